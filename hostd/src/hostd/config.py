@@ -1,0 +1,178 @@
+"""The YAML config: where it is found, what it may say, and which profile runs.
+
+Discovery never looks in the working directory: a cloned repository must not be able to
+widen roots or open ports by shipping a config file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hostd.errors import HostError
+from hostd.i18n import Language, language_from_locale
+
+DEFAULT_PROFILE = "default"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TransportConfig(_Strict):
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token_env: str | None = Field(default=None, description="environment variable holding the access token")
+    allowed_hosts: list[str] = Field(default_factory=list, description="Host header values clients send")
+    allowed_origins: list[str] = Field(default_factory=list, description="extra browser Origins to accept")
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, description="request body cap (413 above)")
+
+
+class ToolSelection(_Strict):
+    include: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+    prefix: str = ""
+
+
+class ProfileConfig(_Strict):
+    plugins: list[str] | None = Field(default=None, description="entry-point names; omitted: every installed")
+    transport: TransportConfig = Field(default_factory=TransportConfig)
+    tools: dict[str, ToolSelection] = Field(default_factory=dict)
+
+
+class HostConfig(_Strict):
+    data_dir: str | None = None
+    language: Language | None = None
+    allowed_roots: list[str] | None = None
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The config after discovery and profile choice: what one server instance runs."""
+
+    source: Path | None
+    config: HostConfig
+    profile_name: str
+    profile: ProfileConfig
+    data_dir: Path
+    language: Language
+
+    @property
+    def allowed_roots(self) -> list[Path] | None:
+        if self.config.allowed_roots is None:
+            return None
+        return [Path(os.path.expanduser(root)) for root in self.config.allowed_roots]
+
+
+def user_config_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("hostd", appauthor=False)) / "config.yaml"
+
+
+def default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hostd", appauthor=False))
+
+
+def discover_config_path(explicit: str | None) -> Path | None:
+    """``--config``, else ``$HOSTD_CONFIG``, else the user config dir; never the working dir."""
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise HostError(f"config file not found: {path}")
+        return path
+    from_env = os.environ.get("HOSTD_CONFIG")
+    if from_env:
+        path = Path(from_env).expanduser()
+        if not path.is_file():
+            raise HostError(f"config file named by $HOSTD_CONFIG not found: {path}")
+        return path
+    candidate = user_config_path()
+    return candidate if candidate.is_file() else None
+
+
+def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
+    lines = []
+    for error in exc.errors(include_url=False):
+        location = ".".join(str(part) for part in (prefix, *error["loc"]) if part != "")
+        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        lines.append(f"{location or '(top level)'}: {problem}")
+    return "\n".join(lines)
+
+
+def parse_config(text: str, source: str) -> HostConfig:
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise HostError(f"{source}: not valid YAML: {exc}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise HostError(f"{source}: the top level must be a mapping of keys")
+    try:
+        return HostConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise HostError(f"{source}: invalid config\n{format_validation_error(exc)}") from None
+
+
+def choose_profile(config: HostConfig, requested: str | None) -> tuple[str, ProfileConfig]:
+    """``--profile``/``$HOSTD_PROFILE``, else ``default``, else the only one, else an error."""
+    name = requested or os.environ.get("HOSTD_PROFILE") or None
+    if name:
+        if name in config.profiles:
+            return name, config.profiles[name]
+        if not config.profiles and name == DEFAULT_PROFILE:
+            return name, ProfileConfig()
+        known = ", ".join(sorted(config.profiles)) or "(none: the built-in default serves every plugin)"
+        raise HostError(f"unknown profile {name!r}; profiles in the config: {known}")
+    if not config.profiles:
+        return DEFAULT_PROFILE, ProfileConfig()
+    if DEFAULT_PROFILE in config.profiles:
+        return DEFAULT_PROFILE, config.profiles[DEFAULT_PROFILE]
+    if len(config.profiles) == 1:
+        only = next(iter(config.profiles))
+        return only, config.profiles[only]
+    raise HostError(
+        "several profiles and none named 'default': choose one with --profile or $HOSTD_PROFILE; "
+        f"profiles: {', '.join(sorted(config.profiles))}"
+    )
+
+
+def load_config(explicit_path: str | None = None, profile: str | None = None) -> LoadedConfig:
+    source = discover_config_path(explicit_path)
+    config = parse_config(source.read_text(encoding="utf-8"), str(source)) if source else HostConfig()
+    profile_name, profile_config = choose_profile(config, profile)
+    env_data_dir = os.environ.get("HOSTD_DATA_DIR")
+    if env_data_dir:
+        data_dir = Path(env_data_dir).expanduser()
+    elif config.data_dir:
+        data_dir = Path(config.data_dir).expanduser()
+        if not data_dir.is_absolute() and source is not None:
+            data_dir = source.parent / data_dir
+    else:
+        data_dir = default_data_dir()
+    language = config.language or language_from_locale()
+    return LoadedConfig(source, config, profile_name, profile_config, data_dir, language)
+
+
+def config_from_mapping(raw: dict[str, Any], profile: str | None = None, *, data_dir: Path) -> LoadedConfig:
+    """A config built in code (tests, the testing fixtures), validated like a file."""
+    try:
+        config = HostConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise HostError(f"invalid config\n{format_validation_error(exc)}") from None
+    profile_name, profile_config = choose_profile(config, profile)
+    language = config.language or language_from_locale()
+    return LoadedConfig(None, config, profile_name, profile_config, data_dir, language)

@@ -1,0 +1,276 @@
+"""What the host hands a plugin: its settings, data folder, logger, language and services,
+and per call the client's roots, progress reporting and sampling.
+
+Plugins never touch the MCP SDK: everything they need from the client goes through a
+``ToolContext``, so an SDK upgrade touches the host only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+
+from pydantic import BaseModel, PrivateAttr
+
+from hostd.i18n import Language, pick
+
+if TYPE_CHECKING:
+    from hostd.tools import ToolFunction
+
+T = TypeVar("T")
+
+
+class ToolOutput(BaseModel):
+    """Base for a tool's return model: its fields become the envelope's top-level fields.
+
+    ``status``, ``message``, ``error`` and ``metadata`` are the envelope's own keys and may
+    not be declared; give the human message with ``with_message``.
+    """
+
+    _message: str | None = PrivateAttr(default=None)
+
+    def with_message(self, message: str) -> Self:
+        """Set the envelope's ``message`` for this answer and return ``self``."""
+        self._message = message
+        return self
+
+    @property
+    def envelope_message(self) -> str | None:
+        return self._message
+
+
+class RegisterTool(Protocol):
+    """The callback ``hostd_register_tools`` receives."""
+
+    def __call__(
+        self,
+        function: ToolFunction,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        read_only: bool = False,
+        destructive: bool = True,
+        idempotent: bool = False,
+        open_world: bool = False,
+        uses_roots: bool = False,
+        allow_extra_arguments: bool = False,
+    ) -> None: ...
+
+
+RegisterService = Callable[[str, object], None]
+
+
+class Services:
+    """Objects plugins offer each other, looked up by name; absent ones are ``None``."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[str, object]] = {}
+
+    def add(self, name: str, service: object, *, plugin: str) -> None:
+        if name in self._by_name:
+            other = self._by_name[name][0]
+            from hostd.errors import HostError
+
+            raise HostError(f"service {name!r} is offered by both {other!r} and {plugin!r}")
+        self._by_name[name] = (plugin, service)
+
+    def get(self, name: str) -> Any | None:
+        """The service registered under ``name``, or ``None`` when its plugin is not loaded."""
+        entry = self._by_name.get(name)
+        return entry[1] if entry else None
+
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+
+def shared_lock_dir() -> Path:
+    """One lock folder per user, independent of config, so every hostd process agrees on it.
+
+    Lock files for users' documents live here, never beside the documents themselves.
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    path = Path(tempfile.gettempdir()) / f"hostd-locks-{uid}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+@dataclass(eq=False)
+class PluginContext:
+    """Everything one plugin gets from the host for its whole life in one server."""
+
+    name: str
+    settings: Any
+    language: Language
+    data_root: Path
+    services: Services
+    allowed_roots: list[Path] | None = None
+    logger: logging.Logger = field(init=False)
+    _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _resource_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.logger = logging.getLogger(f"hostd.plugin.{self.name}")
+
+    @property
+    def data_dir(self) -> Path:
+        """This plugin's own folder under the host's ``data_dir`` (created on first use)."""
+        path = self.data_root / self.name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def lock_dir(self) -> Path:
+        return shared_lock_dir()
+
+    def text(self, *, en: str, zh: str) -> str:
+        """The sentence in the host's language."""
+        return pick(self.language, en=en, zh=zh)
+
+    def resource(self, key: str, factory: Callable[[], T]) -> T:
+        """Open something (a store) on first use; it is closed at shut-down if it has ``close``."""
+        try:
+            return self._resources[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        with self._resource_lock:
+            if key not in self._resources:
+                self._resources[key] = factory()
+            return self._resources[key]  # type: ignore[no-any-return]
+
+    def close_resources(self) -> None:
+        with self._resource_lock:
+            resources, self._resources = self._resources, {}
+        for key, value in reversed(list(resources.items())):
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    self.logger.exception("closing resource %r failed", key)
+
+
+@dataclass(frozen=True)
+class SamplingResult:
+    """The client's model's answer, or why there is none (``available`` False)."""
+
+    available: bool
+    text: str | None = None
+    reason: str | None = None
+    model: str | None = None
+
+
+class ClientChannel(Protocol):
+    """The host's view of the client for one call (implemented over the SDK by the server)."""
+
+    @property
+    def can_sample(self) -> bool: ...
+
+    async def report_progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult: ...
+
+
+class ToolContext:
+    """Per-call context: the plugin's context plus the calling client's channel."""
+
+    def __init__(
+        self,
+        plugin: PluginContext,
+        *,
+        tool_name: str,
+        channel: ClientChannel | None = None,
+        client_roots: Sequence[str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.plugin = plugin
+        self.tool_name = tool_name
+        self._channel = channel
+        self._client_roots = client_roots
+        self._cwd = cwd
+        self._cancelled = threading.Event()
+
+    # The plugin's long-lived things, for convenience.
+    @property
+    def settings(self) -> Any:
+        return self.plugin.settings
+
+    @property
+    def language(self) -> Language:
+        return self.plugin.language
+
+    @property
+    def data_dir(self) -> Path:
+        return self.plugin.data_dir
+
+    @property
+    def lock_dir(self) -> Path:
+        return self.plugin.lock_dir
+
+    @property
+    def logger(self) -> logging.Logger:
+        return self.plugin.logger
+
+    @property
+    def services(self) -> Services:
+        return self.plugin.services
+
+    def text(self, *, en: str, zh: str) -> str:
+        return self.plugin.text(en=en, zh=zh)
+
+    # Per call.
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this call; long sync work should check it."""
+        return self._cancelled.is_set()
+
+    def _mark_cancelled(self) -> None:
+        self._cancelled.set()
+
+    def roots(self) -> list[Path]:
+        """The effective roots (configured ∩ client's, else either, else the working folder).
+
+        Raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason NO_ROOT) when none is usable;
+        the host turns that into an error envelope.
+        """
+        from hostd_fs import effective_roots
+
+        return effective_roots(self.plugin.allowed_roots, self._client_roots, self._cwd)
+
+    @property
+    def can_sample(self) -> bool:
+        """Whether the client declared MCP sampling (its own model can write text for us)."""
+        return self._channel is not None and self._channel.can_sample
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send a progress notification when the client asked for progress; else nothing."""
+        if self._channel is not None:
+            await self._channel.report_progress(progress, total, message)
+
+    def report_progress_sync(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """``report_progress`` for sync tools (they run in a worker thread)."""
+        if self._channel is not None:
+            import anyio.from_thread
+
+            anyio.from_thread.run(self._channel.report_progress, progress, total, message)
+
+    async def sample(self, prompt: str, *, system: str | None = None, max_tokens: int = 1024) -> SamplingResult:
+        """Ask the client's model for text; ``available=False`` when the client cannot."""
+        if self._channel is None or not self._channel.can_sample:
+            return SamplingResult(available=False, reason="the client did not declare the sampling capability")
+        return await self._channel.sample(prompt, system, max_tokens)
+
+    def sample_sync(self, prompt: str, *, system: str | None = None, max_tokens: int = 1024) -> SamplingResult:
+        """``sample`` for sync tools (they run in a worker thread)."""
+        if self._channel is None or not self._channel.can_sample:
+            return SamplingResult(available=False, reason="the client did not declare the sampling capability")
+        import anyio.from_thread
+
+        channel = self._channel
+        return anyio.from_thread.run(channel.sample, prompt, system, max_tokens)

@@ -1,0 +1,54 @@
+"""The whole plugin contract: every hook a hostd plugin may implement.
+
+Plugins implement these with ``@hostd.hookimpl``; an implementation may take fewer
+arguments than the spec names, so hooks can grow without breaking plugins. Hooks receive
+``register`` callbacks instead of returning values, so the host owns names, collisions and
+provenance (which plugin offered which tool or service).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from hostd.context import PluginContext, RegisterService, RegisterTool
+
+PROJECT = "hostd"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def hostd_settings_model() -> type[BaseModel] | None:
+    """Return the pydantic model that validates this plugin's section of the config."""
+
+
+@hookspec
+def hostd_register_tools(register: RegisterTool, context: PluginContext) -> None:
+    """Register this plugin's tools by calling ``register(function, ...)`` once per tool."""
+
+
+@hookspec
+def hostd_register_services(register: RegisterService, context: PluginContext) -> None:
+    """Offer objects to other plugins by calling ``register(name, service)``."""
+
+
+@hookspec
+def hostd_startup(context: PluginContext) -> None:
+    """Run once before the server accepts requests; keep it cheap (open stores lazily)."""
+
+
+@hookspec
+def hostd_shutdown(context: PluginContext) -> None:
+    """Run once when the server stops, in reverse start-up order; close what you opened."""
+
+
+HOOK_NAMES: tuple[str, ...] = tuple(
+    name for name, value in dict(globals()).items() if name.startswith("hostd_") and callable(value)
+)
+
+__all__ = ["HOOK_NAMES", "PROJECT", "Any", "hookimpl", "hookspec"]

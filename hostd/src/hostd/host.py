@@ -1,0 +1,286 @@
+"""The host proper: plugins loaded for one profile, their contexts, services and tools.
+
+The ``Host`` knows nothing of transports: the server module adapts it to the SDK, and the
+CLI's ``call`` uses it directly in-process.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pluggy
+from pydantic import BaseModel, ValidationError
+
+from hostd.config import LoadedConfig, format_validation_error
+from hostd.context import ClientChannel, PluginContext, Services, ToolContext, ToolOutput
+from hostd.errors import HostError, ToolError
+from hostd.i18n import pick
+from hostd.plugins import make_plugin_manager
+from hostd.tools import (
+    ArgumentError,
+    ToolSpec,
+    build_tool_spec,
+    error_envelope,
+    success_envelope,
+    validate_arguments,
+)
+
+logger = logging.getLogger("hostd")
+
+Envelope = dict[str, Any]
+
+
+def _call_hook(impl: pluggy.HookImpl, **available: Any) -> Any:
+    """Call one plugin's implementation with the arguments it asks for (it may ask for fewer)."""
+    return impl.function(**{name: available[name] for name in impl.argnames})
+
+
+class Host:
+    """Plugins of one profile, ready to list and call tools."""
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        *,
+        extra_plugins: dict[str, object] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self.language = loaded.language
+        self.cwd = cwd
+        self.manager, self.plugin_names = make_plugin_manager(loaded.profile.plugins, extra_plugins=extra_plugins)
+        self.services = Services()
+        self.contexts: dict[str, PluginContext] = {}
+        self.tools: dict[str, ToolSpec] = {}
+        self._started: list[str] = []
+        self._build_contexts()
+        self._register_services()
+        self._register_tools()
+
+    # --- assembly ----------------------------------------------------------------------
+
+    def _impls(self, hook_name: str) -> list[tuple[str, pluggy.HookImpl]]:
+        """Implementations of one hook in plugin load order, with the plugin's name."""
+        caller = getattr(self.manager.hook, hook_name)
+        by_plugin = {impl.plugin_name: impl for impl in caller.get_hookimpls()}
+        return [(name, by_plugin[name]) for name in self.plugin_names if name in by_plugin]
+
+    def _build_contexts(self) -> None:
+        sections = self.loaded.config.plugins
+        models = {name: _call_hook(impl) for name, impl in self._impls("hostd_settings_model")}
+        host_roots = self.loaded.allowed_roots
+        for name in self.plugin_names:
+            raw = dict(sections.get(name) or {})
+            plugin_roots = raw.pop("allowed_roots", None)
+            settings = self._validate_settings(name, models.get(name), raw)
+            roots = self._narrow_roots(name, host_roots, plugin_roots)
+            self.contexts[name] = PluginContext(
+                name=name,
+                settings=settings,
+                language=self.language,
+                data_root=self.loaded.data_dir,
+                services=self.services,
+                allowed_roots=roots,
+            )
+
+    @staticmethod
+    def _validate_settings(name: str, model: type[BaseModel] | None, raw: dict[str, Any]) -> Any:
+        if model is None:
+            if raw:
+                raise HostError(f"plugins.{name}: this plugin takes no settings (got {', '.join(sorted(raw))})")
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise HostError(f"invalid plugin settings\n{format_validation_error(exc, f'plugins.{name}')}") from None
+
+    @staticmethod
+    def _narrow_roots(name: str, host_roots: list[Path] | None, plugin_roots: Any) -> list[Path] | None:
+        if plugin_roots is None:
+            return host_roots
+        if not isinstance(plugin_roots, list) or not all(isinstance(r, str) for r in plugin_roots):
+            raise HostError(f"plugins.{name}.allowed_roots: must be a list of folder paths")
+        narrowed = [Path(r).expanduser() for r in plugin_roots]
+        if host_roots is not None:
+            resolved_host = [r.resolve() for r in host_roots]
+            for root in narrowed:
+                if not any(root.resolve().is_relative_to(h) for h in resolved_host):
+                    raise HostError(
+                        f"plugins.{name}.allowed_roots: {root} is outside the host-wide allowed_roots "
+                        "(a plugin may only narrow them)"
+                    )
+        return narrowed
+
+    def _register_services(self) -> None:
+        for name, impl in self._impls("hostd_register_services"):
+            context = self.contexts[name]
+
+            def register(service_name: str, service: object, _plugin: str = name) -> None:
+                self.services.add(service_name, service, plugin=_plugin)
+
+            _call_hook(impl, register=register, context=context)
+
+    def _register_tools(self) -> None:
+        selections = self.loaded.profile.tools
+        unknown_sections = set(selections) - set(self.plugin_names)
+        if unknown_sections:
+            raise HostError(
+                f"profiles.{self.loaded.profile_name}.tools: no loaded plugin named "
+                f"{', '.join(sorted(unknown_sections))}"
+            )
+        for name, impl in self._impls("hostd_register_tools"):
+            offered: list[ToolSpec] = []
+
+            def register(function: Callable[..., Any], _plugin: str = name, _into: list[ToolSpec] = offered,
+                         **options: Any) -> None:
+                _into.append(build_tool_spec(function, plugin=_plugin, **options))
+
+            _call_hook(impl, register=register, context=self.contexts[name])
+            self._add_plugin_tools(name, offered)
+
+    def _add_plugin_tools(self, plugin: str, offered: list[ToolSpec]) -> None:
+        selection = self.loaded.profile.tools.get(plugin)
+        names = [spec.name for spec in offered]
+        if len(set(names)) != len(names):
+            raise HostError(f"plugin {plugin!r} registers a tool name twice")
+        if selection is not None:
+            where = f"profiles.{self.loaded.profile_name}.tools.{plugin}"
+            for key, listed in (("include", selection.include or []), ("exclude", selection.exclude)):
+                missing = sorted(set(listed) - set(names))
+                if missing:
+                    raise HostError(f"{where}.{key}: plugin has no tool {', '.join(missing)}; it has {', '.join(names)}")
+        for spec in offered:
+            if selection is not None:
+                if selection.include is not None and spec.name not in selection.include:
+                    continue
+                if spec.name in selection.exclude:
+                    continue
+                if selection.prefix:
+                    spec = spec.renamed(selection.prefix + spec.name)
+            if spec.name in self.tools:
+                other = self.tools[spec.name].plugin
+                raise HostError(
+                    f"tool name collision: {spec.name!r} is offered by plugins {other!r} and {plugin!r}; "
+                    f"give one a prefix (profiles.{self.loaded.profile_name}.tools.{plugin}.prefix) or exclude it"
+                )
+            self.tools[spec.name] = spec
+
+    # --- life cycle --------------------------------------------------------------------
+
+    def startup(self) -> None:
+        for name, impl in self._impls("hostd_startup"):
+            _call_hook(impl, context=self.contexts[name])
+            self._started.append(name)
+        logger.debug("started plugins: %s", ", ".join(self.plugin_names))
+
+    def shutdown(self) -> None:
+        """Shut plugins down in reverse order, then close what they opened lazily."""
+        started = set(self._started)
+        for name, impl in reversed(self._impls("hostd_shutdown")):
+            if name in started or not self._started:
+                try:
+                    _call_hook(impl, context=self.contexts[name])
+                except Exception:
+                    logger.exception("plugin %s failed to shut down cleanly", name)
+        for name in reversed(self.plugin_names):
+            self.contexts[name].close_resources()
+        self._started.clear()
+
+    # --- calls -------------------------------------------------------------------------
+
+    def text(self, *, en: str, zh: str) -> str:
+        return pick(self.language, en=en, zh=zh)
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        channel: ClientChannel | None = None,
+        client_roots: Sequence[str] | None = None,
+    ) -> tuple[Envelope, bool]:
+        """Run one tool and return its envelope and whether it is an error."""
+        import anyio
+
+        started = time.perf_counter()
+        spec = self.tools.get(name)
+        if spec is None:
+            return error_envelope(
+                "NOT_FOUND",
+                self.text(en=f"Unknown tool '{name}'.", zh=f"未知工具 '{name}'。"),
+                hint=self.text(en="Available tools: ", zh="可用工具：") + ", ".join(sorted(self.tools)),
+                details={"tool": name},
+                started=started,
+            ), True
+        try:
+            validated = validate_arguments(spec, arguments, self.language)
+        except ArgumentError as exc:
+            return error_envelope("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details,
+                                  started=started), True
+        context = ToolContext(
+            self.contexts[spec.plugin], tool_name=name, channel=channel, client_roots=client_roots, cwd=self.cwd
+        )
+        kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
+        if spec.context_parameter:
+            kwargs[spec.context_parameter] = context
+        try:
+            if spec.is_async:
+                result = await spec.function(**kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(
+                    functools.partial(spec.function, **kwargs), abandon_on_cancel=True
+                )
+        except anyio.get_cancelled_exc_class():
+            context._mark_cancelled()
+            raise
+        except ToolError as exc:
+            return error_envelope(exc.code, exc.message, hint=exc.hint, details=exc.details, started=started), True
+        except Exception as exc:
+            try:
+                mapped = self._map_known_exception(exc)
+            except Exception:
+                logger.exception("mapping an error of tool %s failed", name)
+                mapped = None
+            if mapped is not None:
+                code, message, hint, details = mapped
+                return error_envelope(code, message, hint=hint, details=details, started=started), True
+            logger.exception("tool %s (plugin %s) raised an unexpected error", name, spec.plugin)
+            return self._internal(name, started), True
+        if not isinstance(result, spec.output_model):
+            logger.error("tool %s returned %r instead of %s", name, type(result), spec.output_model.__name__)
+            return self._internal(name, started), True
+        message = result.envelope_message or self.text(en=f"{name} succeeded.", zh=f"{name} 执行成功。")
+        try:
+            return success_envelope(result, message, started), False
+        except Exception:
+            logger.exception("tool %s returned output that cannot be serialised", name)
+            return self._internal(name, started), True
+
+    def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
+        """File-system errors from the shared library carry their own code and hint."""
+        from hostd_fs import FsError
+
+        if isinstance(exc, FsError):
+            details = dict(exc.details)
+            details["reason"] = exc.reason
+            if exc.path is not None:
+                details.setdefault("path", exc.path)
+            return exc.code, exc.message(self.language), exc.hint(self.language), details
+        return None
+
+    def _internal(self, name: str, started: float) -> Envelope:
+        return error_envelope(
+            "INTERNAL",
+            self.text(en=f"Tool '{name}' failed unexpectedly.", zh=f"工具 '{name}' 发生意外错误。"),
+            hint=self.text(
+                en="This is a bug in the server; the details are in its log (stderr). Retrying may not help.",
+                zh="这是服务器的缺陷，详情见其日志（stderr）。重试可能无效。",
+            ),
+            details={},
+            started=started,
+        )

@@ -1,0 +1,27 @@
+"""The host's two languages, and the default taken from the locale."""
+
+from __future__ import annotations
+
+import locale
+import os
+from typing import Literal
+
+Language = Literal["zh", "en"]
+
+
+def language_from_locale() -> Language:
+    """``zh`` when the user's locale is Chinese, else ``en``."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        current = locale.getlocale()[0] or ""
+    except ValueError:
+        current = ""
+    return "zh" if current.lower().startswith("zh") else "en"
+
+
+def pick(language: str, *, en: str, zh: str) -> str:
+    """The text for ``language``; English for anything that is not ``zh``."""
+    return zh if language == "zh" else en

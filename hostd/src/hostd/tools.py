@@ -1,0 +1,305 @@
+"""Turning a plugin's typed Python function into an MCP tool: schemas, validation, envelope.
+
+A tool is a plain function whose parameters are annotated (``Annotated[str, Field(...)]``,
+``Literal[...]``) and whose return type is a ``ToolOutput`` model. From these the host derives
+the complete ``inputSchema`` and ``outputSchema``, validates arguments itself (so argument
+errors are envelopes naming the argument, not the SDK's raw text) and wraps results in the
+one envelope every tool answers with.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import time
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from hostd.context import ToolContext, ToolOutput
+from hostd.errors import HostError
+from hostd.i18n import pick
+
+ToolFunction = Callable[..., Any]
+
+RESERVED_KEYS: frozenset[str] = frozenset({"status", "message", "error", "metadata"})
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_DESCRIPTION = 1024
+
+
+@dataclass
+class ToolSpec:
+    """One registered tool, with everything the server needs to list and call it."""
+
+    name: str
+    plugin: str
+    function: ToolFunction
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[ToolOutput]
+    context_parameter: str | None
+    is_async: bool
+    uses_roots: bool
+    annotations: dict[str, Any]
+    title: str | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] = field(default_factory=dict)
+
+    def renamed(self, name: str) -> ToolSpec:
+        """A copy exposed under another name (a profile's tool-name prefix)."""
+        check_tool_name(name, self.plugin)
+        clone = ToolSpec(**{**self.__dict__, "name": name})
+        return clone
+
+
+def check_tool_name(name: str, plugin: str) -> None:
+    if not TOOL_NAME_PATTERN.match(name):
+        raise HostError(
+            f"plugin {plugin!r}: tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
+        )
+
+
+def build_tool_spec(
+    function: ToolFunction,
+    *,
+    plugin: str,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    read_only: bool = False,
+    destructive: bool = True,
+    idempotent: bool = False,
+    open_world: bool = False,
+    uses_roots: bool = False,
+    allow_extra_arguments: bool = False,
+) -> ToolSpec:
+    """Check a plugin's tool function against the contract and derive its schemas."""
+    tool_name = name or function.__name__
+    check_tool_name(tool_name, plugin)
+    text = (description if description is not None else inspect.getdoc(function) or "").strip()
+    if not 1 <= len(text) <= MAX_DESCRIPTION:
+        raise HostError(
+            f"plugin {plugin!r}: tool {tool_name!r} needs a description of 1 to {MAX_DESCRIPTION} "
+            f"characters (has {len(text)})"
+        )
+    hints = typing.get_type_hints(function, include_extras=True)
+    signature = inspect.signature(function)
+    fields: dict[str, Any] = {}
+    context_parameter: str | None = None
+    for parameter in signature.parameters.values():
+        annotation = hints.get(parameter.name, inspect.Parameter.empty)
+        if annotation is ToolContext:
+            context_parameter = parameter.name
+            continue
+        if annotation is inspect.Parameter.empty:
+            raise HostError(f"plugin {plugin!r}: tool {tool_name!r} parameter {parameter.name!r} has no type")
+        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        fields[parameter.name] = (annotation, default)
+    extra = "ignore" if allow_extra_arguments else "forbid"
+    input_model = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments", __config__=ConfigDict(extra=extra), **fields
+    )
+    for field_name, info in input_model.model_fields.items():
+        if not (info.description or "").strip():
+            raise HostError(
+                f"plugin {plugin!r}: tool {tool_name!r} parameter {field_name!r} has no description "
+                "(annotate it with Field(description=...))"
+            )
+    output_model = hints.get("return")
+    if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
+        raise HostError(f"plugin {plugin!r}: tool {tool_name!r} must declare a ToolOutput subclass as return type")
+    reserved = RESERVED_KEYS & set(output_model.model_fields)
+    if reserved:
+        raise HostError(
+            f"plugin {plugin!r}: tool {tool_name!r} output declares reserved key(s) {sorted(reserved)}; "
+            "nest such a record under its own key (e.g. 'memory', 'task')"
+        )
+    annotations = {
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive and not read_only,
+        "idempotentHint": idempotent or read_only,
+        "openWorldHint": open_world,
+    }
+    if title:
+        annotations["title"] = title
+    spec = ToolSpec(
+        name=tool_name,
+        plugin=plugin,
+        function=function,
+        description=text,
+        input_model=input_model,
+        output_model=output_model,
+        context_parameter=context_parameter,
+        is_async=inspect.iscoroutinefunction(function),
+        uses_roots=uses_roots,
+        annotations=annotations,
+        title=title,
+    )
+    spec.input_schema = input_schema_of(input_model)
+    spec.output_schema = output_schema_of(output_model)
+    return spec
+
+
+def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "Stable UPPER_SNAKE error code"},
+        "message": {"type": "string"},
+        "details": {"type": "object"},
+        "hint": {"type": ["string", "null"]},
+    },
+    "required": ["code", "message"],
+}
+
+
+def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
+    """The envelope's schema: status, message, metadata, and the tool's own fields."""
+    schema = model.model_json_schema(mode="serialization")
+    properties = {
+        "status": {"type": "string", "enum": ["success", "error"]},
+        "message": {"type": "string", "description": "What happened, in the server's language"},
+        "metadata": {
+            "type": "object",
+            "properties": {"execution_time_ms": {"type": "number"}},
+            "required": ["execution_time_ms"],
+        },
+        "error": ERROR_SCHEMA,
+    }
+    for key, value in schema.get("properties", {}).items():
+        value.pop("title", None)
+        properties[key] = value
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": ["status", "message", "metadata", *schema.get("required", [])],
+    }
+    if "$defs" in schema:
+        out["$defs"] = schema["$defs"]
+    return out
+
+
+# --- argument validation -------------------------------------------------------------------
+
+
+class ArgumentError(Exception):
+    """Arguments that do not fit the tool's input model, already explained for people."""
+
+    def __init__(self, message: str, hint: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details
+
+
+def _describe_valid(schema: dict[str, Any], argument: str) -> str:
+    """A short 'what a valid value looks like' from the argument's own schema."""
+    prop = schema.get("properties", {}).get(argument)
+    if prop is None:
+        names = ", ".join(sorted(schema.get("properties", {}))) or "(none)"
+        return f"valid arguments: {names}"
+    parts: list[str] = []
+    options = [prop, *prop.get("anyOf", [])]
+    for option in options:
+        if "enum" in option:
+            parts.append("one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in option["enum"]))
+        if "const" in option:
+            parts.append(json.dumps(option["const"], ensure_ascii=False))
+        kind = option.get("type")
+        if kind and "enum" not in option:
+            bounds = []
+            for key, word in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+                              ("exclusiveMaximum", "<")):
+                if key in option:
+                    bounds.append(f"{word} {option[key]}")
+            for key, word in (("minLength", "at least {} characters"), ("maxLength", "at most {} characters"),
+                              ("minItems", "at least {} items"), ("maxItems", "at most {} items")):
+                if key in option:
+                    bounds.append(word.format(option[key]))
+            parts.append(f"{kind}" + (f" ({', '.join(bounds)})" if bounds else ""))
+    description = prop.get("description", "")
+    valid = " or ".join(dict.fromkeys(p for p in parts if p)) or "a value"
+    return f"'{argument}' expects {valid}" + (f": {description}" if description else "")
+
+
+def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, language: str) -> BaseModel:
+    """Validate raw call arguments, raising ``ArgumentError`` that names the argument."""
+    if arguments is not None and not isinstance(arguments, dict):
+        raise ArgumentError(
+            pick(language, en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。"),
+            _describe_valid(spec.input_schema, ""),
+            {"received_type": type(arguments).__name__},
+        )
+    try:
+        return spec.input_model.model_validate(arguments or {})
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        first = errors[0]
+        argument = ".".join(str(part) for part in first["loc"]) or "(arguments)"
+        top = str(first["loc"][0]) if first["loc"] else ""
+        kind = first["type"]
+        if kind == "missing":
+            message = pick(language, en=f"Missing required argument '{argument}'.",
+                           zh=f"缺少必填参数 '{argument}'。")
+        elif kind == "extra_forbidden":
+            message = pick(language, en=f"Unknown argument '{argument}'.", zh=f"未知参数 '{argument}'。")
+        else:
+            reason = first["msg"]
+            message = pick(language, en=f"Invalid argument '{argument}': {reason}.",
+                           zh=f"参数 '{argument}' 无效：{reason}。")
+        hint = _describe_valid(spec.input_schema, top if kind != "extra_forbidden" else "")
+        details = {
+            "argument": argument,
+            "problem": kind,
+            "errors": [
+                {"argument": ".".join(str(p) for p in e["loc"]), "problem": e["type"], "message": e["msg"]}
+                for e in errors[:10]
+            ],
+        }
+        raise ArgumentError(message, hint, details) from None
+
+
+# --- the envelope ------------------------------------------------------------------------
+
+
+def success_envelope(output: ToolOutput, message: str, started: float) -> dict[str, Any]:
+    body: dict[str, Any] = {"status": "success", "message": message}
+    body.update(output.model_dump(mode="json"))
+    body["metadata"] = {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)}
+    return body
+
+
+def error_envelope(
+    code: str,
+    message: str,
+    *,
+    hint: str | None,
+    details: dict[str, Any] | None,
+    started: float,
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message, "details": details or {}}
+    if hint:
+        error["hint"] = hint
+    return {
+        "status": "error",
+        "message": message,
+        "error": error,
+        "metadata": {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)},
+    }
+
+
+def field_description(info: FieldInfo) -> str:
+    return info.description or ""
