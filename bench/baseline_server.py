@@ -1,0 +1,31 @@
+"""The baseline every stdio benchmark compares with: a bare SDK ``MCPServer`` with tools that do nothing.
+
+``trivial(text)`` answers its argument; ``noop_thought(...)`` takes the sequential-thinking
+arguments and does nothing, so a benchmark can send identical calls to both servers.
+"""
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("baseline")
+
+
+@server.tool()
+def trivial(text: str = "") -> str:
+    """Answer the text unchanged."""
+    return text
+
+
+@server.tool()
+def noop_thought(
+    thought: str,
+    nextThoughtNeeded: bool,  # noqa: N803 - the official tool's argument names
+    thoughtNumber: int,  # noqa: N803
+    totalThoughts: int,  # noqa: N803
+    session_id: str | None = None,
+) -> dict[str, object]:
+    """Accept a thought and do nothing with it."""
+    return {"thoughtNumber": thoughtNumber, "totalThoughts": totalThoughts, "nextThoughtNeeded": nextThoughtNeeded}
+
+
+if __name__ == "__main__":
+    server.run("stdio")
