@@ -26,11 +26,30 @@ LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", 
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only)."""
-    from mcp.server.stdio import stdio_server
+    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only).
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    The SDK drops a line that is not JSON-RPC silently; we log it to stderr, so a person
+    debugging an IDE integration sees what was sent, and go on serving the next line.
+    """
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    async with stdio_server() as (sdk_read_stream, write_stream):
+        relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay_valid_messages() -> None:
+            async with relay_send, sdk_read_stream:
+                async for item in sdk_read_stream:
+                    if isinstance(item, Exception):
+                        logger.warning("ignored a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+                        continue
+                    await relay_send.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay_valid_messages)
+            await server.run(relay_receive, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:

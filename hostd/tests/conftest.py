@@ -1,0 +1,37 @@
+"""Shared fixtures for the host's tests: the probe plugin, in-process and installed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import probe_plugin  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _clear_probe_events() -> None:
+    probe_plugin.EVENTS.clear()
+
+
+@pytest.fixture
+def probe() -> object:
+    return probe_plugin
+
+
+@pytest.fixture
+def probe_install(tmp_path: Path) -> dict[str, str]:
+    """The probe plugin installed by entry point (``probe``) for subprocesses: their env."""
+    from hostd_testing import install_plugin_source, pythonpath_with
+
+    folder = install_plugin_source(
+        tmp_path / "site",
+        entry_point="probe",
+        module="probe_plugin",
+        source=(HERE / "probe_plugin.py").read_text(encoding="utf-8"),
+    )
+    return pythonpath_with(folder)

@@ -1,0 +1,98 @@
+"""The ``hostd`` command as a user runs it: real subprocesses, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hostd_testing import write_config
+
+
+def hostd(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hostd", *args],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}, cwd=cwd,
+    )
+
+
+@pytest.fixture
+def config_path(tmp_path: Path) -> Path:
+    return write_config(tmp_path, ["probe"], config={"language": "en"})
+
+
+@pytest.mark.smoke
+def test_plugins_lists_installed_plugins(probe_install: dict[str, str]) -> None:
+    done = hostd("plugins", env=probe_install)
+    assert done.returncode == 0
+    assert "probe" in done.stdout and "probe_plugin 0.0.0" in done.stdout
+
+
+def test_tools_json_gives_full_definitions(config_path: Path, probe_install: dict[str, str]) -> None:
+    done = hostd("tools", "--json", "--config", str(config_path), env=probe_install)
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)}
+    assert tools["echo"]["inputSchema"]["properties"]["times"]["maximum"] == 5
+    assert "outputSchema" in tools["echo"] and tools["echo"]["annotations"]["readOnlyHint"] is True
+    plain = hostd("tools", "--config", str(config_path), env=probe_install)
+    assert "echo" in plain.stdout and "[probe]" in plain.stdout
+
+
+def test_call_prints_the_envelope_and_exit_codes(config_path: Path, probe_install: dict[str, str]) -> None:
+    ok = hostd("call", "echo", "--arg", "text=123", "--arg", "times=2", "--config", str(config_path), env=probe_install)
+    assert ok.returncode == 0, ok.stderr
+    envelope = json.loads(ok.stdout)
+    assert envelope["text"] == "123123"  # a string parameter keeps "123" as text
+    as_json = hostd("call", "echo", "--json", '{"text": "j", "style": "upper"}', "--config", str(config_path),
+                    env=probe_install)
+    assert json.loads(as_json.stdout)["text"] == "J"
+    failed = hostd("call", "echo", "--arg", "times=9", "--config", str(config_path), env=probe_install)
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_usage_and_config_errors_exit_2(tmp_path: Path, probe_install: dict[str, str]) -> None:
+    assert hostd("call", "echo", "--arg", "novalue", env=probe_install).returncode == 2
+    assert hostd("no-such-command").returncode == 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("profiles: {x: {plugins: [not-installed]}}\n")
+    done = hostd("serve", "--config", str(bad), env=probe_install)
+    assert done.returncode == 2
+    assert "not-installed" in done.stderr and "installed plugins:" in done.stderr and "probe" in done.stderr
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("plugins: {probe: {repeat_limit: -1}}\n")
+    checked = hostd("config", "check", "--config", str(wrong), env=probe_install)
+    assert checked.returncode == 2 and "plugins.probe.repeat_limit" in checked.stderr
+
+
+def test_config_check_and_show(config_path: Path, probe_install: dict[str, str]) -> None:
+    checked = hostd("config", "check", "--config", str(config_path), env=probe_install)
+    assert checked.returncode == 0, checked.stderr
+    assert "profile default: ok (1 plugins, 7 tools)" in checked.stdout
+    shown = hostd("config", "show", "--config", str(config_path), env=probe_install)
+    assert "profile: default" in shown.stdout and "language: en" in shown.stdout
+
+
+@pytest.mark.parametrize("ide", ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf"])
+def test_client_config_prints_an_absolute_command_with_the_config(
+    config_path: Path, probe_install: dict[str, str], ide: str
+) -> None:
+    done = hostd("client-config", ide, "--config", str(config_path), env=probe_install)
+    assert done.returncode == 0, done.stderr
+    snippet = json.loads(done.stdout)
+    servers = snippet["servers"] if ide == "vscode" else snippet["mcpServers"]
+    entry = servers["hostd"]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"][-5:] == ["serve", "--config", str(config_path.resolve()), "--profile", "default"]
+    if ide == "claude-code":
+        assert "claude mcp add hostd -- " in done.stderr
+
+
+def test_global_options_work_before_and_after_the_command(config_path: Path, probe_install: dict[str, str]) -> None:
+    before = hostd("--config", str(config_path), "tools", env=probe_install)
+    after = hostd("tools", "--config", str(config_path), env=probe_install)
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout

@@ -1,0 +1,253 @@
+"""The plugin contract: loading, settings, services, life cycle, naming rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from hostd_testing import envelope_of, in_memory_client
+from pydantic import BaseModel, Field
+
+from hostd import ToolContext, ToolOutput, hookimpl
+from hostd.config import config_from_mapping
+from hostd.errors import HostError
+from hostd.host import Host
+
+
+def make_host(data_dir: Path, plugins: dict[str, object], config: dict[str, Any] | None = None,
+              profile_plugins: list[str] | None = None) -> Host:
+    raw = dict(config or {})
+    raw.setdefault("profiles", {"default": {"plugins": profile_plugins or list(plugins)}})
+    return Host(config_from_mapping(raw, data_dir=data_dir), extra_plugins=plugins)
+
+
+class Answer(ToolOutput):
+    value: str
+
+
+def tool_named(name: str, description: str = "A tool.") -> Any:
+    def tool(x: Annotated[str, Field(description="an input")] = "") -> Answer:
+        return Answer(value=name)
+
+    tool.__name__ = name
+    tool.__doc__ = description
+    return tool
+
+
+class OneToolPlugin:
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    @hookimpl
+    def hostd_register_tools(self, register: Any) -> None:
+        for name in self.names:
+            register(tool_named(name))
+
+
+@pytest.mark.smoke
+def test_loads_only_the_plugins_the_profile_names(hostd_data_dir: Path) -> None:
+    host = make_host(hostd_data_dir, {"a": OneToolPlugin("t_a"), "b": OneToolPlugin("t_b")}, profile_plugins=["b"])
+    assert host.plugin_names == ["b"]
+    assert list(host.tools) == ["t_b"]
+
+
+def test_a_plugin_that_is_not_installed_is_a_startup_error_listing_installed(hostd_data_dir: Path) -> None:
+    with pytest.raises(HostError) as caught:
+        make_host(hostd_data_dir, {"a": OneToolPlugin("t_a")}, profile_plugins=["a", "missing"])
+    assert caught.value.exit_code == 2
+    assert "missing" in str(caught.value) and "installed plugins:" in str(caught.value) and "a" in str(caught.value)
+
+
+def test_tool_name_collision_names_both_plugins(hostd_data_dir: Path) -> None:
+    with pytest.raises(HostError) as caught:
+        make_host(hostd_data_dir, {"first": OneToolPlugin("same"), "second": OneToolPlugin("same")})
+    message = str(caught.value)
+    assert "'same'" in message and "'first'" in message and "'second'" in message and "prefix" in message
+
+
+def test_a_prefix_resolves_a_collision(hostd_data_dir: Path) -> None:
+    config = {"profiles": {"default": {"plugins": ["first", "second"],
+                                       "tools": {"second": {"prefix": "two_"}}}}}
+    host = make_host(hostd_data_dir, {"first": OneToolPlugin("same"), "second": OneToolPlugin("same")}, config)
+    assert sorted(host.tools) == ["same", "two_same"]
+    assert host.tools["two_same"].plugin == "second"
+
+
+def test_include_and_exclude_select_tools(hostd_data_dir: Path) -> None:
+    plugin = OneToolPlugin("keep", "drop", "other")
+    include = {"profiles": {"default": {"plugins": ["p"], "tools": {"p": {"include": ["keep", "drop"]}}}}}
+    assert sorted(make_host(hostd_data_dir, {"p": plugin}, include).tools) == ["drop", "keep"]
+    exclude = {"profiles": {"default": {"plugins": ["p"], "tools": {"p": {"exclude": ["drop"]}}}}}
+    assert sorted(make_host(hostd_data_dir, {"p": plugin}, exclude).tools) == ["keep", "other"]
+
+
+def test_selecting_a_tool_the_plugin_lacks_is_a_config_error(hostd_data_dir: Path) -> None:
+    config = {"profiles": {"default": {"plugins": ["p"], "tools": {"p": {"exclude": ["typo"]}}}}}
+    with pytest.raises(HostError, match=r"profiles\.default\.tools\.p\.exclude: plugin has no tool typo"):
+        make_host(hostd_data_dir, {"p": OneToolPlugin("real")}, config)
+
+
+@pytest.mark.parametrize("bad_name", ["has space", "x" * 65, "", "slash/name", "ünï"])
+def test_tool_names_must_match_the_pattern(hostd_data_dir: Path, bad_name: str) -> None:
+    with pytest.raises(HostError, match="must match"):
+        make_host(hostd_data_dir, {"p": OneToolPlugin(bad_name)})
+
+
+@pytest.mark.parametrize("description", ["", "x" * 1025])
+def test_descriptions_are_1_to_1024_characters(hostd_data_dir: Path, description: str) -> None:
+    class Plugin:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(tool_named("t", description))
+
+    with pytest.raises(HostError, match="description of 1 to 1024"):
+        make_host(hostd_data_dir, {"p": Plugin()})
+
+
+@pytest.mark.parametrize("reserved", ["status", "message", "error", "metadata"])
+def test_output_models_may_not_declare_reserved_keys(hostd_data_dir: Path, reserved: str) -> None:
+    model = type("Bad", (ToolOutput,), {"__annotations__": {reserved: str}})
+
+    def bad() -> ToolOutput:
+        """Bad."""
+        raise AssertionError
+
+    bad.__annotations__["return"] = model
+
+    class Plugin:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(bad)
+
+    with pytest.raises(HostError, match=f"reserved key.*{reserved}"):
+        make_host(hostd_data_dir, {"p": Plugin()})
+
+
+def test_every_parameter_needs_a_description(hostd_data_dir: Path) -> None:
+    def undocumented(x: str) -> Answer:
+        """Has an undescribed parameter."""
+        return Answer(value=x)
+
+    class Plugin:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(undocumented)
+
+    with pytest.raises(HostError, match="parameter 'x' has no description"):
+        make_host(hostd_data_dir, {"p": Plugin()})
+
+
+def test_settings_are_validated_by_the_plugins_model_naming_the_location(hostd_data_dir: Path, probe: object) -> None:
+    config = {"plugins": {"probe": {"repeat_limit": 0}}}
+    with pytest.raises(HostError) as caught:
+        make_host(hostd_data_dir, {"probe": probe}, config)
+    assert "plugins.probe.repeat_limit" in str(caught.value)
+    config = {"plugins": {"probe": {"unknown_key": 1}}}
+    with pytest.raises(HostError, match=r"plugins\.probe\.unknown_key: unknown key"):
+        make_host(hostd_data_dir, {"probe": probe}, config)
+    host = make_host(hostd_data_dir, {"probe": probe}, {"plugins": {"probe": {"greeting": "salut"}}})
+    assert host.contexts["probe"].settings.greeting == "salut"
+
+
+def test_a_plugin_without_a_settings_model_refuses_settings(hostd_data_dir: Path) -> None:
+    with pytest.raises(HostError, match="plugins.p: this plugin takes no settings"):
+        make_host(hostd_data_dir, {"p": OneToolPlugin("t")}, {"plugins": {"p": {"x": 1}}})
+
+
+def test_each_plugin_gets_its_own_data_folder(hostd_data_dir: Path, probe: object) -> None:
+    host = make_host(hostd_data_dir, {"probe": probe, "other": OneToolPlugin("o")})
+    assert host.contexts["probe"].data_dir == hostd_data_dir / "probe"
+    assert host.contexts["other"].data_dir == hostd_data_dir / "other"
+    assert (hostd_data_dir / "probe").is_dir()
+
+
+class ServiceUser:
+    class Greeting(ToolOutput):
+        text: str
+
+    @staticmethod
+    def greet(ctx: ToolContext, name: Annotated[str, Field(description="who")]) -> ServiceUser.Greeting:
+        """Greet through another plugin's service when it is there."""
+        greeter = ctx.services.get("probe.greeter")
+        text = greeter(name) if greeter else "no greeter loaded"
+        return ServiceUser.Greeting(text=text)
+
+    @hookimpl
+    def hostd_register_tools(self, register: Any) -> None:
+        register(self.greet, name="greet")
+
+
+@pytest.mark.anyio
+async def test_services_pass_between_plugins_and_degrade_when_absent(hostd_data_dir: Path, probe: object) -> None:
+    plugins = {"probe": probe, "user": ServiceUser()}
+    async with in_memory_client(["probe", "user"], data_dir=hostd_data_dir, extra_plugins=plugins,
+                                settings={"probe": {"greeting": "hi"}}) as c:
+        assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "hi, Ada"
+    async with in_memory_client(["user"], data_dir=hostd_data_dir, extra_plugins=plugins) as c:
+        assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "no greeter loaded"
+
+
+class Recorder:
+    def __init__(self, name: str, events: list[str]) -> None:
+        self.name, self.events = name, events
+
+    @hookimpl
+    def hostd_startup(self, context: Any) -> None:
+        self.events.append(f"start {context.name}")
+
+    @hookimpl
+    def hostd_shutdown(self, context: Any) -> None:
+        self.events.append(f"stop {context.name}")
+
+
+class Closable:
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def close(self) -> None:
+        self.events.append("closed resource")
+
+
+def test_startup_in_load_order_shutdown_in_reverse_then_resources_close(hostd_data_dir: Path) -> None:
+    events: list[str] = []
+    host = make_host(hostd_data_dir, {"one": Recorder("one", events), "two": Recorder("two", events)})
+    opened = host.contexts["one"].resource("store", lambda: Closable(events))
+    assert host.contexts["one"].resource("store", lambda: Closable(events)) is opened  # opened once
+    host.startup()
+    host.shutdown()
+    assert events == ["start one", "start two", "stop two", "stop one", "closed resource"]
+
+
+def test_startup_opens_nothing_lazily_registered(hostd_data_dir: Path) -> None:
+    opened: list[str] = []
+    host = make_host(hostd_data_dir, {"one": Recorder("one", [])})
+    host.startup()
+    assert opened == []
+    host.contexts["one"].resource("db", lambda: opened.append("db") or Closable([]))
+    assert opened == ["db"]
+    host.shutdown()
+
+
+def test_plugin_settings_model_must_be_pydantic(hostd_data_dir: Path) -> None:
+    class Settings(BaseModel):
+        level: int = 1
+
+    class Plugin:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return Settings
+
+    host = make_host(hostd_data_dir, {"p": Plugin()}, {"plugins": {"p": {"level": "7"}}})
+    assert host.contexts["p"].settings.level == 7
+
+
+def test_a_plugin_may_narrow_allowed_roots_but_not_widen_them(tmp_path: Path) -> None:
+    inside, outside = tmp_path / "root" / "sub", tmp_path / "elsewhere"
+    inside.mkdir(parents=True)
+    outside.mkdir()
+    base = {"allowed_roots": [str(tmp_path / "root")]}
+    host = make_host(tmp_path / "d", {"p": OneToolPlugin("t")}, {**base, "plugins": {"p": {"allowed_roots": [str(inside)]}}})
+    assert host.contexts["p"].allowed_roots == [inside]
+    with pytest.raises(HostError, match="outside the host-wide allowed_roots"):
+        make_host(tmp_path / "d", {"p": OneToolPlugin("t")}, {**base, "plugins": {"p": {"allowed_roots": [str(outside)]}}})

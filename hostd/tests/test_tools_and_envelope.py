@@ -1,0 +1,147 @@
+"""Registration, schemas in tools/list, the envelope, argument errors, failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hostd_testing import envelope_of, in_memory_client
+
+pytestmark = pytest.mark.anyio
+
+
+def client(data_dir: Path, probe: object, **kwargs):  # type: ignore[no-untyped-def]
+    return in_memory_client(["probe"], data_dir=data_dir, extra_plugins={"probe": probe}, **kwargs)
+
+
+@pytest.mark.smoke
+async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        tools = {tool.name: tool for tool in (await c.list_tools()).tools}
+    assert set(tools) == {"echo", "fail", "where", "ask", "count_slowly", "count_in_thread", "noisy"}
+    echo = tools["echo"]
+    props = echo.input_schema["properties"]
+    assert echo.input_schema["required"] == ["text"]
+    assert props["times"] == {"default": 1, "description": "How many times to repeat it", "maximum": 5,
+                              "minimum": 1, "type": "integer"}
+    assert props["style"]["enum"] == ["plain", "upper"] and props["style"]["default"] == "plain"
+    assert props["text"]["maxLength"] == 10_000
+    assert echo.input_schema["additionalProperties"] is False
+    for tool in tools.values():
+        for name, prop in tool.input_schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.output_schema is not None
+        assert {"status", "message", "metadata"} <= set(tool.output_schema["required"])
+    assert set(echo.output_schema["properties"]) >= {"text", "times", "greeting", "status", "message"}
+    assert echo.annotations.read_only_hint is True and echo.annotations.destructive_hint is False
+    assert tools["fail"].annotations.read_only_hint is False
+
+
+@pytest.mark.smoke
+async def test_success_envelope_is_structured_and_text(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        result = await c.call_tool("echo", {"text": "ab", "times": 2, "style": "upper"})
+    assert result.is_error is False
+    envelope = envelope_of(result)
+    assert json.loads(result.content[0].text) == envelope
+    assert envelope["status"] == "success"
+    assert envelope["message"] == "Echoed 2 time(s)." or envelope["message"] == "已回显 2 次。"
+    assert envelope["text"] == "ABAB" and envelope["times"] == 2 and envelope["greeting"] == "hello"
+    assert envelope["metadata"]["execution_time_ms"] >= 0
+
+
+async def test_messages_follow_the_configured_language(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe, config={"language": "zh"}) as c:
+        ok = envelope_of(await c.call_tool("echo", {"text": "a"}))
+        bad = envelope_of(await c.call_tool("echo", {}))
+    assert ok["message"] == "已回显 1 次。"
+    assert bad["error"]["message"] == "缺少必填参数 'text'。"
+    async with client(hostd_data_dir, probe, config={"language": "en"}) as c:
+        assert envelope_of(await c.call_tool("echo", {"text": "a"}))["message"] == "Echoed 1 time(s)."
+
+
+@pytest.mark.parametrize(
+    ("arguments", "argument", "problem", "hint_part"),
+    [
+        ({}, "text", "missing", "string"),
+        ({"text": ""}, "text", "string_too_short", "at least 1 characters"),
+        ({"text": "a", "times": 9}, "times", "less_than_equal", "<= 5"),
+        ({"text": "a", "times": "many"}, "times", "int_parsing", "integer"),
+        ({"text": "a", "style": "bold"}, "style", "literal_error", '"plain", "upper"'),
+        ({"text": ["a"]}, "text", "string_type", "string"),
+        ({"text": "a", "colour": "red"}, "colour", "extra_forbidden", "valid arguments: style, text, times"),
+    ],
+)
+async def test_argument_errors_are_envelopes_naming_the_argument(
+    hostd_data_dir: Path, probe: object, arguments: dict, argument: str, problem: str, hint_part: str
+) -> None:
+    async with client(hostd_data_dir, probe, config={"language": "en"}) as c:
+        result = await c.call_tool("echo", arguments)
+    assert result.is_error is True
+    envelope = envelope_of(result)
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["details"]["argument"] == argument
+    assert envelope["error"]["details"]["problem"] == problem
+    assert f"'{argument}'" in envelope["error"]["message"]
+    assert hint_part in envelope["error"]["hint"]
+    assert "validation error" not in envelope["message"].lower()
+
+
+async def test_numbers_and_booleans_sent_as_strings_are_accepted(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        envelope = envelope_of(await c.call_tool("echo", {"text": "x", "times": "3"}))
+    assert envelope["times"] == 3 and envelope["text"] == "xxx"
+
+
+async def test_tool_error_keeps_code_hint_and_details(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        result = await c.call_tool("fail", {"kind": "tool_error"})
+    envelope = envelope_of(result)
+    assert result.is_error
+    assert envelope["error"] == {
+        "code": "CONFLICT",
+        "message": "The probe conflicts on purpose.",
+        "details": {"k": 1},
+        "hint": "Pick another kind.",
+    }
+    assert envelope["message"] == "The probe conflicts on purpose."
+
+
+async def test_unexpected_exception_is_internal_without_leaking(
+    hostd_data_dir: Path, probe: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        crash = await c.call_tool("fail", {"kind": "crash"})
+        wrong = await c.call_tool("fail", {"kind": "wrong_output"})
+        after = await c.call_tool("echo", {"text": "still alive"})
+    for result in (crash, wrong):
+        envelope = envelope_of(result)
+        assert envelope["error"]["code"] == "INTERNAL"
+        assert "secret" not in json.dumps(envelope)
+    assert "secret internal detail" in caplog.text  # the traceback goes to the log (stderr)
+    assert envelope_of(after)["text"] == "still alive"
+
+
+async def test_file_system_errors_map_to_their_codes(hostd_data_dir: Path, probe: object) -> None:
+    async with client(hostd_data_dir, probe) as c:
+        envelope = envelope_of(await c.call_tool("fail", {"kind": "fs_error"}))
+    assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
+    assert envelope["error"]["details"]["reason"] == "OUTSIDE_ROOTS"
+    assert envelope["error"]["hint"]
+
+
+async def test_unknown_tool_is_a_protocol_error(hostd_data_dir: Path, probe: object) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with client(hostd_data_dir, probe) as c:
+        with pytest.raises(MCPError) as caught:
+            await c.call_tool("no_such_tool", {})
+        assert envelope_of(await c.call_tool("echo", {"text": "ok"}))["text"] == "ok"
+    assert "no_such_tool" in caught.value.message and "echo" in caught.value.message
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_both_protocol_eras_in_process(hostd_data_dir: Path, probe: object, mode: str) -> None:
+    async with client(hostd_data_dir, probe, mode=mode) as c:
+        assert envelope_of(await c.call_tool("echo", {"text": "era"}))["text"] == "era"
