@@ -1,0 +1,159 @@
+"""The ``update_summary`` tool: check the arguments, find the file inside the roots, write it.
+
+Appends never read the file (the separator depends only on its size, taken under the lock),
+so an append costs the same on a 100 MB file as on an empty one. Overwrites go through a
+temporary file and a rename, so a reader sees the old version or the new one, never half.
+Both hold a cross-process lock kept in the host's lock folder, not beside the user's file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from hostd import ToolContext, ToolError
+from hostd_summary_writer.models import Settings, UpdateSummaryResult, WriteMode
+from hostd_summary_writer.sections import DEFAULT_HEADINGS, is_blank, is_markdown_path, section_bytes
+
+
+def update_summary(
+    ctx: ToolContext,
+    content: Annotated[
+        str,
+        Field(description="The summary to write, as Markdown text. Must not be empty or only whitespace."),
+    ],
+    file_path: Annotated[
+        str,
+        Field(
+            description="Target Markdown file (.md or .markdown): absolute, or relative to the first allowed "
+            "root folder. Must stay inside the allowed roots; missing parent folders are created.",
+            min_length=1,
+            max_length=4096,
+        ),
+    ],
+    mode: Annotated[
+        WriteMode,
+        Field(
+            description="'append' (default) adds the content at the end, after a timestamped separator when "
+            "the file already has text; 'overwrite' replaces the whole file with the content."
+        ),
+    ] = "append",
+) -> UpdateSummaryResult:
+    """Write an AI-generated summary into a local Markdown file (.md or .markdown).
+
+    mode='append' (the default) adds the content at the end of the file; when the file already
+    has text, a separator with a timestamped heading ('## Summary update [YYYY-MM-DD HH:MM:SS]')
+    comes first. mode='overwrite' REPLACES THE WHOLE FILE with the content: everything it held
+    before is lost. The file must be inside the allowed root folders; relative paths start at
+    the first root, and missing parent folders are created. Answers the absolute path written,
+    the bytes written, and whether the file was created.
+    """
+    settings: Settings = ctx.settings or Settings()
+    data = _checked_content(ctx, content, settings.max_content_bytes)
+    target = _resolved_target(ctx, file_path)
+    if mode == "append":
+        bytes_written, created, separator_added = _append(ctx, target, data, settings)
+        message = ctx.text(en=f"Summary appended to file: {target}", zh=f"总结已成功追加至文件：{target}")
+    else:
+        bytes_written, created = _overwrite(ctx, target, data, settings)
+        separator_added = False
+        message = ctx.text(en=f"Summary written to file (replaced): {target}", zh=f"总结已成功覆盖写入文件：{target}")
+    return UpdateSummaryResult(
+        file_path=str(target),
+        mode=mode,
+        bytes_written=bytes_written,
+        created=created,
+        separator_added=separator_added,
+    ).with_message(message)
+
+
+def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
+    """The content as UTF-8, or the error the spec asks for (blank, too long, not text)."""
+    if is_blank(content):
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en="Invalid content: must not be empty or only whitespace",
+                     zh="无效的 content：不能为空或仅包含空白字符"),
+            hint=ctx.text(en="Pass the summary text to write as 'content'.",
+                          zh="请在 content 中提供要写入的总结文本。"),
+            details={"argument": "content"},
+        )
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en="Invalid content: it holds characters that are not valid Unicode text (lone surrogates)",
+                     zh="无效的 content：包含无效的 Unicode 字符（孤立代理项）"),
+            hint=ctx.text(en="Send the content as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送内容。"),
+            details={"argument": "content"},
+        ) from None
+    if len(data) > max_bytes:
+        raise ToolError(
+            "TOO_LONG",
+            ctx.text(en=f"Content is too long: {len(data)} bytes of UTF-8, the limit is {max_bytes}",
+                     zh=f"内容过长：UTF-8 编码为 {len(data)} 字节，上限为 {max_bytes} 字节"),
+            hint=ctx.text(
+                en="Split the summary into several calls in append mode, or raise "
+                "plugins.summary-writer.max_content_bytes in the config.",
+                zh="请分多次以 append 模式写入，或在配置中调高 plugins.summary-writer.max_content_bytes。",
+            ),
+            details={"argument": "content", "bytes": len(data), "max_bytes": max_bytes},
+        )
+    return data
+
+
+def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
+    """The file's real path inside the effective roots, with its parent folders made."""
+    from hostd_fs import fs_error_from_os, resolve_in_roots
+
+    if not is_markdown_path(file_path):
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en="Invalid file_path: must end with .md or .markdown",
+                     zh="无效的 file_path：必须以 .md 或 .markdown 结尾"),
+            hint=ctx.text(en="Use a Markdown file name, for example notes/summary.md.",
+                          zh="请使用 Markdown 文件名，例如 notes/summary.md。"),
+            details={"argument": "file_path"},
+        )
+    # Resolving first means the folders made below are inside the roots, whatever the spelling.
+    target = resolve_in_roots(file_path, ctx.roots(), expect="file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fs_error_from_os(exc, str(target.parent)) from None
+    return target
+
+
+def _heading(ctx: ToolContext, settings: Settings) -> str:
+    return settings.separator_heading or DEFAULT_HEADINGS.get(ctx.language, DEFAULT_HEADINGS["en"])
+
+
+def _append(ctx: ToolContext, target: Path, data: bytes, settings: Settings) -> tuple[int, bool, bool]:
+    from hostd_fs import fs_error_from_os, locked_append
+
+    heading = _heading(ctx, settings)
+    try:
+        result = locked_append(
+            target,
+            lambda size: section_bytes(data, heading, size),
+            lock_dir=ctx.lock_dir,
+            timeout=settings.lock_timeout_seconds,
+        )
+    except OSError as exc:
+        raise fs_error_from_os(exc, str(target)) from None
+    return result.bytes_written, result.created, result.previous_size > 0
+
+
+def _overwrite(ctx: ToolContext, target: Path, data: bytes, settings: Settings) -> tuple[int, bool]:
+    from hostd_fs import fs_error_from_os, locked_overwrite
+
+    try:
+        bytes_written, created = locked_overwrite(
+            target, data, lock_dir=ctx.lock_dir, timeout=settings.lock_timeout_seconds
+        )
+    except OSError as exc:
+        raise fs_error_from_os(exc, str(target)) from None
+    return bytes_written, created
