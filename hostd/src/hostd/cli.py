@@ -163,6 +163,9 @@ def _parse_call_arguments(args: argparse.Namespace, schema: dict[str, Any]) -> d
 def cmd_call(args: argparse.Namespace) -> int:
     import anyio
 
+    malformed = [item for item in args.arg if "=" not in item or item.startswith("=")]
+    if malformed:
+        raise HostError(f"--arg expects KEY=VALUE, got {malformed[0]!r}")
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})

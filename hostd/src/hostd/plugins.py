@@ -41,7 +41,13 @@ def make_plugin_manager(
         )
     loaded: list[str] = []
     for name in dict.fromkeys(wanted):
-        plugin = extra[name] if name in extra else installed[name].load()
+        try:
+            plugin = extra[name] if name in extra else installed[name].load()
+        except Exception as exc:  # a broken install must name itself, not crash with a traceback
+            raise HostError(
+                f"plugin {name!r} failed to load ({installed[name].value}): {type(exc).__name__}: {exc}",
+                exit_code=2,
+            ) from exc
         manager.register(plugin, name=name)
         loaded.append(name)
     manager.check_pending()

@@ -1,0 +1,98 @@
+"""The CI matrix. ``nox`` runs every session; ``nox -s tests`` one of them.
+
+Sessions: lint, typecheck, tests (host, shared packages, cross-package tests), one session per
+plugin (a fresh venv with hostd and that plugin alone: it installs and runs on its own),
+lowest (lowest-direct resolution, smoke subset), wheels (built with --no-sources, installed
+outside the workspace, served and called through a real client).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_missing_interpreters = True
+
+ROOT = Path(__file__).resolve().parent
+PYTHON = "3.11"
+SHARED = ["hostd", "packages/hostd-fs", "packages/hostd-testing"]
+PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
+PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
+
+
+def sync_workspace(session: nox.Session, *extra: str) -> None:
+    """Install the locked workspace (every member, dev group) into the session's venv."""
+    session.run_install(
+        "uv", "sync", "--all-packages", "--locked", *extra,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+
+
+def test_group(plugin: str) -> list[str]:
+    """A plugin's declared test dependencies, less the workspace packages installed from source."""
+    data = tomllib.loads((ROOT / "plugins" / plugin / "pyproject.toml").read_text(encoding="utf-8"))
+    group = data.get("dependency-groups", {}).get("test", [])
+    return [req for req in group if isinstance(req, str) and not req.startswith("hostd")]
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.8")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    sync_workspace(session)
+    sources = ["hostd/src", *(str(p) for p in sorted(ROOT.glob("packages/*/src"))),
+               *(str(p) for p in sorted(ROOT.glob("plugins/*/src")))]
+    session.run("mypy", *sources)
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    sync_workspace(session)
+    suites = ["hostd/tests", *(str(p) for p in sorted(ROOT.glob("packages/*/tests"))), "tests"]
+    session.run(*PYTEST, *suites, *session.posargs)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("plugin", PLUGINS, ids=PLUGINS)
+def plugin(session: nox.Session, plugin: str) -> None:
+    """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
+    editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
+    session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5", *test_group(plugin))
+    session.run(*PYTEST, f"plugins/{plugin}/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lowest(session: nox.Session) -> None:
+    """Every distribution at the lowest versions its direct requirements allow: the smoke tests."""
+    editable = [arg for path in [*SHARED, *(f"plugins/{p}" for p in PLUGINS)] for arg in ("-e", path)]
+    session.install("--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5")
+    suites = ["hostd/tests", *(str(p) for p in sorted(ROOT.glob("packages/*/tests"))),
+              *(f"plugins/{p}/tests" for p in PLUGINS)]
+    session.run(*PYTEST, "-m", "smoke", *suites, *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def wheels(session: nox.Session) -> None:
+    """Build every wheel with --no-sources, install them outside the workspace, serve and call."""
+    dist = Path(tempfile.mkdtemp(prefix="hostd-wheels-"))
+    session.run("uv", "build", "--all-packages", "--no-sources", "--wheel", "-o", str(dist), external=True)
+    outside = Path(tempfile.mkdtemp(prefix="hostd-outside-"))
+    venv = outside / "venv"
+    session.run("uv", "venv", "--python", PYTHON, str(venv), external=True)
+    python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    wheels_built = sorted(str(path) for path in dist.glob("*.whl"))
+    session.log(f"built {len(wheels_built)} wheels: {', '.join(Path(w).name for w in wheels_built)}")
+    session.run("uv", "pip", "install", "--python", python, *wheels_built, external=True)
+    smoke = ROOT / "tests" / "wheels_smoke.py"
+    with session.chdir(outside):
+        session.run(python, str(smoke), external=True)
