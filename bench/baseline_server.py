@@ -28,4 +28,8 @@ def noop_thought(
 
 
 if __name__ == "__main__":
+    import sys
+
+    if "--one-tool" in sys.argv:  # the cold-start baseline: a bare server with one tool
+        server.remove_tool("noop_thought")
     server.run("stdio")
