@@ -28,7 +28,11 @@ PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovid
 def sync_workspace(session: nox.Session, *extra: str) -> None:
     """Install the locked workspace (every member, dev group) into the session's venv."""
     session.run_install(
-        "uv", "sync", "--all-packages", "--locked", *extra,
+        "uv",
+        "sync",
+        "--all-packages",
+        "--locked",
+        *extra,
         env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
     )
 
@@ -50,8 +54,11 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     sync_workspace(session)
-    sources = ["hostd/src", *(str(p) for p in sorted(ROOT.glob("packages/*/src"))),
-               *(str(p) for p in sorted(ROOT.glob("plugins/*/src")))]
+    sources = [
+        "hostd/src",
+        *(str(p) for p in sorted(ROOT.glob("packages/*/src"))),
+        *(str(p) for p in sorted(ROOT.glob("plugins/*/src"))),
+    ]
     session.run("mypy", *sources)
 
 
@@ -75,9 +82,14 @@ def plugin(session: nox.Session, plugin: str) -> None:
 def lowest(session: nox.Session) -> None:
     """Every distribution at the lowest versions its direct requirements allow: the smoke tests."""
     editable = [arg for path in [*SHARED, *(f"plugins/{p}" for p in PLUGINS)] for arg in ("-e", path)]
-    session.install("--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5")
-    suites = ["hostd/tests", *(str(p) for p in sorted(ROOT.glob("packages/*/tests"))),
-              *(f"plugins/{p}/tests" for p in PLUGINS)]
+    session.install(
+        "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5"
+    )
+    suites = [
+        "hostd/tests",
+        *(str(p) for p in sorted(ROOT.glob("packages/*/tests"))),
+        *(f"plugins/{p}/tests" for p in PLUGINS),
+    ]
     session.run(*PYTEST, "-m", "smoke", *suites, *session.posargs)
 
 

@@ -18,13 +18,17 @@ def trivial(text: str = "") -> str:
 @server.tool()
 def noop_thought(
     thought: str,
-    nextThoughtNeeded: bool,  # noqa: N803 - the official tool's argument names
-    thoughtNumber: int,  # noqa: N803
-    totalThoughts: int,  # noqa: N803
+    nextThoughtNeeded: bool,
+    thoughtNumber: int,
+    totalThoughts: int,
     session_id: str | None = None,
 ) -> dict[str, object]:
     """Accept a thought and do nothing with it."""
-    return {"thoughtNumber": thoughtNumber, "totalThoughts": totalThoughts, "nextThoughtNeeded": nextThoughtNeeded}
+    return {
+        "thoughtNumber": thoughtNumber,
+        "totalThoughts": totalThoughts,
+        "nextThoughtNeeded": nextThoughtNeeded,
+    }
 
 
 if __name__ == "__main__":

@@ -27,8 +27,14 @@ from mcp.client.stdio import StdioServerParameters
 ROOT = BENCH_DIR.parent
 BASELINE = BENCH_DIR / "baseline_server.py"
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
 }
 ECHO_PLUGIN = '''
 from typing import Annotated
@@ -55,8 +61,9 @@ def isolated_env(scratch: Path) -> dict[str, str]:
 def cold_start(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds from spawn to the initialize answer, and to the tools/list answer."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env=env)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert process.stdin and process.stdout
     process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
     process.stdin.flush()
@@ -73,7 +80,9 @@ def cold_start(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return initialized, listed
 
 
-async def call_latencies(parameters: StdioServerParameters, batches: int, per_batch: int) -> list[list[float]]:
+async def call_latencies(
+    parameters: StdioServerParameters, batches: int, per_batch: int
+) -> list[list[float]]:
     """Per-call round trips in batches (so two servers can be interleaved batch by batch)."""
     async with Client(parameters) as client:
         for _ in range(20):  # warm-up
@@ -89,7 +98,9 @@ async def call_latencies(parameters: StdioServerParameters, batches: int, per_ba
         return out
 
 
-async def overhead(hostd_params: StdioServerParameters, bare_params: StdioServerParameters) -> tuple[list[float], list[float]]:
+async def overhead(
+    hostd_params: StdioServerParameters, bare_params: StdioServerParameters
+) -> tuple[list[float], list[float]]:
     """1,000 calls each, alternating batches of 100 between the two servers (both kept open)."""
     ours: list[float] = []
     theirs: list[float] = []
@@ -125,11 +136,13 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "packages" / "hostd-testing" / "src"))
     from hostd_testing import install_plugin_source, write_config
 
-    plugin_dir = install_plugin_source(scratch / "site", entry_point="bench", module="bench_trivial_plugin",
-                                       source=ECHO_PLUGIN)
+    plugin_dir = install_plugin_source(
+        scratch / "site", entry_point="bench", module="bench_trivial_plugin", source=ECHO_PLUGIN
+    )
     config = write_config(scratch, ["bench"])
     hostd_params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hostd", "serve", "--config", str(config)],
+        command=sys.executable,
+        args=["-m", "hostd", "serve", "--config", str(config)],
         env={**env, "PYTHONPATH": str(plugin_dir)},
     )
     bare_params = StdioServerParameters(command=sys.executable, args=[str(BASELINE)], env=env)
@@ -140,11 +153,26 @@ def main() -> None:
     plugins = ", ".join(sorted(installed_plugins()))
     ms = lambda seconds: f"{seconds * 1000:.2f} ms"  # noqa: E731
     cold_rows = [
-        ["until initialize", ms(median(ours_init)), ms(median(bare_init)), f"{median(ours_init) / median(bare_init):.2f}"],
-        ["until tools/list", ms(median(ours_list)), ms(median(bare_list)), f"{median(ours_list) / median(bare_list):.2f}"],
+        [
+            "until initialize",
+            ms(median(ours_init)),
+            ms(median(bare_init)),
+            f"{median(ours_init) / median(bare_init):.2f}",
+        ],
+        [
+            "until tools/list",
+            ms(median(ours_list)),
+            ms(median(bare_list)),
+            f"{median(ours_list) / median(bare_list):.2f}",
+        ],
     ]
     call_rows = [
-        ["median", ms(median(ours_calls)), ms(median(bare_calls)), f"{median(ours_calls) / median(bare_calls):.3f}"],
+        [
+            "median",
+            ms(median(ours_calls)),
+            ms(median(bare_calls)),
+            f"{median(ours_calls) / median(bare_calls):.3f}",
+        ],
         ["p95", ms(p95(ours_calls)), ms(p95(bare_calls)), f"{p95(ours_calls) / p95(bare_calls):.3f}"],
     ]
     body = (
@@ -155,8 +183,14 @@ def main() -> None:
         "Target: ratio of medians <= 1.10.\n\n"
         + table(["", "hostd", "bare MCPServer", "ratio"], call_rows)
         + "\n\nRaw cold-start medians (s): "
-        + json.dumps({"hostd_init": median(ours_init), "hostd_list": median(ours_list),
-                      "bare_init": median(bare_init), "bare_list": median(bare_list)})
+        + json.dumps(
+            {
+                "hostd_init": median(ours_init),
+                "hostd_list": median(ours_list),
+                "bare_init": median(bare_init),
+                "bare_list": median(bare_list),
+            }
+        )
     )
     write_section("host", "Host: cold start and per-call overhead", body)
 

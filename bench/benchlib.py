@@ -27,13 +27,17 @@ def median(values: list[float]) -> float:
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=BENCH_DIR, capture_output=True, text=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=BENCH_DIR, capture_output=True, text=True
+        )
         return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except OSError:
         return "unknown"

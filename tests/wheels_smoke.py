@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 
 import anyio
+from hostd.plugins import installed_plugins
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import hostd
-from hostd.plugins import installed_plugins
 
 WORKSPACE = Path(__file__).resolve().parents[1]
 EXPECTED_PLUGINS = {p.parent.name for p in WORKSPACE.glob("plugins/*/pyproject.toml")}
@@ -26,16 +26,19 @@ EXPECTED_PLUGINS = {p.parent.name for p in WORKSPACE.glob("plugins/*/pyproject.t
 async def main() -> None:
     assert not Path(hostd.__file__).resolve().is_relative_to(WORKSPACE), "hostd imported from the workspace"
     found = set(installed_plugins())
-    assert EXPECTED_PLUGINS <= found, f"plugins missing from the wheels: {EXPECTED_PLUGINS - found}"
+    assert found >= EXPECTED_PLUGINS, f"plugins missing from the wheels: {EXPECTED_PLUGINS - found}"
     scratch = Path(tempfile.mkdtemp(prefix="hostd-wheel-smoke-"))
     env = {**os.environ, "HOSTD_DATA_DIR": str(scratch / "data"), "XDG_CONFIG_HOME": str(scratch / "config")}
-    server = StdioServerParameters(command=str(Path(sys.executable).with_name("hostd")), args=["serve"],
-                                   env=env, cwd=str(scratch))
+    server = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("hostd")), args=["serve"], env=env, cwd=str(scratch)
+    )
     async with Client(server) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names, "no tools served"
         if "update_summary" in names:
-            result = await client.call_tool("update_summary", {"content": "# From a wheel", "file_path": "w.md"})
+            result = await client.call_tool(
+                "update_summary", {"content": "# From a wheel", "file_path": "w.md"}
+            )
             envelope = json.loads(result.content[0].text)
             assert not result.is_error, envelope
             assert (scratch / "w.md").read_text(encoding="utf-8").startswith("# From a wheel")

@@ -58,11 +58,15 @@ def echo(
 
 
 def fail(
-    kind: Annotated[Literal["tool_error", "crash", "fs_error", "wrong_output"], Field(description="Failure to raise")],
+    kind: Annotated[
+        Literal["tool_error", "crash", "fs_error", "wrong_output"], Field(description="Failure to raise")
+    ],
 ) -> FailResult:
     """Fail in the chosen way, to check how the host reports each kind of failure."""
     if kind == "tool_error":
-        raise ToolError("CONFLICT", "The probe conflicts on purpose.", hint="Pick another kind.", details={"k": 1})
+        raise ToolError(
+            "CONFLICT", "The probe conflicts on purpose.", hint="Pick another kind.", details={"k": 1}
+        )
     if kind == "fs_error":
         from hostd_fs import resolve_in_roots
 
@@ -86,7 +90,8 @@ async def ask(
 
 
 async def count_slowly(
-    ctx: ToolContext, steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)]
+    ctx: ToolContext,
+    steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)],
 ) -> ProgressResult:
     """Report progress ``steps`` times, pausing a little between steps."""
     for step in range(1, steps + 1):
@@ -96,7 +101,8 @@ async def count_slowly(
 
 
 def count_in_thread(
-    ctx: ToolContext, steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)]
+    ctx: ToolContext,
+    steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)],
 ) -> ProgressResult:
     """The same as count_slowly from a sync tool (runs in a worker thread)."""
     for step in range(1, steps + 1):

@@ -12,10 +12,16 @@ import pytest
 from hostd_testing import write_config
 
 
-def hostd(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def hostd(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hostd", *args],
-        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
 
 
@@ -42,12 +48,29 @@ def test_tools_json_gives_full_definitions(config_path: Path, probe_install: dic
 
 
 def test_call_prints_the_envelope_and_exit_codes(config_path: Path, probe_install: dict[str, str]) -> None:
-    ok = hostd("call", "echo", "--arg", "text=123", "--arg", "times=2", "--config", str(config_path), env=probe_install)
+    ok = hostd(
+        "call",
+        "echo",
+        "--arg",
+        "text=123",
+        "--arg",
+        "times=2",
+        "--config",
+        str(config_path),
+        env=probe_install,
+    )
     assert ok.returncode == 0, ok.stderr
     envelope = json.loads(ok.stdout)
     assert envelope["text"] == "123123"  # a string parameter keeps "123" as text
-    as_json = hostd("call", "echo", "--json", '{"text": "j", "style": "upper"}', "--config", str(config_path),
-                    env=probe_install)
+    as_json = hostd(
+        "call",
+        "echo",
+        "--json",
+        '{"text": "j", "style": "upper"}',
+        "--config",
+        str(config_path),
+        env=probe_install,
+    )
     assert json.loads(as_json.stdout)["text"] == "J"
     failed = hostd("call", "echo", "--arg", "times=9", "--config", str(config_path), env=probe_install)
     assert failed.returncode == 1
@@ -91,7 +114,9 @@ def test_client_config_prints_an_absolute_command_with_the_config(
         assert "claude mcp add hostd -- " in done.stderr
 
 
-def test_global_options_work_before_and_after_the_command(config_path: Path, probe_install: dict[str, str]) -> None:
+def test_global_options_work_before_and_after_the_command(
+    config_path: Path, probe_install: dict[str, str]
+) -> None:
     before = hostd("--config", str(config_path), "tools", env=probe_install)
     after = hostd("tools", "--config", str(config_path), env=probe_install)
     assert before.returncode == after.returncode == 0

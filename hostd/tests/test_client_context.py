@@ -43,13 +43,17 @@ async def test_client_roots_narrow_configured_roots(tmp_path: Path, probe: objec
     inner.mkdir(parents=True)
     elsewhere.mkdir()
     envelope = await roots_seen(
-        tmp_path / "d", probe, config={"allowed_roots": [str(configured)]},
+        tmp_path / "d",
+        probe,
+        config={"allowed_roots": [str(configured)]},
         list_roots_callback=roots_callback(inner, elsewhere),
     )
     assert envelope["roots"] == [str(inner.resolve())]
 
 
-async def test_working_directory_is_the_root_when_nothing_else_is_given(tmp_path: Path, probe: object) -> None:
+async def test_working_directory_is_the_root_when_nothing_else_is_given(
+    tmp_path: Path, probe: object
+) -> None:
     envelope = await roots_seen(tmp_path / "d", probe, cwd=tmp_path)
     assert envelope["roots"] == [str(tmp_path.resolve())]
 
@@ -85,14 +89,17 @@ async def test_sampling_asks_the_clients_model(hostd_data_dir: Path, probe: obje
             role="assistant", content=types.TextContent(type="text", text="forty-two"), model="test-model"
         )
 
-    async with in_memory_client(["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe},
-                                sampling_callback=sampling) as c:
+    async with in_memory_client(
+        ["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe}, sampling_callback=sampling
+    ) as c:
         envelope = envelope_of(await c.call_tool("ask", {"prompt": "meaning of life?"}))
     assert envelope["available"] is True and envelope["text"] == "forty-two"
     assert prompts == ["meaning of life?"]
 
 
-async def test_sampling_without_the_capability_says_not_available(hostd_data_dir: Path, probe: object) -> None:
+async def test_sampling_without_the_capability_says_not_available(
+    hostd_data_dir: Path, probe: object
+) -> None:
     async with in_memory_client(["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe}) as c:
         result = await c.call_tool("ask", {"prompt": "anyone there?"})
     envelope = envelope_of(result)
@@ -104,7 +111,8 @@ async def test_a_client_refusing_sampling_is_reported_cleanly(hostd_data_dir: Pa
     async def refuse(context: Any, params: Any) -> types.ErrorData:
         return types.ErrorData(code=-1, message="user declined")
 
-    async with in_memory_client(["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe},
-                                sampling_callback=refuse) as c:
+    async with in_memory_client(
+        ["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe}, sampling_callback=refuse
+    ) as c:
         envelope = envelope_of(await c.call_tool("ask", {"prompt": "?"}))
     assert envelope["available"] is False and "declined" in envelope["reason"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from hostd.config import choose_profile, load_config, parse_config
 from hostd.errors import HostError
 
@@ -41,7 +40,9 @@ def test_a_config_in_the_working_directory_is_never_read(
 ) -> None:
     repo = isolated / "cloned-repo"
     for name in ("hostd.yaml", "hostd.yml", "config.yaml", ".hostd.yaml"):
-        write(repo / name, "allowed_roots: ['/']\nprofiles: {evil: {transport: {type: http, host: 0.0.0.0}}}\n")
+        write(
+            repo / name, "allowed_roots: ['/']\nprofiles: {evil: {transport: {type: http, host: 0.0.0.0}}}\n"
+        )
     write(repo / ".config" / "hostd" / "config.yaml", "allowed_roots: ['/']\n")
     monkeypatch.chdir(repo)
     loaded = load_config()
@@ -75,7 +76,7 @@ def test_unknown_keys_are_errors_naming_their_location(isolated: Path) -> None:
 
 def test_profile_choice_default_then_only_then_error(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     two = parse_config("profiles: {a: {plugins: []}, b: {plugins: []}}\n", "x")
-    with pytest.raises(HostError, match="choose one with --profile.*a, b"):
+    with pytest.raises(HostError, match=r"choose one with --profile.*a, b"):
         choose_profile(two, None)
     assert choose_profile(two, "b")[0] == "b"
     monkeypatch.setenv("HOSTD_PROFILE", "a")

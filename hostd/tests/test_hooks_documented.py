@@ -25,12 +25,19 @@ def test_hook_is_documented_in_the_readme(hook: str) -> None:
 @pytest.mark.parametrize("hook", hookspecs.HOOK_NAMES)
 def test_hook_is_exercised_by_a_test(hook: str) -> None:
     tests = Path(__file__).resolve().parent
-    users = [path.name for path in tests.glob("*.py") if path.name != Path(__file__).name
-             and hook in path.read_text(encoding="utf-8")]
+    users = [
+        path.name
+        for path in tests.glob("*.py")
+        if path.name != Path(__file__).name and hook in path.read_text(encoding="utf-8")
+    ]
     assert users, f"no test module implements or calls {hook}"
 
 
 def test_the_hook_list_is_complete() -> None:
     assert set(hookspecs.HOOK_NAMES) == {
-        "hostd_settings_model", "hostd_register_tools", "hostd_register_services", "hostd_startup", "hostd_shutdown",
+        "hostd_settings_model",
+        "hostd_register_tools",
+        "hostd_register_services",
+        "hostd_startup",
+        "hostd_shutdown",
     }

@@ -6,17 +6,21 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from hostd.config import config_from_mapping
+from hostd.errors import HostError
+from hostd.host import Host
 from hostd_testing import envelope_of, in_memory_client
 from pydantic import BaseModel, Field
 
 from hostd import ToolContext, ToolOutput, hookimpl
-from hostd.config import config_from_mapping
-from hostd.errors import HostError
-from hostd.host import Host
 
 
-def make_host(data_dir: Path, plugins: dict[str, object], config: dict[str, Any] | None = None,
-              profile_plugins: list[str] | None = None) -> Host:
+def make_host(
+    data_dir: Path,
+    plugins: dict[str, object],
+    config: dict[str, Any] | None = None,
+    profile_plugins: list[str] | None = None,
+) -> Host:
     raw = dict(config or {})
     raw.setdefault("profiles", {"default": {"plugins": profile_plugins or list(plugins)}})
     return Host(config_from_mapping(raw, data_dir=data_dir), extra_plugins=plugins)
@@ -47,7 +51,9 @@ class OneToolPlugin:
 
 @pytest.mark.smoke
 def test_loads_only_the_plugins_the_profile_names(hostd_data_dir: Path) -> None:
-    host = make_host(hostd_data_dir, {"a": OneToolPlugin("t_a"), "b": OneToolPlugin("t_b")}, profile_plugins=["b"])
+    host = make_host(
+        hostd_data_dir, {"a": OneToolPlugin("t_a"), "b": OneToolPlugin("t_b")}, profile_plugins=["b"]
+    )
     assert host.plugin_names == ["b"]
     assert list(host.tools) == ["t_b"]
 
@@ -56,7 +62,11 @@ def test_a_plugin_that_is_not_installed_is_a_startup_error_listing_installed(hos
     with pytest.raises(HostError) as caught:
         make_host(hostd_data_dir, {"a": OneToolPlugin("t_a")}, profile_plugins=["a", "missing"])
     assert caught.value.exit_code == 2
-    assert "missing" in str(caught.value) and "installed plugins:" in str(caught.value) and "a" in str(caught.value)
+    assert (
+        "missing" in str(caught.value)
+        and "installed plugins:" in str(caught.value)
+        and "a" in str(caught.value)
+    )
 
 
 def test_tool_name_collision_names_both_plugins(hostd_data_dir: Path) -> None:
@@ -67,9 +77,12 @@ def test_tool_name_collision_names_both_plugins(hostd_data_dir: Path) -> None:
 
 
 def test_a_prefix_resolves_a_collision(hostd_data_dir: Path) -> None:
-    config = {"profiles": {"default": {"plugins": ["first", "second"],
-                                       "tools": {"second": {"prefix": "two_"}}}}}
-    host = make_host(hostd_data_dir, {"first": OneToolPlugin("same"), "second": OneToolPlugin("same")}, config)
+    config = {
+        "profiles": {"default": {"plugins": ["first", "second"], "tools": {"second": {"prefix": "two_"}}}}
+    }
+    host = make_host(
+        hostd_data_dir, {"first": OneToolPlugin("same"), "second": OneToolPlugin("same")}, config
+    )
     assert sorted(host.tools) == ["same", "two_same"]
     assert host.tools["two_same"].plugin == "second"
 
@@ -138,7 +151,9 @@ def test_every_parameter_needs_a_description(hostd_data_dir: Path) -> None:
         make_host(hostd_data_dir, {"p": Plugin()})
 
 
-def test_settings_are_validated_by_the_plugins_model_naming_the_location(hostd_data_dir: Path, probe: object) -> None:
+def test_settings_are_validated_by_the_plugins_model_naming_the_location(
+    hostd_data_dir: Path, probe: object
+) -> None:
     config = {"plugins": {"probe": {"repeat_limit": 0}}}
     with pytest.raises(HostError) as caught:
         make_host(hostd_data_dir, {"probe": probe}, config)
@@ -151,7 +166,7 @@ def test_settings_are_validated_by_the_plugins_model_naming_the_location(hostd_d
 
 
 def test_a_plugin_without_a_settings_model_refuses_settings(hostd_data_dir: Path) -> None:
-    with pytest.raises(HostError, match="plugins.p: this plugin takes no settings"):
+    with pytest.raises(HostError, match=r"plugins\.p: this plugin takes no settings"):
         make_host(hostd_data_dir, {"p": OneToolPlugin("t")}, {"plugins": {"p": {"x": 1}}})
 
 
@@ -179,10 +194,16 @@ class ServiceUser:
 
 
 @pytest.mark.anyio
-async def test_services_pass_between_plugins_and_degrade_when_absent(hostd_data_dir: Path, probe: object) -> None:
+async def test_services_pass_between_plugins_and_degrade_when_absent(
+    hostd_data_dir: Path, probe: object
+) -> None:
     plugins = {"probe": probe, "user": ServiceUser()}
-    async with in_memory_client(["probe", "user"], data_dir=hostd_data_dir, extra_plugins=plugins,
-                                settings={"probe": {"greeting": "hi"}}) as c:
+    async with in_memory_client(
+        ["probe", "user"],
+        data_dir=hostd_data_dir,
+        extra_plugins=plugins,
+        settings={"probe": {"greeting": "hi"}},
+    ) as c:
         assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "hi, Ada"
     async with in_memory_client(["user"], data_dir=hostd_data_dir, extra_plugins=plugins) as c:
         assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "no greeter loaded"
@@ -247,7 +268,15 @@ def test_a_plugin_may_narrow_allowed_roots_but_not_widen_them(tmp_path: Path) ->
     inside.mkdir(parents=True)
     outside.mkdir()
     base = {"allowed_roots": [str(tmp_path / "root")]}
-    host = make_host(tmp_path / "d", {"p": OneToolPlugin("t")}, {**base, "plugins": {"p": {"allowed_roots": [str(inside)]}}})
+    host = make_host(
+        tmp_path / "d",
+        {"p": OneToolPlugin("t")},
+        {**base, "plugins": {"p": {"allowed_roots": [str(inside)]}}},
+    )
     assert host.contexts["p"].allowed_roots == [inside]
     with pytest.raises(HostError, match="outside the host-wide allowed_roots"):
-        make_host(tmp_path / "d", {"p": OneToolPlugin("t")}, {**base, "plugins": {"p": {"allowed_roots": [str(outside)]}}})
+        make_host(
+            tmp_path / "d",
+            {"p": OneToolPlugin("t")},
+            {**base, "plugins": {"p": {"allowed_roots": [str(outside)]}}},
+        )

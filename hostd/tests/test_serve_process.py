@@ -35,20 +35,38 @@ async def test_stdio_both_eras(config_path: Path, probe_install: dict[str, str],
         assert envelope_of(await client.call_tool("echo", {"text": "after"}))["text"] == "after"
 
 
-def test_stdio_survives_garbage_lines_and_unknown_methods(config_path: Path, probe_install: dict[str, str]) -> None:
+def test_stdio_survives_garbage_lines_and_unknown_methods(
+    config_path: Path, probe_install: dict[str, str]
+) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "hostd", "serve", "--config", str(config_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **probe_install},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **probe_install},
     )
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         "this line is not JSON at all",
         '{"jsonrpc": "2.0", "id": 99, "method": ',
         "[1, 2, 3]",
         {"jsonrpc": "2.0", "id": 2, "method": "no/such/method"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "ok"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "ok"}},
+        },
     ]
     payload = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
     assert process.stdin is not None and process.stdout is not None
@@ -70,8 +88,14 @@ def test_stdio_survives_garbage_lines_and_unknown_methods(config_path: Path, pro
 # --- HTTP ----------------------------------------------------------------------------------
 
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -108,7 +132,11 @@ def test_http_checks_origin_and_host(token_server: HttpServer) -> None:
 
 
 def test_http_caps_request_bodies(token_server: HttpServer) -> None:
-    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * (33 * 1024 * 1024) + b'"}}'
+    huge = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+        + b"x" * (33 * 1024 * 1024)
+        + b'"}}'
+    )
     assert post(token_server, {"Authorization": "Bearer s3cret-token"}, huge).status_code == 413
 
 
@@ -155,10 +183,17 @@ async def test_legacy_sse_transport(tmp_path: Path, probe_install: dict[str, str
 def test_unsafe_binds_refuse_to_start(
     tmp_path: Path, probe_install: dict[str, str], transport: dict[str, Any], expected: str
 ) -> None:
-    path = write_config(tmp_path, config={"profiles": {"default": {"plugins": ["probe"], "transport": transport}}})
+    path = write_config(
+        tmp_path, config={"profiles": {"default": {"plugins": ["probe"], "transport": transport}}}
+    )
     env = {**os.environ, **probe_install, "PROBE_TOKEN": "t"}
     env.pop("UNSET_TOKEN_VARIABLE", None)
-    done = subprocess.run([sys.executable, "-m", "hostd", "serve", "--config", str(path)],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "hostd", "serve", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert expected in done.stderr

@@ -23,8 +23,13 @@ async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: 
     echo = tools["echo"]
     props = echo.input_schema["properties"]
     assert echo.input_schema["required"] == ["text"]
-    assert props["times"] == {"default": 1, "description": "How many times to repeat it", "maximum": 5,
-                              "minimum": 1, "type": "integer"}
+    assert props["times"] == {
+        "default": 1,
+        "description": "How many times to repeat it",
+        "maximum": 5,
+        "minimum": 1,
+        "type": "integer",
+    }
     assert props["style"]["enum"] == ["plain", "upper"] and props["style"]["default"] == "plain"
     assert props["text"]["maxLength"] == 10_000
     assert echo.input_schema["additionalProperties"] is False

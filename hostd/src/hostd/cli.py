@@ -28,10 +28,15 @@ class _Parser(argparse.ArgumentParser):
 
 def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
-    parser.add_argument("--config", default=default, help="config file (else $HOSTD_CONFIG, else the user config dir)")
-    parser.add_argument("--profile", default=default, help="profile to run (else $HOSTD_PROFILE, else 'default')")
-    parser.add_argument("-v", "--verbose", action="count", default=0 if top else argparse.SUPPRESS,
-                        help="log more to stderr")
+    parser.add_argument(
+        "--config", default=default, help="config file (else $HOSTD_CONFIG, else the user config dir)"
+    )
+    parser.add_argument(
+        "--profile", default=default, help="profile to run (else $HOSTD_PROFILE, else 'default')"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0 if top else argparse.SUPPRESS, help="log more to stderr"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the MCP server (stdio unless the profile says otherwise)")
     _common(serve, top=False)
-    serve.add_argument("--transport", choices=["stdio", "http", "sse"], help="override the profile's transport")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http", "sse"], help="override the profile's transport"
+    )
     serve.add_argument("--host", help="bind address for http/sse")
     serve.add_argument("--port", type=int, help="port for http/sse")
 
@@ -54,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     call = commands.add_parser("call", help="run one tool in-process and print its envelope")
     _common(call, top=False)
     call.add_argument("tool")
-    call.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="one argument (repeatable)")
+    call.add_argument(
+        "--arg", action="append", default=[], metavar="KEY=VALUE", help="one argument (repeatable)"
+    )
     call.add_argument("--json", dest="json_args", metavar="OBJECT", help="all arguments as one JSON object")
 
     config = commands.add_parser("config", help="check or show the effective config")
@@ -68,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(verbosity: int) -> None:
-    level = os.environ.get("HOSTD_LOG_LEVEL", "").upper() or ("DEBUG" if verbosity > 1 else
-                                                             "INFO" if verbosity else "WARNING")
+    level = os.environ.get("HOSTD_LOG_LEVEL", "").upper() or (
+        "DEBUG" if verbosity > 1 else "INFO" if verbosity else "WARNING"
+    )
     logging.basicConfig(stream=sys.stderr, level=level, format="hostd %(levelname)s %(name)s: %(message)s")
 
 
@@ -125,7 +135,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
     host = _make_host(args)
     if args.json:
-        definitions = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tool_definitions(host)]
+        definitions = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tool_definitions(host)
+        ]
         print(json.dumps(definitions, ensure_ascii=False, indent=2))
         return EXIT_OK
     for spec in host.tools.values():
@@ -184,7 +196,9 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     loaded = load_config(args.config, args.profile)
     if args.action == "check":
-        names = [loaded.profile_name] if args.profile else (list(loaded.config.profiles) or [loaded.profile_name])
+        names = (
+            [loaded.profile_name] if args.profile else (list(loaded.config.profiles) or [loaded.profile_name])
+        )
         for name in names:
             profile_loaded = load_config(args.config, name)
             host = Host(profile_loaded, cwd=Path.cwd())
@@ -246,7 +260,11 @@ def cmd_client_config(args: argparse.Namespace) -> int:
     if args.ide == "vscode":
         snippet: dict[str, Any] = {"servers": {"hostd": {"type": "stdio" if stdio else "http", **entry}}}
     elif args.ide == "windsurf" and not stdio:
-        snippet = {"mcpServers": {"hostd": {"serverUrl": entry["url"], **{k: v for k, v in entry.items() if k != "url"}}}}
+        snippet = {
+            "mcpServers": {
+                "hostd": {"serverUrl": entry["url"], **{k: v for k, v in entry.items() if k != "url"}}
+            }
+        }
     else:
         snippet = {"mcpServers": {"hostd": entry}}
     print(f"# Paste into {where}:", file=sys.stderr)

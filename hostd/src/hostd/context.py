@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
 from pydantic import BaseModel, PrivateAttr
 
@@ -136,13 +136,13 @@ class PluginContext:
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """Open something (a store) on first use; it is closed at shut-down if it has ``close``."""
         try:
-            return self._resources[key]  # type: ignore[no-any-return]
+            return cast(T, self._resources[key])
         except KeyError:
             pass
         with self._resource_lock:
             if key not in self._resources:
                 self._resources[key] = factory()
-            return self._resources[key]  # type: ignore[no-any-return]
+            return cast(T, self._resources[key])
 
     def close_resources(self) -> None:
         with self._resource_lock:
@@ -248,28 +248,40 @@ class ToolContext:
         """Whether the client declared MCP sampling (its own model can write text for us)."""
         return self._channel is not None and self._channel.can_sample
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send a progress notification when the client asked for progress; else nothing."""
         if self._channel is not None:
             await self._channel.report_progress(progress, total, message)
 
-    def report_progress_sync(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    def report_progress_sync(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """``report_progress`` for sync tools (they run in a worker thread)."""
         if self._channel is not None:
             import anyio.from_thread
 
             anyio.from_thread.run(self._channel.report_progress, progress, total, message)
 
-    async def sample(self, prompt: str, *, system: str | None = None, max_tokens: int = 1024) -> SamplingResult:
+    async def sample(
+        self, prompt: str, *, system: str | None = None, max_tokens: int = 1024
+    ) -> SamplingResult:
         """Ask the client's model for text; ``available=False`` when the client cannot."""
         if self._channel is None or not self._channel.can_sample:
-            return SamplingResult(available=False, reason="the client did not declare the sampling capability")
+            return SamplingResult(
+                available=False, reason="the client did not declare the sampling capability"
+            )
         return await self._channel.sample(prompt, system, max_tokens)
 
-    def sample_sync(self, prompt: str, *, system: str | None = None, max_tokens: int = 1024) -> SamplingResult:
+    def sample_sync(
+        self, prompt: str, *, system: str | None = None, max_tokens: int = 1024
+    ) -> SamplingResult:
         """``sample`` for sync tools (they run in a worker thread)."""
         if self._channel is None or not self._channel.can_sample:
-            return SamplingResult(available=False, reason="the client did not declare the sampling capability")
+            return SamplingResult(
+                available=False, reason="the client did not declare the sampling capability"
+            )
         import anyio.from_thread
 
         channel = self._channel

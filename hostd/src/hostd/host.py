@@ -17,7 +17,7 @@ import pluggy
 from pydantic import BaseModel, ValidationError
 
 from hostd.config import LoadedConfig, format_validation_error
-from hostd.context import ClientChannel, PluginContext, Services, ToolContext, ToolOutput
+from hostd.context import ClientChannel, PluginContext, Services, ToolContext
 from hostd.errors import HostError, ToolError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
@@ -53,7 +53,9 @@ class Host:
         self.loaded = loaded
         self.language = loaded.language
         self.cwd = cwd
-        self.manager, self.plugin_names = make_plugin_manager(loaded.profile.plugins, extra_plugins=extra_plugins)
+        self.manager, self.plugin_names = make_plugin_manager(
+            loaded.profile.plugins, extra_plugins=extra_plugins
+        )
         self.services = Services()
         self.contexts: dict[str, PluginContext] = {}
         self.tools: dict[str, ToolSpec] = {}
@@ -92,12 +94,16 @@ class Host:
     def _validate_settings(name: str, model: type[BaseModel] | None, raw: dict[str, Any]) -> Any:
         if model is None:
             if raw:
-                raise HostError(f"plugins.{name}: this plugin takes no settings (got {', '.join(sorted(raw))})")
+                raise HostError(
+                    f"plugins.{name}: this plugin takes no settings (got {', '.join(sorted(raw))})"
+                )
             return None
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
-            raise HostError(f"invalid plugin settings\n{format_validation_error(exc, f'plugins.{name}')}") from None
+            raise HostError(
+                f"invalid plugin settings\n{format_validation_error(exc, f'plugins.{name}')}"
+            ) from None
 
     @staticmethod
     def _narrow_roots(name: str, host_roots: list[Path] | None, plugin_roots: Any) -> list[Path] | None:
@@ -136,8 +142,12 @@ class Host:
         for name, impl in self._impls("hostd_register_tools"):
             offered: list[ToolSpec] = []
 
-            def register(function: Callable[..., Any], _plugin: str = name, _into: list[ToolSpec] = offered,
-                         **options: Any) -> None:
+            def register(
+                function: Callable[..., Any],
+                _plugin: str = name,
+                _into: list[ToolSpec] = offered,
+                **options: Any,
+            ) -> None:
                 _into.append(build_tool_spec(function, plugin=_plugin, **options))
 
             _call_hook(impl, register=register, context=self.contexts[name])
@@ -153,7 +163,9 @@ class Host:
             for key, listed in (("include", selection.include or []), ("exclude", selection.exclude)):
                 missing = sorted(set(listed) - set(names))
                 if missing:
-                    raise HostError(f"{where}.{key}: plugin has no tool {', '.join(missing)}; it has {', '.join(names)}")
+                    raise HostError(
+                        f"{where}.{key}: plugin has no tool {', '.join(missing)}; it has {', '.join(names)}"
+                    )
         for spec in offered:
             if selection is not None:
                 if selection.include is not None and spec.name not in selection.include:
@@ -166,7 +178,8 @@ class Host:
                 other = self.tools[spec.name].plugin
                 raise HostError(
                     f"tool name collision: {spec.name!r} is offered by plugins {other!r} and {plugin!r}; "
-                    f"give one a prefix (profiles.{self.loaded.profile_name}.tools.{plugin}.prefix) or exclude it"
+                    f"give one a prefix (profiles.{self.loaded.profile_name}.tools.{plugin}.prefix) "
+                    "or exclude it"
                 )
             self.tools[spec.name] = spec
 
@@ -220,10 +233,15 @@ class Host:
         try:
             validated = validate_arguments(spec, arguments, self.language)
         except ArgumentError as exc:
-            return error_envelope("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details,
-                                  started=started), True
+            return error_envelope(
+                "INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details, started=started
+            ), True
         context = ToolContext(
-            self.contexts[spec.plugin], tool_name=name, channel=channel, client_roots=client_roots, cwd=self.cwd
+            self.contexts[spec.plugin],
+            tool_name=name,
+            channel=channel,
+            client_roots=client_roots,
+            cwd=self.cwd,
         )
         kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
         if spec.context_parameter:
@@ -239,7 +257,9 @@ class Host:
             context._mark_cancelled()
             raise
         except ToolError as exc:
-            return error_envelope(exc.code, exc.message, hint=exc.hint, details=exc.details, started=started), True
+            return error_envelope(
+                exc.code, exc.message, hint=exc.hint, details=exc.details, started=started
+            ), True
         except Exception as exc:
             try:
                 mapped = self._map_known_exception(exc)

@@ -48,7 +48,9 @@ class SdkChannel:
     @property
     def can_sample(self) -> bool:
         capabilities = self._request.session.client_capabilities
-        return bool(capabilities and capabilities.sampling is not None and self._request.session.can_send_request)
+        return bool(
+            capabilities and capabilities.sampling is not None and self._request.session.can_send_request
+        )
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         try:

@@ -59,9 +59,7 @@ class ToolSpec:
 
 def check_tool_name(name: str, plugin: str) -> None:
     if not TOOL_NAME_PATTERN.match(name):
-        raise HostError(
-            f"plugin {plugin!r}: tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
-        )
+        raise HostError(f"plugin {plugin!r}: tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
 
 
 def build_tool_spec(
@@ -100,10 +98,8 @@ def build_tool_spec(
             raise HostError(f"plugin {plugin!r}: tool {tool_name!r} parameter {parameter.name!r} has no type")
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
-    extra = "ignore" if allow_extra_arguments else "forbid"
-    input_model = create_model(  # type: ignore[call-overload]
-        f"{tool_name}_arguments", __config__=ConfigDict(extra=extra), **fields
-    )
+    config = ConfigDict(extra="ignore" if allow_extra_arguments else "forbid")
+    input_model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
     for field_name, info in input_model.model_fields.items():
         if not (info.description or "").strip():
             raise HostError(
@@ -112,7 +108,9 @@ def build_tool_spec(
             )
     output_model = hints.get("return")
     if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
-        raise HostError(f"plugin {plugin!r}: tool {tool_name!r} must declare a ToolOutput subclass as return type")
+        raise HostError(
+            f"plugin {plugin!r}: tool {tool_name!r} must declare a ToolOutput subclass as return type"
+        )
     reserved = RESERVED_KEYS & set(output_model.model_fields)
     if reserved:
         raise HostError(
@@ -125,8 +123,6 @@ def build_tool_spec(
         "idempotentHint": idempotent or read_only,
         "openWorldHint": open_world,
     }
-    if title:
-        annotations["title"] = title
     spec = ToolSpec(
         name=tool_name,
         plugin=plugin,
@@ -221,12 +217,20 @@ def _describe_valid(schema: dict[str, Any], argument: str) -> str:
         kind = option.get("type")
         if kind and "enum" not in option:
             bounds = []
-            for key, word in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
-                              ("exclusiveMaximum", "<")):
+            for key, word in (
+                ("minimum", ">="),
+                ("exclusiveMinimum", ">"),
+                ("maximum", "<="),
+                ("exclusiveMaximum", "<"),
+            ):
                 if key in option:
                     bounds.append(f"{word} {option[key]}")
-            for key, word in (("minLength", "at least {} characters"), ("maxLength", "at most {} characters"),
-                              ("minItems", "at least {} items"), ("maxItems", "at most {} items")):
+            for key, word in (
+                ("minLength", "at least {} characters"),
+                ("maxLength", "at most {} characters"),
+                ("minItems", "at least {} items"),
+                ("maxItems", "at most {} items"),
+            ):
                 if key in option:
                     bounds.append(word.format(option[key]))
             parts.append(f"{kind}" + (f" ({', '.join(bounds)})" if bounds else ""))
@@ -252,14 +256,18 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, languag
         top = str(first["loc"][0]) if first["loc"] else ""
         kind = first["type"]
         if kind == "missing":
-            message = pick(language, en=f"Missing required argument '{argument}'.",
-                           zh=f"缺少必填参数 '{argument}'。")
+            message = pick(
+                language, en=f"Missing required argument '{argument}'.", zh=f"缺少必填参数 '{argument}'。"
+            )
         elif kind == "extra_forbidden":
             message = pick(language, en=f"Unknown argument '{argument}'.", zh=f"未知参数 '{argument}'。")
         else:
             reason = first["msg"]
-            message = pick(language, en=f"Invalid argument '{argument}': {reason}.",
-                           zh=f"参数 '{argument}' 无效：{reason}。")
+            message = pick(
+                language,
+                en=f"Invalid argument '{argument}': {reason}.",
+                zh=f"参数 '{argument}' 无效：{reason}。",
+            )
         hint = _describe_valid(spec.input_schema, top if kind != "extra_forbidden" else "")
         details = {
             "argument": argument,

@@ -156,7 +156,10 @@ def build_http_app(server: Server[Any], policy: HttpPolicy) -> ASGIApp:
     sse = SseServerTransport("/messages/", max_request_body_size=policy.max_body_bytes)
 
     async def sse_endpoint(request: Request) -> Response:
-        async with sse.connect_sse(request.scope, request.receive, request._send) as (read_stream, write_stream):
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (
+            read_stream,
+            write_stream,
+        ):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return Response()
 

@@ -11,15 +11,14 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
 from hostd.config import config_from_mapping
 from hostd.host import Host
 from hostd.server import build_server
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 
 def envelope_of(result: Any) -> dict[str, Any]:
@@ -28,7 +27,7 @@ def envelope_of(result: Any) -> dict[str, Any]:
     text = json.loads(result.content[0].text)
     assert structured == text, "structuredContent and the text block differ"
     assert structured["status"] == ("error" if result.is_error else "success")
-    return structured  # type: ignore[no-any-return]
+    return cast(dict[str, Any], structured)
 
 
 def _profile_config(
@@ -167,7 +166,9 @@ class HttpServer:
             while True:
                 if process.poll() is not None:
                     _, err = process.communicate()
-                    raise RuntimeError(f"hostd serve exited with {process.returncode}: {err.decode()[-2000:]}")
+                    raise RuntimeError(
+                        f"hostd serve exited with {process.returncode}: {err.decode()[-2000:]}"
+                    )
                 try:
                     with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                         break

@@ -18,7 +18,9 @@ def install_plugin_source(folder: Path, *, entry_point: str, module: str, source
     (folder / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     dist = folder / f"{module}-0.0.0.dist-info"
     dist.mkdir(exist_ok=True)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.0.0\n", encoding="utf-8")
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.0.0\n", encoding="utf-8"
+    )
     (dist / "entry_points.txt").write_text(f"[hostd]\n{entry_point} = {module}\n", encoding="utf-8")
     return folder
 

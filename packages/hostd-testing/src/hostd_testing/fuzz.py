@@ -75,8 +75,12 @@ def valid_value(schema: dict[str, Any], root: dict[str, Any], rng: random.Random
             return "a" * max(low, 1)
         return rng.choice(candidates)
     if kind in ("integer", "number"):
-        low = schema.get("minimum", schema.get("exclusiveMinimum", -3) + (1 if "exclusiveMinimum" in schema else 0))
-        high = schema.get("maximum", schema.get("exclusiveMaximum", 1000) - (1 if "exclusiveMaximum" in schema else 0))
+        low = schema.get(
+            "minimum", schema.get("exclusiveMinimum", -3) + (1 if "exclusiveMinimum" in schema else 0)
+        )
+        high = schema.get(
+            "maximum", schema.get("exclusiveMaximum", 1000) - (1 if "exclusiveMaximum" in schema else 0)
+        )
         value = rng.choice([low, high, (low + high) // 2 if kind == "integer" else (low + high) / 2])
         return int(value) if kind == "integer" else float(value)
     if kind == "boolean":
@@ -146,7 +150,9 @@ async def fuzz_tools(
             try:
                 result = await client.call_tool(tool.name, arguments)
             except Exception as exc:  # a protocol error for a listed tool is a failure too
-                report.failures.append(f"{tool.name}({_short(arguments)}): raised {type(exc).__name__}: {exc}")
+                report.failures.append(
+                    f"{tool.name}({_short(arguments)}): raised {type(exc).__name__}: {exc}"
+                )
                 continue
             envelope = result.structured_content or {}
             code = (envelope.get("error") or {}).get("code", "OK") if result.is_error else "OK"
