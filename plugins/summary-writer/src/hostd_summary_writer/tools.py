@@ -30,7 +30,6 @@ def update_summary(
             description="Target Markdown file (.md or .markdown): absolute, or relative to the first allowed "
             "root folder. Must stay inside the allowed roots; missing parent folders are created.",
             min_length=1,
-            max_length=4096,
         ),
     ],
     mode: Annotated[
@@ -59,7 +58,9 @@ def update_summary(
     else:
         bytes_written, created = _overwrite(ctx, target, data, settings)
         separator_added = False
-        message = ctx.text(en=f"Summary written to file (replaced): {target}", zh=f"总结已成功覆盖写入文件：{target}")
+        message = ctx.text(
+            en=f"Summary written to file (replaced): {target}", zh=f"总结已成功覆盖写入文件：{target}"
+        )
     return UpdateSummaryResult(
         file_path=str(target),
         mode=mode,
@@ -74,10 +75,13 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
     if is_blank(content):
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(en="Invalid content: must not be empty or only whitespace",
-                     zh="无效的 content：不能为空或仅包含空白字符"),
-            hint=ctx.text(en="Pass the summary text to write as 'content'.",
-                          zh="请在 content 中提供要写入的总结文本。"),
+            ctx.text(
+                en="Invalid content: must not be empty or only whitespace",
+                zh="无效的 content：不能为空或仅包含空白字符",
+            ),
+            hint=ctx.text(
+                en="Pass the summary text to write as 'content'.", zh="请在 content 中提供要写入的总结文本。"
+            ),
             details={"argument": "content"},
         )
     try:
@@ -85,16 +89,20 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
     except UnicodeEncodeError:
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(en="Invalid content: it holds characters that are not valid Unicode text (lone surrogates)",
-                     zh="无效的 content：包含无效的 Unicode 字符（孤立代理项）"),
+            ctx.text(
+                en="Invalid content: it holds characters that are not valid Unicode text (lone surrogates)",
+                zh="无效的 content：包含无效的 Unicode 字符（孤立代理项）",
+            ),
             hint=ctx.text(en="Send the content as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送内容。"),
             details={"argument": "content"},
         ) from None
     if len(data) > max_bytes:
         raise ToolError(
             "TOO_LONG",
-            ctx.text(en=f"Content is too long: {len(data)} bytes of UTF-8, the limit is {max_bytes}",
-                     zh=f"内容过长：UTF-8 编码为 {len(data)} 字节，上限为 {max_bytes} 字节"),
+            ctx.text(
+                en=f"Content is too long: {len(data)} bytes of UTF-8, the limit is {max_bytes}",
+                zh=f"内容过长：UTF-8 编码为 {len(data)} 字节，上限为 {max_bytes} 字节",
+            ),
             hint=ctx.text(
                 en="Split the summary into several calls in append mode, or raise "
                 "plugins.summary-writer.max_content_bytes in the config.",
@@ -112,10 +120,14 @@ def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
     if not is_markdown_path(file_path):
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(en="Invalid file_path: must end with .md or .markdown",
-                     zh="无效的 file_path：必须以 .md 或 .markdown 结尾"),
-            hint=ctx.text(en="Use a Markdown file name, for example notes/summary.md.",
-                          zh="请使用 Markdown 文件名，例如 notes/summary.md。"),
+            ctx.text(
+                en="Invalid file_path: must end with .md or .markdown",
+                zh="无效的 file_path：必须以 .md 或 .markdown 结尾",
+            ),
+            hint=ctx.text(
+                en="Use a Markdown file name, for example notes/summary.md.",
+                zh="请使用 Markdown 文件名，例如 notes/summary.md。",
+            ),
             details={"argument": "file_path"},
         )
     # Resolving first means the folders made below are inside the roots, whatever the spelling.

@@ -1,0 +1,40 @@
+"""Fixtures for the summary-writer tests: a client over the in-memory host or a real process."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostd_testing import in_memory_client, served_client, write_config
+from mcp import Client
+
+# Child processes of the concurrency and crash tests import the support module by name.
+sys.path.insert(0, str(Path(__file__).parent))
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(params=["in-memory", "served"])
+def connect(request: pytest.FixtureRequest, tmp_path: Path, hostd_data_dir: Path) -> Connect:
+    """Open a client on a host serving summary-writer: in-process, or a real ``hostd serve``.
+
+    Call it with a whole config mapping (see ``host_config``), an optional working folder and
+    the SDK client's options (``list_roots_callback``).
+    """
+    served_configs = itertools.count()
+
+    def open_client(
+        config: dict[str, Any], *, cwd: Path | None = None, **client_options: Any
+    ) -> AbstractAsyncContextManager[Client]:
+        if request.param == "in-memory":
+            return in_memory_client(data_dir=hostd_data_dir, config=config, cwd=cwd, **client_options)
+        folder = tmp_path / f"served-config-{next(served_configs)}"
+        folder.mkdir()
+        return served_client(write_config(folder, config=config), cwd=cwd, **client_options)
+
+    return open_client

@@ -1,0 +1,216 @@
+"""update_summary through a real MCP client: the spec's examples, argument rules, roots.
+
+Most tests run twice (``connect`` fixture): against the host in-process and against a real
+``hostd serve`` subprocess over stdio.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hostd_testing import envelope_of, fuzz_tools, in_memory_client
+from mcp import Client
+from summary_writer_support import HEADINGS, TOOL, host_config, separator_pattern
+
+pytestmark = pytest.mark.anyio
+
+
+async def update(client: Client, **arguments: Any) -> dict[str, Any]:
+    return envelope_of(await client.call_tool(TOOL, arguments))
+
+
+# --- the tool as listed -------------------------------------------------------------------
+
+
+@pytest.mark.smoke
+async def test_tool_is_listed_with_annotations_true_to_it(connect, hostd_roots):
+    async with connect(host_config([hostd_roots])) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    tool = tools[TOOL]
+    assert tool.annotations.read_only_hint is False
+    assert tool.annotations.destructive_hint is True
+    assert tool.annotations.idempotent_hint is False
+    assert "REPLACES THE WHOLE FILE" in tool.description
+    schema = tool.input_schema
+    assert schema["required"] == ["content", "file_path"]
+    assert schema["properties"]["mode"]["enum"] == ["append", "overwrite"]
+    assert schema["properties"]["mode"]["default"] == "append"
+    assert all(prop["description"] for prop in schema["properties"].values())
+
+
+# --- the spec's examples ------------------------------------------------------------------
+
+
+@pytest.mark.smoke
+async def test_append_to_missing_file_creates_it_and_its_folders(connect, hostd_roots):
+    async with connect(host_config([hostd_roots], "zh")) as client:
+        envelope = await update(client, content="# 第一次总结\n\n要点。", file_path="notes/2024/a.md")
+    target = hostd_roots / "notes" / "2024" / "a.md"
+    assert target.read_text(encoding="utf-8") == "# 第一次总结\n\n要点。"
+    expected_bytes = len("# 第一次总结\n\n要点。".encode())
+    assert {k: v for k, v in envelope.items() if k != "metadata"} == {
+        "status": "success",
+        "message": f"总结已成功追加至文件：{target}",
+        "file_path": str(target),
+        "mode": "append",
+        "bytes_written": expected_bytes,
+        "created": True,
+        "separator_added": False,
+    }
+    assert envelope["metadata"]["execution_time_ms"] >= 0
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+async def test_append_to_existing_file_adds_timestamped_separator(connect, hostd_roots, language):
+    target = hostd_roots / "summary.md"
+    target.write_text("旧内容", encoding="utf-8")
+    async with connect(host_config([hostd_roots], language)) as client:
+        envelope = await update(client, content="新的总结", file_path=str(target), mode="append")
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("旧内容") and text.endswith("新的总结")
+    separator = text[len("旧内容") : -len("新的总结")]
+    assert separator_pattern(HEADINGS[language]).fullmatch(separator), repr(separator)
+    assert envelope["bytes_written"] == len(separator.encode()) + len("新的总结".encode())
+    assert envelope["created"] is False and envelope["separator_added"] is True
+    expected = {"zh": f"总结已成功追加至文件：{target}", "en": f"Summary appended to file: {target}"}
+    assert envelope["message"] == expected[language]
+
+
+async def test_append_to_empty_file_writes_content_alone(connect, hostd_roots):
+    target = hostd_roots / "empty.md"
+    target.touch()
+    async with connect(host_config([hostd_roots])) as client:
+        envelope = await update(client, content="only this", file_path="empty.md")
+    assert target.read_text() == "only this"
+    assert envelope["created"] is False and envelope["separator_added"] is False
+
+
+async def test_overwrite_replaces_the_whole_file(connect, hostd_roots):
+    target = hostd_roots / "a.markdown"
+    target.write_text("old " * 1000)
+    async with connect(host_config([hostd_roots], "zh")) as client:
+        envelope = await update(client, content="new", file_path="a.markdown", mode="overwrite")
+        created = await update(client, content="fresh", file_path="b.MD", mode="overwrite")
+    assert target.read_text() == "new"
+    assert envelope["mode"] == "overwrite" and envelope["bytes_written"] == 3
+    assert envelope["created"] is False and envelope["separator_added"] is False
+    assert envelope["message"] == f"总结已成功覆盖写入文件：{target}"
+    assert (hostd_roots / "b.MD").read_text() == "fresh" and created["created"] is True
+
+
+async def test_separator_heading_comes_from_settings(connect, hostd_roots):
+    target = hostd_roots / "s.md"
+    async with connect(host_config([hostd_roots], "zh", separator_heading="Weekly notes")) as client:
+        await update(client, content="one", file_path="s.md")
+        await update(client, content="two", file_path="s.md")
+    first, second = separator_pattern("Weekly notes").split(target.read_text())
+    assert (first, second) == ("one", "two")
+
+
+# --- argument rules -----------------------------------------------------------------------
+
+BLANK_CONTENTS = ["", " ", "\t\n\r ", "\u3000\u3000", "\u200b", " \u200b\u3000\n\ufeff\u2060\u00a0"]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+async def test_blank_content_is_invalid_and_touches_nothing(connect, hostd_roots, language):
+    target = hostd_roots / "a.md"
+    target.write_text("kept")
+    async with connect(host_config([hostd_roots], language)) as client:
+        envelopes = [await update(client, content=blank, file_path="a.md") for blank in BLANK_CONTENTS]
+    for blank, envelope in zip(BLANK_CONTENTS, envelopes, strict=True):
+        assert envelope["status"] == "error", repr(blank)
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT", repr(blank)
+        assert "content" in envelope["message"]
+        assert envelope["error"]["hint"]
+    if language == "zh":
+        assert "不能为空" in envelopes[-1]["message"]
+    assert target.read_text() == "kept"
+
+
+@pytest.mark.parametrize(
+    ("language", "message"),
+    [
+        ("en", "Invalid file_path: must end with .md or .markdown"),
+        ("zh", "无效的 file_path：必须以 .md 或 .markdown 结尾"),
+    ],
+)
+async def test_file_path_must_be_markdown(connect, hostd_roots, language, message):
+    bad_paths = ["notes.txt", "notes", "a.md.txt", "a.md/", "a.md.", "a.mdx", "/etc/passwd"]
+    async with connect(host_config([hostd_roots], language)) as client:
+        envelopes = [await update(client, content="x", file_path=path) for path in bad_paths]
+        accepted = [await update(client, content="x", file_path=path) for path in ["A.MD", "b.Markdown"]]
+    for path, envelope in zip(bad_paths, envelopes, strict=True):
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT", path
+        assert envelope["message"] == message and envelope["error"]["message"] == message
+        assert envelope["error"]["hint"]
+    assert [e["status"] for e in accepted] == ["success", "success"]
+    assert sorted(os.listdir(hostd_roots)) == ["A.MD", "b.Markdown"]
+
+
+async def test_mode_must_be_append_or_overwrite(connect, hostd_roots):
+    async with connect(host_config([hostd_roots])) as client:
+        envelope = await update(client, content="x", file_path="a.md", mode="replace")
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["details"]["argument"] == "mode"
+    said = envelope["message"] + envelope["error"]["hint"]
+    assert "append" in said and "overwrite" in said
+    assert not (hostd_roots / "a.md").exists()
+
+
+async def test_missing_arguments_are_named(connect, hostd_roots):
+    async with connect(host_config([hostd_roots])) as client:
+        no_content = await update(client, file_path="a.md")
+        no_path = await update(client, content="x")
+    assert no_content["error"]["details"]["argument"] == "content"
+    assert no_path["error"]["details"]["argument"] == "file_path"
+
+
+async def test_content_over_the_cap_is_too_long(connect, hostd_roots):
+    async with connect(host_config([hostd_roots], max_content_bytes=10)) as client:
+        at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
+        over = await update(client, content="一二三xy", file_path="a.md")
+    assert at_cap["status"] == "success"
+    assert over["error"]["code"] == "TOO_LONG"
+    assert over["error"]["details"]["max_bytes"] == 10 and over["error"]["hint"]
+    assert (hostd_roots / "a.md").read_text() == "一二三x"
+
+
+async def test_default_cap_is_one_mebibyte(hostd_data_dir, hostd_roots):
+    async with in_memory_client(data_dir=hostd_data_dir, config=host_config([hostd_roots])) as client:
+        at_cap = await update(client, content="x" * (1 << 20), file_path="big.md", mode="overwrite")
+        over = await update(client, content="x" * ((1 << 20) + 1), file_path="big.md", mode="overwrite")
+    assert at_cap["status"] == "success" and at_cap["bytes_written"] == 1 << 20
+    assert over["error"]["code"] == "TOO_LONG"
+
+
+async def test_directory_at_the_path_is_invalid_argument(connect, hostd_roots):
+    (hostd_roots / "folder.md").mkdir()
+    async with connect(host_config([hostd_roots])) as client:
+        envelope = await update(client, content="x", file_path="folder.md")
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["hint"]
+    assert (hostd_roots / "folder.md").is_dir()
+
+
+async def test_fuzz(connect, hostd_roots):
+    async with connect(host_config([hostd_roots])) as client:
+        report = await fuzz_tools(client, seed=3, rounds=12)
+    assert report.calls > 0 and not report.failures, report.failures
+    assert report.codes.get("OK", 0) > 0, report.codes
+
+
+async def test_plugin_settings_are_validated(hostd_data_dir, hostd_roots):
+    from hostd import HostError
+
+    with pytest.raises(HostError, match="max_content_bytes"):
+        async with in_memory_client(
+            data_dir=hostd_data_dir, config=host_config([hostd_roots], max_content_bytes=0)
+        ):
+            pass
+    with pytest.raises(HostError, match="separator_heading"):
+        async with in_memory_client(
+            data_dir=hostd_data_dir, config=host_config([hostd_roots], separator_heading="a\nb")
+        ):
+            pass
