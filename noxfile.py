@@ -74,7 +74,7 @@ def tests(session: nox.Session) -> None:
 def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
-    session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5", *test_group(plugin))
+    session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
     session.run(*PYTEST, f"plugins/{plugin}/tests", *session.posargs)
 
 
@@ -83,7 +83,7 @@ def lowest(session: nox.Session) -> None:
     """Every distribution at the lowest versions its direct requirements allow: the smoke tests."""
     editable = [arg for path in [*SHARED, *(f"plugins/{p}" for p in PLUGINS)] for arg in ("-e", path)]
     session.install(
-        "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.5"
+        "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12"
     )
     suites = [
         "hostd/tests",

@@ -21,8 +21,3 @@ def hostd_roots(tmp_path: Path) -> Path:
     path = tmp_path / "root"
     path.mkdir()
     return path
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
