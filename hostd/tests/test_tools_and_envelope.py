@@ -150,3 +150,14 @@ async def test_unknown_tool_is_a_protocol_error(hostd_data_dir: Path, probe: obj
 async def test_both_protocol_eras_in_process(hostd_data_dir: Path, probe: object, mode: str) -> None:
     async with client(hostd_data_dir, probe, mode=mode) as c:
         assert envelope_of(await c.call_tool("echo", {"text": "era"}))["text"] == "era"
+
+
+async def test_fuzz_check_over_the_probe_tools(tmp_path: Path, probe: object) -> None:
+    from hostd_testing import fuzz_tools
+
+    async with client(tmp_path / "d", probe, config={"allowed_roots": [str(tmp_path)]}) as c:
+        # 'fail' raises on purpose (its crash kind is INTERNAL by design); every other tool must hold.
+        report = await fuzz_tools(c, skip=frozenset({"fail"}))
+    assert report.calls > 100
+    assert not report.failures, report.failures
+    assert report.codes.get("INVALID_ARGUMENT", 0) > 0 and report.codes.get("OK", 0) > 0

@@ -1,0 +1,35 @@
+"""Start-up stays cheap: with every plugin installed, nothing heavy is imported until a tool runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ["bs4", "lxml", "markdownify", "requests", "sqlite3", "playwright", "hostd_fs.sqlite"]
+
+PROBE = """
+import json, sys
+from pathlib import Path
+from hostd.config import config_from_mapping
+from hostd.host import Host
+from hostd.server import build_server
+host = Host(config_from_mapping({}, data_dir=Path(sys.argv[1])))
+build_server(host)
+host.startup()
+print(json.dumps({"plugins": host.plugin_names, "tools": len(host.tools),
+                  "heavy": sorted(m for m in sys.modules if m.split(".")[0] in %r or m in %r)}))
+host.shutdown()
+"""
+
+
+@pytest.mark.smoke
+def test_serving_every_plugin_imports_nothing_heavy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = PROBE % ([name.split(".")[0] for name in HEAVY], HEAVY)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["tools"] > 0
+    assert report["heavy"] == [], f"imported at start-up: {report['heavy']} (plugins: {report['plugins']})"
