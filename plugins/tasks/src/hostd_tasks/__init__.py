@@ -1,0 +1,1 @@
+"""hostd-tasks: a prioritized task list that agents can share (entry point ``tasks``)."""

@@ -1,0 +1,82 @@
+"""The task model: statuses, priorities, the allowed status moves and the record every answer carries.
+
+Kept free of storage and of the host so the rules can be read (and tested) in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Status = Literal["pending", "in_progress", "completed", "failed", "blocked"]
+Priority = Literal["P0", "P1", "P2"]
+
+STATUSES: tuple[Status, ...] = get_args(Status)
+PRIORITIES: tuple[Priority, ...] = get_args(Priority)
+
+#: DESIGN.md's rule for identifiers that become record names: no '/', never '.' or '..'.
+ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+ID_RE = re.compile(ID_PATTERN)
+
+TITLE_MAX = 200
+#: Long enough for a real brief, short enough that one task cannot bloat every list answer.
+DESCRIPTION_MAX = 20_000
+#: Dependencies one task may name; more than this is a plan, not a task.
+DEPENDENCIES_MAX = 100
+
+#: Every allowed move; anything else (apart from staying put) is refused as a conflict.
+TRANSITIONS: dict[Status, tuple[Status, ...]] = {
+    "pending": ("in_progress", "blocked", "failed"),
+    "in_progress": ("completed", "failed", "blocked", "pending"),
+    "blocked": ("pending", "in_progress"),
+    "failed": ("pending",),
+    "completed": ("pending",),
+}
+
+
+def allowed_next(status: Status) -> tuple[Status, ...]:
+    """The statuses a task in ``status`` may move to."""
+    return TRANSITIONS[status]
+
+
+def priority_rank(priority: Priority) -> int:
+    """P0 -> 0 (most urgent) ... P2 -> 2, the order stored and sorted on."""
+    return PRIORITIES.index(priority)
+
+
+def priority_name(rank: int) -> Priority:
+    return PRIORITIES[rank]
+
+
+class TaskRecord(BaseModel):
+    """A task as every tool answers it: the whole record, never a partial one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="The task's identifier")
+    title: str = Field(description="Short title, 1-200 characters")
+    description: str = Field(description="Longer text; empty when none was given")
+    status: Status = Field(description="pending, in_progress, completed, failed or blocked")
+    priority: Priority = Field(description="P0 (most urgent), P1 or P2")
+    depends_on: list[str] = Field(description="Tasks that must be completed before this one is offered next")
+    linked_session_id: str | None = Field(description="The deep-thinking session linked to this task, if any")
+    created_at: datetime = Field(description="When the task was created (UTC)")
+    updated_at: datetime = Field(description="When the task last changed (UTC)")
+
+
+class Settings(BaseModel):
+    """The ``plugins.tasks`` section of the config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database: str = Field(default="tasks.db", description="SQLite file name inside the plugin's data folder")
+
+    @field_validator("database")
+    @classmethod
+    def _plain_file_name(cls, value: str) -> str:
+        if not ID_RE.match(value):
+            raise ValueError("must be a plain file name (letters, digits, '.', '_', '-'), not a path")
+        return value

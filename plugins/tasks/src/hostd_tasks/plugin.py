@@ -1,0 +1,38 @@
+"""hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
+
+Tools: create_task, list_tasks, update_task_status, get_next_task, get_task_stats,
+link_task_session. Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when
+that plugin is loaded. The SQLite store opens on the first call, not at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hostd import PluginContext, hookimpl
+from hostd_tasks import tools
+from hostd_tasks.links import SERVICE_NAME, TaskLinks
+from hostd_tasks.models import Settings
+
+
+@hookimpl
+def hostd_settings_model() -> type[Settings]:
+    return Settings
+
+
+@hookimpl
+def hostd_register_tools(register: Callable[..., None], context: PluginContext) -> None:
+    register(tools.create_task, title="Create task", destructive=False)
+    register(tools.list_tasks, title="List tasks", read_only=True)
+    register(tools.update_task_status, title="Update task status", destructive=False, idempotent=True)
+    register(tools.get_next_task, title="Get next task", destructive=False)
+    register(tools.get_task_stats, title="Task statistics", read_only=True)
+    register(
+        tools.link_task_session, title="Link task to thinking session", destructive=False, idempotent=True
+    )
+
+
+@hookimpl
+def hostd_register_services(register: Callable[[str, Any], None], context: PluginContext) -> None:
+    register(SERVICE_NAME, TaskLinks(context))

@@ -1,0 +1,115 @@
+"""Hostile input: bad ids, huge text, SQL-looking text, odd characters; and the fuzz check."""
+
+from __future__ import annotations
+
+import pytest
+from hostd_testing import fuzz_tools
+from tasks_support import Connect, create, ok, refused
+
+pytestmark = pytest.mark.anyio
+
+BAD_IDS = ["a/b", "../x", "..", ".", ".hidden", "x" * 65, "a\x00b", "a b", "a\\b", "任务", "", "t-1/"]
+
+
+@pytest.mark.parametrize("task_id", BAD_IDS, ids=repr)
+async def test_bad_task_ids_are_refused_everywhere(connect_in_memory: Connect, task_id: str) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "existing", task_id="ok-1")
+        calls = [
+            ("create_task", {"title": "x", "task_id": task_id}, "task_id"),
+            ("create_task", {"title": "x", "depends_on": [task_id]}, "depends_on.0"),
+            ("update_task_status", {"task_id": task_id, "new_status": "in_progress"}, "task_id"),
+            ("link_task_session", {"task_id": task_id, "session_id": "s-1"}, "task_id"),
+            ("link_task_session", {"task_id": "ok-1", "session_id": task_id}, "session_id"),
+        ]
+        for tool, arguments, argument in calls:
+            error = await refused(client, tool, arguments, "INVALID_ARGUMENT")
+            assert error["details"]["argument"] == argument, (tool, error)
+        listed = await ok(client, "list_tasks")
+    assert listed["total"] == 1
+    assert listed["tasks"][0]["linked_session_id"] is None
+
+
+@pytest.mark.parametrize("task_id", ["a", "A.b-c_d", "x" * 64, "0", "-lead", "a..b", "v1.2.3"])
+async def test_ids_within_the_rule_are_accepted(connect_in_memory: Connect, task_id: str) -> None:
+    async with connect_in_memory() as client:
+        task = await create(client, "fine", task_id=task_id)
+    assert task["task_id"] == task_id
+
+
+async def test_a_one_megabyte_description_is_refused_and_nothing_is_stored(connect: Connect) -> None:
+    async with connect() as client:
+        error = await refused(
+            client, "create_task", {"title": "big", "description": "x" * 1_000_000}, "INVALID_ARGUMENT"
+        )
+        listed = await ok(client, "list_tasks")
+    assert error["details"]["argument"] == "description"
+    assert "20000" in error["hint"]
+    assert listed["total"] == 0
+
+
+async def test_the_longest_allowed_description_round_trips(connect_in_memory: Connect) -> None:
+    text = ("描述" * 10_000)[:20_000]
+    async with connect_in_memory() as client:
+        task = await create(client, "long", description=text)
+        listed = await ok(client, "list_tasks")
+    assert task["description"] == text
+    assert listed["tasks"][0]["description"] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "'; DROP TABLE tasks; --",
+        "Robert'); DELETE FROM task_dependencies; --",
+        "emoji 😀🔥 and 中文",
+        "nul\x00inside",
+        "line\r\nbreaks\tand\u200bzero-width",
+        '{"status": "completed"}',
+    ],
+    ids=repr,
+)
+async def test_odd_text_is_stored_literally(connect_in_memory: Connect, text: str) -> None:
+    async with connect_in_memory() as client:
+        task = await create(client, text[:200], description=text)
+        listed = await ok(client, "list_tasks")
+        stats = await ok(client, "get_task_stats")
+    assert listed["tasks"] == [task]
+    assert task["description"] == text
+    assert task["title"] == text[:200].strip()
+    assert stats["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "argument"),
+    [
+        ("get_next_task", {"claim": "maybe"}, "claim"),
+        ("list_tasks", {"limit": "lots"}, "limit"),
+        ("create_task", {"title": ["a", "list"]}, "title"),
+        ("create_task", {"title": "x", "depends_on": "t-1"}, "depends_on"),
+        ("update_task_status", {"task_id": "t-1"}, "new_status"),
+        ("get_task_stats", {"verbose": True}, "verbose"),
+    ],
+)
+async def test_wrong_shapes_are_invalid_and_named(
+    connect_in_memory: Connect, tool: str, arguments: dict[str, object], argument: str
+) -> None:
+    async with connect_in_memory() as client:
+        error = await refused(client, tool, arguments, "INVALID_ARGUMENT")
+    assert error["details"]["argument"] == argument
+
+
+@pytest.mark.smoke
+async def test_fuzz_in_memory(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "seed", task_id="task-1")
+        report = await fuzz_tools(client, seed=6, rounds=8)
+    assert report.calls > 0 and not report.failures, report.failures
+    assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes
+
+
+async def test_fuzz_through_a_real_server(connect_served: Connect) -> None:
+    async with connect_served() as client:
+        await create(client, "seed", task_id="task-1")
+        report = await fuzz_tools(client, seed=61, rounds=4)
+    assert report.calls > 0 and not report.failures, report.failures

@@ -1,0 +1,139 @@
+"""list_tasks (order, filters, total, cursor) and get_task_stats."""
+
+from __future__ import annotations
+
+import pytest
+from tasks_support import Connect, create, ok, refused, walk_to
+
+pytestmark = pytest.mark.anyio
+
+
+async def seed(client: object) -> dict[str, str]:
+    """Six tasks of mixed priority and status; returns title -> id."""
+    ids = {}
+    for title, priority, status in [
+        ("a", "P2", "pending"),
+        ("b", "P0", "completed"),
+        ("c", "P1", "pending"),
+        ("d", "P0", "pending"),
+        ("e", "P2", "blocked"),
+        ("f", "P1", "in_progress"),
+    ]:
+        task = await create(client, title, priority=priority)  # type: ignore[arg-type]
+        await walk_to(client, task["task_id"], status)  # type: ignore[arg-type]
+        ids[title] = task["task_id"]
+    return ids
+
+
+@pytest.mark.smoke
+async def test_list_is_most_urgent_first_then_oldest(connect: Connect) -> None:
+    async with connect() as client:
+        await seed(client)
+        listed = await ok(client, "list_tasks")
+    assert [t["title"] for t in listed["tasks"]] == ["b", "d", "c", "f", "a", "e"]
+    assert listed["total"] == 6
+    assert listed["next_cursor"] is None
+
+
+async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
+    async with connect() as client:
+        await seed(client)
+        pending = await ok(client, "list_tasks", {"status": "pending"})
+        p1 = await ok(client, "list_tasks", {"priority": "P1"})
+        both = await ok(client, "list_tasks", {"status": "pending", "priority": "P2"})
+    assert [t["title"] for t in pending["tasks"]] == ["d", "c", "a"]
+    assert pending["total"] == 3
+    assert [t["title"] for t in p1["tasks"]] == ["c", "f"]
+    assert [t["title"] for t in both["tasks"]] == ["a"]
+    assert both["total"] == 1
+
+
+async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
+    async with connect() as client:
+        await seed(client)
+        seen: list[str] = []
+        cursor = None
+        pages = 0
+        while True:
+            arguments = {"limit": 4} if cursor is None else {"limit": 4, "cursor": cursor}
+            page = await ok(client, "list_tasks", arguments)
+            assert page["total"] == 6
+            seen += [t["title"] for t in page["tasks"]]
+            pages += 1
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    assert pages == 2
+    assert seen == ["b", "d", "c", "f", "a", "e"]
+
+
+async def test_the_cursor_keeps_the_filter_order(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        for n in range(7):
+            await create(client, f"p{n % 3}-{n}", priority=f"P{n % 3}")
+        first = await ok(client, "list_tasks", {"limit": 2, "priority": "P0"})
+        second = await ok(
+            client, "list_tasks", {"limit": 2, "priority": "P0", "cursor": first["next_cursor"]}
+        )
+    assert [t["title"] for t in first["tasks"]] == ["p0-0", "p0-3"]
+    assert [t["title"] for t in second["tasks"]] == ["p0-6"]
+    assert second["next_cursor"] is None
+
+
+@pytest.mark.parametrize("cursor", ["abc", "3:1", "0:", ":5", "0:1:2", "0:" + "9" * 19, "-1:5"])
+async def test_a_malformed_cursor_is_invalid(connect_in_memory: Connect, cursor: str) -> None:
+    async with connect_in_memory() as client:
+        error = await refused(client, "list_tasks", {"cursor": cursor}, "INVALID_ARGUMENT")
+    assert error["details"]["argument"] == "cursor"
+
+
+@pytest.mark.parametrize("limit", [0, 1001, -5])
+async def test_limit_out_of_range_is_invalid(connect_in_memory: Connect, limit: int) -> None:
+    async with connect_in_memory() as client:
+        error = await refused(client, "list_tasks", {"limit": limit}, "INVALID_ARGUMENT")
+    assert error["details"]["argument"] == "limit"
+
+
+@pytest.mark.parametrize(("argument", "value"), [("status", "done"), ("priority", "P9")])
+async def test_unknown_filters_are_invalid(connect_in_memory: Connect, argument: str, value: str) -> None:
+    async with connect_in_memory() as client:
+        error = await refused(client, "list_tasks", {argument: value}, "INVALID_ARGUMENT")
+    assert error["details"]["argument"] == argument
+
+
+async def test_stats_count_by_status_and_priority(connect: Connect) -> None:
+    async with connect() as client:
+        ids = await seed(client)
+        waiting = await create(client, "g", priority="P0", depends_on=[ids["e"]])
+        stats = await ok(client, "get_task_stats")
+    assert stats["total"] == 7
+    assert stats["by_status"] == {"pending": 4, "in_progress": 1, "completed": 1, "failed": 0, "blocked": 1}
+    assert stats["by_priority"] == {"P0": 3, "P1": 2, "P2": 2}
+    assert stats["completion_rate"] == pytest.approx(1 / 7, abs=1e-4)
+    assert stats["waiting_on_dependencies"] == 1
+    assert stats["oldest_pending_task_id"] == ids["a"]
+    assert stats["oldest_pending_age_seconds"] >= 0
+    assert waiting["task_id"] != stats["oldest_pending_task_id"]
+    assert "7 tasks" in stats["message"]
+
+
+async def test_stats_of_an_empty_list(connect: Connect) -> None:
+    async with connect() as client:
+        stats = await ok(client, "get_task_stats")
+    assert stats["total"] == 0
+    assert set(stats["by_status"].values()) == {0}
+    assert stats["completion_rate"] is None
+    assert stats["oldest_pending_task_id"] is None
+    assert stats["oldest_pending_age_seconds"] is None
+    assert "No tasks" in stats["message"]
+
+
+async def test_oldest_pending_follows_creation_not_priority(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        old = await create(client, "old and unimportant", priority="P2")
+        await create(client, "new and urgent", priority="P0")
+        stats = await ok(client, "get_task_stats")
+        await walk_to(client, old["task_id"], "in_progress")
+        after = await ok(client, "get_task_stats")
+    assert stats["oldest_pending_task_id"] == old["task_id"]
+    assert after["oldest_pending_task_id"] != old["task_id"]
