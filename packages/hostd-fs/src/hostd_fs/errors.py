@@ -1,0 +1,309 @@
+"""One error type for every file-system refusal or failure, with stable codes and bilingual advice.
+
+Tools turn an `FsError` into the error envelope: `code` is the tool-level code the client sees,
+`reason` says precisely what went wrong (stable, documented in the README), and `message()` /
+`hint()` give a person a sentence in English or Simplified Chinese saying what to do next.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import Any, NamedTuple
+
+__all__ = ["FsError", "fs_error_from_os"]
+
+
+class _Text(NamedTuple):
+    """What to tell a person about one reason, in both languages."""
+
+    code: str
+    message_en: str
+    message_zh: str
+    hint_en: str
+    hint_zh: str
+
+
+# Templates may use {path} (the quoted path, or a neutral word when there is none) and keys of
+# the error's details. A missing key renders as "?" rather than failing: an error message must
+# never raise.
+_TEXTS: dict[str, _Text] = {
+    "OUTSIDE_ROOTS": _Text(
+        "PATH_NOT_ALLOWED",
+        "The path {path} is outside the folders this server may use.",
+        "路径 {path} 不在本服务允许使用的文件夹内。",
+        "Use a path inside one of the allowed folders ({roots}), or add its folder to `allowed_roots` "
+        "in the config.",
+        "请使用允许的文件夹（{roots}）内的路径，或在配置文件的 allowed_roots 中加入它所在的文件夹。",
+    ),
+    "NO_ROOT": _Text(
+        "PATH_NOT_ALLOWED",
+        "There is no folder this server may write to.",
+        "本服务没有可写入的文件夹。",
+        "Set `allowed_roots` in the config to the folders the server may use.",
+        "请在配置文件中设置 allowed_roots，列出本服务可以使用的文件夹。",
+    ),
+    "NO_ROOT/implicit_root": _Text(
+        "PATH_NOT_ALLOWED",
+        "There is no folder this server may write to.",
+        "本服务没有可写入的文件夹。",
+        "Set `allowed_roots` in the config to the folders the server may use (the working directory "
+        "{cwd} is not used implicitly because it is the file-system root or your home folder).",
+        "请在配置文件中设置 allowed_roots，列出本服务可以使用的文件夹（当前工作目录 {cwd} "
+        "是文件系统根目录或主目录，不会被自动采用）。",
+    ),
+    "NO_ROOT/no_overlap": _Text(
+        "PATH_NOT_ALLOWED",
+        "The folders shared by the client do not overlap the configured `allowed_roots`.",
+        "客户端共享的文件夹与配置的 allowed_roots 没有重叠。",
+        "Client roots and allowed_roots do not overlap: open a folder in the IDE that lies inside "
+        "`allowed_roots` ({configured}), or widen `allowed_roots` in the config.",
+        "客户端根目录与 allowed_roots 没有重叠：请在 IDE 中打开位于 allowed_roots（{configured}）"
+        "内的文件夹，或在配置文件中放宽 allowed_roots。",
+    ),
+    "NUL_BYTE": _Text(
+        "PATH_NOT_ALLOWED",
+        "The path contains a NUL character.",
+        "路径中包含 NUL 字符。",
+        "Remove the NUL (\\0) character from the path.",
+        "请删除路径中的 NUL（\\0）字符。",
+    ),
+    "TOO_LONG": _Text(
+        "PATH_TOO_LONG",
+        "The path {path} is too long.",
+        "路径 {path} 过长。",
+        "Keep the whole path under 4096 bytes and each folder or file name under 255 bytes "
+        "(a Chinese character takes 3 bytes); shorten the file name or use a shallower folder.",
+        "整个路径需少于 4096 字节，每个文件夹名或文件名需少于 255 字节（一个汉字占 3 字节）；"
+        "请缩短文件名或使用层级更浅的文件夹。",
+    ),
+    "DEVICE_FILE": _Text(
+        "PATH_NOT_ALLOWED",
+        "The path {path} is a device, not a regular file.",
+        "路径 {path} 是设备文件，不是普通文件。",
+        "Choose a regular file; devices are never read or written.",
+        "请选择普通文件；本服务不会读写设备文件。",
+    ),
+    "FIFO": _Text(
+        "PATH_NOT_ALLOWED",
+        "The path {path} is a pipe or socket, not a regular file.",
+        "路径 {path} 是管道或套接字，不是普通文件。",
+        "Choose a regular file; pipes and sockets are never opened.",
+        "请选择普通文件；本服务不会打开管道或套接字。",
+    ),
+    "RESERVED_NAME": _Text(
+        "PATH_NOT_ALLOWED",
+        "The name {name!r} in {path} cannot be used on every operating system.",
+        "{path} 中的名称 “{name}” 无法在所有操作系统上使用。",
+        "Rename it: Windows reserves CON, PRN, AUX, NUL, COM1-COM9 and LPT1-LPT9 (with any "
+        "extension) and forbids names ending in a dot or a space.",
+        "请改名：Windows 保留 CON、PRN、AUX、NUL、COM1-COM9、LPT1-LPT9（带任何扩展名均不可用），"
+        "且名称不能以点或空格结尾。",
+    ),
+    "SYMLINK_LOOP": _Text(
+        "INVALID_ARGUMENT",
+        "The path {path} goes through a loop of symbolic links.",
+        "路径 {path} 中的符号链接形成了循环。",
+        "Fix or remove the symbolic link that points back to itself, or choose another path.",
+        "请修复或删除指向自身的符号链接，或选择其他路径。",
+    ),
+    "IS_DIRECTORY": _Text(
+        "INVALID_ARGUMENT",
+        "The path {path} is a folder, but a file is needed.",
+        "路径 {path} 是文件夹，但这里需要文件。",
+        "Give the path of a file inside that folder, for example ending in a file name.",
+        "请提供该文件夹内某个文件的路径，即以文件名结尾的路径。",
+    ),
+    "NOT_A_DIRECTORY": _Text(
+        "INVALID_ARGUMENT",
+        "The path {path} is not a folder, or a part of it is a file.",
+        "路径 {path} 不是文件夹，或其中某一段是文件。",
+        "Check each part of the path: every part before the last must be a folder.",
+        "请检查路径的每一段：除最后一段外都必须是文件夹。",
+    ),
+    "EMPTY_PATH": _Text(
+        "INVALID_ARGUMENT",
+        "The path is empty.",
+        "路径为空。",
+        "Give a file path, for example `notes/summary.md`.",
+        "请提供文件路径，例如 `notes/summary.md`。",
+    ),
+    "NOT_FOUND": _Text(
+        "NOT_FOUND",
+        "The path {path} does not exist.",
+        "路径 {path} 不存在。",
+        "Check the spelling, or create the folder first.",
+        "请检查拼写，或先创建所在的文件夹。",
+    ),
+    "PERMISSION": _Text(
+        "PERMISSION_DENIED",
+        "Permission denied for {path}.",
+        "没有访问 {path} 的权限。",
+        "Check that you may write there and that no other program (an editor, a sync client) holds "
+        "the file open, or choose another folder.",
+        "请确认您对该位置有写权限，且没有其他程序（编辑器、同步客户端）正占用该文件，或换一个文件夹。",
+    ),
+    "READ_ONLY_FS": _Text(
+        "PERMISSION_DENIED",
+        "The disk holding {path} is mounted read-only.",
+        "{path} 所在的磁盘是只读的。",
+        "Choose a folder on a writable disk.",
+        "请选择位于可写磁盘上的文件夹。",
+    ),
+    "NO_SPACE": _Text(
+        "DISK_FULL",
+        "The disk holding {path} is full (or your quota is used up).",
+        "{path} 所在的磁盘已满（或配额已用完）。",
+        "Free some space on that disk, then try again; the previous file was left unchanged.",
+        "请清理该磁盘空间后重试；原有文件未被改动。",
+    ),
+    "IN_USE": _Text(
+        "FILE_LOCKED",
+        "The file {path} is in use by another program.",
+        "文件 {path} 正被其他程序占用。",
+        "Close the program that has the file open (an editor, a viewer, a sync client), then try again.",
+        "请关闭正在使用该文件的程序（编辑器、查看器、同步客户端）后重试。",
+    ),
+    "LOCK_TIMEOUT": _Text(
+        "FILE_LOCKED",
+        "The file {path} stayed locked by another writer for {timeout} s.",
+        "文件 {path} 被其他写入者锁定超过 {timeout} 秒。",
+        "Another window or process is writing the same file; wait a moment and try again.",
+        "另一个窗口或进程正在写入同一文件；请稍后重试。",
+    ),
+    "OS_ERROR": _Text(
+        "WRITE_ERROR",
+        "Writing {path} failed: {strerror} (errno {errno}).",
+        "写入 {path} 失败：{strerror}（errno {errno}）。",
+        "Check the disk and the path, then try again.",
+        "请检查磁盘和路径后重试。",
+    ),
+    "OS_ERROR/read": _Text(
+        "READ_ERROR",
+        "Reading {path} failed: {strerror} (errno {errno}).",
+        "读取 {path} 失败：{strerror}（errno {errno}）。",
+        "Check the disk and the path, then try again.",
+        "请检查磁盘和路径后重试。",
+    ),
+}
+
+#: Every stable reason, for the README and for callers that want to validate one.
+REASONS: frozenset[str] = frozenset(key.split("/")[0] for key in _TEXTS)
+
+# Windows reports a file held open by another program as a sharing or lock violation.
+_WINERROR_SHARING_VIOLATION = 32
+_WINERROR_LOCK_VIOLATION = 33
+
+
+class _Placeholders(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _is_chinese(language: str) -> bool:
+    return language.lower().replace("_", "-").startswith("zh")
+
+
+class FsError(Exception):
+    """A file-system refusal or failure a tool reports to its caller.
+
+    `code` is the tool-level error code, `reason` the finer stable cause; `details` carries
+    machine-readable facts (limits, roots, errno). `str(error)` is the English message.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        reason: str,
+        path: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        self.code = code
+        self.reason = reason
+        self.path = path
+        self.details: dict[str, Any] = dict(details or {})
+        super().__init__(self.message("en"))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default pickling calls cls(*args) with the message only; errors cross process
+        # boundaries (multiprocessing, worker pools), so rebuild from the real fields.
+        return (type(self), (self.code, self.reason, self.path, self.details))
+
+    def __repr__(self) -> str:
+        return f"FsError(code={self.code!r}, reason={self.reason!r}, path={self.path!r})"
+
+    def _text(self) -> _Text:
+        variant = "read" if self.code == "READ_ERROR" else self.details.get("cause")
+        return _TEXTS.get(f"{self.reason}/{variant}") or _TEXTS.get(self.reason) or _TEXTS["OS_ERROR"]
+
+    def _render(self, template: str, chinese: bool) -> str:
+        if self.path is None:
+            quoted = "该路径" if chinese else "the path"
+        else:
+            quoted = f"“{self.path}”" if chinese else f"'{self.path}'"
+        values = _Placeholders({key: _display(value) for key, value in self.details.items()})
+        values["path"] = quoted
+        return template.format_map(values)
+
+    def message(self, language: str = "en") -> str:
+        """A sentence saying what went wrong, in English ("en") or Simplified Chinese ("zh")."""
+        text = self._text()
+        chinese = _is_chinese(language)
+        return self._render(text.message_zh if chinese else text.message_en, chinese)
+
+    def hint(self, language: str = "en") -> str:
+        """A sentence telling a person what to do about it, in "en" or "zh"."""
+        text = self._text()
+        chinese = _is_chinese(language)
+        return self._render(text.hint_zh if chinese else text.hint_en, chinese)
+
+
+def _display(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value) or "none"
+    return value
+
+
+def path_error(reason: str, path: str | None = None, **details: Any) -> FsError:
+    """An FsError whose code is the one documented for `reason`."""
+    return FsError(_TEXTS[reason].code, reason, path, details)
+
+
+def _reason_for_errno(exc: OSError) -> str | None:
+    if getattr(exc, "winerror", None) in (_WINERROR_SHARING_VIOLATION, _WINERROR_LOCK_VIOLATION):
+        return "IN_USE"
+    by_errno = {
+        errno.EACCES: "PERMISSION",
+        errno.EPERM: "PERMISSION",
+        errno.EROFS: "READ_ONLY_FS",
+        errno.ENOSPC: "NO_SPACE",
+        errno.ENAMETOOLONG: "TOO_LONG",
+        errno.EISDIR: "IS_DIRECTORY",
+        errno.ENOTDIR: "NOT_A_DIRECTORY",
+        errno.ELOOP: "SYMLINK_LOOP",
+        errno.ENOENT: "NOT_FOUND",
+        errno.EBUSY: "IN_USE",
+        errno.ETXTBSY: "IN_USE",
+    }
+    # EDQUOT does not exist on Windows.
+    if hasattr(errno, "EDQUOT"):
+        by_errno[errno.EDQUOT] = "NO_SPACE"
+    return by_errno.get(exc.errno) if exc.errno is not None else None
+
+
+def fs_error_from_os(exc: OSError, path: str | Path | None, *, reading: bool = False) -> FsError:
+    """Translate an OSError into an FsError with a stable code and reason.
+
+    Unrecognised errors become WRITE_ERROR (or READ_ERROR when `reading`) with reason OS_ERROR
+    and the errno in the details.
+    """
+    shown = None if path is None else str(path)
+    reason = _reason_for_errno(exc)
+    if reason is not None:
+        return path_error(reason, shown, errno=exc.errno)
+    return FsError(
+        "READ_ERROR" if reading else "WRITE_ERROR",
+        "OS_ERROR",
+        shown,
+        {"errno": exc.errno, "strerror": exc.strerror or str(exc)},
+    )

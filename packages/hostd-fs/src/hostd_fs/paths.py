@@ -1,0 +1,159 @@
+"""The sandbox: turn a path from a tool argument into a real path inside the effective roots.
+
+A model (or a prompt injection reaching it) chooses these paths, so every spelling that could
+leave the roots is refused: `..` with either separator, percent-encoded dots, absolute paths,
+symlinks pointing out, sibling folders sharing the root's prefix. Names Windows cannot hold are
+refused on every OS so that files written here stay portable, and pipes or devices are never
+opened (checked with stat, which does not block).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Literal
+from urllib.parse import unquote
+
+from hostd_fs.errors import fs_error_from_os, path_error
+from hostd_fs.portable import (
+    MAX_NAME_BYTES,
+    MAX_PATH_BYTES,
+    has_trailing_dot_or_space,
+    is_windows_device_name,
+    utf8_length,
+)
+
+__all__ = ["Expectation", "resolve_in_roots"]
+
+Expectation = Literal["file", "dir", "any"]
+
+# Where the file system splits names on this platform, and where Windows would.
+_NATIVE_SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "")) + "]")
+_ANY_SEPARATOR = re.compile(r"[/\\]")
+
+
+def _check_length(text: str, shown: str) -> None:
+    if utf8_length(text) > MAX_PATH_BYTES:
+        raise path_error("TOO_LONG", shown, limit_bytes=MAX_PATH_BYTES, length_bytes=utf8_length(text))
+    longest = max(_NATIVE_SEPARATORS.split(text), key=utf8_length)
+    if utf8_length(longest) > MAX_NAME_BYTES:
+        raise path_error(
+            "TOO_LONG", shown, name_limit_bytes=MAX_NAME_BYTES, name_length_bytes=utf8_length(longest)
+        )
+
+
+def _check_portable_names(path: str) -> None:
+    for name in _ANY_SEPARATOR.split(path):
+        if is_windows_device_name(name) or has_trailing_dot_or_space(name):
+            raise path_error("RESERVED_NAME", path, name=name)
+
+
+def _expand_home(spelling: str) -> str:
+    # Only the current user's "~" is expanded: "~other" could name another account's files and
+    # a name that merely starts with "~" is an ordinary file name.
+    if spelling == "~" or (spelling.startswith("~") and _NATIVE_SEPARATORS.fullmatch(spelling[1:2])):
+        try:
+            return str(Path(spelling).expanduser())
+        except RuntimeError:
+            return spelling
+    return spelling
+
+
+def _resolve(path: Path, shown: str) -> Path:
+    try:
+        return path.resolve(strict=False)
+    except RuntimeError as exc:
+        # Python 3.11 and 3.12 report a symlink loop as RuntimeError.
+        raise path_error("SYMLINK_LOOP", shown) from exc
+    except OSError as exc:
+        raise fs_error_from_os(exc, shown, reading=True) from exc
+
+
+def _resolve_spelling(spelling: str, roots: Sequence[Path], shown: str) -> Path:
+    candidate = Path(_expand_home(spelling))
+    if not candidate.is_absolute():
+        candidate = roots[0] / candidate
+    return _resolve(candidate, shown)
+
+
+def _alternative_spellings(path: str) -> Iterator[str]:
+    """Other readings of `path` a less careful component (or another OS) might act on."""
+    decoded = unquote(path)
+    readings = [path] if decoded == path else [path, decoded]
+    yield from readings[1:]
+    if os.sep == "\\":
+        return
+    for reading in readings:
+        if "\\" in reading and ".." in _ANY_SEPARATOR.split(reading):
+            yield reading.replace("\\", "/")
+
+
+def _is_inside(target: Path, roots: Sequence[Path]) -> bool:
+    return any(target.is_relative_to(root) for root in roots)
+
+
+def refuse_special_file(mode: int, shown: str) -> None:
+    """Refuse pipes, sockets and devices: opening one can block forever or touch hardware."""
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise path_error("FIFO", shown)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise path_error("DEVICE_FILE", shown)
+
+
+def _check_kind(target: Path, shown: str, *, allow_missing: bool, expect: Expectation) -> None:
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError as exc:
+        if allow_missing:
+            return
+        raise path_error("NOT_FOUND", shown) from exc
+    except OSError as exc:
+        raise fs_error_from_os(exc, shown, reading=True) from exc
+    refuse_special_file(mode, shown)
+    if expect == "file" and stat.S_ISDIR(mode):
+        raise path_error("IS_DIRECTORY", shown)
+    if expect == "dir" and not stat.S_ISDIR(mode):
+        raise path_error("NOT_A_DIRECTORY", shown)
+
+
+def resolve_in_roots(
+    path: str,
+    roots: Sequence[Path],
+    *,
+    allow_missing: bool = True,
+    expect: Expectation = "file",
+) -> Path:
+    """The resolved absolute path for `path`, or FsError when it is unsafe or outside `roots`.
+
+    Relative paths resolve against `roots[0]`; symlinks are followed before containment is
+    checked, and containment is per path component (`/a/b` does not contain `/a/bc`). With
+    `allow_missing=False` a missing target is NOT_FOUND; `expect` says whether the caller needs
+    a file, a folder or either.
+    """
+    if not roots:
+        raise path_error("NO_ROOT")
+    if not path or not path.strip():
+        raise path_error("EMPTY_PATH", path)
+    if "\x00" in path:
+        raise path_error("NUL_BYTE", path.replace("\x00", "\\0"))
+    _check_length(path, path)
+    _check_portable_names(path)
+
+    resolved_roots = [_resolve(Path(root).expanduser(), str(root)) for root in roots]
+    target = _resolve_spelling(path, resolved_roots, path)
+    _check_length(str(target), path)
+    outside = path_error("OUTSIDE_ROOTS", path, roots=[str(root) for root in resolved_roots])
+    if not _is_inside(target, resolved_roots):
+        raise outside
+    # Defence in depth: a percent-decoded or backslash-separated reading must not escape either.
+    for reading in _alternative_spellings(path):
+        if "\x00" in reading:
+            raise path_error("NUL_BYTE", path)
+        if not _is_inside(_resolve_spelling(reading, resolved_roots, path), resolved_roots):
+            raise outside
+
+    _check_kind(target, path, allow_missing=allow_missing, expect=expect)
+    return target
