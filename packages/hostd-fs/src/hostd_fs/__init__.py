@@ -1,17 +1,26 @@
 """Shared file-system safety for hostd plugins: the path sandbox, portable file names, atomic
 writes, cross-process locked appends and overwrites, and a SQLite helper for stores that
 several threads and processes share.
+
+`Database` is imported on first use, so importing this package does not load sqlite3.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from hostd_fs.atomic import atomic_write
-from hostd_fs.database import Database, Migration
 from hostd_fs.errors import REASONS, FsError, fs_error_from_os
 from hostd_fs.filenames import clean_filename
 from hostd_fs.locking import AppendResult, locked_append, locked_overwrite, path_lock
-from hostd_fs.paths import Expectation, resolve_in_roots
+from hostd_fs.paths import HOSTILE_PATHS, Expectation, resolve_in_roots
 from hostd_fs.roots import effective_roots
 
+if TYPE_CHECKING:
+    from hostd_fs.database import Database, Migration
+
 __all__ = [
+    "HOSTILE_PATHS",
     "REASONS",
     "AppendResult",
     "Database",
@@ -27,3 +36,13 @@ __all__ = [
     "path_lock",
     "resolve_in_roots",
 ]
+
+_LAZY = frozenset({"Database", "Migration"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from hostd_fs import database
+
+        return getattr(database, name)
+    raise AttributeError(f"module 'hostd_fs' has no attribute {name!r}")

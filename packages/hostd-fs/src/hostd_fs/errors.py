@@ -93,8 +93,8 @@ _TEXTS: dict[str, _Text] = {
     ),
     "RESERVED_NAME": _Text(
         "PATH_NOT_ALLOWED",
-        "The name {name!r} in {path} cannot be used on every operating system.",
-        "{path} 中的名称 “{name}” 无法在所有操作系统上使用。",
+        "The name {name!r} cannot be used on every operating system.",
+        "名称 “{name}” 无法在所有操作系统上使用。",
         "Rename it: Windows reserves CON, PRN, AUX, NUL, COM1-COM9 and LPT1-LPT9 (with any "
         "extension) and forbids names ending in a dot or a space.",
         "请改名：Windows 保留 CON、PRN、AUX、NUL、COM1-COM9、LPT1-LPT9（带任何扩展名均不可用），"
@@ -193,6 +193,7 @@ REASONS: frozenset[str] = frozenset(key.split("/")[0] for key in _TEXTS)
 # Windows reports a file held open by another program as a sharing or lock violation.
 _WINERROR_SHARING_VIOLATION = 32
 _WINERROR_LOCK_VIOLATION = 33
+_LONGEST_SHOWN_PATH = 200
 
 
 class _Placeholders(dict[str, Any]):
@@ -240,7 +241,8 @@ class FsError(Exception):
         if self.path is None:
             quoted = "该路径" if chinese else "the path"
         else:
-            quoted = f"“{self.path}”" if chinese else f"'{self.path}'"
+            shown = _abbreviate(self.path)
+            quoted = f"“{shown}”" if chinese else f"'{shown}'"
         values = _Placeholders({key: _display(value) for key, value in self.details.items()})
         values["path"] = quoted
         return template.format_map(values)
@@ -256,6 +258,13 @@ class FsError(Exception):
         text = self._text()
         chinese = _is_chinese(language)
         return self._render(text.hint_zh if chinese else text.hint_en, chinese)
+
+
+def _abbreviate(text: str) -> str:
+    # A hostile 5,000-character path must not make a 5,000-character message.
+    if len(text) <= _LONGEST_SHOWN_PATH:
+        return text
+    return f"{text[: _LONGEST_SHOWN_PATH // 2]}…{text[-_LONGEST_SHOWN_PATH // 4 :]}"
 
 
 def _display(value: Any) -> Any:

@@ -26,9 +26,34 @@ from hostd_fs.portable import (
     utf8_length,
 )
 
-__all__ = ["Expectation", "resolve_in_roots"]
+__all__ = ["HOSTILE_PATHS", "Expectation", "resolve_in_roots"]
 
 Expectation = Literal["file", "dir", "any"]
+
+#: Spellings `resolve_in_roots` refuses whatever the roots are (none needs files set up), for
+#: plugins to run through their own tools in tests.
+HOSTILE_PATHS: tuple[str, ...] = (
+    "",
+    "../x.md",
+    "..\\x.md",
+    "a/../../x.md",
+    "a\\..\\..\\x.md",
+    "%2e%2e/x.md",
+    "%2e%2e%2fx.md",
+    "..%2fx.md",
+    "..%5cx.md",
+    "/etc/passwd.md",
+    "x\x00.md",
+    "a" * 5000 + ".md",
+    "é" * 150 + ".md",
+    "CON.md",
+    "con.md",
+    "nul",
+    "LPT1.md",
+    "a./b.md",
+    "b.md ",
+    "b.md.",
+)
 
 # Where the file system splits names on this platform, and where Windows would.
 _NATIVE_SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "")) + "]")
