@@ -1,0 +1,1 @@
+"""hostd-deep-thinking: sequential thinking with durable sessions, templates, export and diagrams."""

@@ -1,0 +1,459 @@
+"""Session documents turned into files people and programs read: JSON, Markdown, HTML, text.
+
+The JSON export is the whole session with a format version, and ``parse_import`` reads it
+back (or a bare session document in the spec's shape). The HTML page is self-contained,
+forbids scripts by its Content-Security-Policy and escapes every piece of session text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from hostd_deep_thinking.models import BRANCH_ID_PATTERN, MAX_THOUGHT_CHARS, MAX_THOUGHTS, SESSION_ID_PATTERN
+from hostd_deep_thinking.store import FORMAT_VERSION, SessionState, utc_now
+
+EXPORT_FORMAT = "hostd-deep-thinking-session"
+Text = Callable[..., str]
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+HTML_CSP = (
+    "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def visible(text: str) -> str:
+    """Text without control characters (they have no place in a document meant for reading)."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+# --- grouping shared by every readable format -----------------------------------------
+
+
+def in_branch(thought: dict[str, Any]) -> bool:
+    return bool(thought.get("branch_id")) and thought.get("branch_from_thought") is not None
+
+
+def main_line(state: SessionState) -> list[dict[str, Any]]:
+    return [thought for thought in state.thoughts if not in_branch(thought)]
+
+
+def branch_groups(state: SessionState) -> list[tuple[str, list[dict[str, Any]]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for thought in state.thoughts:
+        if in_branch(thought):
+            groups.setdefault(str(thought["branch_id"]), []).append(thought)
+    return list(groups.items())
+
+
+def seq_to_label(state: SessionState) -> dict[int, int]:
+    return {int(thought["seq"]): int(thought["thought_number"]) for thought in state.thoughts}
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def to_json(state: SessionState) -> str:
+    payload = {
+        "format": EXPORT_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "exported_at": utc_now(),
+        "session": state.to_document(),
+    }
+    return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+# --- Markdown --------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """Session text inside Markdown: raw HTML neutralised, everything else as written."""
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _reference_words(thought: dict[str, Any], text: Text) -> list[str]:
+    words = []
+    if thought.get("is_revision"):
+        target = thought.get("revises_thought")
+        if thought.get("revises_seq") is None:
+            words.append(text(en=f"revises thought {target} (not in this session)", zh=f"修订思考 {target}（本会话中不存在）"))
+        else:
+            words.append(text(en=f"revises thought {target} (#{thought['revises_seq']})", zh=f"修订思考 {target}（#{thought['revises_seq']}）"))
+    return words
+
+
+def to_markdown(state: SessionState, text: Text) -> str:
+    meta = state.meta
+    lines = [f"# {_md(str(meta.get('name', state.session_id)))}", ""]
+    if meta.get("description"):
+        lines += [f"> {_md(str(meta['description']))}".replace("\n", "\n> "), ""]
+    lines += [
+        f"- **{text(en='Session', zh='会话')}:** `{state.session_id}`",
+        f"- **{text(en='Status', zh='状态')}:** {meta.get('status', 'active')}",
+        f"- **{text(en='Thoughts', zh='思考数')}:** {len(state.thoughts)}",
+        f"- **{text(en='Planned total', zh='计划总数')}:** {meta.get('total_thoughts') or '-'}",
+        f"- **{text(en='Created', zh='创建时间')}:** {meta.get('created_at', '')}",
+        f"- **{text(en='Updated', zh='更新时间')}:** {meta.get('updated_at', '')}",
+    ]
+    if meta.get("template_id"):
+        lines.append(f"- **{text(en='Template', zh='模板')}:** {meta['template_id']}")
+    lines += ["", f"## {text(en='Main line', zh='主线')}", ""]
+
+    def thought_block(thought: dict[str, Any]) -> list[str]:
+        label = thought["thought_number"]
+        kind = {"revision": text(en="revision", zh="修订"), "branch": text(en="branch", zh="分支")}.get(
+            thought["type"], ""
+        )
+        heading = f"### {text(en='Thought', zh='思考')} {label} · #{thought['seq']}"
+        if kind:
+            heading += f" · **{kind}**"
+        block = [heading, ""]
+        for words in _reference_words(thought, text):
+            block += [f"*↩ {words}*", ""]
+        block += [_md(str(thought["content"])), ""]
+        return block
+
+    for thought in main_line(state):
+        lines += thought_block(thought)
+    for branch_id, thoughts in branch_groups(state):
+        origin = thoughts[0].get("branch_from_thought")
+        origin_seq = thoughts[0].get("branch_from_seq")
+        where = f"#{origin_seq}" if origin_seq is not None else text(en="not in this session", zh="本会话中不存在")
+        lines += [
+            f"## {text(en='Branch', zh='分支')} `{branch_id}` — {text(en='from thought', zh='起自思考')} {origin} ({where})",
+            "",
+        ]
+        for thought in thoughts:
+            lines += thought_block(thought)
+    if state.adjustments:
+        lines += [f"## {text(en='Adjustments of the total', zh='总数调整记录')}", ""]
+        for item in state.adjustments:
+            lines.append(f"- {item['time']}: {item['from_total']} → {item['to_total']} ({item['reason']}, #{item['sequence']})")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --- plain text ------------------------------------------------------------------------
+
+
+def to_text(state: SessionState, text: Text) -> str:
+    meta = state.meta
+    title = visible(str(meta.get("name", state.session_id)))
+    lines = [title, "=" * max(3, min(len(title), 78)), ""]
+    if meta.get("description"):
+        lines += [visible(str(meta["description"])), ""]
+    lines += [
+        f"{text(en='Session', zh='会话')}: {state.session_id}",
+        f"{text(en='Status', zh='状态')}: {meta.get('status', 'active')}",
+        f"{text(en='Thoughts', zh='思考数')}: {len(state.thoughts)}",
+        f"{text(en='Planned total', zh='计划总数')}: {meta.get('total_thoughts') or '-'}",
+        "",
+    ]
+
+    def block(thought: dict[str, Any], indent: str) -> list[str]:
+        head = f"{indent}[{thought['thought_number']}] #{thought['seq']} {thought['type']}"
+        refs = _reference_words(thought, text)
+        if refs:
+            head += " - " + "; ".join(refs)
+        body = [indent + "    " + line for line in visible(str(thought["content"])).splitlines() or [""]]
+        return [head, *body, ""]
+
+    lines += [text(en="Main line", zh="主线"), "---------", ""]
+    for thought in main_line(state):
+        lines += block(thought, "")
+    for branch_id, thoughts in branch_groups(state):
+        origin = thoughts[0].get("branch_from_thought")
+        lines += [f"{text(en='Branch', zh='分支')} {branch_id} ({text(en='from thought', zh='起自思考')} {origin})", ""]
+        for thought in thoughts:
+            lines += block(thought, "  ")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --- HTML ------------------------------------------------------------------------------
+
+_STYLE = """
+:root { color-scheme: light; --ink: #1f2933; --muted: #616e7c; --line: #d9e2ec; --paper: #ffffff;
+  --bg: #f5f7fa; --accent: #2f6fde; --rev: #c2410c; --rev-bg: #fff7ed; --br: #047857; --br-bg: #ecfdf5; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--ink);
+  font: 16px/1.6 -apple-system, "Segoe UI", Roboto, "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif; }
+.page { max-width: 860px; margin: 0 auto; padding: 40px 24px 64px; }
+header.session h1 { margin: 0 0 8px; font-size: 30px; line-height: 1.25; overflow-wrap: anywhere; }
+.description { margin: 0 0 16px; color: var(--muted); white-space: pre-wrap; overflow-wrap: anywhere; }
+.facts { display: flex; flex-wrap: wrap; gap: 8px 24px; margin: 0 0 28px; padding: 14px 18px;
+  background: var(--paper); border: 1px solid var(--line); border-radius: 10px; }
+.facts div { min-width: 110px; }
+.facts dt { font-size: 12px; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); }
+.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+h2 { font-size: 20px; margin: 36px 0 14px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
+h2 code, .facts code { font-size: .9em; background: #eef2f7; padding: 1px 6px; border-radius: 4px; }
+ol.thoughts { list-style: none; margin: 0; padding: 0 0 0 22px; border-left: 3px solid var(--line); }
+.thought { position: relative; margin: 0 0 14px; padding: 14px 18px; background: var(--paper);
+  border: 1px solid var(--line); border-radius: 10px; box-shadow: 0 1px 2px rgba(15, 23, 42, .05); }
+.thought::before { content: ""; position: absolute; left: -31px; top: 20px; width: 13px; height: 13px;
+  border-radius: 50%; background: var(--accent); border: 3px solid var(--bg); }
+.thought.revision { background: var(--rev-bg); border-color: #fdba74; }
+.thought.revision::before { background: var(--rev); }
+.thought.branch::before { background: var(--br); }
+.thought:target { outline: 3px solid var(--accent); outline-offset: 2px; }
+.meta { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 12px; margin-bottom: 6px;
+  font-size: 13px; color: var(--muted); }
+.meta .label { font-size: 15px; font-weight: 700; color: var(--ink); }
+.tag { font-size: 12px; font-weight: 600; padding: 1px 8px; border-radius: 999px; }
+.tag.revision { color: var(--rev); background: #ffedd5; }
+.tag.branch { color: var(--br); background: #d1fae5; }
+.ref { margin: 0 0 6px; font-size: 14px; }
+.ref a { color: var(--rev); font-weight: 600; }
+.ref.dangling { color: var(--muted); font-style: italic; }
+.content { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+section.branch { margin-top: 8px; padding: 4px 18px 8px; background: var(--br-bg); border-radius: 12px;
+  border: 1px solid #a7f3d0; }
+section.branch h2 { border-bottom-color: #a7f3d0; }
+section.branch .origin { margin: -6px 0 14px; font-size: 14px; color: var(--muted); }
+section.branch .origin a { color: var(--br); font-weight: 600; }
+table { width: 100%; border-collapse: collapse; background: var(--paper); font-size: 14px; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); }
+footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
+a { color: var(--accent); }
+"""
+
+
+def _h(value: Any) -> str:
+    return html.escape(visible(str(value)), quote=True)
+
+
+def to_html(state: SessionState, text: Text, language: str) -> str:
+    meta = state.meta
+
+    def fact(name: str, value: str) -> str:
+        return f"<div><dt>{_h(name)}</dt><dd>{value}</dd></div>"
+
+    def article(thought: dict[str, Any]) -> str:
+        seq = int(thought["seq"])
+        kind = str(thought["type"])
+        tags = ""
+        if kind == "revision":
+            tags = f'<span class="tag revision">{_h(text(en="revision", zh="修订"))}</span>'
+        elif kind == "branch":
+            tags = f'<span class="tag branch">{_h(text(en="branch", zh="分支"))} {_h(thought.get("branch_id"))}</span>'
+        parts = [
+            f'<li class="thought {_h(kind)}" id="thought-{seq}">',
+            '<div class="meta">',
+            f'<span class="label">{_h(text(en="Thought", zh="思考"))} {_h(thought["thought_number"])}</span>',
+            f'<span class="seq">#{seq}</span>{tags}',
+            f'<time datetime="{_h(thought.get("timestamp", ""))}">{_h(thought.get("timestamp", ""))}</time>',
+            "</div>",
+        ]
+        if thought.get("is_revision"):
+            target = thought.get("revises_thought")
+            target_seq = thought.get("revises_seq")
+            if target_seq is None:
+                parts.append(
+                    f'<p class="ref dangling">↩ {_h(text(en="Revises thought", zh="修订思考"))} {_h(target)} '
+                    f"({_h(text(en='not in this session', zh='本会话中不存在'))})</p>"
+                )
+            else:
+                parts.append(
+                    f'<p class="ref">↩ {_h(text(en="Revises", zh="修订"))} '
+                    f'<a class="revises" href="#thought-{int(target_seq)}">'
+                    f"{_h(text(en='thought', zh='思考'))} {_h(target)}</a></p>"
+                )
+        parts += [f'<p class="content">{_h(thought["content"])}</p>', "</li>"]
+        return "".join(parts)
+
+    facts = [
+        fact(text(en="Status", zh="状态"), _h(meta.get("status", "active"))),
+        fact(text(en="Thoughts", zh="思考数"), _h(len(state.thoughts))),
+        fact(text(en="Planned total", zh="计划总数"), _h(meta.get("total_thoughts") or "-")),
+        fact(text(en="Branches", zh="分支数"), _h(len(state.branches))),
+        fact(text(en="Created", zh="创建时间"), _h(meta.get("created_at", ""))),
+        fact(text(en="Updated", zh="更新时间"), _h(meta.get("updated_at", ""))),
+        fact(text(en="Session", zh="会话"), f"<code>{_h(state.session_id)}</code>"),
+    ]
+    if meta.get("template_id"):
+        facts.append(fact(text(en="Template", zh="模板"), _h(meta["template_id"])))
+    body = [
+        '<header class="session">',
+        f"<h1>{_h(meta.get('name', state.session_id))}</h1>",
+    ]
+    if meta.get("description"):
+        body.append(f'<p class="description">{_h(meta["description"])}</p>')
+    body += [f'<dl class="facts">{"".join(facts)}</dl>', "</header>", "<main>"]
+    body += [
+        f'<section class="main-line" aria-label="{_h(text(en="Main line", zh="主线"))}">',
+        f"<h2>{_h(text(en='Main line', zh='主线'))}</h2>",
+        '<ol class="thoughts">',
+        *(article(thought) for thought in main_line(state)),
+        "</ol></section>",
+    ]
+    for branch_id, thoughts in branch_groups(state):
+        origin = thoughts[0].get("branch_from_thought")
+        origin_seq = thoughts[0].get("branch_from_seq")
+        if origin_seq is None:
+            where = f"{_h(text(en='thought', zh='思考'))} {_h(origin)} ({_h(text(en='not in this session', zh='本会话中不存在'))})"
+        else:
+            where = f'<a class="branch-origin" href="#thought-{int(origin_seq)}">{_h(text(en="thought", zh="思考"))} {_h(origin)}</a>'
+        body += [
+            f'<section class="branch" id="branch-{_h(branch_id)}" data-branch="{_h(branch_id)}">',
+            f"<h2>{_h(text(en='Branch', zh='分支'))} <code>{_h(branch_id)}</code></h2>",
+            f'<p class="origin">{_h(text(en="Branches from", zh="分支起点"))} {where}</p>',
+            '<ol class="thoughts">',
+            *(article(thought) for thought in thoughts),
+            "</ol></section>",
+        ]
+    if state.adjustments:
+        rows = "".join(
+            f"<tr><td>{_h(item['time'])}</td><td>{_h(item['from_total'])} → {_h(item['to_total'])}</td>"
+            f"<td>{_h(item['reason'])}</td><td><a href=\"#thought-{int(item['sequence'])}\">#{_h(item['sequence'])}</a></td></tr>"
+            for item in state.adjustments
+        )
+        body += [
+            f"<section class=\"adjustments\"><h2>{_h(text(en='Adjustments of the total', zh='总数调整记录'))}</h2>",
+            f"<table><thead><tr><th>{_h(text(en='Time', zh='时间'))}</th><th>{_h(text(en='Total', zh='总数'))}</th>"
+            f"<th>{_h(text(en='Reason', zh='原因'))}</th><th>{_h(text(en='Thought', zh='思考'))}</th></tr></thead>",
+            f"<tbody>{rows}</tbody></table></section>",
+        ]
+    body += [
+        "</main>",
+        f"<footer>{_h(text(en='Exported', zh='导出于'))} {_h(utc_now())} · hostd deep-thinking</footer>",
+    ]
+    title = f"{meta.get('name', state.session_id)} · {text(en='Deep thinking', zh='深度思考')}"
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="{"zh-CN" if language == "zh" else "en"}">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{HTML_CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{_h(title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f'<body>\n<div class="page">\n' + "\n".join(body) + "\n</div>\n</body>\n</html>\n"
+    )
+
+
+# --- import ----------------------------------------------------------------------------
+
+
+class ImportedThought(BaseModel):
+    """A thought as an import may carry it: the spec's fields, with what we can derive left optional."""
+
+    seq: int | None = Field(default=None, ge=1)
+    sequence: int | None = Field(default=None, ge=1)
+    thought_number: int = Field(ge=1)
+    content: str = Field(min_length=1, max_length=MAX_THOUGHT_CHARS)
+    type: str | None = None
+    is_revision: bool = False
+    revises_thought: int | None = Field(default=None, ge=1)
+    branch_from_thought: int | None = Field(default=None, ge=1)
+    branch_id: str | None = Field(default=None, pattern=BRANCH_ID_PATTERN)
+    total_thoughts: int | None = Field(default=None, ge=1)
+    next_thought_needed: bool = True
+    needs_more_thoughts: bool = False
+    timestamp: str | None = Field(default=None, max_length=64)
+
+
+class ImportedAdjustment(BaseModel):
+    time: str = Field(max_length=64)
+    from_total: int
+    to_total: int
+    reason: str = Field(max_length=64)
+    sequence: int
+
+
+class ImportedSession(BaseModel):
+    session_id: str = Field(pattern=SESSION_ID_PATTERN)
+    name: str | None = Field(default=None, max_length=200)
+    description: str = Field(default="", max_length=5000)
+    created_at: str | None = Field(default=None, max_length=64)
+    updated_at: str | None = Field(default=None, max_length=64)
+    status: str = Field(default="active", pattern=r"^(active|completed|archived)$")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    template_id: str | None = Field(default=None, max_length=64)
+    total_thoughts: int | None = Field(default=None, ge=1)
+    adjustments: list[ImportedAdjustment] = Field(default_factory=list)
+    thoughts: list[ImportedThought] = Field(default_factory=list, max_length=MAX_THOUGHTS)
+
+
+class ImportProblem(Exception):
+    """The data is not a session this plugin can import; ``field`` says where."""
+
+    def __init__(self, field_name: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field_name
+        self.problem = problem
+
+
+def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
+    """A stored session document from an export (any known version) or a bare spec-shaped session."""
+    if not isinstance(raw, dict):
+        raise ImportProblem("(root)", "expected a JSON object")
+    source = raw
+    if "session" in raw and isinstance(raw["session"], dict):
+        version = raw.get("format_version", 1)
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ImportProblem("format_version", f"unsupported format_version {version!r} (this server reads 1)")
+        source = raw["session"]
+    source = dict(source)
+    if session_id is not None:
+        source["session_id"] = session_id
+    if len(source.get("thoughts") or []) > MAX_THOUGHTS:
+        raise ImportProblem("thoughts", f"more than {MAX_THOUGHTS} thoughts")
+    try:
+        session = ImportedSession.model_validate(source)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(root)"
+        raise ImportProblem(where, first["msg"]) from None
+    now = utc_now()
+    thoughts: list[dict[str, Any]] = []
+    latest_by_label: dict[int, int] = {}
+    last_seq = 0
+    for item in session.thoughts:
+        seq = item.seq or item.sequence or last_seq + 1
+        if seq <= last_seq:
+            raise ImportProblem("thoughts", f"sequence numbers must increase (found {seq} after {last_seq})")
+        in_a_branch = item.branch_id is not None and item.branch_from_thought is not None
+        kind = "revision" if item.is_revision else "branch" if in_a_branch else "regular"
+        thoughts.append(
+            {
+                "seq": seq,
+                "thought_number": item.thought_number,
+                "content": item.content,
+                "type": kind,
+                "is_revision": item.is_revision,
+                "revises_thought": item.revises_thought,
+                "revises_seq": latest_by_label.get(item.revises_thought) if item.revises_thought else None,
+                "branch_from_thought": item.branch_from_thought,
+                "branch_from_seq": (
+                    latest_by_label.get(item.branch_from_thought) if item.branch_from_thought else None
+                ),
+                "branch_id": item.branch_id,
+                "total_thoughts": item.total_thoughts or max(item.thought_number, session.total_thoughts or 1),
+                "next_thought_needed": item.next_thought_needed,
+                "needs_more_thoughts": item.needs_more_thoughts,
+                "timestamp": item.timestamp or now,
+            }
+        )
+        latest_by_label[item.thought_number] = seq
+        last_seq = seq
+    return {
+        "format_version": FORMAT_VERSION,
+        "session_id": session.session_id,
+        "name": session.name or session.session_id,
+        "description": session.description,
+        "created_at": session.created_at or now,
+        "updated_at": session.updated_at or now,
+        "status": session.status,
+        "metadata": session.metadata,
+        "template_id": session.template_id,
+        "is_default": False,
+        "total_thoughts": session.total_thoughts or (thoughts[-1]["total_thoughts"] if thoughts else None),
+        "last_seq": last_seq,
+        "recovery_log": [],
+        "adjustments": [item.model_dump() for item in session.adjustments],
+        "thoughts": thoughts,
+    }

@@ -1,0 +1,206 @@
+"""Records the deep-thinking tools answer with, and the identifier rules they share.
+
+Stored documents are plain dicts (see ``store.py``); these pydantic models describe what
+leaves the plugin, so the host can publish a complete ``outputSchema`` for every tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from hostd import ToolOutput
+
+#: DESIGN.md's rule for identifiers that become file names: no '/', never '.' or '..'.
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+#: The issue's rule for branch identifiers.
+BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+#: A session never holds more thoughts than this, and totals are never raised past it.
+MAX_THOUGHTS = 1000
+MAX_THOUGHT_CHARS = 10_000
+#: How far ``needsMoreThoughts`` raises the total.
+NEEDS_MORE_STEP = 10
+
+ThoughtType = Literal["regular", "revision", "branch"]
+SessionStatus = Literal["active", "completed", "archived"]
+
+
+class Notice(BaseModel):
+    """A warning attached to an answer: the call succeeded, but something deserves a look."""
+
+    code: str = Field(description="Stable UPPER_SNAKE code, e.g. DANGLING_REFERENCE")
+    message: str = Field(description="The warning in the server's language")
+
+
+class Adjustment(BaseModel):
+    """One raise of a session's planned total of thoughts."""
+
+    time: str = Field(description="When the raise happened (ISO 8601, UTC)")
+    from_total: int = Field(description="The total before the raise")
+    to_total: int = Field(description="The total after the raise")
+    reason: Literal["needs_more_thoughts", "thought_number_exceeds_total", "client_raised_total"] = Field(
+        description="Why the total was raised"
+    )
+    sequence: int = Field(description="Sequence number of the thought that caused the raise")
+
+
+class ThoughtRecord(BaseModel):
+    """One stored thought: the spec's Thought fields plus the server's own sequence number."""
+
+    sequence: int = Field(description="The server's own number for this thought, unique in the session")
+    thought_number: int = Field(description="The client's label (thoughtNumber); labels may repeat")
+    content: str
+    type: ThoughtType
+    is_revision: bool = False
+    revises_thought: int | None = Field(default=None, description="Label of the revised thought")
+    revises_sequence: int | None = Field(
+        default=None, description="Sequence number of the revised thought; null when the label was not found"
+    )
+    branch_from_thought: int | None = Field(default=None, description="Label the branch starts from")
+    branch_from_sequence: int | None = Field(
+        default=None, description="Sequence number the branch starts from; null when the label was not found"
+    )
+    branch_id: str | None = None
+    total_thoughts: int = Field(description="The total answered for this thought")
+    next_thought_needed: bool
+    needs_more_thoughts: bool = False
+    timestamp: str = Field(description="When the thought was stored (ISO 8601, UTC)")
+
+
+class TemplateStep(BaseModel):
+    """One planned step of a thinking template."""
+
+    index: int = Field(description="1-based position; the thoughtNumber that should address this step")
+    title: str
+    guidance: str = Field(description="What this step asks the thinker to do")
+
+
+class TemplateInfo(BaseModel):
+    """A built-in thinking template."""
+
+    template_id: str
+    name: str
+    description: str
+    steps: list[TemplateStep]
+
+
+class SessionSummary(BaseModel):
+    """A session without its thoughts: what lists, status changes and the index carry."""
+
+    session_id: str
+    name: str
+    description: str = ""
+    status: SessionStatus
+    created_at: str
+    updated_at: str
+    thought_count: int
+    total_thoughts: int | None = Field(default=None, description="The latest planned total")
+    template_id: str | None = None
+    is_default: bool = Field(default=False, description="Started implicitly by a call without session_id")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    branches: list[str] = Field(default_factory=list)
+
+
+class LinkedTask(BaseModel):
+    """A task of the tasks plugin linked to this session."""
+
+    task_id: str
+    title: str
+    status: str
+    priority: str
+
+
+# --- tool outputs --------------------------------------------------------------------------
+
+
+class ThoughtOutput(ToolOutput):
+    """The official server's fields first, then what durable sessions add."""
+
+    thoughtNumber: int  # noqa: N815 - the official server's field names
+    totalThoughts: int  # noqa: N815
+    nextThoughtNeeded: bool  # noqa: N815
+    branches: list[str] = Field(description="Branch ids of the session, in the order they appeared")
+    thoughtHistoryLength: int = Field(description="Thoughts stored in the session")  # noqa: N815
+    session_id: str
+    session_created: bool = Field(description="True when this call started the session")
+    thought_type: ThoughtType
+    sequence: int = Field(description="The server's sequence number of this thought")
+    adjustments: list[Adjustment] = Field(description="Raises of the total made by this call")
+    warnings: list[Notice]
+    next_step: TemplateStep | None = Field(
+        default=None, description="For template sessions: the step the next thought should address"
+    )
+
+
+class SessionOutput(ToolOutput):
+    session: SessionSummary
+
+
+class GetSessionOutput(ToolOutput):
+    session: SessionSummary
+    thoughts: list[ThoughtRecord] = Field(description="One page of thoughts, in sequence order")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
+    adjustments: list[Adjustment]
+    linked_tasks: list[LinkedTask] | None = Field(
+        description="Tasks linked to this session; null when the tasks plugin is not loaded"
+    )
+    warnings: list[Notice]
+
+
+class ListSessionsOutput(ToolOutput):
+    sessions: list[SessionSummary]
+    total: int = Field(description="Sessions matching the filter (before the limit)")
+
+
+class DeleteSessionOutput(ToolOutput):
+    session_id: str
+    deleted: bool
+    backup: str | None = Field(description="The backup taken before deleting")
+
+
+class UpdateStatusOutput(ToolOutput):
+    session: SessionSummary
+    previous_status: SessionStatus
+
+
+class Progress(BaseModel):
+    thought_count: int
+    current_thought_number: int | None
+    total_thoughts: int | None
+    percent: float | None = Field(description="current_thought_number / total_thoughts, in percent")
+
+
+class ResumeOutput(ToolOutput):
+    session: SessionSummary
+    last_thought: ThoughtRecord | None
+    progress: Progress
+    adjustments: list[Adjustment]
+    next_call: dict[str, Any] = Field(description="The exact arguments for the next sequential_thinking call")
+    next_step: TemplateStep | None
+    reactivated: bool = Field(description="True when the session was completed and is active again")
+
+
+class TemplatesOutput(ToolOutput):
+    templates: list[TemplateInfo]
+
+
+class ExportOutput(ToolOutput):
+    session_id: str
+    format: str
+    content: str | None = Field(description="The document, when no output_path was given")
+    output_path: str | None = Field(description="The file written, when output_path was given")
+    bytes_written: int | None
+
+
+class ImportOutput(ToolOutput):
+    session: SessionSummary
+    replaced: bool = Field(description="True when an existing session was overwritten (after a backup)")
+    warnings: list[Notice]
+
+
+class VisualizeOutput(ToolOutput):
+    session_id: str
+    format: str
+    diagram: str

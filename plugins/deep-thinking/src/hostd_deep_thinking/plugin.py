@@ -1,0 +1,46 @@
+"""hostd hook implementations of the deep-thinking plugin: settings, tools, the sessions service."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hostd import PluginContext, hookimpl
+from hostd_deep_thinking import tools
+from hostd_deep_thinking.service import SessionService
+
+
+class Settings(BaseModel):
+    """``plugins.deep-thinking`` in the config."""
+
+    model_config = ConfigDict(extra="forbid")
+    compact_every: int = Field(
+        default=256, ge=1, le=1000, description="Fold a session's journal into its document after this many thoughts"
+    )
+    sync_interval_seconds: float = Field(
+        default=1.0, gt=0, le=1.0, description="Journal writes are fsynced at most this long after they answer"
+    )
+
+
+@hookimpl
+def hostd_settings_model() -> type[BaseModel]:
+    return Settings
+
+
+@hookimpl
+def hostd_register_tools(register, context: PluginContext) -> None:  # type: ignore[no-untyped-def]
+    register(tools.sequential_thinking, destructive=False)
+    register(tools.create_session, destructive=False)
+    register(tools.get_session, read_only=True)
+    register(tools.list_sessions, read_only=True)
+    register(tools.delete_session, destructive=True, idempotent=False)
+    register(tools.update_session_status, destructive=False, idempotent=True)
+    register(tools.resume_session, destructive=False, idempotent=True)
+    register(tools.list_templates, read_only=True)
+    register(tools.export_session, destructive=True, uses_roots=True)
+    register(tools.import_session, destructive=True, uses_roots=True)
+    register(tools.visualize_session, read_only=True)
+
+
+@hookimpl
+def hostd_register_services(register, context: PluginContext) -> None:  # type: ignore[no-untyped-def]
+    register("deep-thinking.sessions", SessionService(context))

@@ -1,0 +1,881 @@
+"""Durable thinking sessions on disk, cheap to append to and safe across processes.
+
+Layout under the plugin's data folder::
+
+    sessions/<id>.json        the compacted document (the spec's ThinkingSession, plus format_version
+                              and last_seq, the sequence number of the last thought it holds)
+    sessions/<id>.journal     JSON lines, one per thought added since the last compaction
+    backups/<id>/<stamp>-s<seq>.json   the last 10 copies, taken at compaction and before deletes/imports
+    index.jsonl               one summary line per change (creation, compaction, status, deletion)
+    default-session.json      which session calls without ``session_id`` go to
+    .locks/                   lock files
+
+Adding a thought takes the session's cross-process lock, reads only the journal bytes other
+processes appended since this process last looked, appends one line and returns: the cost
+does not grow with the session. The line is written (reaching the OS, so it survives a
+SIGKILL) before the answer; fsync follows within a second from a timer thread, and always
+at compaction. Every ``compact_every`` thoughts the journal is folded into the document
+(atomic write), a backup is taken and the journal starts afresh; sequence numbers make a
+crash between those steps harmless (journal lines the document already holds are skipped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+BACKUPS_KEPT = 10
+CACHED_SESSIONS = 64
+_JOURNAL_END = re.compile(rb'"end":(\d+)\}\n$')
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class StoreError(Exception):
+    """A condition the tools turn into an error envelope (they own the wording)."""
+
+
+class SessionNotFound(StoreError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+
+
+class SessionExists(StoreError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+
+
+class SessionUnreadable(StoreError):
+    """The document is damaged and neither a backup nor the journal can rebuild it."""
+
+    def __init__(self, session_id: str, problem: str, kept_at: str | None) -> None:
+        super().__init__(problem)
+        self.session_id = session_id
+        self.problem = problem
+        self.kept_at = kept_at
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def journal_line(seq: int, thought: dict[str, Any], adjustment: dict[str, Any] | None) -> bytes:
+    """One journal line; ``end`` repeats the sequence number so a reader can find it at the file's tail."""
+    record: dict[str, Any] = {"seq": seq, "thought": thought}
+    if adjustment is not None:
+        record["adjustment"] = adjustment
+    record["end"] = seq
+    return encode_line(record)
+
+
+@dataclass
+class SessionState:
+    """One session as this process knows it, and how far it has read the files."""
+
+    meta: dict[str, Any]
+    thoughts: list[dict[str, Any]] = field(default_factory=list)
+    adjustments: list[dict[str, Any]] = field(default_factory=list)
+    latest_by_label: dict[int, int] = field(default_factory=dict)
+    branches: dict[str, list[int]] = field(default_factory=dict)
+    last_seq: int = 0
+    compacted_seq: int = 0
+    doc_signature: tuple[int, int, int] | None = None
+    journal_inode: int | None = None
+    journal_offset: int = 0
+    notes: list[dict[str, Any]] = field(default_factory=list)  # repairs not yet reported to a caller
+    max_regular_label: int = 0
+
+    @property
+    def session_id(self) -> str:
+        return str(self.meta["session_id"])
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> SessionState:
+        meta = {key: value for key, value in document.items() if key not in ("thoughts", "adjustments")}
+        state = cls(meta=meta)
+        for thought in document.get("thoughts", []):
+            state.apply(thought, None)
+        state.adjustments = list(document.get("adjustments", []))
+        state.last_seq = max(int(document.get("last_seq", 0)), state.last_seq)
+        state.compacted_seq = state.last_seq
+        return state
+
+    def note(self, problem: str) -> None:
+        """Record a repair: kept in the document's recovery log and reported to the current caller."""
+        entry = {"time": utc_now(), "problem": problem, "recovered_from": "journal"}
+        self.meta.setdefault("recovery_log", []).append(entry)
+        self.notes.append(entry)
+
+    def apply(self, thought: dict[str, Any], adjustment: dict[str, Any] | None) -> None:
+        seq = int(thought["seq"])
+        self.thoughts.append(thought)
+        self.latest_by_label[int(thought["thought_number"])] = seq
+        branch_id = thought.get("branch_id")
+        if branch_id and thought.get("branch_from_thought") is not None:
+            self.branches.setdefault(branch_id, []).append(seq)
+        elif thought.get("type") == "regular":
+            self.max_regular_label = max(self.max_regular_label, int(thought["thought_number"]))
+        if adjustment is not None:
+            self.adjustments.append(adjustment)
+        self.last_seq = max(self.last_seq, seq)
+        self.meta["total_thoughts"] = thought.get("total_thoughts", self.meta.get("total_thoughts"))
+        stamp = thought.get("timestamp")
+        if stamp and stamp > str(self.meta.get("updated_at", "")):
+            self.meta["updated_at"] = stamp
+
+    def to_document(self) -> dict[str, Any]:
+        document = dict(self.meta)
+        document["format_version"] = FORMAT_VERSION
+        document["last_seq"] = self.last_seq
+        document["adjustments"] = self.adjustments
+        document["thoughts"] = self.thoughts
+        return document
+
+    def summary(self) -> dict[str, Any]:
+        meta = self.meta
+        return {
+            "session_id": meta["session_id"],
+            "name": meta.get("name", meta["session_id"]),
+            "description": meta.get("description", ""),
+            "status": meta.get("status", "active"),
+            "created_at": meta.get("created_at", ""),
+            "updated_at": meta.get("updated_at", ""),
+            "thought_count": len(self.thoughts),
+            "total_thoughts": meta.get("total_thoughts"),
+            "template_id": meta.get("template_id"),
+            "is_default": bool(meta.get("is_default", False)),
+            "metadata": meta.get("metadata", {}),
+            "branches": list(self.branches),
+        }
+
+
+def new_document(
+    session_id: str,
+    *,
+    name: str,
+    description: str = "",
+    metadata: dict[str, Any] | None = None,
+    template_id: str | None = None,
+    total_thoughts: int | None = None,
+    is_default: bool = False,
+) -> dict[str, Any]:
+    now = utc_now()
+    return {
+        "format_version": FORMAT_VERSION,
+        "session_id": session_id,
+        "name": name,
+        "description": description,
+        "created_at": now,
+        "updated_at": now,
+        "status": "active",
+        "metadata": metadata or {},
+        "template_id": template_id,
+        "is_default": is_default,
+        "total_thoughts": total_thoughts,
+        "last_seq": 0,
+        "recovery_log": [],
+        "adjustments": [],
+        "thoughts": [],
+    }
+
+
+def check_document(document: Any) -> dict[str, Any]:
+    """The minimal shape a session document must have to be loaded; raises ValueError otherwise."""
+    if not isinstance(document, dict):
+        raise ValueError("the document is not a JSON object")
+    if not isinstance(document.get("session_id"), str):
+        raise ValueError("the document has no session_id")
+    if not isinstance(document.get("thoughts", []), list):
+        raise ValueError("the document's thoughts are not a list")
+    for thought in document.get("thoughts", []):
+        if not isinstance(thought, dict) or not isinstance(thought.get("seq"), int):
+            raise ValueError("a thought has no sequence number")
+        if not isinstance(thought.get("thought_number"), int):
+            raise ValueError("a thought has no thought_number")
+    return document
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one ``append`` did, copied under the lock so other threads cannot change it."""
+
+    thought: dict[str, Any]
+    adjustment: dict[str, Any] | None
+    created: bool
+    thought_count: int
+    branches: list[str]
+    template_id: str | None
+    max_regular_label: int
+    notes: list[dict[str, Any]]
+
+
+@dataclass
+class _Journal:
+    """An open journal file of this process; the lock guards fsync against close."""
+
+    fd: int
+    inode: int
+    dirty: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sync(self) -> None:
+        with self.lock:
+            if self.fd >= 0 and self.dirty:
+                os.fsync(self.fd)
+                self.dirty = False
+
+    def close(self) -> None:
+        with self.lock:
+            if self.fd >= 0:
+                if self.dirty:
+                    os.fsync(self.fd)
+                os.close(self.fd)
+                self.fd = -1
+
+
+@dataclass
+class _IndexCache:
+    inode: int | None = None
+    offset: int = 0
+    lines: int = 0
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _read_from(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    remaining = size - offset
+    while remaining > 0:
+        chunk = os.read(fd, remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+class SessionStore:
+    """All sessions of one data folder. Thread-safe; several processes may share the folder."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        compact_every: int = 256,
+        sync_interval: float = 1.0,
+        lock_timeout: float = 30.0,
+    ) -> None:
+        self.root = root
+        self.sessions_dir = root / "sessions"
+        self.backups_dir = root / "backups"
+        self.lock_dir = root / ".locks"
+        self.index_path = root / "index.jsonl"
+        self.default_path = root / "default-session.json"
+        for folder in (self.sessions_dir, self.backups_dir, self.lock_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.compact_every = max(1, compact_every)
+        self.sync_interval = sync_interval
+        self.lock_timeout = lock_timeout
+        self._cache: OrderedDict[str, SessionState] = OrderedDict()
+        self._journals: dict[str, _Journal] = {}
+        self._guard = threading.Lock()  # the two dicts above
+        self._index = _IndexCache()
+        self._index_guard = threading.Lock()
+        self._default: tuple[tuple[int, int] | None, str | None] = (None, None)
+        self._timer: threading.Timer | None = None
+        self._timer_guard = threading.Lock()
+        self._closed = False
+
+    # --- paths and locks ---------------------------------------------------------------
+
+    def document_path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{session_id}.json"
+
+    def journal_path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{session_id}.journal"
+
+    @contextlib.contextmanager
+    def _lock(self, path: Path) -> Iterator[None]:
+        from hostd_fs import path_lock
+
+        with path_lock(path, lock_dir=self.lock_dir, timeout=self.lock_timeout):
+            yield
+
+    def session_lock(self, session_id: str) -> contextlib.AbstractContextManager[None]:
+        return self._lock(self.document_path(session_id))
+
+    # --- loading -----------------------------------------------------------------------
+
+    def _cached(self, session_id: str) -> SessionState | None:
+        with self._guard:
+            state = self._cache.get(session_id)
+            if state is not None:
+                self._cache.move_to_end(session_id)
+            return state
+
+    def _remember(self, state: SessionState) -> None:
+        evicted: list[_Journal] = []
+        with self._guard:
+            self._cache[state.session_id] = state
+            self._cache.move_to_end(state.session_id)
+            while len(self._cache) > CACHED_SESSIONS:
+                old_id, _ = self._cache.popitem(last=False)
+                journal = self._journals.pop(old_id, None)
+                if journal is not None:
+                    evicted.append(journal)
+        for journal in evicted:
+            journal.close()
+
+    def _forget(self, session_id: str) -> None:
+        with self._guard:
+            self._cache.pop(session_id, None)
+            journal = self._journals.pop(session_id, None)
+        if journal is not None:
+            journal.close()
+
+    def _refresh(self, session_id: str) -> SessionState | None:
+        """The session as it is on disk now (caller holds its lock); ``None`` when it does not exist."""
+        doc_stat = _stat(self.document_path(session_id))
+        journal_stat = _stat(self.journal_path(session_id))
+        if doc_stat is None:
+            if journal_stat is None or journal_stat.st_size == 0:
+                self._forget(session_id)
+                return None
+            return self._load(session_id, missing_document=True)
+        cached = self._cached(session_id)
+        signature = (doc_stat.st_ino, doc_stat.st_size, doc_stat.st_mtime_ns)
+        journal_inode = journal_stat.st_ino if journal_stat else None
+        if cached is not None and cached.doc_signature == signature and cached.journal_inode == journal_inode:
+            size = journal_stat.st_size if journal_stat else 0
+            if size == cached.journal_offset:
+                return cached
+            if size > cached.journal_offset:
+                self._read_journal_tail(cached, size)
+                return cached
+        return self._load(session_id)
+
+    def _load(self, session_id: str, *, missing_document: bool = False) -> SessionState:
+        document_path = self.document_path(session_id)
+        notes: list[dict[str, Any]] = []
+        document: dict[str, Any] | None = None
+        problem: str | None = "the session document is missing" if missing_document else None
+        if not missing_document:
+            try:
+                document = check_document(json.loads(document_path.read_bytes()))
+            except FileNotFoundError:
+                problem = "the session document is missing"
+            except (ValueError, UnicodeDecodeError) as exc:
+                problem = f"the session document is damaged ({exc})"
+        if document is None:
+            document, note = self._recover(session_id, problem or "unreadable")
+            notes.append(note)
+        state = SessionState.from_document(document)
+        state.notes = notes
+        doc_stat = _stat(document_path)
+        state.doc_signature = (doc_stat.st_ino, doc_stat.st_size, doc_stat.st_mtime_ns) if doc_stat else None
+        journal_stat = _stat(self.journal_path(session_id))
+        state.journal_inode = journal_stat.st_ino if journal_stat else None
+        state.journal_offset = 0
+        # A journal handle of this process may point at an older file: drop it.
+        with self._guard:
+            journal = self._journals.get(session_id)
+            if journal is not None and journal.inode != state.journal_inode:
+                del self._journals[session_id]
+            else:
+                journal = None
+        if journal is not None:
+            journal.close()
+        if journal_stat is not None and journal_stat.st_size:
+            self._read_journal_tail(state, journal_stat.st_size)
+        self._remember(state)
+        if notes:
+            state.meta.setdefault("recovery_log", []).extend(notes)
+        if state.notes:
+            self._compact(state)  # the repaired session replaces the damaged files, with the log of what happened
+        return state
+
+    def _read_journal_tail(self, state: SessionState, size: int) -> None:
+        """Apply journal lines from ``state.journal_offset`` to ``size`` (caller holds the lock)."""
+        path = self.journal_path(state.session_id)
+        with open(path, "rb") as handle:
+            handle.seek(state.journal_offset)
+            data = handle.read(size - state.journal_offset)
+        complete = data.rfind(b"\n") + 1
+        if complete < len(data):
+            # A writer died mid-line (it never answered): cut the partial line off.
+            with open(path, "r+b") as handle:
+                handle.truncate(state.journal_offset + complete)
+            state.note("a partial journal line from an interrupted write was removed")
+        for number, raw in enumerate(data[:complete].splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+                seq = int(record["seq"])
+                thought = record["thought"]
+                if not isinstance(thought, dict):
+                    raise ValueError("thought is not an object")
+            except (ValueError, KeyError, TypeError) as exc:
+                state.note(f"journal line {number} is damaged and was skipped ({exc})")
+                continue
+            if seq <= state.last_seq:
+                continue  # already in the document (a crash between compaction steps)
+            state.apply(thought, record.get("adjustment"))
+        state.journal_offset += complete
+
+    def _recover(self, session_id: str, problem: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Rebuild a damaged or missing document from its newest readable backup (the journal follows)."""
+        note: dict[str, Any] = {"time": utc_now(), "problem": problem}
+        for backup in sorted(self._backup_files(session_id), reverse=True):
+            try:
+                document = check_document(json.loads(backup.read_bytes()))
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue
+            if document["session_id"] != session_id:
+                continue
+            note["recovered_from"] = f"backup {backup.name} and journal"
+            note["corrupt_copy"] = self._set_aside(session_id)
+            return document, note
+        # No backup: the journal alone is complete only if it starts at the first thought.
+        journal_path = self.journal_path(session_id)
+        first_seq = None
+        if journal_path.exists():
+            with open(journal_path, "rb") as handle:
+                first = handle.readline()
+            try:
+                first_seq = int(json.loads(first)["seq"])
+            except (ValueError, KeyError, TypeError):
+                first_seq = None
+        if first_seq == 1:
+            note["recovered_from"] = "journal (no backup; name and metadata were lost)"
+            note["corrupt_copy"] = self._set_aside(session_id)
+            return new_document(session_id, name=session_id), note
+        # Nothing to rebuild from: leave the damaged file where it is, so every call reports it.
+        exists = self.document_path(session_id).exists()
+        raise SessionUnreadable(session_id, problem, str(self.document_path(session_id)) if exists else None)
+
+    def _set_aside(self, session_id: str) -> str | None:
+        """Keep a damaged document beside the session under another name; never delete it."""
+        document_path = self.document_path(session_id)
+        if not document_path.exists():
+            return None
+        corrupt = document_path.with_name(f"{document_path.name}.corrupt-{time.time_ns()}")
+        os.replace(document_path, corrupt)
+        return str(corrupt)
+
+    def load(self, session_id: str) -> SessionState | None:
+        with self.session_lock(session_id):
+            return self._refresh(session_id)
+
+    def exists(self, session_id: str) -> bool:
+        return self.document_path(session_id).exists() or self.journal_path(session_id).exists()
+
+    # --- writing -----------------------------------------------------------------------
+
+    def _journal(self, state: SessionState) -> _Journal:
+        session_id = state.session_id
+        with self._guard:
+            journal = self._journals.get(session_id)
+        if journal is not None and journal.inode == state.journal_inode and journal.fd >= 0:
+            return journal
+        if journal is not None:
+            journal.close()
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.journal_path(session_id), flags, 0o600)
+        inode = os.fstat(fd).st_ino
+        journal = _Journal(fd=fd, inode=inode)
+        if state.journal_inode != inode:  # created just now
+            state.journal_inode = inode
+            state.journal_offset = 0
+        with self._guard:
+            self._journals[session_id] = journal
+        return journal
+
+    def create(self, document: dict[str, Any], *, replace: bool = False) -> SessionState:
+        """Store a new session document (or replace one, after a backup); returns its state."""
+        session_id = document["session_id"]
+        with self.session_lock(session_id):
+            try:
+                existing = self._refresh(session_id)
+            except SessionUnreadable:
+                if not replace:
+                    raise
+                self._set_aside(session_id)  # the damaged file is kept under another name
+                existing = None
+            if existing is not None and not replace:
+                raise SessionExists(session_id)
+            if existing is not None:
+                self._compact(existing)  # a backup of what is about to be replaced
+            return self._install(document)
+
+    def _install(self, document: dict[str, Any]) -> SessionState:
+        from hostd_fs import atomic_write
+
+        session_id = document["session_id"]
+        self._forget(session_id)
+        state = SessionState.from_document(document)
+        data = json.dumps(state.to_document(), ensure_ascii=False)
+        atomic_write(self.document_path(session_id), data)
+        self._write_backup(session_id, data, state.last_seq)
+        journal_path = self.journal_path(session_id)
+        if journal_path.exists():
+            atomic_write(journal_path, "")
+        self._finish_compaction(state)
+        return state
+
+    def ensure(self, session_id: str, make_document: Callable[[], dict[str, Any]]) -> tuple[SessionState, bool]:
+        """The session, created from ``make_document()`` when it does not exist yet."""
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            if state is not None:
+                return state, False
+            return self._install(make_document()), True
+
+    def append(
+        self,
+        session_id: str,
+        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        *,
+        create: Callable[[], dict[str, Any]] | None = None,
+    ) -> Appended:
+        """Add one thought planned by ``plan(state)`` under the session's lock.
+
+        ``plan`` sees the session as it is on disk right now (other processes included) and
+        may raise to refuse; it returns the thought (its ``seq`` is ``state.last_seq + 1``)
+        and the adjustment of the total, if any.
+        """
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            created = False
+            if state is None:
+                if create is None:
+                    raise SessionNotFound(session_id)
+                state, created = self._install(create()), True
+            thought, adjustment = plan(state)
+            seq = state.last_seq + 1
+            thought["seq"] = seq
+            notes, state.notes = state.notes, []
+            line = journal_line(seq, thought, adjustment)
+            journal = self._journal(state)
+            _write_all(journal.fd, line)
+            state.journal_offset += len(line)
+            state.apply(thought, adjustment)
+            journal.dirty = True
+            self._schedule_sync()
+            if state.last_seq - state.compacted_seq >= self.compact_every:
+                self._compact(state)
+            return Appended(
+                thought=thought,
+                adjustment=adjustment,
+                created=created,
+                thought_count=len(state.thoughts),
+                branches=list(state.branches),
+                template_id=state.meta.get("template_id"),
+                max_regular_label=state.max_regular_label,
+                notes=notes,
+            )
+
+    def _compact(self, state: SessionState) -> None:
+        """Fold the journal into the document, take a backup, start a new journal (lock held)."""
+        from hostd_fs import atomic_write
+
+        session_id = state.session_id
+        data = json.dumps(state.to_document(), ensure_ascii=False)
+        atomic_write(self.document_path(session_id), data)
+        self._write_backup(session_id, data, state.last_seq)
+        with self._guard:
+            journal = self._journals.pop(session_id, None)
+        if journal is not None:
+            journal.close()
+        journal_path = self.journal_path(session_id)
+        if journal_path.exists():
+            atomic_write(journal_path, "")
+        self._finish_compaction(state)
+
+    def _finish_compaction(self, state: SessionState) -> None:
+        session_id = state.session_id
+        doc_stat = os.stat(self.document_path(session_id))
+        state.doc_signature = (doc_stat.st_ino, doc_stat.st_size, doc_stat.st_mtime_ns)
+        journal_stat = _stat(self.journal_path(session_id))
+        state.journal_inode = journal_stat.st_ino if journal_stat else None
+        state.journal_offset = 0
+        state.compacted_seq = state.last_seq
+        self._remember(state)
+        self._index_put(state.summary())
+
+    def compact(self, session_id: str) -> SessionState:
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            if state is None:
+                raise SessionNotFound(session_id)
+            if state.last_seq != state.compacted_seq:
+                self._compact(state)
+            return state
+
+    def update_meta(self, session_id: str, change: Callable[[SessionState], Any]) -> tuple[SessionState, Any]:
+        """Change a session's metadata (status, ...) and compact, so the change is in the document."""
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            if state is None:
+                raise SessionNotFound(session_id)
+            result = change(state)
+            state.meta["updated_at"] = utc_now()
+            self._compact(state)
+            return state, result
+
+    def delete(self, session_id: str) -> str | None:
+        """Back the session up, then remove it; returns the backup's path."""
+        with self.session_lock(session_id):
+            try:
+                state = self._refresh(session_id)
+            except SessionUnreadable:
+                state = None
+                kept = self._set_aside(session_id)  # the damaged file stays on disk, renamed
+                self._forget(session_id)
+                self.journal_path(session_id).unlink(missing_ok=True)
+                self._index_put({"session_id": session_id, "deleted": True})
+                return kept
+            if state is None:
+                raise SessionNotFound(session_id)
+            self._compact(state)
+            backups = sorted(self._backup_files(session_id))
+            self._forget(session_id)
+            # Journal first: a crash in between leaves a complete (compacted) session, never a half one.
+            self.journal_path(session_id).unlink(missing_ok=True)
+            self.document_path(session_id).unlink(missing_ok=True)
+            self._index_put({"session_id": session_id, "deleted": True})
+            return str(backups[-1]) if backups else None
+
+    # --- backups -----------------------------------------------------------------------
+
+    def _backup_files(self, session_id: str) -> list[Path]:
+        folder = self.backups_dir / session_id
+        return list(folder.glob("*.json")) if folder.is_dir() else []
+
+    def _write_backup(self, session_id: str, data: str, seq: int) -> Path:
+        from hostd_fs import atomic_write
+
+        folder = self.backups_dir / session_id
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        path = folder / f"{stamp}-s{seq:04d}.json"
+        atomic_write(path, data)
+        for old in sorted(self._backup_files(session_id))[:-BACKUPS_KEPT]:
+            old.unlink(missing_ok=True)
+        return path
+
+    def backups(self, session_id: str) -> list[Path]:
+        return sorted(self._backup_files(session_id))
+
+    # --- durability --------------------------------------------------------------------
+
+    def _schedule_sync(self) -> None:
+        with self._timer_guard:
+            if self._timer is None and not self._closed:
+                self._timer = threading.Timer(self.sync_interval, self._sync_dirty)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _sync_dirty(self) -> None:
+        with self._timer_guard:
+            self._timer = None
+        with self._guard:
+            journals = list(self._journals.values())
+        for journal in journals:
+            try:
+                journal.sync()
+            except OSError:  # a journal closed by compaction meanwhile was synced there
+                pass
+
+    def close(self) -> None:
+        """Compact what this process wrote, fsync and close every journal."""
+        with self._timer_guard:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        with self._guard:
+            pending = [s.session_id for s in self._cache.values() if s.last_seq != s.compacted_seq]
+        for session_id in pending:
+            with contextlib.suppress(StoreError, OSError):
+                self.compact(session_id)
+        with self._guard:
+            journals = list(self._journals.values())
+            self._journals.clear()
+            self._cache.clear()
+        for journal in journals:
+            with contextlib.suppress(OSError):
+                journal.close()
+
+    # --- the index ---------------------------------------------------------------------
+
+    def _index_put(self, entry: dict[str, Any]) -> None:
+        """Append one summary line to the index (lock held for the index, not the session)."""
+        line = encode_line(entry)
+        with self._lock(self.index_path):
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+            fd = os.open(self.index_path, flags, 0o600)
+            try:
+                size = os.fstat(fd).st_size
+                if size and _read_from(fd, size - 1, size) != b"\n":
+                    line = b"\n" + line  # isolate a line a crashed writer left unfinished
+                _write_all(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with self._index_guard:
+                self._read_index()
+                if self._index.lines > 2 * len(self._index.entries) + 200:
+                    self._rewrite_index()
+
+    def _rewrite_index(self) -> None:
+        from hostd_fs import atomic_write
+
+        data = b"".join(encode_line(entry) for entry in self._index.entries.values())
+        atomic_write(self.index_path, data.decode("utf-8"))
+        self._index = _IndexCache()
+        self._read_index()
+
+    def _read_index(self) -> dict[str, dict[str, Any]]:
+        """The index's live entries, reading only what was appended since last time (guard held)."""
+        index_stat = _stat(self.index_path)
+        if index_stat is None:
+            if any(self.sessions_dir.glob("*.json")):
+                with self._lock(self.index_path):
+                    if not self.index_path.exists():
+                        self._rebuild_index()
+                index_stat = _stat(self.index_path)
+            if index_stat is None:
+                self._index = _IndexCache()
+                return self._index.entries
+        cache = self._index
+        if cache.inode != index_stat.st_ino or index_stat.st_size < cache.offset:
+            cache = self._index = _IndexCache(inode=index_stat.st_ino)
+        if index_stat.st_size > cache.offset:
+            with open(self.index_path, "rb") as handle:
+                handle.seek(cache.offset)
+                data = handle.read(index_stat.st_size - cache.offset)
+            complete = data.rfind(b"\n") + 1
+            for raw in data[:complete].splitlines():
+                try:
+                    entry = json.loads(raw)
+                    session_id = entry["session_id"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                cache.lines += 1
+                if entry.get("deleted"):
+                    cache.entries.pop(session_id, None)
+                else:
+                    cache.entries[session_id] = entry
+            cache.offset += complete
+        return cache.entries
+
+    def _rebuild_index(self) -> None:
+        """Write the index again from the documents (it was lost)."""
+        from hostd_fs import atomic_write
+
+        lines = []
+        for path in sorted(self.sessions_dir.glob("*.json")):
+            try:
+                state = SessionState.from_document(check_document(json.loads(path.read_bytes())))
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue
+            lines.append(encode_line(state.summary()))
+        atomic_write(self.index_path, b"".join(lines).decode("utf-8"))
+
+    def journal_last_seq(self, session_id: str) -> int | None:
+        """The last sequence number in a session's journal, read from the file's tail."""
+        path = self.journal_path(session_id)
+        try:
+            with open(path, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                if size == 0:
+                    return None
+                handle.seek(max(0, size - 24))
+                match = _JOURNAL_END.search(handle.read())
+                if match:
+                    return int(match.group(1))
+                handle.seek(0)
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        last = None
+        for raw in data.splitlines(keepends=True):
+            match = _JOURNAL_END.search(raw)
+            if match:
+                last = int(match.group(1))
+        return last
+
+    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Sessions from the index, newest first; only the returned ones look at their journals."""
+        with self._index_guard:
+            entries = list(self._read_index().values())
+        if status is not None:
+            entries = [entry for entry in entries if entry.get("status") == status]
+        entries.sort(key=lambda entry: (str(entry.get("updated_at", "")), entry["session_id"]), reverse=True)
+        chosen = []
+        for entry in entries[:limit]:
+            entry = dict(entry)
+            session_id = entry["session_id"]
+            last_seq = self.journal_last_seq(session_id)
+            if last_seq is not None and last_seq > int(entry.get("thought_count") or 0):
+                entry["thought_count"] = last_seq
+                mtime = _stat(self.journal_path(session_id))
+                if mtime is not None:
+                    stamp = datetime.datetime.fromtimestamp(mtime.st_mtime, datetime.UTC)
+                    entry["updated_at"] = stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+            chosen.append(entry)
+        return chosen, len(entries)
+
+    # --- the default session -----------------------------------------------------------
+
+    def default_session(self) -> str | None:
+        """The session calls without ``session_id`` go to (cached until the file changes)."""
+        pointer = _stat(self.default_path)
+        key = (pointer.st_ino, pointer.st_mtime_ns) if pointer else None
+        cached_key, cached_id = self._default
+        if key == cached_key:
+            return cached_id
+        session_id = None
+        if pointer is not None:
+            try:
+                session_id = str(json.loads(self.default_path.read_bytes())["session_id"])
+            except (OSError, ValueError, KeyError, TypeError):
+                session_id = None
+        self._default = (key, session_id)
+        return session_id
+
+    def set_default_session(self, session_id: str) -> None:
+        from hostd_fs import atomic_write
+
+        atomic_write(self.default_path, json.dumps({"session_id": session_id, "since": utc_now()}))
+        self._default = (None, None)

@@ -1,0 +1,692 @@
+"""The deep-thinking tools: sequential thinking into durable sessions, session management,
+templates, export/import and diagrams.
+
+Each function is a tool as the host sees it: typed parameters with descriptions, a
+``ToolOutput`` return model, ``ToolError`` for what the model can correct. Storage lives in
+``store.py``; the thinking rules in ``thinking.py``; document formats in ``export.py`` and
+``visualize.py``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import secrets
+from bisect import bisect_right
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from hostd import PluginContext, ToolContext, ToolError
+from hostd_deep_thinking.models import (
+    BRANCH_ID_PATTERN,
+    MAX_THOUGHT_CHARS,
+    SESSION_ID_PATTERN,
+    Adjustment,
+    DeleteSessionOutput,
+    ExportOutput,
+    GetSessionOutput,
+    ImportOutput,
+    LinkedTask,
+    ListSessionsOutput,
+    Notice,
+    Progress,
+    ResumeOutput,
+    SessionOutput,
+    SessionStatus,
+    SessionSummary,
+    TemplatesOutput,
+    ThoughtOutput,
+    ThoughtRecord,
+    UpdateStatusOutput,
+    VisualizeOutput,
+)
+from hostd_deep_thinking.store import (
+    SessionExists,
+    SessionNotFound,
+    SessionState,
+    SessionStore,
+    SessionUnreadable,
+    new_document,
+)
+from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
+from hostd_deep_thinking.thinking import ThoughtRequest, check_request, plan_thought
+
+PAGE_SIZE = 100
+MAX_METADATA_BYTES = 64 * 1024
+MAX_IMPORT_CHARS = 50_000_000
+
+SessionId = Annotated[
+    str,
+    Field(
+        description="Session identifier: letters, digits, '_', '-', '.', 1-64 characters, not starting with '.'",
+        pattern=SESSION_ID_PATTERN,
+    ),
+]
+
+
+# --- plumbing ------------------------------------------------------------------------
+
+
+def open_store(plugin: PluginContext) -> SessionStore:
+    """The plugin's one store, opened on first use and closed by the host at shut-down."""
+
+    def factory() -> SessionStore:
+        settings = plugin.settings
+        return SessionStore(
+            plugin.data_dir,
+            compact_every=settings.compact_every if settings else 256,
+            sync_interval=settings.sync_interval_seconds if settings else 1.0,
+        )
+
+    return plugin.resource("store", factory)
+
+
+def not_found(ctx: ToolContext, session_id: str) -> ToolError:
+    return ToolError(
+        "NOT_FOUND",
+        ctx.text(en=f"No session '{session_id}'.", zh=f"没有会话 '{session_id}'。"),
+        hint=ctx.text(en="list_sessions shows the sessions that exist.", zh="list_sessions 可列出现有会话。"),
+        details={"session_id": session_id},
+    )
+
+
+def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
+    return ToolError(
+        "READ_ERROR",
+        ctx.text(
+            en=f"Session '{exc.session_id}' is damaged and no backup or journal can rebuild it: {exc.problem}.",
+            zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志：{exc.problem}。",
+        ),
+        hint=ctx.text(
+            en="The damaged file is kept as it is. Restore it with import_session from an export, "
+            "or delete_session to start over (the file is kept under another name).",
+            zh="损坏的文件已原样保留。可用 import_session 从导出文件恢复，或用 delete_session 重新开始（文件会改名保留）。",
+        ),
+        details={"session_id": exc.session_id, "file": exc.kept_at},
+    )
+
+
+def load_state(ctx: ToolContext, session_id: str) -> SessionState:
+    try:
+        state = open_store(ctx.plugin).load(session_id)
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    if state is None:
+        raise not_found(ctx, session_id)
+    return state
+
+
+def summary_of(state: SessionState) -> SessionSummary:
+    return SessionSummary.model_validate(state.summary())
+
+
+def record_of(thought: dict[str, Any]) -> ThoughtRecord:
+    return ThoughtRecord(
+        sequence=thought["seq"],
+        thought_number=thought["thought_number"],
+        content=thought["content"],
+        type=thought.get("type", "regular"),
+        is_revision=bool(thought.get("is_revision")),
+        revises_thought=thought.get("revises_thought"),
+        revises_sequence=thought.get("revises_seq"),
+        branch_from_thought=thought.get("branch_from_thought"),
+        branch_from_sequence=thought.get("branch_from_seq"),
+        branch_id=thought.get("branch_id"),
+        total_thoughts=thought.get("total_thoughts") or thought["thought_number"],
+        next_thought_needed=bool(thought.get("next_thought_needed", True)),
+        needs_more_thoughts=bool(thought.get("needs_more_thoughts")),
+        timestamp=thought.get("timestamp", ""),
+    )
+
+
+def recovery_notices(ctx: ToolContext, notes: list[dict[str, Any]]) -> list[Notice]:
+    return [
+        Notice(
+            code="RECOVERED",
+            message=ctx.text(
+                en=f"The session files needed repair: {note.get('problem')}; recovered from "
+                f"{note.get('recovered_from', 'journal')}.",
+                zh=f"会话文件经过修复：{note.get('problem')}；已从 {note.get('recovered_from', 'journal')} 恢复。",
+            ),
+        )
+        for note in notes
+    ]
+
+
+def default_session_document(ctx: ToolContext, session_id: str) -> dict[str, Any]:
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    name = ctx.text(en=f"Thinking session {now}", zh=f"思考会话 {now}")
+    return new_document(session_id, name=name, is_default=True)
+
+
+def new_default_id() -> str:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    return f"default-{stamp}-{secrets.token_hex(3)}"
+
+
+class _ArchivedDefault(Exception):
+    """The current default session is archived: the call starts a new default session instead."""
+
+
+# --- sequential_thinking -------------------------------------------------------------
+
+
+def sequential_thinking(
+    ctx: ToolContext,
+    thought: Annotated[
+        str,
+        Field(description="Your current thinking step", min_length=1, max_length=MAX_THOUGHT_CHARS),
+    ],
+    nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],  # noqa: N803
+    thoughtNumber: Annotated[int, Field(description="Current thought number (your label, from 1)", ge=1)],  # noqa: N803
+    totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],  # noqa: N803
+    session_id: Annotated[
+        str | None,
+        Field(
+            description="Session to add to (created on first use). Omitted: the current default session; "
+            "thoughtNumber 1 without revision or branch starts a new default session",
+            pattern=SESSION_ID_PATTERN,
+        ),
+    ] = None,
+    isRevision: Annotated[bool, Field(description="Whether this revises previous thinking")] = False,  # noqa: N803
+    revisesThought: Annotated[  # noqa: N803
+        int | None, Field(description="Which thoughtNumber is being reconsidered (with isRevision)", ge=1)
+    ] = None,
+    branchFromThought: Annotated[  # noqa: N803
+        int | None, Field(description="Branching point thoughtNumber (with branchId)", ge=1)
+    ] = None,
+    branchId: Annotated[  # noqa: N803
+        str | None,
+        Field(description="Branch identifier: letters, digits, '_' and '-', 1-64 characters", pattern=BRANCH_ID_PATTERN),
+    ] = None,
+    needsMoreThoughts: Annotated[  # noqa: N803
+        bool, Field(description="Reached the end but need more thoughts: raises the total by 10")
+    ] = False,
+) -> ThoughtOutput:
+    """A detailed tool for dynamic, reflective problem-solving through thoughts, stored in durable sessions.
+
+    Each thought can build on, question or revise earlier ones (isRevision + revisesThought) or
+    branch off (branchFromThought + branchId); totalThoughts may change as understanding
+    deepens, and needsMoreThoughts adds 10. Set nextThoughtNeeded to false when done. The
+    same arguments as the official sequential-thinking server, plus session_id: sessions are
+    kept on disk and can be listed, resumed, exported and visualized.
+    """
+    request = ThoughtRequest(
+        thought=thought,
+        next_thought_needed=nextThoughtNeeded,
+        thought_number=thoughtNumber,
+        total_thoughts=totalThoughts,
+        is_revision=isRevision,
+        revises_thought=revisesThought,
+        branch_from_thought=branchFromThought,
+        branch_id=branchId,
+        needs_more_thoughts=needsMoreThoughts,
+    )
+    check_request(request, ctx.text)
+    store = open_store(ctx.plugin)
+    notices: list[Notice] = []
+
+    def plan(state: SessionState, implicit: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        if implicit and state.meta.get("status") == "archived":
+            raise _ArchivedDefault
+        planned, adjustment, found = plan_thought(state, request, ctx.text)
+        notices.extend(found)
+        return planned, adjustment
+
+    try:
+        if session_id is not None:
+            appended = store.append(
+                session_id,
+                lambda state: plan(state, False),
+                create=lambda: new_document(session_id, name=session_id),
+            )
+            target = session_id
+        else:
+            current = store.default_session()
+            target = current if current and not request.starts_conversation else new_default_id()
+            try:
+                appended = store.append(
+                    target, lambda state: plan(state, True), create=lambda: default_session_document(ctx, target)
+                )
+            except _ArchivedDefault:
+                target = new_default_id()
+                appended = store.append(
+                    target, lambda state: plan(state, True), create=lambda: default_session_document(ctx, target)
+                )
+            if appended.created:
+                store.set_default_session(target)
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    stored = appended.thought
+    next_label = stored["thought_number"] if stored["type"] == "regular" else appended.max_regular_label
+    next_step = step_after(appended.template_id, next_label, ctx.language)
+    result = ThoughtOutput(
+        thoughtNumber=stored["thought_number"],
+        totalThoughts=stored["total_thoughts"],
+        nextThoughtNeeded=stored["next_thought_needed"],
+        branches=appended.branches,
+        thoughtHistoryLength=appended.thought_count,
+        session_id=target,
+        session_created=appended.created,
+        thought_type=stored["type"],
+        sequence=stored["seq"],
+        adjustments=[Adjustment.model_validate(appended.adjustment)] if appended.adjustment else [],
+        warnings=[*recovery_notices(ctx, appended.notes), *notices],
+        next_step=next_step,
+    )
+    message = ctx.text(
+        en=f"Thought {stored['thought_number']}/{stored['total_thoughts']} stored in session '{target}' "
+        f"(#{stored['seq']}).",
+        zh=f"思考 {stored['thought_number']}/{stored['total_thoughts']} 已保存到会话 '{target}'（#{stored['seq']}）。",
+    )
+    if next_step is not None:
+        message += ctx.text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")
+    return result.with_message(message)
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+def create_session(
+    ctx: ToolContext,
+    name: Annotated[str, Field(description="Session name", min_length=1, max_length=200)],
+    description: Annotated[str, Field(description="What the session is about", max_length=5000)] = "",
+    metadata: Annotated[
+        dict[str, Any], Field(description="Free-form JSON metadata kept with the session (at most 64 KiB)")
+    ] = {},  # noqa: B006 - the host validates into a fresh dict per call
+    template_id: Annotated[
+        str | None, Field(description="A built-in template (see list_templates) that plans the steps", max_length=64)
+    ] = None,
+    session_id: Annotated[
+        str | None, Field(description="Choose the identifier (default: a new UUID)", pattern=SESSION_ID_PATTERN)
+    ] = None,
+) -> SessionOutput:
+    """Create a thinking session (optionally from a template); sequential_thinking then adds thoughts to it."""
+    if len(json.dumps(metadata, ensure_ascii=False).encode("utf-8")) > MAX_METADATA_BYTES:
+        raise ToolError(
+            "TOO_LONG",
+            ctx.text(en="metadata is larger than 64 KiB.", zh="metadata 超过 64 KiB。"),
+            hint=ctx.text(en="Keep metadata small; put long text in thoughts.", zh="请精简 metadata，长文本请写入思考。"),
+            details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
+        )
+    total = None
+    if template_id is not None:
+        info = template_info(template_id, ctx.language)
+        if info is None:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
+                hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：") + ", ".join(TEMPLATES),
+                details={"argument": "template_id", "valid": list(TEMPLATES)},
+            )
+        total = len(info.steps)
+    import uuid
+
+    new_id = session_id or str(uuid.uuid4())
+    document = new_document(
+        new_id, name=name, description=description, metadata=metadata, template_id=template_id, total_thoughts=total
+    )
+    try:
+        state = open_store(ctx.plugin).create(document)
+    except SessionExists:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"Session '{new_id}' already exists.", zh=f"会话 '{new_id}' 已存在。"),
+            hint=ctx.text(en="Choose another session_id, or omit it.", zh="请换一个 session_id，或不指定。"),
+            details={"session_id": new_id},
+        ) from None
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    message = ctx.text(en=f"Created session '{new_id}'.", zh=f"已创建会话 '{new_id}'。")
+    first = step_after(template_id, 0, ctx.language)
+    if first is not None:
+        message += ctx.text(en=f" First step: {first.title}.", zh=f" 第一步：{first.title}。")
+    return SessionOutput(session=summary_of(state)).with_message(message)
+
+
+def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | None, list[Notice]]:
+    """Tasks of the tasks plugin linked to the session, through its service; ``None`` when it is absent."""
+    service = ctx.services.get("tasks.links")
+    if service is None:
+        return None, [
+            Notice(
+                code="TASKS_UNAVAILABLE",
+                message=ctx.text(
+                    en="The tasks plugin is not loaded: linked tasks are not shown.",
+                    zh="未加载 tasks 插件：不显示关联任务。",
+                ),
+            )
+        ]
+    try:
+        rows = service.tasks_for_session(session_id)
+        return [
+            LinkedTask(
+                task_id=str(row["task_id"]),
+                title=str(row.get("title", "")),
+                status=str(row.get("status", "")),
+                priority=str(row.get("priority", "")),
+            )
+            for row in rows
+        ], []
+    except Exception:
+        ctx.logger.exception("tasks.links failed for session %s", session_id)
+        return None, [
+            Notice(
+                code="TASKS_UNAVAILABLE",
+                message=ctx.text(en="The tasks plugin could not list linked tasks.", zh="tasks 插件无法列出关联任务。"),
+            )
+        ]
+
+
+def get_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    cursor: Annotated[
+        str | None, Field(description="next_cursor of the previous page; omit for the first page", max_length=32)
+    ] = None,
+) -> GetSessionOutput:
+    """Show a session: its summary, its thoughts (100 per page), the total's adjustments and linked tasks."""
+    after = 0
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(en="cursor is not one this tool gave out.", zh="cursor 不是本工具给出的值。"),
+                hint=ctx.text(en="Pass next_cursor from the previous answer, or omit it.", zh="请传入上一页的 next_cursor，或省略。"),
+                details={"argument": "cursor"},
+            )
+        after = int(cursor)
+    store = open_store(ctx.plugin)
+    state = load_state(ctx, session_id)
+    with store.session_lock(session_id):
+        sequences = [int(thought["seq"]) for thought in state.thoughts]
+        start = bisect_right(sequences, after)
+        page = state.thoughts[start : start + PAGE_SIZE]
+        more = start + PAGE_SIZE < len(state.thoughts)
+        summary = summary_of(state)
+        adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
+        log = list(state.meta.get("recovery_log") or [])
+    tasks, task_notices = linked_tasks(ctx, session_id)
+    result = GetSessionOutput(
+        session=summary,
+        thoughts=[record_of(thought) for thought in page],
+        next_cursor=str(page[-1]["seq"]) if more and page else None,
+        adjustments=adjustments,
+        linked_tasks=tasks,
+        warnings=[*recovery_notices(ctx, log), *task_notices],
+    )
+    return result.with_message(
+        ctx.text(
+            en=f"Session '{session_id}': {summary.thought_count} thoughts, showing {len(page)}.",
+            zh=f"会话 '{session_id}'：共 {summary.thought_count} 条思考，本页 {len(page)} 条。",
+        )
+    )
+
+
+def list_sessions(
+    ctx: ToolContext,
+    status: Annotated[SessionStatus | None, Field(description="Only sessions with this status")] = None,
+    limit: Annotated[int, Field(description="At most this many sessions, newest first", ge=1, le=1000)] = 50,
+) -> ListSessionsOutput:
+    """List sessions from the index (newest first), optionally by status."""
+    rows, total = open_store(ctx.plugin).list_summaries(status, limit)
+    sessions = []
+    for row in rows:
+        row.pop("deleted", None)
+        row.setdefault("name", row["session_id"])
+        row.setdefault("status", "active")
+        row.setdefault("created_at", "")
+        row.setdefault("updated_at", "")
+        row.setdefault("thought_count", 0)
+        sessions.append(SessionSummary.model_validate(row))
+    return ListSessionsOutput(sessions=sessions, total=total).with_message(
+        ctx.text(en=f"{total} session(s), showing {len(sessions)}.", zh=f"共 {total} 个会话，显示 {len(sessions)} 个。")
+    )
+
+
+def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutput:
+    """Delete a session; a backup is taken first (kept in the plugin's data folder)."""
+    try:
+        backup = open_store(ctx.plugin).delete(session_id)
+    except SessionNotFound:
+        raise not_found(ctx, session_id) from None
+    return DeleteSessionOutput(session_id=session_id, deleted=True, backup=backup).with_message(
+        ctx.text(en=f"Deleted session '{session_id}' (backup kept).", zh=f"已删除会话 '{session_id}'（已保留备份）。")
+    )
+
+
+def _change_status(ctx: ToolContext, session_id: str, status: str) -> tuple[SessionState, str]:
+    def change(state: SessionState) -> str:
+        previous = str(state.meta.get("status", "active"))
+        state.meta["status"] = status
+        return previous
+
+    try:
+        state, previous = open_store(ctx.plugin).update_meta(session_id, change)
+    except SessionNotFound:
+        raise not_found(ctx, session_id) from None
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    return state, previous
+
+
+def update_session_status(
+    ctx: ToolContext,
+    session_id: SessionId,
+    status: Annotated[SessionStatus, Field(description="The new status")],
+) -> UpdateStatusOutput:
+    """Set a session's status: active, completed or archived (archived sessions refuse new thoughts)."""
+    state, previous = _change_status(ctx, session_id, status)
+    return UpdateStatusOutput(session=summary_of(state), previous_status=previous).with_message(  # type: ignore[arg-type]
+        ctx.text(en=f"Session '{session_id}': {previous} → {status}.", zh=f"会话 '{session_id}'：{previous} → {status}。")
+    )
+
+
+def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
+    """Pick a session up again: its last thought, progress, adjustments and the exact next sequential_thinking call."""
+    state = load_state(ctx, session_id)
+    reactivated = False
+    if state.meta.get("status") != "active":
+        state, _ = _change_status(ctx, session_id, "active")
+        reactivated = True
+    store = open_store(ctx.plugin)
+    with store.session_lock(session_id):
+        last = state.thoughts[-1] if state.thoughts else None
+        total = state.meta.get("total_thoughts")
+        summary = summary_of(state)
+        adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
+        max_regular = state.max_regular_label
+        template_id = state.meta.get("template_id")
+    next_number = (int(last["thought_number"]) + 1) if last else 1
+    next_call: dict[str, Any] = {
+        "session_id": session_id,
+        "thought": ctx.text(en="<your next thought>", zh="<你的下一条思考>"),
+        "thoughtNumber": next_number,
+        "totalThoughts": max(int(total or 1), next_number),
+        "nextThoughtNeeded": True,
+    }
+    if last is not None and last.get("branch_id") and last.get("branch_from_thought") is not None:
+        next_call["branchFromThought"] = last["branch_from_thought"]
+        next_call["branchId"] = last["branch_id"]
+    next_step = step_after(template_id, max_regular if last is None or last["type"] != "regular" else int(last["thought_number"]), ctx.language)
+    current = int(last["thought_number"]) if last else None
+    progress = Progress(
+        thought_count=len(state.thoughts),
+        current_thought_number=current,
+        total_thoughts=total,
+        percent=round(100.0 * min(current, total) / total, 1) if current and total else None,
+    )
+    message = ctx.text(
+        en=f"Session '{session_id}' resumed at thought {current or 0} of {total or '?'}.",
+        zh=f"会话 '{session_id}' 从第 {current or 0}/{total or '?'} 条思考继续。",
+    )
+    if reactivated:
+        message += ctx.text(en=" It is active again.", zh=" 已重新激活。")
+    return ResumeOutput(
+        session=summary,
+        last_thought=record_of(last) if last else None,
+        progress=progress,
+        adjustments=adjustments,
+        next_call=next_call,
+        next_step=next_step,
+        reactivated=reactivated,
+    ).with_message(message)
+
+
+def list_templates(ctx: ToolContext) -> TemplatesOutput:
+    """List the built-in thinking templates and their steps (use with create_session's template_id)."""
+    templates = [template.info(ctx.language) for template in TEMPLATES.values()]
+    return TemplatesOutput(templates=templates).with_message(
+        ctx.text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")
+    )
+
+
+# --- export, import, diagrams ------------------------------------------------------------
+
+
+def _render(ctx: ToolContext, state: SessionState, format: str) -> str:
+    from hostd_deep_thinking import export
+
+    store = open_store(ctx.plugin)
+    with store.session_lock(state.session_id):
+        if format == "json":
+            return export.to_json(state)
+        if format == "markdown":
+            return export.to_markdown(state, ctx.text)
+        if format == "html":
+            return export.to_html(state, ctx.text, ctx.language)
+        return export.to_text(state, ctx.text)
+
+
+def export_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    format: Annotated[Literal["json", "markdown", "html", "text"], Field(description="Document format")],
+    output_path: Annotated[
+        str | None,
+        Field(description="Write the document to this file (inside the allowed roots); omit to get it back", max_length=4096),
+    ] = None,
+    overwrite: Annotated[bool, Field(description="Replace output_path if it exists")] = False,
+) -> ExportOutput:
+    """Export a session as JSON (complete, re-importable), Markdown, a self-contained HTML page, or plain text."""
+    state = load_state(ctx, session_id)
+    document = _render(ctx, state, format)
+    if output_path is None:
+        return ExportOutput(
+            session_id=session_id, format=format, content=document, output_path=None, bytes_written=None
+        ).with_message(ctx.text(en=f"Exported '{session_id}' as {format}.", zh=f"已将 '{session_id}' 导出为 {format}。"))
+    from hostd_fs import atomic_write, resolve_in_roots
+
+    path = resolve_in_roots(output_path, ctx.roots(), allow_missing=True, expect="file")
+    if path.exists() and not overwrite:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"{path} already exists.", zh=f"{path} 已存在。"),
+            hint=ctx.text(en="Pass overwrite=true to replace it, or choose another path.", zh="传入 overwrite=true 以覆盖，或换一个路径。"),
+            details={"path": str(path)},
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = atomic_write(path, document)
+    return ExportOutput(
+        session_id=session_id, format=format, content=None, output_path=str(path), bytes_written=written
+    ).with_message(ctx.text(en=f"Wrote {path}.", zh=f"已写入 {path}。"))
+
+
+def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
+    text = path_or_data
+    if not path_or_data.lstrip().startswith("{"):
+        from hostd_fs import resolve_in_roots
+
+        path = resolve_in_roots(path_or_data, ctx.roots(), allow_missing=False, expect="file")
+        if path.stat().st_size > MAX_IMPORT_CHARS:
+            raise ToolError(
+                "TOO_LONG",
+                ctx.text(en=f"{path} is too large to import.", zh=f"{path} 太大，无法导入。"),
+                details={"path": str(path), "limit_bytes": MAX_IMPORT_CHARS},
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError) as exc:
+            raise ToolError(
+                "READ_ERROR",
+                ctx.text(en=f"Cannot read {path} as UTF-8 text.", zh=f"无法以 UTF-8 文本读取 {path}。"),
+                details={"path": str(path), "reason": type(exc).__name__},
+            ) from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en=f"The import is not valid JSON: {exc}.", zh=f"导入内容不是合法的 JSON：{exc}。"),
+            hint=ctx.text(en="Pass a file written by export_session(format='json'), or its content.",
+                          zh="请传入 export_session(format='json') 生成的文件或其内容。"),
+            details={"argument": "path_or_data"},
+        ) from None
+
+
+def import_session(
+    ctx: ToolContext,
+    path_or_data: Annotated[
+        str,
+        Field(
+            description="A JSON export's path (inside the allowed roots) or the JSON text itself",
+            min_length=1,
+            max_length=MAX_IMPORT_CHARS,
+        ),
+    ],
+    session_id: Annotated[
+        str | None, Field(description="Store under this id instead of the export's", pattern=SESSION_ID_PATTERN)
+    ] = None,
+    overwrite: Annotated[bool, Field(description="Replace an existing session with that id (a backup is taken)")] = False,
+) -> ImportOutput:
+    """Import a session from a JSON export (export_session format 'json') or a spec-shaped session document."""
+    from hostd_deep_thinking.export import ImportProblem, parse_import
+
+    raw = _read_import(ctx, path_or_data)
+    try:
+        document = parse_import(raw, session_id)
+    except ImportProblem as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en=f"The import is not a session: {exc.field}: {exc.problem}.",
+                     zh=f"导入内容不是有效的会话：{exc.field}：{exc.problem}。"),
+            hint=ctx.text(en="Pass a file written by export_session(format='json').",
+                          zh="请传入 export_session(format='json') 生成的文件。"),
+            details={"argument": "path_or_data", "field": exc.field},
+        ) from None
+    store = open_store(ctx.plugin)
+    target = document["session_id"]
+    replaced = store.exists(target)
+    try:
+        state = store.create(document, replace=overwrite)
+    except SessionExists:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"Session '{target}' already exists.", zh=f"会话 '{target}' 已存在。"),
+            hint=ctx.text(en="Pass overwrite=true (a backup is taken first) or another session_id.",
+                          zh="传入 overwrite=true（会先备份）或指定其他 session_id。"),
+            details={"session_id": target},
+        ) from None
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    return ImportOutput(session=summary_of(state), replaced=replaced and overwrite, warnings=[]).with_message(
+        ctx.text(en=f"Imported session '{target}' ({len(state.thoughts)} thoughts).",
+                 zh=f"已导入会话 '{target}'（{len(state.thoughts)} 条思考）。")
+    )
+
+
+def visualize_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    format: Annotated[Literal["mermaid", "ascii"], Field(description="Diagram format")] = "mermaid",
+) -> VisualizeOutput:
+    """Draw a session: a Mermaid flowchart (revisions dashed, branches as their own paths) or an ASCII chart."""
+    from hostd_deep_thinking.visualize import to_ascii, to_mermaid
+
+    state = load_state(ctx, session_id)
+    with open_store(ctx.plugin).session_lock(session_id):
+        diagram = to_mermaid(state) if format == "mermaid" else to_ascii(state)
+    return VisualizeOutput(session_id=session_id, format=format, diagram=diagram).with_message(
+        ctx.text(en=f"{format} diagram of '{session_id}'.", zh=f"会话 '{session_id}' 的 {format} 图。")
+    )
