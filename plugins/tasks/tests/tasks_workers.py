@@ -1,0 +1,102 @@
+"""Child processes for the concurrency tests: each runs its own in-process host on a shared data folder.
+
+They are separate OS processes (spawned, so nothing is inherited but the arguments), start
+their calls on a shared barrier, and report what they did with wall-clock start and end
+times so the test can prove the calls overlapped.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+BARRIER_TIMEOUT = 60.0
+#: A real agent works on a claimed task before asking again. Without any pause one process can
+#: re-take SQLite's write lock the instant it lets go, and the others (sleeping in their busy
+#: handlers) would never get a turn: correct, but it would not show claims interleaving.
+WORK_AFTER_CLAIM_S = 0.002
+
+
+def _host(data_dir: str) -> Any:
+    from hostd.config import config_from_mapping
+    from hostd.host import Host
+
+    host = Host(
+        config_from_mapping(
+            {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=Path(data_dir)
+        )
+    )
+    host.startup()
+    return host
+
+
+def create_tasks(data_dir: str, worker: int, count: int, barrier: Any, results: Any) -> None:
+    """Create ``count`` tasks as fast as possible once every worker is ready."""
+    import anyio
+
+    host = _host(data_dir)
+    created: list[str] = []
+    errors: list[str] = []
+
+    async def run() -> None:
+        for n in range(count):
+            envelope, is_error = await host.call(
+                "create_task", {"title": f"worker {worker} task {n}", "priority": f"P{n % 3}"}
+            )
+            if is_error:
+                errors.append(str(envelope["error"]))
+            else:
+                created.append(envelope["task"]["task_id"])
+
+    try:
+        barrier.wait(BARRIER_TIMEOUT)
+        started = time.time()
+        anyio.run(run)
+        finished = time.time()
+    finally:
+        host.shutdown()
+    results.put({"worker": worker, "ids": created, "errors": errors, "start": started, "end": finished})
+
+
+def claim_until_empty(data_dir: str, worker: int, barrier: Any, results: Any) -> None:
+    """Claim the next task again and again until nothing is pending."""
+    import anyio
+
+    host = _host(data_dir)
+    claimed: list[dict[str, str]] = []
+    errors: list[str] = []
+    reasons: list[str] = []
+
+    async def run() -> None:
+        while True:
+            envelope, is_error = await host.call("get_next_task", {"claim": True})
+            if is_error:
+                errors.append(str(envelope["error"]))
+                return
+            task = envelope["task"]
+            if task is None:
+                reasons.append(str(envelope["reason"]))
+                return
+            claimed.append(
+                {"task_id": task["task_id"], "priority": task["priority"], "status": task["status"]}
+            )
+            await anyio.sleep(WORK_AFTER_CLAIM_S)
+
+    try:
+        barrier.wait(BARRIER_TIMEOUT)
+        started = time.time()
+        anyio.run(run)
+        finished = time.time()
+    finally:
+        host.shutdown()
+    results.put(
+        {
+            "worker": worker,
+            "claimed": claimed,
+            "errors": errors,
+            "reasons": reasons,
+            "start": started,
+            "end": finished,
+        }
+    )

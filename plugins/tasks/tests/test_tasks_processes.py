@@ -1,0 +1,125 @@
+"""Several OS processes sharing one task list: no task lost on create, none claimed twice."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import tasks_workers
+from hostd.config import config_from_mapping
+from hostd.host import Host
+
+WORKERS = 4
+PER_WORKER = 100
+RESULT_TIMEOUT = 120.0
+
+
+def run_workers(target: Any, args_for: Any) -> list[dict[str, Any]]:
+    """Start WORKERS spawned processes on one barrier and collect one result from each."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(WORKERS)
+    results = context.Queue()
+    processes = [
+        context.Process(target=target, args=(*args_for(n), barrier, results)) for n in range(WORKERS)
+    ]
+    for process in processes:
+        process.start()
+    collected: list[dict[str, Any]] = []
+    try:
+        for _ in processes:
+            collected.append(results.get(timeout=RESULT_TIMEOUT))
+    except queue.Empty:
+        pytest.fail(f"only {len(collected)} of {WORKERS} workers reported")
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+                process.join()
+    assert all(process.exitcode == 0 for process in processes), [p.exitcode for p in processes]
+    return collected
+
+
+def assert_overlapped(results: list[dict[str, Any]]) -> None:
+    """Every worker was still calling when the last one started: their calls ran at the same time."""
+    latest_start = max(r["start"] for r in results)
+    earliest_end = min(r["end"] for r in results)
+    assert latest_start < earliest_end, "the workers ran one after another, not together"
+
+
+def list_all(data_dir: Path) -> list[dict[str, Any]]:
+    host = Host(config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=data_dir))
+    host.startup()
+    try:
+        tasks: list[dict[str, Any]] = []
+
+        async def walk() -> None:
+            cursor = None
+            while True:
+                arguments: dict[str, Any] = {"limit": 1000}
+                if cursor:
+                    arguments["cursor"] = cursor
+                envelope, is_error = await host.call("list_tasks", arguments)
+                assert not is_error, envelope
+                tasks.extend(envelope["tasks"])
+                cursor = envelope["next_cursor"]
+                if cursor is None:
+                    return
+
+        anyio.run(walk)
+        return tasks
+    finally:
+        host.shutdown()
+
+
+def test_four_processes_creating_100_tasks_each_keep_all_400(hostd_data_dir: Path) -> None:
+    results = run_workers(tasks_workers.create_tasks, lambda n: (str(hostd_data_dir), n, PER_WORKER))
+    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert_overlapped(results)
+    created = [task_id for r in results for task_id in r["ids"]]
+    assert len(created) == WORKERS * PER_WORKER
+    assert len(set(created)) == len(created), "two processes were given the same id"
+    stored = list_all(hostd_data_dir)
+    assert sorted(t["task_id"] for t in stored) == sorted(created)
+    assert {t["title"] for t in stored} == {
+        f"worker {w} task {n}" for w in range(WORKERS) for n in range(PER_WORKER)
+    }
+
+
+def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd_data_dir: Path) -> None:
+    host = Host(
+        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+    )
+    host.startup()
+    try:
+
+        async def seed() -> list[str]:
+            ids = []
+            for n in range(WORKERS * PER_WORKER):
+                envelope, is_error = await host.call(
+                    "create_task", {"title": f"job {n}", "priority": f"P{n % 3}"}
+                )
+                assert not is_error, envelope
+                ids.append(envelope["task"]["task_id"])
+            return ids
+
+        seeded = anyio.run(seed)
+    finally:
+        host.shutdown()
+
+    results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), n))
+    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert_overlapped(results)
+    claimed = [c["task_id"] for r in results for c in r["claimed"]]
+    assert sorted(claimed) == sorted(seeded), "a task was claimed twice or never"
+    assert all(c["status"] == "in_progress" for r in results for c in r["claimed"])
+    assert all(r["reasons"] == ["none_pending"] for r in results)
+    assert all(r["claimed"] for r in results), "some process never got a task: the claims did not interleave"
+    for r in results:
+        priorities = [c["priority"] for c in r["claimed"]]
+        assert priorities == sorted(priorities), "claims must follow urgency order in every process"
+    assert {t["status"] for t in list_all(hostd_data_dir)} == {"in_progress"}
