@@ -194,9 +194,21 @@ async def test_directory_at_the_path_is_invalid_argument(connect, hostd_roots):
     assert (hostd_roots / "folder.md").is_dir()
 
 
+async def test_lone_surrogates_are_invalid_argument(hostd_data_dir, hostd_roots):
+    # JSON may carry "\\ud800"; no file can hold it. In-process only: the stdio client cannot encode it.
+    async with in_memory_client(data_dir=hostd_data_dir, config=host_config([hostd_roots])) as client:
+        in_content = await update(client, content="bad \ud800 text", file_path="a.md")
+        in_path = await update(client, content="good", file_path="bad\ud800.md")
+    assert in_content["error"]["code"] == "INVALID_ARGUMENT"
+    assert in_content["error"]["details"]["argument"] == "content"
+    assert in_path["error"]["code"] == "INVALID_ARGUMENT"
+    assert in_path["error"]["details"]["argument"] == "file_path"
+    assert os.listdir(hostd_roots) == []
+
+
 async def test_fuzz(connect, hostd_roots):
     async with connect(host_config([hostd_roots])) as client:
-        report = await fuzz_tools(client, seed=3, rounds=12)
+        report = await fuzz_tools(client, seed=3, rounds=40)
     assert report.calls > 0 and not report.failures, report.failures
     assert report.codes.get("OK", 0) > 0, report.codes
 

@@ -84,18 +84,9 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
             ),
             details={"argument": "content"},
         )
-    try:
-        data = content.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ToolError(
-            "INVALID_ARGUMENT",
-            ctx.text(
-                en="Invalid content: it holds characters that are not valid Unicode text (lone surrogates)",
-                zh="无效的 content：包含无效的 Unicode 字符（孤立代理项）",
-            ),
-            hint=ctx.text(en="Send the content as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送内容。"),
-            details={"argument": "content"},
-        ) from None
+    if not _is_unicode_text(content):
+        raise _not_unicode_error(ctx, "content")
+    data = content.encode("utf-8")
     if len(data) > max_bytes:
         raise ToolError(
             "TOO_LONG",
@@ -130,6 +121,8 @@ def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
             ),
             details={"argument": "file_path"},
         )
+    if not _is_unicode_text(file_path):
+        raise _not_unicode_error(ctx, "file_path")
     # Resolving first means the folders made below are inside the roots, whatever the spelling.
     target = resolve_in_roots(file_path, ctx.roots(), expect="file")
     try:
@@ -137,6 +130,27 @@ def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
     except OSError as exc:
         raise fs_error_from_os(exc, str(target.parent)) from None
     return target
+
+
+def _is_unicode_text(text: str) -> bool:
+    """False for strings holding lone surrogates, which JSON allows but no file can store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_unicode_error(ctx: ToolContext, argument: str) -> ToolError:
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(
+            en=f"Invalid {argument}: it holds characters that are not valid Unicode text (lone surrogates)",
+            zh=f"无效的 {argument}：包含无效的 Unicode 字符（孤立代理项）",
+        ),
+        hint=ctx.text(en="Send it as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送。"),
+        details={"argument": argument},
+    )
 
 
 def _heading(ctx: ToolContext, settings: Settings) -> str:
