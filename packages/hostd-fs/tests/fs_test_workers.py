@@ -1,0 +1,152 @@
+"""Code the hostd-fs tests run in child processes, plus the formats they check.
+
+Kept in a plain module (not a test file) so `multiprocessing` children started with "spawn"
+can import it, and runnable as a script for the crash test's writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import sys
+import time
+from multiprocessing.synchronize import Barrier, Event
+from pathlib import Path
+from typing import Any
+
+from hostd_fs import Database, atomic_write, locked_append, path_lock
+
+# -- sections appended concurrently ----------------------------------------------------------------
+
+_SECTION = re.compile(
+    rb"=== BEGIN (?P<id>\S+) at (?P<offset>\d+) ===\n(?P<body>.*?)"
+    rb"sha256 (?P<digest>[0-9a-f]{64})\n=== END (?P=id) ===\n",
+    re.DOTALL,
+)
+
+
+def random_body(rng: random.Random) -> bytes:
+    """1 to 20 KB of text lines."""
+    size = rng.randint(1_000, 20_000)
+    line_count = max(1, size // 65)
+    return b"".join(rng.randbytes(32).hex().encode() + b"\n" for _ in range(line_count))
+
+
+def section(section_id: str, body: bytes, offset: int) -> bytes:
+    """One block: its id, where it claims to start, its body and the body's checksum."""
+    digest = hashlib.sha256(body).hexdigest().encode()
+    return (
+        b"=== BEGIN %s at %d ===\n" % (section_id.encode(), offset)
+        + body
+        + b"sha256 %s\n=== END %s ===\n" % (digest, section_id.encode())
+    )
+
+
+def parse_sections(data: bytes) -> list[str]:
+    """The ids of the sections that make up `data`; AssertionError on any torn or stray byte."""
+    ids: list[str] = []
+    position = 0
+    for match in _SECTION.finditer(data):
+        assert match.start() == position, f"stray bytes at {position}"
+        assert int(match["offset"]) == position, f"section {match['id']!r} claims the wrong offset"
+        assert hashlib.sha256(match["body"]).hexdigest().encode() == match["digest"], match["id"]
+        ids.append(match["id"].decode())
+        position = match.end()
+    assert position == len(data), f"stray bytes at {position} of {len(data)}"
+    return ids
+
+
+def append_sections(path: Path, lock_dir: Path, writer: str, count: int, seed: int) -> tuple[float, float]:
+    """Append `count` sections; returns when the work started and ended."""
+    rng = random.Random(seed)
+    started = time.monotonic()
+    for index in range(count):
+        body = random_body(rng)
+        section_id = f"{writer}-{index}"
+        locked_append(path, lambda offset: section(section_id, body, offset), lock_dir=lock_dir)
+    return started, time.monotonic()
+
+
+def append_sections_after_barrier(
+    path: Path, lock_dir: Path, writer: str, count: int, seed: int, barrier: Barrier, results: Any
+) -> None:
+    barrier.wait()
+    results.put(append_sections(path, lock_dir, writer, count, seed))
+
+
+def hold_path_lock(path: Path, lock_dir: Path, held: Event, release: Event) -> None:
+    with path_lock(path, lock_dir=lock_dir):
+        held.set()
+        release.wait(30)
+
+
+# -- a database shared by processes ----------------------------------------------------------------
+
+MIGRATIONS = [
+    # Each migration logs itself: a migration applied twice would log twice (or fail to create).
+    "CREATE TABLE applied (n INTEGER NOT NULL); INSERT INTO applied VALUES (1);",
+    """
+    CREATE TABLE items (id INTEGER PRIMARY KEY, writer TEXT NOT NULL, n INTEGER NOT NULL);
+    CREATE TABLE counter (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+    INSERT INTO counter VALUES (1, 0);
+    CREATE TRIGGER items_no_negative BEFORE INSERT ON items WHEN NEW.n < 0
+    BEGIN SELECT RAISE(ABORT, 'negative n; not allowed'); END;
+    INSERT INTO applied VALUES (2);
+    """,
+]
+
+
+def open_and_insert(db_path: Path, barrier: Barrier, writer: str, count: int, results: Any) -> None:
+    barrier.wait()
+    started = time.monotonic()
+    with Database(db_path, MIGRATIONS) as database:
+        database.connection()
+        for n in range(count):
+            with database.write() as connection:
+                connection.execute("INSERT INTO items (writer, n) VALUES (?, ?)", (writer, n))
+    results.put((started, time.monotonic()))
+
+
+def increment_counter(db_path: Path, barrier: Barrier, times: int, results: Any) -> None:
+    with Database(db_path, MIGRATIONS) as database:
+        database.connection()
+        barrier.wait()
+        started = time.monotonic()
+        for _ in range(times):
+            with database.write() as connection:
+                value = connection.execute("SELECT value FROM counter WHERE id = 1").fetchone()[0]
+                connection.execute("UPDATE counter SET value = ? WHERE id = 1", (value + 1,))
+    results.put((started, time.monotonic()))
+
+
+# -- whole versions written by a process that gets killed ------------------------------------------
+
+_VERSION_HEADER = re.compile(rb"VERSION (\d{12})\n")
+
+
+def version_payload(version: int, size: int) -> bytes:
+    """`size` bytes: a header naming the version, then one byte value derived from it."""
+    header = b"VERSION %012d\n" % version
+    return header + bytes([version % 256]) * (size - len(header))
+
+
+def whole_version(data: bytes, size: int) -> int:
+    """The version `data` holds; AssertionError unless it is one complete version."""
+    match = _VERSION_HEADER.match(data)
+    assert match is not None, f"no header in {data[:30]!r}"
+    version = int(match[1])
+    assert len(data) == size, f"version {version} has {len(data)} bytes, not {size}"
+    assert data == version_payload(version, size), f"version {version} holds bytes of another"
+    return version
+
+
+def write_versions_forever(target: Path, first_version: int, size: int) -> None:
+    version = first_version
+    while True:
+        atomic_write(target, version_payload(version, size))
+        version += 1
+
+
+if __name__ == "__main__":
+    write_versions_forever(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
