@@ -167,3 +167,16 @@ async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> 
     assert answer["session_checked"] is True
     assert answer["session"]["session_id"] == session_id
     assert answer["task"]["linked_session_id"] == session_id
+
+
+async def test_with_deep_thinking_loaded_the_session_shows_its_linked_tasks(connect: Connect) -> None:
+    pytest.importorskip("hostd_deep_thinking")
+    async with connect(["deep-thinking", "tasks"]) as client:
+        session_id = await _new_session(client)
+        task = await create(client, "ship it", priority="P0")
+        await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": session_id})
+        await ok(client, "update_task_status", {"task_id": task["task_id"], "new_status": "in_progress"})
+        session = await ok(client, "get_session", {"session_id": session_id})
+    assert session["linked_tasks"] == [
+        {"task_id": task["task_id"], "title": "ship it", "status": "in_progress", "priority": "P0"}
+    ]
