@@ -1,0 +1,1 @@
+"""hostd plugin: WeChat articles to Markdown, and digests of Markdown folders."""

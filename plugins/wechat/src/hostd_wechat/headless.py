@@ -1,0 +1,148 @@
+"""The headless strategy: a system Chromium driven by Playwright renders the page's scripts.
+
+Playwright is an optional extra (``hostd-wechat[headless]``) imported only here, and only when
+a page needs it; it drives the Chromium at the ``chromium_path`` setting (Debian's
+``chromium`` package) and never downloads a browser. Top-level navigations are held to the
+same allowed prefixes as plain HTTP; images, media and fonts are not loaded. One browser runs
+at a time: the machine's cores are better spent on the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hostd_wechat.classify import CAPTCHA_PATH
+from hostd_wechat.fetch import FetchOptions, FetchResult
+from hostd_wechat.urls import check_url, redirect_is_captcha
+
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+_SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
+_ONE_BROWSER = threading.Lock()
+_CONTENT_READY = """() => {
+  const body = document.querySelector('#js_content, .rich_media_content');
+  const title = document.querySelector('#activity-name');
+  return (body && body.innerText.trim().length > 0) || (title && title.innerText.trim().length > 0);
+}"""
+
+
+def headless_unavailable_reason(chromium_path: str) -> str | None:
+    """``None`` when the headless strategy can run, else what is missing."""
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed (pip install 'hostd-wechat[headless]')"
+    if not Path(chromium_path).is_file():
+        return f"no Chromium at {chromium_path} (install Debian's chromium package or set chromium_path)"
+    return None
+
+
+def render_page(
+    url: str, options: FetchOptions, chromium_path: str, cancelled: Callable[[], bool]
+) -> FetchResult:
+    """Load ``url`` in headless Chromium, let its scripts run, and return the resulting HTML."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    timeout_ms = max(1000, int(options.timeout_s * 1000))
+    blocked: list[str] = []
+    with _ONE_BROWSER:
+        if cancelled():
+            return FetchResult(url, error_code="CANCELLED", reason="cancelled")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=chromium_path,
+                    headless=True,
+                    args=list(CHROMIUM_ARGS),
+                    timeout=timeout_ms * 3,
+                )
+                try:
+                    context = browser.new_context(user_agent=options.user_agent, service_workers="block")
+                    page = context.new_page()
+                    page.route("**/*", lambda route: _guard(route, options, blocked))
+                    response = page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+                    # A message page never fills the body: classification decides what it is.
+                    with contextlib.suppress(PlaywrightTimeout):
+                        page.wait_for_function(_CONTENT_READY, timeout=timeout_ms)
+                    final_url = page.url
+                    html = page.content()
+                finally:
+                    browser.close()
+        except PlaywrightTimeout as exc:
+            return FetchResult(
+                url, error_code="TIMEOUT", reason="timeout", detail=str(exc).splitlines()[0][:200]
+            )
+        except PlaywrightError as exc:
+            if blocked:
+                return _blocked_result(url, blocked[0], options)
+            return FetchResult(
+                url,
+                error_code="NETWORK_ERROR",
+                reason="browser_error",
+                detail=str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__,
+            )
+    if blocked:
+        return _blocked_result(url, blocked[0], options)
+    if redirect_is_captcha(final_url, CAPTCHA_PATH):
+        return FetchResult(
+            url,
+            final_url=final_url,
+            error_code="CHALLENGE",
+            reason="verification",
+            detail="redirected to the captcha page",
+        )
+    if len(html.encode("utf-8")) > options.max_bytes:
+        return FetchResult(
+            url,
+            final_url=final_url,
+            error_code="TOO_LONG",
+            reason="response_too_large",
+            detail=f"more than {options.max_bytes} bytes",
+        )
+    status = response.status if response is not None else 200
+    return FetchResult(url, final_url=final_url, html=html, http_status=status)
+
+
+def _guard(route: Any, options: FetchOptions, blocked: list[str]) -> None:
+    """Top-level documents must pass the URL check; heavy resources are skipped."""
+    request = route.request
+    top_level = request.is_navigation_request() and request.frame.parent_frame is None
+    if top_level and check_url(request.url, options.prefixes) is not None:
+        blocked.append(request.url)
+        route.abort("blockedbyclient")
+        return
+    if request.resource_type in _SKIPPED_RESOURCES:
+        route.abort("blockedbyclient")
+        return
+    route.continue_()
+
+
+def _blocked_result(url: str, target: str, options: FetchOptions) -> FetchResult:
+    if redirect_is_captcha(target, CAPTCHA_PATH):
+        return FetchResult(
+            url,
+            final_url=target,
+            error_code="CHALLENGE",
+            reason="verification",
+            detail="redirected to the captcha page",
+        )
+    return FetchResult(
+        url,
+        final_url=target,
+        error_code="INVALID_URL",
+        reason="redirect_not_allowed",
+        detail=f"navigation to {target[:200]} is outside the allowed prefixes",
+    )

@@ -1,0 +1,107 @@
+"""Turning an article body (cleaned HTML) into Markdown with markdownify.
+
+WeChat's editors write code blocks as ``<pre>`` holding one ``<code>`` per line or lines split
+by ``<br>``, with the language in ``data-lang`` or a class; those are normalised first so the
+fenced block keeps its lines and its language. If conversion fails the body's plain text is
+used instead, so an odd page still gives a file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bs4 import Tag
+
+_LANGUAGE_CLASS = re.compile(r"^(?:language|lang|code-snippet_|code-snippet__|hljs)-?_?([A-Za-z0-9+#.-]+)$")
+_IGNORED_LANGUAGE_WORDS = frozenset({"fix", "code", "snippet", "line", "index", "hljs", "js_darkmode"})
+_EXTRA_BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
+_TRAILING_SPACES = re.compile(r"[ \t]+\n")
+_SOURCE_WHITESPACE = re.compile(r"[ \t\r\n]*\n[ \t\r\n]*")
+_EMPTY_HEADING = re.compile(r"^#{1,6}[ \t]*$", re.MULTILINE)
+
+
+def code_language(pre: Tag) -> str:
+    """The language a code block declares (``data-lang``, ``language-x`` / ``code-snippet__x`` classes)."""
+    candidates = [pre, *pre.find_all("code", limit=1)]
+    for node in candidates:
+        declared = node.get("data-lang")
+        if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9+#.-]{1,30}", declared.strip()):
+            return declared.strip().lower()
+        for css_class in node.get("class") or []:
+            match = _LANGUAGE_CLASS.match(css_class)
+            if match and match.group(1).lower() not in _IGNORED_LANGUAGE_WORDS:
+                return match.group(1).lower()
+    return ""
+
+
+def _normalise_code_blocks(body: Tag) -> None:
+    from bs4 import NavigableString
+
+    for pre in body.find_all("pre"):
+        for counter in pre.select("ul.code-snippet__line-index"):
+            counter.decompose()
+        for line_break in pre.find_all("br"):
+            line_break.replace_with(NavigableString("\n"))
+        lines = pre.find_all("code")
+        if len(lines) > 1:
+            for line in lines[:-1]:
+                text = line.get_text()
+                if not text.endswith("\n"):
+                    line.append(NavigableString("\n"))
+
+
+def _collapse_source_whitespace(body: Tag) -> None:
+    """Source line breaks between inline elements are not paragraph breaks (markdownify keeps them)."""
+    from bs4 import NavigableString
+
+    for text in list(body.find_all(string=True)):
+        if type(text) is not NavigableString or "\n" not in text or text.find_parent("pre") is not None:
+            continue
+        text.replace_with(NavigableString(_SOURCE_WHITESPACE.sub(" ", str(text))))
+
+
+def _converter() -> Any:
+    from markdownify import ATX, MarkdownConverter
+
+    class ArticleConverter(MarkdownConverter):
+        """markdownify with ATX headings, fenced code keeping its language, no empty links."""
+
+        def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
+            href = el.get("href")
+            if (
+                not isinstance(href, str)
+                or not href.strip()
+                or href.strip().lower().startswith("javascript:")
+            ):
+                return text
+            return str(MarkdownConverter.convert_a(self, el, text, parent_tags))  # type: ignore[attr-defined]
+
+    return ArticleConverter(
+        heading_style=ATX, code_language_callback=code_language, bullets="-", escape_misc=False
+    )
+
+
+def tidy(markdown: str) -> str:
+    """No trailing spaces, at most one blank line in a row, one final newline."""
+    markdown = _TRAILING_SPACES.sub("\n", markdown.replace("\u00a0", " ").replace("\r\n", "\n"))
+    markdown = _EMPTY_HEADING.sub("", markdown)
+    return _EXTRA_BLANK_LINES.sub("\n\n", markdown).strip() + "\n"
+
+
+def html_to_markdown(body_html: str) -> tuple[str, bool]:
+    """The Markdown of ``body_html`` and whether it is real Markdown (False: plain-text fallback)."""
+    from hostd_wechat.parse import make_soup
+
+    soup = make_soup(f"<div id='hostd-body'>{body_html}</div>")
+    body = soup.find("div", id="hostd-body")
+    if body is None:
+        return "", True
+    try:
+        _normalise_code_blocks(body)
+        _collapse_source_whitespace(body)
+        return tidy(_converter().convert_soup(body)), True
+    except Exception:  # markdownify meeting a page it cannot handle: keep the words at least
+        text = body.get_text("\n")
+        return tidy("\n".join(line.strip() for line in text.splitlines())), False

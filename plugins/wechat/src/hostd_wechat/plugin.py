@@ -1,0 +1,37 @@
+"""hostd plugin ``wechat``: WeChat articles to Markdown files, and digests of Markdown folders.
+
+Importing this module stays cheap: parsers, HTTP and the browser are imported inside the
+tool calls that need them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hostd import PluginContext, hookimpl
+from hostd_wechat.read_tool import read_wechat_articles
+from hostd_wechat.settings import Settings
+from hostd_wechat.summarize_tool import summarize_articles
+
+
+@hookimpl
+def hostd_settings_model() -> type[Settings]:
+    return Settings
+
+
+@hookimpl
+def hostd_register_tools(register: Any, context: PluginContext) -> None:
+    register(
+        read_wechat_articles,
+        title="Read WeChat articles to Markdown",
+        destructive=True,  # overwrite=true replaces files of the same name
+        open_world=True,
+        uses_roots=True,
+    )
+    register(
+        summarize_articles,
+        title="Summarize Markdown articles",
+        destructive=True,  # the digest file at output_path is replaced
+        idempotent=True,
+        uses_roots=True,
+    )

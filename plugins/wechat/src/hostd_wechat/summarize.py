@@ -1,0 +1,310 @@
+"""Extractive summaries: sentences scored by TF-IDF over the whole set, with a small position prior.
+
+No model and no API key: every article is split into sentences (Chinese 。！？； and English
+.!?; with closing quotes and brackets kept on their sentence), sentences are tokenised
+(Latin words less stop words, CJK character bigrams), a term weighs its frequency in the
+article times its inverse document frequency across the set, and a sentence scores the mean
+weight of its distinct terms, nudged up slightly near the article's start. The styles then
+pick from the ranked sentences.
+
+Tokens are interned to integer ids and kept in compact arrays, so a thousand articles fit in
+little memory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+_SENTENCE_END = re.compile(
+    r"""(?:[。！？；!?;]+|\.(?=\s|$)|…{1,2}(?=\s|$))[”’"'」』）)\]】》]*\s*""",
+)
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*|\d+(?:\.\d+)?")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "out",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "too",
+        "up",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+# Sentences shorter than this (in characters) are headings, captions or fragments, not summary material.
+_MIN_SENTENCE_CHARS = 8
+_POSITION_PRIOR = 0.15
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``; line breaks end sentences too (headings, list items)."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        start = 0
+        for match in _SENTENCE_END.finditer(line):
+            piece = line[start : match.end()].strip()
+            if piece:
+                sentences.append(piece)
+            start = match.end()
+        rest = line[start:].strip()
+        if rest:
+            sentences.append(rest)
+    return sentences
+
+
+def tokens(sentence: str) -> list[str]:
+    """Latin words (lower case, no stop words) and CJK character bigrams (single characters alone)."""
+    found = [w.lower() for w in _LATIN_WORD.findall(sentence)]
+    found = [w for w in found if w not in _STOP_WORDS and len(w) > 1]
+    for run in _CJK_RUN.findall(sentence):
+        if len(run) == 1:
+            found.append(run)
+        else:
+            found.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return found
+
+
+def cjk_share(text: str) -> float:
+    """Share of CJK characters among letters: decides the digest's language when asked for auto."""
+    cjk = len(_CJK_CHAR.findall(text))
+    latin = sum(len(w) for w in _LATIN_WORD.findall(text))
+    return cjk / (cjk + latin) if cjk + latin else 0.0
+
+
+@dataclass
+class Section:
+    """A heading of the article and the indexes of the sentences under it."""
+
+    heading: str
+    sentence_indexes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ArticleText:
+    """One article's sentences (plain text), its sections, and its sentences' token ids."""
+
+    sentences: list[str]
+    sections: list[Section]
+    sentence_tokens: list[array[int]] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+    def ranked(self) -> list[int]:
+        """Sentence indexes, best first (ties keep document order)."""
+        eligible = [i for i, s in enumerate(self.sentences) if len(s) >= _MIN_SENTENCE_CHARS]
+        if not eligible:
+            eligible = list(range(len(self.sentences)))
+        return sorted(eligible, key=lambda i: (-self.scores[i], i))
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MARKUP = re.compile(
+    r"(^\s{0,3}(?:[-*+]|\d+[.)])\s+|^\s{0,3}>\s?|[*_`~]{1,3}|<[^>]{1,200}>|^\s*\|?[-:| ]{3,}\|?\s*$)"
+)
+
+
+def markdown_text(body: str) -> tuple[list[tuple[int, str]], str]:
+    """Headings (level, text) and the plain prose of a Markdown body (code blocks and images left out)."""
+    headings: list[tuple[int, str]] = []
+    lines: list[str] = []
+    in_code = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            text = _clean_inline(heading.group(2))
+            if text:
+                headings.append((len(heading.group(1)), text))
+                lines.append(f"\x00{len(headings) - 1}")
+            continue
+        cleaned = _clean_inline(line).replace("|", " ")
+        lines.append(cleaned)
+    return headings, "\n".join(lines)
+
+
+def _clean_inline(text: str) -> str:
+    text = _IMAGE.sub("", text)
+    text = _LINK.sub(r"\1", text)
+    return " ".join(_MARKUP.sub("", text).split())
+
+
+def article_text(body: str, title: str) -> ArticleText:
+    """Sentences and sections of one Markdown body (the title heading itself is not a section)."""
+    headings, prose = markdown_text(body)
+    sentences: list[str] = []
+    sections: list[Section] = [Section(heading="")]
+    for line in prose.split("\n"):
+        if line.startswith("\x00"):
+            level_text = headings[int(line[1:])]
+            if level_text[1].strip() != title.strip() or len(sections) > 1 or sections[0].sentence_indexes:
+                sections.append(Section(heading=level_text[1]))
+            continue
+        for sentence in split_sentences(line):
+            sections[-1].sentence_indexes.append(len(sentences))
+            sentences.append(sentence)
+    return ArticleText(sentences=sentences, sections=[s for s in sections if s.heading or s.sentence_indexes])
+
+
+def score_articles(articles: list[ArticleText]) -> None:
+    """Fill every article's sentence scores (TF-IDF over the set, plus the position prior)."""
+    vocabulary: dict[str, int] = {}
+    document_frequency: Counter[int] = Counter()
+    for article in articles:
+        seen: set[int] = set()
+        for sentence in article.sentences:
+            ids = array("I", (vocabulary.setdefault(t, len(vocabulary)) for t in tokens(sentence)))
+            article.sentence_tokens.append(ids)
+            seen.update(ids)
+        document_frequency.update(seen)
+    total = len(articles)
+    idf = {term: math.log((1 + total) / (1 + df)) + 1.0 for term, df in document_frequency.items()}
+    for article in articles:
+        frequency: Counter[int] = Counter()
+        for ids in article.sentence_tokens:
+            frequency.update(ids)
+        weight = {term: count * idf[term] for term, count in frequency.items()}
+        count = max(1, len(article.sentences))
+        for index, ids in enumerate(article.sentence_tokens):
+            distinct = set(ids)
+            base = sum(weight[t] for t in distinct) / len(distinct) if distinct else 0.0
+            prior = 1.0 + _POSITION_PRIOR * (1.0 - index / count)
+            article.scores.append(base * prior)
+        article.sentence_tokens = []  # done with them: keep memory flat across a large set
+
+
+def _join(sentences: Iterable[str], language: str) -> str:
+    glue = "" if language == "zh" else " "
+    return glue.join(sentences).strip()
+
+
+def _top(article: ArticleText, count: int) -> list[int]:
+    return sorted(article.ranked()[:count])
+
+
+def key_points(article: ArticleText, count: int = 4) -> str:
+    chosen = _top(article, count)
+    return "\n".join(f"- {article.sentences[i]}" for i in chosen)
+
+
+def narrative(article: ArticleText, language: str, count: int = 3) -> str:
+    return _join((article.sentences[i] for i in _top(article, count)), language)
+
+
+def brief(article: ArticleText, language: str) -> str:
+    ranked = article.ranked()
+    if not ranked:
+        return ""
+    chosen = [ranked[0]]
+    if len(article.sentences[ranked[0]]) < 60 and len(ranked) > 1:
+        chosen.append(ranked[1])
+    return _join((article.sentences[i] for i in sorted(chosen)), language)
+
+
+def outline(article: ArticleText, language: str) -> str:
+    """The article's own headings, each with its best sentence; key points when it has none."""
+    headed = [s for s in article.sections if s.heading]
+    if not headed:
+        return key_points(article)
+    lines = []
+    for section in article.sections:
+        best = max(section.sentence_indexes, key=lambda i: (article.scores[i], -i), default=None)
+        if section.heading:
+            lines.append(
+                f"- **{section.heading}**" + (f": {article.sentences[best]}" if best is not None else "")
+            )
+        elif best is not None:
+            lines.append(f"- {article.sentences[best]}")
+    return "\n".join(lines)
+
+
+def summarize(article: ArticleText, style: str, language: str) -> str:
+    if not article.sentences:
+        return ""
+    if style == "outline":
+        return outline(article, language)
+    if style == "narrative":
+        return narrative(article, language)
+    if style == "brief":
+        return brief(article, language)
+    return key_points(article)
