@@ -74,9 +74,9 @@ async def sample_session(client: Client, session_id: str = "trip") -> None:
         thought(2, 4, "Gather the facts: trains, hostels, weather"),
         thought(3, 4, "Compare options: Lyon or Turin"),
         thought(4, 4, "Recheck the facts: the train strike on Saturday", isRevision=True, revisesThought=2),
-        thought(2, 4, "Branch: go by bus instead", branchFromThought=1, branchId="bus"),
-        thought(3, 4, "Bus to Turin takes 9 hours", branchFromThought=1, branchId="bus"),
         thought(4, 5, "Branch: stay home and hike", branchFromThought=3, branchId="stay-home"),
+        thought(2, 5, "Branch: go by bus instead", branchFromThought=1, branchId="bus"),
+        thought(3, 5, "Bus to Turin takes 9 hours", branchFromThought=1, branchId="bus"),
         thought(5, 5, "Decide: Lyon by car-share on Sunday", more=False),
     ]
     for arguments in steps:

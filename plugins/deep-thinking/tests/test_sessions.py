@@ -1,0 +1,251 @@
+"""Session management, templates and the link to the tasks plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import PLUGIN, config_for, fails, ok, sample_session, thought
+from mcp import Client
+
+from hostd import hookimpl
+from hostd_testing import in_memory_client
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.smoke
+async def test_create_then_get_session(client: Client) -> None:
+    created = await ok(client, "create_session", name="Plan", description="why", metadata={"k": [1, "二"]})
+    session = created["session"]
+    assert session["name"] == "Plan" and session["status"] == "active" and session["metadata"] == {"k": [1, "二"]}
+    session_id = session["session_id"]
+    await ok(client, "sequential_thinking", **thought(1, 2, session_id=session_id))
+    page = await ok(client, "get_session", session_id=session_id)
+    assert page["session"]["thought_count"] == 1 and page["thoughts"][0]["content"] == "Thought number 1"
+    assert page["next_cursor"] is None
+
+
+async def test_create_session_refuses_duplicate_id_and_large_metadata(client: Client) -> None:
+    await ok(client, "create_session", name="a", session_id="dup")
+    await fails(client, "create_session", "ALREADY_EXISTS", name="b", session_id="dup")
+    await fails(client, "create_session", "TOO_LONG", name="c", metadata={"x": "y" * 70_000})
+    await fails(client, "create_session", "INVALID_ARGUMENT", name="c", template_id="nope")
+
+
+async def test_get_session_pages_thoughts(client: Client) -> None:
+    for n in range(1, 251):
+        await ok(client, "sequential_thinking", **thought(n, 250, session_id="long"))
+    seen, cursor = [], None
+    while True:
+        arguments = {"session_id": "long"} | ({"cursor": cursor} if cursor else {})
+        page = await ok(client, "get_session", **arguments)
+        seen += [t["sequence"] for t in page["thoughts"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == list(range(1, 251))
+    await fails(client, "get_session", "INVALID_ARGUMENT", session_id="long", cursor="abc")
+
+
+async def test_list_sessions_filters_by_status_and_limits(client: Client) -> None:
+    for index in range(5):
+        await ok(client, "create_session", name=f"s{index}", session_id=f"s{index}")
+    await ok(client, "update_session_status", session_id="s1", status="completed")
+    await ok(client, "update_session_status", session_id="s2", status="archived")
+    everything = await ok(client, "list_sessions")
+    assert everything["total"] == 5
+    completed = await ok(client, "list_sessions", status="completed")
+    assert [s["session_id"] for s in completed["sessions"]] == ["s1"]
+    limited = await ok(client, "list_sessions", limit=2)
+    assert len(limited["sessions"]) == 2 and limited["total"] == 5
+
+
+async def test_list_sessions_counts_thoughts_not_yet_compacted(client: Client) -> None:
+    for n in range(1, 4):
+        await ok(client, "sequential_thinking", **thought(n, 3, session_id="fresh"))
+    listed = await ok(client, "list_sessions")
+    assert listed["sessions"][0]["thought_count"] == 3
+
+
+async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Path) -> None:
+    await sample_session(client, "gone")
+    deleted = await ok(client, "delete_session", session_id="gone")
+    assert deleted["deleted"] is True
+    backup = Path(deleted["backup"])
+    assert backup.exists() and '"Decide: Lyon by car-share on Sunday"' in backup.read_text(encoding="utf-8")
+    await fails(client, "get_session", "NOT_FOUND", session_id="gone")
+    await fails(client, "delete_session", "NOT_FOUND", session_id="gone")
+    assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+async def test_update_status_reports_previous(client: Client) -> None:
+    await ok(client, "create_session", name="x", session_id="x")
+    changed = await ok(client, "update_session_status", session_id="x", status="completed")
+    assert changed["previous_status"] == "active" and changed["session"]["status"] == "completed"
+    await fails(client, "update_session_status", "INVALID_ARGUMENT", session_id="x", status="paused")
+    await fails(client, "update_session_status", "NOT_FOUND", session_id="nope", status="active")
+
+
+async def test_thought_into_completed_session_warns(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 2, session_id="c"))
+    await ok(client, "update_session_status", session_id="c", status="completed")
+    answer = await ok(client, "sequential_thinking", **thought(2, 2, session_id="c"))
+    assert "SESSION_COMPLETED" in [w["code"] for w in answer["warnings"]]
+
+
+async def test_resume_session_gives_the_exact_next_call(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 3, session_id="res"))
+    await ok(client, "sequential_thinking", **thought(4, 3, session_id="res"))
+    await ok(client, "update_session_status", session_id="res", status="completed")
+    resumed = await ok(client, "resume_session", session_id="res")
+    assert resumed["reactivated"] is True and resumed["session"]["status"] == "active"
+    assert resumed["last_thought"]["thought_number"] == 4
+    assert resumed["progress"] == {"thought_count": 2, "current_thought_number": 4, "total_thoughts": 4,
+                                   "percent": 100.0}
+    assert [a["to_total"] for a in resumed["adjustments"]] == [4]
+    next_call = resumed["next_call"]
+    assert {k: next_call[k] for k in ("session_id", "thoughtNumber", "totalThoughts", "nextThoughtNeeded")} == {
+        "session_id": "res", "thoughtNumber": 5, "totalThoughts": 5, "nextThoughtNeeded": True,
+    }
+    answer = await ok(client, "sequential_thinking", **next_call)
+    assert answer["thoughtNumber"] == 5 and answer["session_id"] == "res"
+
+
+async def test_resume_inside_a_branch_continues_the_branch(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 3, session_id="rb"))
+    await ok(client, "sequential_thinking", **thought(2, 3, session_id="rb", branchFromThought=1, branchId="alt"))
+    resumed = await ok(client, "resume_session", session_id="rb")
+    assert resumed["next_call"]["branchId"] == "alt" and resumed["next_call"]["branchFromThought"] == 1
+    await ok(client, "sequential_thinking", **resumed["next_call"])
+
+
+async def test_missing_sessions_are_not_found(client: Client) -> None:
+    for tool in ("get_session", "resume_session", "delete_session"):
+        await fails(client, tool, "NOT_FOUND", session_id="absent")
+    await fails(client, "export_session", "NOT_FOUND", session_id="absent", format="json")
+    await fails(client, "visualize_session", "NOT_FOUND", session_id="absent", format="ascii")
+
+
+# --- templates -----------------------------------------------------------------------
+
+
+async def test_templates_have_named_steps_with_guidance(client: Client) -> None:
+    listed = await ok(client, "list_templates")
+    ids = {t["template_id"] for t in listed["templates"]}
+    assert {"problem_solving", "root_cause_analysis", "decision_making"} <= ids
+    for template in listed["templates"]:
+        assert len(template["steps"]) >= 4
+        assert all(step["title"] and len(step["guidance"]) > 20 for step in template["steps"])
+
+
+async def test_template_session_walked_end_to_end(client: Client) -> None:
+    template = next(
+        t for t in (await ok(client, "list_templates"))["templates"] if t["template_id"] == "root_cause_analysis"
+    )
+    steps = template["steps"]
+    created = await ok(client, "create_session", name="Outage", template_id="root_cause_analysis")
+    session_id = created["session"]["session_id"]
+    assert created["session"]["total_thoughts"] == len(steps)
+    assert steps[0]["title"] in created["message"]
+    for index, step in enumerate(steps, start=1):
+        answer = await ok(
+            client, "sequential_thinking",
+            **thought(index, len(steps), f"{step['title']}: done", more=index < len(steps), session_id=session_id),
+        )
+        if index < len(steps):
+            assert answer["next_step"] == steps[index]
+            assert steps[index]["title"] in answer["message"]
+        else:
+            assert answer["next_step"] is None
+    # A revision in between does not move the plan.
+    answer = await ok(client, "sequential_thinking", **thought(
+        len(steps) + 1, len(steps) + 1, "recheck", isRevision=True, revisesThought=2, session_id=session_id))
+    assert answer["next_step"] is None
+    resumed = await ok(client, "resume_session", session_id=session_id)
+    assert resumed["session"]["template_id"] == "root_cause_analysis"
+
+
+async def test_template_step_after_a_revision_mid_way(client: Client) -> None:
+    created = await ok(client, "create_session", name="Choice", template_id="decision_making")
+    session_id = created["session"]["session_id"]
+    await ok(client, "sequential_thinking", **thought(1, 5, session_id=session_id))
+    await ok(client, "sequential_thinking", **thought(2, 5, session_id=session_id))
+    answer = await ok(client, "sequential_thinking", **thought(3, 5, isRevision=True, revisesThought=1,
+                                                                session_id=session_id))
+    assert answer["next_step"]["index"] == 3
+
+
+async def test_templates_in_chinese(hostd_data_dir, hostd_roots) -> None:
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")) as zh:
+        listed = await ok(zh, "list_templates")
+        names = {t["template_id"]: t["name"] for t in listed["templates"]}
+        assert names["root_cause_analysis"] == "根因分析"
+
+
+# --- the tasks plugin's service ------------------------------------------------------
+
+
+class FakeTasksPlugin:
+    """Offers ``tasks.links`` the way the tasks plugin does, without importing it."""
+
+    @hookimpl
+    def hostd_register_services(self, register, context) -> None:  # type: ignore[no-untyped-def]
+        class Links:
+            def tasks_for_session(self, session_id: str) -> list[dict]:
+                if session_id != "linked":
+                    return []
+                return [{"task_id": "t-1", "title": "Write it down", "status": "pending", "priority": "P1"}]
+
+        register("tasks.links", Links())
+
+
+async def test_get_session_lists_linked_tasks_through_the_service(hostd_data_dir, hostd_roots) -> None:
+    async with in_memory_client(
+        [PLUGIN, "fake-tasks"], data_dir=hostd_data_dir, config=config_for(hostd_roots),
+        extra_plugins={"fake-tasks": FakeTasksPlugin()},
+    ) as both:
+        await ok(both, "sequential_thinking", **thought(1, 1, session_id="linked"))
+        page = await ok(both, "get_session", session_id="linked")
+        assert page["linked_tasks"] == [
+            {"task_id": "t-1", "title": "Write it down", "status": "pending", "priority": "P1"}
+        ]
+        assert page["warnings"] == []
+
+
+async def test_without_tasks_plugin_get_session_says_so(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 1, session_id="alone"))
+    page = await ok(client, "get_session", session_id="alone")
+    assert page["linked_tasks"] is None
+    assert [w["code"] for w in page["warnings"]] == ["TASKS_UNAVAILABLE"]
+
+
+async def test_with_the_real_tasks_plugin(hostd_data_dir, hostd_roots) -> None:
+    pytest.importorskip("hostd_tasks")
+    async with in_memory_client(["tasks", PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as both:
+        await ok(both, "sequential_thinking", **thought(1, 1, session_id="real-link"))
+        created = await ok(both, "create_task", title="Follow up", priority="P0")
+        task_id = (created.get("task") or created)["task_id"]
+        await ok(both, "link_task_session", task_id=task_id, session_id="real-link")
+        page = await ok(both, "get_session", session_id="real-link")
+        assert [t["task_id"] for t in page["linked_tasks"]] == [task_id]
+
+
+async def test_sessions_service_answers_other_plugins(hostd_data_dir, hostd_roots) -> None:
+    captured = {}
+
+    class Probe:
+        @hookimpl
+        def hostd_register_tools(self, register, context) -> None:  # type: ignore[no-untyped-def]
+            captured["context"] = context
+
+    async with in_memory_client(
+        [PLUGIN, "probe"], data_dir=hostd_data_dir, config=config_for(hostd_roots), extra_plugins={"probe": Probe()}
+    ) as both:
+        await ok(both, "sequential_thinking", **thought(1, 1, session_id="svc"))
+        service = captured["context"].services.get("deep-thinking.sessions")
+        assert service.session_exists("svc") is True
+        assert service.session_exists("nope") is False
+        assert service.session_summary("svc") == {"session_id": "svc", "name": "svc", "status": "active",
+                                                   "thought_count": 1}
+        assert service.session_summary("nope") is None
