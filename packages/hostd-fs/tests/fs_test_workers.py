@@ -6,16 +6,63 @@ can import it, and runnable as a script for the crash test's writer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import multiprocessing
 import random
 import re
+import signal
 import sys
 import time
+from collections.abc import Callable
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 from typing import Any
 
-from hostd_fs import Database, atomic_write, locked_append, path_lock
+from hostd_fs import Database, FsError, atomic_write, locked_append, path_lock
+
+# -- running work in several processes at once ------------------------------------------------------
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def run_processes_on_barrier(
+    target: Callable[..., None], per_process_args: list[tuple[Any, ...]]
+) -> list[Any]:
+    """Run `target(*args, barrier, results)` in one process per args; returns what they put.
+
+    "spawn" children share nothing with the test process (no inherited locks or connections),
+    as two server processes would.
+    """
+    barrier = SPAWN.Barrier(len(per_process_args))
+    results = SPAWN.Queue()
+    processes = [SPAWN.Process(target=target, args=(*args, barrier, results)) for args in per_process_args]
+    for process in processes:
+        process.start()
+    try:
+        collected = [results.get(timeout=120) for _ in processes]
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+    assert [process.exitcode for process in processes] == [0] * len(processes)
+    return collected
+
+
+def run_in_process(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
+    """Run `target(*args, results)` in a fresh process; returns what it put."""
+    results = SPAWN.Queue()
+    process = SPAWN.Process(target=target, args=(*args, results))
+    process.start()
+    try:
+        return results.get(timeout=60)
+    finally:
+        process.join(timeout=30)
+
+
+def assert_overlapped(intervals: list[tuple[float, float]]) -> None:
+    """Every worker was still working when the last one started."""
+    assert max(start for start, _ in intervals) < min(end for _, end in intervals), intervals
+
 
 # -- sections appended concurrently ----------------------------------------------------------------
 
@@ -62,9 +109,8 @@ def append_sections(path: Path, lock_dir: Path, writer: str, count: int, seed: i
     rng = random.Random(seed)
     started = time.monotonic()
     for index in range(count):
-        body = random_body(rng)
-        section_id = f"{writer}-{index}"
-        locked_append(path, lambda offset: section(section_id, body, offset), lock_dir=lock_dir)
+        make_chunk = functools.partial(section, f"{writer}-{index}", random_body(rng))
+        locked_append(path, make_chunk, lock_dir=lock_dir)
     return started, time.monotonic()
 
 
@@ -79,6 +125,22 @@ def hold_path_lock(path: Path, lock_dir: Path, held: Event, release: Event) -> N
     with path_lock(path, lock_dir=lock_dir):
         held.set()
         release.wait(30)
+
+
+def append_past_file_size_limit(
+    path: Path, lock_dir: Path, limit: int, chunk_size: int, results: Any
+) -> None:
+    """Append with RLIMIT_FSIZE set, so the kernel stops the write midway (EFBIG)."""
+    import resource  # POSIX only
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # report EFBIG instead of killing the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    try:
+        locked_append(path, lambda size: b"z" * chunk_size, lock_dir=lock_dir)
+    except FsError as error:
+        results.put((error.code, error.reason, error.details.get("errno")))
+    else:
+        results.put(None)
 
 
 # -- a database shared by processes ----------------------------------------------------------------

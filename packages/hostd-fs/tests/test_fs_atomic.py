@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from hostd_fs import FsError, atomic_write, locked_append
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import fs_test_workers
 import pytest
 from fs_test_workers import version_payload, whole_version
-
 from hostd_fs import atomic_write
 
 SIZE = 4 * 1024 * 1024

@@ -7,7 +7,6 @@ import pickle
 import re
 
 import pytest
-
 from hostd_fs import REASONS, FsError, fs_error_from_os
 from hostd_fs.errors import path_error
 

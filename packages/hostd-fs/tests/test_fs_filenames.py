@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import PurePosixPath, PureWindowsPath
 
 import pytest
-
 from hostd_fs import clean_filename
 
 # Written out here rather than imported, so the test does not trust the code it checks.

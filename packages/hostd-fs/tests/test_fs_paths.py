@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from hostd_fs import HOSTILE_PATHS, FsError, resolve_in_roots
 
 
