@@ -1,0 +1,237 @@
+"""The session store: journal appends, compaction, backups, recovery, the index, two processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PLUGIN, config_for, ok, thought
+
+from hostd_deep_thinking.store import BACKUPS_KEPT, SessionStore, new_document
+from hostd_testing import in_memory_client
+
+
+def plain_thought(state, number: int, text: str = "t"):  # type: ignore[no-untyped-def]
+    """A minimal planned thought for store-level tests."""
+    return (
+        {
+            "thought_number": number,
+            "content": text,
+            "type": "regular",
+            "is_revision": False,
+            "total_thoughts": number,
+            "next_thought_needed": True,
+            "timestamp": "2026-01-01T00:00:00Z",
+        },
+        None,
+    )
+
+
+def add(store: SessionStore, session_id: str, number: int, text: str = "t") -> int:
+    appended = store.append(
+        session_id,
+        lambda state: plain_thought(state, number, text),
+        create=lambda: new_document(session_id, name=session_id),
+    )
+    return int(appended.thought["seq"])
+
+
+def test_appending_never_rewrites_the_document_or_the_index(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, compact_every=1000)
+    add(store, "s", 1)
+    document = store.document_path("s")
+    before = (document.stat().st_ino, document.stat().st_mtime_ns)
+    index_size = store.index_path.stat().st_size
+    for number in range(2, 300):
+        add(store, "s", number)
+    assert (document.stat().st_ino, document.stat().st_mtime_ns) == before
+    assert store.index_path.stat().st_size == index_size
+    assert store.journal_path("s").read_bytes().count(b"\n") == 299
+    store.close()
+    reopened = SessionStore(tmp_path)
+    assert [t["seq"] for t in reopened.load("s").thoughts] == list(range(1, 300))
+
+
+def test_compaction_folds_the_journal_and_keeps_ten_backups(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, compact_every=10)
+    for number in range(1, 151):
+        add(store, "s", number)
+    assert len(store.backups("s")) == BACKUPS_KEPT
+    document = json.loads(store.document_path("s").read_text(encoding="utf-8"))
+    assert document["last_seq"] == 150 and len(document["thoughts"]) == 150
+    assert store.journal_path("s").read_bytes() == b""
+    store.close()
+
+
+def test_journal_lines_already_in_the_document_are_skipped(tmp_path: Path) -> None:
+    """A crash between writing the document and starting a new journal must not duplicate thoughts."""
+    store = SessionStore(tmp_path, compact_every=1000)
+    for number in range(1, 6):
+        add(store, "s", number)
+    journal = store.journal_path("s").read_bytes()
+    store.compact("s")
+    store.journal_path("s").write_bytes(journal)  # as if the journal reset never happened
+    store.close()
+    reopened = SessionStore(tmp_path)
+    assert [t["seq"] for t in reopened.load("s").thoughts] == [1, 2, 3, 4, 5]
+    assert add(reopened, "s", 6) == 6
+
+
+def test_a_partial_last_line_is_cut_and_reported(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, compact_every=1000)
+    for number in range(1, 4):
+        add(store, "s", number)
+    store.close()
+    with open(store.journal_path("s"), "ab") as handle:
+        handle.write(b'{"seq":4,"thought":{"thought_num')
+    reopened = SessionStore(tmp_path)
+    state = reopened.load("s")
+    assert [t["seq"] for t in state.thoughts] == [1, 2, 3]
+    assert any("partial journal line" in note["problem"] for note in state.meta["recovery_log"])
+    assert add(reopened, "s", 4) == 4
+
+
+def test_corrupt_document_is_recovered_from_backup_and_journal(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path, compact_every=5)
+    for number in range(1, 13):  # compacted at 5 and 10; 11 and 12 live in the journal
+        add(store, "s", number, f"text {number}")
+    store.close()
+    store.document_path("s").write_bytes(b'{"session_id": "s", "thoughts": [ trunc')
+    reopened = SessionStore(tmp_path)
+    state = reopened.load("s")
+    assert [t["content"] for t in state.thoughts] == [f"text {n}" for n in range(1, 13)]
+    log = state.meta["recovery_log"]
+    assert "damaged" in log[-1]["problem"] and "backup" in log[-1]["recovered_from"]
+    corrupt_copy = Path(log[-1]["corrupt_copy"])
+    assert corrupt_copy.read_bytes().endswith(b"trunc")  # never silently thrown away
+    reopened.close()
+
+
+@pytest.mark.anyio
+async def test_recovery_is_reported_by_the_tools(hostd_data_dir: Path, hostd_roots: Path) -> None:
+    config = config_for(hostd_roots)
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        for number in range(1, 4):
+            await ok(client, "sequential_thinking", **thought(number, 3, session_id="hurt"))
+    document = hostd_data_dir / "deep-thinking" / "sessions" / "hurt.json"
+    document.write_bytes(document.read_bytes()[:40])
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        answer = await ok(client, "sequential_thinking", **thought(4, 4, session_id="hurt"))
+        assert answer["thoughtHistoryLength"] == 4
+        assert [w["code"] for w in answer["warnings"]] == ["RECOVERED"]
+        page = await ok(client, "get_session", session_id="hurt")
+        assert "RECOVERED" in [w["code"] for w in page["warnings"]]
+
+
+@pytest.mark.anyio
+async def test_unrecoverable_session_is_an_error_not_an_empty_session(hostd_data_dir: Path, hostd_roots) -> None:
+    config = config_for(hostd_roots)
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        for number in range(1, 4):
+            await ok(client, "sequential_thinking", **thought(number, 3, session_id="lost"))
+    folder = hostd_data_dir / "deep-thinking"
+    for backup in (folder / "backups" / "lost").glob("*.json"):
+        backup.write_text("garbage", encoding="utf-8")
+    (folder / "sessions" / "lost.json").write_text("garbage", encoding="utf-8")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        for _ in range(2):
+            envelope = (await client.call_tool("sequential_thinking", thought(4, 4, session_id="lost"))).structured_content
+            assert envelope["error"]["code"] == "READ_ERROR"
+        assert (folder / "sessions" / "lost.json").read_text(encoding="utf-8") == "garbage"
+        deleted = await ok(client, "delete_session", session_id="lost")
+        assert Path(deleted["backup"]).read_text(encoding="utf-8") == "garbage"
+        answer = await ok(client, "sequential_thinking", **thought(1, 1, session_id="lost"))
+        assert answer["session_created"] is True
+
+
+def test_lost_index_is_rebuilt_from_the_documents(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    for name in ("a", "b", "c"):
+        add(store, name, 1)
+    store.close()
+    store.index_path.unlink()
+    reopened = SessionStore(tmp_path)
+    rows, total = reopened.list_summaries(None, 50)
+    assert total == 3 and {row["session_id"] for row in rows} == {"a", "b", "c"}
+
+
+def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    store.create(new_document("keep", name="keep"))
+    for round_number in range(150):
+        store.create(new_document(f"tmp{round_number}", name="x"))
+        store.delete(f"tmp{round_number}")
+    lines = store.index_path.read_bytes().count(b"\n")
+    assert lines < 300
+    rows, total = store.list_summaries(None, 50)
+    assert total == 1 and rows[0]["session_id"] == "keep"
+
+
+@pytest.mark.slow
+def test_list_sessions_reads_only_the_index(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    for index in range(1000):
+        store.create(new_document(f"s{index:04d}", name=f"session {index}"))
+    store.close()
+    fresh = SessionStore(tmp_path)
+    fresh.list_summaries(None, 50)  # first read of the index
+    started = time.perf_counter()
+    for _ in range(20):
+        rows, total = fresh.list_summaries(None, 50)
+    per_call = (time.perf_counter() - started) / 20
+    assert total == 1000 and len(rows) == 50
+    assert per_call < 0.02, per_call
+
+
+def _writer(root: str, barrier, who: str, count: int) -> None:  # type: ignore[no-untyped-def]
+    store = SessionStore(Path(root))
+    barrier.wait()
+    for number in range(1, count + 1):
+        add(store, "shared", number, f"{who}-{number}")
+        time.sleep(0.002)  # pace the writers so their turns at the lock interleave
+    store.close()
+
+
+@pytest.mark.slow
+def test_two_processes_on_a_barrier_lose_nothing(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    workers = [context.Process(target=_writer, args=(str(tmp_path), barrier, who, 200)) for who in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    state = SessionStore(tmp_path).load("shared")
+    contents = [t["content"] for t in state.thoughts]
+    assert len(contents) == 400 and len(set(contents)) == 400
+    assert [t["seq"] for t in state.thoughts] == list(range(1, 401))
+    for who in ("a", "b"):
+        assert [c for c in contents if c.startswith(who)] == [f"{who}-{n}" for n in range(1, 201)]
+    # They overlapped: the writers' thoughts interleave instead of forming two blocks.
+    switches = sum(1 for x, y in zip(contents, contents[1:], strict=False) if x[0] != y[0])
+    assert switches > 2, switches
+
+
+def test_fsync_follows_within_the_interval(tmp_path: Path, monkeypatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    store = SessionStore(tmp_path, sync_interval=0.05)
+    add(store, "s", 1)
+    synced.clear()
+    add(store, "s", 2)
+    deadline = time.monotonic() + 2
+    while not synced and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert synced, "the journal was not fsynced after the interval"
+    store.close()
