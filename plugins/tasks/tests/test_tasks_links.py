@@ -104,6 +104,23 @@ async def test_with_sessions_service_a_known_session_is_checked(connect_in_memor
     assert answer["task"]["linked_session_id"] == "plan-1"
 
 
+class BrokenSessions(FakeSessions):
+    def session_exists(self, session_id: str) -> bool:
+        raise OSError("disk went away")
+
+
+async def test_a_failing_sessions_service_stores_the_link_unchecked(connect_in_memory: Connect) -> None:
+    sessions = BrokenSessions({})
+    async with connect_in_memory(
+        ["tasks", "fake-deep-thinking"], extra_plugins={"fake-deep-thinking": SessionsPlugin(sessions)}
+    ) as client:
+        task = await create(client)
+        answer = await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": "s-1"})
+    assert answer["session_checked"] is False
+    assert "could not be checked" in answer["message"] and "failed" in answer["message"]
+    assert answer["task"]["linked_session_id"] == "s-1"
+
+
 def test_tasks_links_service_lists_linked_tasks(hostd_data_dir: Path) -> None:
     import anyio
 

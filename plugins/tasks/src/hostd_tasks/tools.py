@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -104,7 +104,8 @@ class LinkedSession(BaseModel):
 class LinkAnswer(ToolOutput):
     task: TaskRecord = Field(description="The task's full record, with its linked_session_id")
     session_checked: bool = Field(
-        description="True when deep-thinking confirmed the session exists; false when it is not loaded"
+        description="True when deep-thinking confirmed the session exists; false when it is not loaded "
+        "or could not answer (the link is then stored unchecked)"
     )
     session: LinkedSession | None = Field(
         description="The session's summary from deep-thinking, when available"
@@ -189,9 +190,7 @@ def _explain(ctx: ToolContext, refusal: StoreRefusal) -> ToolError:
                 "allowed_next_statuses": refusal.allowed,
             },
         )
-    raise AssertionError(
-        f"unexplained refusal {type(refusal).__name__}"
-    )  # pragma: no cover - every kind above
+    raise TypeError(f"no explanation for the store refusal {type(refusal).__name__}")
 
 
 @contextmanager
@@ -421,18 +420,44 @@ def get_task_stats(ctx: ToolContext) -> StatsAnswer:
     )
 
 
-def _session_summary(service: Any, session_id: str) -> LinkedSession | None:
-    """deep-thinking's summary of the session, or None when it offers none we can read."""
-    summary = getattr(service, "session_summary", None)
-    if not callable(summary):
-        return None
-    raw = summary(session_id)
-    if not isinstance(raw, dict):
-        return None
+SessionCheck = Literal["checked", "not_loaded", "failed"]
+
+
+def _check_session(ctx: ToolContext, session_id: str) -> tuple[SessionCheck, LinkedSession | None]:
+    """Ask deep-thinking whether the session exists (NOT_FOUND when it says no).
+
+    Its absence, or a failure inside it, is not the caller's fault: the link is then stored
+    unchecked and the answer says why, as the cross-plugin convention asks.
+    """
+    service = ctx.services.get(SESSIONS_SERVICE)
+    if service is None:
+        return "not_loaded", None
     try:
-        return LinkedSession.model_validate({**raw, "session_id": session_id})
-    except ValidationError:
-        return None
+        exists = bool(service.session_exists(session_id))
+        raw = service.session_summary(session_id) if exists else None
+    except Exception:
+        ctx.logger.exception("deep-thinking.sessions failed for session %s", session_id)
+        return "failed", None
+    if not exists:
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(
+                en=f"Session '{session_id}' does not exist in deep-thinking.",
+                zh=f"deep-thinking 中不存在会话 '{session_id}'。",
+            ),
+            hint=ctx.text(
+                en="list_sessions shows the existing sessions; create_session makes one.",
+                zh="list_sessions 可列出现有会话；create_session 可创建会话。",
+            ),
+            details={"argument": "session_id", "session_id": session_id},
+        )
+    summary = None
+    if isinstance(raw, dict):
+        try:
+            summary = LinkedSession.model_validate({**raw, "session_id": session_id})
+        except ValidationError:
+            ctx.logger.warning("deep-thinking gave an unreadable summary for session %s", session_id)
+    return "checked", summary
 
 
 def link_task_session(
@@ -444,43 +469,27 @@ def link_task_session(
     store = store_for(ctx.plugin)
     with _refusals_explained(ctx):
         store.get(task_id)  # an unknown task is reported before the session is looked up
-    service = ctx.services.get(SESSIONS_SERVICE)
-    session: LinkedSession | None = None
-    if service is not None:
-        if not service.session_exists(session_id):
-            raise ToolError(
-                "NOT_FOUND",
-                ctx.text(
-                    en=f"Session '{session_id}' does not exist in deep-thinking.",
-                    zh=f"deep-thinking 中不存在会话 '{session_id}'。",
-                ),
-                hint=ctx.text(
-                    en="list_sessions shows the existing sessions; create_session makes one.",
-                    zh="list_sessions 可列出现有会话；create_session 可创建会话。",
-                ),
-                details={"argument": "session_id", "session_id": session_id},
-            )
-        session = _session_summary(service, session_id)
+    check, summary = _check_session(ctx, session_id)
     with _refusals_explained(ctx):
         link = store.link_session(task_id, session_id)
     answer = LinkAnswer(
         task=link.task,
-        session_checked=service is not None,
-        session=session,
+        session_checked=check == "checked",
+        session=summary,
         previous_session_id=link.previous_session_id,
     )
-    if service is None:
-        return answer.with_message(
-            ctx.text(
-                en=f"Linked task {task_id} to session '{session_id}'. The session could not be checked: "
-                "the deep-thinking plugin is not loaded in this profile.",
-                zh=f"已将任务 {task_id} 关联到会话 '{session_id}'。"
-                "无法核实该会话：当前配置未加载 deep-thinking 插件。",
-            )
-        )
-    return answer.with_message(
-        ctx.text(
-            en=f"Linked task {task_id} to session '{session_id}'.",
-            zh=f"已将任务 {task_id} 关联到会话 '{session_id}'。",
-        )
+    linked = ctx.text(
+        en=f"Linked task {task_id} to session '{session_id}'.",
+        zh=f"已将任务 {task_id} 关联到会话 '{session_id}'。",
     )
+    if check == "not_loaded":
+        linked += ctx.text(
+            en=" The session could not be checked: the deep-thinking plugin is not loaded in this profile.",
+            zh="无法核实该会话：当前配置未加载 deep-thinking 插件。",
+        )
+    elif check == "failed":
+        linked += ctx.text(
+            en=" The session could not be checked: deep-thinking failed to answer (see the server log).",
+            zh="无法核实该会话：deep-thinking 未能应答（详见服务器日志）。",
+        )
+    return answer.with_message(linked)
