@@ -1,0 +1,241 @@
+"""Test helpers: the saved pages, and a real HTTP server on 127.0.0.1 that serves them.
+
+The server is the plugin's only door in tests: its URL becomes the ``allowed_url_prefixes``
+setting, exactly as a user would configure a mirror. Besides the saved pages (read from
+``../shared/fixtures``, never copied) it answers slow, failing, redirecting, oversized and
+script-rendered pages, and records every request so tests can see what was fetched.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import threading
+import time
+from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from hostd_testing import envelope_of, in_memory_client
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
+LABELLED = SHARED_FIXTURES / "wechat"
+UNLABELLED = SHARED_FIXTURES / "wechat-unlabeled"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def require_fixtures() -> Path:
+    """The shared fixtures folder, or a skip (a failure when HOSTD_REQUIRE_FIXTURES=1)."""
+    if (LABELLED / "expected.json").is_file() and UNLABELLED.is_dir():
+        return SHARED_FIXTURES
+    message = f"WeChat fixtures not found at {SHARED_FIXTURES} (they live in ../shared/fixtures beside the repo)"
+    if os.environ.get("HOSTD_REQUIRE_FIXTURES") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def require_browser() -> str:
+    """Chromium and Playwright, or a skip (a failure when HOSTD_REQUIRE_BROWSER=1)."""
+    import importlib.util
+
+    missing = []
+    if not Path(CHROMIUM).is_file() and shutil.which("chromium") is None:
+        missing.append(f"Chromium at {CHROMIUM}")
+    if importlib.util.find_spec("playwright") is None:
+        missing.append("the playwright package")
+    if missing:
+        message = "headless test needs " + " and ".join(missing)
+        if os.environ.get("HOSTD_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM if Path(CHROMIUM).is_file() else str(shutil.which("chromium"))
+
+
+def generated_article(title: str, paragraphs: int = 40, account: str = "Test Account") -> bytes:
+    """A small page in WeChat's article template (about 20 KB with the default length)."""
+    body = "".join(
+        f"<p>第{i}段：这是一篇用于测试的文章，内容关于本地服务器与并发抓取。Paragraph {i} of the test text.</p>"
+        for i in range(paragraphs)
+    )
+    page = f"""<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta property="og:title" content="{html.escape(title)}">
+<meta name="author" content="Tester">
+</head><body>
+<h1 class="rich_media_title" id="activity-name">{html.escape(title)}</h1>
+<a id="js_name">{html.escape(account)}</a>
+<div class="rich_media_content" id="js_content">{body}<p>END-OF-ARTICLE</p></div>
+<script>var ct = "1730080366";</script>
+</body></html>"""
+    return page.encode("utf-8")
+
+
+JS_ONLY_PAGE = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><title></title></head><body>
+<h1 class="rich_media_title" id="activity-name"></h1>
+<a id="js_name"></a>
+<div class="rich_media_content" id="js_content"></div>
+<script>
+  var parts = ["Rendered", "by", "script"];
+  document.getElementById("activity-name").textContent = parts.join(" ");
+  document.getElementById("js_name").textContent = "Script Account";
+  document.getElementById("js_content").innerHTML =
+    "<p>" + ["Only", "a", "browser", "sees", "this", "paragraph."].join(" ") + "</p>";
+</script>
+</body></html>"""
+
+
+class ArticleServer:
+    """A threaded ``http.server`` on 127.0.0.1 with the routes the tests need."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._flaky_counts: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.requests.append(self.path)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    server.route(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.base}/s"
+
+    def url(self, path: str) -> str:
+        return f"{self.base}{path}"
+
+    def fixture_url(self, name: str) -> str:
+        return self.url(f"/s/fixture/{name}")
+
+    def count(self, fragment: str) -> int:
+        with self._lock:
+            return sum(1 for path in self.requests if fragment in path)
+
+    @staticmethod
+    def send(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "text/html; charset=utf-8")
+        handler.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    def route(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(handler.path)
+        path, query = parts.path, parse_qs(parts.query)
+        segments = [s for s in path.split("/") if s]
+        if segments[:2] == ["s", "fixture"] and len(segments) == 3:
+            name = segments[2]
+            for folder in (LABELLED, UNLABELLED):
+                if name.endswith(".html") and (folder / name).is_file() and "/" not in name:
+                    return self.send(handler, 200, (folder / name).read_bytes())
+            return self.send(handler, 404, b"<html><body>no such page</body></html>")
+        if segments[:2] == ["s", "article"] and len(segments) == 3:
+            delay = float(query.get("delay_ms", ["0"])[0]) / 1000
+            time.sleep(delay)
+            title = query.get("title", [f"Article {segments[2]}"])[0]
+            return self.send(handler, 200, generated_article(title))
+        if segments[:2] == ["s", "flaky"] and len(segments) == 4:
+            key, failures = segments[2], int(segments[3])
+            with self._lock:
+                seen = self._flaky_counts.get(key, 0)
+                self._flaky_counts[key] = seen + 1
+            if seen < failures:
+                return self.send(handler, 503, b"busy")
+            return self.send(handler, 200, generated_article(f"Flaky {key}"))
+        if path == "/s/redirect":
+            return self.send(handler, 302, b"", {"Location": query["to"][0]})
+        if path == "/s/hang":
+            time.sleep(float(query.get("seconds", ["2"])[0]))
+            return self.send(handler, 200, generated_article("Too late"))
+        if path == "/s/big":
+            return self._send_big(handler)
+        if path == "/s/js-only":
+            return self.send(handler, 200, JS_ONLY_PAGE)
+        if path == "/s/gone":
+            return self.send(handler, 404, b"<html><body><p>Not Found</p></body></html>")
+        if path == "/mp/wappoc_appmsgcaptcha":
+            return self.send(handler, 200, (LABELLED / "verify_captcha_secitptpage.html").read_bytes()
+                             if LABELLED.is_dir() else b"<html></html>")
+        if path.startswith("/outside/"):
+            return self.send(handler, 200, generated_article("Outside the prefix"))
+        return self.send(handler, 404, b"<html><body>not found</body></html>")
+
+    @staticmethod
+    def _send_big(handler: BaseHTTPRequestHandler) -> None:
+        """A page that never says its length and goes on past any sane cap."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html; charset=utf-8")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        chunk = b"<p>" + b"x" * 65_000 + b"</p>"
+        for _ in range(200):  # about 13 MB unless the client hangs up first
+            handler.wfile.write(chunk)
+
+    def __enter__(self) -> ArticleServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def plugin_settings(server: ArticleServer, **overrides: Any) -> dict[str, Any]:
+    """Settings whose only door is the local server."""
+    settings: dict[str, Any] = {
+        "allowed_url_prefixes": [server.prefix],
+        "retry_backoff_ms": 20,
+        "chromium_path": "/nonexistent/chromium",
+    }
+    settings.update(overrides)
+    return {"wechat": settings}
+
+
+@asynccontextmanager
+async def wechat_client(data_dir: Path, root: Path, *, settings: dict[str, Any] | None = None, language: str = "en",
+                        **client_options: Any) -> Any:
+    async with in_memory_client(
+        ["wechat"],
+        data_dir=data_dir,
+        config={"language": language, "allowed_roots": [str(root)]},
+        settings=settings,
+        cwd=root,
+        **client_options,
+    ) as client:
+        yield client
+
+
+async def call(client: Any, name: str, arguments: dict[str, Any], **options: Any) -> dict[str, Any]:
+    return envelope_of(await client.call_tool(name, arguments, **options))
