@@ -1,0 +1,1 @@
+"""hostd-memory: long-term memories for an assistant, in one SQLite file."""

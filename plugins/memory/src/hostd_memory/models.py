@@ -1,0 +1,291 @@
+"""The plugin's settings and the typed answers of its tools (their outputSchema).
+
+A memory's record always travels under the key ``memory``: the envelope keeps ``status``,
+``message`` and ``metadata`` for itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hostd import ToolOutput
+
+Status = Literal["active", "deprecated", "archived", "deleted"]
+
+
+class Settings(BaseModel):
+    """The ``plugins.memory`` section of the config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database: str = Field(
+        default="memory.db",
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$",
+        description="File name of the SQLite database inside the plugin's data folder",
+    )
+    answer_budget: int = Field(
+        default=20_000,
+        ge=2_000,
+        le=1_000_000,
+        description="Largest answer in characters; longer listings and contents come in pages with a cursor",
+    )
+
+
+# --- records -------------------------------------------------------------------------------
+
+
+class MemoryRecord(BaseModel):
+    id: int
+    uri: str
+    domain: str
+    path: str
+    aliases: list[str]
+    priority: int = Field(description="0 is most important, 10 least")
+    disclosure: str = Field(description="When to bring this memory up")
+    status: Status
+    access_count: int
+    last_accessed_at: str | None
+    created_at: str
+    updated_at: str
+    version: int
+
+
+class ListedMemory(BaseModel):
+    """A memory in a listing: its record, its size and the start of its content."""
+
+    memory: MemoryRecord
+    size: int = Field(description="Content length in characters")
+    preview: str
+
+
+class CoreMemory(ListedMemory):
+    content: str
+    content_truncated: bool = Field(
+        description="True when content was cut to fit; read_memory gives all of it"
+    )
+
+
+class VersionSummary(BaseModel):
+    version: int
+    current: bool
+    created_at: str
+    change: str = Field(description="created, patch, append, replace, metadata, status, rollback or import")
+    change_note: str
+    priority: int
+    disclosure: str
+    status: Status
+    size: int
+    preview: str
+
+
+class MentionedUri(BaseModel):
+    uri: str
+    exists: bool
+
+
+class Relations(BaseModel):
+    aliases: list[str]
+    mentions: list[MentionedUri] = Field(description="URIs this memory's content mentions")
+    mentioned_by: list[str] = Field(description="Memories whose content mentions this one")
+
+
+class IndexEntry(BaseModel):
+    uri: str
+    priority: int
+
+
+class IndexGroup(BaseModel):
+    domain: str
+    memories: list[IndexEntry]
+
+
+class SessionRecord(BaseModel):
+    id: int
+    title: str
+    summary: str
+    created_at: str
+    memory_uri: str | None
+
+
+class SearchHit(BaseModel):
+    uri: str
+    priority: int
+    status: Status
+    disclosure: str
+    aliases: list[str]
+    snippet: str
+    score: float = Field(description="BM25 score; lower is a better match")
+    matched: Literal["all_terms", "any_term"] = Field(
+        description="all_terms: every query term occurs; any_term: only some do (ranked after)"
+    )
+    updated_at: str
+
+
+class PreloadItem(BaseModel):
+    uri: str
+    priority: int
+    reasons: list[str] = Field(description="Why this memory fits the context")
+    preview: str
+
+
+class RollbackOption(VersionSummary):
+    content_changed: bool = Field(description="Whether rolling back to this version changes the content")
+    lines_added: int = Field(description="Lines the rollback would add to the current content")
+    lines_removed: int = Field(description="Lines the rollback would remove from the current content")
+    priority_change: str | None = Field(description="'current -> restored' when the priority would change")
+    disclosure_changed: bool
+
+
+class MostRead(BaseModel):
+    uri: str
+    access_count: int
+
+
+class ImportProblem(BaseModel):
+    index: int | None = Field(default=None, description="Position of the item in the document's memories")
+    uri: str | None
+    problem: str
+    message: str
+
+
+# --- answers -------------------------------------------------------------------------------
+
+
+class ReadMemoryResult(ToolOutput):
+    uri: str = Field(description="The URI read, normalised")
+    kind: Literal["memory", "boot", "index", "recent"]
+    via_alias: str | None = Field(default=None, description="The alias the URI was, when it was one")
+    memory: MemoryRecord | None = None
+    content: str | None = None
+    content_offset: int = Field(default=0, description="Where this page of the content starts")
+    content_length: int | None = Field(default=None, description="The whole content's length")
+    recent_versions: list[VersionSummary] = Field(default_factory=list)
+    relations: Relations | None = None
+    memories: list[CoreMemory] | list[ListedMemory] | None = None
+    index: list[IndexGroup] | None = None
+    truncated: bool = False
+    next_cursor: str | None = None
+
+
+class CreateMemoryResult(ToolOutput):
+    uri: str
+    id: int
+    created_at: str
+    memory: MemoryRecord
+
+
+class UpdateMemoryResult(ToolOutput):
+    uri: str
+    mode: Literal["patch", "append", "replace", "metadata", "status"]
+    previous_version: int
+    memory: MemoryRecord
+
+
+class DeleteMemoryResult(ToolOutput):
+    uri: str
+    action: Literal["soft_deleted", "removed", "alias_removed"]
+    target_uri: str | None = Field(default=None, description="For an alias: the memory it pointed to (kept)")
+    memory: MemoryRecord | None = None
+    removed_versions: int = 0
+    removed_aliases: list[str] = Field(default_factory=list)
+
+
+class SearchMemoryResult(ToolOutput):
+    query: str
+    terms: list[str] = Field(description="The terms the query was split into")
+    count: int
+    hits: list[SearchHit]
+    truncated: bool = False
+
+
+class PreloadMemoryResult(ToolOutput):
+    context_type: Literal["file", "directory", "error", "intent"]
+    search_terms: list[str]
+    core: list[CoreMemory]
+    related: list[PreloadItem]
+    truncated: bool = False
+
+
+class SaveSessionResult(ToolOutput):
+    session: SessionRecord
+    memory: MemoryRecord | None = None
+
+
+class ListMemoriesResult(ToolOutput):
+    count: int
+    memories: list[ListedMemory]
+    truncated: bool
+    next_cursor: str | None = None
+
+
+class MemoryStatsResult(ToolOutput):
+    total: int = Field(description="Memories of every status but deleted")
+    by_status: dict[str, int]
+    by_domain: dict[str, int]
+    total_accesses: int
+    most_read: list[MostRead]
+    version_count: int
+    alias_count: int
+    session_count: int
+    database_bytes: int
+
+
+class ExportMemoriesResult(ToolOutput):
+    count: int = Field(description="Memories in this answer (or in the file)")
+    document: dict[str, Any] | None = Field(
+        default=None, description="The export document (absent when written)"
+    )
+    output_path: str | None = None
+    bytes_written: int | None = None
+    truncated: bool = False
+    next_cursor: str | None = None
+
+
+class ImportMemoriesResult(ToolOutput):
+    strategy: Literal["skip", "overwrite", "merge"]
+    format_version: int = Field(description="The document's format version (older ones are migrated)")
+    created: int
+    skipped: int
+    overwritten: int
+    merged: int
+    errors: list[ImportProblem]
+
+
+class AddAliasResult(ToolOutput):
+    alias_uri: str
+    target_uri: str
+    memory: MemoryRecord
+
+
+class MemoryVersionsResult(ToolOutput):
+    uri: str
+    current_version: int
+    total: int
+    versions: list[VersionSummary]
+
+
+class ListRollbacksResult(ToolOutput):
+    uri: str
+    current_version: int
+    total: int
+    rollbacks: list[RollbackOption]
+
+
+class RollbackMemoryResult(ToolOutput):
+    uri: str
+    restored_version: int
+    new_version: int
+    memory: MemoryRecord
+
+
+class DiffVersionsResult(ToolOutput):
+    uri: str
+    version1: int
+    version2: int
+    content1: str
+    content2: str
+    diff: str = Field(description="Unified diff from version1 to version2")
+    identical: bool
+    truncated: bool = Field(description="True when contents or diff were cut to fit the answer budget")

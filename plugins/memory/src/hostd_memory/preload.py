@@ -1,0 +1,163 @@
+"""Finding the memories that fit a working context (a file, a folder, an error, an intent).
+
+Each context becomes a handful of probes, each with a reason a person would accept ("mentions
+the file name login.py"); a memory's score is the sum of the weights of the probes it
+matched, so a memory naming the exact path beats one that only shares a folder name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from hostd_memory import search as search_text
+from hostd_memory.store import MemoryRow, MemoryStore
+
+PROBE_LIMIT = 30
+Text = Callable[..., str]  # ToolContext.text: text(en=..., zh=...)
+RESULT_LIMIT = 20
+DISCLOSURE_REASON = "\0disclosure"  # replaced by a sentence naming the disclosure
+
+
+@dataclass(frozen=True)
+class Probe:
+    table: str  # "memory_fts" (substring) or "memory_words" (words and bigrams)
+    expression: str
+    weight: float
+    reason: str
+
+
+def _term_probe(term: str, weight: float, reason: str) -> Probe | None:
+    """A probe for one term: substring when it is long enough, words index when it is short."""
+    if len(term) >= 3:
+        return Probe("memory_fts", search_text.fts_literal(term), weight, reason)
+    expression = search_text.short_term_expression(term)
+    return Probe("memory_words", expression, weight, reason) if expression else None
+
+
+def _path_probes(text: Text, data: str, *, is_directory: bool) -> tuple[list[Probe], list[str]]:
+    parts = search_text.path_terms(data, is_directory=is_directory)
+    probes: list[Probe | None] = [
+        _term_probe(parts.full, 4.0, text(en=f"mentions the path {parts.full}", zh=f"提到路径 {parts.full}"))
+    ]
+    terms = [parts.full]
+    if parts.tail and parts.tail != parts.full:
+        probes.append(
+            _term_probe(parts.tail, 3.0, text(en=f"mentions {parts.tail}", zh=f"提到 {parts.tail}"))
+        )
+        terms.append(parts.tail)
+    if parts.name:
+        probes.append(
+            _term_probe(
+                parts.name,
+                2.0,
+                text(en=f"mentions the file name {parts.name}", zh=f"提到文件名 {parts.name}"),
+            )
+        )
+        terms.append(parts.name)
+    if parts.stem and len(parts.stem) >= 3:
+        probes.append(
+            _term_probe(parts.stem, 1.5, text(en=f"mentions {parts.stem}", zh=f"提到 {parts.stem}"))
+        )
+        terms.append(parts.stem)
+    for folder in parts.folders:
+        probes.append(
+            _term_probe(folder, 1.0, text(en=f"mentions the folder {folder}", zh=f"提到文件夹 {folder}"))
+        )
+        terms.append(folder)
+    return [p for p in probes if p is not None], terms
+
+
+def _error_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
+    terms = search_text.error_key_terms(data)
+    probes: list[Probe] = []
+    for term in terms:
+        # Error names and codes (ModuleNotFoundError, ECONNREFUSED, E11000) are the strongest clues.
+        if not search_text.is_cjk(term) and (
+            any(c.isupper() for c in term[1:]) or "_" in term or term.isupper()
+        ):
+            probe = _term_probe(term, 2.0, text(en=f"mentions {term}", zh=f"提到 {term}"))
+            if probe:
+                probes.append(probe)
+    expression = search_text.relaxed_expression(" ".join(terms))
+    if expression:
+        probes.append(
+            Probe(
+                "memory_words",
+                expression,
+                1.0,
+                text(en="shares terms with the error", zh="与错误信息有相同的词"),
+            )
+        )
+    return probes, terms
+
+
+def _intent_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
+    terms = search_text.split_terms(data)
+    probes: list[Probe] = []
+    long_terms = [t for t in terms if len(t) >= 3]
+    if len(long_terms) > 1:
+        probes.append(
+            Probe(
+                "memory_fts",
+                " AND ".join(search_text.fts_literal(t) for t in long_terms),
+                2.0,
+                text(en="mentions every word of the intent", zh="包含意图中的每个词"),
+            )
+        )
+    expression = search_text.relaxed_expression(data)
+    if expression:
+        probes.append(
+            Probe(
+                "memory_words",
+                expression,
+                1.0,
+                text(en="shares words with the intent", zh="与意图有相同的词"),
+            )
+        )
+    return probes, terms
+
+
+def _disclosure_probe(terms: Iterable[str]) -> Probe | None:
+    expression = search_text.relaxed_expression(" ".join(terms))
+    if not expression:
+        return None
+    return Probe("memory_words", f"{{disclosure}} : ({expression})", 1.5, DISCLOSURE_REASON)
+
+
+def related_memories(
+    store: MemoryStore, context_type: str, data: str, *, exclude: set[int], text: Text
+) -> tuple[list[tuple[MemoryRow, list[str]]], list[str]]:
+    """Memories fitting the context, best first, each with its reasons; and the terms looked for."""
+    if context_type in ("file", "directory"):
+        probes, terms = _path_probes(text, data, is_directory=context_type == "directory")
+        disclosure_terms = [t for t in terms[1:] if "/" not in t] or terms
+    elif context_type == "error":
+        probes, terms = _error_probes(text, data)
+        disclosure_terms = terms
+    else:
+        probes, terms = _intent_probes(text, data)
+        disclosure_terms = terms
+    disclosure = _disclosure_probe(disclosure_terms)
+    if disclosure:
+        probes.append(disclosure)
+    scores: dict[int, float] = {}
+    reasons: dict[int, list[str]] = {}
+    for probe in probes:
+        for memory_id, _ in store.match_ids(probe.table, probe.expression, PROBE_LIMIT):
+            if memory_id in exclude:
+                continue
+            scores[memory_id] = scores.get(memory_id, 0.0) + probe.weight
+            reasons.setdefault(memory_id, []).append(probe.reason)
+    if not scores:
+        return [], terms
+    memories = store.memories_for(list(scores))
+    ranked = sorted(scores, key=lambda i: (-scores[i], memories[i].priority if i in memories else 10))
+    found = [(memories[i], reasons[i]) for i in ranked[:RESULT_LIMIT] if i in memories]
+    for memory, why in found:
+        if DISCLOSURE_REASON in why:
+            why[why.index(DISCLOSURE_REASON)] = text(
+                en=f"its disclosure fits this context: {memory.disclosure}",
+                zh=f"其触发条件与此情境相符：{memory.disclosure}",
+            )
+    return found, terms

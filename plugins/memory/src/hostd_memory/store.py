@@ -1,0 +1,978 @@
+"""The memory store: one SQLite file, its schema, and every query the tools run.
+
+Layout: ``memories`` holds each memory's current state (and its current version number
+and change note); ``memory_versions`` holds every earlier version, so version *n* of a
+memory is either a row there or the memory itself. ``aliases`` point other URIs at a
+memory. Two FTS5 indexes follow ``memories`` through triggers (see ``search.py`` for what
+each answers). Writes run in ``BEGIN IMMEDIATE`` transactions through ``hostd_fs.Database``,
+so threads and processes sharing the file serialise their read-modify-write steps and
+version numbers never collide.
+
+The store speaks in plain rows and raises the exceptions below; the tools turn those into
+messages in the user's language.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hostd_memory import search as search_text
+from hostd_memory.uris import MemoryUri, mentioned_uris, mentions
+
+STATUSES = ("active", "deprecated", "archived", "deleted")
+VISIBLE = "m.status != 'deleted'"
+
+_MEMORY_COLUMNS = (
+    "m.id, m.uri, m.domain, m.path, m.content, m.priority, m.disclosure, m.status, m.access_count, "
+    "m.last_accessed_at, m.created_at, m.updated_at, m.version, m.change, m.change_note"
+)
+
+SCHEMA_V1 = [
+    """CREATE TABLE memories (
+        id INTEGER PRIMARY KEY,
+        uri TEXT NOT NULL UNIQUE,
+        domain TEXT NOT NULL,
+        path TEXT NOT NULL,
+        content TEXT NOT NULL,
+        priority INTEGER NOT NULL CHECK (priority BETWEEN 0 AND 10),
+        disclosure TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'active'
+            CHECK (status IN ('active', 'deprecated', 'archived', 'deleted')),
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_accessed_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        change TEXT NOT NULL DEFAULT 'created',
+        change_note TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX memories_by_priority ON memories (status, priority, updated_at DESC, id DESC)",
+    "CREATE INDEX memories_by_domain ON memories (domain, status, priority, updated_at DESC, id DESC)",
+    "CREATE INDEX memories_by_update ON memories (status, updated_at DESC, id DESC)",
+    """CREATE TABLE memory_versions (
+        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        disclosure TEXT NOT NULL,
+        status TEXT NOT NULL,
+        change TEXT NOT NULL,
+        change_note TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (memory_id, version)
+    )""",
+    """CREATE TABLE aliases (
+        alias_uri TEXT PRIMARY KEY,
+        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX aliases_by_memory ON aliases (memory_id)",
+    """CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        memory_uri TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    # Substring index (any script, three characters or more); reads its text from memories.
+    """CREATE VIRTUAL TABLE memory_fts USING fts5(
+        path, content, disclosure, content='memories', content_rowid='id', tokenize='trigram')""",
+    # Word and CJK-bigram index over memory_words_text(...); contentless, so it costs only
+    # its index. The triggers recompute the same text to delete old entries.
+    """CREATE VIRTUAL TABLE memory_words USING fts5(
+        path, content, disclosure, content='', tokenize='unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER memories_index_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_fts (rowid, path, content, disclosure)
+            VALUES (new.id, new.path, new.content, new.disclosure);
+        INSERT INTO memory_words (rowid, path, content, disclosure)
+            VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
+                    memory_words_text(new.disclosure));
+    END""",
+    """CREATE TRIGGER memories_index_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memory_fts (memory_fts, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, old.path, old.content, old.disclosure);
+        INSERT INTO memory_words (memory_words, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, memory_words_text(old.path), memory_words_text(old.content),
+                    memory_words_text(old.disclosure));
+    END""",
+    """CREATE TRIGGER memories_index_update AFTER UPDATE OF path, content, disclosure ON memories
+    WHEN old.path IS NOT new.path OR old.content IS NOT new.content OR old.disclosure IS NOT new.disclosure
+    BEGIN
+        INSERT INTO memory_fts (memory_fts, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, old.path, old.content, old.disclosure);
+        INSERT INTO memory_words (memory_words, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, memory_words_text(old.path), memory_words_text(old.content),
+                    memory_words_text(old.disclosure));
+        INSERT INTO memory_fts (rowid, path, content, disclosure)
+            VALUES (new.id, new.path, new.content, new.disclosure);
+        INSERT INTO memory_words (rowid, path, content, disclosure)
+            VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
+                    memory_words_text(new.disclosure));
+    END""",
+]
+
+# Column weights for BM25: a match in the path says more than one in the content.
+BM25_WEIGHTS = "4.0, 1.0, 2.0"
+
+
+def _schema_v1(conn: sqlite3.Connection) -> None:
+    for statement in SCHEMA_V1:
+        conn.execute(statement)
+
+
+MIGRATIONS = [_schema_v1]
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+# --- what the store raises ---------------------------------------------------------------
+
+
+class StoreError(Exception):
+    """A rule the request broke; tools translate it into an error envelope."""
+
+
+@dataclass
+class NotFound(StoreError):
+    uri: str
+    deleted: bool = False
+
+
+@dataclass
+class AlreadyExists(StoreError):
+    uri: str
+    kind: str  # "memory", "alias" or "deleted"
+    target: str | None = None
+
+
+@dataclass
+class PatchConflict(StoreError):
+    occurrences: int
+
+
+@dataclass
+class VersionNotFound(StoreError):
+    uri: str
+    version: int
+    current: int
+
+
+@dataclass
+class NothingChanged(StoreError):
+    uri: str
+
+
+# --- rows ----------------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryRow:
+    id: int
+    uri: str
+    domain: str
+    path: str
+    content: str
+    priority: int
+    disclosure: str
+    status: str
+    access_count: int
+    last_accessed_at: str | None
+    created_at: str
+    updated_at: str
+    version: int
+    change: str
+    change_note: str
+    aliases: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> MemoryRow:
+        return cls(*tuple(row)[:15])
+
+
+@dataclass
+class VersionRow:
+    version: int
+    content: str
+    priority: int
+    disclosure: str
+    status: str
+    change: str
+    change_note: str
+    created_at: str
+    current: bool = False
+
+
+@dataclass
+class Change:
+    """A requested change to a memory's state; None leaves that part as it is."""
+
+    content: str | None = None
+    priority: int | None = None
+    disclosure: str | None = None
+    status: str | None = None
+
+
+@dataclass
+class Hit:
+    memory: MemoryRow
+    score: float
+    stage: str  # "all_terms", "any_term" or "substring"
+
+
+@dataclass
+class ImportItem:
+    """One memory of an import document, already validated and normalised."""
+
+    uri: MemoryUri
+    content: str
+    priority: int
+    disclosure: str
+    status: str
+    created_at: str | None
+    updated_at: str | None
+    version: int | None
+    access_count: int
+    aliases: list[str]
+    versions: list[VersionRow]
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    overwritten: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Filters:
+    """The filters search, list and export share."""
+
+    domain: str | None = None
+    status: str | None = None
+    priority_min: int | None = None
+    priority_max: int | None = None
+
+    def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses = [f"{alias}.status != 'deleted'"]
+        params: list[Any] = []
+        if self.status is not None:
+            clauses.append(f"{alias}.status = ?")
+            params.append(self.status)
+        if self.domain is not None:
+            clauses.append(f"{alias}.domain = ?")
+            params.append(self.domain)
+        if self.priority_min is not None:
+            clauses.append(f"{alias}.priority >= ?")
+            params.append(self.priority_min)
+        if self.priority_max is not None:
+            clauses.append(f"{alias}.priority <= ?")
+            params.append(self.priority_max)
+        return " AND ".join(clauses), params
+
+
+class MemoryStore:
+    """Every read and write of the memory database; safe to share between threads."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
+        from hostd_fs import Database
+
+        self.path = path
+        self._prepared = threading.local()
+        self._db = Database(
+            path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- connections --------------------------------------------------------------------
+
+    @staticmethod
+    def _register(conn: sqlite3.Connection) -> None:
+        conn.create_function("memory_words_text", 1, search_text.words_text, deterministic=True)
+
+    def _with_functions(self, migration: Any) -> Any:
+        def run(conn: sqlite3.Connection) -> None:
+            self._register(conn)
+            migration(conn)
+
+        run.__name__ = getattr(migration, "__name__", "migration")
+        return run
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection, with the SQL functions the triggers call."""
+        conn = self._db.connection()
+        if getattr(self._prepared, "conn", None) is not conn:
+            self._register(conn)
+            self._prepared.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        self._conn()
+        with self._db.write() as conn:
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction, so several queries see one snapshot."""
+        conn = self._conn()
+        with self._db.read():
+            yield conn
+
+    # --- lookups ------------------------------------------------------------------------
+
+    def _memory_by_uri(self, conn: sqlite3.Connection, uri: str) -> MemoryRow | None:
+        row = conn.execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.uri = ?", (uri,)).fetchone()
+        return MemoryRow.from_row(row) if row else None
+
+    def _memory_by_id(self, conn: sqlite3.Connection, memory_id: int) -> MemoryRow:
+        row = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)
+        ).fetchone()
+        return MemoryRow.from_row(row)
+
+    def _alias_target(self, conn: sqlite3.Connection, uri: str) -> int | None:
+        row = conn.execute("SELECT memory_id FROM aliases WHERE alias_uri = ?", (uri,)).fetchone()
+        return int(row[0]) if row else None
+
+    def _aliases_of(self, conn: sqlite3.Connection, memory_id: int) -> list[str]:
+        rows = conn.execute(
+            "SELECT alias_uri FROM aliases WHERE memory_id = ? ORDER BY alias_uri", (memory_id,)
+        )
+        return [r[0] for r in rows]
+
+    def _resolve(
+        self, conn: sqlite3.Connection, uri: str, *, include_deleted: bool = False
+    ) -> tuple[MemoryRow, str | None]:
+        """The memory ``uri`` names, directly or through an alias, and the alias used if any."""
+        memory = self._memory_by_uri(conn, uri)
+        via: str | None = None
+        if memory is None:
+            target = self._alias_target(conn, uri)
+            if target is None:
+                raise NotFound(uri)
+            memory = self._memory_by_id(conn, target)
+            via = uri
+        if memory.status == "deleted" and not include_deleted:
+            raise NotFound(uri, deleted=True)
+        memory.aliases = self._aliases_of(conn, memory.id)
+        return memory, via
+
+    def resolve(self, uri: str, *, include_deleted: bool = False) -> tuple[MemoryRow, str | None]:
+        return self._resolve(self._conn(), uri, include_deleted=include_deleted)
+
+    def _ensure_free(self, conn: sqlite3.Connection, uri: str) -> None:
+        existing = self._memory_by_uri(conn, uri)
+        if existing is not None:
+            raise AlreadyExists(uri, "deleted" if existing.status == "deleted" else "memory")
+        target = self._alias_target(conn, uri)
+        if target is not None:
+            raise AlreadyExists(uri, "alias", self._memory_by_id(conn, target).uri)
+
+    # --- create, change, delete ---------------------------------------------------------
+
+    def create(self, uri: MemoryUri, content: str, priority: int, disclosure: str) -> MemoryRow:
+        stamp = now_iso()
+        with self._write() as conn:
+            self._ensure_free(conn, str(uri))
+            conn.execute(
+                "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (str(uri), uri.domain, uri.path, content, priority, disclosure, stamp, stamp),
+            )
+            memory = self._memory_by_uri(conn, str(uri))
+        assert memory is not None
+        return memory
+
+    def _apply(
+        self, conn: sqlite3.Connection, memory: MemoryRow, change: Change, kind: str, note: str = ""
+    ) -> MemoryRow:
+        """Keep the current state as a version row, then write the new state as version n+1."""
+        conn.execute(
+            "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, change, "
+            "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.id,
+                memory.version,
+                memory.content,
+                memory.priority,
+                memory.disclosure,
+                memory.status,
+                memory.change,
+                memory.change_note,
+                memory.updated_at,
+            ),
+        )
+        stamp = now_iso()
+        updated = replace(
+            memory,
+            content=memory.content if change.content is None else change.content,
+            priority=memory.priority if change.priority is None else change.priority,
+            disclosure=memory.disclosure if change.disclosure is None else change.disclosure,
+            status=memory.status if change.status is None else change.status,
+            version=memory.version + 1,
+            change=kind,
+            change_note=note,
+            updated_at=stamp,
+        )
+        conn.execute(
+            "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, version = ?, change = ?, "
+            "change_note = ?, updated_at = ? WHERE id = ?",
+            (
+                updated.content,
+                updated.priority,
+                updated.disclosure,
+                updated.status,
+                updated.version,
+                kind,
+                note,
+                stamp,
+                memory.id,
+            ),
+        )
+        return updated
+
+    def update(self, uri: str, *, edit: Any, change: Change) -> tuple[MemoryRow, str]:
+        """Apply ``edit`` (a function of the current content giving (new content, kind)) and ``change``.
+
+        Raises ``NothingChanged`` when the result equals the current state.
+        """
+        with self._write() as conn:
+            memory, _ = self._resolve(conn, uri)
+            kind = "metadata"
+            if edit is not None:
+                new_content, kind = edit(memory.content)
+                change = replace(change, content=new_content)
+            elif change.status is not None and change.priority is None and change.disclosure is None:
+                kind = "status"
+            if (
+                (change.content is None or change.content == memory.content)
+                and (change.priority is None or change.priority == memory.priority)
+                and (change.disclosure is None or change.disclosure == memory.disclosure)
+                and (change.status is None or change.status == memory.status)
+            ):
+                raise NothingChanged(memory.uri)
+            updated = self._apply(conn, memory, change, kind)
+        updated.aliases = memory.aliases
+        return updated, kind
+
+    def soft_delete(self, uri: str) -> MemoryRow:
+        with self._write() as conn:
+            memory, _ = self._resolve(conn, uri)
+            return self._apply(conn, memory, Change(status="deleted"), "status", "deleted")
+
+    def remove_alias(self, alias_uri: str) -> str | None:
+        """Delete an alias; the URI of the memory it pointed to, or None if it is not an alias."""
+        with self._write() as conn:
+            target = self._alias_target(conn, alias_uri)
+            if target is None:
+                return None
+            conn.execute("DELETE FROM aliases WHERE alias_uri = ?", (alias_uri,))
+            return self._memory_by_id(conn, target).uri
+
+    def purge(self, uri: str) -> tuple[MemoryRow, int, list[str]]:
+        """Remove a memory for good with its versions and aliases (deleted ones too)."""
+        with self._write() as conn:
+            memory = self._memory_by_uri(conn, uri)
+            if memory is None:
+                raise NotFound(uri)
+            aliases = self._aliases_of(conn, memory.id)
+            versions = conn.execute(
+                "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
+            ).fetchone()[0]
+            conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory.id,))
+            conn.execute("DELETE FROM aliases WHERE memory_id = ?", (memory.id,))
+            conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        return memory, int(versions) + 1, aliases
+
+    def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
+        with self._write() as conn:
+            memory, _ = self._resolve(conn, target_uri)
+            self._ensure_free(conn, alias_uri)
+            conn.execute(
+                "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",
+                (alias_uri, memory.id, now_iso()),
+            )
+            memory.aliases = self._aliases_of(conn, memory.id)
+        return memory
+
+    def count_access(self, memory_id: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
+                (now_iso(), memory_id),
+            )
+
+    # --- versions -----------------------------------------------------------------------
+
+    def versions(self, uri: str, limit: int | None = None) -> tuple[MemoryRow, list[VersionRow], int]:
+        """The memory, its versions newest first (the current one included) and how many there are."""
+        conn = self._conn()
+        memory, _ = self._resolve(conn, uri, include_deleted=True)
+        older_limit = -1 if limit is None else max(0, limit - 1)
+        rows = conn.execute(
+            "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
+            "FROM memory_versions WHERE memory_id = ? ORDER BY version DESC LIMIT ?",
+            (memory.id, older_limit),
+        ).fetchall()
+        total = conn.execute(
+            "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
+        ).fetchone()[0]
+        versions = [self._current_version(memory), *(VersionRow(*row) for row in rows)]
+        return memory, versions, int(total) + 1
+
+    @staticmethod
+    def _current_version(memory: MemoryRow) -> VersionRow:
+        return VersionRow(
+            memory.version,
+            memory.content,
+            memory.priority,
+            memory.disclosure,
+            memory.status,
+            memory.change,
+            memory.change_note,
+            memory.updated_at,
+            current=True,
+        )
+
+    def _version(self, conn: sqlite3.Connection, memory: MemoryRow, version: int) -> VersionRow:
+        if version == memory.version:
+            return self._current_version(memory)
+        row = conn.execute(
+            "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
+            "FROM memory_versions WHERE memory_id = ? AND version = ?",
+            (memory.id, version),
+        ).fetchone()
+        if row is None:
+            raise VersionNotFound(memory.uri, version, memory.version)
+        return VersionRow(*row)
+
+    def version_pair(self, uri: str, first: int, second: int) -> tuple[MemoryRow, VersionRow, VersionRow]:
+        conn = self._conn()
+        memory, _ = self._resolve(conn, uri, include_deleted=True)
+        return memory, self._version(conn, memory, first), self._version(conn, memory, second)
+
+    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow]:
+        """Restore a version's content, priority and disclosure as a new version.
+
+        A soft-deleted memory comes back as active; otherwise its status stays as it is.
+        """
+        with self._write() as conn:
+            memory, _ = self._resolve(conn, uri, include_deleted=True)
+            target = self._version(conn, memory, version)
+            status = "active" if memory.status == "deleted" else None
+            change = Change(
+                content=target.content, priority=target.priority, disclosure=target.disclosure, status=status
+            )
+            updated = self._apply(conn, memory, change, "rollback", f"to version {version}")
+            updated.aliases = self._aliases_of(conn, memory.id)
+        return updated, target
+
+    # --- relations ----------------------------------------------------------------------
+
+    def existing_uris(self, uris: Sequence[str]) -> set[str]:
+        """Which of ``uris`` name a visible memory or an alias."""
+        if not uris:
+            return set()
+        conn = self._conn()
+        marks = ",".join("?" * len(uris))
+        found = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT uri FROM memories m WHERE uri IN ({marks}) AND {VISIBLE}", list(uris)
+            )
+        }
+        found |= {
+            r[0]
+            for r in conn.execute(f"SELECT alias_uri FROM aliases WHERE alias_uri IN ({marks})", list(uris))
+        }
+        return found
+
+    def mentioned_by(self, memory: MemoryRow, limit: int = 20) -> list[str]:
+        """Visible memories whose content mentions this memory's URI or one of its aliases."""
+        conn = self._conn()
+        found: dict[str, None] = {}
+        for name in [memory.uri, *memory.aliases]:
+            rows = conn.execute(
+                f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
+                f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
+                ("content : " + search_text.fts_literal(name), memory.id),
+            )
+            for uri, content in rows:
+                if mentions(content, name):
+                    found.setdefault(uri)
+                    if len(found) >= limit:
+                        return list(found)
+        return list(found)
+
+    # --- listings -----------------------------------------------------------------------
+
+    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        """Most important first, then most recently updated; ``after`` is the last row's key."""
+        where, params = filters.sql()
+        if after is not None:
+            priority, updated_at, memory_id = after
+            where += (
+                " AND (m.priority > ? OR (m.priority = ? AND (m.updated_at < ? OR "
+                "(m.updated_at = ? AND m.id < ?))))"
+            )
+            params += [priority, priority, updated_at, updated_at, memory_id]
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} "
+                "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
+                [*params, limit],
+            )
+            .fetchall()
+        )
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        where, params = Filters().sql()
+        if after is not None:
+            where += " AND (m.updated_at < ? OR (m.updated_at = ? AND m.id < ?))"
+            params += [after[0], after[0], after[1]]
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+                [*params, limit],
+            )
+            .fetchall()
+        )
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def index_page(self, after: str | None, limit: int) -> list[tuple[str, str, int]]:
+        """Active URIs with domain and priority, in URI order."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? ORDER BY uri LIMIT ?",
+                (after or "", limit),
+            )
+            .fetchall()
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
+        where, params = filters.sql()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?",
+                [*params, after, limit],
+            )
+            .fetchall()
+        )
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def all_versions(self, memory: MemoryRow) -> list[VersionRow]:
+        """Every version, oldest first, the current one last."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
+                "FROM memory_versions WHERE memory_id = ? ORDER BY version",
+                (memory.id,),
+            )
+            .fetchall()
+        )
+        return [*(VersionRow(*r) for r in rows), self._current_version(memory)]
+
+    def _with_aliases(self, memories: list[MemoryRow]) -> list[MemoryRow]:
+        if not memories:
+            return memories
+        by_id = {m.id: m for m in memories}
+        marks = ",".join("?" * len(by_id))
+        for alias_uri, memory_id in self._conn().execute(
+            f"SELECT alias_uri, memory_id FROM aliases WHERE memory_id IN ({marks}) ORDER BY alias_uri",
+            list(by_id),
+        ):
+            by_id[memory_id].aliases.append(alias_uri)
+        return memories
+
+    # --- search -------------------------------------------------------------------------
+
+    def _ranked(
+        self, table: str, expression: str, filters: Filters, extra: str, extra_params: list[Any], limit: int
+    ) -> list[tuple[int, float]]:
+        where, params = filters.sql()
+        sql = (
+            f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+            f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra} "
+            "ORDER BY score LIMIT ?"
+        )
+        rows = self._conn().execute(sql, [expression, *params, *extra_params, limit]).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    @staticmethod
+    def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
+        clause = ""
+        params: list[Any] = []
+        for term in terms:
+            clause += " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?) OR instr(lower(m.disclosure), ?))"
+            params += [term.lower()] * 3
+        return clause, params
+
+    def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
+        """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+        found: dict[int, tuple[float, str]] = {}
+        scan, scan_params = self._scan_clause(plan.strict_scan)
+        if plan.strict_trigram:
+            extra, extra_params = scan, scan_params
+            if plan.strict_words:
+                extra += " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)"
+                extra_params = [*extra_params, plan.strict_words]
+            strict = self._ranked("memory_fts", plan.strict_trigram, filters, extra, extra_params, limit)
+        elif plan.strict_words:
+            strict = self._ranked("memory_words", plan.strict_words, filters, scan, scan_params, limit)
+        elif plan.strict_scan:
+            where, params = filters.sql()
+            strict = [
+                (int(r[0]), 0.0)
+                for r in self._conn().execute(
+                    f"SELECT m.id FROM memories m WHERE {where}{scan} "
+                    "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
+                    [*params, *scan_params, limit],
+                )
+            ]
+        else:
+            strict = []
+        for memory_id, score in strict:
+            found[memory_id] = (score, "all_terms")
+        if len(found) < limit and plan.relaxed_words and len(plan.terms) > 0:
+            for memory_id, score in self._ranked("memory_words", plan.relaxed_words, filters, "", [], limit):
+                if memory_id not in found:
+                    found[memory_id] = (score, "any_term")
+                if len(found) >= limit:
+                    break
+        return self._hits(found)
+
+    def _hits(self, found: dict[int, tuple[float, str]]) -> list[Hit]:
+        if not found:
+            return []
+        marks = ",".join("?" * len(found))
+        rows = (
+            self._conn()
+            .execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", list(found))
+            .fetchall()
+        )
+        by_id = {r[0]: MemoryRow.from_row(r) for r in rows}
+        memories = self._with_aliases([by_id[i] for i in found if i in by_id])
+        return [Hit(m, found[m.id][0], found[m.id][1]) for m in memories]
+
+    def match_ids(self, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
+        """Visible memories matching one expression, best first (used by preload)."""
+        return self._ranked(table, expression, Filters(), "", [], limit)
+
+    def core_memories(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        """Active memories with priority at most 2 (what ``system://boot`` shows)."""
+        return self.list_page(Filters(status="active", priority_max=2), after, limit)
+
+    # --- sessions -----------------------------------------------------------------------
+
+    def save_session(
+        self, title: str, summary: str, memory: tuple[MemoryUri, str, int] | None
+    ) -> tuple[int, str, MemoryRow | None]:
+        """Record a session and, when ``memory`` is given, create its memory in the same transaction.
+
+        The memory URI gets a numeric suffix when the slug is already taken that day.
+        """
+        stamp = now_iso()
+        created: MemoryRow | None = None
+        with self._write() as conn:
+            memory_uri: str | None = None
+            if memory is not None:
+                base, content, priority = memory
+                candidate = base
+                suffix = 2
+                while self._memory_by_uri(conn, str(candidate)) or self._alias_target(conn, str(candidate)):
+                    candidate = MemoryUri(base.domain, f"{base.path}-{suffix}")
+                    suffix += 1
+                conn.execute(
+                    "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, '', ?, ?)",
+                    (str(candidate), candidate.domain, candidate.path, content, priority, stamp, stamp),
+                )
+                created = self._memory_by_uri(conn, str(candidate))
+                memory_uri = str(candidate)
+            cursor = conn.execute(
+                "INSERT INTO sessions (title, summary, memory_uri, created_at) VALUES (?, ?, ?, ?)",
+                (title, summary, memory_uri, stamp),
+            )
+            session_id = int(cursor.lastrowid or 0)
+        return session_id, stamp, created
+
+    # --- statistics ---------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        conn = self._conn()
+        by_status = {s: 0 for s in STATUSES}
+        by_status.update(
+            {r[0]: int(r[1]) for r in conn.execute("SELECT status, count(*) FROM memories GROUP BY status")}
+        )
+        by_domain = {
+            r[0]: int(r[1])
+            for r in conn.execute(
+                f"SELECT domain, count(*) FROM memories m WHERE {VISIBLE} GROUP BY domain ORDER BY domain"
+            )
+        }
+        accesses = conn.execute(
+            f"SELECT coalesce(sum(access_count), 0) FROM memories m WHERE {VISIBLE}"
+        ).fetchone()[0]
+        most_read = [
+            (r[0], int(r[1]))
+            for r in conn.execute(
+                f"SELECT uri, access_count FROM memories m WHERE {VISIBLE} AND access_count > 0 "
+                "ORDER BY access_count DESC, uri LIMIT 5"
+            )
+        ]
+        older = conn.execute("SELECT count(*) FROM memory_versions").fetchone()[0]
+        aliases = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
+        sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+            if p.exists()
+        )
+        return {
+            "by_status": by_status,
+            "by_domain": by_domain,
+            "total_accesses": int(accesses),
+            "most_read": most_read,
+            "version_count": int(older) + sum(by_status.values()),
+            "alias_count": int(aliases),
+            "session_count": int(sessions),
+            "database_bytes": size,
+        }
+
+    # --- import -------------------------------------------------------------------------
+
+    def import_items(self, items: Sequence[ImportItem], strategy: str, report: ImportReport) -> None:
+        """Apply validated items in one transaction (all or nothing if the database fails)."""
+        stamp = now_iso()
+        with self._write() as conn:
+            for item in items:
+                uri = str(item.uri)
+                existing = self._memory_by_uri(conn, uri)
+                if existing is None and self._alias_target(conn, uri) is not None:
+                    report.errors.append({"uri": uri, "problem": "alias_exists"})
+                    continue
+                if existing is None:
+                    self._insert_imported(conn, item, stamp)
+                    report.created.append(uri)
+                elif strategy == "skip":
+                    report.skipped.append(uri)
+                    continue
+                elif strategy == "overwrite":
+                    change = Change(item.content, item.priority, item.disclosure, item.status)
+                    self._apply(conn, existing, change, "import", "overwrite")
+                    report.overwritten.append(uri)
+                else:
+                    self._merge(conn, existing, item)
+                    report.merged.append(uri)
+                self._import_aliases(conn, uri, item.aliases, report)
+
+    def _insert_imported(self, conn: sqlite3.Connection, item: ImportItem, stamp: str) -> None:
+        versions = sorted(item.versions, key=lambda v: v.version)
+        current_version = item.version or (versions[-1].version if versions else 1)
+        older = [v for v in versions if v.version < current_version]
+        created_at = item.created_at or stamp
+        updated_at = item.updated_at or created_at
+        current = next((v for v in versions if v.version == current_version), None)
+        change, note = (current.change, current.change_note) if current else ("import", "")
+        cursor = conn.execute(
+            "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
+            "created_at, updated_at, version, change, change_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                str(item.uri),
+                item.uri.domain,
+                item.uri.path,
+                item.content,
+                item.priority,
+                item.disclosure,
+                item.status,
+                item.access_count,
+                created_at,
+                updated_at,
+                current_version,
+                change,
+                note,
+            ),
+        )
+        memory_id = cursor.lastrowid
+        if older:
+            conn.executemany(
+                "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, change, "
+                "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        memory_id,
+                        v.version,
+                        v.content,
+                        v.priority,
+                        v.disclosure,
+                        v.status,
+                        v.change,
+                        v.change_note,
+                        v.created_at,
+                    )
+                    for v in older
+                ],
+            )
+
+    def _merge(self, conn: sqlite3.Connection, existing: MemoryRow, item: ImportItem) -> None:
+        """Keep the memory; add incoming content it lacks; take the more important priority."""
+        content = existing.content
+        incoming = item.content.strip()
+        if incoming and incoming not in content:
+            content = content + ("\n" if content and not content.endswith("\n") else "") + incoming
+        disclosure = existing.disclosure or item.disclosure
+        change = Change(
+            content=content, priority=min(existing.priority, item.priority), disclosure=disclosure
+        )
+        self._apply(conn, existing, change, "import", "merge")
+
+    def _import_aliases(
+        self, conn: sqlite3.Connection, uri: str, aliases: list[str], report: ImportReport
+    ) -> None:
+        memory = self._memory_by_uri(conn, uri)
+        if memory is None:
+            return
+        for alias in aliases:
+            if self._alias_target(conn, alias) == memory.id:
+                continue
+            try:
+                self._ensure_free(conn, alias)
+            except AlreadyExists:
+                report.errors.append({"uri": alias, "problem": "alias_taken", "target": uri})
+                continue
+            conn.execute(
+                "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",
+                (alias, memory.id, now_iso()),
+            )
+
+    # --- preload helpers ----------------------------------------------------------------
+
+    def memories_for(self, ids: Sequence[int]) -> dict[int, MemoryRow]:
+        return {h.memory.id: h.memory for h in self._hits({i: (0.0, "") for i in ids})}
+
+
+def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str, bool]]:
+    """URIs the memory's content mentions, each with whether it names something that exists."""
+    uris = [u for u in mentioned_uris(memory.content) if u != memory.uri]
+    existing = store.existing_uris(uris)
+    return [(u, u in existing) for u in uris]

@@ -1,0 +1,1439 @@
+"""The 16 memory tools: argument rules, messages in the host's language, answers in budget.
+
+Each tool checks what the schema cannot (URIs, combinations of arguments), asks the store,
+and shapes the answer. Store rules broken by a request (a missing memory, a taken URI, a
+patch that does not fit) come back as ``StoreError`` and leave as ``ToolError`` here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from hostd import ToolContext, ToolError
+from hostd_memory import search as search_text
+from hostd_memory.models import (
+    AddAliasResult,
+    CoreMemory,
+    CreateMemoryResult,
+    DeleteMemoryResult,
+    DiffVersionsResult,
+    ExportMemoriesResult,
+    ImportMemoriesResult,
+    ImportProblem,
+    IndexEntry,
+    IndexGroup,
+    ListedMemory,
+    ListMemoriesResult,
+    ListRollbacksResult,
+    MemoryRecord,
+    MemoryStatsResult,
+    MemoryVersionsResult,
+    MentionedUri,
+    MostRead,
+    PreloadItem,
+    PreloadMemoryResult,
+    ReadMemoryResult,
+    Relations,
+    RollbackMemoryResult,
+    RollbackOption,
+    SaveSessionResult,
+    SearchHit,
+    SearchMemoryResult,
+    SessionRecord,
+    Settings,
+    UpdateMemoryResult,
+    VersionSummary,
+)
+from hostd_memory.paging import (
+    ENVELOPE_ALLOWANCE,
+    BadCursor,
+    clip,
+    decode_cursor,
+    encode_cursor,
+    fingerprint,
+    size_of,
+)
+from hostd_memory.store import (
+    AlreadyExists,
+    Change,
+    Filters,
+    ImportReport,
+    MemoryRow,
+    MemoryStore,
+    NotFound,
+    NothingChanged,
+    PatchConflict,
+    VersionNotFound,
+    VersionRow,
+    mentioned_relations,
+)
+from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, parse_uri
+
+M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
+
+MAX_CONTENT = 2_000_000
+MAX_DISCLOSURE = 2_000
+PREVIEW_CHARS = 120
+CORE_CONTENT_CHARS = 4_000
+RECENT_DEFAULT = 10
+RECENT_MAX = 100
+
+# --- parameter types (descriptions are what the model reads) ---------------------------------
+
+UriArg = Annotated[
+    str, Field(description="Memory URI, domain://path (e.g. project://config)", min_length=1, max_length=600)
+]
+PriorityArg = Annotated[
+    int, Field(description="Priority 0-10; 0 is most important (0-2 core, 3-5 normal, 6-10 low)", ge=0, le=10)
+]
+OptionalPriority = Annotated[
+    int | None, Field(description="New priority 0-10 (0 most important)", ge=0, le=10)
+]
+PriorityMin = Annotated[
+    int | None, Field(description="Only memories with priority >= this (inclusive, 0-10)", ge=0, le=10)
+]
+PriorityMax = Annotated[
+    int | None, Field(description="Only memories with priority <= this (inclusive, 0-10)", ge=0, le=10)
+]
+DomainArg = Annotated[
+    str | None, Field(description="Only this domain (e.g. project)", min_length=1, max_length=70)
+]
+CursorArg = Annotated[
+    str | None,
+    Field(
+        description="Cursor from a previous truncated answer, to get the next page",
+        min_length=1,
+        max_length=4000,
+    ),
+]
+HistoryLimit = Annotated[
+    int, Field(description="How many versions to list, newest first (1-100)", ge=1, le=100)
+]
+
+
+# --- shared helpers ------------------------------------------------------------------------
+
+
+def _settings(ctx: ToolContext) -> Settings:
+    return ctx.settings if isinstance(ctx.settings, Settings) else Settings()
+
+
+def _store(ctx: ToolContext) -> MemoryStore:
+    settings = _settings(ctx)
+    return ctx.plugin.resource("store", lambda: MemoryStore(ctx.data_dir / settings.database))
+
+
+def _budget(ctx: ToolContext) -> int:
+    return _settings(ctx).answer_budget - ENVELOPE_ALLOWANCE
+
+
+def _uri_problem(ctx: ToolContext, reason: str) -> str:
+    texts = {
+        "missing_scheme": ("it has no 'domain://' part", "缺少 'domain://' 部分"),
+        "bad_domain": (
+            "the domain may hold only lowercase letters, digits and '-'",
+            "域名只能包含小写字母、数字和 '-'",
+        ),
+        "empty_path": ("the path after '://' is empty", "'://' 之后的路径为空"),
+        "dot_segment": ("'.' and '..' are not allowed as path segments", "路径段不能是 '.' 或 '..'"),
+        "bad_character": (
+            'it holds whitespace, control or reserved characters (\\ ? # < > " ` |)',
+            '含有空白、控制字符或保留字符（\\ ? # < > " ` |）',
+        ),
+        "too_long": ("it is longer than 512 characters", "超过 512 个字符"),
+        "reserved_domain": ("the system:// domain is reserved", "system:// 域为保留域"),
+    }
+    en, zh = texts.get(reason, (reason, reason))
+    return ctx.text(en=en, zh=zh)
+
+
+def _parse(ctx: ToolContext, text: str, argument: str) -> MemoryUri:
+    try:
+        return parse_uri(text)
+    except InvalidUri as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Invalid URI in '{argument}': {_uri_problem(ctx, exc.reason)}.",
+                zh=f"参数 '{argument}' 的 URI 无效：{_uri_problem(ctx, exc.reason)}。",
+            ),
+            hint=ctx.text(
+                en=f"Use the form {VALID_FORM}.",
+                zh="格式为 domain://path/to/memory（域名：小写字母、数字和 '-'；路径：一个或多个段）。",
+            ),
+            details={"argument": argument, "reason": exc.reason, "valid_form": VALID_FORM},
+        ) from None
+
+
+def _writable(ctx: ToolContext, text: str, argument: str) -> MemoryUri:
+    uri = _parse(ctx, text, argument)
+    if uri.is_system:
+        raise ToolError(
+            "PERMISSION_DENIED",
+            ctx.text(
+                en=f"{uri} is in the reserved system:// domain, which is read-only.",
+                zh=f"{uri} 属于保留的 system:// 域，只读。",
+            ),
+            hint=ctx.text(
+                en="Use another domain, e.g. project://, user://, core://.",
+                zh="请使用其他域名，例如 project://、user://、core://。",
+            ),
+            details={"argument": argument, "uri": str(uri)},
+        )
+    return uri
+
+
+def _memory_uri(ctx: ToolContext, text: str, argument: str) -> MemoryUri:
+    """A URI naming a memory (not a system view), for the history tools."""
+    uri = _parse(ctx, text, argument)
+    if uri.is_system:
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(
+                en=f"{uri} is a system view, not a memory: it has no versions.",
+                zh=f"{uri} 是系统视图而非记忆，没有版本。",
+            ),
+            hint=ctx.text(en="Read it with read_memory.", zh="请用 read_memory 读取。"),
+            details={"argument": argument, "uri": str(uri)},
+        )
+    return uri
+
+
+def _domain(ctx: ToolContext, domain: str | None) -> str | None:
+    if domain is None:
+        return None
+    try:
+        return parse_domain(domain)
+    except InvalidUri:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Invalid domain {domain!r}: only lowercase letters, digits and '-'.",
+                zh=f"域名 {domain!r} 无效：只能包含小写字母、数字和 '-'。",
+            ),
+            hint=ctx.text(
+                en="Give the part before '://', e.g. project.", zh="请给出 '://' 之前的部分，例如 project。"
+            ),
+            details={"argument": "domain"},
+        ) from None
+
+
+def _priority_range(ctx: ToolContext, low: int | None, high: int | None) -> None:
+    if low is not None and high is not None and low > high:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"priority_min ({low}) is greater than priority_max ({high}).",
+                zh=f"priority_min（{low}）大于 priority_max（{high}）。",
+            ),
+            hint=ctx.text(
+                en="Both bounds are inclusive, 0-10, with priority_min <= priority_max.",
+                zh="两个边界都包含在内，取值 0-10，且 priority_min <= priority_max。",
+            ),
+            details={"argument": "priority_min", "priority_min": low, "priority_max": high},
+        )
+
+
+def _cursor_position(ctx: ToolContext, cursor: str | None, kind: str, filters: str) -> Any:
+    if cursor is None:
+        return None
+    try:
+        return decode_cursor(cursor, kind, filters)
+    except BadCursor as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="This cursor does not belong to this request (or the memory changed since).",
+                zh="该游标不属于本次请求（或记忆已在此后改变）。",
+            ),
+            hint=ctx.text(
+                en="Pass next_cursor exactly as the previous answer gave it, with the same other "
+                "arguments; or repeat the request without a cursor.",
+                zh="请原样传入上一次回答中的 next_cursor，并保持其他参数相同；或不带游标重新请求。",
+            ),
+            details={"argument": "cursor", "reason": str(exc)},
+        ) from None
+
+
+@contextmanager
+def _store_errors(ctx: ToolContext) -> Iterator[None]:
+    """Turn the store's rule errors (and a busy or full database) into error envelopes."""
+    try:
+        yield
+    except NotFound as exc:
+        if exc.deleted:
+            raise ToolError(
+                "NOT_FOUND",
+                ctx.text(en=f"Memory {exc.uri} was deleted.", zh=f"记忆 {exc.uri} 已被删除。"),
+                hint=ctx.text(
+                    en="list_rollbacks shows its versions and rollback_memory restores it; "
+                    "delete_memory with force=true removes it for good.",
+                    zh="list_rollbacks 可查看其版本，rollback_memory 可恢复；"
+                    "delete_memory 加 force=true 可彻底删除。",
+                ),
+                details={"uri": exc.uri, "deleted": True},
+            ) from None
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(en=f"No memory at {exc.uri}.", zh=f"{exc.uri} 处没有记忆。"),
+            hint=ctx.text(
+                en="search_memory finds memories by their words; read system://index lists every URI.",
+                zh="可用 search_memory 按内容查找；读取 system://index 可列出全部 URI。",
+            ),
+            details={"uri": exc.uri},
+        ) from None
+    except AlreadyExists as exc:
+        if exc.kind == "alias":
+            en = f"{exc.uri} is already an alias of {exc.target}."
+            zh = f"{exc.uri} 已是 {exc.target} 的别名。"
+        elif exc.kind == "deleted":
+            en = f"{exc.uri} belongs to a deleted memory."
+            zh = f"{exc.uri} 属于一条已删除的记忆。"
+        else:
+            en = f"A memory already exists at {exc.uri}."
+            zh = f"{exc.uri} 处已有记忆。"
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=en, zh=zh),
+            hint=ctx.text(
+                en="Use update_memory to change it, pick another URI, or (for a deleted one) restore it with "
+                "rollback_memory or remove it with delete_memory force=true.",
+                zh="可用 update_memory 修改，或换一个 URI；若已删除，可用 rollback_memory 恢复或 "
+                "delete_memory（force=true）彻底删除。",
+            ),
+            details={"uri": exc.uri, "existing": exc.kind, "target": exc.target},
+        ) from None
+    except PatchConflict as exc:
+        raise ToolError(
+            "CONFLICT",
+            ctx.text(
+                en=f"old_string occurs {exc.occurrences} times in the memory; it must occur exactly once.",
+                zh=f"old_string 在记忆中出现了 {exc.occurrences} 次，必须恰好出现一次。",
+            ),
+            hint=ctx.text(
+                en="Read the memory and give a longer old_string that is unique (or 0 times: check "
+                "spelling and whitespace).",
+                zh="请先读取记忆，给出更长、唯一的 old_string（出现 0 次时请检查拼写和空白）。",
+            ),
+            details={"argument": "old_string", "occurrences": exc.occurrences},
+        ) from None
+    except VersionNotFound as exc:
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(
+                en=f"{exc.uri} has no version {exc.version}; its versions are 1 to {exc.current}.",
+                zh=f"{exc.uri} 没有版本 {exc.version}；现有版本为 1 到 {exc.current}。",
+            ),
+            hint=ctx.text(en="get_memory_versions lists them.", zh="可用 get_memory_versions 查看。"),
+            details={"uri": exc.uri, "version": exc.version, "current_version": exc.current},
+        ) from None
+    except sqlite3.OperationalError as exc:
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            raise ToolError(
+                "FILE_LOCKED",
+                ctx.text(
+                    en="The memory database stayed busy (another process is writing).",
+                    zh="记忆数据库一直忙碌（另一个进程正在写入）。",
+                ),
+                hint=ctx.text(en="Retry in a moment.", zh="请稍后重试。"),
+                details={},
+            ) from None
+        if "full" in text:
+            raise ToolError(
+                "DISK_FULL",
+                ctx.text(en="The disk is full.", zh="磁盘已满。"),
+                hint=ctx.text(en="Free some space and retry.", zh="请释放空间后重试。"),
+            ) from None
+        raise
+
+
+def _record(memory: MemoryRow) -> MemoryRecord:
+    return MemoryRecord(
+        id=memory.id,
+        uri=memory.uri,
+        domain=memory.domain,
+        path=memory.path,
+        aliases=list(memory.aliases),
+        priority=memory.priority,
+        disclosure=memory.disclosure,
+        status=memory.status,  # type: ignore[arg-type]
+        access_count=memory.access_count,
+        last_accessed_at=memory.last_accessed_at,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        version=memory.version,
+    )
+
+
+def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    return clip(" ".join(text[: limit * 4].split()), limit)[0]
+
+
+def _listed(memory: MemoryRow) -> ListedMemory:
+    return ListedMemory(memory=_record(memory), size=len(memory.content), preview=_preview(memory.content))
+
+
+def _core(memory: MemoryRow, limit: int = CORE_CONTENT_CHARS) -> CoreMemory:
+    content, cut = clip(memory.content, limit)
+    return CoreMemory(
+        memory=_record(memory),
+        size=len(memory.content),
+        preview=_preview(memory.content),
+        content=content,
+        content_truncated=cut,
+    )
+
+
+def _version_summary(version: VersionRow) -> VersionSummary:
+    return VersionSummary(
+        version=version.version,
+        current=version.current,
+        created_at=version.created_at,
+        change=version.change,
+        change_note=version.change_note,
+        priority=version.priority,
+        disclosure=version.disclosure,
+        status=version.status,
+        size=len(version.content),
+        preview=_preview(version.content),  # type: ignore[arg-type]
+    )
+
+
+def _collect(
+    fetch: Callable[[Any, int], list[R]],
+    key: Callable[[R], Any],
+    convert: Callable[[R], Any],
+    after: Any,
+    *,
+    budget: int,
+    max_items: int,
+    size: Callable[[Any], int] = size_of,
+) -> tuple[list[Any], Any, bool]:
+    """Fetch rows batch by batch, keeping what fits the budget: (items, last key, more left).
+
+    The first item always goes in, so a page is never empty while rows remain.
+    """
+    items: list[Any] = []
+    used = 0
+    last = after
+    while len(items) < max_items:
+        want = min(50, max_items - len(items))
+        rows = fetch(last, want + 1)
+        for row in rows[:want]:
+            item = convert(row)
+            cost = size(item)
+            if items and used + cost > budget:
+                return items, last, True
+            items.append(item)
+            used += cost
+            last = key(row)
+        if len(rows) <= want:
+            return items, last, False
+    return items, last, True
+
+
+# --- read_memory ---------------------------------------------------------------------------
+
+
+def read_memory(
+    ctx: ToolContext,
+    uri: UriArg,
+    cursor: CursorArg = None,
+) -> ReadMemoryResult:
+    """Read one memory: its content, record, last 5 versions and relations (aliases, URIs it mentions, memories
+    mentioning it). Counts an access; an alias reads its target. Special URIs: system://boot (core memories,
+    priority <= 2, with content), system://index (every active URI by domain), system://recent and
+    system://recent/N (N <= 100, latest changes). Long contents and listings come in pages: pass next_cursor."""
+    parsed = _parse(ctx, uri, "uri")
+    store = _store(ctx)
+    with _store_errors(ctx):
+        if parsed.is_system:
+            return _read_system(ctx, store, parsed, cursor)
+        return _read_one(ctx, store, str(parsed), cursor)
+
+
+def _read_one(ctx: ToolContext, store: MemoryStore, uri: str, cursor: str | None) -> ReadMemoryResult:
+    memory, via = store.resolve(uri)
+    position = _cursor_position(ctx, cursor, "content", fingerprint(memory.id, memory.version))
+    offset = int(position) if isinstance(position, int) and position >= 0 else 0
+    if cursor is None:
+        store.count_access(memory.id)
+        memory.access_count += 1
+    page_size = max(1_000, _budget(ctx) - 6_000)
+    page = memory.content[offset : offset + page_size]
+    more = offset + page_size < len(memory.content)
+    _, versions, _ = store.versions(memory.uri, limit=5)
+    relations = Relations(
+        aliases=list(memory.aliases),
+        mentions=[MentionedUri(uri=u, exists=e) for u, e in mentioned_relations(store, memory)][:20],
+        mentioned_by=store.mentioned_by(memory),
+    )
+    result = ReadMemoryResult(
+        uri=memory.uri,
+        kind="memory",
+        via_alias=via,
+        memory=_record(memory),
+        content=page,
+        content_offset=offset,
+        content_length=len(memory.content),
+        recent_versions=[_version_summary(v) for v in versions],
+        relations=relations,
+        truncated=more,
+        next_cursor=encode_cursor("content", fingerprint(memory.id, memory.version), offset + page_size)
+        if more
+        else None,
+    )
+    note_en = f" (via alias {via})" if via else ""
+    note_zh = f"（经由别名 {via}）" if via else ""
+    more_en = " The content continues: pass next_cursor." if more else ""
+    more_zh = " 内容未完，请传入 next_cursor 继续读取。" if more else ""
+    return result.with_message(
+        ctx.text(
+            en=f"Read {memory.uri}{note_en}, version {memory.version}.{more_en}",
+            zh=f"已读取 {memory.uri}{note_zh}，版本 {memory.version}。{more_zh}",
+        )
+    )
+
+
+def _read_system(
+    ctx: ToolContext, store: MemoryStore, uri: MemoryUri, cursor: str | None
+) -> ReadMemoryResult:
+    budget = _budget(ctx)
+    match = re.fullmatch(r"recent(?:/(\d{1,6}))?", uri.path)
+    if uri.path == "boot":
+        after = _cursor_position(ctx, cursor, "boot", "")
+        items, last, more = _collect(
+            lambda a, n: store.core_memories(a, n), _list_key, _core, after, budget=budget, max_items=500
+        )
+        result = ReadMemoryResult(
+            uri=str(uri),
+            kind="boot",
+            memories=items,
+            truncated=more,
+            next_cursor=encode_cursor("boot", "", last) if more else None,
+        )
+        return result.with_message(_paged_message(ctx, len(items), more, en="core memories", zh="条核心记忆"))
+    if uri.path == "index":
+        after = _cursor_position(ctx, cursor, "index", "")
+        entries, last, more = _collect(
+            lambda a, n: store.index_page(a, n),
+            lambda r: r[0],
+            lambda r: IndexEntry(uri=r[0], priority=r[2]),
+            after,
+            budget=budget,
+            max_items=2_000,
+        )
+        groups: list[IndexGroup] = []
+        for entry in entries:
+            domain = entry.uri.split("://", 1)[0]
+            if not groups or groups[-1].domain != domain:
+                groups.append(IndexGroup(domain=domain, memories=[]))
+            groups[-1].memories.append(entry)
+        result = ReadMemoryResult(
+            uri=str(uri),
+            kind="index",
+            index=groups,
+            truncated=more,
+            next_cursor=encode_cursor("index", "", last) if more else None,
+        )
+        return result.with_message(_paged_message(ctx, len(entries), more, en="active URIs", zh="个活跃 URI"))
+    if match:
+        wanted = int(match.group(1)) if match.group(1) else RECENT_DEFAULT
+        if not 1 <= wanted <= RECENT_MAX:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(
+                    en=f"system://recent/N takes N from 1 to {RECENT_MAX} (got {wanted}).",
+                    zh=f"system://recent/N 的 N 取值 1 到 {RECENT_MAX}（收到 {wanted}）。",
+                ),
+                hint=ctx.text(en="e.g. system://recent/20", zh="例如 system://recent/20"),
+                details={"argument": "uri", "max": RECENT_MAX},
+            )
+        position = _cursor_position(ctx, cursor, "recent", str(wanted))
+        after, left = (
+            (position["after"], int(position["left"])) if isinstance(position, dict) else (None, wanted)
+        )
+        items, last, more = _collect(
+            lambda a, n: store.recent_page(a, n),
+            lambda m: [m.updated_at, m.id],
+            _listed,
+            after,
+            budget=budget,
+            max_items=max(1, left),
+        )
+        left -= len(items)
+        more = more and left > 0
+        result = ReadMemoryResult(
+            uri=str(uri),
+            kind="recent",
+            memories=items,
+            truncated=more,
+            next_cursor=encode_cursor("recent", str(wanted), {"after": last, "left": left}) if more else None,
+        )
+        return result.with_message(
+            _paged_message(ctx, len(items), more, en="recently changed memories", zh="条最近修改的记忆")
+        )
+    raise ToolError(
+        "NOT_FOUND",
+        ctx.text(en=f"{uri} is not a system view.", zh=f"{uri} 不是系统视图。"),
+        hint=ctx.text(
+            en="System URIs: system://boot, system://index, system://recent, system://recent/N.",
+            zh="系统 URI：system://boot、system://index、system://recent、system://recent/N。",
+        ),
+        details={
+            "uri": str(uri),
+            "valid": ["system://boot", "system://index", "system://recent", "system://recent/N"],
+        },
+    )
+
+
+def _list_key(memory: MemoryRow) -> list[Any]:
+    return [memory.priority, memory.updated_at, memory.id]
+
+
+def _paged_message(ctx: ToolContext, count: int, more: bool, *, en: str, zh: str) -> str:
+    if more:
+        return ctx.text(
+            en=f"{count} {en}; more remain: pass next_cursor.",
+            zh=f"{count} {zh}；还有更多，请传入 next_cursor。",
+        )
+    return ctx.text(en=f"{count} {en}.", zh=f"{count} {zh}。")
+
+
+# --- create / update / delete ----------------------------------------------------------------
+
+
+def create_memory(
+    ctx: ToolContext,
+    uri: UriArg,
+    content: Annotated[str, Field(description="The memory's text", min_length=1, max_length=MAX_CONTENT)],
+    priority: PriorityArg = 5,
+    disclosure: Annotated[
+        str | None,
+        Field(description="When to bring this memory up (a trigger condition)", max_length=MAX_DISCLOSURE),
+    ] = None,
+) -> CreateMemoryResult:
+    """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when the URI,
+    or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5 normal, 6-10 low."""
+    parsed = _writable(ctx, uri, "uri")
+    with _store_errors(ctx):
+        memory = _store(ctx).create(parsed, content, priority, disclosure or "")
+    return CreateMemoryResult(
+        uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=_record(memory)
+    ).with_message(
+        ctx.text(
+            en=f"Created {memory.uri} (priority {priority}).",
+            zh=f"已创建 {memory.uri}（优先级 {priority}）。",
+        )
+    )
+
+
+def _invalid_combination(ctx: ToolContext, en: str, zh: str, argument: str) -> ToolError:
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(en=en, zh=zh),
+        hint=ctx.text(
+            en="Modes: patch (old_string + new_string), append (append=true + content), replace (content), "
+            "or metadata only (priority, disclosure, status).",
+            zh="模式：补丁（old_string + new_string）、追加（append=true + content）、全量替换（content），"
+            "或仅元数据（priority、disclosure、status）。",
+        ),
+        details={"argument": argument},
+    )
+
+
+def _update_mode(
+    ctx: ToolContext, content: str | None, old_string: str | None, new_string: str | None, append: bool
+) -> Literal["patch", "append", "replace"] | None:
+    if old_string is not None or new_string is not None:
+        if old_string is None or new_string is None:
+            missing = "old_string" if old_string is None else "new_string"
+            raise _invalid_combination(
+                ctx,
+                f"A patch needs both old_string and new_string ({missing} is missing).",
+                f"补丁需要同时提供 old_string 和 new_string（缺少 {missing}）。",
+                missing,
+            )
+        if content is not None or append:
+            raise _invalid_combination(
+                ctx,
+                "A patch (old_string/new_string) cannot be combined with content or append.",
+                "补丁（old_string/new_string）不能与 content 或 append 同时使用。",
+                "content" if content is not None else "append",
+            )
+        if old_string == "":
+            raise _invalid_combination(
+                ctx, "old_string must not be empty.", "old_string 不能为空。", "old_string"
+            )
+        return "patch"
+    if append:
+        if content is None:
+            raise _invalid_combination(
+                ctx,
+                "append=true needs content (the text to add).",
+                "append=true 需要提供 content（要追加的文本）。",
+                "content",
+            )
+        return "append"
+    return "replace" if content is not None else None
+
+
+def update_memory(
+    ctx: ToolContext,
+    uri: UriArg,
+    content: Annotated[
+        str | None,
+        Field(description="New full content, or with append=true the text to add", max_length=MAX_CONTENT),
+    ] = None,
+    old_string: Annotated[
+        str | None,
+        Field(description="Patch: text to replace; must occur exactly once", max_length=MAX_CONTENT),
+    ] = None,
+    new_string: Annotated[
+        str | None, Field(description="Patch: the replacement text", max_length=MAX_CONTENT)
+    ] = None,
+    append: Annotated[bool, Field(description="Append content to the end instead of replacing")] = False,
+    priority: OptionalPriority = None,
+    disclosure: Annotated[
+        str | None, Field(description="New trigger condition", max_length=MAX_DISCLOSURE)
+    ] = None,
+    status: Annotated[
+        Literal["active", "deprecated", "archived"] | None,
+        Field(description="New status: active, deprecated or archived"),
+    ] = None,
+) -> UpdateMemoryResult:
+    """Change a memory; every change makes a new version (rollback_memory undoes it). Modes: patch
+    (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true + content),
+    replace (content), or metadata only (priority, disclosure, status). Content modes may carry metadata too."""
+    mode = _update_mode(ctx, content, old_string, new_string, append)
+    if mode is None and priority is None and disclosure is None and status is None:
+        raise _invalid_combination(
+            ctx,
+            "Nothing to update: give content, a patch, or metadata.",
+            "没有要更新的内容：请提供 content、补丁或元数据。",
+            "content",
+        )
+    target = _writable(ctx, uri, "uri")
+    edit: Callable[[str], tuple[str, str]] | None = None
+    if mode == "patch":
+        assert old_string is not None and new_string is not None
+
+        def edit(current: str) -> tuple[str, str]:
+            occurrences = current.count(old_string)
+            if occurrences != 1:
+                raise PatchConflict(occurrences)
+            return current.replace(old_string, new_string, 1), "patch"
+    elif mode == "append":
+        addition = content or ""
+
+        def edit(current: str) -> tuple[str, str]:
+            joiner = "\n" if current and addition and not current.endswith("\n") else ""
+            return current + joiner + addition, "append"
+    elif mode == "replace":
+        replacement = content or ""
+
+        def edit(current: str) -> tuple[str, str]:
+            return replacement, "replace"
+
+    store = _store(ctx)
+    with _store_errors(ctx):
+        try:
+            memory, kind = store.update(
+                str(target), edit=edit, change=Change(priority=priority, disclosure=disclosure, status=status)
+            )
+        except NothingChanged:
+            current, _ = store.resolve(str(target))
+            return UpdateMemoryResult(
+                uri=current.uri,
+                mode=mode or "metadata",
+                previous_version=current.version,
+                memory=_record(current),
+            ).with_message(
+                ctx.text(
+                    en=f"{current.uri} already holds this; nothing changed (still version {current.version}).",
+                    zh=f"{current.uri} 已是该内容，未作改动（仍为版本 {current.version}）。",
+                )
+            )
+    return UpdateMemoryResult(
+        uri=memory.uri,
+        mode=kind,
+        previous_version=memory.version - 1,  # type: ignore[arg-type]
+        memory=_record(memory),
+    ).with_message(
+        ctx.text(
+            en=f"Updated {memory.uri} ({kind}); now version {memory.version}.",
+            zh=f"已更新 {memory.uri}（{kind}），当前版本 {memory.version}。",
+        )
+    )
+
+
+def delete_memory(
+    ctx: ToolContext,
+    uri: UriArg,
+    force: Annotated[
+        bool, Field(description="Remove for good with all versions and aliases (cannot be undone)")
+    ] = False,
+) -> DeleteMemoryResult:
+    """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept, and
+    rollback_memory restores it. force=true removes it with its versions and aliases for good. Deleting an alias
+    URI removes only the alias."""
+    parsed = _writable(ctx, uri, "uri")
+    store = _store(ctx)
+    with _store_errors(ctx):
+        target = store.remove_alias(str(parsed))
+        if target is not None:
+            return DeleteMemoryResult(
+                uri=str(parsed), action="alias_removed", target_uri=target
+            ).with_message(
+                ctx.text(
+                    en=f"Removed the alias {parsed}; the memory {target} is unchanged.",
+                    zh=f"已删除别名 {parsed}；记忆 {target} 未受影响。",
+                )
+            )
+        if force:
+            memory, versions, aliases = store.purge(str(parsed))
+            return DeleteMemoryResult(
+                uri=memory.uri, action="removed", removed_versions=versions, removed_aliases=aliases
+            ).with_message(
+                ctx.text(
+                    en=f"Removed {memory.uri} for good, with {versions} version(s) and {len(aliases)} alias(es).",
+                    zh=f"已彻底删除 {memory.uri}，包括 {versions} 个版本和 {len(aliases)} 个别名。",
+                )
+            )
+        memory = store.soft_delete(str(parsed))
+    return DeleteMemoryResult(uri=memory.uri, action="soft_deleted", memory=_record(memory)).with_message(
+        ctx.text(
+            en=f"Deleted {memory.uri} (soft: rollback_memory to version {memory.version - 1} restores it).",
+            zh=f"已删除 {memory.uri}（软删除：rollback_memory 回滚到版本 {memory.version - 1} 即可恢复）。",
+        )
+    )
+
+
+# --- search and preload ------------------------------------------------------------------------
+
+
+def search_memory(
+    ctx: ToolContext,
+    query: Annotated[
+        str,
+        Field(
+            description="Words to find, Chinese or English; any length, even one character. "
+            "Taken as plain text (quotes, *, OR are not operators)",
+            min_length=1,
+            max_length=1_000,
+        ),
+    ],
+    domain: DomainArg = None,
+    limit: Annotated[int, Field(description="Most hits to return (1-100)", ge=1, le=100)] = 10,
+    priority_min: PriorityMin = None,
+    priority_max: PriorityMax = None,
+) -> SearchMemoryResult:
+    """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding every
+    term first, then those holding some. Works for Chinese and English, including one- and two-character
+    queries. Each hit has a snippet around the match. Deleted memories are never returned."""
+    _priority_range(ctx, priority_min, priority_max)
+    filters = Filters(domain=_domain(ctx, domain), priority_min=priority_min, priority_max=priority_max)
+    plan = search_text.plan_query(query)
+    if plan.empty:
+        stripped = query.strip()
+        if not stripped:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(en="The query is empty.", zh="查询为空。"),
+                hint=ctx.text(en="Give some words to look for.", zh="请给出要查找的词。"),
+                details={"argument": "query"},
+            )
+        plan = search_text.QueryPlan(terms=[stripped], strict_scan=[stripped])
+    with _store_errors(ctx):
+        hits = _store(ctx).search(plan, filters, limit)
+    shown = [
+        SearchHit(
+            uri=h.memory.uri,
+            priority=h.memory.priority,
+            status=h.memory.status,  # type: ignore[arg-type]
+            disclosure=clip(h.memory.disclosure, 300)[0],
+            aliases=h.memory.aliases,
+            snippet=search_text.snippet(h.memory.content, plan.terms),
+            score=round(h.score, 4),
+            matched="any_term" if h.stage == "any_term" else "all_terms",
+            updated_at=h.memory.updated_at,
+        )
+        for h in hits
+    ]
+    taken, cut = _fit(shown, _budget(ctx))
+    return SearchMemoryResult(
+        query=query, terms=plan.terms, count=len(taken), hits=taken, truncated=cut
+    ).with_message(
+        ctx.text(
+            en=f"{len(taken)} memor{'y' if len(taken) == 1 else 'ies'} found for {query!r}.",
+            zh=f"找到 {len(taken)} 条与 {query!r} 相关的记忆。",
+        )
+    )
+
+
+def _fit(items: list[M], budget: int) -> tuple[list[M], bool]:
+    taken: list[M] = []
+    used = 0
+    for item in items:
+        cost = size_of(item)
+        if taken and used + cost > budget:
+            return taken, True
+        taken.append(item)
+        used += cost
+    return taken, False
+
+
+def preload_memory(
+    ctx: ToolContext,
+    context_type: Annotated[
+        Literal["file", "directory", "error", "intent"],
+        Field(
+            description="What context_data is: file or directory path, error message, or the user's intent"
+        ),
+    ],
+    context_data: Annotated[
+        str, Field(description="The path, error text or intent", min_length=1, max_length=20_000)
+    ],
+) -> PreloadMemoryResult:
+    """Load memories worth having before working on something: the core memories (priority <= 2) and related
+    ones, each with why it matched. file: memories mentioning the path, its name or folders; directory: its
+    folders; error: its key terms (numbers, addresses, paths stripped); intent: its words. Every type also
+    matches memories whose disclosure fits the context."""
+    from hostd_memory.preload import related_memories
+
+    store = _store(ctx)
+    budget = _budget(ctx)
+    with _store_errors(ctx):
+        core_rows = store.core_memories(None, 30)
+        found, terms = related_memories(
+            store, context_type, context_data, exclude={m.id for m in core_rows}, text=ctx.text
+        )
+    core, core_cut = _fit([_core(m, 1_500) for m in core_rows], budget // 2)
+    related_items = [
+        PreloadItem(uri=m.uri, priority=m.priority, reasons=reasons, preview=_preview(m.content))
+        for m, reasons in found
+    ]
+    related, related_cut = _fit(related_items, budget - sum(size_of(c) for c in core))
+    return PreloadMemoryResult(
+        context_type=context_type,
+        search_terms=terms,
+        core=core,
+        related=related,
+        truncated=core_cut or related_cut or len(core_rows) >= 30,
+    ).with_message(
+        ctx.text(
+            en=f"{len(core)} core and {len(related)} related memories for this {context_type}.",
+            zh=f"为该 {context_type} 加载了 {len(core)} 条核心记忆和 {len(related)} 条相关记忆。",
+        )
+    )
+
+
+# --- sessions, lists, stats ----------------------------------------------------------------------
+
+
+def _slug(title: str) -> str:
+    slug = re.sub(r"[^\w]+", "-", title.lower(), flags=re.UNICODE).strip("-_")
+    return slug[:60].strip("-_") or "session"
+
+
+def save_session(
+    ctx: ToolContext,
+    title: Annotated[str | None, Field(description="Title of the session", max_length=200)] = None,
+    summary: Annotated[
+        str | None,
+        Field(
+            description="Summary of the session; when given, also saved as a memory "
+            "at session://YYYY-MM-DD/<slug>",
+            max_length=MAX_CONTENT,
+        ),
+    ] = None,
+) -> SaveSessionResult:
+    """Record the current session. With a summary, also create a session memory at session://YYYY-MM-DD/<slug>
+    (a numeric suffix keeps same-day titles apart). Returns the session record and the memory."""
+    import datetime
+
+    clean_title = " ".join((title or "").split())
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    if not clean_title:
+        clean_title = ctx.text(en=f"Session {today}", zh=f"会话 {today}")
+    memory_spec = None
+    body = (summary or "").strip()
+    if body:
+        uri = MemoryUri("session", f"{today}/{_slug(clean_title)}")
+        memory_spec = (uri, f"# {clean_title}\n\n{body}", 5)
+    with _store_errors(ctx):
+        session_id, stamp, memory = _store(ctx).save_session(clean_title, body, memory_spec)
+    session = SessionRecord(
+        id=session_id,
+        title=clean_title,
+        summary=body,
+        created_at=stamp,
+        memory_uri=memory.uri if memory else None,
+    )
+    if memory is None:
+        message = ctx.text(
+            en=f"Recorded session {session_id} ({clean_title}); no summary, so no memory.",
+            zh=f"已记录会话 {session_id}（{clean_title}）；没有摘要，因此未创建记忆。",
+        )
+    else:
+        message = ctx.text(
+            en=f"Recorded session {session_id} and saved its summary at {memory.uri}.",
+            zh=f"已记录会话 {session_id}，摘要已保存到 {memory.uri}。",
+        )
+    return SaveSessionResult(session=session, memory=_record(memory) if memory else None).with_message(
+        message
+    )
+
+
+def list_memories(
+    ctx: ToolContext,
+    domain: DomainArg = None,
+    status: Annotated[
+        Literal["active", "deprecated", "archived"] | None,
+        Field(description="Only this status (default: all but deleted)"),
+    ] = None,
+    limit: Annotated[int, Field(description="Most memories per page (1-100)", ge=1, le=100)] = 20,
+    priority_min: PriorityMin = None,
+    priority_max: PriorityMax = None,
+    cursor: CursorArg = None,
+) -> ListMemoriesResult:
+    """List memories, most important first (priority 0 first), then most recently updated. Filters: domain,
+    status, inclusive priority bounds. A truncated answer has next_cursor for the next page."""
+    _priority_range(ctx, priority_min, priority_max)
+    filters = Filters(
+        domain=_domain(ctx, domain), status=status, priority_min=priority_min, priority_max=priority_max
+    )
+    signature = fingerprint(filters.domain, status, priority_min, priority_max, limit)
+    after = _cursor_position(ctx, cursor, "list", signature)
+    store = _store(ctx)
+    with _store_errors(ctx):
+        items, last, more = _collect(
+            lambda a, n: store.list_page(filters, a, n),
+            _list_key,
+            _listed,
+            after,
+            budget=_budget(ctx),
+            max_items=limit,
+        )
+    return ListMemoriesResult(
+        count=len(items),
+        memories=items,
+        truncated=more,
+        next_cursor=encode_cursor("list", signature, last) if more else None,
+    ).with_message(_paged_message(ctx, len(items), more, en="memories", zh="条记忆"))
+
+
+def get_memory_stats(ctx: ToolContext) -> MemoryStatsResult:
+    """Totals by status and by domain, access totals and the most read memories, the number of versions,
+    aliases and sessions, and the database's size on disk."""
+    with _store_errors(ctx):
+        stats = _store(ctx).stats()
+    total = sum(count for status, count in stats["by_status"].items() if status != "deleted")
+    result = MemoryStatsResult(
+        total=total,
+        by_status=stats["by_status"],
+        by_domain=stats["by_domain"],
+        total_accesses=stats["total_accesses"],
+        most_read=[MostRead(uri=u, access_count=c) for u, c in stats["most_read"]],
+        version_count=stats["version_count"],
+        alias_count=stats["alias_count"],
+        session_count=stats["session_count"],
+        database_bytes=stats["database_bytes"],
+    )
+    return result.with_message(
+        ctx.text(
+            en=f"{total} memories in {len(stats['by_domain'])} domain(s).",
+            zh=f"共 {total} 条记忆，分布在 {len(stats['by_domain'])} 个域。",
+        )
+    )
+
+
+# --- export / import ---------------------------------------------------------------------------
+
+
+def export_memories(
+    ctx: ToolContext,
+    domain: DomainArg = None,
+    include_versions: Annotated[bool, Field(description="Include every version of each memory")] = False,
+    include_relations: Annotated[
+        bool, Field(description="Include aliases and the URIs each memory mentions")
+    ] = False,
+    output_path: Annotated[
+        str | None,
+        Field(
+            description="Write the document to this JSON file (inside the "
+            "allowed roots) instead of answering with it",
+            min_length=1,
+            max_length=4096,
+        ),
+    ] = None,
+    overwrite: Annotated[bool, Field(description="Replace output_path if it exists")] = False,
+    cursor: CursorArg = None,
+) -> ExportMemoriesResult:
+    """Export memories (all but deleted, optionally one domain) as a JSON document with a format name and
+    version, under 'document'; import_memories takes it back. Large exports come in pages (next_cursor), or
+    whole into a file with output_path (inside the allowed roots; an existing file only with overwrite=true)."""
+    from hostd_memory import transfer
+    from hostd_memory.store import now_iso
+
+    filters = Filters(domain=_domain(ctx, domain))
+    store = _store(ctx)
+
+    def entry(memory: MemoryRow) -> dict[str, Any]:
+        versions = store.all_versions(memory) if include_versions else None
+        relations = None
+        if include_relations:
+            relations = {
+                "mentions": [u for u, _ in mentioned_relations(store, memory)],
+                "mentioned_by": store.mentioned_by(memory),
+            }
+        return transfer.exported_memory(memory, versions=versions, relations=relations)
+
+    document = transfer.document_header(filters.domain, include_versions, include_relations, now_iso())
+    if output_path is not None:
+        return _export_to_file(ctx, store, filters, entry, document, output_path, overwrite)
+    signature = fingerprint(filters.domain, include_versions, include_relations)
+    after = _cursor_position(ctx, cursor, "export", signature)
+    with _store_errors(ctx):
+        memories, last, more = _collect(
+            lambda a, n: store.export_page(filters, int(a or 0), n),
+            lambda m: m.id,
+            entry,
+            after,
+            budget=_budget(ctx) - len(json.dumps(document)),
+            max_items=100_000,
+            size=lambda item: len(json.dumps(item, ensure_ascii=False)) + 2,
+        )
+    document["memories"] = memories
+    result = ExportMemoriesResult(
+        count=len(memories),
+        document=document,
+        truncated=more,
+        next_cursor=encode_cursor("export", signature, last) if more else None,
+    )
+    return result.with_message(
+        _paged_message(ctx, len(memories), more, en="memories exported", zh="条记忆已导出")
+    )
+
+
+def _export_to_file(
+    ctx: ToolContext,
+    store: MemoryStore,
+    filters: Filters,
+    entry: Callable[[MemoryRow], Any],
+    document: dict[str, Any],
+    output_path: str,
+    overwrite: bool,
+) -> ExportMemoriesResult:
+    from hostd_fs import atomic_write, resolve_in_roots
+
+    target = resolve_in_roots(output_path, ctx.roots(), allow_missing=True, expect="file")
+    if target.exists() and not overwrite:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"{target} already exists.", zh=f"{target} 已存在。"),
+            hint=ctx.text(
+                en="Pass overwrite=true to replace it, or choose another output_path.",
+                zh="传入 overwrite=true 以覆盖，或换一个 output_path。",
+            ),
+            details={"argument": "output_path", "path": str(target)},
+        )
+    memories: list[Any] = []
+    last = 0
+    with _store_errors(ctx):
+        while True:
+            rows = store.export_page(filters, last, 200)
+            memories.extend(entry(m) for m in rows)
+            if len(rows) < 200:
+                break
+            last = rows[-1].id
+    document["memories"] = memories
+    written = atomic_write(target, json.dumps(document, ensure_ascii=False, indent=1))
+    return ExportMemoriesResult(
+        count=len(memories), output_path=str(target), bytes_written=written
+    ).with_message(
+        ctx.text(
+            en=f"Exported {len(memories)} memories to {target}.",
+            zh=f"已将 {len(memories)} 条记忆导出到 {target}。",
+        )
+    )
+
+
+def import_memories(
+    ctx: ToolContext,
+    data: Annotated[
+        dict[str, Any],
+        Field(
+            description="An export document (format 'hostd-memory-export'), or the "
+            "whole answer of export_memories"
+        ),
+    ],
+    strategy: Annotated[
+        Literal["skip", "overwrite", "merge"],
+        Field(
+            description="For URIs that exist: skip them, overwrite them (as a new version), or "
+            "merge (append missing content, keep the more important priority)"
+        ),
+    ] = "skip",
+) -> ImportMemoriesResult:
+    """Import an export document. The whole document is checked first, then applied in one transaction;
+    reports how many memories were created, skipped, overwritten or merged, and each item that could not be
+    imported (and why). Older format versions are migrated."""
+    from hostd_memory import transfer
+
+    try:
+        document, original_version = transfer.load_document(data)
+    except transfer.DocumentError as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"data is not an importable document ({exc.problem} at {exc.where}).",
+                zh=f"data 不是可导入的文档（{exc.where} 处：{exc.problem}）。",
+            ),
+            hint=ctx.text(
+                en=f"Pass what export_memories returned: an object with format "
+                f"'{transfer.FORMAT_NAME}', version 1-{transfer.FORMAT_VERSION} and a list of memories.",
+                zh=f"请传入 export_memories 的结果：format 为 '{transfer.FORMAT_NAME}'、version 为 "
+                f"1-{transfer.FORMAT_VERSION}、并含 memories 列表的对象。",
+            ),
+            details={"argument": "data", "problem": exc.problem, "where": exc.where},
+        ) from None
+    items, problems = transfer.check_items(document)
+    report = ImportReport()
+    with _store_errors(ctx):
+        _store(ctx).import_items(items, strategy, report)
+    errors = [
+        ImportProblem(
+            index=p["index"],
+            uri=p.get("uri"),
+            problem=p["problem"],
+            message=_import_problem_text(ctx, p["problem"]),
+        )
+        for p in problems
+    ]
+    errors += [
+        ImportProblem(uri=p.get("uri"), problem=p["problem"], message=_import_problem_text(ctx, p["problem"]))
+        for p in report.errors
+    ]
+    result = ImportMemoriesResult(
+        strategy=strategy,
+        format_version=original_version,
+        created=len(report.created),
+        skipped=len(report.skipped),
+        overwritten=len(report.overwritten),
+        merged=len(report.merged),
+        errors=errors[:200],
+    )
+    return result.with_message(
+        ctx.text(
+            en=f"Imported: {result.created} created, {result.skipped} skipped, {result.overwritten} overwritten, "
+            f"{result.merged} merged, {len(errors)} error(s).",
+            zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，覆盖 {result.overwritten}，合并 {result.merged}，"
+            f"错误 {len(errors)}。",
+        )
+    )
+
+
+def _import_problem_text(ctx: ToolContext, problem: str) -> str:
+    kind, _, detail = problem.partition(":")
+    texts = {
+        "invalid_uri": (
+            f"invalid URI ({_uri_problem(ctx, detail)})",
+            f"URI 无效（{_uri_problem(ctx, detail)}）",
+        ),
+        "duplicate_uri": (
+            "the document holds this URI twice; the first was used",
+            "文档中该 URI 重复；已使用第一条",
+        ),
+        "duplicate_version": ("two versions share a number", "有两个版本号相同"),
+        "version_behind_history": (
+            "'version' is lower than a version in its history",
+            "version 小于历史中的版本号",
+        ),
+        "invalid_time": ("a time is not ISO 8601", "时间不是 ISO 8601 格式"),
+        "alias_exists": ("an alias with this URI exists", "已有同名别名"),
+        "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
+    }
+    en, zh = texts.get(kind, (f"invalid field ({problem})", f"字段无效（{problem}）"))
+    return ctx.text(en=en, zh=zh)
+
+
+# --- aliases and versions ------------------------------------------------------------------------
+
+
+def add_alias(
+    ctx: ToolContext,
+    target_uri: Annotated[
+        str,
+        Field(
+            description="URI of the existing memory (an alias of it works too)", min_length=1, max_length=600
+        ),
+    ],
+    alias_uri: Annotated[
+        str, Field(description="The new URI that will also lead to the memory", min_length=1, max_length=600)
+    ],
+) -> AddAliasResult:
+    """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the alias
+    must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles are impossible."""
+    target = _writable(ctx, target_uri, "target_uri")
+    alias = _writable(ctx, alias_uri, "alias_uri")
+    if alias == target:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(en="alias_uri is the same URI as target_uri.", zh="alias_uri 与 target_uri 相同。"),
+            hint=ctx.text(en="Give the alias a different URI.", zh="请为别名使用不同的 URI。"),
+            details={"argument": "alias_uri"},
+        )
+    with _store_errors(ctx):
+        memory = _store(ctx).add_alias(str(target), str(alias))
+    return AddAliasResult(alias_uri=str(alias), target_uri=memory.uri, memory=_record(memory)).with_message(
+        ctx.text(en=f"{alias} now leads to {memory.uri}.", zh=f"{alias} 现在指向 {memory.uri}。")
+    )
+
+
+def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> MemoryVersionsResult:
+    """A memory's version history, newest first (the current version included): each version's time, change note
+    (created, patch, append, replace, metadata, status, rollback, import), size and a preview."""
+    parsed = _memory_uri(ctx, uri, "uri")
+    with _store_errors(ctx):
+        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
+    summaries, _ = _fit([_version_summary(v) for v in versions], _budget(ctx))
+    return MemoryVersionsResult(
+        uri=memory.uri, current_version=memory.version, total=total, versions=summaries
+    ).with_message(
+        ctx.text(
+            en=f"{memory.uri} is at version {memory.version}; {total} version(s) in all.",
+            zh=f"{memory.uri} 当前为版本 {memory.version}，共 {total} 个版本。",
+        )
+    )
+
+
+def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
+    """The versions a memory can be rolled back to, newest first, each with what a rollback would change against
+    the current state (content lines added/removed, priority, disclosure)."""
+    parsed = _memory_uri(ctx, uri, "uri")
+    with _store_errors(ctx):
+        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
+    current_lines = memory.content.splitlines()
+    options = []
+    for version in versions:
+        added = removed = 0
+        if version.content != memory.content:
+            for line in difflib.ndiff(current_lines, version.content.splitlines()):
+                added += line.startswith("+ ")
+                removed += line.startswith("- ")
+        summary = _version_summary(version)
+        options.append(
+            RollbackOption(
+                **summary.model_dump(),
+                content_changed=version.content != memory.content,
+                lines_added=added,
+                lines_removed=removed,
+                priority_change=f"{memory.priority} -> {version.priority}"
+                if version.priority != memory.priority
+                else None,
+                disclosure_changed=version.disclosure != memory.disclosure,
+            )
+        )
+    options, _ = _fit(options, _budget(ctx))
+    return ListRollbacksResult(
+        uri=memory.uri, current_version=memory.version, total=total, rollbacks=options
+    ).with_message(
+        ctx.text(
+            en=f"{memory.uri}: {len(options)} version(s) to roll back to (current {memory.version}).",
+            zh=f"{memory.uri}：可回滚的版本 {len(options)} 个（当前版本 {memory.version}）。",
+        )
+    )
+
+
+def rollback_memory(
+    ctx: ToolContext,
+    uri: UriArg,
+    version: Annotated[
+        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=10_000_000)
+    ],
+) -> RollbackMemoryResult:
+    """Restore a version's content, priority and disclosure as a new version (history is never rewritten, so a
+    rollback can itself be rolled back). Also restores a soft-deleted memory."""
+    parsed = _writable(ctx, uri, "uri")
+    with _store_errors(ctx):
+        memory, restored = _store(ctx).rollback(str(parsed), version)
+    return RollbackMemoryResult(
+        uri=memory.uri, restored_version=restored.version, new_version=memory.version, memory=_record(memory)
+    ).with_message(
+        ctx.text(
+            en=f"{memory.uri} restored to version {version}'s state as version {memory.version}.",
+            zh=f"{memory.uri} 已恢复为版本 {version} 的状态，新版本为 {memory.version}。",
+        )
+    )
+
+
+def diff_versions(
+    ctx: ToolContext,
+    uri: UriArg,
+    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=10_000_000)],
+    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=10_000_000)],
+) -> DiffVersionsResult:
+    """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
+    parsed = _memory_uri(ctx, uri, "uri")
+    with _store_errors(ctx):
+        memory, first, second = _store(ctx).version_pair(str(parsed), version1, version2)
+    diff = "".join(
+        difflib.unified_diff(
+            first.content.splitlines(keepends=True),
+            second.content.splitlines(keepends=True),
+            fromfile=f"{memory.uri}@v{version1}",
+            tofile=f"{memory.uri}@v{version2}",
+        )
+    )
+    share = max(500, _budget(ctx) // 3)
+    content1, cut1 = clip(first.content, share)
+    content2, cut2 = clip(second.content, share)
+    diff_text, cut3 = clip(diff, share)
+    return DiffVersionsResult(
+        uri=memory.uri,
+        version1=version1,
+        version2=version2,
+        content1=content1,
+        content2=content2,
+        diff=diff_text,
+        identical=first.content == second.content,
+        truncated=cut1 or cut2 or cut3,
+    ).with_message(
+        ctx.text(
+            en=f"{memory.uri}: version {version1} and {version2} "
+            f"{'have the same content' if first.content == second.content else 'differ'}.",
+            zh=f"{memory.uri}：版本 {version1} 与 {version2} "
+            f"{'内容相同' if first.content == second.content else '内容不同'}。",
+        )
+    )
+
+
+ALL_TOOLS: list[tuple[Callable[..., Any], dict[str, bool]]] = [
+    (read_memory, {"read_only": False, "destructive": False}),
+    (create_memory, {"destructive": False}),
+    (update_memory, {"destructive": False}),
+    (delete_memory, {"destructive": True}),
+    (search_memory, {"read_only": True}),
+    (preload_memory, {"read_only": True}),
+    (save_session, {"destructive": False}),
+    (list_memories, {"read_only": True}),
+    (get_memory_stats, {"read_only": True}),
+    (export_memories, {"destructive": False, "uses_roots": True}),
+    (import_memories, {"destructive": True}),
+    (add_alias, {"destructive": False}),
+    (get_memory_versions, {"read_only": True}),
+    (rollback_memory, {"destructive": False}),
+    (diff_versions, {"read_only": True}),
+    (list_rollbacks, {"read_only": True}),
+]
