@@ -228,6 +228,14 @@ def _h(value: Any) -> str:
     return html.escape(visible(str(value)), quote=True)
 
 
+def _when(stamp: Any) -> str:
+    """An ISO timestamp as people read it: ``2026-01-01 10:00:00 UTC``."""
+    text = str(stamp or "")
+    if re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", text) and text.endswith("Z"):
+        return _h(text[:19].replace("T", " ") + " UTC")
+    return _h(text)
+
+
 def to_html(state: SessionState, text: Text, language: str) -> str:
     meta = state.meta
 
@@ -247,7 +255,7 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
             '<div class="meta">',
             f'<span class="label">{_h(text(en="Thought", zh="思考"))} {_h(thought["thought_number"])}</span>',
             f'<span class="seq">#{seq}</span>{tags}',
-            f'<time datetime="{_h(thought.get("timestamp", ""))}">{_h(thought.get("timestamp", ""))}</time>',
+            f'<time datetime="{_h(thought.get("timestamp", ""))}">{_when(thought.get("timestamp"))}</time>',
             "</div>",
         ]
         if thought.get("is_revision"):
@@ -272,8 +280,8 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         fact(text(en="Thoughts", zh="思考数"), _h(len(state.thoughts))),
         fact(text(en="Planned total", zh="计划总数"), _h(meta.get("total_thoughts") or "-")),
         fact(text(en="Branches", zh="分支数"), _h(len(state.branches))),
-        fact(text(en="Created", zh="创建时间"), _h(meta.get("created_at", ""))),
-        fact(text(en="Updated", zh="更新时间"), _h(meta.get("updated_at", ""))),
+        fact(text(en="Created", zh="创建时间"), _when(meta.get("created_at"))),
+        fact(text(en="Updated", zh="更新时间"), _when(meta.get("updated_at"))),
         fact(text(en="Session", zh="会话"), f"<code>{_h(state.session_id)}</code>"),
     ]
     if meta.get("template_id"):
@@ -309,7 +317,7 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         ]
     if state.adjustments:
         rows = "".join(
-            f"<tr><td>{_h(item['time'])}</td><td>{_h(item['from_total'])} → {_h(item['to_total'])}</td>"
+            f"<tr><td>{_when(item['time'])}</td><td>{_h(item['from_total'])} → {_h(item['to_total'])}</td>"
             f"<td>{_h(item['reason'])}</td><td><a href=\"#thought-{int(item['sequence'])}\">#{_h(item['sequence'])}</a></td></tr>"
             for item in state.adjustments
         )
@@ -321,7 +329,7 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         ]
     body += [
         "</main>",
-        f"<footer>{_h(text(en='Exported', zh='导出于'))} {_h(utc_now())} · hostd deep-thinking</footer>",
+        f"<footer>{_h(text(en='Exported', zh='导出于'))} {_when(utc_now())} · hostd deep-thinking</footer>",
     ]
     title = f"{meta.get('name', state.session_id)} · {text(en='Deep thinking', zh='深度思考')}"
     return (
