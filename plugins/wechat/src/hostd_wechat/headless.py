@@ -14,6 +14,7 @@ import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urljoin
 from typing import Any
 
 from hostd_wechat.classify import CAPTCHA_PATH
@@ -117,12 +118,27 @@ def render_page(
 
 
 def _guard(route: Any, options: FetchOptions, blocked: list[str]) -> None:
-    """Top-level documents must pass the URL check; heavy resources are skipped."""
+    """Top-level documents must pass the URL check, redirects included; heavy resources are skipped.
+
+    Chromium follows redirects without showing them to the route, so the document is fetched
+    here with redirects off and each ``Location`` checked before the browser may follow it.
+    """
     request = route.request
     top_level = request.is_navigation_request() and request.frame.parent_frame is None
-    if top_level and check_url(request.url, options.prefixes) is not None:
-        blocked.append(request.url)
-        route.abort("blockedbyclient")
+    if top_level:
+        if check_url(request.url, options.prefixes) is not None:
+            blocked.append(request.url)
+            route.abort("blockedbyclient")
+            return
+        response = route.fetch(max_redirects=0, timeout=options.timeout_s * 1000)
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(request.url, location)
+            if redirect_is_captcha(target, CAPTCHA_PATH) or check_url(target, options.prefixes) is not None:
+                blocked.append(target)
+                route.abort("blockedbyclient")
+                return
+        route.fulfill(response=response)
         return
     if request.resource_type in _SKIPPED_RESOURCES:
         route.abort("blockedbyclient")
