@@ -89,9 +89,13 @@ def require_or_skip(what: str) -> None:
     pytest.skip(what)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    """Debian's Chromium driven by Playwright (never a downloaded browser).
+
+    Function-scoped: Playwright's sync API keeps an event loop running in this thread while it
+    is open, which would stop the anyio tests that follow.
+    """
     if not CHROMIUM.exists():
         require_or_skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
     try:
