@@ -159,8 +159,7 @@ async def fuzz_tools(
             report.codes[code] = report.codes.get(code, 0) + 1
             if code == "INTERNAL" or envelope.get("status") not in ("success", "error"):
                 report.failures.append(f"{tool.name}({_short(arguments)}): {code}")
-    await client.send_ping()
-    if not (await client.list_tools()).tools and tools:
+    if not (await client.list_tools()).tools and tools:  # the server still answers
         report.failures.append("server stopped listing tools after the fuzz run")
     return report
 
