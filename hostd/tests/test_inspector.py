@@ -22,7 +22,10 @@ def inspector(env_vars: dict[str, str], *method: str) -> dict:
     env_args = [arg for key, value in env_vars.items() for arg in ("-e", f"{key}={value}")]
     done = subprocess.run(
         ["npx", "-y", INSPECTOR, "--cli", *env_args, hostd, "serve", *method],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "npm_config_yes": "true"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "npm_config_yes": "true"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
@@ -37,3 +40,8 @@ def test_inspector_cli_lists_and_calls_tools(tmp_path: Path, probe_install: dict
     called = inspector(env, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=inspected")
     assert called["isError"] is False
     assert called["structuredContent"]["text"] == "inspected"
+    refused = inspector(
+        env, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=x", "--tool-arg", "times=99"
+    )
+    assert refused["isError"] is True
+    assert refused["structuredContent"]["error"]["code"] == "INVALID_ARGUMENT"

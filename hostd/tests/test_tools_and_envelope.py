@@ -161,3 +161,17 @@ async def test_fuzz_check_over_the_probe_tools(tmp_path: Path, probe: object) ->
     assert report.calls > 100
     assert not report.failures, report.failures
     assert report.codes.get("INVALID_ARGUMENT", 0) > 0 and report.codes.get("OK", 0) > 0
+
+
+async def test_success_and_error_envelopes_both_fit_the_output_schema(
+    hostd_data_dir: Path, probe: object
+) -> None:
+    import jsonschema
+
+    async with client(hostd_data_dir, probe) as c:
+        schema = {tool.name: tool.output_schema for tool in (await c.list_tools()).tools}["echo"]
+        ok = await c.call_tool("echo", {"text": "fits"})
+        bad = await c.call_tool("echo", {"text": "x", "times": 99})
+    assert bad.is_error and not ok.is_error
+    for result in (ok, bad):
+        jsonschema.validate(result.structured_content, schema)  # clients may validate errors too

@@ -178,10 +178,12 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     for key, value in schema.get("properties", {}).items():
         value.pop("title", None)
         properties[key] = value
+    # Only the envelope's own keys are required: error answers carry no tool fields, and some
+    # clients (the TypeScript SDK, so the MCP Inspector) validate error results too.
     out: dict[str, Any] = {
         "type": "object",
         "properties": properties,
-        "required": ["status", "message", "metadata", *schema.get("required", [])],
+        "required": ["status", "message", "metadata"],
     }
     if "$defs" in schema:
         out["$defs"] = schema["$defs"]
