@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from pathlib import Path
 
 import pytest
 import yaml
-from wechat_testlib import LABELLED, UNLABELLED, require_fixtures
-
 from hostd_wechat.frontmatter import FIELDS, split_front_matter
-from hostd_wechat.parse import parse_article
+from hostd_wechat.parse import ParsedArticle, parse_article
 from hostd_wechat.read_tool import article_markdown
+from wechat_testlib import LABELLED, UNLABELLED, require_fixtures
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 URL = "https://mp.weixin.qq.com/s/AbCdEf123"
@@ -27,8 +28,14 @@ LABELLED_NAMES = sorted(_expected()) or ["(fixtures absent)"]
 UNLABELLED_NAMES = sorted(p.name for p in UNLABELLED.glob("*.html")) if UNLABELLED.is_dir() else ["(absent)"]
 
 
-def _parse(folder: Path, name: str):
+def _parse(folder: Path, name: str) -> ParsedArticle:
     require_fixtures()
+    return copy.deepcopy(_parsed(folder, name))
+
+
+@functools.cache
+def _parsed(folder: Path, name: str) -> ParsedArticle:
+    """Each big page is parsed once per session; tests get their own copy."""
     return parse_article((folder / name).read_bytes(), url=URL)
 
 
@@ -70,8 +77,14 @@ def test_labelled_article_values_equal_expected(name: str) -> None:
 def test_challenge_and_missing_pages_get_their_codes(name: str) -> None:
     article = _parse(LABELLED, name)
     status = _expected()[name]["page_status"]
-    codes = {"rate_limited": "CHALLENGE", "verification": "CHALLENGE", "deleted": "NOT_FOUND",
-             "expired": "NOT_FOUND", "unavailable": "NOT_FOUND", "removed_violation": "NOT_FOUND"}
+    codes = {
+        "rate_limited": "CHALLENGE",
+        "verification": "CHALLENGE",
+        "deleted": "NOT_FOUND",
+        "expired": "NOT_FOUND",
+        "unavailable": "NOT_FOUND",
+        "removed_violation": "NOT_FOUND",
+    }
     if status == "ok":
         assert article.verdict.error_code is None
     else:
@@ -83,8 +96,14 @@ def test_unlabelled_page_is_classified_and_ok_ones_get_complete_front_matter(nam
     article = _parse(UNLABELLED, name)
     if not article.verdict.ok:
         assert article.verdict.error_code in {"NOT_FOUND", "CHALLENGE"}
-        assert article.verdict.reason in {"deleted", "removed_violation", "expired", "unavailable",
-                                          "rate_limited", "verification"}
+        assert article.verdict.reason in {
+            "deleted",
+            "removed_violation",
+            "expired",
+            "unavailable",
+            "rate_limited",
+            "verification",
+        }
         return
     text = article_markdown(article, source_url=URL, retrieved_at="2026-01-01T00:00:00+08:00")
     metadata, body, form = split_front_matter(text)
@@ -106,7 +125,7 @@ def test_normal_articles_are_not_called_deleted_though_their_scripts_say_so() ->
     for page in sorted(LABELLED.glob("article_202[4-6]*.html")):
         raw = page.read_text(encoding="utf-8")
         assert "违规" in raw or "已删除" in raw  # the trap is really there
-        assert parse_article(raw, url=URL).verdict.ok, page.name
+        assert _parse(LABELLED, page.name).verdict.ok, page.name
 
 
 def test_markdown_keeps_code_lists_quotes_links_and_images() -> None:
@@ -116,8 +135,9 @@ def test_markdown_keeps_code_lists_quotes_links_and_images() -> None:
     assert "\n> " in text and "\n# " in text and "\n## " in text and "\n### " in text
     assert text.count("![](https://mmbiz.qpic.cn/") == article.images == 20
     assert "<script" not in text and "function(" not in text.replace("function App", "")
-    legacy = article_markdown(_parse(LABELLED, "article_2017_legacy_code_lists.html"), source_url=URL,
-                              retrieved_at="x")
+    legacy = article_markdown(
+        _parse(LABELLED, "article_2017_legacy_code_lists.html"), source_url=URL, retrieved_at="x"
+    )
     assert re.search(r"^- ", legacy, re.MULTILINE) and "](http" in legacy
 
 

@@ -8,23 +8,29 @@ from typing import Any
 
 import anyio
 import pytest
-from wechat_testlib import ArticleServer, call, plugin_settings, require_fixtures, wechat_client
-
 from hostd_wechat.frontmatter import FIELDS, split_front_matter
+from wechat_testlib import ArticleServer, call, plugin_settings, require_fixtures, wechat_client
 
 pytestmark = pytest.mark.anyio
 
 
-async def _read(hostd_data_dir: Path, root: Path, server: ArticleServer, arguments: dict[str, Any],
-                **settings: Any) -> dict[str, Any]:
+async def _read(
+    hostd_data_dir: Path, root: Path, server: ArticleServer, arguments: dict[str, Any], **settings: Any
+) -> dict[str, Any]:
     async with wechat_client(hostd_data_dir, root, settings=plugin_settings(server, **settings)) as client:
         return await call(client, "read_wechat_articles", arguments)
 
 
 @pytest.mark.smoke
-async def test_three_good_urls_and_one_invalid_fail_alone(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_three_good_urls_and_one_invalid_fail_alone(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     require_fixtures()
-    names = ["article_2025_tech_code_xuanyuan.html", "picture_post_2025_36kr.html", "text_post_2025_short.html"]
+    names = [
+        "article_2025_tech_code_xuanyuan.html",
+        "picture_post_2025_36kr.html",
+        "text_post_2025_short.html",
+    ]
     urls = [article_server.fixture_url(n) for n in names] + ["https://example.com/s/not-wechat"]
     envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls})
     assert envelope["status"] == "success"
@@ -38,7 +44,7 @@ async def test_three_good_urls_and_one_invalid_fail_alone(hostd_data_dir, hostd_
         assert path.parent == hostd_roots / "exports" / "articles"
         text = path.read_text(encoding="utf-8")
         assert len(text.encode("utf-8")) == item["bytes_written"]
-        metadata, body, form = split_front_matter(text)
+        metadata, _body, form = split_front_matter(text)
         assert form == "yaml" and set(FIELDS) <= set(metadata)
         assert metadata["source_url"] == item["url"] and metadata["title"] == item["title"]
         assert "duration_ms" not in item and "preview_snippet" not in item  # concise
@@ -46,16 +52,23 @@ async def test_three_good_urls_and_one_invalid_fail_alone(hostd_data_dir, hostd_
     assert items[0]["account_name"] == "轩辕的编程宇宙"
 
 
-async def test_detailed_answers_carry_durations_and_previews(hostd_data_dir, hostd_roots, article_server) -> None:
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                           {"urls": [article_server.url("/s/article/1")], "response_format": "detailed"})
+async def test_detailed_answers_carry_durations_and_previews(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/article/1")], "response_format": "detailed"},
+    )
     item = envelope["items"][0]
     assert item["status"] == "ok" and item["strategy"] == "http"
     assert item["duration_ms"] >= 0 and item["preview_snippet"].startswith("第0段")
 
 
-async def test_missing_and_challenge_pages_are_error_items_with_reasons(hostd_data_dir, hostd_roots,
-                                                                         article_server) -> None:
+async def test_missing_and_challenge_pages_are_error_items_with_reasons(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     require_fixtures()
     cases = {
         "deleted_by_publisher_zh.html": ("NOT_FOUND", "deleted"),
@@ -65,25 +78,35 @@ async def test_missing_and_challenge_pages_are_error_items_with_reasons(hostd_da
         "verify_captcha_secitptpage.html": ("CHALLENGE", "verification"),
     }
     urls = [article_server.fixture_url(n) for n in cases] + [article_server.url("/s/gone")]
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls, "fetch_strategy": "http"})
+    envelope = await _read(
+        hostd_data_dir, hostd_roots, article_server, {"urls": urls, "fetch_strategy": "http"}
+    )
     got = [(i["error_code"], i["reason"]) for i in envelope["items"]]
     assert got == [*cases.values(), ("NOT_FOUND", "http_404")]
     assert all(i["hint"] for i in envelope["items"])
-    assert not (hostd_roots / "exports" / "articles").exists() or not any((hostd_roots / "exports").rglob("*.md"))
+    assert not (hostd_roots / "exports" / "articles").exists() or not any(
+        (hostd_roots / "exports").rglob("*.md")
+    )
 
 
-async def test_auto_meets_a_challenge_without_a_browser_and_says_how_to_enable_it(hostd_data_dir, hostd_roots,
-                                                                                  article_server) -> None:
+async def test_auto_meets_a_challenge_without_a_browser_and_says_how_to_enable_it(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     require_fixtures()
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                           {"urls": [article_server.fixture_url("verify_captcha_secitptpage.html")]})
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.fixture_url("verify_captcha_secitptpage.html")]},
+    )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("CHALLENGE", "verification")
     assert "headless" in item["hint"] and "chromium" in item["hint"].lower()
 
 
-async def test_redirects_inside_the_prefix_are_followed_others_refused(hostd_data_dir, hostd_roots,
-                                                                      article_server) -> None:
+async def test_redirects_inside_the_prefix_are_followed_others_refused(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     from urllib.parse import quote
 
     def via(target: str) -> str:
@@ -109,7 +132,9 @@ async def test_redirects_inside_the_prefix_are_followed_others_refused(hostd_dat
     assert not any(path.startswith(("/outside/", "/mp/")) for path in article_server.requests)
 
 
-async def test_a_5xx_is_retried_with_backoff_at_most_twice(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_a_5xx_is_retried_with_backoff_at_most_twice(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     urls = [article_server.url("/s/flaky/a/2"), article_server.url("/s/flaky/b/3")]
     envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls})
     first, second = envelope["items"]
@@ -119,22 +144,33 @@ async def test_a_5xx_is_retried_with_backoff_at_most_twice(hostd_data_dir, hostd
 
 
 async def test_a_timeout_is_retried_then_reported(hostd_data_dir, hostd_roots, article_server) -> None:
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                           {"urls": [article_server.url("/s/hang?seconds=1.5")], "timeout_ms": 200},
-                           max_retries=1)
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/hang?seconds=1.5")], "timeout_ms": 200},
+        max_retries=1,
+    )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("TIMEOUT", "timeout")
     assert article_server.count("/s/hang") == 2
 
 
 async def test_responses_over_the_size_cap_are_refused(hostd_data_dir, hostd_roots, article_server) -> None:
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": [article_server.url("/s/big")]},
-                           max_response_bytes=200_000)
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/big")]},
+        max_response_bytes=200_000,
+    )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("TOO_LONG", "response_too_large")
 
 
-async def test_fetching_is_truly_concurrent_and_reports_progress(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_fetching_is_truly_concurrent_and_reports_progress(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     urls = [article_server.url(f"/s/article/{n}?delay_ms=300") for n in range(8)]
     progress: list[tuple[float, float | None]] = []
 
@@ -143,8 +179,9 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(hostd_data_dir,
 
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         started = time.perf_counter()
-        envelope = await call(client, "read_wechat_articles", {"urls": urls, "concurrency": 4},
-                              progress_callback=on_progress)
+        envelope = await call(
+            client, "read_wechat_articles", {"urls": urls, "concurrency": 4}, progress_callback=on_progress
+        )
         elapsed = time.perf_counter() - started
     assert envelope["summary"]["succeeded"] == 8
     assert article_server.max_in_flight == 4
@@ -152,7 +189,9 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(hostd_data_dir,
     assert [p[0] for p in progress] == [float(n) for n in range(1, 9)] and progress[-1][1] == 8
 
 
-async def test_same_titles_get_suffixes_and_overwrite_replaces(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_same_titles_get_suffixes_and_overwrite_replaces(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     urls = [article_server.url(f"/s/article/{n}?title=Same") for n in range(3)]
     first = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls, "concurrency": 3})
     names = sorted(Path(i["saved_path"]).name for i in first["items"])
@@ -164,12 +203,22 @@ async def test_same_titles_get_suffixes_and_overwrite_replaces(hostd_data_dir, h
 
 
 async def test_filename_pattern_placeholders(hostd_data_dir, hostd_roots, article_server) -> None:
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                           {"urls": [article_server.url("/s/article/1?title=T")],
-                            "filename_pattern": "{date}-{account_name}-{title}"})
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {
+            "urls": [article_server.url("/s/article/1?title=T")],
+            "filename_pattern": "{date}-{account_name}-{title}",
+        },
+    )
     assert Path(envelope["items"][0]["saved_path"]).name == "20241028-Test Account-T.md"
-    bad = await _read(hostd_data_dir, hostd_roots, article_server,
-                      {"urls": [article_server.url("/s/article/1")], "filename_pattern": "{title}-{id}"})
+    bad = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/article/1")], "filename_pattern": "{title}-{id}"},
+    )
     assert bad["status"] == "error" and bad["error"]["code"] == "INVALID_ARGUMENT"
     assert "{id}" in bad["error"]["message"]
 
@@ -190,7 +239,9 @@ async def test_hostile_titles_give_safe_file_names(hostd_data_dir, hostd_roots, 
         assert path.stem.upper() not in {"CON", "NUL", ".."}
 
 
-async def test_hostile_urls_are_invalid_items_and_never_fetched(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_hostile_urls_are_invalid_items_and_never_fetched(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
     port = article_server.port
     urls = [
         f"http://user:pw@127.0.0.1:{port}/s/article/1",
@@ -212,11 +263,16 @@ async def test_hostile_urls_are_invalid_items_and_never_fetched(hostd_data_dir, 
     assert article_server.requests == []
 
 
-async def test_output_folder_outside_the_roots_is_a_call_error(hostd_data_dir, hostd_roots, article_server,
-                                                               tmp_path) -> None:
+async def test_output_folder_outside_the_roots_is_a_call_error(
+    hostd_data_dir, hostd_roots, article_server, tmp_path
+) -> None:
     for output_dir in ["../outside", str(tmp_path / "elsewhere"), "/etc", "a/../../b"]:
-        envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                               {"urls": [article_server.url("/s/article/1")], "output_dir": output_dir})
+        envelope = await _read(
+            hostd_data_dir,
+            hostd_roots,
+            article_server,
+            {"urls": [article_server.url("/s/article/1")], "output_dir": output_dir},
+        )
         assert envelope["status"] == "error" and envelope["error"]["code"] == "PATH_NOT_ALLOWED", output_dir
     assert article_server.requests == []
     assert not (tmp_path / "elsewhere").exists()
@@ -225,9 +281,18 @@ async def test_output_folder_outside_the_roots_is_a_call_error(hostd_data_dir, h
 async def test_a_failed_write_is_a_write_error_item(hostd_data_dir, hostd_roots, article_server) -> None:
     folder = hostd_roots / "exports" / "articles"
     (folder / "Blocked.md").mkdir(parents=True)  # a folder where the file should go: no write can succeed
-    envelope = await _read(hostd_data_dir, hostd_roots, article_server,
-                           {"urls": [article_server.url("/s/article/1?title=Blocked"),
-                                     article_server.url("/s/article/2?title=Fine")], "overwrite": True})
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {
+            "urls": [
+                article_server.url("/s/article/1?title=Blocked"),
+                article_server.url("/s/article/2?title=Fine"),
+            ],
+            "overwrite": True,
+        },
+    )
     blocked, fine = envelope["items"]
     assert blocked["status"] == "error" and blocked["error_code"] == "WRITE_ERROR" and blocked["hint"]
     assert fine["status"] == "ok" and envelope["summary"]["failed"] == 1
@@ -247,8 +312,9 @@ async def test_cancelling_mid_batch_stops_fetching_and_leaves_no_half_written_fi
         async with anyio.create_task_group() as group:
 
             async def run() -> None:
-                await client.call_tool("read_wechat_articles", {"urls": urls, "concurrency": 2},
-                                       progress_callback=on_progress)
+                await client.call_tool(
+                    "read_wechat_articles", {"urls": urls, "concurrency": 2}, progress_callback=on_progress
+                )
 
             group.start_soon(run)
             with anyio.fail_after(10):

@@ -20,7 +20,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
 from hostd_testing import envelope_of, in_memory_client
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
@@ -33,7 +32,9 @@ def require_fixtures() -> Path:
     """The shared fixtures folder, or a skip (a failure when HOSTD_REQUIRE_FIXTURES=1)."""
     if (LABELLED / "expected.json").is_file() and UNLABELLED.is_dir():
         return SHARED_FIXTURES
-    message = f"WeChat fixtures not found at {SHARED_FIXTURES} (they live in ../shared/fixtures beside the repo)"
+    message = (
+        f"WeChat fixtures not found at {SHARED_FIXTURES} (they live in ../shared/fixtures beside the repo)"
+    )
     if os.environ.get("HOSTD_REQUIRE_FIXTURES") == "1":
         pytest.fail(message)
     pytest.skip(message)
@@ -142,7 +143,9 @@ class ArticleServer:
             return sum(1 for path in self.requests if fragment in path)
 
     @staticmethod
-    def send(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    def send(
+        handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None
+    ) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", "text/html; charset=utf-8")
         handler.send_header("Content-Length", str(len(body)))
@@ -186,8 +189,13 @@ class ArticleServer:
         if path == "/s/gone":
             return self.send(handler, 404, b"<html><body><p>Not Found</p></body></html>")
         if path == "/mp/wappoc_appmsgcaptcha":
-            return self.send(handler, 200, (LABELLED / "verify_captcha_secitptpage.html").read_bytes()
-                             if LABELLED.is_dir() else b"<html></html>")
+            return self.send(
+                handler,
+                200,
+                (LABELLED / "verify_captcha_secitptpage.html").read_bytes()
+                if LABELLED.is_dir()
+                else b"<html></html>",
+            )
         if path.startswith("/outside/"):
             return self.send(handler, 200, generated_article("Outside the prefix"))
         return self.send(handler, 404, b"<html><body>not found</body></html>")
@@ -224,8 +232,14 @@ def plugin_settings(server: ArticleServer, **overrides: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def wechat_client(data_dir: Path, root: Path, *, settings: dict[str, Any] | None = None, language: str = "en",
-                        **client_options: Any) -> Any:
+async def wechat_client(
+    data_dir: Path,
+    root: Path,
+    *,
+    settings: dict[str, Any] | None = None,
+    language: str = "en",
+    **client_options: Any,
+) -> Any:
     async with in_memory_client(
         ["wechat"],
         data_dir=data_dir,

@@ -14,8 +14,8 @@ import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urljoin
 from typing import Any
+from urllib.parse import urljoin
 
 from hostd_wechat.classify import CAPTCHA_PATH
 from hostd_wechat.fetch import FetchOptions, FetchResult

@@ -247,7 +247,9 @@ def score_articles(articles: list[ArticleText]) -> None:
         count = max(1, len(article.sentences))
         for index, ids in enumerate(article.sentence_tokens):
             distinct = set(ids)
-            base = sum(weight[t] for t in distinct) / len(distinct) if distinct else 0.0
+            # Dividing by the square root of the length neither favours long sentences (a plain sum)
+            # nor short ones with a single rare word (a mean).
+            base = sum(weight[t] for t in distinct) / math.sqrt(len(distinct)) if distinct else 0.0
             prior = 1.0 + _POSITION_PRIOR * (1.0 - index / count)
             article.scores.append(base * prior)
         article.sentence_tokens = []  # done with them: keep memory flat across a large set
@@ -262,7 +264,10 @@ def _top(article: ArticleText, count: int) -> list[int]:
     return sorted(article.ranked()[:count])
 
 
-def key_points(article: ArticleText, count: int = 4) -> str:
+def key_points(article: ArticleText, count: int | None = None) -> str:
+    """The best sentences as bullets: about one in four, between two and five."""
+    if count is None:
+        count = max(2, min(5, math.ceil(len(article.sentences) / 4)))
     chosen = _top(article, count)
     return "\n".join(f"- {article.sentences[i]}" for i in chosen)
 
