@@ -37,11 +37,14 @@ def memory_client(hostd_data_dir: Path, hostd_roots: Path) -> MemoryClient:
     """Open a client: ``async with memory_client(language="zh", budget=5000) as client``."""
 
     @asynccontextmanager
-    async def open_client(language: str = "en", budget: int | None = None, **options: Any) -> AsyncIterator[Client]:
+    async def open_client(
+        language: str = "en", budget: int | None = None, **options: Any
+    ) -> AsyncIterator[Client]:
         settings = {"memory": {"answer_budget": budget}} if budget else None
         config = {"language": language, "allowed_roots": [str(hostd_roots)]}
-        async with in_memory_client(["memory"], data_dir=hostd_data_dir, config=config, settings=settings,
-                                    **options) as client:
+        async with in_memory_client(
+            ["memory"], data_dir=hostd_data_dir, config=config, settings=settings, **options
+        ) as client:
             yield client
 
     return open_client

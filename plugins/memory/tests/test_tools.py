@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import MemoryClient, call, error_code, ok
 
 pytestmark = pytest.mark.anyio
@@ -13,14 +12,30 @@ async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_clie
     expected = {
         "read_memory": {"uri", "cursor"},
         "create_memory": {"uri", "content", "priority", "disclosure"},
-        "update_memory": {"uri", "content", "old_string", "new_string", "append", "priority", "disclosure", "status"},
+        "update_memory": {
+            "uri",
+            "content",
+            "old_string",
+            "new_string",
+            "append",
+            "priority",
+            "disclosure",
+            "status",
+        },
         "delete_memory": {"uri", "force"},
         "search_memory": {"query", "domain", "limit", "priority_min", "priority_max"},
         "preload_memory": {"context_type", "context_data"},
         "save_session": {"title", "summary"},
         "list_memories": {"domain", "status", "limit", "priority_min", "priority_max", "cursor"},
         "get_memory_stats": set(),
-        "export_memories": {"domain", "include_versions", "include_relations", "output_path", "overwrite", "cursor"},
+        "export_memories": {
+            "domain",
+            "include_versions",
+            "include_relations",
+            "output_path",
+            "overwrite",
+            "cursor",
+        },
         "import_memories": {"data", "strategy"},
         "add_alias": {"target_uri", "alias_uri"},
         "get_memory_versions": {"uri", "limit"},
@@ -41,10 +56,18 @@ async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_clie
 
 
 @pytest.mark.smoke
-async def test_create_then_read_returns_content_record_versions_and_counts_access(memory_client: MemoryClient) -> None:
+async def test_create_then_read_returns_content_record_versions_and_counts_access(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
-        created = await ok(client, "create_memory", uri="project://config", content="port 8080", priority=2,
-                           disclosure="when editing the server")
+        created = await ok(
+            client,
+            "create_memory",
+            uri="project://config",
+            content="port 8080",
+            priority=2,
+            disclosure="when editing the server",
+        )
         assert created["uri"] == "project://config" and created["id"] >= 1 and created["created_at"]
         assert created["memory"]["version"] == 1
         first = await ok(client, "read_memory", uri="project://config")
@@ -67,22 +90,45 @@ async def test_uris_are_normalised_so_trailing_and_doubled_slashes_name_one_memo
 
 
 @pytest.mark.parametrize(
-    "uri", ["no-scheme", "://path", "UPPER_CASE://x", "project://", "project:///", "project://a/../b",
-            "project://a/./b", "bad domain://x", "project://has space", "project://tab\there", "x" * 700,
-            "project://a\x00b", "dom_ain://x"],
+    "uri",
+    [
+        "no-scheme",
+        "://path",
+        "UPPER_CASE://x",
+        "project://",
+        "project:///",
+        "project://a/../b",
+        "project://a/./b",
+        "bad domain://x",
+        "project://has space",
+        "project://tab\there",
+        "x" * 700,
+        "project://a\x00b",
+        "dom_ain://x",
+    ],
 )
-async def test_invalid_uris_are_invalid_argument_with_the_valid_form(memory_client: MemoryClient, uri: str) -> None:
+async def test_invalid_uris_are_invalid_argument_with_the_valid_form(
+    memory_client: MemoryClient, uri: str
+) -> None:
     async with memory_client() as client:
         envelope = await call(client, "create_memory", uri=uri, content="x")
     assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
     assert "domain://" in envelope["error"]["hint"] or "at most" in envelope["error"]["hint"]
 
 
-async def test_out_of_range_priority_and_unknown_status_are_invalid_argument(memory_client: MemoryClient) -> None:
+async def test_out_of_range_priority_and_unknown_status_are_invalid_argument(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="a://b", content="x")
-        assert await error_code(client, "create_memory", uri="a://c", content="x", priority=11) == "INVALID_ARGUMENT"
-        assert await error_code(client, "create_memory", uri="a://c", content="x", priority=-1) == "INVALID_ARGUMENT"
+        assert (
+            await error_code(client, "create_memory", uri="a://c", content="x", priority=11)
+            == "INVALID_ARGUMENT"
+        )
+        assert (
+            await error_code(client, "create_memory", uri="a://c", content="x", priority=-1)
+            == "INVALID_ARGUMENT"
+        )
         bad = await call(client, "update_memory", uri="a://b", status="gone")
         assert await error_code(client, "list_memories", status="deleted") == "INVALID_ARGUMENT"
     assert bad["error"]["code"] == "INVALID_ARGUMENT" and "active" in bad["error"]["hint"]
@@ -90,9 +136,14 @@ async def test_out_of_range_priority_and_unknown_status_are_invalid_argument(mem
 
 async def test_system_domain_is_read_only(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
-        assert await error_code(client, "create_memory", uri="system://mine", content="x") == "PERMISSION_DENIED"
+        assert (
+            await error_code(client, "create_memory", uri="system://mine", content="x") == "PERMISSION_DENIED"
+        )
         await ok(client, "create_memory", uri="a://b", content="x")
-        assert await error_code(client, "add_alias", target_uri="a://b", alias_uri="system://b") == "PERMISSION_DENIED"
+        assert (
+            await error_code(client, "add_alias", target_uri="a://b", alias_uri="system://b")
+            == "PERMISSION_DENIED"
+        )
         assert await error_code(client, "delete_memory", uri="system://boot") == "PERMISSION_DENIED"
         assert await error_code(client, "read_memory", uri="system://nothing") == "NOT_FOUND"
 
@@ -108,15 +159,32 @@ async def test_update_modes_patch_append_replace_metadata_and_status(memory_clie
         read = await ok(client, "read_memory", uri="n://t")
         versions = await ok(client, "get_memory_versions", uri="n://t")
     assert [patch["mode"], append["mode"], metadata["mode"], status["mode"], replace["mode"]] == [
-        "patch", "append", "metadata", "status", "replace"]
+        "patch",
+        "append",
+        "metadata",
+        "status",
+        "replace",
+    ]
     assert append["memory"]["version"] == 3
-    assert read["content"] == "new" and read["memory"]["priority"] == 3 and read["memory"]["status"] == "deprecated"
-    assert [v["change"] for v in versions["versions"]] == ["replace", "status", "metadata", "append", "patch",
-                                                             "created"]
+    assert (
+        read["content"] == "new"
+        and read["memory"]["priority"] == 3
+        and read["memory"]["status"] == "deprecated"
+    )
+    assert [v["change"] for v in versions["versions"]] == [
+        "replace",
+        "status",
+        "metadata",
+        "append",
+        "patch",
+        "created",
+    ]
     assert versions["current_version"] == 6 and versions["total"] == 6
 
 
-async def test_patch_must_match_exactly_once_else_conflict_with_the_count(memory_client: MemoryClient) -> None:
+async def test_patch_must_match_exactly_once_else_conflict_with_the_count(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="n://t", content="ab ab ab")
         twice = await call(client, "update_memory", uri="n://t", old_string="ab", new_string="x")
@@ -155,7 +223,9 @@ async def test_update_that_changes_nothing_keeps_the_version(memory_client: Memo
     assert same["memory"]["version"] == 1 and "nothing changed" in same["message"]
 
 
-async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores(memory_client: MemoryClient) -> None:
+async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="n://gone", content="secret marmalade", priority=0)
         deleted = await ok(client, "delete_memory", uri="n://gone")
@@ -199,7 +269,9 @@ async def test_deleting_an_alias_removes_only_the_alias(memory_client: MemoryCli
     assert still["memory"]["aliases"] == [] and still["memory"]["status"] == "active"
 
 
-async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycle(memory_client: MemoryClient) -> None:
+async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycle(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="project://config", content="cfg")
         await ok(client, "add_alias", target_uri="project://config", alias_uri="config://main")
@@ -211,7 +283,9 @@ async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycl
         same = await call(client, "add_alias", target_uri="project://config", alias_uri="project://config/")
         create_on_alias = await call(client, "create_memory", uri="config://main", content="dup")
     assert chained["target_uri"] == "project://config"
-    assert read["uri"] == "project://config" and read["via_alias"] == "cfg://short" and read["content"] == "cfg"
+    assert (
+        read["uri"] == "project://config" and read["via_alias"] == "cfg://short" and read["content"] == "cfg"
+    )
     assert sorted(read["relations"]["aliases"]) == ["cfg://short", "config://main"]
     assert cycle["error"]["code"] == "ALREADY_EXISTS" and taken["error"]["code"] == "ALREADY_EXISTS"
     assert missing["error"]["code"] == "NOT_FOUND" and same["error"]["code"] == "INVALID_ARGUMENT"
@@ -219,22 +293,32 @@ async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycl
     assert create_on_alias["error"]["details"]["target"] == "project://config"
 
 
-async def test_relations_list_mentioned_uris_and_memories_that_mention_this_one(memory_client: MemoryClient) -> None:
+async def test_relations_list_mentioned_uris_and_memories_that_mention_this_one(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="project://db", content="postgres 16")
-        await ok(client, "create_memory", uri="project://api", content="uses project://db, see also wiki://none.")
+        await ok(
+            client, "create_memory", uri="project://api", content="uses project://db, see also wiki://none."
+        )
         await ok(client, "create_memory", uri="project://other", content="mentions project://db/extra only")
         api = await ok(client, "read_memory", uri="project://api")
         db = await ok(client, "read_memory", uri="project://db")
-    assert api["relations"]["mentions"] == [{"uri": "project://db", "exists": True},
-                                            {"uri": "wiki://none", "exists": False}]
+    assert api["relations"]["mentions"] == [
+        {"uri": "project://db", "exists": True},
+        {"uri": "wiki://none", "exists": False},
+    ]
     assert db["relations"]["mentioned_by"] == ["project://api"]
 
 
-async def test_versions_diff_and_rollback_of_any_version_including_the_current(memory_client: MemoryClient) -> None:
+async def test_versions_diff_and_rollback_of_any_version_including_the_current(
+    memory_client: MemoryClient,
+) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="v://m", content="line one\nline two\n", priority=5)
-        await ok(client, "update_memory", uri="v://m", content="line one\nline 2\n", priority=1, disclosure="d")
+        await ok(
+            client, "update_memory", uri="v://m", content="line one\nline 2\n", priority=1, disclosure="d"
+        )
         diff = await ok(client, "diff_versions", uri="v://m", version1=1, version2=2)
         current = await ok(client, "diff_versions", uri="v://m", version1=2, version2=2)
         rollbacks = await ok(client, "list_rollbacks", uri="v://m")
@@ -249,7 +333,9 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(m
     oldest = rollbacks["rollbacks"][-1]
     assert oldest["version"] == 1 and oldest["lines_added"] == 1 and oldest["lines_removed"] == 1
     assert oldest["priority_change"] == "1 -> 5" and oldest["disclosure_changed"] is True
-    assert rollbacks["rollbacks"][0]["current"] is True and rollbacks["rollbacks"][0]["content_changed"] is False
+    assert (
+        rollbacks["rollbacks"][0]["current"] is True and rollbacks["rollbacks"][0]["content_changed"] is False
+    )
     assert rolled["new_version"] == 3 and again["new_version"] == 4
     assert read["content"] == "line one\nline two\n" and read["memory"]["priority"] == 5
     assert read["memory"]["disclosure"] == ""
@@ -261,7 +347,9 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(m
 async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
         for i, priority in enumerate([5, 1, 5, 9, 1]):
-            await ok(client, "create_memory", uri=f"d{i % 2}://m{i}", content=f"memory {i}", priority=priority)
+            await ok(
+                client, "create_memory", uri=f"d{i % 2}://m{i}", content=f"memory {i}", priority=priority
+            )
         await ok(client, "update_memory", uri="d0://m2", status="archived")
         everything = await ok(client, "list_memories")
         archived = await ok(client, "list_memories", status="archived")
@@ -292,9 +380,14 @@ async def test_boot_index_and_recent_views(memory_client: MemoryClient) -> None:
         recent2 = await ok(client, "read_memory", uri="system://recent/2")
         too_many = await call(client, "read_memory", uri="system://recent/101")
     assert [(m["memory"]["uri"], m["content"]) for m in boot["memories"]] == [
-        ("core://me", "I am the agent"), ("core://user", "the user")]
+        ("core://me", "I am the agent"),
+        ("core://user", "the user"),
+    ]
     assert index["index"] == [
-        {"domain": "core", "memories": [{"uri": "core://me", "priority": 0}, {"uri": "core://user", "priority": 2}]},
+        {
+            "domain": "core",
+            "memories": [{"uri": "core://me", "priority": 0}, {"uri": "core://user", "priority": 2}],
+        },
         {"domain": "project", "memories": [{"uri": "project://low", "priority": 7}]},
     ]
     assert recent["memories"][0]["memory"]["uri"] == "project://low" and len(recent["memories"]) == 3
@@ -305,8 +398,13 @@ async def test_boot_index_and_recent_views(memory_client: MemoryClient) -> None:
 async def test_large_views_stay_within_the_budget_and_page_with_a_cursor(memory_client: MemoryClient) -> None:
     async with memory_client(budget=2_000) as client:
         for i in range(60):
-            await ok(client, "create_memory", uri=f"bulk://item/{i:03d}", content=f"content {i} " * 20,
-                     priority=i % 3)
+            await ok(
+                client,
+                "create_memory",
+                uri=f"bulk://item/{i:03d}",
+                content=f"content {i} " * 20,
+                priority=i % 3,
+            )
         seen: list[str] = []
         cursor = None
         pages = 0
@@ -347,7 +445,9 @@ async def test_long_content_reads_in_pages(memory_client: MemoryClient) -> None:
 
 async def test_save_session_records_and_creates_a_dated_session_memory(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
-        with_summary = await ok(client, "save_session", title="Refactor Auth 模块!", summary="moved login to auth/")
+        with_summary = await ok(
+            client, "save_session", title="Refactor Auth 模块!", summary="moved login to auth/"
+        )
         same_title = await ok(client, "save_session", title="Refactor Auth 模块!", summary="second")
         bare = await ok(client, "save_session")
         read = await ok(client, "read_memory", uri=with_summary["memory"]["uri"])
@@ -381,21 +481,42 @@ async def test_stats_count_statuses_domains_accesses_versions_and_size(memory_cl
 async def test_preload_finds_core_and_related_memories_with_reasons(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="core://rules", content="Always run tests", priority=0)
-        await ok(client, "create_memory", uri="project://auth", content="src/auth/login.py handles OAuth tokens")
+        await ok(
+            client, "create_memory", uri="project://auth", content="src/auth/login.py handles OAuth tokens"
+        )
         await ok(client, "create_memory", uri="project://folder", content="the auth folder is owned by Li")
-        await ok(client, "create_memory", uri="debug://econn",
-                 content="ConnectionRefusedError when redis is down: start it with docker compose up redis")
-        await ok(client, "create_memory", uri="tips://deploy", content="use the blue-green script",
-                 disclosure="when the user wants to deploy")
+        await ok(
+            client,
+            "create_memory",
+            uri="debug://econn",
+            content="ConnectionRefusedError when redis is down: start it with docker compose up redis",
+        )
+        await ok(
+            client,
+            "create_memory",
+            uri="tips://deploy",
+            content="use the blue-green script",
+            disclosure="when the user wants to deploy",
+        )
         await ok(client, "create_memory", uri="notes://other", content="nothing related")
-        file = await ok(client, "preload_memory", context_type="file", context_data="/home/me/app/src/auth/login.py")
-        folder = await ok(client, "preload_memory", context_type="directory", context_data="/home/me/app/src/auth")
-        error = await ok(client, "preload_memory", context_type="error",
-                         context_data="ConnectionRefusedError: [Errno 111] 127.0.0.1:6379 in /srv/x/y.py line 42")
-        intent = await ok(client, "preload_memory", context_type="intent", context_data="I want to deploy the app")
+        file = await ok(
+            client, "preload_memory", context_type="file", context_data="/home/me/app/src/auth/login.py"
+        )
+        folder = await ok(
+            client, "preload_memory", context_type="directory", context_data="/home/me/app/src/auth"
+        )
+        error = await ok(
+            client,
+            "preload_memory",
+            context_type="error",
+            context_data="ConnectionRefusedError: [Errno 111] 127.0.0.1:6379 in /srv/x/y.py line 42",
+        )
+        intent = await ok(
+            client, "preload_memory", context_type="intent", context_data="I want to deploy the app"
+        )
     assert [c["memory"]["uri"] for c in file["core"]] == ["core://rules"]
     related = {r["uri"]: r["reasons"] for r in file["related"]}
-    assert list(related)[0] == "project://auth"
+    assert next(iter(related)) == "project://auth"
     assert any("auth/login.py" in reason for reason in related["project://auth"])
     assert "project://folder" in related and "notes://other" not in related
     assert [r["uri"] for r in folder["related"]][:2] == ["project://auth", "project://folder"]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hostd import ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
+UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 
 class Settings(BaseModel):
@@ -178,7 +179,7 @@ class CreateMemoryResult(ToolOutput):
 
 class UpdateMemoryResult(ToolOutput):
     uri: str
-    mode: Literal["patch", "append", "replace", "metadata", "status"]
+    mode: UpdateMode
     previous_version: int
     memory: MemoryRecord
 

@@ -27,7 +27,9 @@ _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 _IS_CJK = re.compile(f"[{CJK_CLASS}]")
 # Where a query splits into terms: whitespace and punctuation that never belongs to a term.
 # '/', '.', '-', '_', ':' stay inside terms so paths, file names and versions survive.
-_TERM_SEPARATORS = re.compile(r"[\s\u3000,，。、;；!！?？()（）\[\]【】{}<>《》\"'“”‘’`|·…]+")
+_TERM_SEPARATORS = re.compile(
+    r"[\s\x00-\x1f\x7f\u200b-\u200f\ufeff\u3000,，。、;；!！?？()（）\[\]【】{}<>《》\"'“”‘’`|·…]+"
+)
 _SCRIPT_BOUNDARY = re.compile(f"[{CJK_CLASS}]+|[^{CJK_CLASS}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 16

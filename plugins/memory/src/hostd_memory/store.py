@@ -388,7 +388,8 @@ class MemoryStore:
         with self._write() as conn:
             self._ensure_free(conn, str(uri))
             conn.execute(
-                "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, updated_at) "
+                "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
+                "updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (str(uri), uri.domain, uri.path, content, priority, disclosure, stamp, stamp),
             )
@@ -401,7 +402,8 @@ class MemoryStore:
     ) -> MemoryRow:
         """Keep the current state as a version row, then write the new state as version n+1."""
         conn.execute(
-            "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, change, "
+            "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
+            "change, "
             "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
@@ -428,7 +430,8 @@ class MemoryStore:
             updated_at=stamp,
         )
         conn.execute(
-            "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, version = ?, change = ?, "
+            "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, version = ?, "
+            "change = ?, "
             "change_note = ?, updated_at = ? WHERE id = ?",
             (
                 updated.content,
@@ -648,7 +651,8 @@ class MemoryStore:
         rows = (
             self._conn()
             .execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} "
+                "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
                 [*params, limit],
             )
             .fetchall()
@@ -660,7 +664,8 @@ class MemoryStore:
         rows = (
             self._conn()
             .execute(
-                "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? ORDER BY uri LIMIT ?",
+                "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? "
+                "ORDER BY uri LIMIT ?",
                 (after or "", limit),
             )
             .fetchall()
@@ -723,7 +728,10 @@ class MemoryStore:
         clause = ""
         params: list[Any] = []
         for term in terms:
-            clause += " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?) OR instr(lower(m.disclosure), ?))"
+            clause += (
+                " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?)"
+                " OR instr(lower(m.disclosure), ?))"
+            )
             params += [term.lower()] * 3
         return clause, params
 
@@ -803,7 +811,8 @@ class MemoryStore:
                     candidate = MemoryUri(base.domain, f"{base.path}-{suffix}")
                     suffix += 1
                 conn.execute(
-                    "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, updated_at) "
+                    "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
+                    "updated_at) "
                     "VALUES (?, ?, ?, ?, ?, '', ?, ?)",
                     (str(candidate), candidate.domain, candidate.path, content, priority, stamp, stamp),
                 )
@@ -896,7 +905,8 @@ class MemoryStore:
         change, note = (current.change, current.change_note) if current else ("import", "")
         cursor = conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
-            "created_at, updated_at, version, change, change_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, version, change, change_note) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 str(item.uri),
                 item.uri.domain,
@@ -916,7 +926,8 @@ class MemoryStore:
         memory_id = cursor.lastrowid
         if older:
             conn.executemany(
-                "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, change, "
+                "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
+                "change, "
                 "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (

@@ -13,7 +13,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
@@ -49,7 +49,9 @@ from hostd_memory.models import (
     SearchMemoryResult,
     SessionRecord,
     Settings,
+    Status,
     UpdateMemoryResult,
+    UpdateMode,
     VersionSummary,
 )
 from hostd_memory.paging import (
@@ -366,7 +368,7 @@ def _record(memory: MemoryRow) -> MemoryRecord:
         aliases=list(memory.aliases),
         priority=memory.priority,
         disclosure=memory.disclosure,
-        status=memory.status,  # type: ignore[arg-type]
+        status=cast(Status, memory.status),
         access_count=memory.access_count,
         last_accessed_at=memory.last_accessed_at,
         created_at=memory.created_at,
@@ -403,9 +405,9 @@ def _version_summary(version: VersionRow) -> VersionSummary:
         change_note=version.change_note,
         priority=version.priority,
         disclosure=version.disclosure,
-        status=version.status,
+        status=cast(Status, version.status),
         size=len(version.content),
-        preview=_preview(version.content),  # type: ignore[arg-type]
+        preview=_preview(version.content),
     )
 
 
@@ -419,10 +421,8 @@ def _collect(
     max_items: int,
     size: Callable[[Any], int] = size_of,
 ) -> tuple[list[Any], Any, bool]:
-    """Fetch rows batch by batch, keeping what fits the budget: (items, last key, more left).
-
-    The first item always goes in, so a page is never empty while rows remain.
-    """
+    """Fetch rows batch by batch, keeping what fits the budget: (items, last key, more left). The first
+    item always goes in, so a page is never empty while rows remain."""
     items: list[Any] = []
     used = 0
     last = after
@@ -450,10 +450,11 @@ def read_memory(
     uri: UriArg,
     cursor: CursorArg = None,
 ) -> ReadMemoryResult:
-    """Read one memory: its content, record, last 5 versions and relations (aliases, URIs it mentions, memories
-    mentioning it). Counts an access; an alias reads its target. Special URIs: system://boot (core memories,
-    priority <= 2, with content), system://index (every active URI by domain), system://recent and
-    system://recent/N (N <= 100, latest changes). Long contents and listings come in pages: pass next_cursor."""
+    """Read one memory: its content, record, last 5 versions and relations (aliases, URIs it mentions,
+    memories mentioning it). Counts an access; an alias reads its target. Special URIs: system://boot
+    (core memories, priority <= 2, with content), system://index (every active URI by domain),
+    system://recent and system://recent/N (N <= 100, latest changes). Long contents and listings come in
+    pages: pass next_cursor."""
     parsed = _parse(ctx, uri, "uri")
     store = _store(ctx)
     with _store_errors(ctx):
@@ -623,8 +624,9 @@ def create_memory(
         Field(description="When to bring this memory up (a trigger condition)", max_length=MAX_DISCLOSURE),
     ] = None,
 ) -> CreateMemoryResult:
-    """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when the URI,
-    or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5 normal, 6-10 low."""
+    """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when
+    the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
+    normal, 6-10 low."""
     parsed = _writable(ctx, uri, "uri")
     with _store_errors(ctx):
         memory = _store(ctx).create(parsed, content, priority, disclosure or "")
@@ -713,8 +715,9 @@ def update_memory(
     ] = None,
 ) -> UpdateMemoryResult:
     """Change a memory; every change makes a new version (rollback_memory undoes it). Modes: patch
-    (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true + content),
-    replace (content), or metadata only (priority, disclosure, status). Content modes may carry metadata too."""
+    (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
+    content), replace (content), or metadata only (priority, disclosure, status). Content modes may
+    carry metadata too."""
     mode = _update_mode(ctx, content, old_string, new_string, append)
     if mode is None and priority is None and disclosure is None and status is None:
         raise _invalid_combination(
@@ -760,14 +763,15 @@ def update_memory(
                 memory=_record(current),
             ).with_message(
                 ctx.text(
-                    en=f"{current.uri} already holds this; nothing changed (still version {current.version}).",
+                    en=f"{current.uri} already holds this; nothing changed "
+                    f"(still version {current.version}).",
                     zh=f"{current.uri} 已是该内容，未作改动（仍为版本 {current.version}）。",
                 )
             )
     return UpdateMemoryResult(
         uri=memory.uri,
-        mode=kind,
-        previous_version=memory.version - 1,  # type: ignore[arg-type]
+        mode=cast(UpdateMode, kind),
+        previous_version=memory.version - 1,
         memory=_record(memory),
     ).with_message(
         ctx.text(
@@ -784,9 +788,9 @@ def delete_memory(
         bool, Field(description="Remove for good with all versions and aliases (cannot be undone)")
     ] = False,
 ) -> DeleteMemoryResult:
-    """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept, and
-    rollback_memory restores it. force=true removes it with its versions and aliases for good. Deleting an alias
-    URI removes only the alias."""
+    """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept,
+    and rollback_memory restores it. force=true removes it with its versions and aliases for good.
+    Deleting an alias URI removes only the alias."""
     parsed = _writable(ctx, uri, "uri")
     store = _store(ctx)
     with _store_errors(ctx):
@@ -806,7 +810,8 @@ def delete_memory(
                 uri=memory.uri, action="removed", removed_versions=versions, removed_aliases=aliases
             ).with_message(
                 ctx.text(
-                    en=f"Removed {memory.uri} for good, with {versions} version(s) and {len(aliases)} alias(es).",
+                    en=f"Removed {memory.uri} for good, with {versions} version(s) "
+                    f"and {len(aliases)} alias(es).",
                     zh=f"已彻底删除 {memory.uri}，包括 {versions} 个版本和 {len(aliases)} 个别名。",
                 )
             )
@@ -838,9 +843,9 @@ def search_memory(
     priority_min: PriorityMin = None,
     priority_max: PriorityMax = None,
 ) -> SearchMemoryResult:
-    """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding every
-    term first, then those holding some. Works for Chinese and English, including one- and two-character
-    queries. Each hit has a snippet around the match. Deleted memories are never returned."""
+    """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
+    every term first, then those holding some. Works for Chinese and English, including one- and
+    two-character queries. Each hit has a snippet around the match. Deleted memories are never returned."""
     _priority_range(ctx, priority_min, priority_max)
     filters = Filters(domain=_domain(ctx, domain), priority_min=priority_min, priority_max=priority_max)
     plan = search_text.plan_query(query)
@@ -860,7 +865,7 @@ def search_memory(
         SearchHit(
             uri=h.memory.uri,
             priority=h.memory.priority,
-            status=h.memory.status,  # type: ignore[arg-type]
+            status=cast(Status, h.memory.status),
             disclosure=clip(h.memory.disclosure, 300)[0],
             aliases=h.memory.aliases,
             snippet=search_text.snippet(h.memory.content, plan.terms),
@@ -905,10 +910,10 @@ def preload_memory(
         str, Field(description="The path, error text or intent", min_length=1, max_length=20_000)
     ],
 ) -> PreloadMemoryResult:
-    """Load memories worth having before working on something: the core memories (priority <= 2) and related
-    ones, each with why it matched. file: memories mentioning the path, its name or folders; directory: its
-    folders; error: its key terms (numbers, addresses, paths stripped); intent: its words. Every type also
-    matches memories whose disclosure fits the context."""
+    """Load memories worth having before working on something: the core memories (priority <= 2) and
+    related ones, each with why it matched. file: memories mentioning the path, its name or folders;
+    directory: its folders; error: its key terms (numbers, addresses, paths stripped); intent: its
+    words. Every type also matches memories whose disclosure fits the context."""
     from hostd_memory.preload import related_memories
 
     store = _store(ctx)
@@ -958,8 +963,9 @@ def save_session(
         ),
     ] = None,
 ) -> SaveSessionResult:
-    """Record the current session. With a summary, also create a session memory at session://YYYY-MM-DD/<slug>
-    (a numeric suffix keeps same-day titles apart). Returns the session record and the memory."""
+    """Record the current session. With a summary, also create a session memory at
+    session://YYYY-MM-DD/<slug> (a numeric suffix keeps same-day titles apart). Returns the session
+    record and the memory."""
     import datetime
 
     clean_title = " ".join((title or "").split())
@@ -1081,8 +1087,9 @@ def export_memories(
     cursor: CursorArg = None,
 ) -> ExportMemoriesResult:
     """Export memories (all but deleted, optionally one domain) as a JSON document with a format name and
-    version, under 'document'; import_memories takes it back. Large exports come in pages (next_cursor), or
-    whole into a file with output_path (inside the allowed roots; an existing file only with overwrite=true)."""
+    version, under 'document'; import_memories takes it back. Large exports come in pages (next_cursor),
+    or whole into a file with output_path (inside the allowed roots; an existing file only with
+    overwrite=true)."""
     from hostd_memory import transfer
     from hostd_memory.store import now_iso
 
@@ -1187,8 +1194,8 @@ def import_memories(
     ] = "skip",
 ) -> ImportMemoriesResult:
     """Import an export document. The whole document is checked first, then applied in one transaction;
-    reports how many memories were created, skipped, overwritten or merged, and each item that could not be
-    imported (and why). Older format versions are migrated."""
+    reports how many memories were created, skipped, overwritten or merged, and each item that could not
+    be imported (and why). Older format versions are migrated."""
     from hostd_memory import transfer
 
     try:
@@ -1236,9 +1243,11 @@ def import_memories(
     )
     return result.with_message(
         ctx.text(
-            en=f"Imported: {result.created} created, {result.skipped} skipped, {result.overwritten} overwritten, "
+            en=f"Imported: {result.created} created, {result.skipped} skipped, "
+            f"{result.overwritten} overwritten, "
             f"{result.merged} merged, {len(errors)} error(s).",
-            zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，覆盖 {result.overwritten}，合并 {result.merged}，"
+            zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，"
+            f"覆盖 {result.overwritten}，合并 {result.merged}，"
             f"错误 {len(errors)}。",
         )
     )
@@ -1283,8 +1292,9 @@ def add_alias(
         str, Field(description="The new URI that will also lead to the memory", min_length=1, max_length=600)
     ],
 ) -> AddAliasResult:
-    """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the alias
-    must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles are impossible."""
+    """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the
+    alias must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles
+    are impossible."""
     target = _writable(ctx, target_uri, "target_uri")
     alias = _writable(ctx, alias_uri, "alias_uri")
     if alias == target:
@@ -1302,8 +1312,8 @@ def add_alias(
 
 
 def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> MemoryVersionsResult:
-    """A memory's version history, newest first (the current version included): each version's time, change note
-    (created, patch, append, replace, metadata, status, rollback, import), size and a preview."""
+    """A memory's version history, newest first (the current version included): each version's time, change
+    note (created, patch, append, replace, metadata, status, rollback, import), size and a preview."""
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
@@ -1319,8 +1329,8 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 
 
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
-    """The versions a memory can be rolled back to, newest first, each with what a rollback would change against
-    the current state (content lines added/removed, priority, disclosure)."""
+    """The versions a memory can be rolled back to, newest first, each with what a rollback would change
+    against the current state (content lines added/removed, priority, disclosure)."""
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
@@ -1363,8 +1373,8 @@ def rollback_memory(
         int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=10_000_000)
     ],
 ) -> RollbackMemoryResult:
-    """Restore a version's content, priority and disclosure as a new version (history is never rewritten, so a
-    rollback can itself be rolled back). Also restores a soft-deleted memory."""
+    """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
+    so a rollback can itself be rolled back). Also restores a soft-deleted memory."""
     parsed = _writable(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, restored = _store(ctx).rollback(str(parsed), version)

@@ -1,0 +1,45 @@
+"""A separate process writing to a shared memory store (run by test_concurrency.py).
+
+Usage: python concurrency_worker.py DB_PATH BARRIER_DIR NAME create|update COUNT
+Waits for BARRIER_DIR/go before writing, then prints its start and end times as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from hostd_memory.store import Change, MemoryStore
+from hostd_memory.uris import MemoryUri
+
+
+def main() -> None:
+    db_path, barrier, name, action, count = sys.argv[1:6]
+    store = MemoryStore(Path(db_path))
+    store.existing_uris(["warm://up"])  # opens the file (and migrates) before the barrier
+    (Path(barrier) / f"ready-{name}").touch()
+    go = Path(barrier) / "go"
+    deadline = time.monotonic() + 60
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("barrier never opened")
+        time.sleep(0.001)
+    started = time.time()
+    for i in range(int(count)):
+        if action == "create":
+            store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "")
+        else:
+            line = f"{name} edit {i}"
+            store.update(
+                "shared://target",
+                edit=lambda current, line=line: (current + "\n" + line, "append"),
+                change=Change(),
+            )
+    print(json.dumps({"name": name, "started": started, "ended": time.time()}))
+    store.close()
+
+
+if __name__ == "__main__":
+    main()

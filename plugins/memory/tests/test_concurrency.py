@@ -1,0 +1,96 @@
+"""Several processes and threads on one database file lose nothing (started on a barrier)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hostd_memory.store import Change, MemoryStore
+from hostd_memory.uris import MemoryUri
+
+WORKER = Path(__file__).with_name("concurrency_worker.py")
+
+
+def run_on_barrier(tmp_path: Path, db: Path, jobs: list[tuple[str, str, int]]) -> list[dict[str, float]]:
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), str(db), str(barrier), name, action, str(count)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, action, count in jobs
+    ]
+    deadline = time.monotonic() + 60
+    while len(list(barrier.glob("ready-*"))) < len(jobs):
+        assert time.monotonic() < deadline, "workers never got ready"
+        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
+        time.sleep(0.01)
+    (barrier / "go").touch()
+    spans = []
+    for process in processes:
+        out, err = process.communicate(timeout=240)
+        assert process.returncode == 0, err
+        spans.append(json.loads(out))
+    return spans
+
+
+def assert_overlapped(spans: list[dict[str, float]]) -> None:
+    latest_start = max(s["started"] for s in spans)
+    earliest_end = min(s["ended"] for s in spans)
+    assert latest_start < earliest_end, f"the workers ran one after another, not together: {spans}"
+
+
+@pytest.mark.slow
+def test_four_processes_creating_250_each_lose_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    MemoryStore(db).close()
+    spans = run_on_barrier(tmp_path, db, [(f"p{i}", "create", 250) for i in range(4)])
+    assert_overlapped(spans)
+    with sqlite3.connect(db) as conn:
+        count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        indexed = conn.execute(
+            "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH '\"from p3\"'"
+        ).fetchone()[0]
+    assert count == 1000 and indexed == 250
+
+
+@pytest.mark.slow
+def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    store = MemoryStore(db)
+    store.create(MemoryUri("shared", "target"), "start", 5, "")
+    store.close()
+    spans = run_on_barrier(tmp_path, db, [("a", "update", 100), ("b", "update", 100)])
+    assert_overlapped(spans)
+    with sqlite3.connect(db) as conn:
+        older = [r[0] for r in conn.execute("SELECT version FROM memory_versions ORDER BY version")]
+        current, content = conn.execute("SELECT version, content FROM memories").fetchone()
+    assert sorted([*older, current]) == list(range(1, 202))
+    assert len(set(older)) == len(older) and current == 201
+    lines = content.splitlines()[1:]
+    assert sorted(lines) == sorted([f"a edit {i}" for i in range(100)] + [f"b edit {i}" for i in range(100)])
+
+
+def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    store.create(MemoryUri("shared", "target"), "start", 5, "")
+
+    def work(n: int) -> None:
+        store.create(MemoryUri("thread", str(n)), f"thread memory {n}", 5, "")
+        store.update("shared://target", edit=lambda c: (c + f"\n{n}", "append"), change=Change())
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(80)))
+    memory, versions, total = store.versions("shared://target")
+    store.close()
+    assert total == 81 and [v.version for v in versions] == list(range(81, 0, -1))
+    assert sorted(int(x) for x in memory.content.splitlines()[1:]) == list(range(80))

@@ -1,0 +1,162 @@
+"""search_memory's rules (Chinese and English, short queries, filters, ranking) and hostile input."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import MemoryClient, call, ok
+
+pytestmark = pytest.mark.anyio
+
+MEMORIES = [
+    ("project://db/pool", "数据库连接池配置：最大 20 个连接，PostgreSQL 16 在 db.internal", 2, ""),
+    ("project://cache", "Redis 缓存的过期时间设为 300 秒；缓存键前缀 app:", 5, "when changing caching"),
+    ("user://lang", "用户喜欢用 Go 语言写后端，前端用 TypeScript", 1, ""),
+    ("debug://oom", "The worker ran out of memory when the batch size was 10000; lowered it to 2000", 6, ""),
+    ("notes://tea", "The user prefers green tea in the afternoon", 8, "when talking about drinks"),
+    ("project://deploy", "Deployment uses blue-green releases via the deploy.sh script", 3, ""),
+]
+
+
+async def seeded(client) -> None:  # type: ignore[no-untyped-def]
+    for uri, content, priority, disclosure in MEMORIES:
+        await ok(client, "create_memory", uri=uri, content=content, priority=priority, disclosure=disclosure)
+
+
+def uris(envelope: dict) -> list[str]:  # type: ignore[type-arg]
+    return [hit["uri"] for hit in envelope["hits"]]
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("数据库", "project://db/pool"),
+        ("连接池配置", "project://db/pool"),
+        ("缓存", "project://cache"),  # two characters
+        ("库", "project://db/pool"),  # one character
+        ("Go", "user://lang"),  # two Latin letters
+        ("postgresql", "project://db/pool"),  # case-insensitive
+        ("memory batch", "debug://oom"),
+        ("deployment script", "project://deploy"),
+        ("db/pool", "project://db/pool"),  # URI path
+        ("drinks", "notes://tea"),  # disclosure
+    ],
+)
+async def test_search_finds_chinese_english_short_and_path_queries(
+    memory_client: MemoryClient, query: str, expected: str
+) -> None:
+    async with memory_client() as client:
+        await seeded(client)
+        found = await ok(client, "search_memory", query=query)
+    assert uris(found)[0] == expected, found
+    assert found["hits"][0]["snippet"]
+
+
+async def test_all_term_matches_rank_before_partial_matches(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        await seeded(client)
+        found = await ok(client, "search_memory", query="Redis 过期时间 blue")
+        natural = await ok(client, "search_memory", query="how long do cached keys live in redis")
+    assert found["hits"][0]["matched"] == "any_term"  # no memory holds all three
+    assert uris(natural)[0] == "project://cache"
+
+
+async def test_snippet_is_cut_around_the_match(memory_client: MemoryClient) -> None:
+    long_text = "开头的填充文字。" * 40 + "关键的句子：部署在周五。" + "结尾的填充文字。" * 40
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="n://long", content=long_text)
+        found = await ok(client, "search_memory", query="部署在周五")
+    snippet = found["hits"][0]["snippet"]
+    assert (
+        "部署在周五" in snippet and snippet.startswith("…") and snippet.endswith("…") and len(snippet) < 200
+    )
+
+
+async def test_filters_domain_priority_bounds_inclusive_and_limit(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        await seeded(client)
+        domain = await ok(client, "search_memory", query="the", domain="notes")
+        bounded = await ok(client, "search_memory", query="用", priority_min=1, priority_max=1)
+        limited = await ok(client, "search_memory", query="t", limit=2)
+        too_many = await call(client, "search_memory", query="x", limit=101)
+        bad_domain = await call(client, "search_memory", query="x", domain="Not A Domain")
+    assert uris(domain) == ["notes://tea"]
+    assert uris(bounded) == ["user://lang"]
+    assert len(limited["hits"]) == 2
+    assert (
+        too_many["error"]["code"] == "INVALID_ARGUMENT" and bad_domain["error"]["code"] == "INVALID_ARGUMENT"
+    )
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        '""',
+        "*",
+        "NEAR(",
+        "NEAR(a b)",
+        "a OR b",
+        "AND",
+        "NOT x",
+        "x*",
+        "^start",
+        "col:value",
+        "{path}: x",
+        "'; DROP TABLE memories; --",
+        "\\",
+        "%",
+        "_",
+        "()",
+        "-x",
+        "a\x00b",
+        "😀",
+        "\U0010fffd",
+        "𠀀𠀁",
+        "\u200b",
+    ],
+)
+async def test_query_syntax_is_text_never_an_error(memory_client: MemoryClient, query: str) -> None:
+    async with memory_client() as client:
+        await seeded(client)
+        await ok(client, "create_memory", uri="n://syntax", content=f"literal {query} here")
+        found = await call(client, "search_memory", query=query)
+        still = await ok(client, "get_memory_stats")
+    assert found["status"] == "success", found
+    assert still["total"] == len(MEMORIES) + 1
+    if query.strip("\u200b") and query not in ("\\",):
+        assert "n://syntax" in uris(found), (query, found)
+
+
+async def test_sql_in_arguments_is_data(memory_client: MemoryClient) -> None:
+    evil = "x'); DELETE FROM memories; --"
+    async with memory_client() as client:
+        await seeded(client)
+        await ok(client, "create_memory", uri="n://evil", content=evil, disclosure=evil)
+        listed = await ok(client, "list_memories", domain="notes")
+        read = await ok(client, "read_memory", uri="n://evil")
+        stats = await ok(client, "get_memory_stats")
+    assert read["content"] == evil and stats["total"] == len(MEMORIES) + 1 and listed["count"] == 1
+
+
+async def test_one_megabyte_content_and_every_unicode_plane_round_trip(memory_client: MemoryClient) -> None:
+    planes = "".join(chr(cp) for cp in (0x41, 0x4E2D, 0x1F600, 0x20000, 0x30000, 0xE0041, 0xF0000, 0x10FFFD))
+    big = ("数据 data " * 110_000)[:1_000_000] + planes
+    async with memory_client(budget=1_000_000) as client:
+        await ok(client, "create_memory", uri="big://one", content=big)
+        await ok(client, "create_memory", uri=f"planes://{planes[:4]}", content=planes, disclosure=planes)
+        read = await ok(client, "read_memory", uri="big://one")
+        found = await ok(client, "search_memory", query=planes[1:4])
+        updated = await ok(client, "update_memory", uri="big://one", content=planes, append=True)
+    assert read["content"] == big
+    assert "big://one" in uris(found) and f"planes://{planes[:4]}" in uris(found)
+    assert updated["memory"]["version"] == 2
+
+
+async def test_lone_surrogates_and_control_characters_in_uris_are_refused(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        for uri in ["a://\x07bell", "a://x\u2028y", "a://\ufeffbom"]:
+            envelope = await call(client, "create_memory", uri=uri, content="x")
+            assert envelope["error"]["code"] == "INVALID_ARGUMENT", uri

@@ -1,0 +1,169 @@
+"""export_memories and import_memories: round trip, strategies, validation, older formats, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import MemoryClient, call, error_code, ok
+from hostd_testing import in_memory_client
+
+pytestmark = pytest.mark.anyio
+
+
+async def fill(client) -> None:  # type: ignore[no-untyped-def]
+    await ok(client, "create_memory", uri="core://me", content="我是助手", priority=0, disclosure="always")
+    await ok(client, "update_memory", uri="core://me", content="我是助手 v2")
+    await ok(client, "create_memory", uri="project://api", content="see core://me", priority=4)
+    await ok(client, "update_memory", uri="project://api", status="archived")
+    await ok(client, "add_alias", target_uri="core://me", alias_uri="user://self")
+    await ok(client, "create_memory", uri="other://x", content="other domain")
+    await ok(client, "create_memory", uri="gone://x", content="deleted one")
+    await ok(client, "delete_memory", uri="gone://x")
+    await ok(client, "read_memory", uri="core://me")
+
+
+def comparable(document: dict) -> list[dict]:  # type: ignore[type-arg]
+    return sorted(document["memories"], key=lambda m: m["uri"])
+
+
+@pytest.mark.smoke
+async def test_export_then_import_into_an_empty_store_reproduces_everything(
+    memory_client: MemoryClient, tmp_path: Path
+) -> None:
+    async with memory_client() as client:
+        await fill(client)
+        exported = await ok(client, "export_memories", include_versions=True, include_relations=True)
+    document = exported["document"]
+    assert document["format"] == "hostd-memory-export" and document["version"] == 2
+    assert {m["uri"] for m in document["memories"]} == {"core://me", "project://api", "other://x"}
+    second = tmp_path / "second"
+    second.mkdir()
+    async with in_memory_client(["memory"], data_dir=second, config={"language": "en"}) as other:
+        imported = await ok(other, "import_memories", data=exported)  # the whole answer works too
+        again = await ok(other, "export_memories", include_versions=True, include_relations=True)
+        versions = await ok(other, "get_memory_versions", uri="user://self")
+    assert imported["created"] == 3 and imported["errors"] == []
+    assert comparable(again["document"]) == comparable(document)
+    assert [v["version"] for v in versions["versions"]] == [2, 1]
+
+
+async def test_import_strategies_skip_overwrite_merge(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [{"uri": "a://1", "content": "incoming text", "priority": 1, "disclosure": "new"}],
+    }
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="a://1", content="existing text", priority=6)
+        skipped = await ok(client, "import_memories", data=document)
+        merged = await ok(client, "import_memories", data=document, strategy="merge")
+        merged_twice = await ok(client, "import_memories", data=document, strategy="merge")
+        after_merge = await ok(client, "read_memory", uri="a://1")
+        overwritten = await ok(client, "import_memories", data=document, strategy="overwrite")
+        after_overwrite = await ok(client, "read_memory", uri="a://1")
+        versions = await ok(client, "get_memory_versions", uri="a://1")
+    assert (skipped["skipped"], merged["merged"], overwritten["overwritten"]) == (1, 1, 1)
+    assert merged_twice["merged"] == 1
+    assert after_merge["content"] == "existing text\nincoming text" and after_merge["memory"]["priority"] == 1
+    assert after_overwrite["content"] == "incoming text" and after_overwrite["memory"]["disclosure"] == "new"
+    assert [v["change"] for v in versions["versions"]][:2] == ["import", "import"]
+
+
+async def test_import_validates_first_and_reports_per_item_errors(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "ok://1", "content": "fine"},
+            {"uri": "not a uri", "content": "x"},
+            {"uri": "ok://2", "content": "x", "priority": 42},
+            {"uri": "system://boot", "content": "x"},
+            {"uri": "ok://1/", "content": "duplicate"},
+            {"content": "no uri"},
+            {"uri": "ok://3", "content": "bad time", "created_at": "yesterday"},
+        ],
+    }
+    async with memory_client() as client:
+        result = await ok(client, "import_memories", data=document)
+        bad_format = await call(client, "import_memories", data={"format": "other", "memories": []})
+        bad_version = await call(
+            client, "import_memories", data={"format": "hostd-memory-export", "version": 9, "memories": []}
+        )
+        not_list = await call(
+            client, "import_memories", data={"format": "hostd-memory-export", "version": 2, "memories": "x"}
+        )
+        empty = await call(client, "import_memories", data={})
+    assert result["created"] == 1
+    assert [e["index"] for e in result["errors"]] == [1, 2, 3, 4, 5, 6]
+    assert all(e["message"] for e in result["errors"])
+    for envelope in (bad_format, bad_version, not_list, empty):
+        assert (
+            envelope["error"]["code"] == "INVALID_ARGUMENT"
+            and envelope["error"]["details"]["argument"] == "data"
+        )
+
+
+async def test_older_format_version_is_migrated(memory_client: MemoryClient) -> None:
+    version1 = {
+        "format": "hostd-memory-export",
+        "version": 1,
+        "items": [
+            {
+                "uri": "old://one",
+                "content": "from v1",
+                "priority": 3,
+                "created": "2024-01-02T03:04:05+08:00",
+                "updated": "2024-01-03T00:00:00Z",
+            }
+        ],
+    }
+    async with memory_client() as client:
+        result = await ok(client, "import_memories", data=version1)
+        read = await ok(client, "read_memory", uri="old://one")
+    assert result["format_version"] == 1 and result["created"] == 1
+    assert read["memory"]["created_at"] == "2024-01-01T19:04:05.000000Z"
+    assert read["memory"]["updated_at"] == "2024-01-03T00:00:00.000000Z"
+
+
+async def test_aliases_that_are_taken_are_reported_not_fatal(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [{"uri": "a://new", "content": "x", "aliases": ["a://taken"]}],
+    }
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="a://taken", content="y")
+        result = await ok(client, "import_memories", data=document)
+    assert result["created"] == 1 and result["errors"][0]["problem"] == "alias_taken"
+
+
+async def test_export_filters_by_domain(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        await fill(client)
+        exported = await ok(client, "export_memories", domain="core")
+    assert [m["uri"] for m in exported["document"]["memories"]] == ["core://me"]
+    assert "versions" not in exported["document"]["memories"][0]
+    assert "aliases" not in exported["document"]["memories"][0]
+
+
+async def test_export_to_a_file_inside_the_roots_only_and_overwrite_rules(
+    memory_client: MemoryClient, hostd_roots: Path
+) -> None:
+    (hostd_roots / "backups").mkdir()
+    async with memory_client() as client:
+        await fill(client)
+        written = await ok(client, "export_memories", output_path="backups/memories.json")
+        exists = await call(client, "export_memories", output_path="backups/memories.json")
+        replaced = await ok(client, "export_memories", output_path="backups/memories.json", overwrite=True)
+        outside = await error_code(client, "export_memories", output_path="../outside.json")
+        absolute = await error_code(client, "export_memories", output_path="/etc/passwd", overwrite=True)
+        folder = await call(client, "export_memories", output_path="backups", overwrite=True)
+    target = hostd_roots / "backups" / "memories.json"
+    assert written["output_path"] == str(target) and written["document"] is None and written["count"] == 3
+    assert json.loads(target.read_text(encoding="utf-8"))["format"] == "hostd-memory-export"
+    assert exists["error"]["code"] == "ALREADY_EXISTS" and replaced["bytes_written"] > 0
+    assert outside == "PATH_NOT_ALLOWED" and absolute == "PATH_NOT_ALLOWED"
+    assert folder["status"] == "error"
+    assert not (hostd_roots.parent / "outside.json").exists()
