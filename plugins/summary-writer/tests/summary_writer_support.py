@@ -148,8 +148,9 @@ def overwrite_forever(config: dict[str, Any], data_dir: str, file_path: str, fir
             )
             if is_error:
                 raise RuntimeError(str(envelope["error"]))
-            state[1] = -1
+            # Finished first, then "not writing": a kill between the two still names this version.
             state[0] = number
+            state[1] = -1
             number += 1
 
     anyio.run(run)

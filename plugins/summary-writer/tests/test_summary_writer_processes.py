@@ -83,7 +83,8 @@ def test_sigkill_during_overwrites_always_leaves_one_whole_version(hostd_roots, 
     mid_call_kills = 0
     torn_temp_files = 0
     for attempt in range(KILLS):
-        state = context.Array("q", [-1, -1])
+        # No lock: a child killed while holding the array's lock would block every later read.
+        state = context.Array("q", [-1, -1], lock=False)
         first = attempt * 1_000_000
         child = context.Process(
             target=support.overwrite_forever, args=(config, str(hostd_data_dir), "crash.md", first, state)
@@ -113,7 +114,7 @@ def test_sigkill_during_overwrites_always_leaves_one_whole_version(hostd_roots, 
             for path in leftovers:
                 path.unlink()
     assert mid_call_kills >= KILLS // 3, f"only {mid_call_kills} of {KILLS} kills landed during a write"
-    assert torn_temp_files >= 1, "no kill landed mid-write (no half-written temporary file was ever seen)"
+    assert torn_temp_files >= 3, f"only {torn_temp_files} kills landed mid-write (left a temporary file)"
 
 
 def _hostd_call(cwd: Path, tmp_path: Path, *arguments: str) -> tuple[int, dict[str, Any]]:
