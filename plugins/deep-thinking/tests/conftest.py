@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
-
 from hostd_testing import envelope_of, in_memory_client
+from mcp import Client
 
 PLUGIN = "deep-thinking"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -34,7 +33,9 @@ def config_for(roots: Path, language: str = "en") -> dict[str, Any]:
 
 @pytest.fixture
 async def client(hostd_data_dir: Path, hostd_roots: Path) -> AsyncIterator[Client]:
-    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as connected:
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)
+    ) as connected:
         yield connected
 
 
@@ -56,7 +57,9 @@ async def fails(client: Client, tool: str, code: str, **arguments: Any) -> dict[
     return envelope
 
 
-def thought(number: int, total: int, text: str | None = None, *, more: bool = True, **extra: Any) -> dict[str, Any]:
+def thought(
+    number: int, total: int, text: str | None = None, *, more: bool = True, **extra: Any
+) -> dict[str, Any]:
     """The official tool's arguments for one thought."""
     return {
         "thought": f"Thought number {number}" if text is None else text,

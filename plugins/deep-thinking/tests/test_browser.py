@@ -9,11 +9,10 @@ from typing import Any
 import anyio
 import pytest
 from conftest import PLUGIN, config_for, ok, sample_session, thought
-
 from hostd_testing import in_memory_client
 
 HOSTILE_THOUGHTS = [
-    '</script><script>window.__pwned = 1</script>',
+    "</script><script>window.__pwned = 1</script>",
     '<img src=x onerror="window.__pwned=1">',
     '"]--> X["pwned"] --> Y',
     "end\nsubgraph evil\nclick t1 call alert()\n%%{init: {'securityLevel': 'loose'}}%%",
@@ -32,8 +31,13 @@ def export_and_diagram(data_dir: Path, roots: Path) -> tuple[str, str]:
             await sample_session(client, "trip")
             for offset, text in enumerate(HOSTILE_THOUGHTS, start=6):
                 await ok(client, "sequential_thinking", **thought(offset, offset, text, session_id="trip"))
-            await ok(client, "sequential_thinking", **thought(
-                20, 20, "revises a missing thought", isRevision=True, revisesThought=99, session_id="trip"))
+            await ok(
+                client,
+                "sequential_thinking",
+                **thought(
+                    20, 20, "revises a missing thought", isRevision=True, revisesThought=99, session_id="trip"
+                ),
+            )
             page = await ok(client, "export_session", session_id="trip", format="html")
             diagram = await ok(client, "visualize_session", session_id="trip", format="mermaid")
             return page["content"], diagram["diagram"]
@@ -83,7 +87,9 @@ def test_html_export_in_chromium(browser: Any, exported: tuple[str, str], tmp_pa
         page.close()
 
 
-def test_the_csp_stops_a_script_even_if_one_got_in(browser: Any, exported: tuple[str, str], tmp_path: Path) -> None:
+def test_the_csp_stops_a_script_even_if_one_got_in(
+    browser: Any, exported: tuple[str, str], tmp_path: Path
+) -> None:
     html, _ = exported
     injected = html.replace("<body>", "<body><script>window.__pwned = 1</script>", 1)
     page_file = tmp_path / "injected.html"
@@ -97,7 +103,9 @@ def test_the_csp_stops_a_script_even_if_one_got_in(browser: Any, exported: tuple
         page.close()
 
 
-def test_mermaid_parses_and_renders_hostile_thoughts(browser: Any, mermaid_js: Path, exported: tuple[str, str]) -> None:
+def test_mermaid_parses_and_renders_hostile_thoughts(
+    browser: Any, mermaid_js: Path, exported: tuple[str, str]
+) -> None:
     _, diagram = exported
     page = browser.new_page()
     try:
@@ -106,7 +114,8 @@ def test_mermaid_parses_and_renders_hostile_thoughts(browser: Any, mermaid_js: P
         result = page.evaluate(
             """async (text) => {
                 mermaid.initialize({startOnLoad: false, securityLevel: 'strict'});
-                try { await mermaid.parse(text); } catch (error) { return {parsed: false, error: String(error)}; }
+                try { await mermaid.parse(text); }
+                catch (error) { return {parsed: false, error: String(error)}; }
                 const {svg} = await mermaid.render('graph', text);
                 document.getElementById('out').innerHTML = svg;
                 return {parsed: true, text: document.getElementById('out').textContent};
@@ -124,7 +133,7 @@ def test_mermaid_parses_and_renders_hostile_thoughts(browser: Any, mermaid_js: P
             )
             assert single is True, single
         broken = page.evaluate(
-            "async () => { try { await mermaid.parse('flowchart TD\\n a[\"x\"]\"] --> b'); return true; }"
+            'async () => { try { await mermaid.parse(\'flowchart TD\\n a["x"]"] --> b\'); return true; }'
             " catch (error) { return false; } }"
         )
         assert broken is False  # the parser does reject bad syntax, so the checks above mean something

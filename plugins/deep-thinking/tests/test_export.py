@@ -14,7 +14,10 @@ from mcp import Client
 pytestmark = pytest.mark.anyio
 
 GOLDEN = Path(__file__).parent / "golden"
-HOSTILE = '中文 evil </script><script>window.__pwned=1</script> "]-->|x| Z[end] %%{init}%% ;#35; `md` \x01\x1b[0m 中文'
+HOSTILE = (
+    '中文 evil </script><script>window.__pwned=1</script> "]-->|x| Z[end] %%{init}%% '
+    + ";#35; `md` \x01\x1b[0m 中文"
+)
 
 
 async def test_json_export_is_complete_and_reimportable(client: Client) -> None:
@@ -31,7 +34,9 @@ async def test_json_export_is_complete_and_reimportable(client: Client) -> None:
     assert copy["session"]["branches"] == ["stay-home", "bus"]
 
 
-async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(client: Client, hostd_data_dir) -> None:
+async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(
+    client: Client, hostd_data_dir
+) -> None:
     await sample_session(client, "trip")
     data = (await ok(client, "export_session", session_id="trip", format="json"))["content"]
     await ok(client, "sequential_thinking", **thought(9, 9, "one more", session_id="trip"))
@@ -46,7 +51,9 @@ async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(clie
 
 async def test_import_from_a_file_inside_the_roots(client: Client, hostd_roots: Path) -> None:
     await sample_session(client, "trip")
-    written = await ok(client, "export_session", session_id="trip", format="json", output_path="exports/trip.json")
+    written = await ok(
+        client, "export_session", session_id="trip", format="json", output_path="exports/trip.json"
+    )
     assert Path(written["output_path"]) == (hostd_roots / "exports" / "trip.json").resolve()
     imported = await ok(client, "import_session", path_or_data="exports/trip.json", session_id="from-file")
     assert imported["session"]["thought_count"] == 8
@@ -56,24 +63,49 @@ async def test_import_from_a_file_inside_the_roots(client: Client, hostd_roots: 
 async def test_import_refuses_what_is_not_a_session(client: Client) -> None:
     await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data="{not json")
     await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data='{"name": "no id"}')
-    await fails(client, "import_session", "INVALID_ARGUMENT",
-                path_or_data='{"session_id": "../x", "thoughts": []}')
-    await fails(client, "import_session", "INVALID_ARGUMENT",
-                path_or_data='{"format": "hostd-deep-thinking-session", "format_version": 99, "session": {}}')
+    await fails(
+        client, "import_session", "INVALID_ARGUMENT", path_or_data='{"session_id": "../x", "thoughts": []}'
+    )
+    await fails(
+        client,
+        "import_session",
+        "INVALID_ARGUMENT",
+        path_or_data='{"format": "hostd-deep-thinking-session", "format_version": 99, "session": {}}',
+    )
     too_long = {"session_id": "big", "thoughts": [{"thought_number": 1, "content": "x" * 10_001}]}
     await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=json.dumps(too_long))
 
 
 async def test_import_a_spec_shaped_session(client: Client) -> None:
     spec_session = {
-        "session_id": "spec-1", "name": "问题分析", "description": "", "status": "completed",
-        "created_at": "2025-12-31T00:00:00Z", "updated_at": "2025-12-31T00:00:00Z", "metadata": {},
+        "session_id": "spec-1",
+        "name": "问题分析",
+        "description": "",
+        "status": "completed",
+        "created_at": "2025-12-31T00:00:00Z",
+        "updated_at": "2025-12-31T00:00:00Z",
+        "metadata": {},
         "thoughts": [
-            {"thought_number": 1, "content": "a", "type": "regular", "is_revision": False,
-             "revises_thought": None, "branch_from_thought": None, "branch_id": None,
-             "timestamp": "2025-12-31T00:00:00Z"},
-            {"thought_number": 2, "content": "b", "type": "revision", "is_revision": True, "revises_thought": 1,
-             "branch_from_thought": None, "branch_id": None, "timestamp": "2025-12-31T00:00:01Z"},
+            {
+                "thought_number": 1,
+                "content": "a",
+                "type": "regular",
+                "is_revision": False,
+                "revises_thought": None,
+                "branch_from_thought": None,
+                "branch_id": None,
+                "timestamp": "2025-12-31T00:00:00Z",
+            },
+            {
+                "thought_number": 2,
+                "content": "b",
+                "type": "revision",
+                "is_revision": True,
+                "revises_thought": 1,
+                "branch_from_thought": None,
+                "branch_id": None,
+                "timestamp": "2025-12-31T00:00:01Z",
+            },
         ],
     }
     imported = await ok(client, "import_session", path_or_data=json.dumps(spec_session, ensure_ascii=False))
@@ -82,30 +114,49 @@ async def test_import_a_spec_shaped_session(client: Client) -> None:
     assert page["thoughts"][1]["revises_sequence"] == 1
 
 
-async def test_export_writes_inside_roots_only_and_never_overwrites_silently(client: Client, hostd_roots) -> None:
+async def test_export_writes_inside_roots_only_and_never_overwrites_silently(
+    client: Client, hostd_roots
+) -> None:
     await sample_session(client, "trip")
     first = await ok(client, "export_session", session_id="trip", format="markdown", output_path="trip.md")
     path = Path(first["output_path"])
     assert path.read_text(encoding="utf-8").startswith("# trip")
     assert first["bytes_written"] == path.stat().st_size and first["content"] is None
-    await fails(client, "export_session", "ALREADY_EXISTS", session_id="trip", format="text", output_path="trip.md")
-    again = await ok(client, "export_session", session_id="trip", format="text", output_path="trip.md",
-                     overwrite=True)
+    await fails(
+        client, "export_session", "ALREADY_EXISTS", session_id="trip", format="text", output_path="trip.md"
+    )
+    again = await ok(
+        client, "export_session", session_id="trip", format="text", output_path="trip.md", overwrite=True
+    )
     assert Path(again["output_path"]).read_text(encoding="utf-8").startswith("trip\n")
     for outside in ("../outside.md", "/etc/passwd", "a\x00b.md", str(hostd_roots.parent / "x.md")):
-        envelope = await fails(client, "export_session", "PATH_NOT_ALLOWED", session_id="trip", format="text",
-                               output_path=outside)
+        envelope = await fails(
+            client,
+            "export_session",
+            "PATH_NOT_ALLOWED",
+            session_id="trip",
+            format="text",
+            output_path=outside,
+        )
         assert envelope["error"]["details"]["reason"]
     assert not (hostd_roots.parent / "outside.md").exists()
 
 
-async def test_export_symlink_out_of_roots_is_refused(client: Client, hostd_roots: Path, tmp_path: Path) -> None:
+async def test_export_symlink_out_of_roots_is_refused(
+    client: Client, hostd_roots: Path, tmp_path: Path
+) -> None:
     await sample_session(client, "trip")
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, hostd_roots / "link")
-    await fails(client, "export_session", "PATH_NOT_ALLOWED", session_id="trip", format="html",
-                output_path="link/x.html")
+    await fails(
+        client,
+        "export_session",
+        "PATH_NOT_ALLOWED",
+        session_id="trip",
+        format="html",
+        output_path="link/x.html",
+    )
     assert not list(outside.iterdir())
 
 
@@ -145,8 +196,11 @@ async def test_html_export_is_self_contained_and_escaped(client: Client) -> None
 
 async def test_mermaid_structure(client: Client) -> None:
     await sample_session(client, "trip")
-    await ok(client, "sequential_thinking", **thought(7, 7, "dangling", isRevision=True, revisesThought=42,
-                                                      session_id="trip"))
+    await ok(
+        client,
+        "sequential_thinking",
+        **thought(7, 7, "dangling", isRevision=True, revisesThought=42, session_id="trip"),
+    )
     diagram = (await ok(client, "visualize_session", session_id="trip", format="mermaid"))["diagram"]
     lines = [line.strip() for line in diagram.splitlines()]
     assert lines[0] == "flowchart TD"
@@ -154,15 +208,19 @@ async def test_mermaid_structure(client: Client) -> None:
     assert "t4 -.->|revises| t2" in lines
     assert "t3 --> t5" in lines and "t1 --> t6" in lines and "t6 --> t7" in lines
     assert any(line.startswith('subgraph b1["branch stay#45;home"]') for line in lines)
-    assert "t9 -.->|revises| m1" in lines and any(line.startswith('m1(["42 #40;missing#41;"])') for line in lines)
+    assert "t9 -.->|revises| m1" in lines and any(
+        line.startswith('m1(["42 #40;missing#41;"])') for line in lines
+    )
 
 
 async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(1, 1, HOSTILE, session_id="evil"))
     diagram = (await ok(client, "visualize_session", session_id="evil", format="mermaid"))["diagram"]
     label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t1["))
-    inner = label_line.strip()[len('t1["'):-len('"]')]
-    assert '"' not in inner and "[" not in inner and "<" not in inner and "%" not in inner and "`" not in inner
+    inner = label_line.strip()[len('t1["') : -len('"]')]
+    assert (
+        '"' not in inner and "[" not in inner and "<" not in inner and "%" not in inner and "`" not in inner
+    )
     assert "中文" in inner
 
 
@@ -177,10 +235,16 @@ async def test_ascii_matches_the_golden_file(client: Client) -> None:
 
 async def test_ascii_with_dangling_references_matches_the_golden_file(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(1, 2, "Start", session_id="loose"))
-    await ok(client, "sequential_thinking", **thought(2, 2, "Fix an earlier idea", isRevision=True,
-                                                      revisesThought=9, session_id="loose"))
-    await ok(client, "sequential_thinking", **thought(3, 2, "Side path", branchFromThought=8, branchId="side",
-                                                      session_id="loose", more=False))
+    await ok(
+        client,
+        "sequential_thinking",
+        **thought(2, 2, "Fix an earlier idea", isRevision=True, revisesThought=9, session_id="loose"),
+    )
+    await ok(
+        client,
+        "sequential_thinking",
+        **thought(3, 2, "Side path", branchFromThought=8, branchId="side", session_id="loose", more=False),
+    )
     diagram = (await ok(client, "visualize_session", session_id="loose", format="ascii"))["diagram"]
     golden = GOLDEN / "dangling.ascii.txt"
     if os.environ.get("HOSTD_UPDATE_GOLDEN") == "1":

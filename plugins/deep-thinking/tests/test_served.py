@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import anyio
 import pytest
 from conftest import PLUGIN, config_for, ok, sample_session, thought
-
 from hostd_testing import HttpServer, fuzz_tools, in_memory_client, served_client, write_config
 
 pytestmark = pytest.mark.anyio
@@ -28,14 +28,24 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
     async with served_client(config, mode=mode) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names == {
-            "sequential_thinking", "create_session", "get_session", "list_sessions", "delete_session",
-            "update_session_status", "resume_session", "list_templates", "export_session", "import_session",
+            "sequential_thinking",
+            "create_session",
+            "get_session",
+            "list_sessions",
+            "delete_session",
+            "update_session_status",
+            "resume_session",
+            "list_templates",
+            "export_session",
+            "import_session",
             "visualize_session",
         }
         await sample_session(client, "trip")
         first = await ok(client, "sequential_thinking", **thought(1, 2))
         assert first["session_id"].startswith("default-")
-        written = await ok(client, "export_session", session_id="trip", format="html", output_path="trip.html")
+        written = await ok(
+            client, "export_session", session_id="trip", format="html", output_path="trip.html"
+        )
         assert Path(written["output_path"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     # A new server process finds everything again.
     async with served_client(config, mode=mode) as client:
@@ -62,8 +72,20 @@ async def test_hostd_call_cli(tmp_path: Path, hostd_roots: Path) -> None:
     config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
     arguments = json.dumps(thought(1, 1, session_id="cli"))
     result = subprocess.run(
-        [sys.executable, "-m", "hostd", "--config", str(config), "call", "sequential_thinking", "--json", arguments],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "hostd",
+            "--config",
+            str(config),
+            "call",
+            "sequential_thinking",
+            "--json",
+            arguments,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["session_id"] == "cli"
@@ -82,8 +104,11 @@ async def test_two_server_processes_add_200_thoughts_each(tmp_path: Path, hostd_
             ready[index].set()
             await start.wait()  # the barrier: both servers are up before either writes
             for number in range(1, 201):
-                answer = await ok(client, "sequential_thinking",
-                                  **thought(number, 200, f"w{index}-{number}", session_id="shared"))
+                answer = await ok(
+                    client,
+                    "sequential_thinking",
+                    **thought(number, 200, f"w{index}-{number}", session_id="shared"),
+                )
                 order.append(f"w{index}")
                 assert answer["session_id"] == "shared"
 
@@ -93,12 +118,14 @@ async def test_two_server_processes_add_200_thoughts_each(tmp_path: Path, hostd_
         for event in ready:
             await event.wait()
         start.set()
-    switches = sum(1 for x, y in zip(order, order[1:], strict=False) if x != y)
+    switches = sum(1 for x, y in itertools.pairwise(order) if x != y)
     assert switches > 10, "the two servers did not overlap"
     async with served_client(config) as client:
         contents, cursor = [], None
         while True:
-            page = await ok(client, "get_session", session_id="shared", **({"cursor": cursor} if cursor else {}))
+            page = await ok(
+                client, "get_session", session_id="shared", **({"cursor": cursor} if cursor else {})
+            )
             contents += [t["content"] for t in page["thoughts"]]
             cursor = page["next_cursor"]
             if cursor is None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from conftest import PLUGIN, config_for, fails, ok, sample_session, thought
+from hostd_testing import in_memory_client
 from mcp import Client
 
 from hostd import hookimpl
-from hostd_testing import in_memory_client
 
 pytestmark = pytest.mark.anyio
 
@@ -18,7 +18,11 @@ pytestmark = pytest.mark.anyio
 async def test_create_then_get_session(client: Client) -> None:
     created = await ok(client, "create_session", name="Plan", description="why", metadata={"k": [1, "二"]})
     session = created["session"]
-    assert session["name"] == "Plan" and session["status"] == "active" and session["metadata"] == {"k": [1, "二"]}
+    assert (
+        session["name"] == "Plan"
+        and session["status"] == "active"
+        and session["metadata"] == {"k": [1, "二"]}
+    )
     session_id = session["session_id"]
     await ok(client, "sequential_thinking", **thought(1, 2, session_id=session_id))
     page = await ok(client, "get_session", session_id=session_id)
@@ -101,12 +105,21 @@ async def test_resume_session_gives_the_exact_next_call(client: Client) -> None:
     resumed = await ok(client, "resume_session", session_id="res")
     assert resumed["reactivated"] is True and resumed["session"]["status"] == "active"
     assert resumed["last_thought"]["thought_number"] == 4
-    assert resumed["progress"] == {"thought_count": 2, "current_thought_number": 4, "total_thoughts": 4,
-                                   "percent": 100.0}
+    assert resumed["progress"] == {
+        "thought_count": 2,
+        "current_thought_number": 4,
+        "total_thoughts": 4,
+        "percent": 100.0,
+    }
     assert [a["to_total"] for a in resumed["adjustments"]] == [4]
     next_call = resumed["next_call"]
-    assert {k: next_call[k] for k in ("session_id", "thoughtNumber", "totalThoughts", "nextThoughtNeeded")} == {
-        "session_id": "res", "thoughtNumber": 5, "totalThoughts": 5, "nextThoughtNeeded": True,
+    assert {
+        k: next_call[k] for k in ("session_id", "thoughtNumber", "totalThoughts", "nextThoughtNeeded")
+    } == {
+        "session_id": "res",
+        "thoughtNumber": 5,
+        "totalThoughts": 5,
+        "nextThoughtNeeded": True,
     }
     answer = await ok(client, "sequential_thinking", **next_call)
     assert answer["thoughtNumber"] == 5 and answer["session_id"] == "res"
@@ -114,7 +127,9 @@ async def test_resume_session_gives_the_exact_next_call(client: Client) -> None:
 
 async def test_resume_inside_a_branch_continues_the_branch(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(1, 3, session_id="rb"))
-    await ok(client, "sequential_thinking", **thought(2, 3, session_id="rb", branchFromThought=1, branchId="alt"))
+    await ok(
+        client, "sequential_thinking", **thought(2, 3, session_id="rb", branchFromThought=1, branchId="alt")
+    )
     resumed = await ok(client, "resume_session", session_id="rb")
     assert resumed["next_call"]["branchId"] == "alt" and resumed["next_call"]["branchFromThought"] == 1
     await ok(client, "sequential_thinking", **resumed["next_call"])
@@ -141,7 +156,9 @@ async def test_templates_have_named_steps_with_guidance(client: Client) -> None:
 
 async def test_template_session_walked_end_to_end(client: Client) -> None:
     template = next(
-        t for t in (await ok(client, "list_templates"))["templates"] if t["template_id"] == "root_cause_analysis"
+        t
+        for t in (await ok(client, "list_templates"))["templates"]
+        if t["template_id"] == "root_cause_analysis"
     )
     steps = template["steps"]
     created = await ok(client, "create_session", name="Outage", template_id="root_cause_analysis")
@@ -150,8 +167,11 @@ async def test_template_session_walked_end_to_end(client: Client) -> None:
     assert steps[0]["title"] in created["message"]
     for index, step in enumerate(steps, start=1):
         answer = await ok(
-            client, "sequential_thinking",
-            **thought(index, len(steps), f"{step['title']}: done", more=index < len(steps), session_id=session_id),
+            client,
+            "sequential_thinking",
+            **thought(
+                index, len(steps), f"{step['title']}: done", more=index < len(steps), session_id=session_id
+            ),
         )
         if index < len(steps):
             assert answer["next_step"] == steps[index]
@@ -159,8 +179,18 @@ async def test_template_session_walked_end_to_end(client: Client) -> None:
         else:
             assert answer["next_step"] is None
     # A revision in between does not move the plan.
-    answer = await ok(client, "sequential_thinking", **thought(
-        len(steps) + 1, len(steps) + 1, "recheck", isRevision=True, revisesThought=2, session_id=session_id))
+    answer = await ok(
+        client,
+        "sequential_thinking",
+        **thought(
+            len(steps) + 1,
+            len(steps) + 1,
+            "recheck",
+            isRevision=True,
+            revisesThought=2,
+            session_id=session_id,
+        ),
+    )
     assert answer["next_step"] is None
     resumed = await ok(client, "resume_session", session_id=session_id)
     assert resumed["session"]["template_id"] == "root_cause_analysis"
@@ -171,13 +201,18 @@ async def test_template_step_after_a_revision_mid_way(client: Client) -> None:
     session_id = created["session"]["session_id"]
     await ok(client, "sequential_thinking", **thought(1, 5, session_id=session_id))
     await ok(client, "sequential_thinking", **thought(2, 5, session_id=session_id))
-    answer = await ok(client, "sequential_thinking", **thought(3, 5, isRevision=True, revisesThought=1,
-                                                                session_id=session_id))
+    answer = await ok(
+        client,
+        "sequential_thinking",
+        **thought(3, 5, isRevision=True, revisesThought=1, session_id=session_id),
+    )
     assert answer["next_step"]["index"] == 3
 
 
 async def test_templates_in_chinese(hostd_data_dir, hostd_roots) -> None:
-    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")) as zh:
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
         listed = await ok(zh, "list_templates")
         names = {t["template_id"]: t["name"] for t in listed["templates"]}
         assert names["root_cause_analysis"] == "根因分析"
@@ -202,7 +237,9 @@ class FakeTasksPlugin:
 
 async def test_get_session_lists_linked_tasks_through_the_service(hostd_data_dir, hostd_roots) -> None:
     async with in_memory_client(
-        [PLUGIN, "fake-tasks"], data_dir=hostd_data_dir, config=config_for(hostd_roots),
+        [PLUGIN, "fake-tasks"],
+        data_dir=hostd_data_dir,
+        config=config_for(hostd_roots),
         extra_plugins={"fake-tasks": FakeTasksPlugin()},
     ) as both:
         await ok(both, "sequential_thinking", **thought(1, 1, session_id="linked"))
@@ -222,7 +259,9 @@ async def test_without_tasks_plugin_get_session_says_so(client: Client) -> None:
 
 async def test_with_the_real_tasks_plugin(hostd_data_dir, hostd_roots) -> None:
     pytest.importorskip("hostd_tasks")
-    async with in_memory_client(["tasks", PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as both:
+    async with in_memory_client(
+        ["tasks", PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)
+    ) as both:
         await ok(both, "sequential_thinking", **thought(1, 1, session_id="real-link"))
         created = await ok(both, "create_task", title="Follow up", priority="P0")
         task_id = (created.get("task") or created)["task_id"]
@@ -240,12 +279,19 @@ async def test_sessions_service_answers_other_plugins(hostd_data_dir, hostd_root
             captured["context"] = context
 
     async with in_memory_client(
-        [PLUGIN, "probe"], data_dir=hostd_data_dir, config=config_for(hostd_roots), extra_plugins={"probe": Probe()}
+        [PLUGIN, "probe"],
+        data_dir=hostd_data_dir,
+        config=config_for(hostd_roots),
+        extra_plugins={"probe": Probe()},
     ) as both:
         await ok(both, "sequential_thinking", **thought(1, 1, session_id="svc"))
         service = captured["context"].services.get("deep-thinking.sessions")
         assert service.session_exists("svc") is True
         assert service.session_exists("nope") is False
-        assert service.session_summary("svc") == {"session_id": "svc", "name": "svc", "status": "active",
-                                                   "thought_count": 1}
+        assert service.session_summary("svc") == {
+            "session_id": "svc",
+            "name": "svc",
+            "status": "active",
+            "thought_count": 1,
+        }
         assert service.session_summary("nope") is None

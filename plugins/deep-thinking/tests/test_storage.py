@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 import os
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from conftest import PLUGIN, config_for, ok, thought
-
 from hostd_deep_thinking.store import BACKUPS_KEPT, SessionStore, new_document
 from hostd_testing import in_memory_client
 
@@ -128,7 +128,9 @@ async def test_recovery_is_reported_by_the_tools(hostd_data_dir: Path, hostd_roo
 
 
 @pytest.mark.anyio
-async def test_unrecoverable_session_is_an_error_not_an_empty_session(hostd_data_dir: Path, hostd_roots) -> None:
+async def test_unrecoverable_session_is_an_error_not_an_empty_session(
+    hostd_data_dir: Path, hostd_roots
+) -> None:
     config = config_for(hostd_roots)
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
         for number in range(1, 4):
@@ -139,7 +141,9 @@ async def test_unrecoverable_session_is_an_error_not_an_empty_session(hostd_data
     (folder / "sessions" / "lost.json").write_text("garbage", encoding="utf-8")
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
         for _ in range(2):
-            envelope = (await client.call_tool("sequential_thinking", thought(4, 4, session_id="lost"))).structured_content
+            envelope = (
+                await client.call_tool("sequential_thinking", thought(4, 4, session_id="lost"))
+            ).structured_content
             assert envelope["error"]["code"] == "READ_ERROR"
         assert (folder / "sessions" / "lost.json").read_text(encoding="utf-8") == "garbage"
         deleted = await ok(client, "delete_session", session_id="lost")
@@ -213,7 +217,7 @@ def test_two_processes_on_a_barrier_lose_nothing(tmp_path: Path) -> None:
     for who in ("a", "b"):
         assert [c for c in contents if c.startswith(who)] == [f"{who}-{n}" for n in range(1, 201)]
     # They overlapped: the writers' thoughts interleave instead of forming two blocks.
-    switches = sum(1 for x, y in zip(contents, contents[1:], strict=False) if x[0] != y[0])
+    switches = sum(1 for x, y in itertools.pairwise(contents) if x[0] != y[0])
     assert switches > 2, switches
 
 

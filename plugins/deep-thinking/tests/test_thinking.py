@@ -1,12 +1,11 @@
-"""sequential_thinking: the official server's flows replayed unchanged, then the rules durable sessions add."""
+"""sequential_thinking: the official server's flows replayed unchanged, then what durable sessions add."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import PLUGIN, call, config_for, fails, ok, thought
-from mcp import Client
-
 from hostd_testing import in_memory_client
+from mcp import Client
 
 pytestmark = pytest.mark.anyio
 
@@ -26,9 +25,27 @@ async def test_official_basic_sequence(client: Client) -> None:
         official(await ok(client, "sequential_thinking", **thought(n, 3, more=n < 3))) for n in (1, 2, 3)
     ]
     assert answers == [
-        {"thoughtNumber": 1, "totalThoughts": 3, "nextThoughtNeeded": True, "branches": [], "thoughtHistoryLength": 1},
-        {"thoughtNumber": 2, "totalThoughts": 3, "nextThoughtNeeded": True, "branches": [], "thoughtHistoryLength": 2},
-        {"thoughtNumber": 3, "totalThoughts": 3, "nextThoughtNeeded": False, "branches": [], "thoughtHistoryLength": 3},
+        {
+            "thoughtNumber": 1,
+            "totalThoughts": 3,
+            "nextThoughtNeeded": True,
+            "branches": [],
+            "thoughtHistoryLength": 1,
+        },
+        {
+            "thoughtNumber": 2,
+            "totalThoughts": 3,
+            "nextThoughtNeeded": True,
+            "branches": [],
+            "thoughtHistoryLength": 2,
+        },
+        {
+            "thoughtNumber": 3,
+            "totalThoughts": 3,
+            "nextThoughtNeeded": False,
+            "branches": [],
+            "thoughtHistoryLength": 3,
+        },
     ]
 
 
@@ -37,7 +54,11 @@ async def test_official_revision(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(2, 3))
     answer = await ok(client, "sequential_thinking", **thought(3, 3, isRevision=True, revisesThought=1))
     assert official(answer) == {
-        "thoughtNumber": 3, "totalThoughts": 3, "nextThoughtNeeded": True, "branches": [], "thoughtHistoryLength": 3,
+        "thoughtNumber": 3,
+        "totalThoughts": 3,
+        "nextThoughtNeeded": True,
+        "branches": [],
+        "thoughtHistoryLength": 3,
     }
     assert answer["thought_type"] == "revision"
 
@@ -50,15 +71,22 @@ async def test_official_branching_without_duplicate_ids(client: Client) -> None:
     assert a1["branches"] == ["branch-a"]
     assert a2["branches"] == ["branch-a"]
     assert official(b1) == {
-        "thoughtNumber": 2, "totalThoughts": 3, "nextThoughtNeeded": True,
-        "branches": ["branch-a", "branch-b"], "thoughtHistoryLength": 4,
+        "thoughtNumber": 2,
+        "totalThoughts": 3,
+        "nextThoughtNeeded": True,
+        "branches": ["branch-a", "branch-b"],
+        "thoughtHistoryLength": 4,
     }
 
 
 async def test_official_number_above_total_raises_total(client: Client) -> None:
     answer = await ok(client, "sequential_thinking", **thought(5, 3))
     assert official(answer) == {
-        "thoughtNumber": 5, "totalThoughts": 5, "nextThoughtNeeded": True, "branches": [], "thoughtHistoryLength": 1,
+        "thoughtNumber": 5,
+        "totalThoughts": 5,
+        "nextThoughtNeeded": True,
+        "branches": [],
+        "thoughtHistoryLength": 1,
     }
     assert answer["adjustments"][0]["from_total"] == 3
     assert answer["adjustments"][0]["to_total"] == 5
@@ -68,7 +96,11 @@ async def test_official_number_above_total_raises_total(client: Client) -> None:
 async def test_official_single_thought_and_done(client: Client) -> None:
     answer = await ok(client, "sequential_thinking", **thought(1, 1, more=False))
     assert official(answer) == {
-        "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False, "branches": [], "thoughtHistoryLength": 1,
+        "thoughtNumber": 1,
+        "totalThoughts": 1,
+        "nextThoughtNeeded": False,
+        "branches": [],
+        "thoughtHistoryLength": 1,
     }
 
 
@@ -91,7 +123,13 @@ async def test_needs_more_thoughts_adds_ten_and_records_it(client: Client) -> No
     answer = await ok(client, "sequential_thinking", **thought(3, 3, needsMoreThoughts=True))
     assert answer["totalThoughts"] == 13
     assert answer["adjustments"] == [
-        {**answer["adjustments"][0], "from_total": 3, "to_total": 13, "reason": "needs_more_thoughts", "sequence": 2}
+        {
+            **answer["adjustments"][0],
+            "from_total": 3,
+            "to_total": 13,
+            "reason": "needs_more_thoughts",
+            "sequence": 2,
+        }
     ]
     nxt = await ok(client, "sequential_thinking", **thought(4, 13))
     assert nxt["totalThoughts"] == 13 and nxt["adjustments"] == []
@@ -99,8 +137,13 @@ async def test_needs_more_thoughts_adds_ten_and_records_it(client: Client) -> No
 
 async def test_strings_for_numbers_and_booleans_are_accepted(client: Client) -> None:
     answer = await ok(
-        client, "sequential_thinking",
-        thought="t", thoughtNumber="2", totalThoughts="4", nextThoughtNeeded="false", needsMoreThoughts="false",
+        client,
+        "sequential_thinking",
+        thought="t",
+        thoughtNumber="2",
+        totalThoughts="4",
+        nextThoughtNeeded="false",
+        needsMoreThoughts="false",
     )
     assert (answer["thoughtNumber"], answer["totalThoughts"], answer["nextThoughtNeeded"]) == (2, 4, False)
 
@@ -130,8 +173,9 @@ async def test_invalid_arguments_name_the_field(client: Client, arguments: dict,
 
 
 async def test_missing_required_argument(client: Client) -> None:
-    envelope = await fails(client, "sequential_thinking", "INVALID_ARGUMENT", thought="t", thoughtNumber=1,
-                           totalThoughts=1)
+    envelope = await fails(
+        client, "sequential_thinking", "INVALID_ARGUMENT", thought="t", thoughtNumber=1, totalThoughts=1
+    )
     assert envelope["error"]["details"]["argument"] == "nextThoughtNeeded"
 
 
@@ -146,7 +190,9 @@ async def test_hostile_thought_text_is_stored_verbatim(client: Client) -> None:
 
 
 async def test_total_never_above_1000(client: Client) -> None:
-    answer = await ok(client, "sequential_thinking", **thought(995, 999, needsMoreThoughts=True, session_id="cap"))
+    answer = await ok(
+        client, "sequential_thinking", **thought(995, 999, needsMoreThoughts=True, session_id="cap")
+    )
     assert answer["totalThoughts"] == 1000
     answer = await ok(client, "sequential_thinking", **thought(1, 5000, session_id="cap2"))
     assert answer["totalThoughts"] == 1000
@@ -168,8 +214,9 @@ async def test_labels_may_repeat_and_references_take_the_latest(client: Client) 
     first = await ok(client, "sequential_thinking", **thought(1, 2, "one", session_id="r"))
     again = await ok(client, "sequential_thinking", **thought(1, 2, "one again", session_id="r"))
     assert (first["sequence"], again["sequence"]) == (1, 2)
-    revision = await ok(client, "sequential_thinking", **thought(2, 2, isRevision=True, revisesThought=1,
-                                                                  session_id="r"))
+    revision = await ok(
+        client, "sequential_thinking", **thought(2, 2, isRevision=True, revisesThought=1, session_id="r")
+    )
     assert revision["warnings"] == []
     page = await ok(client, "get_session", session_id="r")
     assert page["thoughts"][2]["revises_sequence"] == 2
@@ -177,8 +224,9 @@ async def test_labels_may_repeat_and_references_take_the_latest(client: Client) 
 
 async def test_dangling_reference_is_accepted_with_a_warning(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(1, 3, session_id="d"))
-    answer = await ok(client, "sequential_thinking", **thought(2, 3, isRevision=True, revisesThought=7,
-                                                                session_id="d"))
+    answer = await ok(
+        client, "sequential_thinking", **thought(2, 3, isRevision=True, revisesThought=7, session_id="d")
+    )
     assert [w["code"] for w in answer["warnings"]] == ["DANGLING_REFERENCE"]
     assert "revisesThought=7" in answer["warnings"][0]["message"]
     page = await ok(client, "get_session", session_id="d")
@@ -194,7 +242,9 @@ async def test_a_session_holds_at_most_1000_thoughts(client: Client) -> None:
         "thoughts": [{"thought_number": n, "content": f"t{n}"} for n in range(1, 1001)],
     }
     await ok(client, "import_session", path_or_data=json.dumps(document))
-    envelope = await fails(client, "sequential_thinking", "TOO_LONG", **thought(1001, 1000, session_id="full"))
+    envelope = await fails(
+        client, "sequential_thinking", "TOO_LONG", **thought(1001, 1000, session_id="full")
+    )
     assert "1000" in envelope["message"]
 
 
@@ -235,7 +285,9 @@ async def test_archived_named_session_refuses_thoughts(client: Client) -> None:
 
 
 async def test_messages_follow_the_host_language(hostd_data_dir, hostd_roots) -> None:
-    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")) as zh:
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
         answer = await ok(zh, "sequential_thinking", **thought(1, 2, session_id="zh"))
         assert "已保存" in answer["message"]
         envelope = await call(zh, "get_session", session_id="missing")

@@ -82,9 +82,19 @@ def _reference_words(thought: dict[str, Any], text: Text) -> list[str]:
     if thought.get("is_revision"):
         target = thought.get("revises_thought")
         if thought.get("revises_seq") is None:
-            words.append(text(en=f"revises thought {target} (not in this session)", zh=f"修订思考 {target}（本会话中不存在）"))
+            words.append(
+                text(
+                    en=f"revises thought {target} (not in this session)",
+                    zh=f"修订思考 {target}（本会话中不存在）",
+                )
+            )
         else:
-            words.append(text(en=f"revises thought {target} (#{thought['revises_seq']})", zh=f"修订思考 {target}（#{thought['revises_seq']}）"))
+            words.append(
+                text(
+                    en=f"revises thought {target} (#{thought['revises_seq']})",
+                    zh=f"修订思考 {target}（#{thought['revises_seq']}）",
+                )
+            )
     return words
 
 
@@ -124,9 +134,14 @@ def to_markdown(state: SessionState, text: Text) -> str:
     for branch_id, thoughts in branch_groups(state):
         origin = thoughts[0].get("branch_from_thought")
         origin_seq = thoughts[0].get("branch_from_seq")
-        where = f"#{origin_seq}" if origin_seq is not None else text(en="not in this session", zh="本会话中不存在")
+        where = (
+            f"#{origin_seq}"
+            if origin_seq is not None
+            else text(en="not in this session", zh="本会话中不存在")
+        )
         lines += [
-            f"## {text(en='Branch', zh='分支')} `{branch_id}` — {text(en='from thought', zh='起自思考')} {origin} ({where})",
+            f"## {text(en='Branch', zh='分支')} `{branch_id}` — "
+            f"{text(en='from thought', zh='起自思考')} {origin} ({where})",
             "",
         ]
         for thought in thoughts:
@@ -134,7 +149,10 @@ def to_markdown(state: SessionState, text: Text) -> str:
     if state.adjustments:
         lines += [f"## {text(en='Adjustments of the total', zh='总数调整记录')}", ""]
         for item in state.adjustments:
-            lines.append(f"- {item['time']}: {item['from_total']} → {item['to_total']} ({item['reason']}, #{item['sequence']})")
+            lines.append(
+                f"- {item['time']}: {item['from_total']} → {item['to_total']} "
+                f"({item['reason']}, #{item['sequence']})"
+            )
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -169,7 +187,10 @@ def to_text(state: SessionState, text: Text) -> str:
         lines += block(thought, "")
     for branch_id, thoughts in branch_groups(state):
         origin = thoughts[0].get("branch_from_thought")
-        lines += [f"{text(en='Branch', zh='分支')} {branch_id} ({text(en='from thought', zh='起自思考')} {origin})", ""]
+        lines += [
+            f"{text(en='Branch', zh='分支')} {branch_id} ({text(en='from thought', zh='起自思考')} {origin})",
+            "",
+        ]
         for thought in thoughts:
             lines += block(thought, "  ")
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -182,7 +203,8 @@ _STYLE = """
   --bg: #f5f7fa; --accent: #2f6fde; --rev: #c2410c; --rev-bg: #fff7ed; --br: #047857; --br-bg: #ecfdf5; }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--ink);
-  font: 16px/1.6 -apple-system, "Segoe UI", Roboto, "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif; }
+  font: 16px/1.6 -apple-system, "Segoe UI", Roboto, "Noto Sans", "PingFang SC", "Microsoft YaHei",
+  sans-serif; }
 .page { max-width: 860px; margin: 0 auto; padding: 40px 24px 64px; }
 header.session h1 { margin: 0 0 8px; font-size: 30px; line-height: 1.25; overflow-wrap: anywhere; }
 .description { margin: 0 0 16px; color: var(--muted); white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -249,7 +271,8 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         if kind == "revision":
             tags = f'<span class="tag revision">{_h(text(en="revision", zh="修订"))}</span>'
         elif kind == "branch":
-            tags = f'<span class="tag branch">{_h(text(en="branch", zh="分支"))} {_h(thought.get("branch_id"))}</span>'
+            branch_word = _h(text(en="branch", zh="分支"))
+            tags = f'<span class="tag branch">{branch_word} {_h(thought.get("branch_id"))}</span>'
         parts = [
             f'<li class="thought {_h(kind)}" id="thought-{seq}">',
             '<div class="meta">',
@@ -304,9 +327,11 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         origin = thoughts[0].get("branch_from_thought")
         origin_seq = thoughts[0].get("branch_from_seq")
         if origin_seq is None:
-            where = f"{_h(text(en='thought', zh='思考'))} {_h(origin)} ({_h(text(en='not in this session', zh='本会话中不存在'))})"
+            absent = _h(text(en="not in this session", zh="本会话中不存在"))
+            where = f"{_h(text(en='thought', zh='思考'))} {_h(origin)} ({absent})"
         else:
-            where = f'<a class="branch-origin" href="#thought-{int(origin_seq)}">{_h(text(en="thought", zh="思考"))} {_h(origin)}</a>'
+            word = _h(text(en="thought", zh="思考"))
+            where = f'<a class="branch-origin" href="#thought-{int(origin_seq)}">{word} {_h(origin)}</a>'
         body += [
             f'<section class="branch" id="branch-{_h(branch_id)}" data-branch="{_h(branch_id)}">',
             f"<h2>{_h(text(en='Branch', zh='分支'))} <code>{_h(branch_id)}</code></h2>",
@@ -318,13 +343,17 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
     if state.adjustments:
         rows = "".join(
             f"<tr><td>{_when(item['time'])}</td><td>{_h(item['from_total'])} → {_h(item['to_total'])}</td>"
-            f"<td>{_h(item['reason'])}</td><td><a href=\"#thought-{int(item['sequence'])}\">#{_h(item['sequence'])}</a></td></tr>"
+            f"<td>{_h(item['reason'])}</td>"
+            f'<td><a href="#thought-{int(item["sequence"])}">#{_h(item["sequence"])}</a></td></tr>'
             for item in state.adjustments
         )
         body += [
-            f"<section class=\"adjustments\"><h2>{_h(text(en='Adjustments of the total', zh='总数调整记录'))}</h2>",
-            f"<table><thead><tr><th>{_h(text(en='Time', zh='时间'))}</th><th>{_h(text(en='Total', zh='总数'))}</th>"
-            f"<th>{_h(text(en='Reason', zh='原因'))}</th><th>{_h(text(en='Thought', zh='思考'))}</th></tr></thead>",
+            '<section class="adjustments">',
+            f"<h2>{_h(text(en='Adjustments of the total', zh='总数调整记录'))}</h2>",
+            "<table><thead><tr>",
+            f"<th>{_h(text(en='Time', zh='时间'))}</th><th>{_h(text(en='Total', zh='总数'))}</th>",
+            f"<th>{_h(text(en='Reason', zh='原因'))}</th><th>{_h(text(en='Thought', zh='思考'))}</th>",
+            "</tr></thead>",
             f"<tbody>{rows}</tbody></table></section>",
         ]
     body += [
@@ -403,7 +432,9 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
     if "session" in raw and isinstance(raw["session"], dict):
         version = raw.get("format_version", 1)
         if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ImportProblem("format_version", f"unsupported format_version {version!r} (this server reads 1)")
+            raise ImportProblem(
+                "format_version", f"unsupported format_version {version!r} (this server reads 1)"
+            )
         source = raw["session"]
     source = dict(source)
     if session_id is not None:
@@ -440,7 +471,8 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
                     latest_by_label.get(item.branch_from_thought) if item.branch_from_thought else None
                 ),
                 "branch_id": item.branch_id,
-                "total_thoughts": item.total_thoughts or max(item.thought_number, session.total_thoughts or 1),
+                "total_thoughts": item.total_thoughts
+                or max(item.thought_number, session.total_thoughts or 1),
                 "next_thought_needed": item.next_thought_needed,
                 "needs_more_thoughts": item.needs_more_thoughts,
                 "timestamp": item.timestamp or now,

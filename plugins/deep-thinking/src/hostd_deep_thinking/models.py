@@ -118,11 +118,11 @@ class LinkedTask(BaseModel):
 class ThoughtOutput(ToolOutput):
     """The official server's fields first, then what durable sessions add."""
 
-    thoughtNumber: int  # noqa: N815 - the official server's field names
-    totalThoughts: int  # noqa: N815
-    nextThoughtNeeded: bool  # noqa: N815
+    thoughtNumber: int
+    totalThoughts: int
+    nextThoughtNeeded: bool
     branches: list[str] = Field(description="Branch ids of the session, in the order they appeared")
-    thoughtHistoryLength: int = Field(description="Thoughts stored in the session")  # noqa: N815
+    thoughtHistoryLength: int = Field(description="Thoughts stored in the session")
     session_id: str
     session_created: bool = Field(description="True when this call started the session")
     thought_type: ThoughtType

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from hostd import PluginContext, hookimpl
@@ -14,10 +16,16 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     compact_every: int = Field(
-        default=256, ge=1, le=1000, description="Fold a session's journal into its document after this many thoughts"
+        default=256,
+        ge=1,
+        le=1000,
+        description="Fold a session's journal into its document after this many thoughts",
     )
     sync_interval_seconds: float = Field(
-        default=1.0, gt=0, le=1.0, description="Journal writes are fsynced at most this long after they answer"
+        default=1.0,
+        gt=0,
+        le=1.0,
+        description="Journal writes are fsynced at most this long after they answer",
     )
 
 
@@ -27,7 +35,7 @@ def hostd_settings_model() -> type[BaseModel]:
 
 
 @hookimpl
-def hostd_register_tools(register, context: PluginContext) -> None:  # type: ignore[no-untyped-def]
+def hostd_register_tools(register: Callable[..., None], context: PluginContext) -> None:
     register(tools.sequential_thinking, destructive=False)
     register(tools.create_session, destructive=False)
     register(tools.get_session, read_only=True)
@@ -42,5 +50,5 @@ def hostd_register_tools(register, context: PluginContext) -> None:  # type: ign
 
 
 @hookimpl
-def hostd_register_services(register, context: PluginContext) -> None:  # type: ignore[no-untyped-def]
+def hostd_register_services(register: Callable[[str, object], None], context: PluginContext) -> None:
     register("deep-thinking.sessions", SessionService(context))

@@ -420,7 +420,9 @@ class SessionStore:
         if notes:
             state.meta.setdefault("recovery_log", []).extend(notes)
         if state.notes:
-            self._compact(state)  # the repaired session replaces the damaged files, with the log of what happened
+            self._compact(
+                state
+            )  # the repaired session replaces the damaged files, with the log of what happened
         return state
 
     def _read_journal_tail(self, state: SessionState, size: int) -> None:
@@ -552,7 +554,9 @@ class SessionStore:
         self._finish_compaction(state)
         return state
 
-    def ensure(self, session_id: str, make_document: Callable[[], dict[str, Any]]) -> tuple[SessionState, bool]:
+    def ensure(
+        self, session_id: str, make_document: Callable[[], dict[str, Any]]
+    ) -> tuple[SessionState, bool]:
         """The session, created from ``make_document()`` when it does not exist yet."""
         with self.session_lock(session_id):
             state = self._refresh(session_id)
@@ -711,10 +715,9 @@ class SessionStore:
         with self._guard:
             journals = list(self._journals.values())
         for journal in journals:
-            try:
+            # A journal closed by compaction meanwhile was synced there.
+            with contextlib.suppress(OSError):
                 journal.sync()
-            except OSError:  # a journal closed by compaction meanwhile was synced there
-                pass
 
     def close(self) -> None:
         """Compact what this process wrote, fsync and close every journal."""

@@ -47,13 +47,16 @@ TEMPLATES: dict[str, Template] = {
         Template(
             "problem_solving",
             B("Problem solving", "问题解决"),
-            B("From a clear problem statement to a checked solution.", "从清晰的问题陈述走到经过验证的解决方案。"),
+            B(
+                "From a clear problem statement to a checked solution.",
+                "从清晰的问题陈述走到经过验证的解决方案。",
+            ),
             (
                 (
                     B("Define the problem", "定义问题"),
                     B(
-                        "State the problem in one or two sentences: what is wrong, for whom, and how you will "
-                        "know it is solved.",
+                        "State the problem in one or two sentences: what is wrong, for whom, "
+                        "and how you will know it is solved.",
                         "用一两句话说明问题：哪里不对、影响谁、怎样算解决。",
                     ),
                 ),
@@ -91,12 +94,16 @@ TEMPLATES: dict[str, Template] = {
         Template(
             "root_cause_analysis",
             B("Root-cause analysis", "根因分析"),
-            B("Trace a failure back to the cause that, once removed, stops it recurring.", "把故障追溯到去除后就不再复发的根本原因。"),
+            B(
+                "Trace a failure back to the cause that, once removed, stops it recurring.",
+                "把故障追溯到去除后就不再复发的根本原因。",
+            ),
             (
                 (
                     B("Describe the symptom", "描述现象"),
                     B(
-                        "Say exactly what was observed, when, where, and how often; separate facts from guesses.",
+                        "Say exactly what was observed, when, where, and how often; "
+                        "separate facts from guesses.",
                         "准确说明观察到的现象、时间、位置和频率；区分事实与猜测。",
                     ),
                 ),
@@ -117,7 +124,8 @@ TEMPLATES: dict[str, Template] = {
                 (
                     B("Confirm the root cause", "确认根因"),
                     B(
-                        "Find evidence that removing the cause removes the symptom (a test, a log, a replay).",
+                        "Find evidence that removing the cause removes the symptom "
+                        "(a test, a log, a replay).",
                         "找到证据证明去除该原因后现象消失（测试、日志或重放）。",
                     ),
                 ),
@@ -133,7 +141,10 @@ TEMPLATES: dict[str, Template] = {
         Template(
             "decision_making",
             B("Decision making", "决策分析"),
-            B("Choose between alternatives with explicit criteria and a recorded rationale.", "依据明确的标准在备选项之间做出选择，并记录理由。"),
+            B(
+                "Choose between alternatives with explicit criteria and a recorded rationale.",
+                "依据明确的标准在备选项之间做出选择，并记录理由。",
+            ),
             (
                 (
                     B("Frame the decision", "界定决策"),
@@ -175,23 +186,38 @@ TEMPLATES: dict[str, Template] = {
         Template(
             "research_plan",
             B("Research plan", "调研计划"),
-            B("Turn an open question into sources, findings and a conclusion.", "把开放问题转化为资料来源、发现和结论。"),
+            B(
+                "Turn an open question into sources, findings and a conclusion.",
+                "把开放问题转化为资料来源、发现和结论。",
+            ),
             (
                 (
                     B("State the question", "提出问题"),
-                    B("Write the question and what a useful answer would let you do.", "写下问题，以及有用的答案能让你做什么。"),
+                    B(
+                        "Write the question and what a useful answer would let you do.",
+                        "写下问题，以及有用的答案能让你做什么。",
+                    ),
                 ),
                 (
                     B("Choose sources", "选择资料来源"),
-                    B("List where answers may come from and how reliable each source is.", "列出答案可能的来源及各自的可靠程度。"),
+                    B(
+                        "List where answers may come from and how reliable each source is.",
+                        "列出答案可能的来源及各自的可靠程度。",
+                    ),
                 ),
                 (
                     B("Collect findings", "收集发现"),
-                    B("Record what each source says, with the evidence, and where sources disagree.", "记录每个来源的说法及证据，并指出来源之间的分歧。"),
+                    B(
+                        "Record what each source says, with the evidence, and where sources disagree.",
+                        "记录每个来源的说法及证据，并指出来源之间的分歧。",
+                    ),
                 ),
                 (
                     B("Conclude", "得出结论"),
-                    B("Answer the question, state your confidence and what is still unknown.", "回答问题，说明把握程度以及仍未知的部分。"),
+                    B(
+                        "Answer the question, state your confidence and what is still unknown.",
+                        "回答问题，说明把握程度以及仍未知的部分。",
+                    ),
                 ),
             ),
         ),

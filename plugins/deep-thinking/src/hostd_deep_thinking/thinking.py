@@ -59,7 +59,10 @@ def check_request(request: ThoughtRequest, text: Text) -> None:
     if request.is_revision and request.revises_thought is None:
         raise ToolError(
             "INVALID_ARGUMENT",
-            text(en="isRevision is true but revisesThought is missing.", zh="isRevision 为 true，但缺少 revisesThought。"),
+            text(
+                en="isRevision is true but revisesThought is missing.",
+                zh="isRevision 为 true，但缺少 revisesThought。",
+            ),
             hint=text(
                 en="Set revisesThought to the thoughtNumber being revised, or set isRevision to false.",
                 zh="把 revisesThought 设为被修订思考的 thoughtNumber，或把 isRevision 设为 false。",
@@ -69,9 +72,13 @@ def check_request(request: ThoughtRequest, text: Text) -> None:
     if request.branch_id is not None and request.branch_from_thought is None:
         raise ToolError(
             "INVALID_ARGUMENT",
-            text(en="branchId is set but branchFromThought is missing.", zh="设置了 branchId，但缺少 branchFromThought。"),
+            text(
+                en="branchId is set but branchFromThought is missing.",
+                zh="设置了 branchId，但缺少 branchFromThought。",
+            ),
             hint=text(
-                en="Set branchFromThought to the thoughtNumber the branch starts from, or leave branchId out.",
+                en="Set branchFromThought to the thoughtNumber the branch starts from, "
+                "or leave branchId out.",
                 zh="把 branchFromThought 设为分支起点的 thoughtNumber，或去掉 branchId。",
             ),
             details={"argument": "branchFromThought", "problem": "missing"},
@@ -107,7 +114,8 @@ def plan_thought(
         raise ToolError(
             "TOO_LONG",
             text(
-                en=f"Session '{state.session_id}' already holds {MAX_THOUGHTS} thoughts, the most a session keeps.",
+                en=f"Session '{state.session_id}' already holds {MAX_THOUGHTS} thoughts, "
+                "the most a session keeps.",
                 zh=f"会话 '{state.session_id}' 已有 {MAX_THOUGHTS} 条思考，达到单个会话的上限。",
             ),
             hint=text(
@@ -154,7 +162,8 @@ def plan_thought(
             Notice(
                 code="BRANCH_WITHOUT_ID",
                 message=text(
-                    en="branchFromThought is set without branchId: not recorded as a branch (give a branchId).",
+                    en="branchFromThought is set without branchId: not recorded as a branch "
+                    "(give a branchId).",
                     zh="设置了 branchFromThought 但没有 branchId：未记为分支（请提供 branchId）。",
                 ),
             )
@@ -175,7 +184,8 @@ def plan_thought(
             Notice(
                 code="TOTAL_CAPPED",
                 message=text(
-                    en=f"totalThoughts is capped at {MAX_THOUGHTS}.", zh=f"totalThoughts 上限为 {MAX_THOUGHTS}。"
+                    en=f"totalThoughts is capped at {MAX_THOUGHTS}.",
+                    zh=f"totalThoughts 上限为 {MAX_THOUGHTS}。",
                 ),
             )
         )

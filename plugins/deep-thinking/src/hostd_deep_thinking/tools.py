@@ -59,7 +59,8 @@ MAX_IMPORT_CHARS = 50_000_000
 SessionId = Annotated[
     str,
     Field(
-        description="Session identifier: letters, digits, '_', '-', '.', 1-64 characters, not starting with '.'",
+        description="Session identifier: letters, digits, '_', '-', '.', 1-64 characters, "
+        "not starting with '.'",
         pattern=SESSION_ID_PATTERN,
     ),
 ]
@@ -95,13 +96,15 @@ def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
     return ToolError(
         "READ_ERROR",
         ctx.text(
-            en=f"Session '{exc.session_id}' is damaged and no backup or journal can rebuild it: {exc.problem}.",
+            en=f"Session '{exc.session_id}' is damaged and no backup or journal can rebuild it: "
+            f"{exc.problem}.",
             zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志：{exc.problem}。",
         ),
         hint=ctx.text(
             en="The damaged file is kept as it is. Restore it with import_session from an export, "
             "or delete_session to start over (the file is kept under another name).",
-            zh="损坏的文件已原样保留。可用 import_session 从导出文件恢复，或用 delete_session 重新开始（文件会改名保留）。",
+            zh="损坏的文件已原样保留。可用 import_session 从导出文件恢复，"
+            "或用 delete_session 重新开始（文件会改名保留）。",
         ),
         details={"session_id": exc.session_id, "file": exc.kept_at},
     )
@@ -147,7 +150,8 @@ def recovery_notices(ctx: ToolContext, notes: list[dict[str, Any]]) -> list[Noti
             message=ctx.text(
                 en=f"The session files needed repair: {note.get('problem')}; recovered from "
                 f"{note.get('recovered_from', 'journal')}.",
-                zh=f"会话文件经过修复：{note.get('problem')}；已从 {note.get('recovered_from', 'journal')} 恢复。",
+                zh=f"会话文件经过修复：{note.get('problem')}；"
+                f"已从 {note.get('recovered_from', 'journal')} 恢复。",
             ),
         )
         for note in notes
@@ -178,9 +182,9 @@ def sequential_thinking(
         str,
         Field(description="Your current thinking step", min_length=1, max_length=MAX_THOUGHT_CHARS),
     ],
-    nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],  # noqa: N803
-    thoughtNumber: Annotated[int, Field(description="Current thought number (your label, from 1)", ge=1)],  # noqa: N803
-    totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],  # noqa: N803
+    nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],
+    thoughtNumber: Annotated[int, Field(description="Current thought number (your label, from 1)", ge=1)],
+    totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],
     session_id: Annotated[
         str | None,
         Field(
@@ -189,18 +193,21 @@ def sequential_thinking(
             pattern=SESSION_ID_PATTERN,
         ),
     ] = None,
-    isRevision: Annotated[bool, Field(description="Whether this revises previous thinking")] = False,  # noqa: N803
-    revisesThought: Annotated[  # noqa: N803
+    isRevision: Annotated[bool, Field(description="Whether this revises previous thinking")] = False,
+    revisesThought: Annotated[
         int | None, Field(description="Which thoughtNumber is being reconsidered (with isRevision)", ge=1)
     ] = None,
-    branchFromThought: Annotated[  # noqa: N803
+    branchFromThought: Annotated[
         int | None, Field(description="Branching point thoughtNumber (with branchId)", ge=1)
     ] = None,
-    branchId: Annotated[  # noqa: N803
+    branchId: Annotated[
         str | None,
-        Field(description="Branch identifier: letters, digits, '_' and '-', 1-64 characters", pattern=BRANCH_ID_PATTERN),
+        Field(
+            description="Branch identifier: letters, digits, '_' and '-', 1-64 characters",
+            pattern=BRANCH_ID_PATTERN,
+        ),
     ] = None,
-    needsMoreThoughts: Annotated[  # noqa: N803
+    needsMoreThoughts: Annotated[
         bool, Field(description="Reached the end but need more thoughts: raises the total by 10")
     ] = False,
 ) -> ThoughtOutput:
@@ -247,12 +254,16 @@ def sequential_thinking(
             target = current if current and not request.starts_conversation else new_default_id()
             try:
                 appended = store.append(
-                    target, lambda state: plan(state, True), create=lambda: default_session_document(ctx, target)
+                    target,
+                    lambda state: plan(state, True),
+                    create=lambda: default_session_document(ctx, target),
                 )
             except _ArchivedDefault:
                 target = new_default_id()
                 appended = store.append(
-                    target, lambda state: plan(state, True), create=lambda: default_session_document(ctx, target)
+                    target,
+                    lambda state: plan(state, True),
+                    create=lambda: default_session_document(ctx, target),
                 )
             if appended.created:
                 store.set_default_session(target)
@@ -278,7 +289,8 @@ def sequential_thinking(
     message = ctx.text(
         en=f"Thought {stored['thought_number']}/{stored['total_thoughts']} stored in session '{target}' "
         f"(#{stored['seq']}).",
-        zh=f"思考 {stored['thought_number']}/{stored['total_thoughts']} 已保存到会话 '{target}'（#{stored['seq']}）。",
+        zh=f"思考 {stored['thought_number']}/{stored['total_thoughts']} "
+        f"已保存到会话 '{target}'（#{stored['seq']}）。",
     )
     if next_step is not None:
         message += ctx.text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")
@@ -296,18 +308,22 @@ def create_session(
         dict[str, Any], Field(description="Free-form JSON metadata kept with the session (at most 64 KiB)")
     ] = {},  # noqa: B006 - the host validates into a fresh dict per call
     template_id: Annotated[
-        str | None, Field(description="A built-in template (see list_templates) that plans the steps", max_length=64)
+        str | None,
+        Field(description="A built-in template (see list_templates) that plans the steps", max_length=64),
     ] = None,
     session_id: Annotated[
-        str | None, Field(description="Choose the identifier (default: a new UUID)", pattern=SESSION_ID_PATTERN)
+        str | None,
+        Field(description="Choose the identifier (default: a new UUID)", pattern=SESSION_ID_PATTERN),
     ] = None,
 ) -> SessionOutput:
-    """Create a thinking session (optionally from a template); sequential_thinking then adds thoughts to it."""
+    """Create a thinking session (optionally from a template); sequential_thinking adds thoughts to it."""
     if len(json.dumps(metadata, ensure_ascii=False).encode("utf-8")) > MAX_METADATA_BYTES:
         raise ToolError(
             "TOO_LONG",
             ctx.text(en="metadata is larger than 64 KiB.", zh="metadata 超过 64 KiB。"),
-            hint=ctx.text(en="Keep metadata small; put long text in thoughts.", zh="请精简 metadata，长文本请写入思考。"),
+            hint=ctx.text(
+                en="Keep metadata small; put long text in thoughts.", zh="请精简 metadata，长文本请写入思考。"
+            ),
             details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
         )
     total = None
@@ -317,7 +333,8 @@ def create_session(
             raise ToolError(
                 "INVALID_ARGUMENT",
                 ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
-                hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：") + ", ".join(TEMPLATES),
+                hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：")
+                + ", ".join(TEMPLATES),
                 details={"argument": "template_id", "valid": list(TEMPLATES)},
             )
         total = len(info.steps)
@@ -325,7 +342,12 @@ def create_session(
 
     new_id = session_id or str(uuid.uuid4())
     document = new_document(
-        new_id, name=name, description=description, metadata=metadata, template_id=template_id, total_thoughts=total
+        new_id,
+        name=name,
+        description=description,
+        metadata=metadata,
+        template_id=template_id,
+        total_thoughts=total,
     )
     try:
         state = open_store(ctx.plugin).create(document)
@@ -374,7 +396,9 @@ def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | 
         return None, [
             Notice(
                 code="TASKS_UNAVAILABLE",
-                message=ctx.text(en="The tasks plugin could not list linked tasks.", zh="tasks 插件无法列出关联任务。"),
+                message=ctx.text(
+                    en="The tasks plugin could not list linked tasks.", zh="tasks 插件无法列出关联任务。"
+                ),
             )
         ]
 
@@ -383,7 +407,8 @@ def get_session(
     ctx: ToolContext,
     session_id: SessionId,
     cursor: Annotated[
-        str | None, Field(description="next_cursor of the previous page; omit for the first page", max_length=32)
+        str | None,
+        Field(description="next_cursor of the previous page; omit for the first page", max_length=32),
     ] = None,
 ) -> GetSessionOutput:
     """Show a session: its summary, its thoughts (100 per page), the total's adjustments and linked tasks."""
@@ -393,7 +418,10 @@ def get_session(
             raise ToolError(
                 "INVALID_ARGUMENT",
                 ctx.text(en="cursor is not one this tool gave out.", zh="cursor 不是本工具给出的值。"),
-                hint=ctx.text(en="Pass next_cursor from the previous answer, or omit it.", zh="请传入上一页的 next_cursor，或省略。"),
+                hint=ctx.text(
+                    en="Pass next_cursor from the previous answer, or omit it.",
+                    zh="请传入上一页的 next_cursor，或省略。",
+                ),
                 details={"argument": "cursor"},
             )
         after = int(cursor)
@@ -441,7 +469,10 @@ def list_sessions(
         row.setdefault("thought_count", 0)
         sessions.append(SessionSummary.model_validate(row))
     return ListSessionsOutput(sessions=sessions, total=total).with_message(
-        ctx.text(en=f"{total} session(s), showing {len(sessions)}.", zh=f"共 {total} 个会话，显示 {len(sessions)} 个。")
+        ctx.text(
+            en=f"{total} session(s), showing {len(sessions)}.",
+            zh=f"共 {total} 个会话，显示 {len(sessions)} 个。",
+        )
     )
 
 
@@ -452,7 +483,10 @@ def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutp
     except SessionNotFound:
         raise not_found(ctx, session_id) from None
     return DeleteSessionOutput(session_id=session_id, deleted=True, backup=backup).with_message(
-        ctx.text(en=f"Deleted session '{session_id}' (backup kept).", zh=f"已删除会话 '{session_id}'（已保留备份）。")
+        ctx.text(
+            en=f"Deleted session '{session_id}' (backup kept).",
+            zh=f"已删除会话 '{session_id}'（已保留备份）。",
+        )
     )
 
 
@@ -478,13 +512,16 @@ def update_session_status(
 ) -> UpdateStatusOutput:
     """Set a session's status: active, completed or archived (archived sessions refuse new thoughts)."""
     state, previous = _change_status(ctx, session_id, status)
-    return UpdateStatusOutput(session=summary_of(state), previous_status=previous).with_message(  # type: ignore[arg-type]
-        ctx.text(en=f"Session '{session_id}': {previous} → {status}.", zh=f"会话 '{session_id}'：{previous} → {status}。")
+    return UpdateStatusOutput(session=summary_of(state), previous_status=previous).with_message(
+        ctx.text(
+            en=f"Session '{session_id}': {previous} → {status}.",
+            zh=f"会话 '{session_id}'：{previous} → {status}。",
+        )
     )
 
 
 def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
-    """Pick a session up again: its last thought, progress, adjustments and the exact next sequential_thinking call."""
+    """Pick a session up again: last thought, progress, adjustments and the next sequential_thinking call."""
     state = load_state(ctx, session_id)
     reactivated = False
     if state.meta.get("status") != "active":
@@ -509,7 +546,11 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
     if last is not None and last.get("branch_id") and last.get("branch_from_thought") is not None:
         next_call["branchFromThought"] = last["branch_from_thought"]
         next_call["branchId"] = last["branch_id"]
-    next_step = step_after(template_id, max_regular if last is None or last["type"] != "regular" else int(last["thought_number"]), ctx.language)
+    next_step = step_after(
+        template_id,
+        max_regular if last is None or last["type"] != "regular" else int(last["thought_number"]),
+        ctx.language,
+    )
     current = int(last["thought_number"]) if last else None
     progress = Progress(
         thought_count=len(state.thoughts),
@@ -565,17 +606,22 @@ def export_session(
     format: Annotated[Literal["json", "markdown", "html", "text"], Field(description="Document format")],
     output_path: Annotated[
         str | None,
-        Field(description="Write the document to this file (inside the allowed roots); omit to get it back", max_length=4096),
+        Field(
+            description="Write the document to this file (inside the allowed roots); omit to get it back",
+            max_length=4096,
+        ),
     ] = None,
     overwrite: Annotated[bool, Field(description="Replace output_path if it exists")] = False,
 ) -> ExportOutput:
-    """Export a session as JSON (complete, re-importable), Markdown, a self-contained HTML page, or plain text."""
+    """Export a session as JSON (complete, re-importable), Markdown, a self-contained HTML page or text."""
     state = load_state(ctx, session_id)
     document = _render(ctx, state, format)
     if output_path is None:
         return ExportOutput(
             session_id=session_id, format=format, content=document, output_path=None, bytes_written=None
-        ).with_message(ctx.text(en=f"Exported '{session_id}' as {format}.", zh=f"已将 '{session_id}' 导出为 {format}。"))
+        ).with_message(
+            ctx.text(en=f"Exported '{session_id}' as {format}.", zh=f"已将 '{session_id}' 导出为 {format}。")
+        )
     from hostd_fs import atomic_write, resolve_in_roots
 
     path = resolve_in_roots(output_path, ctx.roots(), allow_missing=True, expect="file")
@@ -583,7 +629,10 @@ def export_session(
         raise ToolError(
             "ALREADY_EXISTS",
             ctx.text(en=f"{path} already exists.", zh=f"{path} 已存在。"),
-            hint=ctx.text(en="Pass overwrite=true to replace it, or choose another path.", zh="传入 overwrite=true 以覆盖，或换一个路径。"),
+            hint=ctx.text(
+                en="Pass overwrite=true to replace it, or choose another path.",
+                zh="传入 overwrite=true 以覆盖，或换一个路径。",
+            ),
             details={"path": str(path)},
         )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -619,8 +668,10 @@ def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
         raise ToolError(
             "INVALID_ARGUMENT",
             ctx.text(en=f"The import is not valid JSON: {exc}.", zh=f"导入内容不是合法的 JSON：{exc}。"),
-            hint=ctx.text(en="Pass a file written by export_session(format='json'), or its content.",
-                          zh="请传入 export_session(format='json') 生成的文件或其内容。"),
+            hint=ctx.text(
+                en="Pass a file written by export_session(format='json'), or its content.",
+                zh="请传入 export_session(format='json') 生成的文件或其内容。",
+            ),
             details={"argument": "path_or_data"},
         ) from None
 
@@ -636,11 +687,14 @@ def import_session(
         ),
     ],
     session_id: Annotated[
-        str | None, Field(description="Store under this id instead of the export's", pattern=SESSION_ID_PATTERN)
+        str | None,
+        Field(description="Store under this id instead of the export's", pattern=SESSION_ID_PATTERN),
     ] = None,
-    overwrite: Annotated[bool, Field(description="Replace an existing session with that id (a backup is taken)")] = False,
+    overwrite: Annotated[
+        bool, Field(description="Replace an existing session with that id (a backup is taken)")
+    ] = False,
 ) -> ImportOutput:
-    """Import a session from a JSON export (export_session format 'json') or a spec-shaped session document."""
+    """Import a session from a JSON export (export_session format 'json') or a spec-shaped document."""
     from hostd_deep_thinking.export import ImportProblem, parse_import
 
     raw = _read_import(ctx, path_or_data)
@@ -649,10 +703,14 @@ def import_session(
     except ImportProblem as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(en=f"The import is not a session: {exc.field}: {exc.problem}.",
-                     zh=f"导入内容不是有效的会话：{exc.field}：{exc.problem}。"),
-            hint=ctx.text(en="Pass a file written by export_session(format='json').",
-                          zh="请传入 export_session(format='json') 生成的文件。"),
+            ctx.text(
+                en=f"The import is not a session: {exc.field}: {exc.problem}.",
+                zh=f"导入内容不是有效的会话：{exc.field}：{exc.problem}。",
+            ),
+            hint=ctx.text(
+                en="Pass a file written by export_session(format='json').",
+                zh="请传入 export_session(format='json') 生成的文件。",
+            ),
             details={"argument": "path_or_data", "field": exc.field},
         ) from None
     store = open_store(ctx.plugin)
@@ -664,15 +722,19 @@ def import_session(
         raise ToolError(
             "ALREADY_EXISTS",
             ctx.text(en=f"Session '{target}' already exists.", zh=f"会话 '{target}' 已存在。"),
-            hint=ctx.text(en="Pass overwrite=true (a backup is taken first) or another session_id.",
-                          zh="传入 overwrite=true（会先备份）或指定其他 session_id。"),
+            hint=ctx.text(
+                en="Pass overwrite=true (a backup is taken first) or another session_id.",
+                zh="传入 overwrite=true（会先备份）或指定其他 session_id。",
+            ),
             details={"session_id": target},
         ) from None
     except SessionUnreadable as exc:
         raise unreadable(ctx, exc) from None
     return ImportOutput(session=summary_of(state), replaced=replaced and overwrite, warnings=[]).with_message(
-        ctx.text(en=f"Imported session '{target}' ({len(state.thoughts)} thoughts).",
-                 zh=f"已导入会话 '{target}'（{len(state.thoughts)} 条思考）。")
+        ctx.text(
+            en=f"Imported session '{target}' ({len(state.thoughts)} thoughts).",
+            zh=f"已导入会话 '{target}'（{len(state.thoughts)} 条思考）。",
+        )
     )
 
 
@@ -681,7 +743,7 @@ def visualize_session(
     session_id: SessionId,
     format: Annotated[Literal["mermaid", "ascii"], Field(description="Diagram format")] = "mermaid",
 ) -> VisualizeOutput:
-    """Draw a session: a Mermaid flowchart (revisions dashed, branches as their own paths) or an ASCII chart."""
+    """Draw a session: a Mermaid flowchart (revisions dashed, branches as own paths) or an ASCII chart."""
     from hostd_deep_thinking.visualize import to_ascii, to_mermaid
 
     state = load_state(ctx, session_id)

@@ -9,6 +9,7 @@ label or inject syntax. ASCII follows the spec's notation: ``[n]`` for a thought
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -60,13 +61,13 @@ def to_mermaid(state: SessionState) -> str:
     main = main_line(state)
     for thought in main:
         node(thought)
-    for before, after in zip(main, main[1:], strict=False):
+    for before, after in itertools.pairwise(main):
         lines.append(f"    t{before['seq']} --> t{after['seq']}")
     for index, (branch_id, thoughts) in enumerate(branch_groups(state), start=1):
         lines.append(f'    subgraph b{index}["{mermaid_text(f"branch {branch_id}")}"]')
         for thought in thoughts:
             node(thought, "        ")
-        for before, after in zip(thoughts, thoughts[1:], strict=False):
+        for before, after in itertools.pairwise(thoughts):
             lines.append(f"        t{before['seq']} --> t{after['seq']}")
         lines.append("    end")
         origin = thoughts[0].get("branch_from_seq")
@@ -91,7 +92,8 @@ def to_ascii(state: SessionState) -> str:
     total = meta.get("total_thoughts")
     lines = [
         f"Session: {excerpt(str(meta.get('name', state.session_id)), 70)} [{state.session_id}]",
-        f"Status: {meta.get('status', 'active')} | thoughts: {len(state.thoughts)} | planned total: {total or '-'}",
+        f"Status: {meta.get('status', 'active')} | thoughts: {len(state.thoughts)} "
+        f"| planned total: {total or '-'}",
         "",
         "Main line",
     ]
@@ -100,7 +102,8 @@ def to_ascii(state: SessionState) -> str:
         text = excerpt(str(thought["content"]), ASCII_TEXT_CHARS)
         if thought.get("is_revision"):
             missing = " (missing)" if thought.get("revises_seq") is None else ""
-            return f"{indent}[{thought['thought_number']}'] {text}  <-> revises [{thought.get('revises_thought')}]{missing}"
+            target = thought.get("revises_thought")
+            return f"{indent}[{thought['thought_number']}'] {text}  <-> revises [{target}]{missing}"
         return f"{indent}[{thought['thought_number']}] {text}"
 
     def chain(thoughts: list[dict[str, Any]], indent: str) -> None:
@@ -122,5 +125,7 @@ def to_ascii(state: SessionState) -> str:
     if state.adjustments:
         lines += ["", "Adjustments"]
         for item in state.adjustments:
-            lines.append(f"  #{item['sequence']}: total {item['from_total']} -> {item['to_total']} ({item['reason']})")
+            lines.append(
+                f"  #{item['sequence']}: total {item['from_total']} -> {item['to_total']} ({item['reason']})"
+            )
     return "\n".join(lines) + "\n"
