@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import multiprocessing
+import queue
 import random
 import re
 import signal
@@ -26,6 +27,25 @@ from hostd_fs import Database, FsError, atomic_write, locked_append, path_lock
 SPAWN = multiprocessing.get_context("spawn")
 
 
+def _collect(results: Any, processes: list[Any], timeout: float = 120) -> list[Any]:
+    """One result per process, failing fast (not after the timeout) when a process dies."""
+    collected: list[Any] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(collected) < len(processes):
+            try:
+                collected.append(results.get(timeout=0.2))
+            except queue.Empty:
+                failed = [process.exitcode for process in processes if process.exitcode not in (None, 0)]
+                assert not failed, f"a worker process failed with exit codes {failed}"
+                assert time.monotonic() < deadline, "the worker processes did not finish in time"
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+    assert [process.exitcode for process in processes] == [0] * len(processes)
+    return collected
+
+
 def run_processes_on_barrier(
     target: Callable[..., None], per_process_args: list[tuple[Any, ...]]
 ) -> list[Any]:
@@ -39,13 +59,7 @@ def run_processes_on_barrier(
     processes = [SPAWN.Process(target=target, args=(*args, barrier, results)) for args in per_process_args]
     for process in processes:
         process.start()
-    try:
-        collected = [results.get(timeout=120) for _ in processes]
-    finally:
-        for process in processes:
-            process.join(timeout=30)
-    assert [process.exitcode for process in processes] == [0] * len(processes)
-    return collected
+    return _collect(results, processes)
 
 
 def run_in_process(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
@@ -53,10 +67,8 @@ def run_in_process(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
     results = SPAWN.Queue()
     process = SPAWN.Process(target=target, args=(*args, results))
     process.start()
-    try:
-        return results.get(timeout=60)
-    finally:
-        process.join(timeout=30)
+    [result] = _collect(results, [process])
+    return result
 
 
 def assert_overlapped(intervals: list[tuple[float, float]]) -> None:
@@ -159,7 +171,7 @@ MIGRATIONS = [
 ]
 
 
-def open_and_insert(db_path: Path, barrier: Barrier, writer: str, count: int, results: Any) -> None:
+def open_and_insert(db_path: Path, writer: str, count: int, barrier: Barrier, results: Any) -> None:
     barrier.wait()
     started = time.monotonic()
     with Database(db_path, MIGRATIONS) as database:
@@ -170,7 +182,7 @@ def open_and_insert(db_path: Path, barrier: Barrier, writer: str, count: int, re
     results.put((started, time.monotonic()))
 
 
-def increment_counter(db_path: Path, barrier: Barrier, times: int, results: Any) -> None:
+def increment_counter(db_path: Path, times: int, barrier: Barrier, results: Any) -> None:
     with Database(db_path, MIGRATIONS) as database:
         database.connection()
         barrier.wait()
