@@ -79,13 +79,18 @@ def append_cost(root: Path) -> tuple[str, dict[str, float]]:
     host.startup()
     try:
         grow(root / "grown.md", GROWN_BYTES)
+        anyio.run(timed_appends, host, "warm-up.md", 200)  # first calls pay for imports and caches
         empty = anyio.run(timed_appends, host, "empty.md", WINDOW)
         grown = anyio.run(timed_appends, host, "grown.md", APPENDS_ON_GROWN)
     finally:
         host.shutdown()
     final_size = (root / "grown.md").stat().st_size
     empty_median, first, last = median(empty), median(grown[:WINDOW]), median(grown[-WINDOW:])
-    figures = {"last_over_first": last / first, "first_over_empty": first / empty_median}
+    figures = {
+        "last_over_first": last / first,
+        "first_over_empty": first / empty_median,
+        "in_process_median_ms": last * 1000,
+    }
     rows = [
         ["empty file: 1,000 appends", f"{empty_median * 1000:.3f}", f"{p95(empty) * 1000:.3f}", "1.00"],
         [
@@ -144,7 +149,7 @@ async def round_trips(root: Path, config_path: Path) -> tuple[list[float], list[
     return summary_seconds, trivial_seconds
 
 
-def round_trip(root: Path) -> tuple[str, dict[str, float]]:
+def round_trip(root: Path, in_process_ms: float) -> tuple[str, dict[str, float]]:
     config_path = SCRATCH / "hostd.yaml"
     config_path.write_text(json.dumps(host_config(root)), encoding="utf-8")
     ours, theirs = anyio.run(round_trips, root, config_path)
@@ -169,7 +174,9 @@ def round_trip(root: Path) -> tuple[str, dict[str, float]]:
         f"{ROUND_TRIPS:,} calls each over stdio, alternating call by call, both servers open; the client "
         "declares no roots.\n\n"
         + table(["tool", "median ms", "p95 ms", "median ratio", "p95 ratio"], rows)
-        + f"\n\nmedian ratio = **{figures['median_ratio']:.2f}** (target <= 1.5; the spec asks < 2 s)."
+        + f"\n\nmedian ratio = **{figures['median_ratio']:.2f}** (target <= 1.5; the spec asks < 2 s). "
+        f"The same append measured in-process above takes {in_process_ms:.3f} ms (cross-process lock, "
+        "write, fsync), work the trivial tool does not do."
     )
     return body, figures
 
@@ -181,7 +188,7 @@ def main() -> None:
         root.mkdir(parents=True)
     started = time.monotonic()
     append_body, append_figures = append_cost(roots[0])
-    trip_body, trip_figures = round_trip(roots[1])
+    trip_body, trip_figures = round_trip(roots[1], append_figures["in_process_median_ms"])
     body = (
         "### Append cost against file size\n\n"
         + append_body
