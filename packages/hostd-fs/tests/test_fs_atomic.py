@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hostd_fs import FsError, atomic_write, locked_append
+
+RUNNING_AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def temp_files(folder: Path) -> list[str]:
@@ -81,10 +84,12 @@ def unwritable_folder(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "locked"
     folder.mkdir()
     (folder / "a.md").write_text("old")
-    if os.geteuid() != 0:
+    if not RUNNING_AS_ROOT:
         folder.chmod(0o500)
-        yield folder
-        folder.chmod(0o700)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o700)
         return
     # Root ignores permission bits; the immutable attribute (ext4, xfs, btrfs) stops root too.
     if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
@@ -106,8 +111,8 @@ def test_an_unwritable_folder_is_permission_denied_and_the_old_file_stays(unwrit
 
 def mounted_tmpfs(mount_point: Path, options: str) -> Iterator[Path]:
     """A real tmpfs at `mount_point` for the test's duration (needs root and a kernel allowing it)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
+    if not RUNNING_AS_ROOT or not sys.platform.startswith("linux"):
+        pytest.skip("mounting a small tmpfs needs root on Linux")
     mount_point.mkdir()
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)], capture_output=True, text=True

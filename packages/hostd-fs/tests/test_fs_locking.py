@@ -123,6 +123,8 @@ def test_a_chunk_that_is_not_bytes_is_a_programming_error(tmp_path: Path, lock_d
     assert not (tmp_path / "a.md").exists()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes made by mkfifo are POSIX")
+@pytest.mark.timeout(10)
 def test_appending_to_a_folder_or_a_fifo_is_refused(tmp_path: Path, lock_dir: Path) -> None:
     (tmp_path / "folder.md").mkdir()
     os.mkfifo(tmp_path / "pipe.md")

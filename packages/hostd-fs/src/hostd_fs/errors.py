@@ -247,17 +247,20 @@ class FsError(Exception):
         values["path"] = quoted
         return template.format_map(values)
 
-    def message(self, language: str = "en") -> str:
-        """A sentence saying what went wrong, in English ("en") or Simplified Chinese ("zh")."""
+    def _localized(self, language: str, *, hint: bool) -> str:
         text = self._text()
         chinese = _is_chinese(language)
+        if hint:
+            return self._render(text.hint_zh if chinese else text.hint_en, chinese)
         return self._render(text.message_zh if chinese else text.message_en, chinese)
+
+    def message(self, language: str = "en") -> str:
+        """A sentence saying what went wrong, in English ("en") or Simplified Chinese ("zh")."""
+        return self._localized(language, hint=False)
 
     def hint(self, language: str = "en") -> str:
         """A sentence telling a person what to do about it, in "en" or "zh"."""
-        text = self._text()
-        chinese = _is_chinese(language)
-        return self._render(text.hint_zh if chinese else text.hint_en, chinese)
+        return self._localized(language, hint=True)
 
 
 def _abbreviate(text: str) -> str:
@@ -278,26 +281,30 @@ def path_error(reason: str, path: str | None = None, **details: Any) -> FsError:
     return FsError(_TEXTS[reason].code, reason, path, details)
 
 
+# By name, because not every platform defines every errno (Windows has no EDQUOT).
+_REASON_BY_ERRNO_NAME = {
+    "EACCES": "PERMISSION",
+    "EPERM": "PERMISSION",
+    "EROFS": "READ_ONLY_FS",
+    "ENOSPC": "NO_SPACE",
+    "EDQUOT": "NO_SPACE",
+    "ENAMETOOLONG": "TOO_LONG",
+    "EISDIR": "IS_DIRECTORY",
+    "ENOTDIR": "NOT_A_DIRECTORY",
+    "ELOOP": "SYMLINK_LOOP",
+    "ENOENT": "NOT_FOUND",
+    "EBUSY": "IN_USE",
+    "ETXTBSY": "IN_USE",
+}
+_REASON_BY_ERRNO = {
+    getattr(errno, name): reason for name, reason in _REASON_BY_ERRNO_NAME.items() if hasattr(errno, name)
+}
+
+
 def _reason_for_errno(exc: OSError) -> str | None:
     if getattr(exc, "winerror", None) in (_WINERROR_SHARING_VIOLATION, _WINERROR_LOCK_VIOLATION):
         return "IN_USE"
-    by_errno = {
-        errno.EACCES: "PERMISSION",
-        errno.EPERM: "PERMISSION",
-        errno.EROFS: "READ_ONLY_FS",
-        errno.ENOSPC: "NO_SPACE",
-        errno.ENAMETOOLONG: "TOO_LONG",
-        errno.EISDIR: "IS_DIRECTORY",
-        errno.ENOTDIR: "NOT_A_DIRECTORY",
-        errno.ELOOP: "SYMLINK_LOOP",
-        errno.ENOENT: "NOT_FOUND",
-        errno.EBUSY: "IN_USE",
-        errno.ETXTBSY: "IN_USE",
-    }
-    # EDQUOT does not exist on Windows.
-    if hasattr(errno, "EDQUOT"):
-        by_errno[errno.EDQUOT] = "NO_SPACE"
-    return by_errno.get(exc.errno) if exc.errno is not None else None
+    return _REASON_BY_ERRNO.get(exc.errno) if exc.errno is not None else None
 
 
 def fs_error_from_os(exc: OSError, path: str | Path | None, *, reading: bool = False) -> FsError:

@@ -100,7 +100,7 @@ def _lock_file_for(path: Path, lock_dir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def path_lock(path: Path, *, lock_dir: Path, timeout: float = 10.0) -> Iterator[None]:
+def path_lock(path: str | Path, *, lock_dir: Path, timeout: float = 10.0) -> Iterator[None]:
     """Hold an exclusive lock on `path` against other threads and other processes.
 
     Waits at most `timeout` seconds in total, then raises FsError(FILE_LOCKED, LOCK_TIMEOUT).
@@ -166,7 +166,7 @@ def _append_bytes(target: Path, chunk: bytes, previous_size: int, *, fsync: bool
 
 
 def locked_append(
-    path: Path,
+    path: str | Path,
     make_chunk: Callable[[int], bytes],
     *,
     lock_dir: Path,
@@ -199,7 +199,7 @@ def locked_append(
 
 
 def locked_overwrite(
-    path: Path,
+    path: str | Path,
     data: bytes | str,
     *,
     lock_dir: Path,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
 
-from hostd_fs.errors import fs_error_from_os, path_error
+from hostd_fs.errors import FsError, fs_error_from_os, path_error
 from hostd_fs.portable import (
     MAX_NAME_BYTES,
     MAX_PATH_BYTES,
@@ -105,19 +105,23 @@ def _resolve_spelling(spelling: str, roots: Sequence[Path], shown: str) -> Path:
 
 
 def _alternative_spellings(path: str) -> Iterator[str]:
-    """Other readings of `path` a less careful component (or another OS) might act on."""
+    """Other readings of `path` that a less careful component (or another OS) might act on."""
     decoded = unquote(path)
-    readings = [path] if decoded == path else [path, decoded]
-    yield from readings[1:]
+    if decoded != path:
+        yield decoded
     if os.sep == "\\":
-        return
-    for reading in readings:
+        return  # backslashes are already separators
+    for reading in dict.fromkeys((path, decoded)):
         if "\\" in reading and ".." in _ANY_SEPARATOR.split(reading):
             yield reading.replace("\\", "/")
 
 
 def _is_inside(target: Path, roots: Sequence[Path]) -> bool:
     return any(target.is_relative_to(root) for root in roots)
+
+
+def _outside(path: str, roots: Sequence[Path]) -> FsError:
+    return path_error("OUTSIDE_ROOTS", path, roots=[str(root) for root in roots])
 
 
 def refuse_special_file(mode: int, shown: str) -> None:
@@ -170,15 +174,14 @@ def resolve_in_roots(
     resolved_roots = [_resolve(Path(root).expanduser(), str(root)) for root in roots]
     target = _resolve_spelling(path, resolved_roots, path)
     _check_length(str(target), path)
-    outside = path_error("OUTSIDE_ROOTS", path, roots=[str(root) for root in resolved_roots])
     if not _is_inside(target, resolved_roots):
-        raise outside
+        raise _outside(path, resolved_roots)
     # Defence in depth: a percent-decoded or backslash-separated reading must not escape either.
     for reading in _alternative_spellings(path):
         if "\x00" in reading:
             raise path_error("NUL_BYTE", path)
         if not _is_inside(_resolve_spelling(reading, resolved_roots, path), resolved_roots):
-            raise outside
+            raise _outside(path, resolved_roots)
 
     _check_kind(target, path, allow_missing=allow_missing, expect=expect)
     return target
