@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import pickle
 import re
+from pathlib import Path
 
 import pytest
 from hostd_fs import REASONS, FsError, fs_error_from_os
@@ -96,3 +97,12 @@ def test_a_huge_path_is_abbreviated_in_messages_but_kept_whole() -> None:
     error = path_error("TOO_LONG", path)
     assert error.path == path
     assert len(error.message("en")) < 400 and len(error.message("zh")) < 400
+
+
+def test_the_readme_documents_every_reason_with_its_code() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    documented = dict(re.findall(r"^\| `([A-Z_]+)` \| `([A-Z_]+)`", readme, flags=re.MULTILINE))
+    assert set(documented) == REASONS
+    for reason, code in documented.items():
+        if reason != "OS_ERROR":
+            assert path_error(reason).code == code, reason
