@@ -60,7 +60,7 @@ def require_browser() -> str:
 def generated_article(title: str, paragraphs: int = 40, account: str = "Test Account") -> bytes:
     """A small page in WeChat's article template (about 20 KB with the default length)."""
     body = "".join(
-        f"<p>第{i}段：这是一篇用于测试的文章，内容关于本地服务器与并发抓取。Paragraph {i} of the test text.</p>"
+        f"<p>第{i}段：这是一篇用于测试的文章，内容关于本地服务器与并发抓取。Paragraph {i} of the text.</p>"
         for i in range(paragraphs)
     )
     page = f"""<!DOCTYPE html><html><head><meta charset="utf-8">

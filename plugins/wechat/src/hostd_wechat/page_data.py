@@ -29,11 +29,15 @@ _GLOBAL_KEYS = (
     "msg_source_url",
     "title",
 )
-_ASSIGNMENT = re.compile(
-    r"(?<![\w$.\-])(?P<owner>var\s+|window\.|d\.|_g\.|cgiData\.)(?P<key>"
-    + "|".join(_GLOBAL_KEYS)
-    + r")\s*=\s*(?:htmlDecode\(\s*|JsDecode\(\s*)?"
-    + r"(?P<quote>[\"'])(?P<value>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
+_ASSIGNMENT_TAIL = (
+    r")\s*=\s*(?:htmlDecode\(\s*|JsDecode\(\s*)?"
+    r"(?P<quote>[\"'])(?P<value>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
+)
+# One pattern per owner, each starting with a literal: the regex engine then skips ahead to the
+# literal quickly, several times faster over megabytes of inline script than one alternation.
+_ASSIGNMENTS = tuple(
+    (owner, re.compile(re.escape(owner) + r"(?P<key>" + "|".join(_GLOBAL_KEYS) + _ASSIGNMENT_TAIL))
+    for owner in ("var ", "window.", "d.", "_g.", "cgiData.")
 )
 _DOCUMENT_WRITE = re.compile(
     r"document\.write\(\s*(?P<quote>[\"'])(?P<value>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
@@ -60,20 +64,16 @@ def decode_js_string(body: str) -> str:
     return _ESCAPE.sub(replace, body)
 
 
+_STRING_BODY = {
+    quote: re.compile(r"(?:\\.|[^\\\n" + quote + r"])*(?:" + quote + r"|\n|$)", re.DOTALL) for quote in "\"'`"
+}
+_STRUCTURE = re.compile(r"[\"'`{}\[\]()]")
+
+
 def _skip_string(text: str, start: int) -> int:
     """Index just past the string literal whose opening quote is at ``start``."""
-    quote = text[start]
-    index = start + 1
-    length = len(text)
-    while index < length:
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == quote or char == "\n":
-            return index + 1
-        index += 1
-    return length
+    match = _STRING_BODY[text[start]].match(text, start + 1)
+    return match.end() if match else len(text)
 
 
 def literal_after(text: str, marker: str) -> str | None:
@@ -96,20 +96,22 @@ def literal_after(text: str, marker: str) -> str | None:
 def _balanced(text: str, start: int) -> str | None:
     depth = 0
     index = start
-    length = len(text)
-    while index < length:
-        char = text[index]
+    while True:
+        match = _STRUCTURE.search(text, index)
+        if match is None:
+            return None
+        char = match.group()
+        index = match.start()
         if char in "\"'`":
             index = _skip_string(text, index)
             continue
         if char in "{[(":
             depth += 1
-        elif char in "}])":
+        else:
             depth -= 1
             if depth == 0:
                 return text[start : index + 1]
         index += 1
-    return None
 
 
 _FIELD = re.compile(
@@ -145,6 +147,10 @@ def top_level_fields(literal: str) -> dict[str, str]:
                 continue
         index += 1
     return fields
+
+
+def _is_name_char(char: str) -> bool:
+    return char.isalnum() or char in "_$.-"
 
 
 def _is_word(text: str, index: int) -> bool:
@@ -198,12 +204,17 @@ def read_page_data(scripts: list[str]) -> PageData:
     """Collect the page data from the text of the page's inline scripts."""
     data = PageData()
     for script in scripts:
-        for match in _ASSIGNMENT.finditer(script):
-            key = match.group("key")
-            # ``title`` alone is too common in page scripts; only cgiData's own counts.
-            if key == "title" and match.group("owner").strip() not in ("d.", "cgiData.", "_g."):
-                continue
-            data.globals.setdefault(key, []).append(decode_js_string(match.group("value")))
+        for owner, pattern in _ASSIGNMENTS:
+            for match in pattern.finditer(script):
+                # The owner must start a name (``d.ct``, not ``record.ct``); checked here rather than
+                # by a look-behind, which would stop the regex engine from scanning for the literal.
+                if match.start() and _is_name_char(script[match.start() - 1]):
+                    continue
+                key = match.group("key")
+                # ``title`` alone is too common in page scripts; only cgiData's own counts.
+                if key == "title" and owner in ("var ", "window."):
+                    continue
+                data.globals.setdefault(key, []).append(decode_js_string(match.group("value")))
         if not data.cgi and "cgiDataNew" in script:
             literal = literal_after(script, "window.cgiDataNew")
             if literal:

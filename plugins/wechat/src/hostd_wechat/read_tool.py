@@ -66,7 +66,8 @@ def _hint(ctx: ToolContext, code: str, reason: str | None, plan: BatchPlan | Non
                 "'hostd-wechat[headless]' and a system Chromium (Debian: apt install chromium; the "
                 f"chromium_path setting points at it). Missing now: {missing}. "
                 "Or lower concurrency and retry later.",
-                zh="微信要求浏览器访问。请启用 headless 策略：pip install 'hostd-wechat[headless]' 并安装系统 "
+                zh="微信要求浏览器访问。请启用 headless 策略：pip install "
+                "'hostd-wechat[headless]' 并安装系统 "
                 f"Chromium（Debian：apt install chromium；由 chromium_path 设置指定）。当前缺少：{missing}。"
                 "或降低并发稍后重试。",
             )

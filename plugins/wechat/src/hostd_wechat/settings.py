@@ -39,7 +39,7 @@ class Settings(BaseModel):
     )
     sampling_prompt_max_chars: int = Field(default=24_000, ge=1_000, le=400_000)
     summary_max_output_chars: int = Field(
-        default=400_000, ge=1_000, description="Past this a digest is refused with TOO_LONG."
+        default=2_000_000, ge=1_000, description="Past this a digest is refused with TOO_LONG."
     )
 
     @field_validator("allowed_url_prefixes")
