@@ -42,7 +42,8 @@ def _article_page(number: int) -> bytes:
     )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<meta property='og:title' content='Bench {number}'></head><body><h1 id='activity-name'>Bench {number}</h1><a id='js_name'>Bench Account</a>"
+        f"<meta property='og:title' content='Bench {number}'></head><body>"
+        f"<h1 id='activity-name'>Bench {number}</h1><a id='js_name'>Bench Account</a>"
         f"<div id='js_content'>{paragraphs}</div><script>var ct = \"1730080366\";</script></body></html>"
     ).encode()
 
