@@ -222,6 +222,7 @@ class Appended:
     template_id: str | None
     max_regular_label: int
     notes: list[dict[str, Any]]
+    compaction_due: bool = False
 
 
 @dataclass
@@ -246,6 +247,50 @@ class _Journal:
                     os.fsync(self.fd)
                 os.close(self.fd)
                 self.fd = -1
+
+
+class _SessionGate:
+    """One session's lock: a thread lock in front of a cached ``filelock`` for other processes.
+
+    Adding a thought takes it once; reusing the FileLock object (instead of building a new
+    lock per call) keeps the lock's cost well under the per-thought budget.
+    """
+
+    def __init__(self, lock_file: Path) -> None:
+        from filelock import FileLock
+
+        self.thread_lock = threading.Lock()
+        self.file_lock = FileLock(str(lock_file), thread_local=False)
+
+    def acquire(self, timeout: float) -> bool:
+        from filelock import Timeout
+
+        deadline = time.monotonic() + timeout
+        if timeout > 0:
+            taken = self.thread_lock.acquire(timeout=timeout)
+        else:
+            taken = self.thread_lock.acquire(blocking=False)
+        if not taken:
+            return False
+        try:
+            self.file_lock.acquire(timeout=max(0.0, deadline - time.monotonic()), poll_interval=0.001)
+        except Timeout:
+            self.thread_lock.release()
+            return False
+        except BaseException:
+            self.thread_lock.release()
+            raise
+        return True
+
+    def release(self) -> None:
+        try:
+            self.file_lock.release()
+        finally:
+            self.thread_lock.release()
+
+
+class WouldBlock(Exception):
+    """A non-blocking append found work that should not run on the event loop (wait, load, create)."""
 
 
 @dataclass
@@ -307,7 +352,8 @@ class SessionStore:
         self.lock_timeout = lock_timeout
         self._cache: OrderedDict[str, SessionState] = OrderedDict()
         self._journals: dict[str, _Journal] = {}
-        self._guard = threading.Lock()  # the two dicts above
+        self._gates: dict[str, _SessionGate] = {}
+        self._guard = threading.Lock()  # the three dicts above
         self._index = _IndexCache()
         self._index_guard = threading.Lock()
         self._default: tuple[tuple[int, int] | None, str | None] = (None, None)
@@ -325,13 +371,36 @@ class SessionStore:
 
     @contextlib.contextmanager
     def _lock(self, path: Path) -> Iterator[None]:
+        """The shared library's lock, for files off the hot path (the index)."""
         from hostd_fs import path_lock
 
         with path_lock(path, lock_dir=self.lock_dir, timeout=self.lock_timeout):
             yield
 
-    def session_lock(self, session_id: str) -> contextlib.AbstractContextManager[None]:
-        return self._lock(self.document_path(session_id))
+    def _session_gate(self, session_id: str) -> _SessionGate:
+        with self._guard:
+            gate = self._gates.get(session_id)
+            if gate is None:
+                gate = self._gates[session_id] = _SessionGate(self.lock_dir / f"session-{session_id}.lock")
+            return gate
+
+    @contextlib.contextmanager
+    def session_lock(self, session_id: str) -> Iterator[None]:
+        """Exclusive use of one session across threads and processes (waits up to ``lock_timeout``)."""
+        gate = self._session_gate(session_id)
+        if not gate.acquire(self.lock_timeout):
+            from hostd_fs import FsError
+
+            raise FsError(
+                "FILE_LOCKED",
+                "LOCK_TIMEOUT",
+                str(self.document_path(session_id)),
+                {"timeout": self.lock_timeout},
+            )
+        try:
+            yield
+        finally:
+            gate.release()
 
     # --- loading -----------------------------------------------------------------------
 
@@ -362,14 +431,22 @@ class SessionStore:
         if journal is not None:
             journal.close()
 
-    def _refresh(self, session_id: str) -> SessionState | None:
-        """The session as it is on disk now (caller holds its lock); ``None`` when it does not exist."""
+    def _refresh(self, session_id: str, *, may_load: bool = True) -> SessionState | None:
+        """The session as it is on disk now (caller holds its lock); ``None`` when it does not exist.
+
+        With ``may_load=False`` only the cheap incremental path is taken; anything more raises
+        ``WouldBlock``.
+        """
         doc_stat = _stat(self.document_path(session_id))
         journal_stat = _stat(self.journal_path(session_id))
         if doc_stat is None:
             if journal_stat is None or journal_stat.st_size == 0:
+                if not may_load:
+                    raise WouldBlock
                 self._forget(session_id)
                 return None
+            if not may_load:
+                raise WouldBlock
             return self._load(session_id, missing_document=True)
         cached = self._cached(session_id)
         signature = (doc_stat.st_ino, doc_stat.st_size, doc_stat.st_mtime_ns)
@@ -381,6 +458,8 @@ class SessionStore:
             if size > cached.journal_offset:
                 self._read_journal_tail(cached, size)
                 return cached
+        if not may_load:
+            raise WouldBlock
         return self._load(session_id)
 
     def _load(self, session_id: str, *, missing_document: bool = False) -> SessionState:
@@ -570,43 +649,67 @@ class SessionStore:
         plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
         *,
         create: Callable[[], dict[str, Any]] | None = None,
+        blocking: bool = True,
     ) -> Appended:
         """Add one thought planned by ``plan(state)`` under the session's lock.
 
         ``plan`` sees the session as it is on disk right now (other processes included) and
         may raise to refuse; it returns the thought (its ``seq`` is ``state.last_seq + 1``)
-        and the adjustment of the total, if any.
+        and the adjustment of the total, if any. ``blocking=False`` is for the event loop:
+        it raises ``WouldBlock`` instead of waiting for the lock, loading or creating the
+        session, and leaves a due compaction to the caller (``Appended.compaction_due``).
         """
-        with self.session_lock(session_id):
-            state = self._refresh(session_id)
-            created = False
-            if state is None:
-                if create is None:
-                    raise SessionNotFound(session_id)
-                state, created = self._install(create()), True
-            thought, adjustment = plan(state)
-            seq = state.last_seq + 1
-            thought["seq"] = seq
-            notes, state.notes = state.notes, []
-            line = journal_line(seq, thought, adjustment)
-            journal = self._journal(state)
-            _write_all(journal.fd, line)
-            state.journal_offset += len(line)
-            state.apply(thought, adjustment)
-            journal.dirty = True
-            self._schedule_sync()
-            if state.last_seq - state.compacted_seq >= self.compact_every:
-                self._compact(state)
-            return Appended(
-                thought=thought,
-                adjustment=adjustment,
-                created=created,
-                thought_count=len(state.thoughts),
-                branches=list(state.branches),
-                template_id=state.meta.get("template_id"),
-                max_regular_label=state.max_regular_label,
-                notes=notes,
-            )
+        if blocking:
+            with self.session_lock(session_id):
+                return self._append_locked(session_id, plan, create, blocking=True)
+        gate = self._session_gate(session_id)
+        if not gate.acquire(0):
+            raise WouldBlock
+        try:
+            return self._append_locked(session_id, plan, create, blocking=False)
+        finally:
+            gate.release()
+
+    def _append_locked(
+        self,
+        session_id: str,
+        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        create: Callable[[], dict[str, Any]] | None,
+        *,
+        blocking: bool,
+    ) -> Appended:
+        """The body of ``append``; the caller holds the session's lock."""
+        state = self._refresh(session_id, may_load=blocking)
+        created = False
+        if state is None:
+            if create is None:
+                raise SessionNotFound(session_id)
+            state, created = self._install(create()), True
+        thought, adjustment = plan(state)
+        seq = state.last_seq + 1
+        thought["seq"] = seq
+        notes, state.notes = state.notes, []
+        line = journal_line(seq, thought, adjustment)
+        journal = self._journal(state)
+        _write_all(journal.fd, line)
+        state.journal_offset += len(line)
+        state.apply(thought, adjustment)
+        journal.dirty = True
+        self._schedule_sync()
+        due = state.last_seq - state.compacted_seq >= self.compact_every
+        if due and blocking:
+            self._compact(state)
+        return Appended(
+            compaction_due=due and not blocking,
+            thought=thought,
+            adjustment=adjustment,
+            created=created,
+            thought_count=len(state.thoughts),
+            branches=list(state.branches),
+            template_id=state.meta.get("template_id"),
+            max_regular_label=state.max_regular_label,
+            notes=notes,
+        )
 
     def _compact(self, state: SessionState) -> None:
         """Fold the journal into the document, take a backup, start a new journal (lock held)."""

@@ -15,6 +15,7 @@ import secrets
 from bisect import bisect_right
 from typing import Annotated, Any, Literal
 
+import anyio
 from pydantic import Field
 
 from hostd import PluginContext, ToolContext, ToolError
@@ -42,11 +43,13 @@ from hostd_deep_thinking.models import (
     VisualizeOutput,
 )
 from hostd_deep_thinking.store import (
+    Appended,
     SessionExists,
     SessionNotFound,
     SessionState,
     SessionStore,
     SessionUnreadable,
+    WouldBlock,
     new_document,
 )
 from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
@@ -176,7 +179,7 @@ class _ArchivedDefault(Exception):
 # --- sequential_thinking -------------------------------------------------------------
 
 
-def sequential_thinking(
+async def sequential_thinking(
     ctx: ToolContext,
     thought: Annotated[
         str,
@@ -241,32 +244,47 @@ def sequential_thinking(
         notices.extend(found)
         return planned, adjustment
 
-    try:
+    def attempt(blocking: bool) -> tuple[str, Appended]:
+        """Store the thought; ``blocking=False`` raises WouldBlock rather than wait, load or create."""
+        notices.clear()
         if session_id is not None:
             appended = store.append(
                 session_id,
                 lambda state: plan(state, False),
                 create=lambda: new_document(session_id, name=session_id),
+                blocking=blocking,
             )
-            target = session_id
-        else:
-            current = store.default_session()
-            target = current if current and not request.starts_conversation else new_default_id()
-            try:
-                appended = store.append(
-                    target,
-                    lambda state: plan(state, True),
-                    create=lambda: default_session_document(ctx, target),
-                )
-            except _ArchivedDefault:
-                target = new_default_id()
-                appended = store.append(
-                    target,
-                    lambda state: plan(state, True),
-                    create=lambda: default_session_document(ctx, target),
-                )
-            if appended.created:
-                store.set_default_session(target)
+            return session_id, appended
+        current = store.default_session()
+        target = current if current and not request.starts_conversation else new_default_id()
+        try:
+            appended = store.append(
+                target,
+                lambda state: plan(state, True),
+                create=lambda: default_session_document(ctx, target),
+                blocking=blocking,
+            )
+        except _ArchivedDefault:
+            target = new_default_id()
+            appended = store.append(
+                target,
+                lambda state: plan(state, True),
+                create=lambda: default_session_document(ctx, target),
+                blocking=blocking,
+            )
+        if appended.created:
+            store.set_default_session(target)
+        return target, appended
+
+    try:
+        try:
+            # The common case (a known session, lock free) is a few file operations: done right here;
+            # anything that could wait (lock held elsewhere, loading, creating) goes to a worker thread.
+            target, appended = attempt(False)
+        except WouldBlock:
+            target, appended = await anyio.to_thread.run_sync(attempt, True)
+        if appended.compaction_due:
+            await anyio.to_thread.run_sync(store.compact, target)
     except SessionUnreadable as exc:
         raise unreadable(ctx, exc) from None
     stored = appended.thought
