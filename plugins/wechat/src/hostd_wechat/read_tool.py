@@ -2,14 +2,17 @@
 
 The call succeeds with one item per URL; only call-level faults (bad arguments, an output
 folder outside the roots, headless asked for but missing) are errors. Articles are fetched
-by a thread pool of ``concurrency`` workers; the tool's own thread collects finished items,
-sends one progress notification per article, and stops the batch when the client cancels.
+by a thread pool, at most ``concurrency`` requests at a time (parsing and writing happen
+outside those slots, so they never hold the network back); the tool's own thread collects
+finished items, sends one progress notification per article, and stops the batch when the
+client cancels.
 Files are written with ``atomic_write``, so a cancelled call never leaves half a file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ class BatchPlan:
     detailed: bool
     headless_missing: str | None
     reservations: NameReservations
+    fetch_slots: threading.BoundedSemaphore
 
     def cancelled(self) -> bool:
         return self.ctx.cancelled
@@ -118,11 +122,13 @@ def _elapsed_ms(started: float) -> int:
 
 
 def _fetch(plan: BatchPlan, url: str, strategy: str) -> FetchResult:
-    if strategy == "headless":
-        from hostd_wechat.headless import render_page
+    """One fetch, holding one of the ``concurrency`` slots only while the network is in use."""
+    with plan.fetch_slots:
+        if strategy == "headless":
+            from hostd_wechat.headless import render_page
 
-        return render_page(url, plan.options, plan.settings.chromium_path, plan.cancelled)
-    return fetch_page(url, plan.options, plan.cancelled)
+            return render_page(url, plan.options, plan.settings.chromium_path, plan.cancelled)
+        return fetch_page(url, plan.options, plan.cancelled)
 
 
 def _parse(result: FetchResult) -> ParsedArticle:
@@ -261,7 +267,11 @@ def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[Artic
         )
         progress(items[index])  # type: ignore[arg-type]
 
-    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wechat-fetch")
+    # Twice as many workers as fetch slots: while some parse and write (CPU), others keep the
+    # network busy, so at most ``concurrency`` requests are in flight and they never wait on parsing.
+    executor = ThreadPoolExecutor(
+        max_workers=min(concurrency * 2, len(queued) or 1), thread_name_prefix="wechat"
+    )
     try:
         pending: dict[Future[ArticleItem], int] = {
             executor.submit(process_url, plan, urls[i]): i for i in queued
@@ -390,6 +400,7 @@ def read_wechat_articles(
         detailed=response_format == "detailed",
         headless_missing=headless_missing,
         reservations=NameReservations(),
+        fetch_slots=threading.BoundedSemaphore(concurrency),
     )
     items = _run_batch(plan, list(urls), concurrency)
     succeeded = sum(1 for item in items if item.status == "ok")
