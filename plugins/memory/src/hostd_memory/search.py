@@ -190,46 +190,65 @@ def short_term_expression(term: str) -> str | None:
     return fts_literal(" ".join(spaced)) + " *"  # a character or a word: token prefix
 
 
+@dataclass(frozen=True)
+class Piece:
+    """One alternative of the relaxed stage, and the index tokens that tell how common it is.
+
+    ``vocabulary`` holds exact ``memory_words`` tokens; the piece matches at most as many
+    memories as the rarest of them (a phrase) or about as many as the commonest (a stem's
+    word forms). Empty means unknown: the piece is never dropped as too common.
+    """
+
+    expression: str
+    vocabulary: tuple[str, ...] = ()
+    phrase: bool = False
+
+
 @dataclass
 class QueryPlan:
-    """What ``store.search`` runs: the strict expressions and the relaxed one."""
+    """What ``store.search`` runs: the strict expressions and the relaxed pieces."""
 
     terms: list[str]
     strict_trigram: str | None = None  # all terms of three or more characters
     strict_words: str | None = None  # all short terms that have word characters
     strict_scan: list[str] = field(default_factory=list)  # short punctuation-only terms (substring scan)
-    relaxed_words: str | None = None  # any term, as bigrams and stems
+    relaxed: list[Piece] = field(default_factory=list)  # any term, as bigrams and stems
 
     @property
     def empty(self) -> bool:
-        return not (self.strict_trigram or self.strict_words or self.strict_scan or self.relaxed_words)
+        return not (self.strict_trigram or self.strict_words or self.strict_scan or self.relaxed)
 
 
-def relaxed_tokens(terms: Iterable[str]) -> list[str]:
+def relaxed_pieces(terms: Iterable[str]) -> list[Piece]:
     """The relaxed stage's pieces: CJK bigrams (minus function ones), word stems, phrases."""
-    pieces: dict[str, None] = {}
+    pieces: dict[str, Piece] = {}
+
+    def add(piece: Piece) -> None:
+        pieces.setdefault(piece.expression, piece)
+
     for term in terms:
         if is_cjk(term):
             for run in _CJK_RUN.findall(term):
                 if len(run) == 1:
-                    pieces.setdefault(fts_literal(run) + " *")
+                    add(Piece(fts_literal(run) + " *"))
                     continue
                 for i in range(len(run) - 1):
                     gram = run[i : i + 2]
                     if set(gram) <= CHINESE_FUNCTION_CHARS or set(gram) & CHINESE_PARTICLES:
                         continue
-                    pieces.setdefault(fts_literal(gram))
+                    add(Piece(fts_literal(gram), (gram,)))
             continue
-        words = _WORD.findall(term)
+        words = [w.lower() for w in _WORD.findall(term)]
         if len(words) > 1:  # 'api/v2', 'config.yaml': keep the words together
-            pieces.setdefault(fts_literal(" ".join(words)))
+            add(Piece(fts_literal(" ".join(words)), tuple(words), phrase=True))
             continue
         for word in words:
             if word in ENGLISH_STOPWORDS:
                 continue
             stem = _stem(word)
-            pieces.setdefault(fts_literal(stem) + (" *" if len(stem) >= 3 or stem != word else ""))
-    return list(pieces)
+            prefix = len(stem) >= 3 or stem != word
+            add(Piece(fts_literal(stem) + (" *" if prefix else ""), tuple(dict.fromkeys((word, stem)))))
+    return list(pieces.values())
 
 
 def plan_query(query: str) -> QueryPlan:
@@ -248,16 +267,14 @@ def plan_query(query: str) -> QueryPlan:
             short_expressions.append(expression)
     if short_expressions:
         plan.strict_words = " AND ".join(short_expressions)
-    pieces = relaxed_tokens(terms)
-    if pieces:
-        plan.relaxed_words = " OR ".join(pieces)
+    plan.relaxed = relaxed_pieces(terms)
     return plan
 
 
 def relaxed_expression(text: str) -> str | None:
     """An any-term ``memory_words`` expression for free text (intents, errors, disclosures)."""
-    pieces = relaxed_tokens(split_terms(text))
-    return " OR ".join(pieces) if pieces else None
+    pieces = relaxed_pieces(split_terms(text))
+    return " OR ".join(p.expression for p in pieces) if pieces else None
 
 
 def snippet(content: str, terms: Iterable[str], *, before: int = 40, after: int = 100) -> str:

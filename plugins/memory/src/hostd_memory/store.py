@@ -127,7 +127,21 @@ def _schema_v1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS = [_schema_v1]
+def _words_vocabulary_v2(conn: sqlite3.Connection) -> None:
+    """How many memories hold each token of memory_words: lets search drop tokens too common to rank."""
+    conn.execute("CREATE VIRTUAL TABLE memory_words_vocab USING fts5vocab(memory_words, 'row')")
+
+
+MIGRATIONS = [_schema_v1, _words_vocabulary_v2]
+
+# Ranking by BM25 costs time per matching memory; beyond these many matches, only the most
+# recently created ones are ranked (a query that broad says little about which one is meant).
+STRICT_RANK_CAP = 400
+RELAXED_RANK_CAP = 2_000
+# A relaxed piece found in more memories than this share (and at least COMMON_FLOOR) adds
+# almost nothing to BM25 but costs a pass over a long list: it is left out.
+COMMON_SHARE = 0.05
+COMMON_FLOOR = 1_000
 
 
 def now_iso() -> str:
@@ -712,16 +726,61 @@ class MemoryStore:
     # --- search -------------------------------------------------------------------------
 
     def _ranked(
-        self, table: str, expression: str, filters: Filters, extra: str, extra_params: list[Any], limit: int
+        self,
+        table: str,
+        expression: str,
+        filters: Filters,
+        extra: str,
+        extra_params: list[Any],
+        limit: int,
+        cap: int | None = None,
     ) -> list[tuple[int, float]]:
+        """Visible memories matching ``expression``, best BM25 first.
+
+        With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
+        ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
+        than ``limit``, the query runs again over every match.
+        """
+        conn = self._conn()
         where, params = filters.sql()
+        floor = None
+        if cap is not None:
+            row = conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expression, cap - 1),
+            ).fetchone()
+            floor = int(row[0]) if row else None
+        bound = f" AND {table}.rowid >= ?" if floor is not None else ""
         sql = (
             f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
-            f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra} "
+            f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
             "ORDER BY score LIMIT ?"
         )
-        rows = self._conn().execute(sql, [expression, *params, *extra_params, limit]).fetchall()
+        bounds = [floor] if floor is not None else []
+        rows = conn.execute(sql, [expression, *params, *extra_params, *bounds, limit]).fetchall()
+        if floor is not None and len(rows) < limit:
+            return self._ranked(table, expression, filters, extra, extra_params, limit)
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def _document_frequency(self, conn: sqlite3.Connection, piece: search_text.Piece) -> int | None:
+        if not piece.vocabulary:
+            return None
+        counts = []
+        for token in piece.vocabulary:
+            row = conn.execute("SELECT doc FROM memory_words_vocab WHERE term = ?", (token,)).fetchone()
+            counts.append(int(row[0]) if row else 0)
+        return min(counts) if piece.phrase else max(counts)
+
+    def _useful_pieces(self, pieces: list[search_text.Piece]) -> list[search_text.Piece]:
+        """The relaxed pieces worth ranking: too common ones dropped, the rarest always kept."""
+        conn = self._conn()
+        newest = conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
+        threshold = max(COMMON_FLOOR, int(newest * COMMON_SHARE))
+        rated = [(self._document_frequency(conn, p), p) for p in pieces]
+        kept = [p for df, p in rated if df is None or df <= threshold]
+        if not kept and rated:
+            kept = [min(rated, key=lambda pair: pair[0] or 0)[1]]
+        return kept
 
     @staticmethod
     def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
@@ -744,9 +803,13 @@ class MemoryStore:
             if plan.strict_words:
                 extra += " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)"
                 extra_params = [*extra_params, plan.strict_words]
-            strict = self._ranked("memory_fts", plan.strict_trigram, filters, extra, extra_params, limit)
+            strict = self._ranked(
+                "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, STRICT_RANK_CAP
+            )
         elif plan.strict_words:
-            strict = self._ranked("memory_words", plan.strict_words, filters, scan, scan_params, limit)
+            strict = self._ranked(
+                "memory_words", plan.strict_words, filters, scan, scan_params, limit, RELAXED_RANK_CAP
+            )
         elif plan.strict_scan:
             where, params = filters.sql()
             strict = [
@@ -761,8 +824,12 @@ class MemoryStore:
             strict = []
         for memory_id, score in strict:
             found[memory_id] = (score, "all_terms")
-        if len(found) < limit and plan.relaxed_words and len(plan.terms) > 0:
-            for memory_id, score in self._ranked("memory_words", plan.relaxed_words, filters, "", [], limit):
+        pieces = self._useful_pieces(plan.relaxed) if len(found) < limit else []
+        if pieces:
+            expression = " OR ".join(p.expression for p in pieces)
+            for memory_id, score in self._ranked(
+                "memory_words", expression, filters, "", [], limit, RELAXED_RANK_CAP
+            ):
                 if memory_id not in found:
                     found[memory_id] = (score, "any_term")
                 if len(found) >= limit:

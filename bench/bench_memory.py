@@ -1,0 +1,291 @@
+"""memory benchmarks against the official @modelcontextprotocol/server-memory, in one run.
+
+Both servers are real processes driven over stdio by the official Python MCP client, on the
+same generated data (bench/memory_eval/generate.py: mixed Chinese and English team notes):
+
+- search at N = 10,000: the same 200 queries, ``search_memory`` against ``search_nodes``;
+  target: our median at least 20x faster;
+- our search at N = 100,000 (round trip), short one- and two-character Chinese queries on
+  their own line; target: median under 15 ms;
+- insert cost: median of 1,000 ``create_memory`` calls at N = 0, 10,000 and 100,000; target:
+  10k and 100k at most 1.3x the N = 0 median; theirs (``create_entities``) too, with fewer
+  inserts at 100,000 because each one rewrites the whole file;
+- our server's peak RSS (VmHWM) at N = 100,000; target under 200 MB;
+- search quality: nDCG@10 on the labelled set for ``search_memory``, the real npm server's
+  ``search_nodes`` and the substring re-implementation.
+
+Ours is seeded in bulk through ``import_memories``; theirs by writing its JSONL file (its
+MEMORY_FILE_PATH), since it rewrites the whole file on every insert.
+
+Run: ``.venv/bin/python bench/bench_memory.py`` (installs the npm server into bench/.work).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+from benchlib import WORK, median, p95, table, write_section
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "memory_eval"))
+from generate import ASPECTS, SERVICES, build_corpus, build_queries  # noqa: E402
+from score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise  # noqa: E402
+
+SCRATCH = WORK / "memory"
+NPM_DIR = WORK / "npm-server-memory"
+NPM_PACKAGE = "@modelcontextprotocol/server-memory"
+SEARCHES = 200
+INSERTS = 1_000
+THEIR_INSERTS_AT_100K = 30
+IMPORT_BATCH = 5_000
+SHORT_QUERIES = ["锁", "缓存", "日志", "限流", "部署", "鉴权", "超时", "订单", "库存", "周会"]
+
+
+def install_official_server() -> tuple[Path, str]:
+    """npm-install the official server into bench/.work (once) and return its entry script and version."""
+    entry = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    if not entry.exists():
+        NPM_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), NPM_PACKAGE],
+                       check=True, capture_output=True)
+    package = json.loads((entry.parent.parent / "package.json").read_text())
+    return entry, package["version"]
+
+
+def benchmark_queries(count: int, seed: int = 3) -> list[str]:
+    """Queries of every style (pairs in both languages, questions, mixed), without short ones."""
+    rng = random.Random(seed)
+    templates = ["{zh} {zh_word}", "{en} {en_word}", "{zh}{zh_word}了怎么办", "how did we handle {en_word} in {en}",
+                 "{zh} {en_word}", "{en_word}", "{zh}的{zh_word}是怎么配置的"]
+    queries = []
+    for i in range(count):
+        en, zh = rng.choice(SERVICES)
+        zh_word, en_word = ASPECTS[rng.choice(list(ASPECTS))][:2]
+        queries.append(templates[i % len(templates)].format(en=en, zh=zh, zh_word=zh_word, en_word=en_word))
+    return queries
+
+
+def our_config(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "hostd.yaml"
+    path.write_text(yaml.safe_dump({"data_dir": str(directory / "data"), "language": "en",
+                                    "profiles": {"default": {"plugins": ["memory"]}}}), encoding="utf-8")
+    return path
+
+
+def ours(directory: Path) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "hostd", "serve", "--config",
+                                                                        str(our_config(directory))],
+                                        env=dict(os.environ)))
+
+
+def theirs(entry: Path, jsonl: Path) -> Client:
+    return Client(StdioServerParameters(command="node", args=[str(entry)],
+                                        env={**os.environ, "MEMORY_FILE_PATH": str(jsonl)}))
+
+
+def write_jsonl(path: Path, memories: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for memory in memories:
+            out.write(json.dumps(as_entity(memory), ensure_ascii=False) + "\n")
+
+
+async def timed(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = await client.call_tool(tool, arguments)
+    elapsed = (time.perf_counter() - started) * 1000
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {result.content[0].text[:500]}")
+    return elapsed, result
+
+
+async def seed_ours(client: Client, memories: Sequence[dict[str, Any]]) -> float:
+    started = time.perf_counter()
+    for start in range(0, len(memories), IMPORT_BATCH):
+        await timed(client, "import_memories", {"data": import_document(list(memories[start:start + IMPORT_BATCH]))})
+    return time.perf_counter() - started
+
+
+async def searches(client: Client, tool: str, queries: Sequence[str], *, ours_: bool) -> list[float]:
+    for query in queries[:5]:  # warm caches and the page cache once
+        await client.call_tool(tool, {"query": query, "limit": 10} if ours_ else {"query": query})
+    times = []
+    for query in queries:
+        elapsed, _ = await timed(client, tool, {"query": query, "limit": 10} if ours_ else {"query": query})
+        times.append(elapsed)
+    return times
+
+
+async def our_inserts(client: Client, count: int, tag: str) -> list[float]:
+    times = []
+    for i in range(count):
+        elapsed, _ = await timed(client, "create_memory", {
+            "uri": f"bench://{tag}/insert-{i}",
+            "content": f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。",
+            "priority": 5})
+        times.append(elapsed)
+    return times
+
+
+async def their_inserts(client: Client, count: int, tag: str) -> list[float]:
+    times = []
+    for i in range(count):
+        elapsed, _ = await timed(client, "create_entities", {"entities": [{
+            "name": f"bench://{tag}/insert-{i}", "entityType": "bench",
+            "observations": [f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。"]}]})
+        times.append(elapsed)
+    return times
+
+
+def server_peak_rss_mb() -> float:
+    """VmHWM of the hostd server this process started (found among its children)."""
+    me = os.getpid()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
+        if int(fields.get("PPid", "0").strip()) == me and "hostd" in cmdline and "serve" in cmdline:
+            return int(fields["VmHWM"].split()[0]) / 1024
+    raise RuntimeError("could not find the hostd server process")
+
+
+def ms(value: float) -> str:
+    return f"{value:.2f} ms" if value < 100 else f"{value:.0f} ms"
+
+
+async def quality(entry: Path) -> list[list[object]]:
+    """nDCG@10 on the labelled set: ours, the real npm server, and the substring re-implementation."""
+    memories, queries = load()
+    scores_ours = []
+    async with ours(SCRATCH / "eval") as client:
+        await seed_ours(client, memories)
+        for query in queries:
+            _, result = await timed(client, "search_memory", {"query": query["query"], "limit": 10})
+            ranked = [hit["uri"] for hit in result.structured_content["hits"]]
+            scores_ours.append((query["style"], ndcg_at_10(ranked, set(query["relevant"]))))
+    jsonl = SCRATCH / "eval-theirs.jsonl"
+    write_jsonl(jsonl, memories)
+    scores_npm = []
+    async with theirs(entry, jsonl) as client:
+        for query in queries:
+            _, result = await timed(client, "search_nodes", {"query": query["query"]})
+            ranked = [e["name"] for e in (result.structured_content or {}).get("entities", [])]
+            scores_npm.append((query["style"], ndcg_at_10(ranked, set(query["relevant"]))))
+    entities = [as_entity(m) for m in memories]
+    scores_re = [(q["style"], ndcg_at_10(substring_search(entities, q["query"]), set(q["relevant"])))
+                 for q in queries]
+    a, b, c = summarise(scores_ours), summarise(scores_npm), summarise(scores_re)
+    counts = {"all": len(queries)}
+    for query in queries:
+        counts[query["style"]] = counts.get(query["style"], 0) + 1
+    return [[style, counts[style], f"{a[style]:.3f}", f"{b[style]:.3f}", f"{c[style]:.3f}"] for style in a]
+
+
+async def run() -> None:
+    if SCRATCH.exists():
+        shutil.rmtree(SCRATCH)
+    entry, their_version = install_official_server()
+    started = time.perf_counter()
+    quality_rows = await quality(entry)
+    queries = benchmark_queries(SEARCHES)
+
+    # N = 0: inserts into empty stores.
+    async with ours(SCRATCH / "ours-0") as client:
+        ours_insert_0 = await our_inserts(client, INSERTS, "n0")
+    async with theirs(entry, SCRATCH / "theirs-0.jsonl") as client:
+        theirs_insert_0 = await their_inserts(client, INSERTS, "n0")
+
+    # N = 10,000: searches side by side, then inserts.
+    corpus_10k = build_corpus(10_000, seed=101)
+    async with ours(SCRATCH / "ours-10k") as client:
+        ours_seed_10k = await seed_ours(client, corpus_10k)
+        ours_search_10k = await searches(client, "search_memory", queries, ours_=True)
+        ours_insert_10k = await our_inserts(client, INSERTS, "n10k")
+    write_jsonl(SCRATCH / "theirs-10k.jsonl", corpus_10k)
+    async with theirs(entry, SCRATCH / "theirs-10k.jsonl") as client:
+        theirs_search_10k = await searches(client, "search_nodes", queries, ours_=False)
+        theirs_insert_10k = await their_inserts(client, INSERTS, "n10k")
+
+    # N = 100,000: our searches (short ones apart), inserts, peak memory; theirs inserts only.
+    corpus_100k = build_corpus(100_000, seed=202)
+    async with ours(SCRATCH / "ours-100k") as client:
+        ours_seed_100k = await seed_ours(client, corpus_100k)
+        ours_search_100k = await searches(client, "search_memory", queries, ours_=True)
+        ours_short_100k = await searches(client, "search_memory", SHORT_QUERIES * 20, ours_=True)
+        ours_insert_100k = await our_inserts(client, INSERTS, "n100k")
+        peak_mb = server_peak_rss_mb()
+    write_jsonl(SCRATCH / "theirs-100k.jsonl", corpus_100k)
+    async with theirs(entry, SCRATCH / "theirs-100k.jsonl") as client:
+        theirs_insert_100k = await their_inserts(client, THEIR_INSERTS_AT_100K, "n100k")
+        theirs_search_100k = await searches(client, "search_nodes", queries[:20], ours_=False)
+    total_s = time.perf_counter() - started
+
+    search_ratio = median(theirs_search_10k) / median(ours_search_10k)
+    flat_10k = median(ours_insert_10k) / median(ours_insert_0)
+    flat_100k = median(ours_insert_100k) / median(ours_insert_0)
+    verdict = {True: "met", False: "**missed**"}
+    body = "\n\n".join([
+        f"Official server: `{NPM_PACKAGE}` {their_version} (node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}), "
+        "JSONL via MEMORY_FILE_PATH. Both over stdio with the official Python MCP client; times are round trips. "
+        f"Data: bench/memory_eval/generate.py corpora (mixed Chinese/English team notes). Whole run {total_s:.0f} s.",
+        "### Search (200 queries, limit 10 for ours)",
+        table(["N", "server", "median", "p95", "target"], [
+            ["10,000", "hostd memory `search_memory`", ms(median(ours_search_10k)), ms(p95(ours_search_10k)),
+             f"{search_ratio:.0f}x faster than theirs (>= 20x: {verdict[search_ratio >= 20]})"],
+            ["10,000", "official `search_nodes`", ms(median(theirs_search_10k)), ms(p95(theirs_search_10k)), ""],
+            ["100,000", "hostd memory, all queries", ms(median(ours_search_100k)), ms(p95(ours_search_100k)),
+             f"< 15 ms: {verdict[median(ours_search_100k) < 15]}"],
+            ["100,000", "hostd memory, 1-2 character Chinese", ms(median(ours_short_100k)), ms(p95(ours_short_100k)),
+             f"< 15 ms: {verdict[median(ours_short_100k) < 15]}"],
+            ["100,000", "official `search_nodes` (20 queries)", ms(median(theirs_search_100k)),
+             ms(p95(theirs_search_100k)), ""],
+        ]),
+        "### Insert cost (median of each run of inserts)",
+        table(["N", "hostd memory `create_memory`", "vs N=0", "official `create_entities`", "vs N=0"], [
+            ["0", ms(median(ours_insert_0)), "1.00x", ms(median(theirs_insert_0)), "1.00x"],
+            ["10,000", ms(median(ours_insert_10k)), f"{flat_10k:.2f}x", ms(median(theirs_insert_10k)),
+             f"{median(theirs_insert_10k) / median(theirs_insert_0):.1f}x"],
+            ["100,000", ms(median(ours_insert_100k)), f"{flat_100k:.2f}x",
+             f"{ms(median(theirs_insert_100k))} ({THEIR_INSERTS_AT_100K} inserts)",
+             f"{median(theirs_insert_100k) / median(theirs_insert_0):.1f}x"],
+        ]) + f"\n\nTarget: ours at 10k and 100k <= 1.3x N=0: {verdict[max(flat_10k, flat_100k) <= 1.3]}. "
+        f"{INSERTS} inserts per row for ours.",
+        "### Memory and seeding",
+        table(["measure", "value", "target"], [
+            ["hostd server peak RSS (VmHWM) at N=100,000", f"{peak_mb:.0f} MB", f"< 200 MB: {verdict[peak_mb < 200]}"],
+            ["seeding 10,000 through import_memories", f"{ours_seed_10k:.1f} s", ""],
+            ["seeding 100,000 through import_memories", f"{ours_seed_100k:.1f} s", ""],
+        ]),
+        "### Search quality (nDCG@10, bench/memory_eval: 2,100 memories, 66 labelled queries)",
+        table(["query style", "queries", "hostd `search_memory`", "official `search_nodes` (npm)",
+               "substring re-implementation"], quality_rows)
+        + "\n\nThe labels come from how the corpus was generated (each note is about one service and one aspect); "
+        "notes written only in the other language than the query are relevant but share no words with it, "
+        "which caps what lexical search can reach on the zh-short, zh-long and mixed styles.",
+    ])
+    write_section("memory", "memory: SQLite FTS5 against @modelcontextprotocol/server-memory", body,
+                  packages=("hostd-memory",))
+
+
+def main() -> None:
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main()
