@@ -34,9 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl as _fcntl
+except ImportError:  # Windows: filelock instead
+    _fcntl = None  # type: ignore[assignment]
+
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
+CACHED_GATES = 256
 _JOURNAL_END = re.compile(rb'"end":(\d+)\}\n$')
 
 
@@ -250,33 +256,57 @@ class _Journal:
 
 
 class _SessionGate:
-    """One session's lock: a thread lock in front of a cached ``filelock`` for other processes.
+    """One session's lock: a thread lock in front of a lock other processes see.
 
-    Adding a thought takes it once; reusing the FileLock object (instead of building a new
-    lock per call) keeps the lock's cost well under the per-thought budget.
+    Every thought takes it once, so it must cost microseconds: where the OS has ``flock``
+    the lock file stays open and is locked with one system call; elsewhere a ``filelock``
+    object (kept, not rebuilt per call) does the same job more slowly.
     """
 
     def __init__(self, lock_file: Path) -> None:
-        from filelock import FileLock
-
+        self.lock_file = lock_file
         self.thread_lock = threading.Lock()
-        self.file_lock = FileLock(str(lock_file), thread_local=False)
+        self._fd = -1
+        self._file_lock: Any = None
+
+    def _try_process_lock(self) -> bool:
+        if _fcntl is not None:
+            if self._fd < 0:
+                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                self._fd = os.open(self.lock_file, flags, 0o600)
+            try:
+                _fcntl.flock(self._fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            return True
+        from filelock import FileLock, Timeout
+
+        if self._file_lock is None:
+            self._file_lock = FileLock(str(self.lock_file), thread_local=False)
+        try:
+            self._file_lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        return True
 
     def acquire(self, timeout: float) -> bool:
-        from filelock import Timeout
-
+        """Take the lock, waiting at most ``timeout`` seconds (0: only if it is free now)."""
         deadline = time.monotonic() + timeout
-        if timeout > 0:
-            taken = self.thread_lock.acquire(timeout=timeout)
-        else:
-            taken = self.thread_lock.acquire(blocking=False)
+        taken = (
+            self.thread_lock.acquire(timeout=timeout)
+            if timeout > 0
+            else self.thread_lock.acquire(blocking=False)
+        )
         if not taken:
             return False
         try:
-            self.file_lock.acquire(timeout=max(0.0, deadline - time.monotonic()), poll_interval=0.001)
-        except Timeout:
-            self.thread_lock.release()
-            return False
+            delay = 0.0005
+            while not self._try_process_lock():
+                if time.monotonic() >= deadline:
+                    self.thread_lock.release()
+                    return False
+                time.sleep(delay)
+                delay = min(delay * 2, 0.01)
         except BaseException:
             self.thread_lock.release()
             raise
@@ -284,9 +314,17 @@ class _SessionGate:
 
     def release(self) -> None:
         try:
-            self.file_lock.release()
+            if _fcntl is not None:
+                _fcntl.flock(self._fd, _fcntl.LOCK_UN)
+            else:
+                self._file_lock.release()
         finally:
             self.thread_lock.release()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 class WouldBlock(Exception):
@@ -382,7 +420,20 @@ class SessionStore:
             gate = self._gates.get(session_id)
             if gate is None:
                 gate = self._gates[session_id] = _SessionGate(self.lock_dir / f"session-{session_id}.lock")
+                if len(self._gates) > CACHED_GATES:
+                    self._close_idle_gates()
             return gate
+
+    def _close_idle_gates(self) -> None:
+        """Close the lock files of sessions nobody is using (guard held), so open files stay bounded."""
+        for key in list(self._gates)[: len(self._gates) // 2]:
+            gate = self._gates[key]
+            if gate.thread_lock.acquire(blocking=False):
+                try:
+                    del self._gates[key]
+                    gate.close()
+                finally:
+                    gate.thread_lock.release()
 
     @contextlib.contextmanager
     def session_lock(self, session_id: str) -> Iterator[None]:
@@ -841,6 +892,11 @@ class SessionStore:
         for journal in journals:
             with contextlib.suppress(OSError):
                 journal.close()
+        with self._guard:
+            gates = list(self._gates.values())
+            self._gates.clear()
+        for gate in gates:
+            gate.close()
 
     # --- the index ---------------------------------------------------------------------
 
