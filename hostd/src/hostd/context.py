@@ -195,6 +195,13 @@ class ToolContext:
         self._client_roots = client_roots
         self._cwd = cwd
         self._cancelled = threading.Event()
+        self._loop_token: Any = None
+        try:  # lets sync tools, and threads they start, reach the event loop that serves the call
+            import anyio.lowlevel
+
+            self._loop_token = anyio.lowlevel.current_token()
+        except RuntimeError:
+            self._loop_token = None
 
     # The plugin's long-lived things, for convenience.
     @property
@@ -258,11 +265,13 @@ class ToolContext:
     def report_progress_sync(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """``report_progress`` for sync tools (they run in a worker thread)."""
-        if self._channel is not None:
+        """``report_progress`` for sync tools, from their worker thread or any thread they start."""
+        if self._channel is not None and self._loop_token is not None:
             import anyio.from_thread
 
-            anyio.from_thread.run(self._channel.report_progress, progress, total, message)
+            anyio.from_thread.run(
+                self._channel.report_progress, progress, total, message, token=self._loop_token
+            )
 
     async def sample(
         self, prompt: str, *, system: str | None = None, max_tokens: int = 1024
@@ -285,4 +294,4 @@ class ToolContext:
         import anyio.from_thread
 
         channel = self._channel
-        return anyio.from_thread.run(channel.sample, prompt, system, max_tokens)
+        return anyio.from_thread.run(channel.sample, prompt, system, max_tokens, token=self._loop_token)
