@@ -175,3 +175,25 @@ async def test_success_and_error_envelopes_both_fit_the_output_schema(
     assert bad.is_error and not ok.is_error
     for result in (ok, bad):
         jsonschema.validate(result.structured_content, schema)  # clients may validate errors too
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message", "hint_part"),
+    [
+        ({"text": "a", "times": 9}, "参数 'times' 无效：必须小于或等于 5。", "整数 (>= 1, <= 5)"),
+        (
+            {"text": "a", "style": "bold"},
+            "参数 'style' 无效：必须是以下之一：'plain' 或 'upper'。",
+            "以下之一",
+        ),
+        ({"text": ""}, "参数 'text' 无效：长度至少为 1 个字符。", "至少 1 个字符"),
+        ({"text": "a", "x": 1}, "未知参数 'x'。", "可用参数：style, text, times"),
+    ],
+)
+async def test_argument_errors_speak_chinese_when_the_host_does(
+    hostd_data_dir: Path, probe: object, arguments: dict, message: str, hint_part: str
+) -> None:
+    async with client(hostd_data_dir, probe, config={"language": "zh"}) as c:
+        envelope = envelope_of(await c.call_tool("echo", arguments))
+    assert envelope["error"]["message"] == message
+    assert hint_part in envelope["error"]["hint"]

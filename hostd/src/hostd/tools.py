@@ -10,7 +10,6 @@ one envelope every tool answers with.
 from __future__ import annotations
 
 import inspect
-import json
 import re
 import time
 import typing
@@ -21,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from hostd.arguments import describe_valid, explain
 from hostd.context import ToolContext, ToolOutput
 from hostd.errors import HostError
 from hostd.i18n import pick
@@ -203,82 +203,19 @@ class ArgumentError(Exception):
         self.details = details
 
 
-def _describe_valid(schema: dict[str, Any], argument: str) -> str:
-    """A short 'what a valid value looks like' from the argument's own schema."""
-    prop = schema.get("properties", {}).get(argument)
-    if prop is None:
-        names = ", ".join(sorted(schema.get("properties", {}))) or "(none)"
-        return f"valid arguments: {names}"
-    parts: list[str] = []
-    options = [prop, *prop.get("anyOf", [])]
-    for option in options:
-        if "enum" in option:
-            parts.append("one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in option["enum"]))
-        if "const" in option:
-            parts.append(json.dumps(option["const"], ensure_ascii=False))
-        kind = option.get("type")
-        if kind and "enum" not in option:
-            bounds = []
-            for key, word in (
-                ("minimum", ">="),
-                ("exclusiveMinimum", ">"),
-                ("maximum", "<="),
-                ("exclusiveMaximum", "<"),
-            ):
-                if key in option:
-                    bounds.append(f"{word} {option[key]}")
-            for key, word in (
-                ("minLength", "at least {} characters"),
-                ("maxLength", "at most {} characters"),
-                ("minItems", "at least {} items"),
-                ("maxItems", "at most {} items"),
-            ):
-                if key in option:
-                    bounds.append(word.format(option[key]))
-            parts.append(f"{kind}" + (f" ({', '.join(bounds)})" if bounds else ""))
-    description = prop.get("description", "")
-    valid = " or ".join(dict.fromkeys(p for p in parts if p)) or "a value"
-    return f"'{argument}' expects {valid}" + (f": {description}" if description else "")
-
-
 def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, language: str) -> BaseModel:
     """Validate raw call arguments, raising ``ArgumentError`` that names the argument."""
     if arguments is not None and not isinstance(arguments, dict):
         raise ArgumentError(
             pick(language, en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。"),
-            _describe_valid(spec.input_schema, ""),
+            describe_valid(spec.input_schema, "", language),
             {"received_type": type(arguments).__name__},
         )
     try:
         return spec.input_model.model_validate(arguments or {})
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0]
-        argument = ".".join(str(part) for part in first["loc"]) or "(arguments)"
-        top = str(first["loc"][0]) if first["loc"] else ""
-        kind = first["type"]
-        if kind == "missing":
-            message = pick(
-                language, en=f"Missing required argument '{argument}'.", zh=f"缺少必填参数 '{argument}'。"
-            )
-        elif kind == "extra_forbidden":
-            message = pick(language, en=f"Unknown argument '{argument}'.", zh=f"未知参数 '{argument}'。")
-        else:
-            reason = first["msg"]
-            message = pick(
-                language,
-                en=f"Invalid argument '{argument}': {reason}.",
-                zh=f"参数 '{argument}' 无效：{reason}。",
-            )
-        hint = _describe_valid(spec.input_schema, top if kind != "extra_forbidden" else "")
-        details = {
-            "argument": argument,
-            "problem": kind,
-            "errors": [
-                {"argument": ".".join(str(p) for p in e["loc"]), "problem": e["type"], "message": e["msg"]}
-                for e in errors[:10]
-            ],
-        }
+        message, hint, details = explain(errors, spec.input_schema, language)
         raise ArgumentError(message, hint, details) from None
 
 
