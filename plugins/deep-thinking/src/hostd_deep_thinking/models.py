@@ -115,8 +115,33 @@ class LinkedTask(BaseModel):
 # --- tool outputs --------------------------------------------------------------------------
 
 
+def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every ``#/$defs/`` reference replaced by the definition itself.
+
+    Clients validate each result against the output schema; resolving references is most of
+    that cost, and ``sequential_thinking`` answers often.
+    """
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref")
+            if isinstance(reference, str) and reference.startswith("#/$defs/"):
+                return resolve(dict(definitions[reference.removeprefix("#/$defs/")]))
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)  # type: ignore[no-any-return]
+
+
 class ThoughtOutput(ToolOutput):
     """The official server's fields first, then what durable sessions add."""
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return inline_definitions(super().model_json_schema(*args, **kwargs))
 
     thoughtNumber: int
     totalThoughts: int
