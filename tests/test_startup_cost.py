@@ -28,7 +28,9 @@ host.shutdown()
 @pytest.mark.smoke
 def test_serving_every_plugin_imports_nothing_heavy(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code = PROBE % ([name.split(".")[0] for name in HEAVY], HEAVY)
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["tools"] > 0

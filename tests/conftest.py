@@ -1,0 +1,17 @@
+"""Cross-distribution tests: every plugin installed, real server processes, real clients."""
+
+from __future__ import annotations
+
+import pytest
+
+from hostd.plugins import installed_plugins
+
+ALL_PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]
+
+
+@pytest.fixture(scope="session")
+def every_plugin() -> list[str]:
+    missing = sorted(set(ALL_PLUGINS) - set(installed_plugins()))
+    if missing:
+        pytest.fail(f"the cross-package tests need every plugin installed; missing: {missing}")
+    return ALL_PLUGINS
