@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from hostd.plugins import installed_plugins
 
 ALL_PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]
