@@ -133,7 +133,7 @@ def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
             return [resolve(item) for item in node]
         return node
 
-    return resolve(schema)  # type: ignore[no-any-return]
+    return resolve(schema)
 
 
 class ThoughtOutput(ToolOutput):
