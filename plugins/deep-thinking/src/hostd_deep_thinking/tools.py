@@ -13,7 +13,7 @@ import datetime
 import json
 import secrets
 from bisect import bisect_right
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import anyio
 from pydantic import Field
@@ -508,9 +508,9 @@ def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutp
     )
 
 
-def _change_status(ctx: ToolContext, session_id: str, status: str) -> tuple[SessionState, str]:
-    def change(state: SessionState) -> str:
-        previous = str(state.meta.get("status", "active"))
+def _change_status(ctx: ToolContext, session_id: str, status: str) -> tuple[SessionState, SessionStatus]:
+    def change(state: SessionState) -> SessionStatus:
+        previous = cast(SessionStatus, str(state.meta.get("status", "active")))
         state.meta["status"] = status
         return previous
 
