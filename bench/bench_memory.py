@@ -40,8 +40,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "memory_eval"))
-from generate import ASPECTS, SERVICES, build_corpus, build_queries  # noqa: E402
-from score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise  # noqa: E402
+from generate import ASPECTS, SERVICES, build_corpus
+from score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise
 
 SCRATCH = WORK / "memory"
 NPM_DIR = WORK / "npm-server-memory"
@@ -50,6 +50,7 @@ SEARCHES = 200
 INSERTS = 1_000
 THEIR_INSERTS_AT_100K = 30
 IMPORT_BATCH = 5_000
+CONTEXT = 12  # up to this many background sentences per memory: paragraph-sized notes
 SHORT_QUERIES = ["锁", "缓存", "日志", "限流", "部署", "鉴权", "超时", "订单", "库存", "周会"]
 
 
@@ -58,8 +59,11 @@ def install_official_server() -> tuple[Path, str]:
     entry = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
     if not entry.exists():
         NPM_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), NPM_PACKAGE],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), NPM_PACKAGE],
+            check=True,
+            capture_output=True,
+        )
     package = json.loads((entry.parent.parent / "package.json").read_text())
     return entry, package["version"]
 
@@ -67,8 +71,15 @@ def install_official_server() -> tuple[Path, str]:
 def benchmark_queries(count: int, seed: int = 3) -> list[str]:
     """Queries of every style (pairs in both languages, questions, mixed), without short ones."""
     rng = random.Random(seed)
-    templates = ["{zh} {zh_word}", "{en} {en_word}", "{zh}{zh_word}了怎么办", "how did we handle {en_word} in {en}",
-                 "{zh} {en_word}", "{en_word}", "{zh}的{zh_word}是怎么配置的"]
+    templates = [
+        "{zh} {zh_word}",
+        "{en} {en_word}",
+        "{zh}{zh_word}了怎么办",
+        "how did we handle {en_word} in {en}",
+        "{zh} {en_word}",
+        "{en_word}",
+        "{zh}的{zh_word}是怎么配置的",
+    ]
     queries = []
     for i in range(count):
         en, zh = rng.choice(SERVICES)
@@ -80,20 +91,35 @@ def benchmark_queries(count: int, seed: int = 3) -> list[str]:
 def our_config(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "hostd.yaml"
-    path.write_text(yaml.safe_dump({"data_dir": str(directory / "data"), "language": "en",
-                                    "profiles": {"default": {"plugins": ["memory"]}}}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "data_dir": str(directory / "data"),
+                "language": "en",
+                "profiles": {"default": {"plugins": ["memory"]}},
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
 def ours(directory: Path) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "hostd", "serve", "--config",
-                                                                        str(our_config(directory))],
-                                        env=dict(os.environ)))
+    return Client(
+        StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "hostd", "serve", "--config", str(our_config(directory))],
+            env=dict(os.environ),
+        )
+    )
 
 
 def theirs(entry: Path, jsonl: Path) -> Client:
-    return Client(StdioServerParameters(command="node", args=[str(entry)],
-                                        env={**os.environ, "MEMORY_FILE_PATH": str(jsonl)}))
+    return Client(
+        StdioServerParameters(
+            command="node", args=[str(entry)], env={**os.environ, "MEMORY_FILE_PATH": str(jsonl)}
+        )
+    )
 
 
 def write_jsonl(path: Path, memories: Sequence[dict[str, Any]]) -> None:
@@ -115,7 +141,9 @@ async def timed(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[f
 async def seed_ours(client: Client, memories: Sequence[dict[str, Any]]) -> float:
     started = time.perf_counter()
     for start in range(0, len(memories), IMPORT_BATCH):
-        await timed(client, "import_memories", {"data": import_document(list(memories[start:start + IMPORT_BATCH]))})
+        await timed(
+            client, "import_memories", {"data": import_document(list(memories[start : start + IMPORT_BATCH]))}
+        )
     return time.perf_counter() - started
 
 
@@ -132,10 +160,15 @@ async def searches(client: Client, tool: str, queries: Sequence[str], *, ours_: 
 async def our_inserts(client: Client, count: int, tag: str) -> list[float]:
     times = []
     for i in range(count):
-        elapsed, _ = await timed(client, "create_memory", {
-            "uri": f"bench://{tag}/insert-{i}",
-            "content": f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。",
-            "priority": 5})
+        elapsed, _ = await timed(
+            client,
+            "create_memory",
+            {
+                "uri": f"bench://{tag}/insert-{i}",
+                "content": f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。",
+                "priority": 5,
+            },
+        )
         times.append(elapsed)
     return times
 
@@ -143,9 +176,21 @@ async def our_inserts(client: Client, count: int, tag: str) -> list[float]:
 async def their_inserts(client: Client, count: int, tag: str) -> list[float]:
     times = []
     for i in range(count):
-        elapsed, _ = await timed(client, "create_entities", {"entities": [{
-            "name": f"bench://{tag}/insert-{i}", "entityType": "bench",
-            "observations": [f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。"]}]})
+        elapsed, _ = await timed(
+            client,
+            "create_entities",
+            {
+                "entities": [
+                    {
+                        "name": f"bench://{tag}/insert-{i}",
+                        "entityType": "bench",
+                        "observations": [
+                            f"新增的记忆 {i}：{tag} 的 payment-service 在 {i % 24} 点有一次发布，记录备查。"
+                        ],
+                    }
+                ]
+            },
+        )
         times.append(elapsed)
     return times
 
@@ -188,8 +233,9 @@ async def quality(entry: Path) -> list[list[object]]:
             ranked = [e["name"] for e in (result.structured_content or {}).get("entities", [])]
             scores_npm.append((query["style"], ndcg_at_10(ranked, set(query["relevant"]))))
     entities = [as_entity(m) for m in memories]
-    scores_re = [(q["style"], ndcg_at_10(substring_search(entities, q["query"]), set(q["relevant"])))
-                 for q in queries]
+    scores_re = [
+        (q["style"], ndcg_at_10(substring_search(entities, q["query"]), set(q["relevant"]))) for q in queries
+    ]
     a, b, c = summarise(scores_ours), summarise(scores_npm), summarise(scores_re)
     counts = {"all": len(queries)}
     for query in queries:
@@ -212,7 +258,7 @@ async def run() -> None:
         theirs_insert_0 = await their_inserts(client, INSERTS, "n0")
 
     # N = 10,000: searches side by side, then inserts.
-    corpus_10k = build_corpus(10_000, seed=101)
+    corpus_10k = build_corpus(10_000, seed=101, context_sentences=CONTEXT)
     async with ours(SCRATCH / "ours-10k") as client:
         ours_seed_10k = await seed_ours(client, corpus_10k)
         ours_search_10k = await searches(client, "search_memory", queries, ours_=True)
@@ -223,7 +269,7 @@ async def run() -> None:
         theirs_insert_10k = await their_inserts(client, INSERTS, "n10k")
 
     # N = 100,000: our searches (short ones apart), inserts, peak memory; theirs inserts only.
-    corpus_100k = build_corpus(100_000, seed=202)
+    corpus_100k = build_corpus(100_000, seed=202, context_sentences=CONTEXT)
     async with ours(SCRATCH / "ours-100k") as client:
         ours_seed_100k = await seed_ours(client, corpus_100k)
         ours_search_100k = await searches(client, "search_memory", queries, ours_=True)
@@ -236,51 +282,121 @@ async def run() -> None:
         theirs_search_100k = await searches(client, "search_nodes", queries[:20], ours_=False)
     total_s = time.perf_counter() - started
 
+    node_version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    mean_chars = sum(len(m["content"]) for m in corpus_10k) / len(corpus_10k)
     search_ratio = median(theirs_search_10k) / median(ours_search_10k)
     flat_10k = median(ours_insert_10k) / median(ours_insert_0)
     flat_100k = median(ours_insert_100k) / median(ours_insert_0)
     verdict = {True: "met", False: "**missed**"}
-    body = "\n\n".join([
-        f"Official server: `{NPM_PACKAGE}` {their_version} (node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}), "
-        "JSONL via MEMORY_FILE_PATH. Both over stdio with the official Python MCP client; times are round trips. "
-        f"Data: bench/memory_eval/generate.py corpora (mixed Chinese/English team notes). Whole run {total_s:.0f} s.",
-        "### Search (200 queries, limit 10 for ours)",
-        table(["N", "server", "median", "p95", "target"], [
-            ["10,000", "hostd memory `search_memory`", ms(median(ours_search_10k)), ms(p95(ours_search_10k)),
-             f"{search_ratio:.0f}x faster than theirs (>= 20x: {verdict[search_ratio >= 20]})"],
-            ["10,000", "official `search_nodes`", ms(median(theirs_search_10k)), ms(p95(theirs_search_10k)), ""],
-            ["100,000", "hostd memory, all queries", ms(median(ours_search_100k)), ms(p95(ours_search_100k)),
-             f"< 15 ms: {verdict[median(ours_search_100k) < 15]}"],
-            ["100,000", "hostd memory, 1-2 character Chinese", ms(median(ours_short_100k)), ms(p95(ours_short_100k)),
-             f"< 15 ms: {verdict[median(ours_short_100k) < 15]}"],
-            ["100,000", "official `search_nodes` (20 queries)", ms(median(theirs_search_100k)),
-             ms(p95(theirs_search_100k)), ""],
-        ]),
-        "### Insert cost (median of each run of inserts)",
-        table(["N", "hostd memory `create_memory`", "vs N=0", "official `create_entities`", "vs N=0"], [
-            ["0", ms(median(ours_insert_0)), "1.00x", ms(median(theirs_insert_0)), "1.00x"],
-            ["10,000", ms(median(ours_insert_10k)), f"{flat_10k:.2f}x", ms(median(theirs_insert_10k)),
-             f"{median(theirs_insert_10k) / median(theirs_insert_0):.1f}x"],
-            ["100,000", ms(median(ours_insert_100k)), f"{flat_100k:.2f}x",
-             f"{ms(median(theirs_insert_100k))} ({THEIR_INSERTS_AT_100K} inserts)",
-             f"{median(theirs_insert_100k) / median(theirs_insert_0):.1f}x"],
-        ]) + f"\n\nTarget: ours at 10k and 100k <= 1.3x N=0: {verdict[max(flat_10k, flat_100k) <= 1.3]}. "
-        f"{INSERTS} inserts per row for ours.",
-        "### Memory and seeding",
-        table(["measure", "value", "target"], [
-            ["hostd server peak RSS (VmHWM) at N=100,000", f"{peak_mb:.0f} MB", f"< 200 MB: {verdict[peak_mb < 200]}"],
-            ["seeding 10,000 through import_memories", f"{ours_seed_10k:.1f} s", ""],
-            ["seeding 100,000 through import_memories", f"{ours_seed_100k:.1f} s", ""],
-        ]),
-        "### Search quality (nDCG@10, bench/memory_eval: 2,100 memories, 66 labelled queries)",
-        table(["query style", "queries", "hostd `search_memory`", "official `search_nodes` (npm)",
-               "substring re-implementation"], quality_rows)
-        + "\n\nThe labels come from how the corpus was generated (each note is about one service and one aspect); "
-        "notes written only in the other language than the query are relevant but share no words with it, "
-        "which caps what lexical search can reach on the zh-short, zh-long and mixed styles.",
-    ])
-    write_section("memory", "memory: SQLite FTS5 against @modelcontextprotocol/server-memory", body,
-                  packages=("hostd-memory",))
+    body = "\n\n".join(
+        [
+            f"Official server: `{NPM_PACKAGE}` {their_version} (node {node_version}), "
+            "JSONL via MEMORY_FILE_PATH. "
+            "Both over stdio with the official Python MCP client; times are round trips. "
+            "Data: bench/memory_eval/generate.py corpora (mixed Chinese/English team notes with "
+            f"{CONTEXT // 2} to {CONTEXT} "
+            f"background sentences each; mean {mean_chars:.0f} characters per memory at N=10,000). "
+            f"Whole run {total_s:.0f} s.",
+            "### Search (200 queries, limit 10 for ours)",
+            table(
+                ["N", "server", "median", "p95", "target"],
+                [
+                    [
+                        "10,000",
+                        "hostd memory `search_memory`",
+                        ms(median(ours_search_10k)),
+                        ms(p95(ours_search_10k)),
+                        f"{search_ratio:.0f}x faster than theirs (>= 20x: {verdict[search_ratio >= 20]})",
+                    ],
+                    [
+                        "10,000",
+                        "official `search_nodes`",
+                        ms(median(theirs_search_10k)),
+                        ms(p95(theirs_search_10k)),
+                        "",
+                    ],
+                    [
+                        "100,000",
+                        "hostd memory, all queries",
+                        ms(median(ours_search_100k)),
+                        ms(p95(ours_search_100k)),
+                        f"< 15 ms: {verdict[median(ours_search_100k) < 15]}",
+                    ],
+                    [
+                        "100,000",
+                        "hostd memory, 1-2 character Chinese",
+                        ms(median(ours_short_100k)),
+                        ms(p95(ours_short_100k)),
+                        f"< 15 ms: {verdict[median(ours_short_100k) < 15]}",
+                    ],
+                    [
+                        "100,000",
+                        "official `search_nodes` (20 queries)",
+                        ms(median(theirs_search_100k)),
+                        ms(p95(theirs_search_100k)),
+                        "",
+                    ],
+                ],
+            ),
+            "### Insert cost (median of each run of inserts)",
+            table(
+                ["N", "hostd memory `create_memory`", "vs N=0", "official `create_entities`", "vs N=0"],
+                [
+                    ["0", ms(median(ours_insert_0)), "1.00x", ms(median(theirs_insert_0)), "1.00x"],
+                    [
+                        "10,000",
+                        ms(median(ours_insert_10k)),
+                        f"{flat_10k:.2f}x",
+                        ms(median(theirs_insert_10k)),
+                        f"{median(theirs_insert_10k) / median(theirs_insert_0):.1f}x",
+                    ],
+                    [
+                        "100,000",
+                        ms(median(ours_insert_100k)),
+                        f"{flat_100k:.2f}x",
+                        f"{ms(median(theirs_insert_100k))} ({THEIR_INSERTS_AT_100K} inserts)",
+                        f"{median(theirs_insert_100k) / median(theirs_insert_0):.1f}x",
+                    ],
+                ],
+            )
+            + f"\n\nTarget: ours at 10k and 100k <= 1.3x N=0: {verdict[max(flat_10k, flat_100k) <= 1.3]}. "
+            f"{INSERTS} inserts per row for ours.",
+            "### Memory and seeding",
+            table(
+                ["measure", "value", "target"],
+                [
+                    [
+                        "hostd server peak RSS (VmHWM) at N=100,000",
+                        f"{peak_mb:.0f} MB",
+                        f"< 200 MB: {verdict[peak_mb < 200]}",
+                    ],
+                    ["seeding 10,000 through import_memories", f"{ours_seed_10k:.1f} s", ""],
+                    ["seeding 100,000 through import_memories", f"{ours_seed_100k:.1f} s", ""],
+                ],
+            ),
+            "### Search quality (nDCG@10, bench/memory_eval: 2,100 memories, 66 labelled queries)",
+            table(
+                [
+                    "query style",
+                    "queries",
+                    "hostd `search_memory`",
+                    "official `search_nodes` (npm)",
+                    "substring re-implementation",
+                ],
+                quality_rows,
+            )
+            + "\n\nThe labels come from how the corpus was generated (each note is about one service and "
+            "one aspect); notes written only in the other language than the query are relevant but share no "
+            "words with it, "
+            "which caps what lexical search can reach on the zh-short, zh-long and mixed styles.",
+        ]
+    )
+    write_section(
+        "memory",
+        "memory: SQLite FTS5 against @modelcontextprotocol/server-memory",
+        body,
+        packages=("hostd-memory",),
+    )
 
 
 def main() -> None:

@@ -21,7 +21,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def load() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    memories = [json.loads(line) for line in (HERE / "memories.jsonl").read_text(encoding="utf-8").splitlines()]
+    memories = [
+        json.loads(line) for line in (HERE / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     queries = json.loads((HERE / "queries.json").read_text(encoding="utf-8"))
     return memories, queries
 
@@ -36,16 +38,22 @@ def ndcg_at_10(ranked: list[str], relevant: set[str]) -> float:
 def as_entity(memory: dict[str, Any]) -> dict[str, Any]:
     """How the same memory looks in the official server's JSONL knowledge graph."""
     observations = [memory["content"]] + ([memory["disclosure"]] if memory.get("disclosure") else [])
-    return {"type": "entity", "name": memory["uri"], "entityType": memory["uri"].split("://", 1)[0],
-            "observations": observations}
+    return {
+        "type": "entity",
+        "name": memory["uri"],
+        "entityType": memory["uri"].split("://", 1)[0],
+        "observations": observations,
+    }
 
 
 def substring_search(entities: list[dict[str, Any]], query: str) -> list[str]:
     """The official search_nodes: whole-query substring, case-insensitive, in file order."""
     needle = query.lower()
     return [
-        e["name"] for e in entities
-        if needle in e["name"].lower() or needle in e["entityType"].lower()
+        e["name"]
+        for e in entities
+        if needle in e["name"].lower()
+        or needle in e["entityType"].lower()
         or any(needle in o.lower() for o in e["observations"])
     ]
 
@@ -82,8 +90,12 @@ async def score_in_process(memories: list[dict[str, Any]], queries: list[dict[st
 
 def score_substring(memories: list[dict[str, Any]], queries: list[dict[str, Any]]) -> dict[str, float]:
     entities = [as_entity(m) for m in memories]
-    return summarise([(q["style"], ndcg_at_10(substring_search(entities, q["query"]), set(q["relevant"])))
-                      for q in queries])
+    return summarise(
+        [
+            (q["style"], ndcg_at_10(substring_search(entities, q["query"]), set(q["relevant"])))
+            for q in queries
+        ]
+    )
 
 
 def main() -> None:
