@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from hostd_memory import search, store
 from hostd_memory.store import Filters, ImportItem, ImportReport, MemoryStore
 from hostd_memory.uris import MemoryUri
