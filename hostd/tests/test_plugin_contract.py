@@ -280,3 +280,20 @@ def test_a_plugin_may_narrow_allowed_roots_but_not_widen_them(tmp_path: Path) ->
             {"p": OneToolPlugin("t")},
             {**base, "plugins": {"p": {"allowed_roots": [str(outside)]}}},
         )
+
+
+def test_two_plugins_offering_one_service_name_is_a_startup_error(hostd_data_dir: Path) -> None:
+    class Offer:
+        @hookimpl
+        def hostd_register_services(self, register: Any) -> None:
+            register("shared.name", object())
+
+    with pytest.raises(HostError, match=r"service 'shared\.name' is offered by both 'a' and 'b'"):
+        make_host(hostd_data_dir, {"a": Offer(), "b": Offer()})
+
+
+def test_a_host_that_never_started_shuts_nothing_down(hostd_data_dir: Path) -> None:
+    events: list[str] = []
+    host = make_host(hostd_data_dir, {"one": Recorder("one", events)})
+    host.shutdown()
+    assert events == []

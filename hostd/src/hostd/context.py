@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
 from pydantic import BaseModel, PrivateAttr
 
+from hostd.errors import HostError
 from hostd.i18n import Language, pick
 
 if TYPE_CHECKING:
@@ -76,8 +77,6 @@ class Services:
     def add(self, name: str, service: object, *, plugin: str) -> None:
         if name in self._by_name:
             other = self._by_name[name][0]
-            from hostd.errors import HostError
-
             raise HostError(f"service {name!r} is offered by both {other!r} and {plugin!r}")
         self._by_name[name] = (plugin, service)
 

@@ -195,7 +195,7 @@ class Host:
         """Shut plugins down in reverse order, then close what they opened lazily."""
         started = set(self._started)
         for name, impl in reversed(self._impls("hostd_shutdown")):
-            if name in started or not self._started:
+            if name in started:
                 try:
                     _call_hook(impl, context=self.contexts[name])
                 except Exception:
