@@ -14,13 +14,14 @@ import random
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 from typing import Any
 
-from hostd_fs import Database, FsError, atomic_write, locked_append, path_lock
+from hostd_fs import Database, FsError, atomic_write, kept_lock, locked_append, path_lock
 
 # -- running work in several processes at once ------------------------------------------------------
 
@@ -137,6 +138,38 @@ def hold_path_lock(path: Path, lock_dir: Path, held: Event, release: Event) -> N
     with path_lock(path, lock_dir=lock_dir):
         held.set()
         release.wait(30)
+
+
+def hold_kept_lock(lock_file: Path, held: Event, release: Event) -> None:
+    with kept_lock(lock_file).held():
+        held.set()
+        release.wait(30)
+
+
+def count_under_kept_lock(lock_file: Path, counter: Path, times: int) -> None:
+    """Add 1 to the number in `counter` `times` times, each a read then a write under the lock:
+    two holders at once would both read the same number and lose an increment."""
+    lock = kept_lock(lock_file)
+    for _ in range(times):
+        with lock.held(60):
+            counter.write_text(str(int(counter.read_text()) + 1))
+
+
+def count_in_threads_after_barrier(
+    lock_file: Path, counter: Path, threads: int, times: int, barrier: Barrier, results: Any
+) -> None:
+    """`count_under_kept_lock` in `threads` threads of this process; puts when it started and ended."""
+    workers = [
+        threading.Thread(target=count_under_kept_lock, args=(lock_file, counter, times))
+        for _ in range(threads)
+    ]
+    barrier.wait()
+    started = time.monotonic()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    results.put((started, time.monotonic()))
 
 
 def append_past_file_size_limit(

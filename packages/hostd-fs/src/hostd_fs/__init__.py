@@ -1,6 +1,7 @@
 """Shared file-system safety for hostd plugins: the path sandbox, portable file names, atomic
-writes, cross-process locked appends and overwrites, and a SQLite helper for stores that
-several threads and processes share.
+writes, locks that exclude threads and processes (per user file, or kept per lock file for a
+plugin's own data), the locked appends and overwrites built on them, and a SQLite helper for
+stores that several threads and processes share.
 
 `Database` is imported on first use, so importing this package does not load sqlite3.
 """
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hostd_fs.atomic import atomic_write
 from hostd_fs.errors import REASONS, FsError, fs_error_from_os
 from hostd_fs.filenames import clean_filename
+from hostd_fs.kept_locks import KeptLock, close_kept_locks, kept_lock
 from hostd_fs.locking import AppendResult, locked_append, locked_overwrite, path_lock
 from hostd_fs.paths import HOSTILE_PATHS, Expectation, resolve_in_roots
 from hostd_fs.roots import effective_roots
@@ -26,11 +28,14 @@ __all__ = [
     "Database",
     "Expectation",
     "FsError",
+    "KeptLock",
     "Migration",
     "atomic_write",
     "clean_filename",
+    "close_kept_locks",
     "effective_roots",
     "fs_error_from_os",
+    "kept_lock",
     "locked_append",
     "locked_overwrite",
     "path_lock",

@@ -68,6 +68,14 @@ _TEXTS: dict[str, _Text] = {
         "Remove the NUL (\\0) character from the path.",
         "请删除路径中的 NUL（\\0）字符。",
     ),
+    "INVALID_ENCODING": _Text(
+        "INVALID_ARGUMENT",
+        "The path {path} holds characters that are not valid Unicode text (lone surrogates).",
+        "路径 {path} 包含无效的 Unicode 字符（孤立代理项）。",
+        "Send the path as proper UTF-8 text; if the name came from a file listing, rename the file "
+        "to a name that is valid UTF-8.",
+        "请以正确的 UTF-8 文本发送路径；如果该名称来自文件列表，请把文件改名为有效的 UTF-8 名称。",
+    ),
     "TOO_LONG": _Text(
         "PATH_TOO_LONG",
         "The path {path} is too long.",

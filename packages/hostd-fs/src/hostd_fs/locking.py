@@ -1,9 +1,9 @@
 """Exclusive access to one file across threads and processes, and the writes built on it.
 
 Two IDE windows run two server processes, and each serves tool calls from worker threads, so a
-file may have writers in both dimensions at once. `filelock` excludes processes; a per-path
-thread lock in front of it excludes threads of one process on every platform, whatever the
-installed filelock's re-entrancy or thread-local semantics. Lock files live in a folder of the
+file may have writers in both dimensions at once. `path_lock` takes the process's kept lock
+(see `kept_locks`) for a lock file named by the hash of the file's resolved path: its thread
+lock excludes threads, its lock file other processes. Lock files live in a folder of the
 caller's choosing (the plugin's data directory), never next to the user's file.
 """
 
@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 import os
 import stat
-import threading
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from hostd_fs.atomic import atomic_write
 from hostd_fs.durable import fsync_directory, write_all
-from hostd_fs.errors import FsError, fs_error_from_os, path_error
+from hostd_fs.errors import fs_error_from_os, path_error
+from hostd_fs.kept_locks import kept_lock
 from hostd_fs.paths import refuse_special_file
 
 __all__ = ["AppendResult", "locked_append", "locked_overwrite", "path_lock"]
@@ -35,67 +31,11 @@ _APPEND_FLAGS = (
 _NEW_FILE_MODE = 0o666  # the OS applies the umask
 
 
-@dataclass
-class _Gate:
-    """The in-process half of a path lock: one per lock file while anyone wants it."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    waiting_or_holding: int = 0
-    owner: int | None = None
-
-
-_gates: dict[str, _Gate] = {}
-_gates_guard = threading.Lock()
-
-
-def _forget_gates_after_fork() -> None:
-    # A forked child inherits gates held by threads that do not exist in it; they would never
-    # be released. The child's process-level lock is still real, so starting empty is safe.
-    global _gates, _gates_guard
-    _gates = {}
-    _gates_guard = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_gates_after_fork)
-
-
-def _lock_timeout(shown: str, timeout: float) -> FsError:
-    return path_error("LOCK_TIMEOUT", shown, timeout=timeout)
-
-
-@contextlib.contextmanager
-def _thread_gate(key: str, timeout: float, shown: str) -> Iterator[None]:
-    with _gates_guard:
-        gate = _gates.setdefault(key, _Gate())
-        if gate.owner == threading.get_ident():
-            raise RuntimeError(f"path_lock is not re-entrant: this thread already holds the lock for {shown}")
-        gate.waiting_or_holding += 1
-    try:
-        if not gate.lock.acquire(timeout=timeout):
-            raise _lock_timeout(shown, timeout)
-        gate.owner = threading.get_ident()
-        try:
-            yield
-        finally:
-            gate.owner = None
-            gate.lock.release()
-    finally:
-        with _gates_guard:
-            gate.waiting_or_holding -= 1
-            if gate.waiting_or_holding == 0:
-                del _gates[key]
-
-
 def _lock_file_for(path: Path, lock_dir: Path) -> Path:
     # Hashing the resolved path gives every spelling of one file the same lock, and a fixed-size
     # name whatever the path's length or characters.
     canonical = os.path.normcase(os.path.realpath(path))
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogateescape")).hexdigest()
-    try:
-        lock_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise fs_error_from_os(exc, lock_dir) from exc
     return lock_dir / f"{digest}.lock"
 
 
@@ -106,23 +46,9 @@ def path_lock(path: str | Path, *, lock_dir: Path, timeout: float = 10.0) -> Ite
     Waits at most `timeout` seconds in total, then raises FsError(FILE_LOCKED, LOCK_TIMEOUT).
     Not re-entrant: taking it again in the thread that holds it raises RuntimeError.
     """
-    if not 0 <= timeout < math.inf:
-        raise ValueError(f"timeout must be a finite number of seconds, got {timeout}")
-    shown = str(path)
-    lock_file = _lock_file_for(Path(path), Path(lock_dir))
-    deadline = time.monotonic() + timeout
-    with _thread_gate(str(lock_file), timeout, shown):
-        process_lock = FileLock(lock_file)
-        try:
-            process_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
-        except Timeout as exc:
-            raise _lock_timeout(shown, timeout) from exc
-        except OSError as exc:
-            raise fs_error_from_os(exc, lock_file) from exc
-        try:
-            yield
-        finally:
-            process_lock.release()
+    lock = kept_lock(_lock_file_for(Path(path), Path(lock_dir)))
+    with lock.held(timeout, path=str(path)):
+        yield
 
 
 @dataclass(frozen=True)
