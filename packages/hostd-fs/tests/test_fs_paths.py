@@ -170,6 +170,16 @@ def test_an_empty_path_is_invalid(root: Path, path: str) -> None:
     assert (error.code, error.reason) == ("INVALID_ARGUMENT", "EMPTY_PATH")
 
 
+@pytest.mark.parametrize("path", ["\ud800.md", "notes/a\udfff.md", "\udcff.md", "%2e%2e/\ud800"])
+def test_lone_surrogates_are_invalid_encoding(root: Path, path: str) -> None:
+    error = refusal(path, [root])
+    assert (error.code, error.reason) == ("INVALID_ARGUMENT", "INVALID_ENCODING")
+    assert error.path is not None
+    error.path.encode("utf-8")  # shown with escapes, so the envelope can carry it
+    assert "\\u" in error.path
+    assert "Unicode" in error.message("en") and "UTF-8" in error.hint("zh")
+
+
 def test_without_roots_nothing_is_allowed() -> None:
     error = refusal("a.md", [])
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")

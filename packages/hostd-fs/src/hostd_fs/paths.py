@@ -70,6 +70,21 @@ def _check_length(text: str, shown: str) -> None:
         )
 
 
+def _visible(text: str) -> str:
+    """`text` with lone surrogates spelled as escapes, so a message about it can be sent as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_encoding(path: str) -> None:
+    # JSON may carry "\ud800"; no portable file name can hold a lone surrogate, and every OS
+    # call on it would fail with UnicodeEncodeError. Undecodable bytes of a POSIX name
+    # ("\udcff" by surrogateescape) are refused too: macOS and Windows cannot store them.
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise path_error("INVALID_ENCODING", _visible(path)) from None
+
+
 def _check_portable_names(path: str) -> None:
     for name in _ANY_SEPARATOR.split(path):
         if is_windows_device_name(name) or has_trailing_dot_or_space(name):
@@ -93,6 +108,9 @@ def _resolve(path: Path, shown: str) -> Path:
     except RuntimeError as exc:
         # Python 3.11 and 3.12 report a symlink loop as RuntimeError.
         raise path_error("SYMLINK_LOOP", shown) from exc
+    except UnicodeEncodeError:
+        # A root (from the config or the client) the OS cannot name.
+        raise path_error("INVALID_ENCODING", _visible(shown)) from None
     except OSError as exc:
         raise fs_error_from_os(exc, shown, reading=True) from exc
 
@@ -168,6 +186,7 @@ def resolve_in_roots(
         raise path_error("EMPTY_PATH", path)
     if "\x00" in path:
         raise path_error("NUL_BYTE", path.replace("\x00", "\\0"))
+    _check_encoding(path)
     _check_length(path, path)
     _check_portable_names(path)
 
