@@ -34,15 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import fcntl as _fcntl
-except ImportError:  # Windows: filelock instead
-    _fcntl = None  # type: ignore[assignment]
-
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
-CACHED_GATES = 256
 _JOURNAL_END = re.compile(rb'"end":(\d+)\}\n$')
 
 
@@ -255,78 +249,6 @@ class _Journal:
                 self.fd = -1
 
 
-class _SessionGate:
-    """One session's lock: a thread lock in front of a lock other processes see.
-
-    Every thought takes it once, so it must cost microseconds: where the OS has ``flock``
-    the lock file stays open and is locked with one system call; elsewhere a ``filelock``
-    object (kept, not rebuilt per call) does the same job more slowly.
-    """
-
-    def __init__(self, lock_file: Path) -> None:
-        self.lock_file = lock_file
-        self.thread_lock = threading.Lock()
-        self._fd = -1
-        self._file_lock: Any = None
-
-    def _try_process_lock(self) -> bool:
-        if _fcntl is not None:
-            if self._fd < 0:
-                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-                self._fd = os.open(self.lock_file, flags, 0o600)
-            try:
-                _fcntl.flock(self._fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False
-            return True
-        from filelock import FileLock, Timeout
-
-        if self._file_lock is None:
-            self._file_lock = FileLock(str(self.lock_file), thread_local=False)
-        try:
-            self._file_lock.acquire(timeout=0)
-        except Timeout:
-            return False
-        return True
-
-    def acquire(self, timeout: float) -> bool:
-        """Take the lock, waiting at most ``timeout`` seconds (0: only if it is free now)."""
-        deadline = time.monotonic() + timeout
-        taken = (
-            self.thread_lock.acquire(timeout=timeout)
-            if timeout > 0
-            else self.thread_lock.acquire(blocking=False)
-        )
-        if not taken:
-            return False
-        try:
-            delay = 0.0005
-            while not self._try_process_lock():
-                if time.monotonic() >= deadline:
-                    self.thread_lock.release()
-                    return False
-                time.sleep(delay)
-                delay = min(delay * 2, 0.01)
-        except BaseException:
-            self.thread_lock.release()
-            raise
-        return True
-
-    def release(self) -> None:
-        try:
-            if _fcntl is not None:
-                _fcntl.flock(self._fd, _fcntl.LOCK_UN)
-            else:
-                self._file_lock.release()
-        finally:
-            self.thread_lock.release()
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-
 class WouldBlock(Exception):
     """A non-blocking append found work that should not run on the event loop (wait, load, create)."""
 
@@ -390,8 +312,7 @@ class SessionStore:
         self.lock_timeout = lock_timeout
         self._cache: OrderedDict[str, SessionState] = OrderedDict()
         self._journals: dict[str, _Journal] = {}
-        self._gates: dict[str, _SessionGate] = {}
-        self._guard = threading.Lock()  # the three dicts above
+        self._guard = threading.Lock()  # the two dicts above
         self._index = _IndexCache()
         self._index_guard = threading.Lock()
         self._default: tuple[tuple[int, int] | None, str | None] = (None, None)
@@ -415,43 +336,21 @@ class SessionStore:
         with path_lock(path, lock_dir=self.lock_dir, timeout=self.lock_timeout):
             yield
 
-    def _session_gate(self, session_id: str) -> _SessionGate:
-        with self._guard:
-            gate = self._gates.get(session_id)
-            if gate is None:
-                gate = self._gates[session_id] = _SessionGate(self.lock_dir / f"session-{session_id}.lock")
-                if len(self._gates) > CACHED_GATES:
-                    self._close_idle_gates()
-            return gate
-
-    def _close_idle_gates(self) -> None:
-        """Close the lock files of sessions nobody is using (guard held), so open files stay bounded."""
-        for key in list(self._gates)[: len(self._gates) // 2]:
-            gate = self._gates[key]
-            if gate.thread_lock.acquire(blocking=False):
-                try:
-                    del self._gates[key]
-                    gate.close()
-                finally:
-                    gate.thread_lock.release()
+    def _session_lock_file(self, session_id: str) -> Path:
+        return self.lock_dir / f"session-{session_id}.lock"
 
     @contextlib.contextmanager
     def session_lock(self, session_id: str) -> Iterator[None]:
-        """Exclusive use of one session across threads and processes (waits up to ``lock_timeout``)."""
-        gate = self._session_gate(session_id)
-        if not gate.acquire(self.lock_timeout):
-            from hostd_fs import FsError
+        """Exclusive use of one session across threads and processes (waits up to ``lock_timeout``).
 
-            raise FsError(
-                "FILE_LOCKED",
-                "LOCK_TIMEOUT",
-                str(self.document_path(session_id)),
-                {"timeout": self.lock_timeout},
-            )
-        try:
+        Every thought takes it once, so it is the shared library's kept lock: the lock file
+        stays open and a turn costs microseconds.
+        """
+        from hostd_fs import kept_lock
+
+        lock = kept_lock(self._session_lock_file(session_id))
+        with lock.held(self.lock_timeout, path=self.document_path(session_id)):
             yield
-        finally:
-            gate.release()
 
     # --- loading -----------------------------------------------------------------------
 
@@ -713,13 +612,15 @@ class SessionStore:
         if blocking:
             with self.session_lock(session_id):
                 return self._append_locked(session_id, plan, create, blocking=True)
-        gate = self._session_gate(session_id)
-        if not gate.acquire(0):
+        from hostd_fs import kept_lock
+
+        lock = kept_lock(self._session_lock_file(session_id))
+        if not lock.acquire(0):
             raise WouldBlock
         try:
             return self._append_locked(session_id, plan, create, blocking=False)
         finally:
-            gate.release()
+            lock.release()
 
     def _append_locked(
         self,
@@ -892,11 +793,9 @@ class SessionStore:
         for journal in journals:
             with contextlib.suppress(OSError):
                 journal.close()
-        with self._guard:
-            gates = list(self._gates.values())
-            self._gates.clear()
-        for gate in gates:
-            gate.close()
+        from hostd_fs import close_kept_locks
+
+        close_kept_locks(self.lock_dir)
 
     # --- the index ---------------------------------------------------------------------
 
