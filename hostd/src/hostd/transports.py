@@ -25,31 +25,59 @@ logger = logging.getLogger("hostd.transport")
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only).
+class _MalformedLinesLogged:
+    """The SDK's stdin stream, minus the lines that were not JSON-RPC, which it logs to stderr.
 
-    The SDK drops a line that is not JSON-RPC silently; we log it to stderr, so a person
-    debugging an IDE integration sees what was sent, and go on serving the next line.
+    The SDK drops such a line silently; a person debugging an IDE integration should see what
+    was sent. A wrapper rather than a relay task keeps the per-message cost at one call.
     """
-    import anyio
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            logger.warning("ignored a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+
+    def __aiter__(self) -> _MalformedLinesLogged:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _MalformedLinesLogged:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only)."""
     from mcp.server.stdio import stdio_server
-    from mcp.shared.message import SessionMessage
 
-    async with stdio_server() as (sdk_read_stream, write_stream):
-        relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-        async def relay_valid_messages() -> None:
-            async with relay_send, sdk_read_stream:
-                async for item in sdk_read_stream:
-                    if isinstance(item, Exception):
-                        logger.warning("ignored a line on stdin that is not JSON-RPC: %s", str(item)[:300])
-                        continue
-                    await relay_send.send(item)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(relay_valid_messages)
-            await server.run(relay_receive, write_stream, server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(
+            _MalformedLinesLogged(read_stream), write_stream, server.create_initialization_options()
+        )
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
