@@ -168,11 +168,8 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     properties = {
         "status": {"type": "string", "enum": ["success", "error"]},
         "message": {"type": "string", "description": "What happened, in the server's language"},
-        "metadata": {
-            "type": "object",
-            "properties": {"execution_time_ms": {"type": "number"}},
-            "required": ["execution_time_ms"],
-        },
+        # Described, not spelled out: clients validate every answer, and each keyword costs them.
+        "metadata": {"type": "object", "description": "Facts about the call, e.g. execution_time_ms"},
         "error": ERROR_SCHEMA,
     }
     for key, value in schema.get("properties", {}).items():
