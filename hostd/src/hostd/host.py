@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from hostd.context import ClientChannel, PluginContext, Services, ToolContext
 from hostd.errors import HostError, ToolError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
+from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
     ToolSpec,
@@ -33,6 +35,16 @@ from hostd.tools import (
 logger = logging.getLogger("hostd")
 
 Envelope = dict[str, Any]
+
+
+def schema_cache_dir() -> Path | None:
+    """Where tool schemas are cached (``$HOSTD_CACHE_DIR``, else the user cache dir; ``off`` disables)."""
+    configured = os.environ.get("HOSTD_CACHE_DIR")
+    if configured:
+        return None if configured == "off" else Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hostd", appauthor=False)) / "tool-schemas"
 
 
 def _call_hook(impl: pluggy.HookImpl, **available: Any) -> Any:
@@ -53,6 +65,7 @@ class Host:
         self.loaded = loaded
         self.language = loaded.language
         self.cwd = cwd
+        self._extra_plugins = set(extra_plugins or {})
         self.manager, self.plugin_names = make_plugin_manager(
             loaded.profile.plugins, extra_plugins=extra_plugins
         )
@@ -139,18 +152,25 @@ class Host:
                 f"profiles.{self.loaded.profile_name}.tools: no loaded plugin named "
                 f"{', '.join(sorted(unknown_sections))}"
             )
+        cache_dir = schema_cache_dir()
         for name, impl in self._impls("hostd_register_tools"):
             offered: list[ToolSpec] = []
+            installed = name not in self._extra_plugins  # in-line plugins have no stable files to key on
+            cache = SchemaCache.for_plugin(
+                name, self.manager.get_plugin(name), cache_dir if installed else None
+            )
 
             def register(
                 function: Callable[..., Any],
                 _plugin: str = name,
                 _into: list[ToolSpec] = offered,
+                _cache: SchemaCache = cache,
                 **options: Any,
             ) -> None:
-                _into.append(build_tool_spec(function, plugin=_plugin, **options))
+                _into.append(build_tool_spec(function, plugin=_plugin, cache=_cache, **options))
 
             _call_hook(impl, register=register, context=self.contexts[name])
+            cache.save()
             self._add_plugin_tools(name, offered)
 
     def _add_plugin_tools(self, plugin: str, offered: list[ToolSpec]) -> None:

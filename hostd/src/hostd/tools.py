@@ -24,6 +24,7 @@ from hostd.arguments import describe_valid, explain
 from hostd.context import ToolContext, ToolOutput
 from hostd.errors import HostError
 from hostd.i18n import pick
+from hostd.schema_cache import SchemaCache
 
 ToolFunction = Callable[..., Any]
 
@@ -40,7 +41,8 @@ class ToolSpec:
     plugin: str
     function: ToolFunction
     description: str
-    input_model: type[BaseModel]
+    input_fields: dict[str, Any]
+    allow_extra_arguments: bool
     output_model: type[ToolOutput]
     context_parameter: str | None
     is_async: bool
@@ -49,6 +51,14 @@ class ToolSpec:
     title: str | None = None
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
+    _input_model: type[BaseModel] | None = None
+
+    @property
+    def input_model(self) -> type[BaseModel]:
+        """The model arguments are validated with (built on first use when schemas came from cache)."""
+        if self._input_model is None:
+            self._input_model = _input_model(self.name, self.input_fields, self.allow_extra_arguments)
+        return self._input_model
 
     def renamed(self, name: str) -> ToolSpec:
         """A copy exposed under another name (a profile's tool-name prefix)."""
@@ -75,8 +85,13 @@ def build_tool_spec(
     open_world: bool = False,
     uses_roots: bool = False,
     allow_extra_arguments: bool = False,
+    cache: SchemaCache | None = None,
 ) -> ToolSpec:
-    """Check a plugin's tool function against the contract and derive its schemas."""
+    """Check a plugin's tool function against the contract and derive its schemas.
+
+    With a ``cache`` holding this tool (same code), the schemas come from it and the input
+    model is built on first call; the contract checks on the model ran when it was cached.
+    """
     tool_name = name or function.__name__
     check_tool_name(tool_name, plugin)
     text = (description if description is not None else inspect.getdoc(function) or "").strip()
@@ -98,14 +113,6 @@ def build_tool_spec(
             raise HostError(f"plugin {plugin!r}: tool {tool_name!r} parameter {parameter.name!r} has no type")
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
-    config = ConfigDict(extra="ignore" if allow_extra_arguments else "forbid")
-    input_model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
-    for field_name, info in input_model.model_fields.items():
-        if not (info.description or "").strip():
-            raise HostError(
-                f"plugin {plugin!r}: tool {tool_name!r} parameter {field_name!r} has no description "
-                "(annotate it with Field(description=...))"
-            )
     output_model = hints.get("return")
     if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
         raise HostError(
@@ -128,7 +135,8 @@ def build_tool_spec(
         plugin=plugin,
         function=function,
         description=text,
-        input_model=input_model,
+        input_fields=fields,
+        allow_extra_arguments=allow_extra_arguments,
         output_model=output_model,
         context_parameter=context_parameter,
         is_async=inspect.iscoroutinefunction(function),
@@ -136,9 +144,28 @@ def build_tool_spec(
         annotations=annotations,
         title=title,
     )
-    spec.input_schema = input_schema_of(input_model)
+    key = f"{function.__module__}.{function.__qualname__}:{tool_name}:{allow_extra_arguments}"
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        spec.input_schema, spec.output_schema = cached["input"], cached["output"]
+        return spec
+    for field_name, info in spec.input_model.model_fields.items():
+        if not (info.description or "").strip():
+            raise HostError(
+                f"plugin {plugin!r}: tool {tool_name!r} parameter {field_name!r} has no description "
+                "(annotate it with Field(description=...))"
+            )
+    spec.input_schema = input_schema_of(spec.input_model)
     spec.output_schema = output_schema_of(output_model)
+    if cache is not None:
+        cache.put(key, {"input": spec.input_schema, "output": spec.output_schema})
     return spec
+
+
+def _input_model(tool_name: str, fields: dict[str, Any], allow_extra: bool) -> type[BaseModel]:
+    config = ConfigDict(extra="ignore" if allow_extra else "forbid")
+    model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
+    return model
 
 
 def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
