@@ -3,22 +3,23 @@
 Each tool checks what the schema cannot (URIs, combinations of arguments), asks the store,
 and shapes the answer. Store rules broken by a request (a missing memory, a taken URI, a
 patch that does not fit) come back as ``StoreError`` and leave as ``ToolError`` here.
+
+The host imports this module at start-up to register the tools, so it imports only what the
+tools' signatures need (pydantic, the answer models, the host's API): ``sqlite3``, the store,
+the search module and ``difflib`` are imported when a tool first runs.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
 from hostd import ToolContext, ToolError
-from hostd_memory import search as search_text
 from hostd_memory.models import (
     AddAliasResult,
     CoreMemory,
@@ -63,21 +64,10 @@ from hostd_memory.paging import (
     fingerprint,
     size_of,
 )
-from hostd_memory.store import (
-    AlreadyExists,
-    Change,
-    Filters,
-    ImportReport,
-    MemoryRow,
-    MemoryStore,
-    NotFound,
-    NothingChanged,
-    PatchConflict,
-    VersionNotFound,
-    VersionRow,
-    mentioned_relations,
-)
 from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, parse_uri
+
+if TYPE_CHECKING:
+    from hostd_memory.store import Filters, MemoryRow, MemoryStore, VersionRow
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
@@ -131,7 +121,13 @@ def _settings(ctx: ToolContext) -> Settings:
 
 def _store(ctx: ToolContext) -> MemoryStore:
     settings = _settings(ctx)
-    return ctx.plugin.resource("store", lambda: MemoryStore(ctx.data_dir / settings.database))
+
+    def open_store() -> MemoryStore:
+        from hostd_memory.store import MemoryStore
+
+        return MemoryStore(ctx.data_dir / settings.database)
+
+    return ctx.plugin.resource("store", open_store)
 
 
 def _budget(ctx: ToolContext) -> int:
@@ -269,6 +265,10 @@ def _cursor_position(ctx: ToolContext, cursor: str | None, kind: str, filters: s
 @contextmanager
 def _store_errors(ctx: ToolContext) -> Iterator[None]:
     """Turn the store's rule errors (and a busy or full database) into error envelopes."""
+    import sqlite3
+
+    from hostd_memory.store import AlreadyExists, NotFound, PatchConflict, VersionNotFound
+
     try:
         yield
     except NotFound as exc:
@@ -464,6 +464,8 @@ def read_memory(
 
 
 def _read_one(ctx: ToolContext, store: MemoryStore, uri: str, cursor: str | None) -> ReadMemoryResult:
+    from hostd_memory.store import mentioned_relations
+
     memory, via = store.resolve(uri)
     position = _cursor_position(ctx, cursor, "content", fingerprint(memory.id, memory.version))
     offset = int(position) if isinstance(position, int) and position >= 0 else 0
@@ -718,6 +720,8 @@ def update_memory(
     (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
     content), replace (content), or metadata only (priority, disclosure, status). Content modes may
     carry metadata too."""
+    from hostd_memory.store import Change, NothingChanged, PatchConflict
+
     mode = _update_mode(ctx, content, old_string, new_string, append)
     if mode is None and priority is None and disclosure is None and status is None:
         raise _invalid_combination(
@@ -846,6 +850,9 @@ def search_memory(
     """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
     every term first, then those holding some. Works for Chinese and English, including one- and
     two-character queries. Each hit has a snippet around the match. Deleted memories are never returned."""
+    from hostd_memory import search as search_text
+    from hostd_memory.store import Filters
+
     _priority_range(ctx, priority_min, priority_max)
     filters = Filters(domain=_domain(ctx, domain), priority_min=priority_min, priority_max=priority_max)
     plan = search_text.plan_query(query)
@@ -1015,6 +1022,8 @@ def list_memories(
 ) -> ListMemoriesResult:
     """List memories, most important first (priority 0 first), then most recently updated. Filters: domain,
     status, inclusive priority bounds. A truncated answer has next_cursor for the next page."""
+    from hostd_memory.store import Filters
+
     _priority_range(ctx, priority_min, priority_max)
     filters = Filters(
         domain=_domain(ctx, domain), status=status, priority_min=priority_min, priority_max=priority_max
@@ -1091,7 +1100,7 @@ def export_memories(
     or whole into a file with output_path (inside the allowed roots; an existing file only with
     overwrite=true)."""
     from hostd_memory import transfer
-    from hostd_memory.store import now_iso
+    from hostd_memory.store import Filters, mentioned_relations, now_iso
 
     filters = Filters(domain=_domain(ctx, domain))
     store = _store(ctx)
@@ -1197,6 +1206,7 @@ def import_memories(
     reports how many memories were created, skipped, overwritten or merged, and each item that could not
     be imported (and why). Older format versions are migrated."""
     from hostd_memory import transfer
+    from hostd_memory.store import ImportReport
 
     try:
         document, original_version = transfer.load_document(data)
@@ -1331,6 +1341,8 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
     """The versions a memory can be rolled back to, newest first, each with what a rollback would change
     against the current state (content lines added/removed, priority, disclosure)."""
+    import difflib
+
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
@@ -1395,6 +1407,8 @@ def diff_versions(
     version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=10_000_000)],
 ) -> DiffVersionsResult:
     """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
+    import difflib
+
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, first, second = _store(ctx).version_pair(str(parsed), version1, version2)
