@@ -2,15 +2,20 @@
 
 Two full-text indexes sit beside the ``memories`` table (see ``store.py``):
 
-- ``memory_fts`` uses the trigram tokenizer: any substring of three characters or more, in
-  any script, is found (``数据库``, ``postgres``, ``api/v2``). It answers the *strict* stage:
-  every term of the query must occur.
 - ``memory_words`` indexes a rewritten text (``words_text``): Latin words as words, and each
-  run of CJK characters as its overlapping bigrams plus its last character. A one- or
-  two-character query (``库``, ``缓存``, ``Go``) is then a single token or token prefix, which
-  the trigram index cannot answer. It also answers the *relaxed* stage: any term may occur,
-  ranked by BM25 over bigrams and word stems, which is how long natural-language queries
-  find memories that say the same thing in other words.
+  run of CJK characters as its overlapping bigrams plus its last character. It answers both
+  stages of a search. The *strict* stage (every term must occur, English stop words aside)
+  looks up an English word as any of its forms (``deploy``: deploys, deployed, deploying,
+  deployment...), a CJK run as its bigrams in a row (``数据库``: ``数据 据库``, which is where the
+  run occurs), 'api/v2' as the phrase ``api v2``, and a one- or two-character term (``库``,
+  ``缓存``, ``Go``) as a token or a token prefix. The *relaxed* stage (any term may occur) ranks
+  by BM25 over bigrams and words, which is how long natural-language queries find memories
+  that say the same thing in other words.
+- ``memory_fts`` uses the trigram tokenizer: any substring of three characters or more, in
+  any script. The strict stage uses it for terms the word index cannot split into words (in
+  scripts other than Latin and CJK, or made of symbols). Looking a term up there means
+  merging the posting lists of all its trigrams, which for a common word costs a pass over
+  most of the index: the word index reads one list per word.
 
 Every piece of user text reaches FTS5 only as a string literal (``"..."`` with quotes
 doubled), so ``NEAR(``, ``OR``, ``*`` or a stray quote are searched for, never obeyed.
@@ -24,7 +29,6 @@ from dataclasses import dataclass, field
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_IS_CJK = re.compile(f"[{CJK_CLASS}]")
 # Where a query splits into terms: whitespace and punctuation that never belongs to a term.
 # '/', '.', '-', '_', ':' stay inside terms so paths, file names and versions survive.
 _TERM_SEPARATORS = re.compile(
@@ -117,6 +121,8 @@ _SUFFIXES = (
     "ly",
     "s",
 )
+# Endings that make the forms of an English word from its stem (see ``word_forms``).
+_FORM_ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "ly", "ment", "ments", "ation", "ations")
 
 
 def fts_literal(text: str) -> str:
@@ -144,7 +150,7 @@ def words_text(text: str | None) -> str:
 
 
 def is_cjk(text: str) -> bool:
-    return bool(_IS_CJK.search(text))
+    return bool(_CJK_RUN.search(text))
 
 
 def split_terms(query: str, *, lower: bool = True) -> list[str]:
@@ -182,99 +188,177 @@ def _has_word_characters(text: str) -> bool:
 
 def short_term_expression(term: str) -> str | None:
     """The ``memory_words`` expression finding a 1-2 character term, or None if it has no word."""
+    piece = _short_piece(term)
+    return piece.expression if piece else None
+
+
+def _short_piece(term: str) -> Piece | None:
     if not _has_word_characters(term):
         return None
     spaced = words_text(term).split()
     if is_cjk(term) and len(term) == 2 and len(spaced) == 2 and len(spaced[0]) == 2:
-        return fts_literal(spaced[0])  # one bigram token
-    return fts_literal(" ".join(spaced)) + " *"  # a character or a word: token prefix
+        return Piece((spaced[0],))  # one bigram token
+    return Piece((" ".join(spaced),), prefix=True)  # a character or a word: token prefix
+
+
+def word_forms(word: str) -> tuple[str, ...]:
+    """Index tokens that are forms of a lower-case ASCII word: itself, and its stem with common endings.
+
+    Searching for the forms as exact tokens finds 'deploying' for 'deploy' as a prefix query
+    would, without FTS5 reading in full every token that shares the prefix ('limit*' reads
+    'limited', 'servic*' reads 'service').
+    """
+    if len(word) < 3 or not (word.isascii() and word.isalpha()):
+        return (word,)
+    stem = _stem(word)
+    forms = dict.fromkeys([word, *(stem + ending for ending in _FORM_ENDINGS)])
+    if word.endswith(("y", "ies", "ied")):
+        base = stem[:-1] if stem.endswith("y") else stem
+        forms.update(dict.fromkeys([base + "y", base + "ies", base + "ied"]))
+    if len(stem) >= 3 and stem[-1] in "bdgklmnprt" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
+        forms.update(dict.fromkeys(stem + stem[-1] + ending for ending in ("ed", "ing", "er")))
+    return tuple(form for form in forms if len(form) >= 3)
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One alternative of the relaxed stage, and the index tokens that tell how common it is.
+    """One query term as ``memory_words`` phrases, any of which may match.
 
-    ``vocabulary`` holds exact ``memory_words`` tokens; the piece matches at most as many
-    memories as the rarest of them (a phrase) or about as many as the commonest (a stem's
-    word forms). Empty means unknown: the piece is never dropped as too common.
+    ``forms`` are phrases of exact index tokens separated by spaces: a word and its
+    inflections, a CJK bigram, the bigrams of a CJK run, the words of 'api/v2'. With
+    ``prefix`` the last token of a form is a prefix (one CJK character, a short word, a word in
+    another script); such pieces are taken as they are. The store counts the memories holding
+    each token of the other pieces, to leave out forms that occur nowhere and, in the relaxed
+    stage, forms too common to rank by. ``stem`` is a word's stem: when none of its forms is too
+    common, ``"stem" *`` finds them all as one phrase, so BM25 weighs the word once, not once per
+    form (a prefix is read whole, which is cheap exactly when no token starting with it is common).
     """
 
-    expression: str
-    vocabulary: tuple[str, ...] = ()
-    phrase: bool = False
+    forms: tuple[str, ...]
+    prefix: bool = False
+    stem: str | None = None
+
+    @property
+    def expression(self) -> str:
+        return self.expression_of(self.forms)
+
+    def expression_of(self, forms: Iterable[str]) -> str:
+        star = " *" if self.prefix else ""
+        parts = [fts_literal(form) + star for form in forms]
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the store may count this piece's tokens (a prefix is not one token)."""
+        return not self.prefix
+
+
+def word_piece(word: str) -> Piece:
+    """A lower-case ASCII word as a piece: its forms, and its stem when that is long enough to be a prefix."""
+    forms = word_forms(word)
+    stem = _stem(word)
+    return Piece(forms, stem=stem if len(forms) > 1 and len(stem) >= 3 else None)
 
 
 @dataclass
 class QueryPlan:
-    """What ``store.search`` runs: the strict expressions and the relaxed pieces."""
+    """What ``store.search`` runs: the strict stage (every term) and the relaxed pieces (any term)."""
 
     terms: list[str]
-    strict_trigram: str | None = None  # all terms of three or more characters
-    strict_words: str | None = None  # all short terms that have word characters
+    strict_trigram: str | None = None  # long terms only a substring search finds (other scripts, symbols)
+    strict_pieces: list[Piece] = field(default_factory=list)  # terms the word index finds
     strict_scan: list[str] = field(default_factory=list)  # short punctuation-only terms (substring scan)
-    relaxed: list[Piece] = field(default_factory=list)  # any term, as bigrams and stems
+    relaxed: list[Piece] = field(default_factory=list)  # any term, as bigrams, word forms and phrases
 
     @property
     def empty(self) -> bool:
-        return not (self.strict_trigram or self.strict_words or self.strict_scan or self.relaxed)
+        return not (self.strict_trigram or self.strict_pieces or self.strict_scan or self.relaxed)
+
+
+def _cjk_phrase(run: str) -> str:
+    """The bigram tokens a CJK run of two or more characters is found by, as one phrase."""
+    return " ".join(run[i : i + 2] for i in range(len(run) - 1))
 
 
 def relaxed_pieces(terms: Iterable[str]) -> list[Piece]:
-    """The relaxed stage's pieces: CJK bigrams (minus function ones), word stems, phrases."""
-    pieces: dict[str, Piece] = {}
+    """The relaxed stage's pieces: CJK bigrams (minus function ones), word forms, phrases."""
+    pieces: dict[tuple[tuple[str, ...], bool], Piece] = {}
 
     def add(piece: Piece) -> None:
-        pieces.setdefault(piece.expression, piece)
+        pieces.setdefault((piece.forms, piece.prefix), piece)
 
     for term in terms:
         if is_cjk(term):
             for run in _CJK_RUN.findall(term):
                 if len(run) == 1:
-                    add(Piece(fts_literal(run) + " *"))
+                    add(Piece((run,), prefix=True))
                     continue
                 for i in range(len(run) - 1):
                     gram = run[i : i + 2]
                     if set(gram) <= CHINESE_FUNCTION_CHARS or set(gram) & CHINESE_PARTICLES:
                         continue
-                    add(Piece(fts_literal(gram), (gram,)))
+                    add(Piece((gram,)))
             continue
         words = [w.lower() for w in _WORD.findall(term)]
         if len(words) > 1:  # 'api/v2', 'config.yaml': keep the words together
-            add(Piece(fts_literal(" ".join(words)), tuple(words), phrase=True))
+            add(Piece((" ".join(words),)))
             continue
         for word in words:
             if word in ENGLISH_STOPWORDS:
                 continue
-            stem = _stem(word)
-            prefix = len(stem) >= 3 or stem != word
-            add(Piece(fts_literal(stem) + (" *" if prefix else ""), tuple(dict.fromkeys((word, stem)))))
+            if word.isascii() or len(word) < 3:
+                add(word_piece(word))
+            else:  # another script: no stemmer, so the word is a prefix
+                add(Piece((word,), prefix=True))
     return list(pieces.values())
 
 
+def _strict_piece(term: str) -> Piece | None:
+    """How the word index finds a term of three or more characters; None if only trigrams can."""
+    if is_cjk(term):
+        return Piece((_cjk_phrase(term),))
+    words = [w.lower() for w in _WORD.findall(term)]
+    if not words or not all(w.isascii() for w in words):
+        return None
+    if len(words) == 1:
+        return word_piece(words[0])
+    return Piece((" ".join(words),))
+
+
 def plan_query(query: str) -> QueryPlan:
+    """The two stages for a query.
+
+    Strict: every term must occur, English stop words aside when other terms remain. ASCII words
+    and CJK runs are looked up in ``memory_words`` (a word as any of its forms, a run as its
+    bigrams in a row), which reads far less than the trigram index would for the same term;
+    terms in other scripts or made of symbols go to the trigram index, short symbols to a scan.
+    """
     terms = split_terms(query)
     plan = QueryPlan(terms=terms)
-    long_terms = [t for t in terms if len(t) >= 3]
-    short_terms = [t for t in terms if len(t) < 3]
-    if long_terms:
-        plan.strict_trigram = " AND ".join(fts_literal(t) for t in long_terms)
-    short_expressions = []
-    for term in short_terms:
-        expression = short_term_expression(term)
-        if expression is None:
-            plan.strict_scan.append(term)
+    strict_terms = [t for t in terms if t not in ENGLISH_STOPWORDS] or terms
+    trigram_terms = []
+    for term in strict_terms:
+        piece = _strict_piece(term) if len(term) >= 3 else _short_piece(term)
+        if piece is not None:
+            plan.strict_pieces.append(piece)
+        elif len(term) >= 3:
+            trigram_terms.append(term)
         else:
-            short_expressions.append(expression)
-    if short_expressions:
-        plan.strict_words = " AND ".join(short_expressions)
+            plan.strict_scan.append(term)
+    if trigram_terms:
+        plan.strict_trigram = " AND ".join(fts_literal(t) for t in trigram_terms)
     plan.relaxed = relaxed_pieces(terms)
     return plan
 
 
 def relaxed_expression(text: str) -> str | None:
-    """An any-term ``memory_words`` expression for free text (intents, errors, disclosures)."""
+    """An any-term ``memory_words`` expression for free text (intents, errors, disclosures).
+
+    Nothing is counted here, so a word is its stem as a prefix.
+    """
     pieces = relaxed_pieces(split_terms(text))
-    return " OR ".join(p.expression for p in pieces) if pieces else None
+    parts = [Piece((p.stem,), prefix=True).expression if p.stem else p.expression for p in pieces]
+    return " OR ".join(parts) if parts else None
 
 
 def snippet(content: str, terms: Iterable[str], *, before: int = 40, after: int = 100) -> str:

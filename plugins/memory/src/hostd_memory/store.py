@@ -15,9 +15,10 @@ messages in the user's language.
 from __future__ import annotations
 
 import datetime
+import math
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -128,20 +129,31 @@ def _schema_v1(conn: sqlite3.Connection) -> None:
 
 
 def _words_vocabulary_v2(conn: sqlite3.Connection) -> None:
-    """How many memories hold each token of memory_words: lets search drop tokens too common to rank."""
+    """How many memories hold each token of memory_words (for inspection: a search counts the tokens it
+    needs with queries that stop early, where the vocabulary reads a token's whole list)."""
     conn.execute("CREATE VIRTUAL TABLE memory_words_vocab USING fts5vocab(memory_words, 'row')")
 
 
 MIGRATIONS = [_schema_v1, _words_vocabulary_v2]
 
-# Ranking by BM25 costs time per matching memory; beyond these many matches, only the most
-# recently created ones are ranked (a query that broad says little about which one is meant).
+# Ranking by BM25 costs time per candidate. The strict stage ranks at most the newest
+# STRICT_RANK_CAP memories holding every term (a query that broad says little about which one is
+# meant). The relaxed stage ranks the memories holding the query's rarest pieces, about
+# RELAXED_RANK_CAP of them at most (see ``MemoryStore._relaxed_queries``).
 STRICT_RANK_CAP = 400
-RELAXED_RANK_CAP = 2_000
-# A relaxed piece found in more memories than this share (and at least COMMON_FLOOR) adds
-# almost nothing to BM25 but costs a pass over a long list: it is left out.
-COMMON_SHARE = 0.05
-COMMON_FLOOR = 1_000
+RELAXED_RANK_CAP = 1_000
+# A piece in more than this share of the memories (and more than PREFIX_FLOOR) adds nothing to
+# BM25 and is left out of the relaxed stage.
+SCORE_SHARE = 0.5
+# A word is searched as its stem's prefix only while its forms are in at most this share of the
+# memories (or PREFIX_FLOOR): FTS5 reads every token of a prefix in full.
+PREFIX_SHARE = 0.05
+PREFIX_FLOOR = 1_000
+# An import changing at least this many memories (and a quarter of the store) compacts the word index.
+COMPACT_AFTER_IMPORT = 1_000
+# Tokens counted per statement, and the count that stops early (see ``MemoryStore._count_tokens``).
+TOKEN_COUNT_BATCH = 100
+_BOUNDED_COUNT = "(SELECT count(*) FROM (SELECT 1 FROM memory_words WHERE memory_words MATCH ? LIMIT ?))"
 
 
 def now_iso() -> str:
@@ -277,6 +289,11 @@ class Filters:
     priority_min: int | None = None
     priority_max: int | None = None
 
+    @property
+    def only_visible(self) -> bool:
+        """True when nothing but deleted memories is filtered out."""
+        return all(v is None for v in (self.status, self.domain, self.priority_min, self.priority_max))
+
     def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
         clauses = [f"{alias}.status != 'deleted'"]
         params: list[Any] = []
@@ -303,6 +320,7 @@ class MemoryStore:
 
         self.path = path
         self._prepared = threading.local()
+        self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
         self._db = Database(
             path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
         )
@@ -512,6 +530,7 @@ class MemoryStore:
             conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory.id,))
             conn.execute("DELETE FROM aliases WHERE memory_id = ?", (memory.id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        self._large_counts.clear()  # counts fall only here: count afresh
         return memory, int(versions) + 1, aliases
 
     def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
@@ -739,10 +758,10 @@ class MemoryStore:
 
         With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
         ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
-        than ``limit``, the query runs again over every match.
+        than ``limit``, the query runs again over every match. With no filter but the status,
+        FTS5 ranks on its own and only the best few are looked up in ``memories``.
         """
         conn = self._conn()
-        where, params = filters.sql()
         floor = None
         if cap is not None:
             row = conn.execute(
@@ -751,36 +770,198 @@ class MemoryStore:
             ).fetchone()
             floor = int(row[0]) if row else None
         bound = f" AND {table}.rowid >= ?" if floor is not None else ""
-        sql = (
-            f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
-            f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
-            "ORDER BY score LIMIT ?"
-        )
         bounds = [floor] if floor is not None else []
-        rows = conn.execute(sql, [expression, *params, *extra_params, *bounds, limit]).fetchall()
+        rows = None
+        if not extra and filters.only_visible:
+            rows = self._ranked_visible(conn, table, expression, bound, bounds, limit)
+        if rows is None:
+            where, params = filters.sql()
+            sql = (
+                f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+                f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
+                "ORDER BY score LIMIT ?"
+            )
+            rows = [
+                (int(r[0]), float(r[1]))
+                for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
+            ]
         if floor is not None and len(rows) < limit:
             return self._ranked(table, expression, filters, extra, extra_params, limit)
-        return [(int(r[0]), float(r[1])) for r in rows]
+        return rows
 
-    def _document_frequency(self, conn: sqlite3.Connection, piece: search_text.Piece) -> int | None:
-        if not piece.vocabulary:
+    @staticmethod
+    def _ranked_visible(
+        conn: sqlite3.Connection, table: str, expression: str, bound: str, bounds: list[int], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The best matches ranked by FTS5 alone, deleted ones left out; None if too many of them were.
+
+        Deleted memories are few, so ranking a few more than asked for and then looking only
+        those up in ``memories`` beats looking up every match while ranking.
+        """
+        wanted = 2 * limit + 10
+        best = conn.execute(
+            f"SELECT rowid, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+            f"WHERE {table} MATCH ?{bound} ORDER BY score LIMIT ?",
+            [expression, *bounds, wanted],
+        ).fetchall()
+        if not best:
+            return []
+        marks = ",".join("?" * len(best))
+        hidden = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM memories m WHERE id IN ({marks}) AND NOT ({VISIBLE})", [r[0] for r in best]
+            )
+        }
+        rows = [(int(r[0]), float(r[1])) for r in best if r[0] not in hidden][:limit]
+        return rows if len(rows) == limit or len(best) < wanted else None
+
+    @staticmethod
+    def _total(conn: sqlite3.Connection) -> int:
+        """About how many memories there are (the newest id: cheap, and close enough)."""
+        return int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
+
+    def _count_tokens(
+        self,
+        conn: sqlite3.Connection,
+        pieces: Iterable[search_text.Piece],
+        total: int,
+        counts: dict[str, int],
+    ) -> None:
+        """Add to ``counts`` how many memories hold each token of ``pieces``, counted only so far.
+
+        Counting stops past what any decision needs (half the memories), so a token found in
+        most memories costs little more than a rare one. Counts above the relaxed ranking cap
+        are remembered: they only grow while memories are added (``purge`` forgets them), and
+        every decision taken on them holds for a lower bound.
+        """
+        bound = max(RELAXED_RANK_CAP, PREFIX_FLOOR, int(total * SCORE_SHARE)) + 1
+        wanted: dict[str, None] = {}
+        for piece in pieces:
+            if not piece.counted:
+                continue
+            for form in piece.forms:
+                for token in form.split(" "):
+                    if token in counts or token in wanted:
+                        continue
+                    known = self._large_counts.get(token)
+                    if known is not None:
+                        counts[token] = known
+                    else:
+                        wanted[token] = None
+        tokens = list(wanted)
+        for start in range(0, len(tokens), TOKEN_COUNT_BATCH):
+            chunk = tokens[start : start + TOKEN_COUNT_BATCH]
+            sql = "SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk))
+            params: list[Any] = []
+            for token in chunk:
+                params += [search_text.fts_literal(token), bound]
+            for token, count in zip(chunk, conn.execute(sql, params).fetchone(), strict=True):
+                counts[token] = int(count)
+                if count > RELAXED_RANK_CAP:
+                    self._large_counts[token] = int(count)
+
+    @staticmethod
+    def _cut(
+        piece: search_text.Piece, counts: dict[str, int], total: int
+    ) -> tuple[float, search_text.Piece] | None:
+        """A piece cut to its forms that occur, and at most how many memories hold it (None: none does).
+
+        A word whose forms are rare enough becomes its stem as a prefix, so BM25 weighs the word
+        once rather than once per form (FTS5 reads a prefix in full, which is cheap exactly then).
+        A piece whose tokens were not counted (a prefix) may be in any number of memories.
+        """
+        if not piece.counted:
+            return math.inf, piece
+        existing = []
+        found_in = 0
+        for form in piece.forms:
+            count = min(counts[token] for token in form.split(" "))  # a phrase: its rarest token
+            if count:
+                existing.append(form)
+                found_in += count
+        if not existing:
             return None
-        counts = []
-        for token in piece.vocabulary:
-            row = conn.execute("SELECT doc FROM memory_words_vocab WHERE term = ?", (token,)).fetchone()
-            counts.append(int(row[0]) if row else 0)
-        return min(counts) if piece.phrase else max(counts)
+        if piece.stem and len(existing) > 1 and found_in <= max(PREFIX_FLOOR, int(total * PREFIX_SHARE)):
+            return found_in, search_text.Piece((piece.stem,), prefix=True)
+        return found_in, search_text.Piece(tuple(existing))
 
-    def _useful_pieces(self, pieces: list[search_text.Piece]) -> list[search_text.Piece]:
-        """The relaxed pieces worth ranking: too common ones dropped, the rarest always kept."""
+    def _strict_expression(
+        self, conn: sqlite3.Connection, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
+    ) -> tuple[str | None, float]:
+        """Every piece must match, a word as its forms that occur; and at most how many memories match.
+
+        The expression is None when a piece occurs nowhere. The count is known when a word was
+        counted (its forms' counts bound the result), else infinite.
+        """
+        words = [p for p in pieces if p.counted and len(p.forms) > 1]
+        self._count_tokens(conn, words, total, counts)
+        parts = []
+        at_most = math.inf
+        for piece in pieces:
+            if piece.counted and len(piece.forms) > 1:
+                cut = self._cut(piece, counts, total)
+                if cut is None:
+                    return None, 0
+                at_most = min(at_most, cut[0])
+                piece = cut[1]
+            parts.append(piece.expression)
+        return " AND ".join(parts), at_most
+
+    def _useful_pieces(
+        self, pieces: list[search_text.Piece], total: int | None = None, counts: dict[str, int] | None = None
+    ) -> list[search_text.Piece]:
+        """The relaxed pieces that occur and say something, rarest first (see ``_useful``)."""
+        return [piece for _, piece in self._useful(pieces, total, counts)]
+
+    def _useful(
+        self, pieces: list[search_text.Piece], total: int | None = None, counts: dict[str, int] | None = None
+    ) -> list[tuple[float, search_text.Piece]]:
+        """Pieces that occur, cut to their forms that do, rarest first, with how many memories hold them.
+
+        A piece in more than half the memories (and more than ``PREFIX_FLOOR``) adds nothing to
+        BM25 and is left out, unless every piece is that common: then the rarest stays, alone.
+        """
         conn = self._conn()
-        newest = conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
-        threshold = max(COMMON_FLOOR, int(newest * COMMON_SHARE))
-        rated = [(self._document_frequency(conn, p), p) for p in pieces]
-        kept = [p for df, p in rated if df is None or df <= threshold]
-        if not kept and rated:
-            kept = [min(rated, key=lambda pair: pair[0] or 0)[1]]
-        return kept
+        total = self._total(conn) if total is None else total
+        counts = {} if counts is None else counts
+        self._count_tokens(conn, pieces, total, counts)
+        cuts = [cut for piece in pieces if (cut := self._cut(piece, counts, total)) is not None]
+        cuts.sort(key=lambda cut: cut[0])
+        useful_max = max(PREFIX_FLOOR, int(total * SCORE_SHARE))
+        useful = [cut for cut in cuts if cut[0] <= useful_max or cut[0] == math.inf]
+        return useful or cuts[:1]
+
+    def _relaxed_queries(
+        self, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
+    ) -> tuple[str, str | None, bool] | None:
+        """The relaxed stage's queries: (first, top-up, whether the first is capped), or None.
+
+        Candidates are the memories holding the rarest pieces, as many pieces as hold together
+        at most ``RELAXED_RANK_CAP`` memories (the rarest alone, capped to its newest, when even
+        it holds more); every useful piece ranks them (BM25 weighs rare pieces most, so the best
+        matches hold one). The top-up query, every piece for its newest matches, runs when the
+        candidates are too few.
+        """
+        useful = self._useful(pieces, total, counts)
+        if not useful:
+            return None
+        fetch: list[search_text.Piece] = []
+        rank_only: list[search_text.Piece] = []
+        together = 0.0
+        for found_in, piece in useful:
+            if not fetch or together + found_in <= RELAXED_RANK_CAP:
+                fetch.append(piece)
+                together += found_in
+            else:
+                rank_only.append(piece)
+        fetched = " OR ".join(p.expression for p in fetch)
+        if not rank_only:
+            return fetched, None, together > RELAXED_RANK_CAP
+        everything = " OR ".join(p.expression for p in (*fetch, *rank_only))
+        # A candidate holds a rare piece, so the second group always matches: its other pieces
+        # only add to the score.
+        return f"({fetched}) AND ({everything})", everything, together > RELAXED_RANK_CAP
 
     @staticmethod
     def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
@@ -796,25 +977,32 @@ class MemoryStore:
 
     def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
         """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+        conn = self._conn()
+        total = self._total(conn)
+        counts: dict[str, int] = {}
         found: dict[int, tuple[float, str]] = {}
         scan, scan_params = self._scan_clause(plan.strict_scan)
-        if plan.strict_trigram:
+        words, at_most = (
+            self._strict_expression(conn, plan.strict_pieces, total, counts)
+            if plan.strict_pieces
+            else (None, math.inf)
+        )
+        cap = STRICT_RANK_CAP if at_most > STRICT_RANK_CAP else None  # else no need to find the newest few
+        if plan.strict_pieces and words is None:
+            strict = []  # some term occurs in no memory
+        elif plan.strict_trigram:
             extra, extra_params = scan, scan_params
-            if plan.strict_words:
+            if words:
                 extra += " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)"
-                extra_params = [*extra_params, plan.strict_words]
-            strict = self._ranked(
-                "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, STRICT_RANK_CAP
-            )
-        elif plan.strict_words:
-            strict = self._ranked(
-                "memory_words", plan.strict_words, filters, scan, scan_params, limit, RELAXED_RANK_CAP
-            )
+                extra_params = [*extra_params, words]
+            strict = self._ranked("memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap)
+        elif words:
+            strict = self._ranked("memory_words", words, filters, scan, scan_params, limit, cap)
         elif plan.strict_scan:
             where, params = filters.sql()
             strict = [
                 (int(r[0]), 0.0)
-                for r in self._conn().execute(
+                for r in conn.execute(
                     f"SELECT m.id FROM memories m WHERE {where}{scan} "
                     "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
                     [*params, *scan_params, limit],
@@ -824,17 +1012,34 @@ class MemoryStore:
             strict = []
         for memory_id, score in strict:
             found[memory_id] = (score, "all_terms")
-        pieces = self._useful_pieces(plan.relaxed) if len(found) < limit else []
-        if pieces:
-            expression = " OR ".join(p.expression for p in pieces)
-            for memory_id, score in self._ranked(
-                "memory_words", expression, filters, "", [], limit, RELAXED_RANK_CAP
-            ):
-                if memory_id not in found:
-                    found[memory_id] = (score, "any_term")
-                if len(found) >= limit:
-                    break
+        queries = self._relaxed_queries(plan.relaxed, total, counts) if len(found) < limit else None
+        if queries is not None:
+            first, top_up, capped = queries
+            wanted = limit + len(found)
+            self._add_relaxed(
+                found,
+                self._ranked(
+                    "memory_words", first, filters, "", [], wanted, RELAXED_RANK_CAP if capped else None
+                ),
+                limit,
+            )
+            if top_up and len(found) < limit:
+                self._add_relaxed(
+                    found,
+                    self._ranked("memory_words", top_up, filters, "", [], wanted, RELAXED_RANK_CAP),
+                    limit,
+                )
         return self._hits(found)
+
+    @staticmethod
+    def _add_relaxed(
+        found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int
+    ) -> None:
+        for memory_id, score in ranked:
+            if len(found) >= limit:
+                return
+            if memory_id not in found:
+                found[memory_id] = (score, "any_term")
 
     def _hits(self, found: dict[int, tuple[float, str]]) -> list[Hit]:
         if not found:
@@ -961,6 +1166,19 @@ class MemoryStore:
                     self._merge(conn, existing, item)
                     report.merged.append(uri)
                 self._import_aliases(conn, uri, item.aliases, report)
+        changed = len(report.created) + len(report.overwritten) + len(report.merged)
+        if changed >= COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
+            self.compact_word_index()
+
+    def compact_word_index(self) -> None:
+        """Merge the word index into one segment (FTS5 'optimize').
+
+        A bulk import leaves the index in many segments, and every token a search looks up is
+        looked up in each of them. Compacting costs a pass over the index, so it follows only
+        imports that added at least a quarter of the store.
+        """
+        with self._write() as conn:
+            conn.execute("INSERT INTO memory_words (memory_words) VALUES ('optimize')")
 
     def _insert_imported(self, conn: sqlite3.Connection, item: ImportItem, stamp: str) -> None:
         versions = sorted(item.versions, key=lambda v: v.version)
