@@ -4,7 +4,8 @@ Both servers are real processes driven over stdio by the official Python MCP cli
 same generated data (bench/memory_eval/generate.py: mixed Chinese and English team notes):
 
 - search at N = 10,000: the same 200 queries, ``search_memory`` against ``search_nodes``;
-  target: our median at least 20x faster;
+  target: our median at least 20x faster; each of our searches is followed by a call to the
+  bare SDK server's ``trivial`` tool (``bench/baseline_server.py``), the round-trip floor;
 - our search at N = 100,000 (round trip), short one- and two-character Chinese queries on
   their own line; target: median under 15 ms;
 - insert cost: median of 1,000 ``create_memory`` calls at N = 0, 10,000 and 100,000; target:
@@ -35,7 +36,7 @@ from typing import Any
 
 import anyio
 import yaml
-from benchlib import WORK, median, p95, table, write_section
+from benchlib import BENCH_DIR, WORK, median, p95, table, write_section
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -44,6 +45,7 @@ from generate import ASPECTS, SERVICES, build_corpus
 from score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise
 
 SCRATCH = WORK / "memory"
+BASELINE = BENCH_DIR / "baseline_server.py"
 NPM_DIR = WORK / "npm-server-memory"
 NPM_PACKAGE = "@modelcontextprotocol/server-memory"
 SEARCHES = 200
@@ -147,13 +149,26 @@ async def seed_ours(client: Client, memories: Sequence[dict[str, Any]]) -> float
     return time.perf_counter() - started
 
 
-async def searches(client: Client, tool: str, queries: Sequence[str], *, ours_: bool) -> list[float]:
+async def searches(
+    client: Client,
+    tool: str,
+    queries: Sequence[str],
+    *,
+    ours_: bool,
+    floor: Client | None = None,
+    floor_times: list[float] | None = None,
+) -> list[float]:
+    """Search times; with ``floor``, a bare ``trivial`` call after each search goes into ``floor_times``."""
     for query in queries[:5]:  # warm caches and the page cache once
         await client.call_tool(tool, {"query": query, "limit": 10} if ours_ else {"query": query})
+        if floor is not None:
+            await floor.call_tool("trivial", {"text": "warm"})
     times = []
     for query in queries:
         elapsed, _ = await timed(client, tool, {"query": query, "limit": 10} if ours_ else {"query": query})
         times.append(elapsed)
+        if floor is not None and floor_times is not None:
+            floor_times.append((await timed(floor, "trivial", {"text": "x"}))[0])
     return times
 
 
@@ -259,9 +274,13 @@ async def run() -> None:
 
     # N = 10,000: searches side by side, then inserts.
     corpus_10k = build_corpus(10_000, seed=101, context_sentences=CONTEXT)
-    async with ours(SCRATCH / "ours-10k") as client:
+    bare = StdioServerParameters(command=sys.executable, args=[str(BASELINE)], env=dict(os.environ))
+    floor_10k: list[float] = []
+    async with ours(SCRATCH / "ours-10k") as client, Client(bare) as floor:
         ours_seed_10k = await seed_ours(client, corpus_10k)
-        ours_search_10k = await searches(client, "search_memory", queries, ours_=True)
+        ours_search_10k = await searches(
+            client, "search_memory", queries, ours_=True, floor=floor, floor_times=floor_10k
+        )
         ours_insert_10k = await our_inserts(client, INSERTS, "n10k")
     write_jsonl(SCRATCH / "theirs-10k.jsonl", corpus_10k)
     async with theirs(entry, SCRATCH / "theirs-10k.jsonl") as client:
@@ -314,6 +333,13 @@ async def run() -> None:
                         ms(median(theirs_search_10k)),
                         ms(p95(theirs_search_10k)),
                         "",
+                    ],
+                    [
+                        "-",
+                        "bare SDK `MCPServer` `trivial` (round-trip floor, after each of our searches)",
+                        ms(median(floor_10k)),
+                        ms(p95(floor_10k)),
+                        f"ours minus floor: {ms(median(ours_search_10k) - median(floor_10k))} (medians)",
                     ],
                     [
                         "100,000",
