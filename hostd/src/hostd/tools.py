@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-from pydantic.fields import FieldInfo
 
 from hostd.arguments import describe_valid, explain
 from hostd.context import ToolContext, ToolOutput
@@ -270,7 +269,3 @@ def error_envelope(
         "error": error,
         "metadata": {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)},
     }
-
-
-def field_description(info: FieldInfo) -> str:
-    return info.description or ""
