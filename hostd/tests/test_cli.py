@@ -77,6 +77,31 @@ def test_call_prints_the_envelope_and_exit_codes(config_path: Path, probe_instal
     assert json.loads(failed.stdout)["error"]["code"] == "INVALID_ARGUMENT"
 
 
+def test_event_loop_choice(config_path: Path, probe_install: dict[str, str]) -> None:
+    on_asyncio = hostd(
+        "call",
+        "echo",
+        "--arg",
+        "text=a",
+        "--config",
+        str(config_path),
+        env={**probe_install, "HOSTD_EVENT_LOOP": "asyncio"},
+    )
+    assert on_asyncio.returncode == 0, on_asyncio.stderr
+    assert json.loads(on_asyncio.stdout)["text"] == "a"
+    unknown = hostd(
+        "call",
+        "echo",
+        "--arg",
+        "text=a",
+        "--config",
+        str(config_path),
+        env={**probe_install, "HOSTD_EVENT_LOOP": "trio"},
+    )
+    assert unknown.returncode == 2
+    assert "HOSTD_EVENT_LOOP" in unknown.stderr and "'uvloop' or 'asyncio'" in unknown.stderr
+
+
 def test_usage_and_config_errors_exit_2(tmp_path: Path, probe_install: dict[str, str]) -> None:
     assert hostd("call", "echo", "--arg", "novalue", env=probe_install).returncode == 2
     assert hostd("no-such-command").returncode == 2

@@ -23,9 +23,13 @@ def config_path(tmp_path: Path) -> Path:
 
 
 @pytest.mark.smoke
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
 @pytest.mark.parametrize("mode", ERAS)
-async def test_stdio_both_eras(config_path: Path, probe_install: dict[str, str], mode: str) -> None:
-    async with served_client(config_path, env=probe_install, mode=mode) as client:
+async def test_stdio_both_eras(
+    config_path: Path, probe_install: dict[str, str], mode: str, loop: str
+) -> None:
+    env = {**probe_install, "HOSTD_EVENT_LOOP": loop}
+    async with served_client(config_path, env=env, mode=mode) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert "echo" in names
         envelope = envelope_of(await client.call_tool("echo", {"text": "über", "times": 2}))

@@ -7,6 +7,7 @@ Plugins never touch the MCP SDK: everything they need from the client goes throu
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import tempfile
@@ -89,10 +90,12 @@ class Services:
         return sorted(self._by_name)
 
 
+@functools.cache
 def shared_lock_dir() -> Path:
     """One lock folder per user, independent of config, so every hostd process agrees on it.
 
-    Lock files for users' documents live here, never beside the documents themselves.
+    Lock files for users' documents live here, never beside the documents themselves. Made
+    once per process (hostd_fs re-creates it before locking if something cleaned it away).
     """
     uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
     path = Path(tempfile.gettempdir()) / f"hostd-locks-{uid}"
