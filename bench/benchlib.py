@@ -35,8 +35,12 @@ def commit() -> str:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True, text=True
         )
+        # The results file itself is rewritten by every script: a change there is not a code change.
         dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=BENCH_DIR, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--", ":/", ":!bench/RESULTS.md"],
+            cwd=BENCH_DIR,
+            capture_output=True,
+            text=True,
         )
         return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except OSError:
