@@ -37,7 +37,7 @@ def commit() -> str:
         )
         # The results file itself is rewritten by every script: a change there is not a code change.
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", ":/", ":!bench/RESULTS.md"],
+            ["git", "status", "--porcelain", "--", ":/", ":(top,exclude)bench/RESULTS.md"],
             cwd=BENCH_DIR,
             capture_output=True,
             text=True,
