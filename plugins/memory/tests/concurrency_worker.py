@@ -2,6 +2,9 @@
 
 Usage: python concurrency_worker.py DB_PATH BARRIER_DIR NAME create|update COUNT
 Waits for BARRIER_DIR/go before writing, then prints its start and end times as JSON.
+
+`forever` (COUNT ignored, no barrier) creates a memory and appends a line to shared://target
+in turn until it is killed, printing each finished round's number: the killed-process test.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from hostd_memory.uris import MemoryUri
 def main() -> None:
     db_path, barrier, name, action, count = sys.argv[1:6]
     store = MemoryStore(Path(db_path))
+    if action == "forever":
+        write_until_killed(store, name)
+        return
     store.existing_uris(["warm://up"])  # opens the file (and migrates) before the barrier
     (Path(barrier) / f"ready-{name}").touch()
     go = Path(barrier) / "go"
@@ -39,6 +45,18 @@ def main() -> None:
             )
     print(json.dumps({"name": name, "started": started, "ended": time.time()}))
     store.close()
+
+
+def write_until_killed(store: MemoryStore, name: str) -> None:
+    for i in range(1_000_000):
+        store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "")
+        line = f"{name} edit {i}"
+        store.update(
+            "shared://target",
+            edit=lambda current, line=line: (current + "\n" + line, "append"),
+            change=Change(),
+        )
+        print(i, flush=True)
 
 
 if __name__ == "__main__":

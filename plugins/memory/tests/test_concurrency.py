@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -94,3 +96,77 @@ def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
     store.close()
     assert total == 81 and [v.version for v in versions] == list(range(81, 0, -1))
     assert sorted(int(x) for x in memory.content.splitlines()[1:]) == list(range(80))
+
+
+@pytest.mark.slow
+def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_path: Path) -> None:
+    """SIGKILL a writing process a dozen times: every commit is whole, the indexes agree with it."""
+    db = tmp_path / "memory.db"
+    store = MemoryStore(db)
+    store.create(MemoryUri("shared", "target"), "start", 5, "")
+    store.close()
+    chance = random.Random(20261123)
+    rounds_done: dict[str, int] = {}
+    kills_between_the_two_writes = 0
+    for run in range(12):
+        name = f"k{run}"
+        worker = subprocess.Popen(
+            [sys.executable, str(WORKER), str(db), str(tmp_path), name, "forever", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert worker.stdout is not None
+        wanted = chance.randint(1, 25)
+        printed = -1
+        while printed + 1 < wanted:  # let it write a random number of rounds, then kill it mid-work
+            line = worker.stdout.readline()
+            assert line, worker.communicate()[1]
+            printed = int(line)
+        time.sleep(chance.uniform(0, 0.004))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+        rest = worker.stdout.read()  # what it printed before the kill landed (the buffer included)
+        worker.stdout.close()
+        worker.stderr.close()  # type: ignore[union-attr]
+        printed = max([printed, *(int(n) for n in rest.split())])
+        rounds_done[name] = printed + 1
+
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            # Raises if the trigram index disagrees with the memories it indexes.
+            conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")
+            older = [r[0] for r in conn.execute("SELECT version FROM memory_versions ORDER BY version")]
+            current, content = conn.execute(
+                "SELECT version, content FROM memories WHERE domain = 'shared'"
+            ).fetchone()
+            created = conn.execute(
+                "SELECT count(*) FROM memories WHERE domain = 'load' AND path LIKE ?", (f"{name}/%",)
+            ).fetchone()[0]
+            indexed = conn.execute(
+                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (f'"from {name}"',)
+            ).fetchone()[0]
+        assert [*older, current] == list(range(1, current + 1)), "a version is missing or doubled"
+        edits = [line for line in content.splitlines()[1:] if line.startswith(f"{name} ")]
+        # The rounds it printed are committed; the one it was in may or may not be, never half.
+        assert edits == [f"{name} edit {i}" for i in range(len(edits))]
+        assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
+        assert created in (len(edits), len(edits) + 1) and indexed == created
+        kills_between_the_two_writes += created - len(edits)
+
+    # Proof the kills landed inside the work: some rounds have their memory but not yet their edit.
+    assert kills_between_the_two_writes >= 1
+    # The killed writers left no lock behind: a new store writes at once and reads all of it.
+    store = MemoryStore(db)
+    store.create(MemoryUri("after", "kills"), "written after the kills", 5, "")
+    memory, _versions, total = store.versions("shared://target")
+    store.close()
+    assert (
+        total
+        == memory.version
+        == 1
+        + sum(
+            len([line for line in memory.content.splitlines() if line.startswith(f"{name} ")])
+            for name in rounds_done
+        )
+    )
