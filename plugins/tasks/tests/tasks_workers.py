@@ -7,6 +7,8 @@ times so the test can prove the calls overlapped.
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -100,3 +102,29 @@ def claim_until_empty(data_dir: str, worker: int, barrier: Any, results: Any) ->
             "end": finished,
         }
     )
+
+
+def write_until_killed(data_dir: str, name: str) -> None:
+    """Create a task and claim the next one, round after round, printing each finished round.
+
+    Run as a script by the killed-process test, which SIGKILLs it at a random moment.
+    """
+    import anyio
+
+    host = _host(data_dir)
+
+    async def run() -> None:
+        for n in range(1_000_000):
+            created, is_error = await host.call(
+                "create_task", {"title": f"{name} {n}", "priority": f"P{n % 3}"}
+            )
+            assert not is_error, created
+            claimed, is_error = await host.call("get_next_task", {"claim": True})
+            assert not is_error, claimed
+            print(json.dumps({"round": n, "claimed": claimed["task"]["task_id"]}), flush=True)
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    write_until_killed(sys.argv[1], sys.argv[2])

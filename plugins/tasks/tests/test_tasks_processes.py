@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import queue
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +130,55 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd
         priorities = [c["priority"] for c in r["claimed"]]
         assert priorities == sorted(priorities), "claims must follow urgency order in every process"
     assert {t["status"] for t in list_all(hostd_data_dir)} == {"in_progress"}
+
+
+@pytest.mark.slow
+def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_dir: Path) -> None:
+    """SIGKILL a process creating and claiming tasks ten times: no half round, no lost claim."""
+    worker = Path(tasks_workers.__file__)
+    chance = random.Random(20261123)
+    claimed_by_round: dict[str, str] = {}
+    titles_written: list[str] = []
+    unprinted_writes = 0  # rounds whose task was stored when the kill came before their print
+    for run in range(10):
+        name = f"run{run}"
+        process = subprocess.Popen(
+            [sys.executable, str(worker), str(hostd_data_dir), name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        printed = []
+        for _ in range(chance.randint(1, 15)):  # let it finish a random number of rounds
+            printed.append(process.stdout.readline())
+            assert printed[-1], process.stderr.read()
+        time.sleep(chance.uniform(0, 0.004))
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        # What it printed before the kill landed, the reader's buffer included.
+        rounds = [json.loads(line) for line in ("".join(printed) + process.stdout.read()).splitlines()]
+        process.stdout.close()
+        process.stderr.close()
+        for finished in rounds:
+            claimed_by_round[f"{name} {finished['round']}"] = finished["claimed"]
+
+        for database in hostd_data_dir.rglob("*.db"):
+            with sqlite3.connect(database) as conn:
+                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        tasks = list_all(hostd_data_dir)
+        mine = sorted(int(t["title"].split()[1]) for t in tasks if t["title"].startswith(f"{name} "))
+        # Every printed round is stored; the round it was in is stored whole or not at all.
+        assert mine == list(range(len(mine))) and len(mine) in (len(rounds), len(rounds) + 1)
+        titles_written += [f"{name} {n}" for n in mine]
+        unprinted_writes += len(mine) - len(rounds)
+        by_id = {t["task_id"]: t for t in tasks}
+        assert all(by_id[task_id]["status"] == "in_progress" for task_id in claimed_by_round.values())
+        # Each committed claim took one task: never more claimed than created, never a task twice.
+        in_progress = [t for t in tasks if t["status"] == "in_progress"]
+        assert len(set(claimed_by_round.values())) == len(claimed_by_round)
+        assert len(claimed_by_round) <= len(in_progress) <= len(claimed_by_round) + run + 1
+        assert {t["status"] for t in tasks} <= {"pending", "in_progress"}
+    assert sorted(t["title"] for t in list_all(hostd_data_dir)) == sorted(titles_written)
+    # Proof the kills landed inside the work, not only between finished rounds.
+    assert unprinted_writes >= 1
