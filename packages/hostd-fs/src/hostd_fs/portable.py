@@ -37,8 +37,3 @@ def has_trailing_dot_or_space(name: str) -> bool:
     `.` and `..` are navigation, not names, and are left to the containment check.
     """
     return name not in (".", "..") and name.endswith((".", " "))
-
-
-def is_portable_name(name: str) -> bool:
-    """True when `name` is neither a Windows device name nor ends in a dot or space."""
-    return not (is_windows_device_name(name) or has_trailing_dot_or_space(name))

@@ -52,10 +52,6 @@ def branch_groups(state: SessionState) -> list[tuple[str, list[dict[str, Any]]]]
     return list(groups.items())
 
 
-def seq_to_label(state: SessionState) -> dict[int, int]:
-    return {int(thought["seq"]): int(thought["thought_number"]) for thought in state.thoughts}
-
-
 # --- JSON ------------------------------------------------------------------------------
 
 

@@ -583,16 +583,6 @@ class SessionStore:
         self._finish_compaction(state)
         return state
 
-    def ensure(
-        self, session_id: str, make_document: Callable[[], dict[str, Any]]
-    ) -> tuple[SessionState, bool]:
-        """The session, created from ``make_document()`` when it does not exist yet."""
-        with self.session_lock(session_id):
-            state = self._refresh(session_id)
-            if state is not None:
-                return state, False
-            return self._install(make_document()), True
-
     def append(
         self,
         session_id: str,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hostd import ToolContext, ToolError
 from hostd_memory.models import (
@@ -61,6 +61,7 @@ from hostd_memory.paging import (
     clip,
     decode_cursor,
     encode_cursor,
+    fill_within_budget,
     fingerprint,
     size_of,
 )
@@ -69,7 +70,6 @@ from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, p
 if TYPE_CHECKING:
     from hostd_memory.store import Filters, MemoryRow, MemoryStore, VersionRow
 
-M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
 
 MAX_CONTENT = 2_000_000
@@ -882,7 +882,7 @@ def search_memory(
         )
         for h in hits
     ]
-    taken, cut = _fit(shown, _budget(ctx))
+    taken, cut = fill_within_budget(shown, _budget(ctx))
     return SearchMemoryResult(
         query=query, terms=plan.terms, count=len(taken), hits=taken, truncated=cut
     ).with_message(
@@ -891,18 +891,6 @@ def search_memory(
             zh=f"找到 {len(taken)} 条与 {query!r} 相关的记忆。",
         )
     )
-
-
-def _fit(items: list[M], budget: int) -> tuple[list[M], bool]:
-    taken: list[M] = []
-    used = 0
-    for item in items:
-        cost = size_of(item)
-        if taken and used + cost > budget:
-            return taken, True
-        taken.append(item)
-        used += cost
-    return taken, False
 
 
 def preload_memory(
@@ -930,12 +918,12 @@ def preload_memory(
         found, terms = related_memories(
             store, context_type, context_data, exclude={m.id for m in core_rows}, text=ctx.text
         )
-    core, core_cut = _fit([_core(m, 1_500) for m in core_rows], budget // 2)
+    core, core_cut = fill_within_budget([_core(m, 1_500) for m in core_rows], budget // 2)
     related_items = [
         PreloadItem(uri=m.uri, priority=m.priority, reasons=reasons, preview=_preview(m.content))
         for m, reasons in found
     ]
-    related, related_cut = _fit(related_items, budget - sum(size_of(c) for c in core))
+    related, related_cut = fill_within_budget(related_items, budget - sum(size_of(c) for c in core))
     return PreloadMemoryResult(
         context_type=context_type,
         search_terms=terms,
@@ -1327,7 +1315,7 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
-    summaries, _ = _fit([_version_summary(v) for v in versions], _budget(ctx))
+    summaries, _ = fill_within_budget([_version_summary(v) for v in versions], _budget(ctx))
     return MemoryVersionsResult(
         uri=memory.uri, current_version=memory.version, total=total, versions=summaries
     ).with_message(
@@ -1367,7 +1355,7 @@ def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> L
                 disclosure_changed=version.disclosure != memory.disclosure,
             )
         )
-    options, _ = _fit(options, _budget(ctx))
+    options, _ = fill_within_budget(options, _budget(ctx))
     return ListRollbacksResult(
         uri=memory.uri, current_version=memory.version, total=total, rollbacks=options
     ).with_message(

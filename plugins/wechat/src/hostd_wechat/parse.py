@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from hostd_wechat.classify import PageVerdict, classify_page, has_article_layout
+from hostd_wechat.classify import PageVerdict, classify_page
 from hostd_wechat.page_data import PageData, decode_js_string, document_write_text, read_page_data
 
 if TYPE_CHECKING:
@@ -335,8 +335,3 @@ def _attr(value: str) -> str:
     import html
 
     return html.escape(value, quote=True)
-
-
-def looks_like_article(html: str) -> bool:
-    """Cheap check used by the headless fetcher: does the rendered page hold an article template?"""
-    return has_article_layout(make_soup(html), html)
