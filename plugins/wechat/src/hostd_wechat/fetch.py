@@ -47,7 +47,6 @@ class FetchResult:
     error_code: str | None = None
     reason: str | None = None
     detail: str = ""
-    attempts: int = 0
 
     @property
     def ok(self) -> bool:
@@ -82,14 +81,13 @@ def fetch_page(url: str, options: FetchOptions, cancelled: Callable[[], bool]) -
         while True:
             attempts += 1
             if cancelled():
-                return FetchResult(url, error_code="CANCELLED", reason="cancelled", attempts=attempts)
+                return FetchResult(url, error_code="CANCELLED", reason="cancelled")
             try:
                 result = _fetch_once(session, url, options, cancelled)
             except _Retryable as retry:
                 result = retry.result
                 if attempts <= options.retries and _wait(options.backoff_s * 2 ** (attempts - 1), cancelled):
                     continue
-            result.attempts = attempts
             return result
 
 

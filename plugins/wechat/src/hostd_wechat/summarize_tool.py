@@ -315,8 +315,6 @@ def render_digest(
             )
         )
     if include_metadata:
-        manifest_anchor = github_anchor(labels["manifest"], used)
-        del manifest_anchor
         out += [f"## {labels['manifest']}", ""]
         out.append(
             f"| # | {labels['title']} | {labels['account']} | {labels['author']} | {labels['published']} | "
