@@ -84,9 +84,10 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
             ),
             details={"argument": "content"},
         )
-    if not _is_unicode_text(content):
-        raise _not_unicode_error(ctx, "content")
-    data = content.encode("utf-8")
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _not_unicode_error(ctx, "content") from None
     if len(data) > max_bytes:
         raise ToolError(
             "TOO_LONG",
