@@ -356,13 +356,6 @@ class MemoryStore:
         with self._db.write() as conn:
             yield conn
 
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction, so several queries see one snapshot."""
-        conn = self._conn()
-        with self._db.read():
-            yield conn
-
     # --- lookups ------------------------------------------------------------------------
 
     def _memory_by_uri(self, conn: sqlite3.Connection, uri: str) -> MemoryRow | None:
