@@ -87,3 +87,11 @@ def test_root_and_home_are_never_implicit(cwd: Path) -> None:
 def test_root_and_home_may_still_be_configured_explicitly() -> None:
     assert effective_roots(["/"], None) == [Path("/")]
     assert effective_roots(None, ["~"]) == [Path.home().resolve()]
+
+
+def test_a_configured_root_that_is_a_symlink_loop_is_a_path_error(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(FsError) as caught:
+        effective_roots([str(loop)], None)
+    assert caught.value.reason == "SYMLINK_LOOP"  # the same answer as a looping target path

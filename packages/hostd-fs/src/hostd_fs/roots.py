@@ -47,7 +47,11 @@ def _as_path(entry: str | Path) -> Path | None:
 
 
 def _canonical(path: Path) -> Path:
-    return path.expanduser().resolve(strict=False)
+    try:
+        return path.expanduser().resolve(strict=False)
+    except RuntimeError as exc:
+        # Python 3.11 and 3.12 report a symlink loop as RuntimeError: a root like that is unusable.
+        raise path_error("SYMLINK_LOOP", str(path)) from exc
 
 
 def _canonical_roots(entries: Sequence[str | Path] | None) -> list[Path]:
