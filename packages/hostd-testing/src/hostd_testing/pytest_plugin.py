@@ -21,3 +21,9 @@ def hostd_roots(tmp_path: Path) -> Path:
     path = tmp_path / "root"
     path.mkdir()
     return path
+
+
+# PostgreSQL fixtures (a real server per test session, a fresh database per test).
+from hostd_testing.postgres import postgres_server, postgres_url  # noqa: E402
+
+__all__ = ["hostd_data_dir", "hostd_roots", "postgres_server", "postgres_url"]
