@@ -1,0 +1,105 @@
+"""One error type for database failures a tool can explain: stable codes, bilingual advice.
+
+It has the same shape as ``hostd_fs.FsError`` (``code``, ``reason``, ``details``,
+``message(language)``, ``hint(language)``), so the host renders both the same way. Messages
+name the database's host and port, never its password.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["DatabaseError"]
+
+
+class _Text(NamedTuple):
+    code: str
+    message_en: str
+    message_zh: str
+    hint_en: str
+    hint_zh: str
+
+
+_TEXTS: dict[str, _Text] = {
+    "unreachable": _Text(
+        "UNAVAILABLE",
+        "The database at {where} cannot be reached.",
+        "无法连接位于 {where} 的数据库。",
+        "Check that PostgreSQL is running and reachable from this machine, then retry; the server "
+        "log (stderr) has the driver's message.",
+        "请确认 PostgreSQL 正在运行且本机可以访问，然后重试；服务器日志（stderr）中有驱动程序的详细信息。",
+    ),
+    "connection_lost": _Text(
+        "UNAVAILABLE",
+        "The connection to the database at {where} was lost during the call.",
+        "调用过程中与位于 {where} 的数据库的连接中断。",
+        "Retry the call; if it keeps failing, check the database server. A write that was not "
+        "acknowledged was not applied.",
+        "请重试；如果持续失败，请检查数据库服务器。未被确认的写入不会生效。",
+    ),
+    "statement_timeout": _Text(
+        "TIMEOUT",
+        "The database at {where} did not answer within {timeout_ms} ms.",
+        "位于 {where} 的数据库未在 {timeout_ms} 毫秒内响应。",
+        "Retry later, or narrow the request (a smaller limit or a more specific query).",
+        "请稍后重试，或缩小请求范围（更小的 limit 或更具体的查询）。",
+    ),
+    "contention": _Text(
+        "CONFLICT",
+        "The database at {where} kept refusing the change because of concurrent changes "
+        "({attempts} attempts).",
+        "由于存在并发修改，位于 {where} 的数据库多次拒绝了此次修改（尝试 {attempts} 次）。",
+        "Retry the call: another client was changing the same records.",
+        "请重试：另一个客户端正在修改相同的记录。",
+    ),
+    "busy": _Text(
+        "FILE_LOCKED",
+        "The database file {where} stayed locked by another process for {timeout_ms} ms.",
+        "数据库文件 {where} 被其他进程锁定超过 {timeout_ms} 毫秒。",
+        "Another hostd process (another IDE window) is writing a lot; retry in a moment.",
+        "另一个 hostd 进程（另一个 IDE 窗口）正在大量写入；请稍后重试。",
+    ),
+    "schema_too_new": _Text(
+        "SCHEMA_TOO_NEW",
+        "The {component} tables in {where} are at schema version {current}, but this hostd knows "
+        "versions up to {known}.",
+        "{where} 中 {component} 的数据表结构版本为 {current}，而此 hostd 只支持到版本 {known}。",
+        "Upgrade hostd (and its plugins) to a release that knows schema version {current}; never "
+        "run an older hostd against a newer database.",
+        "请把 hostd（及其插件）升级到支持结构版本 {current} 的版本；不要用旧版 hostd 访问较新的数据库。",
+    ),
+    "schema_outdated": _Text(
+        "SCHEMA_OUTDATED",
+        "The {component} tables in {where} are at schema version {current}; this hostd needs {known}.",
+        "{where} 中 {component} 的数据表结构版本为 {current}；此 hostd 需要版本 {known}。",
+        "Run `hostd db migrate`, or start `hostd serve` with migrations enabled.",
+        "请运行 `hostd db migrate`，或在启用迁移的情况下启动 `hostd serve`。",
+    ),
+}
+
+
+class _Defaulting(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+class DatabaseError(Exception):
+    """A database failure with a stable ``code`` and ``reason`` and advice in two languages."""
+
+    def __init__(self, reason: str, *, where: str, **details: Any) -> None:
+        text = _TEXTS[reason]
+        self.reason = reason
+        self.code = text.code
+        self.details: dict[str, Any] = {"where": where, **details}
+        super().__init__(self.message("en"))
+
+    def _render(self, template: str) -> str:
+        return template.format_map(_Defaulting(self.details))
+
+    def message(self, language: str = "en") -> str:
+        text = _TEXTS[self.reason]
+        return self._render(text.message_zh if language == "zh" else text.message_en)
+
+    def hint(self, language: str = "en") -> str:
+        text = _TEXTS[self.reason]
+        return self._render(text.hint_zh if language == "zh" else text.hint_en)

@@ -1,0 +1,304 @@
+"""A PostgreSQL store that many hostd processes share: a pool, one schema per plugin, safe migrations.
+
+Why it is built this way:
+
+- One schema per component (``memory``, ``tasks``, ``deep_thinking``), put first on each
+  connection's ``search_path``: plugins write plain table names and never see each other's
+  tables.
+- Autocommit connections with explicit ``transaction()`` blocks: a block commits when it ends
+  and rolls back when it raises, whatever the pool does with the connection afterwards.
+- ``run(work)`` retries the whole unit of work on a serialization failure or a deadlock (the
+  database rolled it back, so running it again is safe), a bounded number of times with
+  jittered backoff. A lost connection is never retried: a COMMIT whose answer was lost may
+  have been applied, so the caller gets ``UNAVAILABLE`` and decides.
+- Migrations run under one transaction-scoped advisory lock and re-read the recorded version
+  after taking it, so processes starting together apply each migration exactly once. DDL is
+  transactional in PostgreSQL: a failed migration leaves nothing behind.
+- A database whose recorded version is newer than the code's list is refused: an older hostd
+  must not write rows a newer schema no longer means the same way.
+
+The driver (psycopg 3 and psycopg-pool) is imported on first use: it is the ``postgres``
+extra, and a single user on SQLite never installs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from hostd_db.errors import DatabaseError
+from hostd_db.urls import describe_url
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["MIGRATION_LOCK_KEY", "PostgresDatabase", "SchemaStatus"]
+
+logger = logging.getLogger("hostd.db")
+
+T = TypeVar("T")
+PgMigration = str | Callable[["Connection[dict[str, Any]]"], None]
+
+#: The advisory lock every hostd migration takes (one key: migrations are rare and short).
+MIGRATION_LOCK_KEY = 0x686F737464  # "hostd"
+_VERSIONS_TABLE = "public.hostd_schema_versions"
+_COMPONENT = re.compile(r"^[a-z][a-z0-9_-]{0,40}$")
+_FIRST_BACKOFF_S = 0.005
+_LONGEST_BACKOFF_S = 0.2
+
+
+@dataclass(frozen=True)
+class SchemaStatus:
+    """Where one component's tables stand against the code's migrations."""
+
+    component: str
+    current: int
+    known: int
+
+    @property
+    def pending(self) -> int:
+        return max(self.known - self.current, 0)
+
+    @property
+    def too_new(self) -> bool:
+        return self.current > self.known
+
+
+def schema_name(component: str) -> str:
+    """The PostgreSQL schema of a component: its name with ``-`` as ``_`` (``deep_thinking``)."""
+    if not _COMPONENT.match(component):
+        raise ValueError(f"component names are lower-case identifiers, got {component!r}")
+    return component.replace("-", "_")
+
+
+class PostgresDatabase:
+    """A pool of connections to one PostgreSQL database, scoped to one component's schema."""
+
+    backend: Literal["postgres"] = "postgres"
+
+    def __init__(
+        self,
+        url: str,
+        component: str,
+        migrations: Sequence[PgMigration],
+        *,
+        max_connections: int = 8,
+        connect_timeout_s: float = 5.0,
+        statement_timeout_ms: int = 30_000,
+        attempts: int = 5,
+        auto_migrate: bool = True,
+    ) -> None:
+        self.url = url
+        self.where = describe_url(url)
+        self.component = component
+        self.schema = schema_name(component)
+        self._migrations = list(migrations)
+        self._max_connections = max_connections
+        self._connect_timeout_s = connect_timeout_s
+        self._statement_timeout_ms = statement_timeout_ms
+        self._attempts = attempts
+        self._auto_migrate = auto_migrate
+        self._reset_process_state()
+
+    def _reset_process_state(self) -> None:
+        # A pool's sockets must never cross a fork: the child opens its own.
+        self._owner_pid = os.getpid()
+        self._pool: ConnectionPool[Any] | None = None
+        self._ready = False
+        self._lock = threading.RLock()  # pool() holds it while migrate() opens the pool
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _connection_kwargs(self) -> dict[str, Any]:
+        from psycopg.rows import dict_row
+
+        options = (
+            f"-c search_path={self.schema},public -c statement_timeout={int(self._statement_timeout_ms)}"
+        )
+        return {
+            "autocommit": True,
+            "row_factory": dict_row,
+            "options": options,
+            "connect_timeout": max(1, round(self._connect_timeout_s)),
+            "application_name": f"hostd-{self.component}",
+        }
+
+    def _open_pool(self) -> ConnectionPool[Any]:
+        from psycopg_pool import ConnectionPool, PoolTimeout
+
+        pool: ConnectionPool[Any] = ConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self._max_connections,
+            kwargs=self._connection_kwargs(),
+            timeout=self._connect_timeout_s,
+            check=ConnectionPool.check_connection,
+            open=False,
+            name=f"hostd-{self.component}",
+        )
+        try:
+            pool.open(wait=True, timeout=self._connect_timeout_s)
+        except PoolTimeout as exc:
+            pool.close()
+            logger.warning("database %s unreachable: %s", self.where, exc)
+            raise DatabaseError("unreachable", where=self.where) from None
+        return pool
+
+    def pool(self) -> ConnectionPool[Any]:
+        """The pool, opened (and the schema checked or migrated) on first use."""
+        if self._owner_pid != os.getpid():
+            self._reset_process_state()
+        if self._ready and self._pool is not None:
+            return self._pool
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._open_pool()
+            if not self._ready:
+                status = self.migrate() if self._auto_migrate else self.schema_status()
+                if status.pending:
+                    raise DatabaseError(
+                        "schema_outdated",
+                        where=self.where,
+                        component=self.component,
+                        current=status.current,
+                        known=status.known,
+                    )
+                self._ready = True
+        return self._pool
+
+    def close(self) -> None:
+        """Close the pool; a later call opens a new one."""
+        with self._lock:
+            pool, self._pool, self._ready = self._pool, None, False
+        if pool is not None and self._owner_pid == os.getpid():
+            pool.close()
+
+    def __enter__(self) -> PostgresDatabase:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- transactions --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Driver failures a person can act on become a ``DatabaseError``."""
+        import psycopg
+        from psycopg import errors as pg_errors
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except PoolTimeout:
+            raise DatabaseError("unreachable", where=self.where) from None
+        except pg_errors.QueryCanceled:
+            raise DatabaseError(
+                "statement_timeout", where=self.where, timeout_ms=self._statement_timeout_ms
+            ) from None
+        except psycopg.OperationalError as exc:
+            if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+                raise
+            logger.warning("database %s: connection lost: %s", self.where, exc)
+            raise DatabaseError("connection_lost", where=self.where) from None
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection[dict[str, Any]]]:
+        with self._translated(), self.pool().connection() as connection, connection.transaction():
+            if not write:
+                connection.execute("SET TRANSACTION READ ONLY")
+            yield connection
+
+    def write(self) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
+        """One read-write transaction (committed at the end, rolled back on an exception)."""
+        return self._transaction(write=True)
+
+    def read(self) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
+        """One read-only transaction."""
+        return self._transaction(write=False)
+
+    def run(self, work: Callable[[Connection[dict[str, Any]]], T], *, write: bool = True) -> T:
+        """``work(connection)`` in one transaction, run again on a serialization failure or deadlock."""
+        from psycopg import errors as pg_errors
+
+        delay = _FIRST_BACKOFF_S
+        for attempt in range(1, self._attempts + 1):
+            try:
+                with self._transaction(write=write) as connection:
+                    return work(connection)
+            except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
+                if attempt == self._attempts:
+                    logger.warning("database %s: giving up after %d attempts: %s", self.where, attempt, exc)
+                    raise DatabaseError("contention", where=self.where, attempts=attempt) from None
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, _LONGEST_BACKOFF_S)
+        raise AssertionError("unreachable")
+
+    # -- migrations ----------------------------------------------------------------------------
+
+    def _recorded_version(self, connection: Connection[dict[str, Any]]) -> int:
+        exists = connection.execute("SELECT to_regclass(%s) AS name", (_VERSIONS_TABLE,)).fetchone()
+        if exists is None or exists["name"] is None:
+            return 0
+        row = connection.execute(
+            f"SELECT version FROM {_VERSIONS_TABLE} WHERE component = %s", (self.component,)
+        ).fetchone()
+        return int(row["version"]) if row else 0
+
+    def schema_status(self) -> SchemaStatus:
+        """The recorded version against the code's, without changing anything."""
+        pool = self._pool if self._pool is not None else self._open_pool_only()
+        with self._translated(), pool.connection() as connection:
+            current = self._recorded_version(connection)
+        return SchemaStatus(self.component, current, len(self._migrations))
+
+    def _open_pool_only(self) -> ConnectionPool[Any]:
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._open_pool()
+            return self._pool
+
+    def migrate(self) -> SchemaStatus:
+        """Apply the pending migrations once, whoever else is starting; refuse a newer schema."""
+        pool = self._open_pool_only()
+        with self._translated(), pool.connection() as connection, connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {_VERSIONS_TABLE} ("
+                " component text PRIMARY KEY,"
+                " version integer NOT NULL,"
+                " updated_at timestamptz NOT NULL DEFAULT now())"
+            )
+            current = self._recorded_version(connection)
+            known = len(self._migrations)
+            if current > known:
+                raise DatabaseError(
+                    "schema_too_new", where=self.where, component=self.component, current=current, known=known
+                )
+            if current < known:
+                connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                connection.execute(f'SET LOCAL search_path = "{self.schema}", public')
+                for index in range(current, known):
+                    migration = self._migrations[index]
+                    if callable(migration):
+                        migration(connection)
+                    else:
+                        connection.execute(migration)
+                    logger.info(
+                        "database %s: %s schema migrated to version %d", self.where, self.component, index + 1
+                    )
+                connection.execute(
+                    f"INSERT INTO {_VERSIONS_TABLE} (component, version) VALUES (%s, %s)"
+                    " ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, updated_at = now()",
+                    (self.component, known),
+                )
+        return SchemaStatus(self.component, known, known)

@@ -1,0 +1,239 @@
+"""PostgresDatabase against a real PostgreSQL server: schemas, migrations, retries, failures."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hostd_db import DatabaseError, PostgresDatabase, describe_url
+from hostd_testing.postgres import PostgresServer
+
+NOTES_MIGRATIONS = [
+    "CREATE TABLE notes (id bigserial PRIMARY KEY, body text NOT NULL)",
+    "CREATE TABLE counters (name text PRIMARY KEY, value bigint NOT NULL);"
+    " INSERT INTO counters VALUES ('hits', 0)",
+]
+
+
+@pytest.fixture
+def notes(postgres_url: str) -> Iterator[PostgresDatabase]:
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS)
+    yield database
+    database.close()
+
+
+def test_tables_live_in_the_component_schema(notes: PostgresDatabase, postgres_url: str) -> None:
+    with notes.write() as connection:
+        connection.execute("INSERT INTO notes (body) VALUES (%s)", ("思考",))
+    with notes.read() as connection:
+        row = connection.execute("SELECT body, current_schema() AS schema FROM notes").fetchone()
+    assert row == {"body": "思考", "schema": "notes"}
+    other = PostgresDatabase(postgres_url, "deep-thinking", ["CREATE TABLE notes (other int)"])
+    try:
+        with other.read() as connection:
+            columns = connection.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+            ).fetchall()
+        assert [c["column_name"] for c in columns] == ["other"]
+        assert other.schema == "deep_thinking"
+    finally:
+        other.close()
+
+
+def test_a_failed_write_leaves_nothing(notes: PostgresDatabase) -> None:
+    with pytest.raises(RuntimeError), notes.write() as connection:
+        connection.execute("INSERT INTO notes (body) VALUES ('half')")
+        raise RuntimeError("the tool failed after its first statement")
+    with notes.read() as connection:
+        assert connection.execute("SELECT count(*) AS n FROM notes").fetchone() == {"n": 0}
+
+
+def test_read_transactions_refuse_writes(notes: PostgresDatabase) -> None:
+    import psycopg
+
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), notes.read() as connection:
+        connection.execute("INSERT INTO notes (body) VALUES ('no')")
+
+
+def test_schema_status_and_refusing_a_newer_schema(notes: PostgresDatabase, postgres_url: str) -> None:
+    assert notes.migrate().pending == 0
+    older_code = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS[:1])
+    try:
+        status = older_code.schema_status()
+        assert (status.current, status.known, status.too_new) == (2, 1, True)
+        with pytest.raises(DatabaseError) as refused:
+            older_code.read().__enter__()
+        assert refused.value.code == "SCHEMA_TOO_NEW"
+        assert "version 2" in refused.value.message("en") and "up to 1" in refused.value.message("en")
+        assert "升级" in refused.value.hint("zh")
+    finally:
+        older_code.close()
+
+
+def test_without_auto_migrate_an_outdated_schema_says_what_to_run(postgres_url: str) -> None:
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS, auto_migrate=False)
+    try:
+        assert database.schema_status().pending == 2
+        with pytest.raises(DatabaseError) as outdated:
+            database.write().__enter__()
+        assert outdated.value.code == "SCHEMA_OUTDATED"
+        assert "hostd db migrate" in outdated.value.hint("en")
+        database.migrate()
+        with database.write() as connection:
+            connection.execute("INSERT INTO notes (body) VALUES ('after migrate')")
+    finally:
+        database.close()
+
+
+def _migrate_on_barrier(url: str, barrier: Any, results: Any) -> None:
+    log_migrations = [
+        "CREATE TABLE applied (step int)",
+        "INSERT INTO applied VALUES (2); SELECT pg_sleep(0.2)",
+        "INSERT INTO applied VALUES (3)",
+    ]
+    database = PostgresDatabase(url, "race", log_migrations)
+    barrier.wait()
+    started = time.monotonic()
+    database.migrate()
+    results.put((started, time.monotonic()))
+    database.close()
+
+
+def test_processes_starting_together_apply_each_migration_once(postgres_url: str) -> None:
+    spawn = multiprocessing.get_context("spawn")
+    barrier = spawn.Barrier(3)
+    results = spawn.Queue()
+    workers = [
+        spawn.Process(target=_migrate_on_barrier, args=(postgres_url, barrier, results)) for _ in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    spans = [results.get(timeout=5) for _ in workers]
+    # They really overlapped: each started before any had finished.
+    assert max(start for start, _ in spans) < min(end for _, end in spans)
+    check = PostgresDatabase(
+        postgres_url, "race", ["CREATE TABLE applied (step int)", "", ""], auto_migrate=False
+    )
+    try:
+        with check.read() as connection:
+            steps = [r["step"] for r in connection.execute("SELECT step FROM applied ORDER BY step")]
+        assert steps == [2, 3]
+        assert check.schema_status().current == 3
+    finally:
+        check.close()
+
+
+def test_serialization_failures_are_retried_until_every_increment_lands(notes: PostgresDatabase) -> None:
+    def increment(connection: Any) -> None:
+        connection.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        value = connection.execute("SELECT value FROM counters WHERE name = 'hits'").fetchone()["value"]
+        time.sleep(0.001)  # widen the read-modify-write window so the two threads collide
+        connection.execute("UPDATE counters SET value = %s WHERE name = 'hits'", (value + 1,))
+
+    retried = PostgresDatabase(notes.url, "notes", NOTES_MIGRATIONS, attempts=50)
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(40):
+                retried.run(increment)
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    retried.close()
+    assert failures == []
+    with notes.read() as connection:
+        assert connection.execute("SELECT value FROM counters").fetchone() == {"value": 80}
+
+
+def test_contention_beyond_the_attempts_is_conflict(notes: PostgresDatabase) -> None:
+    import psycopg
+
+    calls = 0
+
+    def always_serialization_failure(connection: Any) -> None:
+        nonlocal calls
+        calls += 1
+        raise psycopg.errors.SerializationFailure("forced")
+
+    limited = PostgresDatabase(notes.url, "notes", NOTES_MIGRATIONS, attempts=3)
+    try:
+        with pytest.raises(DatabaseError) as gave_up:
+            limited.run(always_serialization_failure)
+    finally:
+        limited.close()
+    assert (gave_up.value.code, calls) == ("CONFLICT", 3)
+
+
+def test_an_unreachable_server_names_the_host_and_never_the_password(postgres_server: PostgresServer) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    url = f"postgresql://team:s3cret-password@127.0.0.1:{closed_port}/hostd"
+    database = PostgresDatabase(url, "notes", NOTES_MIGRATIONS, connect_timeout_s=1)
+    with pytest.raises(DatabaseError) as unreachable:
+        database.read().__enter__()
+    error = unreachable.value
+    assert error.code == "UNAVAILABLE"
+    text = error.message("en") + error.hint("en") + error.message("zh") + str(error.details)
+    assert f"127.0.0.1:{closed_port}/hostd" in text
+    assert "s3cret" not in text and "team" not in text
+
+
+def test_a_slow_statement_is_timeout(postgres_url: str) -> None:
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS, statement_timeout_ms=100)
+    try:
+        with pytest.raises(DatabaseError) as slow, database.read() as connection:
+            connection.execute("SELECT pg_sleep(2)")
+        assert slow.value.code == "TIMEOUT" and "100 ms" in slow.value.message("en")
+    finally:
+        database.close()
+
+
+def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
+    notes: PostgresDatabase, postgres_server: PostgresServer
+) -> None:
+    with notes.read() as connection:
+        pid = connection.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+
+    def kill_backend_soon() -> None:
+        time.sleep(0.3)
+        postgres_server.psql(f"SELECT pg_terminate_backend({pid})")
+
+    killer = threading.Thread(target=kill_backend_soon)
+    killer.start()
+    with pytest.raises(DatabaseError) as lost, notes.write() as connection:
+        assert connection.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"] == pid
+        connection.execute("INSERT INTO notes (body) VALUES ('never acknowledged')")
+        connection.execute("SELECT pg_sleep(3)")
+    killer.join()
+    assert lost.value.code == "UNAVAILABLE" and lost.value.reason == "connection_lost"
+    with notes.read() as connection:
+        assert connection.execute("SELECT count(*) AS n FROM notes").fetchone() == {"n": 0}
+
+
+@pytest.mark.parametrize(
+    ("url", "described"),
+    [
+        ("postgresql://u:pw@db.internal:6543/team", "db.internal:6543/team"),
+        ("postgres://u@[::1]/hostd", "[::1]:5432/hostd"),
+        ("postgresql:///hostd", "localhost:5432/hostd"),
+        ("postgresql://u:pw@host:notaport/x", "(an unreadable database URL)"),
+    ],
+)
+def test_describe_url_keeps_host_port_and_database_only(url: str, described: str) -> None:
+    assert describe_url(url) == described
