@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 from conftest import MemoryClient, call, error_code, ok
 
@@ -534,3 +538,51 @@ async def test_messages_follow_the_host_language(memory_client: MemoryClient) ->
     assert "已创建" in created["message"]
     assert "没有记忆" in missing["message"] and "search_memory" in missing["error"]["hint"]
     assert "次" in conflict["message"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a\nb", "a\nc"),  # neither ends with a newline
+        ("a\nb\n", "a\nb"),  # the newline at the end is removed
+        ("a\nb", "a\nb\n"),  # a newline at the end is added
+        ("one", "two\n"),
+        ("x\ny\nz", "w\ny\nz"),  # the last line is unchanged context without a newline
+        ("a\u2028b\r\nc", "a\u2028B\r\nc\n"),  # lines end at "\n" only, as for patch
+    ],
+)
+async def test_diff_versions_is_a_unified_diff_that_patch_applies(
+    memory_client: MemoryClient, tmp_path: Path, old: str, new: str
+) -> None:
+    patch_program = shutil.which("patch")
+    if patch_program is None:
+        pytest.skip("the patch program is not installed")
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content=old)
+        await ok(client, "update_memory", uri="rep://d", content=new)
+        diff = await ok(client, "diff_versions", uri="rep://d", version1=1, version2=2)
+    original = tmp_path / "v1.txt"
+    original.write_bytes(old.encode())
+    (tmp_path / "v1-to-v2.diff").write_bytes(diff["diff"].encode())
+    patched = tmp_path / "patched.txt"
+    subprocess.run(
+        [patch_program, "--silent", "--output", str(patched), str(original), str(tmp_path / "v1-to-v2.diff")],
+        check=True,
+        capture_output=True,
+    )
+    assert patched.read_bytes() == new.encode()
+
+
+async def test_diff_of_a_patched_last_line_without_newline_keeps_the_lines_apart(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content="a\nb")
+        await ok(client, "update_memory", uri="rep://d", old_string="b", new_string="c")
+        diff = await ok(client, "diff_versions", uri="rep://d", version1=1, version2=2)
+    assert diff["diff"].splitlines()[-4:] == [
+        "-b",
+        "\\ No newline at end of file",
+        "+c",
+        "\\ No newline at end of file",
+    ]

@@ -1388,6 +1388,23 @@ def rollback_memory(
     )
 
 
+NO_NEWLINE_MARK = "\\ No newline at end of file\n"
+
+
+def _unified_diff(old: str, new: str, fromfile: str, tofile: str) -> str:
+    """A unified diff ``patch`` applies: difflib leaves a last line without a newline unterminated,
+    which glues it to the next diff line, so each such line gets the marker diff(1) writes. Lines
+    end at "\n" only, as for patch (str.splitlines also splits at "\r", "\u2028", ...)."""
+    import difflib
+
+    def lines_of(text: str) -> list[str]:
+        *whole, last = text.split("\n")
+        return [f"{line}\n" for line in whole] + ([last] if last else [])
+
+    lines = difflib.unified_diff(lines_of(old), lines_of(new), fromfile=fromfile, tofile=tofile)
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE_MARK}" for line in lines)
+
+
 def diff_versions(
     ctx: ToolContext,
     uri: UriArg,
@@ -1395,18 +1412,11 @@ def diff_versions(
     version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=10_000_000)],
 ) -> DiffVersionsResult:
     """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
-    import difflib
-
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, first, second = _store(ctx).version_pair(str(parsed), version1, version2)
-    diff = "".join(
-        difflib.unified_diff(
-            first.content.splitlines(keepends=True),
-            second.content.splitlines(keepends=True),
-            fromfile=f"{memory.uri}@v{version1}",
-            tofile=f"{memory.uri}@v{version2}",
-        )
+    diff = _unified_diff(
+        first.content, second.content, f"{memory.uri}@v{version1}", f"{memory.uri}@v{version2}"
     )
     share = max(500, _budget(ctx) // 3)
     content1, cut1 = clip(first.content, share)
