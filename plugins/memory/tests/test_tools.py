@@ -586,3 +586,19 @@ async def test_diff_of_a_patched_last_line_without_newline_keeps_the_lines_apart
         "+c",
         "\\ No newline at end of file",
     ]
+
+
+async def test_read_reports_the_access_it_counts_with_its_time(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        created = await ok(client, "create_memory", uri="n://t", content="x")
+        first = await ok(client, "read_memory", uri="n://t")
+        second = await ok(client, "read_memory", uri="n://t")
+        listed = await ok(client, "list_memories")
+    assert created["memory"]["access_count"] == 0 and created["memory"]["last_accessed_at"] is None
+    assert first["memory"]["access_count"] == 1
+    assert first["memory"]["last_accessed_at"] is not None
+    assert first["memory"]["last_accessed_at"] >= created["memory"]["created_at"]
+    assert second["memory"]["access_count"] == 2
+    assert second["memory"]["last_accessed_at"] > first["memory"]["last_accessed_at"]
+    stored = listed["memories"][0]["memory"]
+    assert (stored["access_count"], stored["last_accessed_at"]) == (2, second["memory"]["last_accessed_at"])

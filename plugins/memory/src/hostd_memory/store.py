@@ -537,12 +537,18 @@ class MemoryStore:
             memory.aliases = self._aliases_of(conn, memory.id)
         return memory
 
-    def count_access(self, memory_id: int) -> None:
+    def count_access(self, memory_id: int) -> tuple[int, str]:
+        """Count one access now; the stored count and time, so the read that counted can report them."""
         with self._write() as conn:
             conn.execute(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
                 (now_iso(), memory_id),
             )
+            # Read back in the same transaction (not RETURNING: older SQLite builds lack it).
+            row = conn.execute(
+                "SELECT access_count, last_accessed_at FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+        return int(row[0]), str(row[1])
 
     # --- versions -----------------------------------------------------------------------
 

@@ -470,8 +470,7 @@ def _read_one(ctx: ToolContext, store: MemoryStore, uri: str, cursor: str | None
     position = _cursor_position(ctx, cursor, "content", fingerprint(memory.id, memory.version))
     offset = int(position) if isinstance(position, int) and position >= 0 else 0
     if cursor is None:
-        store.count_access(memory.id)
-        memory.access_count += 1
+        memory.access_count, memory.last_accessed_at = store.count_access(memory.id)
     page_size = max(1_000, _budget(ctx) - 6_000)
     page = memory.content[offset : offset + page_size]
     more = offset + page_size < len(memory.content)
