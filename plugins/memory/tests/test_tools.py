@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -244,7 +245,7 @@ async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores
     assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["deleted"] is True
     assert "rollback_memory" in missing["error"]["hint"]
     assert search["hits"] == [] and listed["memories"] == [] and boot["memories"] == []
-    assert [r["version"] for r in rollbacks["rollbacks"]] == [2, 1]
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
     assert restored["new_version"] == 3 and again["memory"]["status"] == "active"
     assert again["content"] == "secret marmalade"
 
@@ -315,7 +316,7 @@ async def test_relations_list_mentioned_uris_and_memories_that_mention_this_one(
     assert db["relations"]["mentioned_by"] == ["project://api"]
 
 
-async def test_versions_diff_and_rollback_of_any_version_including_the_current(
+async def test_versions_diff_and_rollback_of_an_earlier_version_and_of_a_rollback(
     memory_client: MemoryClient,
 ) -> None:
     async with memory_client() as client:
@@ -327,7 +328,7 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(
         current = await ok(client, "diff_versions", uri="v://m", version1=2, version2=2)
         rollbacks = await ok(client, "list_rollbacks", uri="v://m")
         rolled = await ok(client, "rollback_memory", uri="v://m", version=1)
-        again = await ok(client, "rollback_memory", uri="v://m", version=3)
+        again = await ok(client, "rollback_memory", uri="v://m", version=2)
         read = await ok(client, "read_memory", uri="v://m")
         missing = await call(client, "rollback_memory", uri="v://m", version=99)
         versions = await ok(client, "get_memory_versions", uri="v://m", limit=2)
@@ -337,15 +338,15 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(
     oldest = rollbacks["rollbacks"][-1]
     assert oldest["version"] == 1 and oldest["lines_added"] == 1 and oldest["lines_removed"] == 1
     assert oldest["priority_change"] == "1 -> 5" and oldest["disclosure_changed"] is True
-    assert (
-        rollbacks["rollbacks"][0]["current"] is True and rollbacks["rollbacks"][0]["content_changed"] is False
-    )
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
+    assert rollbacks["rollbacks"][0]["current"] is False and rollbacks["rollbacks"][0]["content_changed"]
     assert rolled["new_version"] == 3 and again["new_version"] == 4
-    assert read["content"] == "line one\nline two\n" and read["memory"]["priority"] == 5
-    assert read["memory"]["disclosure"] == ""
+    assert rolled["changed"] is True and again["changed"] is True
+    assert read["content"] == "line one\nline 2\n" and read["memory"]["priority"] == 1
+    assert read["memory"]["disclosure"] == "d"
     assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["current_version"] == 4
     assert [v["version"] for v in versions["versions"]] == [4, 3] and versions["total"] == 4
-    assert versions["versions"][0]["change"] == "rollback" and versions["versions"][0]["size"] == 18
+    assert versions["versions"][0]["change"] == "rollback" and versions["versions"][0]["size"] == 16
 
 
 async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_client: MemoryClient) -> None:
@@ -602,3 +603,38 @@ async def test_read_reports_the_access_it_counts_with_its_time(memory_client: Me
     assert second["memory"]["last_accessed_at"] > first["memory"]["last_accessed_at"]
     stored = listed["memories"][0]["memory"]
     assert (stored["access_count"], stored["last_accessed_at"]) == (2, second["memory"]["last_accessed_at"])
+
+
+async def test_rollback_to_the_current_state_changes_nothing_and_is_not_offered(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="r://m", content="one")
+        await ok(client, "update_memory", uri="r://m", content="two", priority=3)
+        offered = await ok(client, "list_rollbacks", uri="r://m")
+        to_current = await ok(client, "rollback_memory", uri="r://m", version=2)
+        to_first = await ok(client, "rollback_memory", uri="r://m", version=1)
+        to_first_again = await ok(client, "rollback_memory", uri="r://m", version=1)
+        offered_later = await ok(client, "list_rollbacks", uri="r://m", limit=1)
+        versions = await ok(client, "get_memory_versions", uri="r://m")
+    assert [r["version"] for r in offered["rollbacks"]] == [1] and offered["current_version"] == 2
+    assert not any(r["current"] for r in offered["rollbacks"])
+    assert to_current["changed"] is False and to_current["new_version"] == 2
+    assert to_current["restored_version"] == 2 and "nothing changed" in to_current["message"]
+    assert to_first["changed"] is True and to_first["new_version"] == 3
+    assert to_first_again["changed"] is False and to_first_again["new_version"] == 3
+    assert to_first_again["memory"]["version"] == 3
+    assert [r["version"] for r in offered_later["rollbacks"]] == [2]
+    assert versions["total"] == 3 and [v["change"] for v in versions["versions"]] == [
+        "rollback",
+        "replace",
+        "created",
+    ]
+
+
+async def test_rollback_that_changes_nothing_says_so_in_chinese(memory_client: MemoryClient) -> None:
+    async with memory_client(language="zh") as client:
+        await ok(client, "create_memory", uri="r://m", content="一")
+        same = await ok(client, "rollback_memory", uri="r://m", version=1)
+    assert same["changed"] is False and "未作改动" in same["message"]
+    assert not re.search("[A-Za-z]{3,}", same["message"].replace("r://m", ""))

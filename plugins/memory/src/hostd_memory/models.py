@@ -270,14 +270,17 @@ class MemoryVersionsResult(ToolOutput):
 class ListRollbacksResult(ToolOutput):
     uri: str
     current_version: int
-    total: int
-    rollbacks: list[RollbackOption]
+    total: int = Field(description="How many versions there are to roll back to (all but the current)")
+    rollbacks: list[RollbackOption] = Field(description="Earlier versions, newest first (never the current)")
 
 
 class RollbackMemoryResult(ToolOutput):
     uri: str
     restored_version: int
-    new_version: int
+    new_version: int = Field(description="The memory's version now (unchanged when changed is false)")
+    changed: bool = Field(
+        description="False when the memory already held that version's state: nothing was written"
+    )
     memory: MemoryRecord
 
 

@@ -246,6 +246,15 @@ class Change:
     disclosure: str | None = None
     status: str | None = None
 
+    def changes_nothing(self, memory: MemoryRow) -> bool:
+        """True when applying this would leave ``memory`` as it is (so no version is written)."""
+        return (
+            (self.content is None or self.content == memory.content)
+            and (self.priority is None or self.priority == memory.priority)
+            and (self.disclosure is None or self.disclosure == memory.disclosure)
+            and (self.status is None or self.status == memory.status)
+        )
+
 
 @dataclass
 class Hit:
@@ -485,12 +494,7 @@ class MemoryStore:
                 change = replace(change, content=new_content)
             elif change.status is not None and change.priority is None and change.disclosure is None:
                 kind = "status"
-            if (
-                (change.content is None or change.content == memory.content)
-                and (change.priority is None or change.priority == memory.priority)
-                and (change.disclosure is None or change.disclosure == memory.disclosure)
-                and (change.status is None or change.status == memory.status)
-            ):
+            if change.changes_nothing(memory):
                 raise NothingChanged(memory.uri)
             updated = self._apply(conn, memory, change, kind)
         updated.aliases = memory.aliases
@@ -599,10 +603,12 @@ class MemoryStore:
         memory, _ = self._resolve(conn, uri, include_deleted=True)
         return memory, self._version(conn, memory, first), self._version(conn, memory, second)
 
-    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow]:
-        """Restore a version's content, priority and disclosure as a new version.
+    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow, bool]:
+        """Restore a version's content, priority and disclosure as a new version; and whether it changed.
 
-        A soft-deleted memory comes back as active; otherwise its status stays as it is.
+        A soft-deleted memory comes back as active; otherwise its status stays as it is. When the
+        memory already holds that state (the current version, or an identical one), nothing is
+        written: a new identical version would only bury the history.
         """
         with self._write() as conn:
             memory, _ = self._resolve(conn, uri, include_deleted=True)
@@ -611,9 +617,11 @@ class MemoryStore:
             change = Change(
                 content=target.content, priority=target.priority, disclosure=target.disclosure, status=status
             )
+            if change.changes_nothing(memory):
+                return memory, target, False
             updated = self._apply(conn, memory, change, "rollback", f"to version {version}")
             updated.aliases = self._aliases_of(conn, memory.id)
-        return updated, target
+        return updated, target, True
 
     # --- relations ----------------------------------------------------------------------
 

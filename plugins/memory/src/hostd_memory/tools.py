@@ -1326,16 +1326,20 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 
 
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
-    """The versions a memory can be rolled back to, newest first, each with what a rollback would change
-    against the current state (content lines added/removed, priority, disclosure)."""
+    """The versions a memory can be rolled back to (every version but the current), newest first, each
+    with what a rollback would change against the current state (content lines added/removed, priority,
+    disclosure)."""
     import difflib
 
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
-        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
+        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit + 1)
+    total -= 1  # the current version is no target
     current_lines = memory.content.splitlines()
     options = []
     for version in versions:
+        if version.current:
+            continue
         added = removed = 0
         if version.content != memory.content:
             for line in difflib.ndiff(current_lines, version.content.splitlines()):
@@ -1373,13 +1377,27 @@ def rollback_memory(
     ],
 ) -> RollbackMemoryResult:
     """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
-    so a rollback can itself be rolled back). Also restores a soft-deleted memory."""
+    so a rollback can itself be rolled back). Also restores a soft-deleted memory. When the memory already
+    holds that state (e.g. the current version), nothing is written and changed is false."""
     parsed = _writable(ctx, uri, "uri")
     with _store_errors(ctx):
-        memory, restored = _store(ctx).rollback(str(parsed), version)
-    return RollbackMemoryResult(
-        uri=memory.uri, restored_version=restored.version, new_version=memory.version, memory=_record(memory)
-    ).with_message(
+        memory, restored, changed = _store(ctx).rollback(str(parsed), version)
+    result = RollbackMemoryResult(
+        uri=memory.uri,
+        restored_version=restored.version,
+        new_version=memory.version,
+        changed=changed,
+        memory=_record(memory),
+    )
+    if not changed:
+        return result.with_message(
+            ctx.text(
+                en=f"{memory.uri} already holds version {version}'s state; nothing changed "
+                f"(still version {memory.version}).",
+                zh=f"{memory.uri} 已是版本 {version} 的状态，未作改动（仍为版本 {memory.version}）。",
+            )
+        )
+    return result.with_message(
         ctx.text(
             en=f"{memory.uri} restored to version {version}'s state as version {memory.version}.",
             zh=f"{memory.uri} 已恢复为版本 {version} 的状态，新版本为 {memory.version}。",
