@@ -638,3 +638,33 @@ async def test_rollback_that_changes_nothing_says_so_in_chinese(memory_client: M
         same = await ok(client, "rollback_memory", uri="r://m", version=1)
     assert same["changed"] is False and "未作改动" in same["message"]
     assert not re.search("[A-Za-z]{3,}", same["message"].replace("r://m", ""))
+
+
+@pytest.mark.parametrize("blank", [" ", "  \n\t ", "\u3000\r\n"])
+async def test_blank_content_is_refused_on_create_replace_and_patch(
+    memory_client: MemoryClient, blank: str
+) -> None:
+    async with memory_client() as client:
+        created = await call(client, "create_memory", uri="n://blank", content=blank)
+        missing = await error_code(client, "read_memory", uri="n://blank")
+        await ok(client, "create_memory", uri="n://t", content="keep me")
+        replaced = await call(client, "update_memory", uri="n://t", content=blank)
+        emptied = await call(client, "update_memory", uri="n://t", content="")
+        patched = await call(client, "update_memory", uri="n://t", old_string="keep me", new_string=blank)
+        read = await ok(client, "read_memory", uri="n://t")
+    for envelope, argument in ((created, "content"), (replaced, "content"), (emptied, "content")):
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+        assert envelope["error"]["details"]["argument"] == argument and envelope["error"]["hint"]
+    assert patched["error"]["code"] == "INVALID_ARGUMENT"
+    assert patched["error"]["details"]["argument"] == "new_string" and patched["error"]["hint"]
+    assert missing == "NOT_FOUND"
+    assert read["content"] == "keep me" and read["memory"]["version"] == 1
+
+
+async def test_blank_content_is_refused_in_chinese(memory_client: MemoryClient) -> None:
+    async with memory_client(language="zh") as client:
+        refused = await call(client, "create_memory", uri="n://blank", content=" \n ")
+    assert refused["error"]["code"] == "INVALID_ARGUMENT"
+    assert "空白" in refused["message"] and "空白" in refused["error"]["message"]
+    words = refused["message"] + refused["error"]["hint"]
+    assert not re.search("[A-Za-z]{3,}", words.replace("content", "").replace("delete_memory", ""))

@@ -629,6 +629,8 @@ def create_memory(
     the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
     normal, 6-10 low."""
     parsed = _writable(ctx, uri, "uri")
+    if not content.strip():
+        raise _blank_content(ctx, "content")
     with _store_errors(ctx):
         memory = _store(ctx).create(parsed, content, priority, disclosure or "")
     return CreateMemoryResult(
@@ -650,6 +652,26 @@ def _invalid_combination(ctx: ToolContext, en: str, zh: str, argument: str) -> T
             "or metadata only (priority, disclosure, status).",
             zh="模式：补丁（old_string + new_string）、追加（append=true + content）、全量替换（content），"
             "或仅元数据（priority、disclosure、status）。",
+        ),
+        details={"argument": argument},
+    )
+
+
+def _blank_content(ctx: ToolContext, argument: str) -> ToolError:
+    """The error for a memory left without text (the spec: content must not be empty)."""
+    if argument == "new_string":
+        en, zh = (
+            "The patch would leave the memory empty or only whitespace.",
+            "该补丁会使记忆为空或只剩空白。",
+        )
+    else:
+        en, zh = f"{argument} is empty or only whitespace.", f"参数 {argument} 为空或只有空白。"
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(en=en, zh=zh),
+        hint=ctx.text(
+            en="A memory needs some text; to remove one, use delete_memory.",
+            zh="记忆需要有文字内容；要删除记忆，请用 delete_memory。",
         ),
         details={"argument": argument},
     )
@@ -738,7 +760,10 @@ def update_memory(
             occurrences = current.count(old_string)
             if occurrences != 1:
                 raise PatchConflict(occurrences)
-            return current.replace(old_string, new_string, 1), "patch"
+            patched = current.replace(old_string, new_string, 1)
+            if not patched.strip():
+                raise _blank_content(ctx, "new_string")
+            return patched, "patch"
     elif mode == "append":
         addition = content or ""
 
@@ -747,6 +772,8 @@ def update_memory(
             return current + joiner + addition, "append"
     elif mode == "replace":
         replacement = content or ""
+        if not replacement.strip():
+            raise _blank_content(ctx, "content")
 
         def edit(current: str) -> tuple[str, str]:
             return replacement, "replace"
