@@ -668,3 +668,25 @@ async def test_blank_content_is_refused_in_chinese(memory_client: MemoryClient) 
     assert "空白" in refused["message"] and "空白" in refused["error"]["message"]
     words = refused["message"] + refused["error"]["hint"]
     assert not re.search("[A-Za-z]{3,}", words.replace("content", "").replace("delete_memory", ""))
+
+
+@pytest.mark.parametrize(
+    ("context_type", "path"),
+    [
+        ("file", "/home/dev/hostd/src/hostd/cli.py"),
+        ("directory", "/home/dev/Hostd/src/hostd"),
+        ("file", "/work/cli/cli.py"),  # the stem is also a folder
+    ],
+)
+async def test_preload_of_a_path_repeating_a_name_looks_for_each_term_once(
+    memory_client: MemoryClient, context_type: str, path: str
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="project://cli", content="hostd cli entry point")
+        preloaded = await ok(client, "preload_memory", context_type=context_type, context_data=path)
+    terms = [t.lower() for t in preloaded["search_terms"]]
+    assert len(terms) == len(set(terms)), terms
+    [related] = preloaded["related"]
+    assert related["uri"] == "project://cli"
+    assert len(related["reasons"]) == len(set(related["reasons"])), related["reasons"]
+    assert any("hostd" in reason.lower() or "cli" in reason for reason in related["reasons"])
