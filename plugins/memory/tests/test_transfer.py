@@ -65,10 +65,12 @@ async def test_import_strategies_skip_overwrite_merge(memory_client: MemoryClien
         after_overwrite = await ok(client, "read_memory", uri="a://1")
         versions = await ok(client, "get_memory_versions", uri="a://1")
     assert (skipped["skipped"], merged["merged"], overwritten["overwritten"]) == (1, 1, 1)
-    assert merged_twice["merged"] == 1
+    # The second merge finds the incoming text already there: it changes nothing, so no version.
+    assert (merged_twice["merged"], merged_twice["unchanged"]) == (0, 1)
     assert after_merge["content"] == "existing text\nincoming text" and after_merge["memory"]["priority"] == 1
     assert after_overwrite["content"] == "incoming text" and after_overwrite["memory"]["disclosure"] == "new"
-    assert [v["change"] for v in versions["versions"]][:2] == ["import", "import"]
+    assert [v["change"] for v in versions["versions"]] == ["import", "import", "created"]
+    assert [v["change_note"] for v in versions["versions"]][:2] == ["overwrite", "merge"]
 
 
 async def test_import_validates_first_and_reports_per_item_errors(memory_client: MemoryClient) -> None:
@@ -167,3 +169,37 @@ async def test_export_to_a_file_inside_the_roots_only_and_overwrite_rules(
     assert outside == "PATH_NOT_ALLOWED" and absolute == "PATH_NOT_ALLOWED"
     assert folder["status"] == "error"
     assert not (hostd_roots.parent / "outside.json").exists()
+
+
+@pytest.mark.parametrize("strategy", ["merge", "overwrite"])
+async def test_importing_an_item_identical_to_the_memory_changes_nothing(
+    memory_client: MemoryClient, strategy: str
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content="a\nc", priority=3, disclosure="when")
+        exported = await ok(client, "export_memories")
+        imported = await ok(client, "import_memories", data=exported, strategy=strategy)
+        versions = await ok(client, "get_memory_versions", uri="rep://d")
+    assert imported["unchanged"] == 1 and (imported["merged"], imported["overwritten"]) == (0, 0)
+    assert imported["created"] == imported["skipped"] == 0 and imported["errors"] == []
+    assert "1 unchanged" in imported["message"]
+    assert versions["current_version"] == 1 and versions["total"] == 1
+
+
+async def test_import_counts_changed_and_unchanged_items_apart(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "a://same", "content": "same", "priority": 5},
+            {"uri": "a://other", "content": "same", "priority": 4},
+        ],
+    }
+    async with memory_client(language="zh") as client:
+        await ok(client, "create_memory", uri="a://same", content="same")
+        await ok(client, "create_memory", uri="a://other", content="same")
+        overwritten = await ok(client, "import_memories", data=document, strategy="overwrite")
+        merged = await ok(client, "import_memories", data=document, strategy="merge")
+    assert (overwritten["overwritten"], overwritten["unchanged"]) == (1, 1)
+    assert (merged["merged"], merged["unchanged"]) == (0, 2)
+    assert "未变 2" in merged["message"]

@@ -251,6 +251,9 @@ class ImportMemoriesResult(ToolOutput):
     skipped: int
     overwritten: int
     merged: int
+    unchanged: int = Field(
+        description="Existing memories the item would not change (overwrite or merge): no new version"
+    )
     errors: list[ImportProblem]
 
 

@@ -286,6 +286,7 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     overwritten: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # overwrite or merge would change nothing
     errors: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -1165,13 +1166,18 @@ class MemoryStore:
                 elif strategy == "skip":
                     report.skipped.append(uri)
                     continue
-                elif strategy == "overwrite":
-                    change = Change(item.content, item.priority, item.disclosure, item.status)
-                    self._apply(conn, existing, change, "import", "overwrite")
-                    report.overwritten.append(uri)
                 else:
-                    self._merge(conn, existing, item)
-                    report.merged.append(uri)
+                    if strategy == "overwrite":
+                        change = Change(item.content, item.priority, item.disclosure, item.status)
+                        done = report.overwritten
+                    else:
+                        change = self._merged(existing, item)
+                        done = report.merged
+                    if change.changes_nothing(existing):
+                        report.unchanged.append(uri)  # an identical version would only bury the history
+                    else:
+                        self._apply(conn, existing, change, "import", strategy)
+                        done.append(uri)
                 self._import_aliases(conn, uri, item.aliases, report)
         changed = len(report.created) + len(report.overwritten) + len(report.merged)
         if changed >= COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
@@ -1237,17 +1243,15 @@ class MemoryStore:
                 ],
             )
 
-    def _merge(self, conn: sqlite3.Connection, existing: MemoryRow, item: ImportItem) -> None:
+    @staticmethod
+    def _merged(existing: MemoryRow, item: ImportItem) -> Change:
         """Keep the memory; add incoming content it lacks; take the more important priority."""
         content = existing.content
         incoming = item.content.strip()
         if incoming and incoming not in content:
             content = content + ("\n" if content and not content.endswith("\n") else "") + incoming
         disclosure = existing.disclosure or item.disclosure
-        change = Change(
-            content=content, priority=min(existing.priority, item.priority), disclosure=disclosure
-        )
-        self._apply(conn, existing, change, "import", "merge")
+        return Change(content=content, priority=min(existing.priority, item.priority), disclosure=disclosure)
 
     def _import_aliases(
         self, conn: sqlite3.Connection, uri: str, aliases: list[str], report: ImportReport

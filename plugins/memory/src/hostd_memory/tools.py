@@ -1217,8 +1217,9 @@ def import_memories(
     ] = "skip",
 ) -> ImportMemoriesResult:
     """Import an export document. The whole document is checked first, then applied in one transaction;
-    reports how many memories were created, skipped, overwritten or merged, and each item that could not
-    be imported (and why). Older format versions are migrated."""
+    reports how many memories were created, skipped, overwritten, merged or left unchanged (the memory
+    already matched), and each item that could not be imported (and why). Older format versions are
+    migrated."""
     from hostd_memory import transfer
     from hostd_memory.store import ImportReport
 
@@ -1263,16 +1264,17 @@ def import_memories(
         skipped=len(report.skipped),
         overwritten=len(report.overwritten),
         merged=len(report.merged),
+        unchanged=len(report.unchanged),
         errors=errors[:200],
     )
     return result.with_message(
         ctx.text(
             en=f"Imported: {result.created} created, {result.skipped} skipped, "
-            f"{result.overwritten} overwritten, "
-            f"{result.merged} merged, {len(errors)} error(s).",
+            f"{result.overwritten} overwritten, {result.merged} merged, "
+            f"{result.unchanged} unchanged, {len(errors)} error(s).",
             zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，"
             f"覆盖 {result.overwritten}，合并 {result.merged}，"
-            f"错误 {len(errors)}。",
+            f"未变 {result.unchanged}，错误 {len(errors)}。",
         )
     )
 
