@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from hostd import ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
+
+# The highest version number the version tools accept, and so the highest an import may bring in.
+MAX_VERSION = 10_000_000
+# The largest count an import may bring in: every JSON reader holds it exactly (2**53 - 1), far
+# below SQLite's limit, so counting on from it never overflows.
+MAX_COUNT = 2**53 - 1
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 
@@ -144,11 +150,21 @@ class MostRead(BaseModel):
     access_count: int
 
 
+class ImportItemRef(BaseModel):
+    index: int = Field(description="Position of the item in the document's memories")
+    uri: str
+
+
 class ImportProblem(BaseModel):
     index: int | None = Field(default=None, description="Position of the item in the document's memories")
     uri: str | None
+    code: str = Field(description="INVALID_ARGUMENT (the item is wrong), ALREADY_EXISTS or CONFLICT")
+    field: str | None = Field(default=None, description="The item's field at fault, e.g. versions.0.content")
     problem: str
     message: str
+    cycle: list[ImportItemRef] | None = Field(
+        default=None, description="For alias_cycle: the items whose aliases name each other in a cycle"
+    )
 
 
 # --- answers -------------------------------------------------------------------------------

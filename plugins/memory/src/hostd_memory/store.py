@@ -278,6 +278,7 @@ class ImportItem:
     access_count: int
     aliases: list[str]
     versions: list[VersionRow]
+    index: int = -1  # its position in the document's memories (-1: not from a document)
 
 
 @dataclass
@@ -287,7 +288,7 @@ class ImportReport:
     overwritten: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)  # overwrite or merge would change nothing
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # index, uri, problem, field, target
 
 
 @dataclass
@@ -1158,7 +1159,9 @@ class MemoryStore:
                 uri = str(item.uri)
                 existing = self._memory_by_uri(conn, uri)
                 if existing is None and self._alias_target(conn, uri) is not None:
-                    report.errors.append({"uri": uri, "problem": "alias_exists"})
+                    report.errors.append(
+                        {"index": item.index, "uri": uri, "problem": "alias_exists", "field": "uri"}
+                    )
                     continue
                 if existing is None:
                     self._insert_imported(conn, item, stamp)
@@ -1178,7 +1181,7 @@ class MemoryStore:
                     else:
                         self._apply(conn, existing, change, "import", strategy)
                         done.append(uri)
-                self._import_aliases(conn, uri, item.aliases, report)
+                self._import_aliases(conn, item, report)
         changed = len(report.created) + len(report.overwritten) + len(report.merged)
         if changed >= COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
             self.compact_word_index()
@@ -1253,19 +1256,26 @@ class MemoryStore:
         disclosure = existing.disclosure or item.disclosure
         return Change(content=content, priority=min(existing.priority, item.priority), disclosure=disclosure)
 
-    def _import_aliases(
-        self, conn: sqlite3.Connection, uri: str, aliases: list[str], report: ImportReport
-    ) -> None:
+    def _import_aliases(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
+        uri = str(item.uri)
         memory = self._memory_by_uri(conn, uri)
         if memory is None:
             return
-        for alias in aliases:
+        for alias in item.aliases:
             if self._alias_target(conn, alias) == memory.id:
                 continue
             try:
                 self._ensure_free(conn, alias)
             except AlreadyExists:
-                report.errors.append({"uri": alias, "problem": "alias_taken", "target": uri})
+                report.errors.append(
+                    {
+                        "index": item.index,
+                        "uri": alias,
+                        "problem": "alias_taken",
+                        "field": "aliases",
+                        "target": uri,
+                    }
+                )
                 continue
             conn.execute(
                 "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",

@@ -21,12 +21,14 @@ from pydantic import Field
 
 from hostd import ToolContext, ToolError
 from hostd_memory.models import (
+    MAX_VERSION,
     AddAliasResult,
     CoreMemory,
     CreateMemoryResult,
     DeleteMemoryResult,
     DiffVersionsResult,
     ExportMemoriesResult,
+    ImportItemRef,
     ImportMemoriesResult,
     ImportProblem,
     IndexEntry,
@@ -1244,19 +1246,10 @@ def import_memories(
     report = ImportReport()
     with _store_errors(ctx):
         _store(ctx).import_items(items, strategy, report)
-    errors = [
-        ImportProblem(
-            index=p["index"],
-            uri=p.get("uri"),
-            problem=p["problem"],
-            message=_import_problem_text(ctx, p["problem"]),
-        )
-        for p in problems
-    ]
-    errors += [
-        ImportProblem(uri=p.get("uri"), problem=p["problem"], message=_import_problem_text(ctx, p["problem"]))
-        for p in report.errors
-    ]
+    errors = sorted(
+        (_import_problem(ctx, p) for p in [*problems, *report.errors]),
+        key=lambda e: e.index if e.index is not None else -1,
+    )
     result = ImportMemoriesResult(
         strategy=strategy,
         format_version=original_version,
@@ -1279,12 +1272,39 @@ def import_memories(
     )
 
 
-def _import_problem_text(ctx: ToolContext, problem: str) -> str:
+# What each import problem means for the client: a bad item is the caller's INVALID_ARGUMENT; a URI
+# already in use is ALREADY_EXISTS; items contradicting each other are a CONFLICT.
+_IMPORT_PROBLEM_CODES = {
+    "alias_exists": "ALREADY_EXISTS",
+    "alias_taken": "ALREADY_EXISTS",
+    "alias_cycle": "CONFLICT",
+}
+
+
+def _import_problem(ctx: ToolContext, problem: dict[str, Any]) -> ImportProblem:
+    kind = str(problem["problem"]).partition(":")[0]
+    cycle = problem.get("cycle")
+    return ImportProblem(
+        index=problem.get("index"),
+        uri=problem.get("uri"),
+        code=_IMPORT_PROBLEM_CODES.get(kind, "INVALID_ARGUMENT"),
+        field=problem.get("field"),
+        problem=problem["problem"],
+        message=_import_problem_text(ctx, problem["problem"], problem.get("field"), cycle),
+        cycle=[ImportItemRef(**member) for member in cycle] if cycle else None,
+    )
+
+
+def _import_problem_text(
+    ctx: ToolContext, problem: str, field: str | None, cycle: list[dict[str, Any]] | None = None
+) -> str:
     kind, _, detail = problem.partition(":")
+    name = field or "?"
+    members = ", ".join(f"{m['index']} ({m['uri']})" for m in cycle or [])
     texts = {
         "invalid_uri": (
-            f"invalid URI ({_uri_problem(ctx, detail)})",
-            f"URI 无效（{_uri_problem(ctx, detail)}）",
+            f"invalid URI in {name} ({_uri_problem(ctx, detail)})",
+            f"{name} 中的 URI 无效（{_uri_problem(ctx, detail)}）",
         ),
         "duplicate_uri": (
             "the document holds this URI twice; the first was used",
@@ -1295,11 +1315,26 @@ def _import_problem_text(ctx: ToolContext, problem: str) -> str:
             "'version' is lower than a version in its history",
             "version 小于历史中的版本号",
         ),
-        "invalid_time": ("a time is not ISO 8601", "时间不是 ISO 8601 格式"),
+        "invalid_time": (
+            f"{name} is not an ISO 8601 time within the years 1-9999 (in UTC)",
+            f"{name} 不是 ISO 8601 时间，或换算为 UTC 后超出 1-9999 年",
+        ),
+        "invalid_unicode": (
+            f"{name} holds a lone surrogate, which is not valid Unicode",
+            f"{name} 含有孤立的代理码位，不是有效的 Unicode",
+        ),
+        "blank_content": (f"{name} is empty or only whitespace", f"{name} 为空或只有空白"),
+        "less_than_equal": (f"{name} is too large", f"{name} 的值过大"),
+        "greater_than_equal": (f"{name} is too small", f"{name} 的值过小"),
+        "missing": (f"{name} is missing", f"缺少 {name}"),
         "alias_exists": ("an alias with this URI exists", "已有同名别名"),
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
+        "alias_cycle": (
+            f"the aliases of items {members} name each other in a cycle; none of them was imported",
+            f"条目 {members} 的别名互相指向，构成循环；这些条目均未导入",
+        ),
     }
-    en, zh = texts.get(kind, (f"invalid field ({problem})", f"字段无效（{problem}）"))
+    en, zh = texts.get(kind, (f"{name} is invalid ({kind})", f"{name} 无效（{kind}）"))
     return ctx.text(en=en, zh=zh)
 
 
@@ -1402,7 +1437,7 @@ def rollback_memory(
     ctx: ToolContext,
     uri: UriArg,
     version: Annotated[
-        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=10_000_000)
+        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=MAX_VERSION)
     ],
 ) -> RollbackMemoryResult:
     """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
@@ -1454,8 +1489,8 @@ def _unified_diff(old: str, new: str, fromfile: str, tofile: str) -> str:
 def diff_versions(
     ctx: ToolContext,
     uri: UriArg,
-    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=10_000_000)],
-    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=10_000_000)],
+    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=MAX_VERSION)],
+    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=MAX_VERSION)],
 ) -> DiffVersionsResult:
     """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
     parsed = _memory_uri(ctx, uri, "uri")
