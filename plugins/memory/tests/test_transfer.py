@@ -330,3 +330,25 @@ async def test_alias_cycle_is_reported_in_chinese(memory_client: MemoryClient) -
     message = result["errors"][0]["message"]
     assert "循环" in message and "0 (cy://a), 1 (cy://b)" in message
     assert not re.search("[A-Za-z]{3,}", re.sub(r"cy://\w", "", message))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_wrongly_typed_fields_are_named_in_plain_words(memory_client: MemoryClient, language: str) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": 5, "content": "x"},
+            {"uri": "t://1", "content": "x", "priority": "high"},
+            {"uri": "t://2", "content": "x", "status": "gone"},
+        ],
+    }
+    async with memory_client(language=language) as client:
+        result = await ok(client, "import_memories", data=document)
+    assert [(e["index"], e["uri"], e["field"]) for e in result["errors"]] == [
+        (0, None, "uri"),
+        (1, "t://1", "priority"),
+        (2, "t://2", "status"),
+    ]
+    for error in result["errors"]:
+        assert error["field"] in error["message"] and "_" not in error["message"], error

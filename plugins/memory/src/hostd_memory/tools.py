@@ -1327,6 +1327,11 @@ def _import_problem_text(
         "less_than_equal": (f"{name} is too large", f"{name} 的值过大"),
         "greater_than_equal": (f"{name} is too small", f"{name} 的值过小"),
         "missing": (f"{name} is missing", f"缺少 {name}"),
+        "string_type": (f"{name} must be text", f"{name} 必须是文本"),
+        "int_type": (f"{name} must be a whole number", f"{name} 必须是整数"),
+        "int_parsing": (f"{name} must be a whole number", f"{name} 必须是整数"),
+        "literal_error": (f"{name} is not one of the allowed values", f"{name} 不是允许的取值"),
+        "string_too_long": (f"{name} is too long", f"{name} 过长"),
         "alias_exists": ("an alias with this URI exists", "已有同名别名"),
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
         "alias_cycle": (
