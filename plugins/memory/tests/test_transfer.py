@@ -333,7 +333,9 @@ async def test_alias_cycle_is_reported_in_chinese(memory_client: MemoryClient) -
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-async def test_wrongly_typed_fields_are_named_in_plain_words(memory_client: MemoryClient, language: str) -> None:
+async def test_wrongly_typed_fields_are_named_in_plain_words(
+    memory_client: MemoryClient, language: str
+) -> None:
     document = {
         "format": "hostd-memory-export",
         "version": 2,
