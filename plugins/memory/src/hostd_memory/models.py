@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from hostd import ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
+UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 # The highest version number the version tools accept, and so the highest an import may bring in.
 MAX_VERSION = 10_000_000
 # The largest count an import may bring in: every JSON reader holds it exactly (2**53 - 1), far
 # below SQLite's limit, so counting on from it never overflows.
 MAX_COUNT = 2**53 - 1
-UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 
 class Settings(BaseModel):

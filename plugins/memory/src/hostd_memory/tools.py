@@ -1480,7 +1480,7 @@ NO_NEWLINE_MARK = "\\ No newline at end of file\n"
 def _unified_diff(old: str, new: str, fromfile: str, tofile: str) -> str:
     """A unified diff ``patch`` applies: difflib leaves a last line without a newline unterminated,
     which glues it to the next diff line, so each such line gets the marker diff(1) writes. Lines
-    end at "\n" only, as for patch (str.splitlines also splits at "\r", "\u2028", ...)."""
+    end at a line feed only, as patch reads them (str.splitlines also splits at CR, U+2028, ...)."""
     import difflib
 
     def lines_of(text: str) -> list[str]:
