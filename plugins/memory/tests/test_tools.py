@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 from conftest import MemoryClient, call, error_code, ok
 
@@ -240,7 +245,7 @@ async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores
     assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["deleted"] is True
     assert "rollback_memory" in missing["error"]["hint"]
     assert search["hits"] == [] and listed["memories"] == [] and boot["memories"] == []
-    assert [r["version"] for r in rollbacks["rollbacks"]] == [2, 1]
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
     assert restored["new_version"] == 3 and again["memory"]["status"] == "active"
     assert again["content"] == "secret marmalade"
 
@@ -311,7 +316,7 @@ async def test_relations_list_mentioned_uris_and_memories_that_mention_this_one(
     assert db["relations"]["mentioned_by"] == ["project://api"]
 
 
-async def test_versions_diff_and_rollback_of_any_version_including_the_current(
+async def test_versions_diff_and_rollback_of_an_earlier_version_and_of_a_rollback(
     memory_client: MemoryClient,
 ) -> None:
     async with memory_client() as client:
@@ -323,7 +328,7 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(
         current = await ok(client, "diff_versions", uri="v://m", version1=2, version2=2)
         rollbacks = await ok(client, "list_rollbacks", uri="v://m")
         rolled = await ok(client, "rollback_memory", uri="v://m", version=1)
-        again = await ok(client, "rollback_memory", uri="v://m", version=3)
+        again = await ok(client, "rollback_memory", uri="v://m", version=2)
         read = await ok(client, "read_memory", uri="v://m")
         missing = await call(client, "rollback_memory", uri="v://m", version=99)
         versions = await ok(client, "get_memory_versions", uri="v://m", limit=2)
@@ -333,15 +338,15 @@ async def test_versions_diff_and_rollback_of_any_version_including_the_current(
     oldest = rollbacks["rollbacks"][-1]
     assert oldest["version"] == 1 and oldest["lines_added"] == 1 and oldest["lines_removed"] == 1
     assert oldest["priority_change"] == "1 -> 5" and oldest["disclosure_changed"] is True
-    assert (
-        rollbacks["rollbacks"][0]["current"] is True and rollbacks["rollbacks"][0]["content_changed"] is False
-    )
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
+    assert rollbacks["rollbacks"][0]["current"] is False and rollbacks["rollbacks"][0]["content_changed"]
     assert rolled["new_version"] == 3 and again["new_version"] == 4
-    assert read["content"] == "line one\nline two\n" and read["memory"]["priority"] == 5
-    assert read["memory"]["disclosure"] == ""
+    assert rolled["changed"] is True and again["changed"] is True
+    assert read["content"] == "line one\nline 2\n" and read["memory"]["priority"] == 1
+    assert read["memory"]["disclosure"] == "d"
     assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["current_version"] == 4
     assert [v["version"] for v in versions["versions"]] == [4, 3] and versions["total"] == 4
-    assert versions["versions"][0]["change"] == "rollback" and versions["versions"][0]["size"] == 18
+    assert versions["versions"][0]["change"] == "rollback" and versions["versions"][0]["size"] == 16
 
 
 async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_client: MemoryClient) -> None:
@@ -534,3 +539,154 @@ async def test_messages_follow_the_host_language(memory_client: MemoryClient) ->
     assert "已创建" in created["message"]
     assert "没有记忆" in missing["message"] and "search_memory" in missing["error"]["hint"]
     assert "次" in conflict["message"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a\nb", "a\nc"),  # neither ends with a newline
+        ("a\nb\n", "a\nb"),  # the newline at the end is removed
+        ("a\nb", "a\nb\n"),  # a newline at the end is added
+        ("one", "two\n"),
+        ("x\ny\nz", "w\ny\nz"),  # the last line is unchanged context without a newline
+        ("a\u2028b\r\nc", "a\u2028B\r\nc\n"),  # lines end at "\n" only, as for patch
+    ],
+)
+async def test_diff_versions_is_a_unified_diff_that_patch_applies(
+    memory_client: MemoryClient, tmp_path: Path, old: str, new: str
+) -> None:
+    patch_program = shutil.which("patch")
+    if patch_program is None:
+        pytest.skip("the patch program is not installed")
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content=old)
+        await ok(client, "update_memory", uri="rep://d", content=new)
+        diff = await ok(client, "diff_versions", uri="rep://d", version1=1, version2=2)
+    original = tmp_path / "v1.txt"
+    original.write_bytes(old.encode())
+    (tmp_path / "v1-to-v2.diff").write_bytes(diff["diff"].encode())
+    patched = tmp_path / "patched.txt"
+    subprocess.run(
+        [patch_program, "--silent", "--output", str(patched), str(original), str(tmp_path / "v1-to-v2.diff")],
+        check=True,
+        capture_output=True,
+    )
+    assert patched.read_bytes() == new.encode()
+
+
+async def test_diff_of_a_patched_last_line_without_newline_keeps_the_lines_apart(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content="a\nb")
+        await ok(client, "update_memory", uri="rep://d", old_string="b", new_string="c")
+        diff = await ok(client, "diff_versions", uri="rep://d", version1=1, version2=2)
+    assert diff["diff"].splitlines()[-4:] == [
+        "-b",
+        "\\ No newline at end of file",
+        "+c",
+        "\\ No newline at end of file",
+    ]
+
+
+async def test_read_reports_the_access_it_counts_with_its_time(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        created = await ok(client, "create_memory", uri="n://t", content="x")
+        first = await ok(client, "read_memory", uri="n://t")
+        second = await ok(client, "read_memory", uri="n://t")
+        listed = await ok(client, "list_memories")
+    assert created["memory"]["access_count"] == 0 and created["memory"]["last_accessed_at"] is None
+    assert first["memory"]["access_count"] == 1
+    assert first["memory"]["last_accessed_at"] is not None
+    assert first["memory"]["last_accessed_at"] >= created["memory"]["created_at"]
+    assert second["memory"]["access_count"] == 2
+    assert second["memory"]["last_accessed_at"] > first["memory"]["last_accessed_at"]
+    stored = listed["memories"][0]["memory"]
+    assert (stored["access_count"], stored["last_accessed_at"]) == (2, second["memory"]["last_accessed_at"])
+
+
+async def test_rollback_to_the_current_state_changes_nothing_and_is_not_offered(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="r://m", content="one")
+        await ok(client, "update_memory", uri="r://m", content="two", priority=3)
+        offered = await ok(client, "list_rollbacks", uri="r://m")
+        to_current = await ok(client, "rollback_memory", uri="r://m", version=2)
+        to_first = await ok(client, "rollback_memory", uri="r://m", version=1)
+        to_first_again = await ok(client, "rollback_memory", uri="r://m", version=1)
+        offered_later = await ok(client, "list_rollbacks", uri="r://m", limit=1)
+        versions = await ok(client, "get_memory_versions", uri="r://m")
+    assert [r["version"] for r in offered["rollbacks"]] == [1] and offered["current_version"] == 2
+    assert not any(r["current"] for r in offered["rollbacks"])
+    assert to_current["changed"] is False and to_current["new_version"] == 2
+    assert to_current["restored_version"] == 2 and "nothing changed" in to_current["message"]
+    assert to_first["changed"] is True and to_first["new_version"] == 3
+    assert to_first_again["changed"] is False and to_first_again["new_version"] == 3
+    assert to_first_again["memory"]["version"] == 3
+    assert [r["version"] for r in offered_later["rollbacks"]] == [2]
+    assert versions["total"] == 3 and [v["change"] for v in versions["versions"]] == [
+        "rollback",
+        "replace",
+        "created",
+    ]
+
+
+async def test_rollback_that_changes_nothing_says_so_in_chinese(memory_client: MemoryClient) -> None:
+    async with memory_client(language="zh") as client:
+        await ok(client, "create_memory", uri="r://m", content="一")
+        same = await ok(client, "rollback_memory", uri="r://m", version=1)
+    assert same["changed"] is False and "未作改动" in same["message"]
+    assert not re.search("[A-Za-z]{3,}", same["message"].replace("r://m", ""))
+
+
+@pytest.mark.parametrize("blank", [" ", "  \n\t ", "\u3000\r\n"])
+async def test_blank_content_is_refused_on_create_replace_and_patch(
+    memory_client: MemoryClient, blank: str
+) -> None:
+    async with memory_client() as client:
+        created = await call(client, "create_memory", uri="n://blank", content=blank)
+        missing = await error_code(client, "read_memory", uri="n://blank")
+        await ok(client, "create_memory", uri="n://t", content="keep me")
+        replaced = await call(client, "update_memory", uri="n://t", content=blank)
+        emptied = await call(client, "update_memory", uri="n://t", content="")
+        patched = await call(client, "update_memory", uri="n://t", old_string="keep me", new_string=blank)
+        read = await ok(client, "read_memory", uri="n://t")
+    for envelope, argument in ((created, "content"), (replaced, "content"), (emptied, "content")):
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+        assert envelope["error"]["details"]["argument"] == argument and envelope["error"]["hint"]
+    assert patched["error"]["code"] == "INVALID_ARGUMENT"
+    assert patched["error"]["details"]["argument"] == "new_string" and patched["error"]["hint"]
+    assert missing == "NOT_FOUND"
+    assert read["content"] == "keep me" and read["memory"]["version"] == 1
+
+
+async def test_blank_content_is_refused_in_chinese(memory_client: MemoryClient) -> None:
+    async with memory_client(language="zh") as client:
+        refused = await call(client, "create_memory", uri="n://blank", content=" \n ")
+    assert refused["error"]["code"] == "INVALID_ARGUMENT"
+    assert "空白" in refused["message"] and "空白" in refused["error"]["message"]
+    words = refused["message"] + refused["error"]["hint"]
+    assert not re.search("[A-Za-z]{3,}", words.replace("content", "").replace("delete_memory", ""))
+
+
+@pytest.mark.parametrize(
+    ("context_type", "path"),
+    [
+        ("file", "/home/dev/hostd/src/hostd/cli.py"),
+        ("directory", "/home/dev/Hostd/src/hostd"),
+        ("file", "/work/cli/cli.py"),  # the stem is also a folder
+    ],
+)
+async def test_preload_of_a_path_repeating_a_name_looks_for_each_term_once(
+    memory_client: MemoryClient, context_type: str, path: str
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="project://cli", content="hostd cli entry point")
+        preloaded = await ok(client, "preload_memory", context_type=context_type, context_data=path)
+    terms = [t.lower() for t in preloaded["search_terms"]]
+    assert len(terms) == len(set(terms)), terms
+    [related] = preloaded["related"]
+    assert related["uri"] == "project://cli"
+    assert len(related["reasons"]) == len(set(related["reasons"])), related["reasons"]
+    assert any("hostd" in reason.lower() or "cli" in reason for reason in related["reasons"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -65,10 +66,12 @@ async def test_import_strategies_skip_overwrite_merge(memory_client: MemoryClien
         after_overwrite = await ok(client, "read_memory", uri="a://1")
         versions = await ok(client, "get_memory_versions", uri="a://1")
     assert (skipped["skipped"], merged["merged"], overwritten["overwritten"]) == (1, 1, 1)
-    assert merged_twice["merged"] == 1
+    # The second merge finds the incoming text already there: it changes nothing, so no version.
+    assert (merged_twice["merged"], merged_twice["unchanged"]) == (0, 1)
     assert after_merge["content"] == "existing text\nincoming text" and after_merge["memory"]["priority"] == 1
     assert after_overwrite["content"] == "incoming text" and after_overwrite["memory"]["disclosure"] == "new"
-    assert [v["change"] for v in versions["versions"]][:2] == ["import", "import"]
+    assert [v["change"] for v in versions["versions"]] == ["import", "import", "created"]
+    assert [v["change_note"] for v in versions["versions"]][:2] == ["overwrite", "merge"]
 
 
 async def test_import_validates_first_and_reports_per_item_errors(memory_client: MemoryClient) -> None:
@@ -167,3 +170,187 @@ async def test_export_to_a_file_inside_the_roots_only_and_overwrite_rules(
     assert outside == "PATH_NOT_ALLOWED" and absolute == "PATH_NOT_ALLOWED"
     assert folder["status"] == "error"
     assert not (hostd_roots.parent / "outside.json").exists()
+
+
+@pytest.mark.parametrize("strategy", ["merge", "overwrite"])
+async def test_importing_an_item_identical_to_the_memory_changes_nothing(
+    memory_client: MemoryClient, strategy: str
+) -> None:
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="rep://d", content="a\nc", priority=3, disclosure="when")
+        exported = await ok(client, "export_memories")
+        imported = await ok(client, "import_memories", data=exported, strategy=strategy)
+        versions = await ok(client, "get_memory_versions", uri="rep://d")
+    assert imported["unchanged"] == 1 and (imported["merged"], imported["overwritten"]) == (0, 0)
+    assert imported["created"] == imported["skipped"] == 0 and imported["errors"] == []
+    assert "1 unchanged" in imported["message"]
+    assert versions["current_version"] == 1 and versions["total"] == 1
+
+
+async def test_import_counts_changed_and_unchanged_items_apart(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "a://same", "content": "same", "priority": 5},
+            {"uri": "a://other", "content": "same", "priority": 4},
+        ],
+    }
+    async with memory_client(language="zh") as client:
+        await ok(client, "create_memory", uri="a://same", content="same")
+        await ok(client, "create_memory", uri="a://other", content="same")
+        overwritten = await ok(client, "import_memories", data=document, strategy="overwrite")
+        merged = await ok(client, "import_memories", data=document, strategy="merge")
+    assert (overwritten["overwritten"], overwritten["unchanged"]) == (1, 1)
+    assert (merged["merged"], merged["unchanged"]) == (0, 2)
+    assert "未变 2" in merged["message"]
+
+
+def one_version(**fields: object) -> dict[str, object]:
+    return {"version": 1, "content": "old", "priority": 5, "created_at": "2024-01-01T00:00:00Z"} | fields
+
+
+HOSTILE_ITEMS = [
+    ({"access_count": 2**63}, "access_count"),
+    ({"access_count": 2**64}, "access_count"),
+    ({"version": 2**63}, "version"),
+    ({"version": 2**64}, "version"),
+    ({"created_at": "0001-01-01T00:00:00+05:00"}, "created_at"),
+    ({"updated_at": "9999-12-31T23:00:00-05:00"}, "updated_at"),
+    ({"content": "x\ud800y"}, "content"),
+    ({"content": " \n\t "}, "content"),
+    ({"disclosure": "\udfff"}, "disclosure"),
+    ({"aliases": ["h://\ud800"]}, "aliases.0"),
+    ({"versions": [one_version(content="\ud800")]}, "versions.0.content"),
+    ({"versions": [one_version(disclosure="\udc00")]}, "versions.0.disclosure"),
+    ({"versions": [one_version(change_note="\ud800")]}, "versions.0.change_note"),
+    ({"versions": [one_version(), one_version(version=2**64)]}, "versions.1.version"),
+    ({"versions": [one_version(created_at="0001-01-01T00:00:00+05:00")]}, "versions.0.created_at"),
+]
+
+
+@pytest.mark.parametrize(("hostile", "field"), HOSTILE_ITEMS)
+@pytest.mark.parametrize("strategy", ["skip", "overwrite"])
+async def test_hostile_item_is_invalid_argument_naming_index_and_field_and_stores_nothing(
+    memory_client: MemoryClient, hostile: dict[str, object], field: str, strategy: str
+) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "h://fine", "content": "fine"},
+            {"uri": "h://bad", "content": "incoming", "priority": 1} | hostile,
+            {"uri": "h://kept", "content": "incoming", "priority": 1} | hostile,
+        ],
+    }
+    async with memory_client() as client:
+        await ok(client, "create_memory", uri="h://kept", content="kept")
+        result = await call(client, "import_memories", data=document, strategy=strategy)
+        missing = await error_code(client, "read_memory", uri="h://bad")
+        kept = await ok(client, "read_memory", uri="h://kept")
+        stats = await ok(client, "get_memory_stats")
+    assert result["status"] == "success", result
+    assert result["created"] == 1 and result["overwritten"] == result["skipped"] == 0
+    assert [(e["index"], e["uri"], e["code"], e["field"]) for e in result["errors"]] == [
+        (1, "h://bad", "INVALID_ARGUMENT", field),
+        (2, "h://kept", "INVALID_ARGUMENT", field),
+    ]
+    assert all(field in e["message"] for e in result["errors"])
+    assert missing == "NOT_FOUND" and stats["total"] == 2 and stats["alias_count"] == 0
+    assert kept["content"] == "kept" and kept["memory"]["version"] == 1 and kept["memory"]["priority"] == 5
+
+
+async def test_hostile_uri_is_reported_without_breaking_the_answer(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [{"uri": "h://\ud800", "content": "x"}],
+    }
+    async with memory_client(language="zh") as client:
+        result = await ok(client, "import_memories", data=document)
+    [problem] = result["errors"]
+    assert (problem["index"], problem["code"], problem["field"]) == (0, "INVALID_ARGUMENT", "uri")
+    assert "uri" in problem["message"] and "代理" in problem["message"]
+    assert not re.search("[A-Za-z]{4,}", problem["message"].replace("Unicode", ""))
+
+
+async def test_alias_cycle_in_a_document_names_every_item_of_the_cycle(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "cy://a", "content": "a", "aliases": ["cy://b"]},
+            {"uri": "ok://x", "content": "x"},
+            {"uri": "cy://b", "content": "b", "aliases": ["cy://c"]},
+            {"uri": "cy://c", "content": "c", "aliases": ["cy://a/"]},
+            {"uri": "two://1", "content": "1", "aliases": ["two://2"]},
+            {"uri": "two://2", "content": "2", "aliases": ["two://1"]},
+            {"uri": "chain://1", "content": "1", "aliases": ["chain://2"]},
+            {"uri": "chain://2", "content": "2"},
+        ],
+    }
+    async with memory_client() as client:
+        result = await ok(client, "import_memories", data=document)
+        missing = [await error_code(client, "read_memory", uri=u) for u in ("cy://a", "cy://b", "two://2")]
+    three = [{"index": 0, "uri": "cy://a"}, {"index": 2, "uri": "cy://b"}, {"index": 3, "uri": "cy://c"}]
+    two = [{"index": 4, "uri": "two://1"}, {"index": 5, "uri": "two://2"}]
+    cycles = [e for e in result["errors"] if e["problem"] == "alias_cycle"]
+    assert [(e["index"], e["uri"], e["cycle"]) for e in cycles] == [
+        (0, "cy://a", three),
+        (2, "cy://b", three),
+        (3, "cy://c", three),
+        (4, "two://1", two),
+        (5, "two://2", two),
+    ]
+    assert all(e["code"] == "CONFLICT" and e["field"] == "aliases" for e in cycles)
+    assert "0 (cy://a), 2 (cy://b), 3 (cy://c)" in cycles[0]["message"]
+    # A chain is no cycle: the first item takes the alias, the second is reported with its index.
+    [taken] = [e for e in result["errors"] if e["problem"] != "alias_cycle"]
+    assert (taken["index"], taken["uri"], taken["code"], taken["problem"]) == (
+        7,
+        "chain://2",
+        "ALREADY_EXISTS",
+        "alias_exists",
+    )
+    assert result["created"] == 2 and missing == ["NOT_FOUND"] * 3
+
+
+async def test_alias_cycle_is_reported_in_chinese(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "cy://a", "content": "a", "aliases": ["cy://b"]},
+            {"uri": "cy://b", "content": "b", "aliases": ["cy://a"]},
+        ],
+    }
+    async with memory_client(language="zh") as client:
+        result = await ok(client, "import_memories", data=document)
+    assert result["created"] == 0 and [e["index"] for e in result["errors"]] == [0, 1]
+    message = result["errors"][0]["message"]
+    assert "循环" in message and "0 (cy://a), 1 (cy://b)" in message
+    assert not re.search("[A-Za-z]{3,}", re.sub(r"cy://\w", "", message))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_wrongly_typed_fields_are_named_in_plain_words(
+    memory_client: MemoryClient, language: str
+) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": 5, "content": "x"},
+            {"uri": "t://1", "content": "x", "priority": "high"},
+            {"uri": "t://2", "content": "x", "status": "gone"},
+        ],
+    }
+    async with memory_client(language=language) as client:
+        result = await ok(client, "import_memories", data=document)
+    assert [(e["index"], e["uri"], e["field"]) for e in result["errors"]] == [
+        (0, None, "uri"),
+        (1, "t://1", "priority"),
+        (2, "t://2", "status"),
+    ]
+    for error in result["errors"]:
+        assert error["field"] in error["message"] and "_" not in error["message"], error

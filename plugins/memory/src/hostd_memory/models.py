@@ -15,6 +15,12 @@ from hostd import ToolOutput
 Status = Literal["active", "deprecated", "archived", "deleted"]
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
+# The highest version number the version tools accept, and so the highest an import may bring in.
+MAX_VERSION = 10_000_000
+# The largest count an import may bring in: every JSON reader holds it exactly (2**53 - 1), far
+# below SQLite's limit, so counting on from it never overflows.
+MAX_COUNT = 2**53 - 1
+
 
 class Settings(BaseModel):
     """The ``plugins.memory`` section of the config."""
@@ -144,11 +150,21 @@ class MostRead(BaseModel):
     access_count: int
 
 
+class ImportItemRef(BaseModel):
+    index: int = Field(description="Position of the item in the document's memories")
+    uri: str
+
+
 class ImportProblem(BaseModel):
     index: int | None = Field(default=None, description="Position of the item in the document's memories")
     uri: str | None
+    code: str = Field(description="INVALID_ARGUMENT (the item is wrong), ALREADY_EXISTS or CONFLICT")
+    field: str | None = Field(default=None, description="The item's field at fault, e.g. versions.0.content")
     problem: str
     message: str
+    cycle: list[ImportItemRef] | None = Field(
+        default=None, description="For alias_cycle: the items whose aliases name each other in a cycle"
+    )
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -251,6 +267,9 @@ class ImportMemoriesResult(ToolOutput):
     skipped: int
     overwritten: int
     merged: int
+    unchanged: int = Field(
+        description="Existing memories the item would not change (overwrite or merge): no new version"
+    )
     errors: list[ImportProblem]
 
 
@@ -270,14 +289,17 @@ class MemoryVersionsResult(ToolOutput):
 class ListRollbacksResult(ToolOutput):
     uri: str
     current_version: int
-    total: int
-    rollbacks: list[RollbackOption]
+    total: int = Field(description="How many versions there are to roll back to (all but the current)")
+    rollbacks: list[RollbackOption] = Field(description="Earlier versions, newest first (never the current)")
 
 
 class RollbackMemoryResult(ToolOutput):
     uri: str
     restored_version: int
-    new_version: int
+    new_version: int = Field(description="The memory's version now (unchanged when changed is false)")
+    changed: bool = Field(
+        description="False when the memory already held that version's state: nothing was written"
+    )
     memory: MemoryRecord
 
 

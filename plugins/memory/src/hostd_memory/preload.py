@@ -36,36 +36,32 @@ def _term_probe(term: str, weight: float, reason: str) -> Probe | None:
 
 
 def _path_probes(text: Text, data: str, *, is_directory: bool) -> tuple[list[Probe], list[str]]:
+    """Probes for a path, most specific first; each term once, however often the path repeats it
+    (``hostd/src/hostd``, or the stem ``cli`` of ``cli/cli.py``), so no reason or score counts twice."""
     parts = search_text.path_terms(data, is_directory=is_directory)
-    probes: list[Probe | None] = [
-        _term_probe(parts.full, 4.0, text(en=f"mentions the path {parts.full}", zh=f"提到路径 {parts.full}"))
-    ]
-    terms = [parts.full]
-    if parts.tail and parts.tail != parts.full:
-        probes.append(
-            _term_probe(parts.tail, 3.0, text(en=f"mentions {parts.tail}", zh=f"提到 {parts.tail}"))
-        )
-        terms.append(parts.tail)
+    probes: list[Probe] = []
+    terms: list[str] = []
+    seen: set[str] = set()
+
+    def add(term: str, weight: float, reason: str) -> None:
+        if term.lower() in seen:
+            return
+        seen.add(term.lower())
+        terms.append(term)
+        probe = _term_probe(term, weight, reason)
+        if probe is not None:
+            probes.append(probe)
+
+    add(parts.full, 4.0, text(en=f"mentions the path {parts.full}", zh=f"提到路径 {parts.full}"))
+    if parts.tail:
+        add(parts.tail, 3.0, text(en=f"mentions {parts.tail}", zh=f"提到 {parts.tail}"))
     if parts.name:
-        probes.append(
-            _term_probe(
-                parts.name,
-                2.0,
-                text(en=f"mentions the file name {parts.name}", zh=f"提到文件名 {parts.name}"),
-            )
-        )
-        terms.append(parts.name)
+        add(parts.name, 2.0, text(en=f"mentions the file name {parts.name}", zh=f"提到文件名 {parts.name}"))
     if parts.stem and len(parts.stem) >= 3:
-        probes.append(
-            _term_probe(parts.stem, 1.5, text(en=f"mentions {parts.stem}", zh=f"提到 {parts.stem}"))
-        )
-        terms.append(parts.stem)
+        add(parts.stem, 1.5, text(en=f"mentions {parts.stem}", zh=f"提到 {parts.stem}"))
     for folder in parts.folders:
-        probes.append(
-            _term_probe(folder, 1.0, text(en=f"mentions the folder {folder}", zh=f"提到文件夹 {folder}"))
-        )
-        terms.append(folder)
-    return [p for p in probes if p is not None], terms
+        add(folder, 1.0, text(en=f"mentions the folder {folder}", zh=f"提到文件夹 {folder}"))
+    return probes, terms
 
 
 def _error_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:

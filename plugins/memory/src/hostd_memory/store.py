@@ -246,6 +246,15 @@ class Change:
     disclosure: str | None = None
     status: str | None = None
 
+    def changes_nothing(self, memory: MemoryRow) -> bool:
+        """True when applying this would leave ``memory`` as it is (so no version is written)."""
+        return (
+            (self.content is None or self.content == memory.content)
+            and (self.priority is None or self.priority == memory.priority)
+            and (self.disclosure is None or self.disclosure == memory.disclosure)
+            and (self.status is None or self.status == memory.status)
+        )
+
 
 @dataclass
 class Hit:
@@ -269,6 +278,7 @@ class ImportItem:
     access_count: int
     aliases: list[str]
     versions: list[VersionRow]
+    index: int = -1  # its position in the document's memories (-1: not from a document)
 
 
 @dataclass
@@ -277,7 +287,8 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     overwritten: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # overwrite or merge would change nothing
+    errors: list[dict[str, Any]] = field(default_factory=list)  # index, uri, problem, field, target
 
 
 @dataclass
@@ -485,12 +496,7 @@ class MemoryStore:
                 change = replace(change, content=new_content)
             elif change.status is not None and change.priority is None and change.disclosure is None:
                 kind = "status"
-            if (
-                (change.content is None or change.content == memory.content)
-                and (change.priority is None or change.priority == memory.priority)
-                and (change.disclosure is None or change.disclosure == memory.disclosure)
-                and (change.status is None or change.status == memory.status)
-            ):
+            if change.changes_nothing(memory):
                 raise NothingChanged(memory.uri)
             updated = self._apply(conn, memory, change, kind)
         updated.aliases = memory.aliases
@@ -537,12 +543,18 @@ class MemoryStore:
             memory.aliases = self._aliases_of(conn, memory.id)
         return memory
 
-    def count_access(self, memory_id: int) -> None:
+    def count_access(self, memory_id: int) -> tuple[int, str]:
+        """Count one access now; the stored count and time, so the read that counted can report them."""
         with self._write() as conn:
             conn.execute(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
                 (now_iso(), memory_id),
             )
+            # Read back in the same transaction (not RETURNING: older SQLite builds lack it).
+            row = conn.execute(
+                "SELECT access_count, last_accessed_at FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+        return int(row[0]), str(row[1])
 
     # --- versions -----------------------------------------------------------------------
 
@@ -593,10 +605,12 @@ class MemoryStore:
         memory, _ = self._resolve(conn, uri, include_deleted=True)
         return memory, self._version(conn, memory, first), self._version(conn, memory, second)
 
-    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow]:
-        """Restore a version's content, priority and disclosure as a new version.
+    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow, bool]:
+        """Restore a version's content, priority and disclosure as a new version; and whether it changed.
 
-        A soft-deleted memory comes back as active; otherwise its status stays as it is.
+        A soft-deleted memory comes back as active; otherwise its status stays as it is. When the
+        memory already holds that state (the current version, or an identical one), nothing is
+        written: a new identical version would only bury the history.
         """
         with self._write() as conn:
             memory, _ = self._resolve(conn, uri, include_deleted=True)
@@ -605,9 +619,11 @@ class MemoryStore:
             change = Change(
                 content=target.content, priority=target.priority, disclosure=target.disclosure, status=status
             )
+            if change.changes_nothing(memory):
+                return memory, target, False
             updated = self._apply(conn, memory, change, "rollback", f"to version {version}")
             updated.aliases = self._aliases_of(conn, memory.id)
-        return updated, target
+        return updated, target, True
 
     # --- relations ----------------------------------------------------------------------
 
@@ -1143,7 +1159,9 @@ class MemoryStore:
                 uri = str(item.uri)
                 existing = self._memory_by_uri(conn, uri)
                 if existing is None and self._alias_target(conn, uri) is not None:
-                    report.errors.append({"uri": uri, "problem": "alias_exists"})
+                    report.errors.append(
+                        {"index": item.index, "uri": uri, "problem": "alias_exists", "field": "uri"}
+                    )
                     continue
                 if existing is None:
                     self._insert_imported(conn, item, stamp)
@@ -1151,14 +1169,19 @@ class MemoryStore:
                 elif strategy == "skip":
                     report.skipped.append(uri)
                     continue
-                elif strategy == "overwrite":
-                    change = Change(item.content, item.priority, item.disclosure, item.status)
-                    self._apply(conn, existing, change, "import", "overwrite")
-                    report.overwritten.append(uri)
                 else:
-                    self._merge(conn, existing, item)
-                    report.merged.append(uri)
-                self._import_aliases(conn, uri, item.aliases, report)
+                    if strategy == "overwrite":
+                        change = Change(item.content, item.priority, item.disclosure, item.status)
+                        done = report.overwritten
+                    else:
+                        change = self._merged(existing, item)
+                        done = report.merged
+                    if change.changes_nothing(existing):
+                        report.unchanged.append(uri)  # an identical version would only bury the history
+                    else:
+                        self._apply(conn, existing, change, "import", strategy)
+                        done.append(uri)
+                self._import_aliases(conn, item, report)
         changed = len(report.created) + len(report.overwritten) + len(report.merged)
         if changed >= COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
             self.compact_word_index()
@@ -1223,31 +1246,36 @@ class MemoryStore:
                 ],
             )
 
-    def _merge(self, conn: sqlite3.Connection, existing: MemoryRow, item: ImportItem) -> None:
+    @staticmethod
+    def _merged(existing: MemoryRow, item: ImportItem) -> Change:
         """Keep the memory; add incoming content it lacks; take the more important priority."""
         content = existing.content
         incoming = item.content.strip()
         if incoming and incoming not in content:
             content = content + ("\n" if content and not content.endswith("\n") else "") + incoming
         disclosure = existing.disclosure or item.disclosure
-        change = Change(
-            content=content, priority=min(existing.priority, item.priority), disclosure=disclosure
-        )
-        self._apply(conn, existing, change, "import", "merge")
+        return Change(content=content, priority=min(existing.priority, item.priority), disclosure=disclosure)
 
-    def _import_aliases(
-        self, conn: sqlite3.Connection, uri: str, aliases: list[str], report: ImportReport
-    ) -> None:
+    def _import_aliases(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
+        uri = str(item.uri)
         memory = self._memory_by_uri(conn, uri)
         if memory is None:
             return
-        for alias in aliases:
+        for alias in item.aliases:
             if self._alias_target(conn, alias) == memory.id:
                 continue
             try:
                 self._ensure_free(conn, alias)
             except AlreadyExists:
-                report.errors.append({"uri": alias, "problem": "alias_taken", "target": uri})
+                report.errors.append(
+                    {
+                        "index": item.index,
+                        "uri": alias,
+                        "problem": "alias_taken",
+                        "field": "aliases",
+                        "target": uri,
+                    }
+                )
                 continue
             conn.execute(
                 "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",

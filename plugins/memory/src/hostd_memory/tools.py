@@ -21,12 +21,14 @@ from pydantic import Field
 
 from hostd import ToolContext, ToolError
 from hostd_memory.models import (
+    MAX_VERSION,
     AddAliasResult,
     CoreMemory,
     CreateMemoryResult,
     DeleteMemoryResult,
     DiffVersionsResult,
     ExportMemoriesResult,
+    ImportItemRef,
     ImportMemoriesResult,
     ImportProblem,
     IndexEntry,
@@ -470,8 +472,7 @@ def _read_one(ctx: ToolContext, store: MemoryStore, uri: str, cursor: str | None
     position = _cursor_position(ctx, cursor, "content", fingerprint(memory.id, memory.version))
     offset = int(position) if isinstance(position, int) and position >= 0 else 0
     if cursor is None:
-        store.count_access(memory.id)
-        memory.access_count += 1
+        memory.access_count, memory.last_accessed_at = store.count_access(memory.id)
     page_size = max(1_000, _budget(ctx) - 6_000)
     page = memory.content[offset : offset + page_size]
     more = offset + page_size < len(memory.content)
@@ -630,6 +631,8 @@ def create_memory(
     the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
     normal, 6-10 low."""
     parsed = _writable(ctx, uri, "uri")
+    if not content.strip():
+        raise _blank_content(ctx, "content")
     with _store_errors(ctx):
         memory = _store(ctx).create(parsed, content, priority, disclosure or "")
     return CreateMemoryResult(
@@ -651,6 +654,26 @@ def _invalid_combination(ctx: ToolContext, en: str, zh: str, argument: str) -> T
             "or metadata only (priority, disclosure, status).",
             zh="模式：补丁（old_string + new_string）、追加（append=true + content）、全量替换（content），"
             "或仅元数据（priority、disclosure、status）。",
+        ),
+        details={"argument": argument},
+    )
+
+
+def _blank_content(ctx: ToolContext, argument: str) -> ToolError:
+    """The error for a memory left without text (the spec: content must not be empty)."""
+    if argument == "new_string":
+        en, zh = (
+            "The patch would leave the memory empty or only whitespace.",
+            "该补丁会使记忆为空或只剩空白。",
+        )
+    else:
+        en, zh = f"{argument} is empty or only whitespace.", f"参数 {argument} 为空或只有空白。"
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(en=en, zh=zh),
+        hint=ctx.text(
+            en="A memory needs some text; to remove one, use delete_memory.",
+            zh="记忆需要有文字内容；要删除记忆，请用 delete_memory。",
         ),
         details={"argument": argument},
     )
@@ -739,7 +762,10 @@ def update_memory(
             occurrences = current.count(old_string)
             if occurrences != 1:
                 raise PatchConflict(occurrences)
-            return current.replace(old_string, new_string, 1), "patch"
+            patched = current.replace(old_string, new_string, 1)
+            if not patched.strip():
+                raise _blank_content(ctx, "new_string")
+            return patched, "patch"
     elif mode == "append":
         addition = content or ""
 
@@ -748,6 +774,8 @@ def update_memory(
             return current + joiner + addition, "append"
     elif mode == "replace":
         replacement = content or ""
+        if not replacement.strip():
+            raise _blank_content(ctx, "content")
 
         def edit(current: str) -> tuple[str, str]:
             return replacement, "replace"
@@ -1191,8 +1219,9 @@ def import_memories(
     ] = "skip",
 ) -> ImportMemoriesResult:
     """Import an export document. The whole document is checked first, then applied in one transaction;
-    reports how many memories were created, skipped, overwritten or merged, and each item that could not
-    be imported (and why). Older format versions are migrated."""
+    reports how many memories were created, skipped, overwritten, merged or left unchanged (the memory
+    already matched), and each item that could not be imported (and why). Older format versions are
+    migrated."""
     from hostd_memory import transfer
     from hostd_memory.store import ImportReport
 
@@ -1217,19 +1246,10 @@ def import_memories(
     report = ImportReport()
     with _store_errors(ctx):
         _store(ctx).import_items(items, strategy, report)
-    errors = [
-        ImportProblem(
-            index=p["index"],
-            uri=p.get("uri"),
-            problem=p["problem"],
-            message=_import_problem_text(ctx, p["problem"]),
-        )
-        for p in problems
-    ]
-    errors += [
-        ImportProblem(uri=p.get("uri"), problem=p["problem"], message=_import_problem_text(ctx, p["problem"]))
-        for p in report.errors
-    ]
+    errors = sorted(
+        (_import_problem(ctx, p) for p in [*problems, *report.errors]),
+        key=lambda e: e.index if e.index is not None else -1,
+    )
     result = ImportMemoriesResult(
         strategy=strategy,
         format_version=original_version,
@@ -1237,26 +1257,54 @@ def import_memories(
         skipped=len(report.skipped),
         overwritten=len(report.overwritten),
         merged=len(report.merged),
+        unchanged=len(report.unchanged),
         errors=errors[:200],
     )
     return result.with_message(
         ctx.text(
             en=f"Imported: {result.created} created, {result.skipped} skipped, "
-            f"{result.overwritten} overwritten, "
-            f"{result.merged} merged, {len(errors)} error(s).",
+            f"{result.overwritten} overwritten, {result.merged} merged, "
+            f"{result.unchanged} unchanged, {len(errors)} error(s).",
             zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，"
             f"覆盖 {result.overwritten}，合并 {result.merged}，"
-            f"错误 {len(errors)}。",
+            f"未变 {result.unchanged}，错误 {len(errors)}。",
         )
     )
 
 
-def _import_problem_text(ctx: ToolContext, problem: str) -> str:
+# What each import problem means for the client: a bad item is the caller's INVALID_ARGUMENT; a URI
+# already in use is ALREADY_EXISTS; items contradicting each other are a CONFLICT.
+_IMPORT_PROBLEM_CODES = {
+    "alias_exists": "ALREADY_EXISTS",
+    "alias_taken": "ALREADY_EXISTS",
+    "alias_cycle": "CONFLICT",
+}
+
+
+def _import_problem(ctx: ToolContext, problem: dict[str, Any]) -> ImportProblem:
+    kind = str(problem["problem"]).partition(":")[0]
+    cycle = problem.get("cycle")
+    return ImportProblem(
+        index=problem.get("index"),
+        uri=problem.get("uri"),
+        code=_IMPORT_PROBLEM_CODES.get(kind, "INVALID_ARGUMENT"),
+        field=problem.get("field"),
+        problem=problem["problem"],
+        message=_import_problem_text(ctx, problem["problem"], problem.get("field"), cycle),
+        cycle=[ImportItemRef(**member) for member in cycle] if cycle else None,
+    )
+
+
+def _import_problem_text(
+    ctx: ToolContext, problem: str, field: str | None, cycle: list[dict[str, Any]] | None = None
+) -> str:
     kind, _, detail = problem.partition(":")
+    name = field or "?"
+    members = ", ".join(f"{m['index']} ({m['uri']})" for m in cycle or [])
     texts = {
         "invalid_uri": (
-            f"invalid URI ({_uri_problem(ctx, detail)})",
-            f"URI 无效（{_uri_problem(ctx, detail)}）",
+            f"invalid URI in {name} ({_uri_problem(ctx, detail)})",
+            f"{name} 中的 URI 无效（{_uri_problem(ctx, detail)}）",
         ),
         "duplicate_uri": (
             "the document holds this URI twice; the first was used",
@@ -1267,11 +1315,31 @@ def _import_problem_text(ctx: ToolContext, problem: str) -> str:
             "'version' is lower than a version in its history",
             "version 小于历史中的版本号",
         ),
-        "invalid_time": ("a time is not ISO 8601", "时间不是 ISO 8601 格式"),
+        "invalid_time": (
+            f"{name} is not an ISO 8601 time within the years 1-9999 (in UTC)",
+            f"{name} 不是 ISO 8601 时间，或换算为 UTC 后超出 1-9999 年",
+        ),
+        "invalid_unicode": (
+            f"{name} holds a lone surrogate, which is not valid Unicode",
+            f"{name} 含有孤立的代理码位，不是有效的 Unicode",
+        ),
+        "blank_content": (f"{name} is empty or only whitespace", f"{name} 为空或只有空白"),
+        "less_than_equal": (f"{name} is too large", f"{name} 的值过大"),
+        "greater_than_equal": (f"{name} is too small", f"{name} 的值过小"),
+        "missing": (f"{name} is missing", f"缺少 {name}"),
+        "string_type": (f"{name} must be text", f"{name} 必须是文本"),
+        "int_type": (f"{name} must be a whole number", f"{name} 必须是整数"),
+        "int_parsing": (f"{name} must be a whole number", f"{name} 必须是整数"),
+        "literal_error": (f"{name} is not one of the allowed values", f"{name} 不是允许的取值"),
+        "string_too_long": (f"{name} is too long", f"{name} 过长"),
         "alias_exists": ("an alias with this URI exists", "已有同名别名"),
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
+        "alias_cycle": (
+            f"the aliases of items {members} name each other in a cycle; none of them was imported",
+            f"条目 {members} 的别名互相指向，构成循环；这些条目均未导入",
+        ),
     }
-    en, zh = texts.get(kind, (f"invalid field ({problem})", f"字段无效（{problem}）"))
+    en, zh = texts.get(kind, (f"{name} is invalid ({kind})", f"{name} 无效（{kind}）"))
     return ctx.text(en=en, zh=zh)
 
 
@@ -1327,16 +1395,20 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 
 
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
-    """The versions a memory can be rolled back to, newest first, each with what a rollback would change
-    against the current state (content lines added/removed, priority, disclosure)."""
+    """The versions a memory can be rolled back to (every version but the current), newest first, each
+    with what a rollback would change against the current state (content lines added/removed, priority,
+    disclosure)."""
     import difflib
 
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
-        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit)
+        memory, versions, total = _store(ctx).versions(str(parsed), limit=limit + 1)
+    total -= 1  # the current version is no target
     current_lines = memory.content.splitlines()
     options = []
     for version in versions:
+        if version.current:
+            continue
         added = removed = 0
         if version.content != memory.content:
             for line in difflib.ndiff(current_lines, version.content.splitlines()):
@@ -1370,17 +1442,31 @@ def rollback_memory(
     ctx: ToolContext,
     uri: UriArg,
     version: Annotated[
-        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=10_000_000)
+        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=MAX_VERSION)
     ],
 ) -> RollbackMemoryResult:
     """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
-    so a rollback can itself be rolled back). Also restores a soft-deleted memory."""
+    so a rollback can itself be rolled back). Also restores a soft-deleted memory. When the memory already
+    holds that state (e.g. the current version), nothing is written and changed is false."""
     parsed = _writable(ctx, uri, "uri")
     with _store_errors(ctx):
-        memory, restored = _store(ctx).rollback(str(parsed), version)
-    return RollbackMemoryResult(
-        uri=memory.uri, restored_version=restored.version, new_version=memory.version, memory=_record(memory)
-    ).with_message(
+        memory, restored, changed = _store(ctx).rollback(str(parsed), version)
+    result = RollbackMemoryResult(
+        uri=memory.uri,
+        restored_version=restored.version,
+        new_version=memory.version,
+        changed=changed,
+        memory=_record(memory),
+    )
+    if not changed:
+        return result.with_message(
+            ctx.text(
+                en=f"{memory.uri} already holds version {version}'s state; nothing changed "
+                f"(still version {memory.version}).",
+                zh=f"{memory.uri} 已是版本 {version} 的状态，未作改动（仍为版本 {memory.version}）。",
+            )
+        )
+    return result.with_message(
         ctx.text(
             en=f"{memory.uri} restored to version {version}'s state as version {memory.version}.",
             zh=f"{memory.uri} 已恢复为版本 {version} 的状态，新版本为 {memory.version}。",
@@ -1388,25 +1474,35 @@ def rollback_memory(
     )
 
 
+NO_NEWLINE_MARK = "\\ No newline at end of file\n"
+
+
+def _unified_diff(old: str, new: str, fromfile: str, tofile: str) -> str:
+    """A unified diff ``patch`` applies: difflib leaves a last line without a newline unterminated,
+    which glues it to the next diff line, so each such line gets the marker diff(1) writes. Lines
+    end at a line feed only, as patch reads them (str.splitlines also splits at CR, U+2028, ...)."""
+    import difflib
+
+    def lines_of(text: str) -> list[str]:
+        *whole, last = text.split("\n")
+        return [f"{line}\n" for line in whole] + ([last] if last else [])
+
+    lines = difflib.unified_diff(lines_of(old), lines_of(new), fromfile=fromfile, tofile=tofile)
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE_MARK}" for line in lines)
+
+
 def diff_versions(
     ctx: ToolContext,
     uri: UriArg,
-    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=10_000_000)],
-    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=10_000_000)],
+    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=MAX_VERSION)],
+    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=MAX_VERSION)],
 ) -> DiffVersionsResult:
     """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
-    import difflib
-
     parsed = _memory_uri(ctx, uri, "uri")
     with _store_errors(ctx):
         memory, first, second = _store(ctx).version_pair(str(parsed), version1, version2)
-    diff = "".join(
-        difflib.unified_diff(
-            first.content.splitlines(keepends=True),
-            second.content.splitlines(keepends=True),
-            fromfile=f"{memory.uri}@v{version1}",
-            tofile=f"{memory.uri}@v{version2}",
-        )
+    diff = _unified_diff(
+        first.content, second.content, f"{memory.uri}@v{version1}", f"{memory.uri}@v{version2}"
     )
     share = max(500, _budget(ctx) // 3)
     content1, cut1 = clip(first.content, share)

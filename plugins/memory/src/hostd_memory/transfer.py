@@ -13,10 +13,12 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
 from __future__ import annotations
 
 import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
+from hostd_memory.models import MAX_COUNT, MAX_VERSION
 from hostd_memory.store import ImportItem, MemoryRow, VersionRow
 from hostd_memory.uris import InvalidUri, parse_uri
 
@@ -34,32 +36,76 @@ class DocumentError(ValueError):
         self.where = where
 
 
+# Every field check below fails as a pydantic error whose location names the field, so a bad item
+# is reported with its index and field and none of it is stored (SQLite would refuse these values
+# only mid-transaction, and not as the user's mistake).
+
+
+def _encodable(text: str) -> str:
+    """Text SQLite can store: UTF-8, so no lone surrogate (JSON's "\\ud800" decodes to one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError(
+            "invalid_unicode", "text holds a lone surrogate (not valid Unicode)"
+        ) from None
+    return text
+
+
+def _has_text(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank_content", "content is empty or only whitespace")
+    return text
+
+
+def _utc_time(value: str) -> str:
+    """An ISO 8601 time in the store's own spelling (UTC, microseconds, 'Z').
+
+    A naive time is taken as UTC. A time that leaves the calendar once moved to UTC
+    (0001-01-01T00:00+05:00) is refused like any other bad time.
+    """
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=datetime.UTC)
+        utc = parsed.astimezone(datetime.UTC)
+    except (ValueError, OverflowError):
+        raise PydanticCustomError("invalid_time", "not an ISO 8601 time within years 1-9999 in UTC") from None
+    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+Content = Annotated[str, AfterValidator(_encodable), AfterValidator(_has_text)]
+Time = Annotated[str, AfterValidator(_encodable), AfterValidator(_utc_time)]
+Version = Annotated[int, Field(ge=1, le=MAX_VERSION)]
+
+
 class ExportedVersion(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    version: int = Field(ge=1)
-    content: str
+    version: Version
+    content: Text
     priority: int = Field(ge=0, le=10)
-    disclosure: str = ""
+    disclosure: Text = ""
     status: Literal["active", "deprecated", "archived", "deleted"] = "active"
-    change: str = Field(default="import", max_length=32)
-    change_note: str = Field(default="", max_length=500)
-    created_at: str
+    change: Text = Field(default="import", max_length=32)
+    change_note: Text = Field(default="", max_length=500)
+    created_at: Time
 
 
 class ExportedMemory(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    uri: str
-    content: str
+    uri: Text
+    content: Content
     priority: int = Field(default=5, ge=0, le=10)
-    disclosure: str = ""
+    disclosure: Text = ""
     status: Literal["active", "deprecated", "archived"] = "active"
-    access_count: int = Field(default=0, ge=0)
-    created_at: str | None = None
-    updated_at: str | None = None
-    version: int | None = Field(default=None, ge=1)
-    aliases: list[str] = Field(default_factory=list)
+    access_count: int = Field(default=0, ge=0, le=MAX_COUNT)
+    created_at: Time | None = None
+    updated_at: Time | None = None
+    version: Version | None = None
+    aliases: list[Text] = Field(default_factory=list)
     versions: list[ExportedVersion] | None = None
     relations: dict[str, Any] | None = None  # derived from content; informative only
 
@@ -124,81 +170,148 @@ def load_document(data: dict[str, Any]) -> tuple[ExportDocument, int]:
         raise DocumentError(first["type"], ".".join(str(p) for p in first["loc"]) or "document") from None
 
 
-def _timestamp(value: str | None) -> str | None:
-    """An ISO time in the store's own spelling (UTC, microseconds, 'Z'), or None."""
-    if value is None:
+def _echo(value: Any) -> str | None:
+    """The item's URI as the document gave it, safe to put in an answer (or None if not text)."""
+    if not isinstance(value, str):
         return None
-    parsed = datetime.datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.UTC)
-    return parsed.astimezone(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _problem(index: int, raw: Any, problem: str, field: str | None, **extra: Any) -> dict[str, Any]:
+    uri = raw.get("uri") if isinstance(raw, dict) else None
+    return {"index": index, "uri": _echo(uri), "problem": problem, "field": field, **extra}
+
+
+def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
+    """One memory of the document, validated and normalised; raises what is wrong with it."""
+    exported = ExportedMemory.model_validate(raw)
+    uri = parse_uri(exported.uri)
+    if uri.is_system:
+        raise InvalidUri("reserved_domain", exported.uri)
+    if str(uri) in seen:
+        raise DocumentError("duplicate_uri", "uri")
+    aliases = []
+    for number, alias_text in enumerate(exported.aliases):
+        try:
+            alias = parse_uri(alias_text)
+            if alias.is_system:
+                raise InvalidUri("reserved_domain", alias_text)
+        except InvalidUri as exc:
+            raise DocumentError(f"invalid_uri:{exc.reason}", f"aliases.{number}") from None
+        aliases.append(str(alias))
+    versions = [
+        VersionRow(
+            v.version, v.content, v.priority, v.disclosure, v.status, v.change, v.change_note, v.created_at
+        )
+        for v in exported.versions or []
+    ]
+    numbers = [v.version for v in versions]
+    if len(set(numbers)) != len(numbers):
+        raise DocumentError("duplicate_version", "versions")
+    if versions and exported.version is not None and exported.version < max(numbers):
+        raise DocumentError("version_behind_history", "version")
+    return ImportItem(
+        uri=uri,
+        content=exported.content,
+        priority=exported.priority,
+        disclosure=exported.disclosure,
+        status=exported.status,
+        created_at=exported.created_at,
+        updated_at=exported.updated_at,
+        version=exported.version,
+        access_count=exported.access_count,
+        aliases=[a for a in aliases if a != str(uri)],
+        versions=versions,
+        index=index,
+    )
 
 
 def check_items(document: ExportDocument) -> tuple[list[ImportItem], list[dict[str, Any]]]:
-    """Every memory of the document checked on its own: the good ones, and what was wrong with the rest."""
+    """Every memory of the document checked on its own: the good ones, and what was wrong with the rest.
+
+    Each problem names the item's index, its URI as given, the field at fault and a problem code
+    (``<pydantic error type>:<field>`` for a bad value). An item with any problem is left out whole.
+    """
     items: list[ImportItem] = []
     problems: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index, raw in enumerate(document.memories):
-        uri_text = raw.get("uri") if isinstance(raw, dict) else None
         try:
-            exported = ExportedMemory.model_validate(raw)
-            uri = parse_uri(exported.uri)
-            if uri.is_system:
-                raise InvalidUri("reserved_domain", exported.uri)
-            if str(uri) in seen:
-                raise DocumentError("duplicate_uri", f"memories.{index}.uri")
-            aliases = [str(parse_uri(a)) for a in exported.aliases]
-            if any(parse_uri(a).is_system for a in aliases):
-                raise InvalidUri("reserved_domain", "alias")
-            versions = [
-                VersionRow(
-                    v.version,
-                    v.content,
-                    v.priority,
-                    v.disclosure,
-                    v.status,
-                    v.change,
-                    v.change_note,
-                    _timestamp(v.created_at) or "",
-                )
-                for v in exported.versions or []
-            ]
-            numbers = [v.version for v in versions]
-            if len(set(numbers)) != len(numbers):
-                raise DocumentError("duplicate_version", f"memories.{index}.versions")
-            if versions and exported.version is not None and exported.version < max(numbers):
-                raise DocumentError("version_behind_history", f"memories.{index}.version")
-            item = ImportItem(
-                uri=uri,
-                content=exported.content,
-                priority=exported.priority,
-                disclosure=exported.disclosure,
-                status=exported.status,
-                created_at=_timestamp(exported.created_at),
-                updated_at=_timestamp(exported.updated_at),
-                version=exported.version,
-                access_count=exported.access_count,
-                aliases=[a for a in aliases if a != str(uri)],
-                versions=versions,
-            )
+            item = _check_item(index, raw, seen)
         except ValidationError as exc:
             first = exc.errors(include_url=False, include_input=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            problems.append({"index": index, "uri": uri_text, "problem": f"{first['type']}:{where}"})
+            where = ".".join(str(p) for p in first["loc"]) or None
+            problems.append(_problem(index, raw, f"{first['type']}:{where}", where))
             continue
         except InvalidUri as exc:
-            problems.append({"index": index, "uri": uri_text, "problem": f"invalid_uri:{exc.reason}"})
+            problems.append(_problem(index, raw, f"invalid_uri:{exc.reason}", "uri"))
             continue
         except DocumentError as exc:
-            problems.append({"index": index, "uri": uri_text, "problem": exc.problem})
+            problems.append(_problem(index, raw, exc.problem, exc.where))
             continue
-        except ValueError:
-            problems.append({"index": index, "uri": uri_text, "problem": "invalid_time"})
-            continue
-        seen.add(str(uri))
+        seen.add(str(item.uri))
         items.append(item)
+    in_cycles = _alias_cycles(items)
+    for cycle in in_cycles:
+        members = [{"index": i.index, "uri": str(i.uri)} for i in cycle]
+        for item in cycle:
+            problems.append(
+                _problem(item.index, {"uri": str(item.uri)}, "alias_cycle", "aliases", cycle=members)
+            )
+    if in_cycles:
+        left_out = {id(item) for cycle in in_cycles for item in cycle}
+        items = [item for item in items if id(item) not in left_out]
+        problems.sort(key=lambda p: p["index"])
     return items, problems
+
+
+def _alias_cycles(items: list[ImportItem]) -> list[list[ImportItem]]:
+    """Groups of items whose aliases name each other's URIs in a cycle (a -> b -> a), in document order.
+
+    Importing one of them would turn the next one's URI into an alias before that item is stored,
+    so which of them "wins" would depend on their order; none is imported and all are reported.
+    The groups are the strongly connected components (Tarjan's algorithm, iterative: a document
+    may hold 200,000 items) of the graph "item -> the item its alias names".
+    """
+    by_uri = {str(item.uri): position for position, item in enumerate(items)}
+    edges = [sorted({by_uri[a] for a in item.aliases if a in by_uri}) for item in items]
+    order: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    groups: list[list[ImportItem]] = []
+    for root in range(len(items)):
+        if root in order or not edges[root]:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, next_edge = work.pop()
+            if next_edge == 0:
+                order[node] = low[node] = len(order)
+                stack.append(node)
+                on_stack.add(node)
+            if next_edge < len(edges[node]):
+                work.append((node, next_edge + 1))
+                target = edges[node][next_edge]
+                if target not in order:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], order[target])
+                continue
+            if work:  # hand this node's low link to the node that reached it
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == order[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append([items[m] for m in sorted(group)])
+    return sorted(groups, key=lambda group: group[0].index)
 
 
 def exported_memory(
