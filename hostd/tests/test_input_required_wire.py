@@ -77,7 +77,10 @@ def test_roots_are_asked_for_in_the_result_and_used_on_the_retry(server: HttpSer
     assert done["structuredContent"]["roots"] == [str(workspace.resolve())]
 
 
-def test_sampling_is_asked_for_in_the_result_and_answered_on_the_retry(server: HttpServer) -> None:
+@pytest.mark.parametrize("shape", ["one block", "a list of blocks"])
+def test_sampling_is_asked_for_in_the_result_and_answered_on_the_retry(
+    server: HttpServer, shape: str
+) -> None:
     first = call_tool(server, "ask", {"prompt": "two words?"}, {"sampling": {}})
     assert first["resultType"] == "input_required"
     ((key, request),) = first["inputRequests"].items()
@@ -86,7 +89,12 @@ def test_sampling_is_asked_for_in_the_result_and_answered_on_the_retry(server: H
         {"role": "user", "content": {"type": "text", "text": "two words?"}}
     ]
     assert request["params"]["maxTokens"] == 50
-    answer = {"role": "assistant", "content": {"type": "text", "text": "green tea"}, "model": "raw-model"}
+    block = {"type": "text", "text": "green tea"}
+    answer = {
+        "role": "assistant",
+        "content": block if shape == "one block" else [block],
+        "model": "raw-model",
+    }
     done = call_tool(
         server,
         "ask",

@@ -73,8 +73,7 @@ class InputRound:
         for key, response in (params.input_responses or {}).items():
             if key not in asked:
                 continue  # only questions this server asked are answered
-            expected = _answer_model(key)
-            if not isinstance(response, expected):
+            if not isinstance(response, _answer_models(key)):
                 raise MCPError(
                     types.INVALID_PARAMS,
                     host.text(
@@ -120,8 +119,11 @@ def _decode_state(request_state: str | None) -> tuple[dict[str, Any], set[str]]:
     return answers, {key for key in asked if isinstance(key, str)}
 
 
-def _answer_model(key: str) -> type[BaseModel]:
-    return types.ListRootsResult if key == ROOTS_KEY else types.CreateMessageResult
+def _answer_models(key: str) -> tuple[type[BaseModel], ...]:
+    """What may answer the question under ``key`` (a model's content may be one block or a list)."""
+    if key == ROOTS_KEY:
+        return (types.ListRootsResult,)
+    return (types.CreateMessageResult, types.CreateMessageResultWithTools)
 
 
 def _method_of(key: str) -> str:
@@ -144,9 +146,11 @@ def _sampling_key(params: types.CreateMessageRequestParams) -> str:
     return "sample-" + hashlib.sha256(rendered.encode()).hexdigest()[:32]
 
 
-def _sampling_result(result: types.CreateMessageResult) -> SamplingResult:
-    content = result.content
-    text = content.text if isinstance(content, types.TextContent) else None
+def _sampling_result(
+    result: types.CreateMessageResult | types.CreateMessageResultWithTools,
+) -> SamplingResult:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    text = "".join(block.text for block in blocks if isinstance(block, types.TextContent))
     if not text:
         return SamplingResult(available=False, reason="the client's model returned no text")
     return SamplingResult(available=True, text=text, model=result.model)
@@ -181,7 +185,7 @@ class SdkChannel:
         params = _sampling_params(prompt, system, max_tokens)
         if self._round is not None:
             key = _sampling_key(params)
-            answer = self._round.answer(key, types.CreateMessageResult)
+            answer = self._round.answer(key, types.CreateMessageResultWithTools)
             if answer is None:
                 self._round.ask(key, types.CreateMessageRequest(params=params))
                 raise ClientInputNeeded(key)
