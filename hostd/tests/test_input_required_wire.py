@@ -15,11 +15,14 @@ from hostd_testing import HttpServer, write_config
 MODERN = "2026-07-28"
 
 
-@pytest.fixture
-def server(tmp_path: Path, probe_install: dict[str, str]) -> Iterator[HttpServer]:
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, module_probe_install: dict[str, str]
+) -> Iterator[HttpServer]:
+    """One server for the module: it keeps nothing between calls (that is the point)."""
     # No allowed_roots and started in /: only the client's roots can give a folder.
-    config = write_config(tmp_path, ["probe"], config={"language": "en"})
-    with HttpServer.start(config, env=probe_install, cwd=Path("/")) as http:
+    config = write_config(tmp_path_factory.mktemp("wire"), ["probe"], config={"language": "en"})
+    with HttpServer.start(config, env=module_probe_install, cwd=Path("/")) as http:
         yield http
 
 
@@ -27,6 +30,15 @@ def call_tool(
     server: HttpServer, name: str, arguments: dict[str, Any], capabilities: dict[str, Any], **extra: Any
 ) -> Any:
     """One ``tools/call`` with the 2026-07-28 envelope; its JSON-RPC result."""
+    message = rpc(server, name, arguments, capabilities, **extra)
+    assert "result" in message, message
+    return message["result"]
+
+
+def rpc(
+    server: HttpServer, name: str, arguments: dict[str, Any], capabilities: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """One ``tools/call`` with the 2026-07-28 envelope; the whole JSON-RPC answer."""
     import httpx2
 
     body = {
@@ -52,14 +64,11 @@ def call_tool(
         "Mcp-Name": name,
     }
     response = httpx2.post(server.url, content=json.dumps(body), headers=headers, timeout=30)
-    assert response.status_code == 200, response.text
+    assert response.status_code in (200, 400), response.text  # a JSON-RPC error comes with 400
     if response.headers["content-type"].startswith("text/event-stream"):
         data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-        message = next(m for m in map(json.loads, data) if m.get("id") == 1)
-    else:
-        message = response.json()
-    assert "result" in message, message
-    return message["result"]
+        return next(m for m in map(json.loads, data) if m.get("id") == 1)
+    return response.json()
 
 
 def test_roots_are_asked_for_in_the_result_and_used_on_the_retry(server: HttpServer, tmp_path: Path) -> None:
@@ -113,3 +122,10 @@ def test_a_client_offering_neither_gets_its_answer_at_once(server: HttpServer) -
     assert asked["structuredContent"]["available"] is False
     where = call_tool(server, "where", {}, {})
     assert where["isError"] is True and where["structuredContent"]["error"]["code"] == "PATH_NOT_ALLOWED"
+
+
+def test_a_request_state_the_server_did_not_seal_is_refused(server: HttpServer, tmp_path: Path) -> None:
+    """The state comes back from the client: a hand-made one must not stand in for real answers."""
+    made_up = json.dumps({"v": 1, "answers": {"roots": {"roots": [{"uri": tmp_path.as_uri()}]}}, "asked": []})
+    answer = rpc(server, "where", {}, {"roots": {}}, requestState=made_up)
+    assert answer["error"]["code"] == -32602
