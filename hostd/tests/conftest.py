@@ -23,15 +23,25 @@ def probe() -> object:
     return probe_plugin
 
 
-@pytest.fixture
-def probe_install(tmp_path: Path) -> dict[str, str]:
-    """The probe plugin installed by entry point (``probe``) for subprocesses: their env."""
+def _install_probe(site: Path) -> dict[str, str]:
     from hostd_testing import install_plugin_source, pythonpath_with
 
     folder = install_plugin_source(
-        tmp_path / "site",
+        site,
         entry_point="probe",
         module="probe_plugin",
         source=(HERE / "probe_plugin.py").read_text(encoding="utf-8"),
     )
     return pythonpath_with(folder)
+
+
+@pytest.fixture
+def probe_install(tmp_path: Path) -> dict[str, str]:
+    """The probe plugin installed by entry point (``probe``) for subprocesses: their env."""
+    return _install_probe(tmp_path / "site")
+
+
+@pytest.fixture(scope="module")
+def module_probe_install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``probe_install`` for a server shared by a whole module's tests."""
+    return _install_probe(tmp_path_factory.mktemp("probe") / "site")

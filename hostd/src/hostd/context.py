@@ -168,8 +168,21 @@ class SamplingResult:
     model: str | None = None
 
 
+class ClientInputNeeded(BaseException):
+    """Ends this round of a tool call: the client must answer a question first.
+
+    On the 2026-07-28 protocol the server cannot ask the client mid-call; it answers the call
+    with the question (input_required) and runs the tool again once the client calls back with
+    the answer. A ``BaseException``, like cancellation, so that a plugin's ``except Exception``
+    cannot swallow it and carry on without the answer.
+    """
+
+
 class ClientChannel(Protocol):
-    """The host's view of the client for one call (implemented over the SDK by the server)."""
+    """The host's view of the client for one call (implemented over the SDK by the server).
+
+    ``sample`` may raise ``ClientInputNeeded`` when the answer must come in a later round.
+    """
 
     @property
     def can_sample(self) -> bool: ...
@@ -278,7 +291,12 @@ class ToolContext:
     async def sample(
         self, prompt: str, *, system: str | None = None, max_tokens: int = 1024
     ) -> SamplingResult:
-        """Ask the client's model for text; ``available=False`` when the client cannot."""
+        """Ask the client's model for text; ``available=False`` when the client cannot.
+
+        On the 2026-07-28 protocol the first ask ends the call's round and the tool runs again
+        from the start with the answer, so ask the same question each time and write nothing
+        before asking that a second run would write twice.
+        """
         if self._channel is None or not self._channel.can_sample:
             return SamplingResult(
                 available=False, reason="the client did not declare the sampling capability"

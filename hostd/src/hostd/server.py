@@ -7,17 +7,21 @@ errors with its own text and check error results against the output schema.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import warnings
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import is_version_at_least
+from pydantic import BaseModel, ValidationError
 
-from hostd.context import SamplingResult
+from hostd.context import ClientInputNeeded, SamplingResult
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -39,18 +43,137 @@ def hostd_version() -> str:
         return "0"
 
 
-class SdkChannel:
-    """The client, as one tool call sees it: progress, sampling (when declared)."""
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
-    def __init__(self, request: ServerRequestContext[Any, Any]) -> None:
+# From this revision on the server may not send requests to the client: it asks for roots
+# and sampling inside a tool call's result (input_required) and the client calls again.
+INPUT_REQUIRED_VERSION = "2026-07-28"
+ROOTS_KEY = "roots"
+_STATE_VERSION = 1
+
+
+class InputRound:
+    """One round of a ``tools/call`` on the 2026-07-28 protocol: the client's answers so far,
+    and the questions this round still has for it.
+
+    The client answers only the questions of the round before, so earlier answers ride in
+    ``requestState`` (sealed by the SDK's ``RequestStateBoundary``) and each question is asked
+    once. A tool is run again from the start on every round, so it must ask the same question
+    the same way (the wechat digest's prompt is built from the articles alone).
+    """
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self._answers = answers
+        self.questions: dict[str, types.InputRequest] = {}
+
+    @classmethod
+    def of(cls, params: types.CallToolRequestParams, host: Host) -> InputRound:
+        """Earlier answers from the state, plus the answers to the questions asked last round."""
+        answers, asked = _decode_state(params.request_state)
+        for key, response in (params.input_responses or {}).items():
+            if key not in asked:
+                continue  # only questions this server asked are answered
+            if not isinstance(response, _answer_models(key)):
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    host.text(
+                        en=f"inputResponses[{key!r}] does not answer the {_method_of(key)} request "
+                        "it was asked.",
+                        zh=f"inputResponses[{key!r}] 不是对所提 {_method_of(key)} 请求的回答。",
+                    ),
+                )
+            answers[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return cls(answers)
+
+    def answer(self, key: str, model: type[AnswerT]) -> AnswerT | None:
+        raw = self._answers.get(key)
+        if raw is None:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError:  # state from an older build: ask again
+            return None
+
+    def ask(self, key: str, request: types.InputRequest) -> None:
+        self.questions[key] = request
+
+    def input_required(self) -> types.InputRequiredResult:
+        state = {"v": _STATE_VERSION, "answers": self._answers, "asked": sorted(self.questions)}
+        return types.InputRequiredResult(
+            input_requests=dict(self.questions),
+            request_state=json.dumps(state, separators=(",", ":"), ensure_ascii=True),
+        )
+
+
+def _decode_state(request_state: str | None) -> tuple[dict[str, Any], set[str]]:
+    """Answers and asked keys from a ``requestState`` the boundary has already verified."""
+    if not request_state:
+        return {}, set()
+    try:
+        state = json.loads(request_state)
+        answers, asked = state["answers"], state["asked"]
+        if state["v"] != _STATE_VERSION or not isinstance(answers, dict) or not isinstance(asked, list):
+            raise ValueError("unexpected shape")
+    except (ValueError, KeyError, TypeError):
+        return {}, set()  # a state this build did not write: start over
+    return answers, {key for key in asked if isinstance(key, str)}
+
+
+def _answer_models(key: str) -> tuple[type[BaseModel], ...]:
+    """What may answer the question under ``key`` (a model's content may be one block or a list)."""
+    if key == ROOTS_KEY:
+        return (types.ListRootsResult,)
+    return (types.CreateMessageResult, types.CreateMessageResultWithTools)
+
+
+def _method_of(key: str) -> str:
+    return "roots/list" if key == ROOTS_KEY else "sampling/createMessage"
+
+
+def speaks_input_required(request: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this call's protocol revision asks the client through results, not requests."""
+    return is_version_at_least(request.session.protocol_version, INPUT_REQUIRED_VERSION)
+
+
+def _sampling_params(prompt: str, system: str | None, max_tokens: int) -> types.CreateMessageRequestParams:
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+    return types.CreateMessageRequestParams(messages=[message], system_prompt=system, max_tokens=max_tokens)
+
+
+def _sampling_key(params: types.CreateMessageRequestParams) -> str:
+    """The same question gets the same key in every round, so its answer is found again."""
+    rendered = json.dumps(params.model_dump(by_alias=True, mode="json", exclude_none=True), sort_keys=True)
+    return "sample-" + hashlib.sha256(rendered.encode()).hexdigest()[:32]
+
+
+def _sampling_result(
+    result: types.CreateMessageResult | types.CreateMessageResultWithTools,
+) -> SamplingResult:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    text = "".join(block.text for block in blocks if isinstance(block, types.TextContent))
+    if not text:
+        return SamplingResult(available=False, reason="the client's model returned no text")
+    return SamplingResult(available=True, text=text, model=result.model)
+
+
+class SdkChannel:
+    """The client, as one tool call sees it: progress, sampling (when declared).
+
+    Before 2026-07-28 sampling is a request to the client; from it on, ``input_round`` is set
+    and a question without an answer yet ends the round (``ClientInputNeeded``).
+    """
+
+    def __init__(
+        self, request: ServerRequestContext[Any, Any], input_round: InputRound | None = None
+    ) -> None:
         self._request = request
+        self._round = input_round
 
     @property
     def can_sample(self) -> bool:
         capabilities = self._request.session.client_capabilities
-        return bool(
-            capabilities and capabilities.sampling is not None and self._request.session.can_send_request
-        )
+        declared = bool(capabilities and capabilities.sampling is not None)
+        return declared and (self._round is not None or self._request.session.can_send_request)
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         try:
@@ -59,23 +182,26 @@ class SdkChannel:
             logger.debug("progress notification not delivered", exc_info=True)
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult:
-        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        params = _sampling_params(prompt, system, max_tokens)
+        if self._round is not None:
+            key = _sampling_key(params)
+            answer = self._round.answer(key, types.CreateMessageResultWithTools)
+            if answer is None:
+                self._round.ask(key, types.CreateMessageRequest(params=params))
+                raise ClientInputNeeded(key)
+            return _sampling_result(answer)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 result = await self._request.session.create_message(
-                    [message], max_tokens=max_tokens, system_prompt=system
+                    params.messages, max_tokens=max_tokens, system_prompt=system
                 )
         except MCPError as exc:
             return SamplingResult(available=False, reason=f"the client declined: {exc.message}")
         except Exception as exc:
             logger.warning("sampling request failed: %s", exc)
             return SamplingResult(available=False, reason=f"sampling failed: {type(exc).__name__}")
-        content = result.content
-        text = content.text if isinstance(content, types.TextContent) else None
-        if not text:
-            return SamplingResult(available=False, reason="the client's model returned no text")
-        return SamplingResult(available=True, text=text, model=result.model)
+        return _sampling_result(result)
 
 
 async def client_roots(request: ServerRequestContext[Any, Any]) -> list[str] | None:
@@ -92,6 +218,26 @@ async def client_roots(request: ServerRequestContext[Any, Any]) -> list[str] | N
         logger.warning("client declared roots but roots/list failed: %s", exc)
         return None
     return [str(root.uri) for root in result.roots]
+
+
+def roots_from_round(request: ServerRequestContext[Any, Any], input_round: InputRound) -> list[str] | None:
+    """The client's roots on 2026-07-28: answered, ``None`` when not declared; else asked for."""
+    capabilities = request.session.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return None
+    answer = input_round.answer(ROOTS_KEY, types.ListRootsResult)
+    if answer is None:
+        input_round.ask(ROOTS_KEY, types.ListRootsRequest())
+        raise ClientInputNeeded(ROOTS_KEY)
+    return [str(root.uri) for root in answer.roots]
+
+
+def _only_input_needed(exc: BaseException) -> bool:
+    """True when everything that ended the call was a question for the client (also in groups)."""
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(ClientInputNeeded)
+        return rest is None
+    return isinstance(exc, ClientInputNeeded)
 
 
 def tool_definitions(host: Host) -> list[types.Tool]:
@@ -134,20 +280,32 @@ def build_server(host: Host) -> Server[Any]:
 
     async def on_call_tool(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         spec = host.tools.get(params.name)
         if spec is None:
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"Unknown tool: {params.name}. Available tools: {', '.join(sorted(host.tools))}",
             )
-        roots = await client_roots(request) if spec.uses_roots else None
-        envelope, is_error = await host.call(
-            params.name, params.arguments, channel=SdkChannel(request), client_roots=roots
-        )
+        if not speaks_input_required(request):
+            roots = await client_roots(request) if spec.uses_roots else None
+            envelope, is_error = await host.call(
+                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots
+            )
+            return envelope_result(envelope, is_error)
+        input_round = InputRound.of(params, host)
+        try:
+            roots = roots_from_round(request, input_round) if spec.uses_roots else None
+            envelope, is_error = await host.call(
+                params.name, params.arguments, channel=SdkChannel(request, input_round), client_roots=roots
+            )
+        except BaseException as exc:
+            if not (input_round.questions and _only_input_needed(exc)):
+                raise
+            return input_round.input_required()
         return envelope_result(envelope, is_error)
 
-    return Server(
+    server: Server[Any] = Server(
         "hostd",
         version=hostd_version(),
         title="hostd",
@@ -155,3 +313,7 @@ def build_server(host: Host) -> Server[Any]:
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # The answers carried between rounds come back from the client: the SDK seals them
+    # (integrity, expiry, bound to the tool and its arguments) under a key of this process.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="hostd"))
+    return server
