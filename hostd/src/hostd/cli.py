@@ -132,7 +132,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host.startup()
     try:
         if transport.type == "stdio":
-            run_async(serve_stdio, server)
+            run_async(serve_stdio, server, host.language)
         else:
             run_async(serve_http, server, transport)
     except KeyboardInterrupt:

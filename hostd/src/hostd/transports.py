@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
+from hostd.i18n import pick
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -25,28 +26,69 @@ logger = logging.getLogger("hostd.transport")
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 
 
-class _MalformedLinesLogged:
-    """The SDK's stdin stream, minus the lines that were not JSON-RPC, which it logs to stderr.
+def _is_parse_error(exc: BaseException) -> bool:
+    """Whether the SDK rejected a line for not being JSON at all (else: JSON, but not a message)."""
+    from pydantic import ValidationError
 
-    The SDK drops such a line silently; a person debugging an IDE integration should see what
-    was sent. A wrapper rather than a relay task keeps the per-message cost at one call.
+    if not isinstance(exc, ValidationError):
+        return True  # e.g. undecodable bytes: nothing could be parsed
+    return any(error["type"] == "json_invalid" for error in exc.errors(include_url=False))
+
+
+def protocol_error_for(exc: BaseException, language: str) -> Any:
+    """The JSON-RPC 2.0 answer to a line the SDK could not read: -32700 or -32600, with ``id: null``.
+
+    The id is null because it cannot be trusted from a line that failed to parse or validate.
+    """
+    import mcp_types as types
+
+    if _is_parse_error(exc):
+        code = types.PARSE_ERROR
+        message = pick(
+            language,
+            en="Parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line.",
+            zh="解析错误：该行不是有效的 JSON；请每行发送一条 JSON-RPC 2.0 消息。",
+        )
+    else:
+        code = types.INVALID_REQUEST
+        message = pick(
+            language,
+            en="Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response.",
+            zh="无效请求：该行是 JSON，但不是 JSON-RPC 2.0 的请求、通知或响应。",
+        )
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+
+
+class _MalformedLinesAnswered:
+    """The SDK's stdin stream, minus the lines that were not JSON-RPC: each is answered and logged.
+
+    The SDK hands such a line to the session as an exception and the session drops it, so a
+    client waiting on it would hang; JSON-RPC 2.0 asks for a Parse error / Invalid Request
+    with ``id: null``, after which serving goes on. The detail goes to stderr for a person
+    debugging an IDE integration. A wrapper rather than a relay task keeps the per-message
+    cost at one call.
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, answers: Any, language: str) -> None:
         self._inner = inner
+        self._answers = answers
+        self._language = language
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
         while True:
             item = await self._inner.receive()
             if not isinstance(item, Exception):
                 return item
-            logger.warning("ignored a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+            logger.warning("answered a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+            await self._answers.send(SessionMessage(protocol_error_for(item, self._language)))
 
-    def __aiter__(self) -> _MalformedLinesLogged:
+    def __aiter__(self) -> _MalformedLinesAnswered:
         return self
 
     async def __anext__(self) -> Any:
@@ -63,20 +105,25 @@ class _MalformedLinesLogged:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _MalformedLinesLogged:
+    async def __aenter__(self) -> _MalformedLinesAnswered:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only)."""
+async def serve_stdio(server: Server[Any], language: str = "en") -> None:
+    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only).
+
+    ``language`` is the host's: the one protocol errors for unreadable lines are written in.
+    """
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
         await server.run(
-            _MalformedLinesLogged(read_stream), write_stream, server.create_initialization_options()
+            _MalformedLinesAnswered(read_stream, write_stream, language),
+            write_stream,
+            server.create_initialization_options(),
         )
 
 
