@@ -136,7 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if transport.type == "stdio":
             run_async(serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, transport)
+            run_async(serve_http, server, transport, host.language)
     except KeyboardInterrupt:
         pass
     finally:
