@@ -49,17 +49,28 @@ def start_limited(
         yield server
 
 
-@pytest.fixture
-def limited_server(tmp_path: Path, probe_install: dict[str, str]) -> Iterator[HttpServer]:
-    with start_limited(tmp_path, probe_install) as server:
+@pytest.fixture(scope="module")
+def limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server for the limit tests (each leaves no connection open behind it)."""
+    from hostd_testing import install_plugin_source, pythonpath_with
+
+    folder = tmp_path_factory.mktemp("limited")
+    site = install_plugin_source(
+        folder / "site",
+        entry_point="probe",
+        module="probe_plugin",
+        source=(Path(__file__).parent / "probe_plugin.py").read_text(encoding="utf-8"),
+    )
+    with start_limited(folder, pythonpath_with(site)) as server:
         yield server
 
 
-def request_head(server: HttpServer, length: int) -> bytes:
+def request_head(server: HttpServer, length: int, *, close: bool = False) -> bytes:
     return (
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
         "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {length}\r\n\r\n"
+        + ("Connection: close\r\n" if close else "")
+        + f"Content-Length: {length}\r\n\r\n"
     ).encode()
 
 
@@ -182,14 +193,12 @@ def test_refusals_speak_the_host_language(tmp_path: Path, probe_install: dict[st
         return body
 
     with start_limited(tmp_path, probe_install, "zh") as server:
-        with connect(server) as silent:
-            text_of(read_until_closed(silent, 5))  # header deadline
-        with connect(server) as large:
-            large.sendall(request_head(server, 5000))
-            text_of(read_until_closed(large, 5))  # over max_body_bytes
-        with connect(server) as slow:
-            slow.sendall(request_head(server, 100))
-            text_of(read_until_closed(slow, 5))  # body deadline
+        silent, large, slow = connect(server), connect(server), connect(server)
+        large.sendall(request_head(server, 5000))
+        slow.sendall(request_head(server, 100))
+        for sock in (silent, large, slow):  # header deadline, over max_body_bytes, body deadline
+            text_of(read_until_closed(sock, 5))
+            sock.close()
         held = [connect(server) for _ in range(6)]
         try:
             for sock in held:
@@ -204,3 +213,51 @@ def test_refusals_speak_the_host_language(tmp_path: Path, probe_install: dict[st
         finally:
             for sock in held:
                 sock.close()
+
+
+def _proc_status_bytes(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="reads RSS from Linux /proc")
+def test_large_bodies_cost_a_bounded_multiple_and_are_given_back(
+    tmp_path: Path, probe_install: dict[str, str]
+) -> None:
+    """A run of 12 MB arguments (rejected by the tool as too long, so only the transport costs):
+    the peak stays a small multiple of one body (it was 8x: the SDK's body limiter copied each
+    body twice and held both), and nothing stays resident once a small request follows."""
+    transport = {"max_body_bytes": 16 * 1024 * 1024}
+    config = {"profiles": {"default": {"plugins": ["probe"], "transport": transport}}}
+    import httpx2
+
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with (
+        HttpServer.start(write_config(tmp_path, config=config), env=probe_install) as server,
+        httpx2.Client(headers=headers, timeout=60) as http,
+    ):
+        opened = http.post(server.url, content=INITIALIZE)
+        assert opened.status_code == 200
+        http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+
+        def call(text: str, index: int) -> int:
+            message = {"name": "echo", "arguments": {"text": text}}
+            body = json.dumps({"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": message})
+            answer = http.post(server.url, content=body.encode())
+            assert answer.status_code == 200 and '"result"' in answer.text  # large ones: INVALID_ARGUMENT
+            return len(body)
+
+        call("warm", 1)
+        pid = server.process.pid
+        before = _proc_status_bytes(pid, "VmRSS")
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # restart the peak (VmHWM) from here
+        for index in range(5):
+            size = call(f"large argument {index} " * (12_000_000 // 20), 10 + index)
+        peak = _proc_status_bytes(pid, "VmHWM")
+        call("small", 20)  # replaces the last large request the SDK's loop still holds
+        after = _proc_status_bytes(pid, "VmRSS")
+    assert (peak - before) / size < 5, f"peak grew {(peak - before) / size:.1f}x one body"
+    assert (after - before) / size < 1, f"{(after - before) / size:.1f}x one body stayed resident"
