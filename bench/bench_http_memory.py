@@ -257,7 +257,12 @@ def main() -> None:
             f"_Total run {time.perf_counter() - started:.0f} s._",
         ]
     )
-    write_section("http-memory", "HTTP: memory cost of large-argument requests", body)
+    write_section(
+        "http-memory",
+        "HTTP: memory cost of large-argument requests",
+        body,
+        packages=("hostd-summary-writer", "uvicorn"),
+    )
 
 
 if __name__ == "__main__":
