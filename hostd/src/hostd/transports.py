@@ -283,7 +283,7 @@ class GuardMiddleware:
             while True:
                 message = await receive()
                 if message["type"] != "http.request":
-                    trailing.append(message)  # the client went away: let the route see it
+                    trailing.append(message)  # the client went away: the route sees it too
                     break
                 chunk = message.get("body", b"")
                 size += len(chunk)
@@ -301,9 +301,10 @@ class GuardMiddleware:
                     zh=f"未在 {seconds:g} 秒内收到完整请求体（transport.body_timeout）",
                 ),
             )
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        body = b"".join(chunks)  # one chunk: that same object, no copy
         chunks.clear()
-        return [{"type": "http.request", "body": body, "more_body": False}, *trailing], None
+        # A client gone mid-body leaves it incomplete (more_body), then its disconnect.
+        return [{"type": "http.request", "body": body, "more_body": bool(trailing)}, *trailing], None
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
         from starlette.responses import PlainTextResponse
