@@ -146,12 +146,16 @@ async def serve_stdio(server: Server[Any], language: str = "en") -> None:
     from mcp.server.stdio import stdio_server
 
     return_large_blocks_to_the_system()
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(
-            _MalformedLinesAnswered(read_stream, write_stream, language),
-            write_stream,
-            server.create_initialization_options(),
-        )
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(
+                _MalformedLinesAnswered(read_stream, write_stream, language),
+                write_stream,
+                server.create_initialization_options(),
+            )
+    except* BrokenPipeError:
+        # The client closed our stdout, so it has gone: the session is over, like EOF on stdin.
+        logger.info("the client closed stdout; ending the session")
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
