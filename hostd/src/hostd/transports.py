@@ -2,7 +2,9 @@
 
 HTTP guards live in one ASGI middleware in front of every route, so Streamable HTTP and
 SSE share them: Host (421) and Origin (403) checks against DNS rebinding on every bind,
-a bearer / X-API-Key token compared in constant time (401), and a request body cap (413).
+a bearer / X-API-Key token compared in constant time (401), a request body cap (413) and
+a body deadline (408). What happens before a request exists (header deadline, keep-alive
+idle time, the cap on open connections) lives in a subclass of uvicorn's h11 protocol.
 """
 
 from __future__ import annotations
@@ -410,7 +412,7 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
             if len(self.connections) >= max_connections:
                 self.refused = True
                 self.transport = connection
-                logger.warning("refused a connection: %d open (max_connections)", len(self.connections))
+                logger.info("refused a connection: %d open (max_connections)", len(self.connections))
                 connection.write(too_many)
                 connection.close()
                 return
