@@ -261,3 +261,18 @@ def test_large_bodies_cost_a_bounded_multiple_and_are_given_back(
         after = _proc_status_bytes(pid, "VmRSS")
     assert (peak - before) / size < 5, f"peak grew {(peak - before) / size:.1f}x one body"
     assert (after - before) / size < 1, f"{(after - before) / size:.1f}x one body stayed resident"
+
+
+def test_limit_keys_have_bounded_defaults_and_bad_values_name_their_key() -> None:
+    from hostd.config import TransportConfig, parse_config
+    from hostd.errors import HostError
+
+    defaults = TransportConfig()
+    assert defaults.max_body_bytes == 8 * 1024 * 1024
+    assert (defaults.header_timeout, defaults.body_timeout, defaults.idle_timeout) == (10, 60, 5)
+    assert defaults.max_connections == 100
+    for key, value in (("header_timeout", 0), ("body_timeout", -1), ("max_connections", 0)):
+        text = f"profiles: {{default: {{transport: {{type: http, {key}: {value}}}}}}}"
+        with pytest.raises(HostError) as caught:
+            parse_config(text, "test.yaml")
+        assert f"profiles.default.transport.{key}" in str(caught.value)
