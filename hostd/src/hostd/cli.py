@@ -1,6 +1,7 @@
 """The ``hostd`` command: serve, inspect and call tools, check config, set up IDEs.
 
-Exit codes: 0 ok, 1 a tool answered with an error, 2 usage or config error.
+Exit codes: 0 ok, 1 a tool answered with an error (or stdout's reader went away), 2 usage or
+config error.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 1  # stdout's reader went away (``| head``): Python's convention for EPIPE
 IDES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf")
 
 
@@ -132,9 +134,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host.startup()
     try:
         if transport.type == "stdio":
-            run_async(serve_stdio, server)
+            run_async(serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, transport)
+            run_async(serve_http, server, transport, host.language)
     except KeyboardInterrupt:
         pass
     finally:
@@ -311,11 +313,29 @@ COMMANDS = {
 }
 
 
+def _quiet_after_broken_pipe() -> int:
+    """Point stdout at the null device so the interpreter's final flush cannot fail again.
+
+    The reader (``| head``) has gone: as Python's documentation recommends for EPIPE on
+    stdout, end with status 1 and no traceback.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose)
     try:
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
+        return status
+    except BrokenPipeError:
+        return _quiet_after_broken_pipe()
     except HostError as exc:
         print(f"hostd: {exc}", file=sys.stderr)
         return exc.exit_code

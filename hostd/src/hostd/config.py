@@ -31,7 +31,32 @@ class TransportConfig(_Strict):
     token_env: str | None = Field(default=None, description="environment variable holding the access token")
     allowed_hosts: list[str] = Field(default_factory=list, description="Host header values clients send")
     allowed_origins: list[str] = Field(default_factory=list, description="extra browser Origins to accept")
-    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, description="request body cap (413 above)")
+    max_body_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1024,
+        description="request body cap (413 above); each accepted byte costs a few bytes of server memory",
+    )
+    header_timeout: float = Field(
+        default=10.0, gt=0, le=3600, description="seconds a connection may take to send its request headers"
+    )
+    body_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="seconds to receive a whole request body (408 above)",
+    )
+    idle_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="seconds a kept-alive connection may wait for a request",
+    )
+    max_connections: int = Field(
+        default=100,
+        ge=1,
+        le=100_000,
+        description="open connections at once; more get 503 and are closed",
+    )
 
 
 class ToolSelection(_Strict):

@@ -276,6 +276,15 @@ def build_server(host: Host) -> Server[Any]:
     async def on_list_tools(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        # Every tool fits on one page, so no cursor was ever handed out: any cursor is invalid.
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: hostd lists every tool on one page; call tools/list with no cursor.",
+                    zh="无效的游标：hostd 在一页中列出全部工具；请不带游标调用 tools/list。",
+                ),
+            )
         return listed
 
     async def on_call_tool(

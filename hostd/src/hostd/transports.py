@@ -2,51 +2,97 @@
 
 HTTP guards live in one ASGI middleware in front of every route, so Streamable HTTP and
 SSE share them: Host (421) and Origin (403) checks against DNS rebinding on every bind,
-a bearer / X-API-Key token compared in constant time (401), and a request body cap (413).
+a bearer / X-API-Key token compared in constant time (401), a request body cap (413) and
+a body deadline (408). What happens before a request exists (header deadline, keep-alive
+idle time, the cap on open connections) lives in a subclass of uvicorn's h11 protocol.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
+from hostd.i18n import pick
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger("hostd.transport")
 
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 
 
-class _MalformedLinesLogged:
-    """The SDK's stdin stream, minus the lines that were not JSON-RPC, which it logs to stderr.
+def _is_parse_error(exc: BaseException) -> bool:
+    """Whether the SDK rejected a line for not being JSON at all (else: JSON, but not a message)."""
+    from pydantic import ValidationError
 
-    The SDK drops such a line silently; a person debugging an IDE integration should see what
-    was sent. A wrapper rather than a relay task keeps the per-message cost at one call.
+    if not isinstance(exc, ValidationError):
+        return True  # e.g. undecodable bytes: nothing could be parsed
+    return any(error["type"] == "json_invalid" for error in exc.errors(include_url=False))
+
+
+def protocol_error_for(exc: BaseException, language: str) -> Any:
+    """The JSON-RPC 2.0 answer to a line the SDK could not read: -32700 or -32600, with ``id: null``.
+
+    The id is null because it cannot be trusted from a line that failed to parse or validate.
+    """
+    import mcp_types as types
+
+    if _is_parse_error(exc):
+        code = types.PARSE_ERROR
+        message = pick(
+            language,
+            en="Parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line.",
+            zh="解析错误：该行不是有效的 JSON；请每行发送一条 JSON-RPC 2.0 消息。",
+        )
+    else:
+        code = types.INVALID_REQUEST
+        message = pick(
+            language,
+            en="Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response.",
+            zh="无效请求：该行是 JSON，但不是 JSON-RPC 2.0 的请求、通知或响应。",
+        )
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+
+
+class _MalformedLinesAnswered:
+    """The SDK's stdin stream, minus the lines that were not JSON-RPC: each is answered and logged.
+
+    The SDK hands such a line to the session as an exception and the session drops it, so a
+    client waiting on it would hang; JSON-RPC 2.0 asks for a Parse error / Invalid Request
+    with ``id: null``, after which serving goes on. The detail goes to stderr for a person
+    debugging an IDE integration. A wrapper rather than a relay task keeps the per-message
+    cost at one call.
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, answers: Any, language: str) -> None:
         self._inner = inner
+        self._answers = answers
+        self._language = language
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
         while True:
             item = await self._inner.receive()
             if not isinstance(item, Exception):
                 return item
-            logger.warning("ignored a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+            logger.warning("answered a line on stdin that is not JSON-RPC: %s", str(item)[:300])
+            await self._answers.send(SessionMessage(protocol_error_for(item, self._language)))
 
-    def __aiter__(self) -> _MalformedLinesLogged:
+    def __aiter__(self) -> _MalformedLinesAnswered:
         return self
 
     async def __anext__(self) -> Any:
@@ -63,21 +109,55 @@ class _MalformedLinesLogged:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _MalformedLinesLogged:
+    async def __aenter__(self) -> _MalformedLinesAnswered:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only)."""
+MMAP_THRESHOLD_BYTES = 1024 * 1024
+
+
+def return_large_blocks_to_the_system() -> None:
+    """Make glibc give each block of 1 MiB or more back to the system when it is freed.
+
+    glibc raises its mmap threshold each time it frees a mapped block (up to 32 MiB), after
+    which blocks the size of a large request body come from the heap and stay resident once
+    freed: a run of 30 MB arguments left ~6x the payload in the server's RSS. A fixed
+    threshold stops the adjustment. No-op off glibc (macOS, Windows, musl).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    m_mmap_threshold = -3  # from glibc's <malloc.h>
+    if not mallopt(m_mmap_threshold, MMAP_THRESHOLD_BYTES):
+        logger.debug("mallopt(M_MMAP_THRESHOLD) refused; large blocks may stay resident")
+
+
+async def serve_stdio(server: Server[Any], language: str = "en") -> None:
+    """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only).
+
+    ``language`` is the host's: the one protocol errors for unreadable lines are written in.
+    """
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(
-            _MalformedLinesLogged(read_stream), write_stream, server.create_initialization_options()
-        )
+    return_large_blocks_to_the_system()
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(
+                _MalformedLinesAnswered(read_stream, write_stream, language),
+                write_stream,
+                server.create_initialization_options(),
+            )
+    except* BrokenPipeError:
+        # The client closed our stdout, so it has gone: the session is over, like EOF on stdin.
+        logger.info("the client closed stdout; ending the session")
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
@@ -92,8 +172,9 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
 class HttpPolicy:
     """What an HTTP bind accepts; built and checked before the server starts."""
 
-    def __init__(self, transport: TransportConfig) -> None:
+    def __init__(self, transport: TransportConfig, language: str = "en") -> None:
         self.transport = transport
+        self.language = language  # of the refusal texts; the status codes are what clients act on
         loopback = transport.host in LOOPBACK_HOSTS
         self.token: str | None = None
         if transport.token_env:
@@ -120,15 +201,32 @@ class HttpPolicy:
             *(f"{scheme}://{host}" for host in self.allowed_hosts for scheme in ("http", "https")),
         ]
         self.max_body_bytes = transport.max_body_bytes
+        self.body_timeout = transport.body_timeout
+
+    def text(self, *, en: str, zh: str) -> str:
+        return pick(self.language, en=en, zh=zh)
+
+    def too_large(self) -> tuple[int, str]:
+        limit = self.max_body_bytes
+        return 413, self.text(
+            en=f"Request body too large (limit {limit} bytes, transport.max_body_bytes)",
+            zh=f"请求体过大（上限 {limit} 字节，transport.max_body_bytes）",
+        )
 
     def check(self, headers: dict[str, str]) -> tuple[int, str] | None:
         """``None`` when the request may pass, else the status and reason to refuse it."""
         host = headers.get("host", "")
         if not _matches(host, self.allowed_hosts):
-            return 421, "Misdirected request: Host not allowed"
+            return 421, self.text(
+                en="Misdirected request: Host not allowed (transport.allowed_hosts)",
+                zh="请求指向错误：不允许该 Host（transport.allowed_hosts）",
+            )
         origin = headers.get("origin")
         if origin and not _matches(origin, self.allowed_origins):
-            return 403, "Forbidden: Origin not allowed"
+            return 403, self.text(
+                en="Forbidden: Origin not allowed (transport.allowed_origins)",
+                zh="禁止访问：不允许该 Origin（transport.allowed_origins）",
+            )
         if self.token is not None:
             presented = ""
             authorization = headers.get("authorization", "")
@@ -137,21 +235,30 @@ class HttpPolicy:
             elif "x-api-key" in headers:
                 presented = headers["x-api-key"].strip()
             if not hmac.compare_digest(presented.encode(), self.token.encode()):
-                return 401, "Unauthorized: send the token as 'Authorization: Bearer <token>' or 'X-API-Key'"
+                return 401, self.text(
+                    en="Unauthorized: send the token as 'Authorization: Bearer <token>' or 'X-API-Key'",
+                    zh="未授权：请以 'Authorization: Bearer <令牌>' 或 'X-API-Key' 发送令牌",
+                )
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            return 413, f"Request body too large (limit {self.max_body_bytes} bytes)"
+            return self.too_large()
         return None
 
 
+_CLOSE = {"Connection": "close"}  # a refused body may still be arriving: do not read the rest
+
+
 class GuardMiddleware:
-    """Applies an ``HttpPolicy`` to every HTTP request before any route sees it."""
+    """Applies an ``HttpPolicy`` to every HTTP request before any route sees it.
+
+    It also reads the body, once, before the route runs: against the size cap (413, counted as
+    it streams in when there is no Content-Length) and the body deadline (408). The route then
+    gets it as one message that this middleware no longer holds, so a large body lives in one
+    ``bytes`` object for the request, not in a buffer per layer.
+    """
 
     def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
-        from mcp.server.transport_security import RequestBodyLimitMiddleware
-
-        # Bodies without Content-Length (chunked) are counted as they stream in.
-        self.app = RequestBodyLimitMiddleware(app, policy.max_body_bytes)
+        self.app = app
         self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -161,12 +268,56 @@ class GuardMiddleware:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         refusal = self.policy.check(headers)
         if refusal is None:
-            await self.app(scope, receive, send)
+            pending, refusal = await self._read_body(receive)
+        if refusal is not None:
+            await self._refuse(scope, receive, send, *refusal)
             return
-        status, reason = refusal
+
+        async def replay() -> Message:
+            return pending.pop(0) if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
+        """The request's messages (the body joined into one), or why it is refused."""
+        import anyio
+
+        chunks: list[bytes] = []
+        size = 0
+        trailing: list[Message] = []
+        with anyio.move_on_after(self.policy.body_timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    trailing.append(message)  # the client went away: the route sees it too
+                    break
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.policy.max_body_bytes:
+                    return [], self.policy.too_large()
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            seconds = self.policy.body_timeout
+            return [], (
+                408,
+                self.policy.text(
+                    en=f"Request body not received within {seconds:g} s (transport.body_timeout)",
+                    zh=f"未在 {seconds:g} 秒内收到完整请求体（transport.body_timeout）",
+                ),
+            )
+        body = b"".join(chunks)  # one chunk: that same object, no copy
+        chunks.clear()
+        # A client gone mid-body leaves it incomplete (more_body), then its disconnect.
+        return [{"type": "http.request", "body": body, "more_body": bool(trailing)}, *trailing], None
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
         from starlette.responses import PlainTextResponse
 
-        extra = {"WWW-Authenticate": 'Bearer realm="hostd"'} if status == 401 else None
+        extra = {"WWW-Authenticate": 'Bearer realm="hostd"'} if status == 401 else {}
+        if status in (408, 413):
+            extra.update(_CLOSE)
         logger.info("refused %s %s: %s", scope.get("method"), scope.get("path"), reason)
         await PlainTextResponse(reason, status_code=status, headers=extra)(scope, receive, send)
 
@@ -175,12 +326,17 @@ def build_http_app(server: Server[Any], policy: HttpPolicy) -> ASGIApp:
     """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded."""
     from mcp.server.sse import SseServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import RequestBodyLimitMiddleware
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Mount, Route
 
     manager = StreamableHTTPSessionManager(app=server, max_request_body_size=policy.max_body_bytes)
+    if isinstance(manager.asgi_app, RequestBodyLimitMiddleware):
+        # GuardMiddleware already capped and read the body; the SDK's own limiter would copy it
+        # twice more (a bytearray and bytes of it) and hold both for the whole request.
+        manager.asgi_app = manager.asgi_app.app  # type: ignore[assignment]
     sse = SseServerTransport("/messages/", max_request_body_size=policy.max_body_bytes)
 
     async def sse_endpoint(request: Request) -> Response:
@@ -202,14 +358,122 @@ def build_http_app(server: Server[Any], policy: HttpPolicy) -> ASGIApp:
     return GuardMiddleware(app, policy)
 
 
-async def serve_http(server: Server[Any], transport: TransportConfig) -> None:
-    """Serve Streamable HTTP and SSE on the configured address until interrupted."""
+def _raw_response(status: str, reason: str, *extra_headers: str) -> bytes:
+    """A whole HTTP/1.1 response for a connection that never got as far as a request."""
+    body = reason.encode()
+    head = [f"HTTP/1.1 {status}", "Content-Type: text/plain; charset=utf-8", "Connection: close"]
+    head += [*extra_headers, f"Content-Length: {len(body)}"]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with the connection limits uvicorn does not have.
+
+    uvicorn arms its keep-alive timer only after a response, so a connection that never
+    finishes its headers is kept forever, and it has no cap on open connections (its
+    ``limit_concurrency`` answers 503 only once a request's headers are complete). Here:
+
+    - ``header_timeout``: from the connection's opening, or from the first byte of a
+      follow-up request, to the end of the request headers; then a 408 and close.
+    - ``idle_timeout``: uvicorn's keep-alive, between requests on one connection.
+    - ``max_connections``: one more connection is answered 503 and closed at once, before
+      anything is read, so it costs no buffer and no task.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    transport = policy.transport
+    header_timeout, idle_timeout = transport.header_timeout, transport.idle_timeout
+    max_connections = transport.max_connections
+    header_timed_out = _raw_response(
+        "408 Request Timeout",
+        policy.text(
+            en=f"Request headers not received within {header_timeout:g} s (transport.header_timeout)",
+            zh=f"未在 {header_timeout:g} 秒内收到完整请求头（transport.header_timeout）",
+        ),
+    )
+    too_many = _raw_response(
+        "503 Service Unavailable",
+        policy.text(
+            en=f"Too many connections (limit {max_connections}, transport.max_connections); retry later",
+            zh=f"连接过多（上限 {max_connections}，transport.max_connections）；请稍后重试",
+        ),
+        "Retry-After: 1",
+    )
+
+    class GuardedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.timeout_keep_alive = idle_timeout  # type: ignore[assignment]
+            self.header_deadline: asyncio.TimerHandle | None = None
+            self.refused = False
+
+        def connection_made(self, connection: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(self.connections) >= max_connections:
+                self.refused = True
+                self.transport = connection
+                logger.info("refused a connection: %d open (max_connections)", len(self.connections))
+                connection.write(too_many)
+                connection.close()
+                return
+            super().connection_made(connection)
+            self._await_headers()
+
+        def data_received(self, data: bytes) -> None:
+            if self.refused:
+                return
+            if self.header_deadline is None:
+                self._await_headers()  # the first bytes of a follow-up request
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:  # the headers are in (or the connection is done)
+                self._stop_header_deadline()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_header_deadline()
+            if not self.refused:
+                super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            self._stop_header_deadline()  # waiting for the next request is idle time, not header time
+            super().on_response_complete()
+
+        def _await_headers(self) -> None:
+            if self.conn.their_state is h11.IDLE and self.header_deadline is None:
+                self.header_deadline = self.loop.call_later(header_timeout, self._headers_timed_out)
+
+        def _stop_header_deadline(self) -> None:
+            if self.header_deadline is not None:
+                self.header_deadline.cancel()
+                self.header_deadline = None
+
+        def _headers_timed_out(self) -> None:
+            self.header_deadline = None
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                logger.info("closed a connection that sent no complete headers in %g s", header_timeout)
+                self.transport.write(header_timed_out)
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+async def serve_http(server: Server[Any], transport: TransportConfig, language: str = "en") -> None:
+    """Serve Streamable HTTP and SSE on the configured address until interrupted.
+
+    ``language`` is the host's: the one refusals (401, 408, 413, 503, ...) are written in.
+    """
     import uvicorn
 
-    policy = HttpPolicy(transport)
+    policy = HttpPolicy(transport, language)
     app = build_http_app(server, policy)
+    return_large_blocks_to_the_system()
     config = uvicorn.Config(
-        app, host=transport.host, port=transport.port, log_level="warning", lifespan="on", access_log=False
+        app,
+        host=transport.host,
+        port=transport.port,
+        http=guarded_protocol(policy),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
     )
     logger.warning(
         "hostd listening on http://%s:%s/mcp (Streamable HTTP) and /sse (legacy SSE)%s",
