@@ -40,4 +40,5 @@ def test_the_hook_list_is_complete() -> None:
         "hostd_register_services",
         "hostd_startup",
         "hostd_shutdown",
+        "hostd_team_database",
     }

@@ -76,6 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(config, top=False)
     config.add_argument("action", choices=["check", "show"])
 
+    db = commands.add_parser("db", help="the team database (`storage` in the config)")
+    _common(db, top=False)
+    db_actions = db.add_subparsers(dest="db_action", required=True, parser_class=_Parser)
+    migrate = db_actions.add_parser("migrate", help="apply each plugin's pending schema migrations")
+    _common(migrate, top=False)
+    migrate.add_argument(
+        "--check", action="store_true", help="only report; exit 1 when a migration is pending"
+    )
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
@@ -131,6 +140,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":
         HttpPolicy(transport)  # refuse unsafe binds before starting anything
     server = build_server(host)
+    storage = host.loaded.config.storage
+    if storage is not None:
+        # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
+        _require_current(host.prepare_team_databases(migrate=storage.migrate))
     host.startup()
     try:
         if transport.type == "stdio":
@@ -216,6 +229,39 @@ def cmd_call(args: argparse.Namespace) -> int:
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
 
+def _schema_line(plugin: str, status: Any) -> str:
+    if status.too_new:
+        state = f"version {status.current} is newer than this hostd knows ({status.known}): upgrade hostd"
+    elif status.pending:
+        state = f"version {status.current} of {status.known}: {status.pending} migration(s) pending"
+    else:
+        state = f"version {status.current}: current"
+    return f"{plugin}: {state}"
+
+
+def _require_current(statuses: list[tuple[str, Any]]) -> None:
+    behind = [_schema_line(name, status) for name, status in statuses if status.pending or status.too_new]
+    if behind:
+        summary = "; ".join(behind)
+        raise HostError(f"team database schema is not current: {summary} (run `hostd db migrate`)")
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    host = _make_host(args)
+    if host.loaded.config.storage is None:
+        raise HostError("no team database: add `storage: {url_env: HOSTD_DATABASE_URL}` to the config")
+    from hostd_db import describe_url
+
+    statuses = host.prepare_team_databases(migrate=not args.check)
+    print(f"database: {describe_url(host.loaded.database_url or '')}")
+    for name, status in statuses:
+        print(_schema_line(name, status))
+    if not statuses:
+        print("(no loaded plugin keeps tables in the team database)")
+    pending = any(status.pending or status.too_new for _, status in statuses)
+    return EXIT_TOOL_ERROR if args.check and pending else EXIT_OK
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     from hostd.config import load_config
     from hostd.host import Host
@@ -230,7 +276,17 @@ def cmd_config(args: argparse.Namespace) -> int:
             host = Host(profile_loaded, cwd=Path.cwd())
             print(f"profile {name}: ok ({len(host.plugin_names)} plugins, {len(host.tools)} tools)")
         print(f"config: {loaded.source or '(none: built-in defaults)'}")
-        return EXIT_OK
+        if loaded.config.storage is None:
+            print("storage: embedded (SQLite files and JSON sessions in the data folder)")
+            return EXIT_OK
+        from hostd_db import describe_url
+
+        host = Host(loaded, cwd=Path.cwd())
+        print(f"storage: team database {describe_url(loaded.database_url or '')}")
+        statuses = host.prepare_team_databases(migrate=False)  # unreachable: HostError, exit 2
+        for plugin, status in statuses:
+            print(f"  {_schema_line(plugin, status)}")
+        return EXIT_TOOL_ERROR if any(s.pending or s.too_new for _, s in statuses) else EXIT_OK
     import yaml
 
     shown = {
@@ -310,6 +366,7 @@ COMMANDS = {
     "call": cmd_call,
     "config": cmd_config,
     "client-config": cmd_client_config,
+    "db": cmd_db,
 }
 
 

@@ -71,8 +71,22 @@ class ProfileConfig(_Strict):
     tools: dict[str, ToolSelection] = Field(default_factory=dict)
 
 
+class StorageConfig(_Strict):
+    """The team database: memory, tasks and deep-thinking keep everything there instead of local files."""
+
+    url_env: str = Field(
+        description="environment variable holding the postgresql:// URL (the URL never sits in the YAML)",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+    )
+    migrate: bool = Field(default=True, description="apply pending schema migrations when serving starts")
+    pool_size: int = Field(default=8, ge=1, le=100, description="connections per plugin and process")
+    connect_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    statement_timeout_ms: int = Field(default=30_000, ge=100, le=3_600_000)
+
+
 class HostConfig(_Strict):
     data_dir: str | None = None
+    storage: StorageConfig | None = None
     language: Language | None = None
     allowed_roots: list[str] | None = None
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
@@ -89,6 +103,26 @@ class LoadedConfig:
     profile: ProfileConfig
     data_dir: Path
     language: Language
+
+    @property
+    def database_url(self) -> str | None:
+        """The team database's URL from ``storage.url_env``; None when ``storage`` is absent."""
+        storage = self.config.storage
+        if storage is None:
+            return None
+        url = os.environ.get(storage.url_env, "").strip()
+        if not url:
+            raise HostError(
+                f"storage.url_env names ${storage.url_env}, which is not set: export it as "
+                "postgresql://USER@HOST:5432/DATABASE (or remove `storage` to keep the local files)"
+            )
+        from hostd_db import is_postgres_url
+
+        if not is_postgres_url(url):
+            raise HostError(
+                f"${storage.url_env} must be a postgresql:// URL (it starts with {url.split(':', 1)[0]!r})"
+            )
+        return url
 
     @property
     def allowed_roots(self) -> list[Path] | None:

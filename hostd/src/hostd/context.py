@@ -23,6 +23,8 @@ from hostd.errors import HostError
 from hostd.i18n import Language, pick
 
 if TYPE_CHECKING:
+    from hostd_db import PostgresDatabase
+
     from hostd.tools import ToolFunction
 
 T = TypeVar("T")
@@ -103,6 +105,17 @@ def shared_lock_dir() -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class TeamStorage:
+    """The resolved ``storage`` section: the URL (read from its environment variable) and pool settings."""
+
+    url: str
+    pool_size: int = 8
+    connect_timeout_seconds: float = 5.0
+    statement_timeout_ms: int = 30_000
+    migrate: bool = True
+
+
 @dataclass(eq=False)
 class PluginContext:
     """Everything one plugin gets from the host for its whole life in one server."""
@@ -113,6 +126,8 @@ class PluginContext:
     data_root: Path
     services: Services
     allowed_roots: list[Path] | None = None
+    #: The team database (``storage`` in the config), or None: keep the embedded files.
+    storage: TeamStorage | None = None
     logger: logging.Logger = field(init=False)
     _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _resource_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -134,6 +149,26 @@ class PluginContext:
     def text(self, *, en: str, zh: str) -> str:
         """The sentence in the host's language."""
         return pick(self.language, en=en, zh=zh)
+
+    def team_database(self, migrations: Sequence[Any]) -> PostgresDatabase:
+        """This plugin's tables in the team database (its own schema), with the config's pool settings.
+
+        Only when ``storage`` is configured; open it once through ``resource`` and return the
+        same object from ``hostd_team_database`` so ``hostd db migrate`` sees it.
+        """
+        if self.storage is None:
+            raise HostError(f"plugin {self.name!r} asked for the team database; `storage` is not configured")
+        from hostd_db import PostgresDatabase
+
+        return PostgresDatabase(
+            self.storage.url,
+            self.name,
+            migrations,
+            max_connections=self.storage.pool_size,
+            connect_timeout_s=self.storage.connect_timeout_seconds,
+            statement_timeout_ms=self.storage.statement_timeout_ms,
+            auto_migrate=self.storage.migrate,
+        )
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """Open something (a store) on first use; it is closed at shut-down if it has ``close``."""

@@ -38,6 +38,16 @@ def hostd_register_services(register: RegisterService, context: PluginContext) -
 
 
 @hookspec
+def hostd_team_database(context: PluginContext) -> Any:
+    """Return this plugin's tables in the team database (``context.team_database(...)``), or None.
+
+    Called only when ``storage`` is configured; the host migrates and checks what it gets
+    (``hostd db migrate``, ``hostd config check``, start-up). The object needs ``migrate()``
+    and ``schema_status()``.
+    """
+
+
+@hookspec
 def hostd_startup(context: PluginContext) -> None:
     """Run once before the server accepts requests; keep it cheap (open stores lazily)."""
 

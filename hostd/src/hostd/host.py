@@ -18,7 +18,7 @@ import pluggy
 from pydantic import BaseModel, ValidationError
 
 from hostd.config import LoadedConfig, format_validation_error
-from hostd.context import ClientChannel, PluginContext, Services, ToolContext
+from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, ToolContext
 from hostd.errors import HostError, ToolError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
@@ -89,6 +89,7 @@ class Host:
         sections = self.loaded.config.plugins
         models = {name: _call_hook(impl) for name, impl in self._impls("hostd_settings_model")}
         host_roots = self.loaded.allowed_roots
+        storage = self._team_storage()
         for name in self.plugin_names:
             raw = dict(sections.get(name) or {})
             plugin_roots = raw.pop("allowed_roots", None)
@@ -101,7 +102,48 @@ class Host:
                 data_root=self.loaded.data_dir,
                 services=self.services,
                 allowed_roots=roots,
+                storage=storage,
             )
+
+    def _team_storage(self) -> TeamStorage | None:
+        section = self.loaded.config.storage
+        url = self.loaded.database_url
+        if section is None or url is None:
+            return None
+        return TeamStorage(
+            url=url,
+            pool_size=section.pool_size,
+            connect_timeout_seconds=section.connect_timeout_seconds,
+            statement_timeout_ms=section.statement_timeout_ms,
+            migrate=section.migrate,
+        )
+
+    def team_databases(self) -> list[tuple[str, Any]]:
+        """Each plugin's tables in the team database, as the plugins hand them over (none without storage)."""
+        if self.loaded.config.storage is None:
+            return []
+        found = []
+        for name, impl in self._impls("hostd_team_database"):
+            database = _call_hook(impl, context=self.contexts[name])
+            if database is not None:
+                found.append((name, database))
+        return found
+
+    def prepare_team_databases(self, *, migrate: bool) -> list[tuple[str, Any]]:
+        """Migrate (or only check) every plugin's team tables; a database problem is a HostError (exit 2).
+
+        Returns ``(plugin, SchemaStatus)`` pairs. Used at start-up and by ``hostd db migrate``.
+        """
+        from hostd_db import DatabaseError
+
+        statuses = []
+        for name, database in self.team_databases():
+            try:
+                status = database.migrate() if migrate else database.schema_status()
+            except DatabaseError as exc:
+                raise HostError(f"{name}: {exc.message('en')} {exc.hint('en')}") from None
+            statuses.append((name, status))
+        return statuses
 
     @staticmethod
     def _validate_settings(name: str, model: type[BaseModel] | None, raw: dict[str, Any]) -> Any:
@@ -302,9 +344,12 @@ class Host:
             return self._internal(name, started), True
 
     def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
-        """File-system errors from the shared library carry their own code and hint."""
+        """File-system and database errors from the shared libraries carry their own code and hint."""
+        from hostd_db import DatabaseError
         from hostd_fs import FsError
 
+        if isinstance(exc, DatabaseError):
+            return exc.code, exc.message(self.language), exc.hint(self.language), dict(exc.details)
         if isinstance(exc, FsError):
             details = dict(exc.details)
             details["reason"] = exc.reason

@@ -1,0 +1,202 @@
+"""`storage` in the config: the team database's migrations, checks and failures, through real processes.
+
+A small plugin keeps one table in the team database through ``context.team_database`` and
+hands it to the host with ``hostd_team_database``; the host migrates it at start-up and in
+``hostd db migrate``, reports it in ``hostd config check``, and renders its failures as
+structured errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hostd_testing import install_plugin_source, pythonpath_with
+
+LEDGER = '''
+from pydantic import Field
+from typing import Annotated
+from hostd import ToolContext, ToolOutput, hookimpl
+
+MIGRATIONS = [
+    "CREATE TABLE entries (id bigserial PRIMARY KEY, body text NOT NULL)",
+    "ALTER TABLE entries ADD COLUMN added_at timestamptz NOT NULL DEFAULT now()",
+]
+
+
+def _database(context):
+    return context.resource("db", lambda: context.team_database(MIGRATIONS))
+
+
+class Count(ToolOutput):
+    entries: int
+
+
+def add_entry(ctx: ToolContext, body: Annotated[str, Field(description="what to note")]) -> Count:
+    """Add one entry."""
+    with _database(ctx.plugin).write() as conn:
+        conn.execute("INSERT INTO entries (body) VALUES (%s)", (body,))
+        return Count(entries=conn.execute("SELECT count(*) AS n FROM entries").fetchone()["n"])
+
+
+def slow_count(ctx: ToolContext, seconds: Annotated[float, Field(description="how long", ge=0)]) -> Count:
+    """Count entries slowly."""
+    with _database(ctx.plugin).read() as conn:
+        conn.execute("SELECT pg_sleep(%s)", (seconds,))
+        return Count(entries=0)
+
+
+@hookimpl
+def hostd_team_database(context):
+    return _database(context)
+
+
+@hookimpl
+def hostd_register_tools(register):
+    register(add_entry, destructive=False)
+    register(slow_count, read_only=True)
+'''
+
+
+@pytest.fixture
+def ledger_env(tmp_path: Path) -> dict[str, str]:
+    site = install_plugin_source(
+        tmp_path / "site", entry_point="ledger", module="ledger_plugin", source=LEDGER
+    )
+    return pythonpath_with(site)
+
+
+def _config(tmp_path: Path, *, migrate: bool = True, statement_timeout_ms: int = 30_000) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"data_dir: {tmp_path / 'data'}\n"
+        "language: en\n"
+        "storage: {url_env: TEAM_DB, migrate: "
+        + ("true" if migrate else "false")
+        + f", statement_timeout_ms: {statement_timeout_ms}, connect_timeout_seconds: 2}}\n"
+        "profiles:\n  default:\n    plugins: [ledger]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _hostd(
+    env: dict[str, str], config: Path, url: str | None, *args: str, stdin: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **env, "HOSTD_CACHE_DIR": "off"}
+    full_env.pop("TEAM_DB", None)
+    if url is not None:
+        full_env["TEAM_DB"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "hostd", *args, "--config", str(config)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=stdin,
+        check=False,
+    )
+
+
+def test_db_migrate_check_then_apply_then_current(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    config = _config(tmp_path)
+    before = _hostd(ledger_env, config, postgres_url, "db", "migrate", "--check")
+    assert before.returncode == 1, before.stderr
+    assert "ledger: version 0 of 2: 2 migration(s) pending" in before.stdout
+    applied = _hostd(ledger_env, config, postgres_url, "db", "migrate")
+    assert applied.returncode == 0, applied.stderr
+    assert "ledger: version 2: current" in applied.stdout
+    assert "127.0.0.1:" in applied.stdout and "postgres@" not in applied.stdout
+    after = _hostd(ledger_env, config, postgres_url, "db", "migrate", "--check")
+    assert (after.returncode, "ledger: version 2: current" in after.stdout) == (0, True)
+
+
+def test_config_check_reports_the_database_and_its_schema(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    config = _config(tmp_path)
+    pending = _hostd(ledger_env, config, postgres_url, "config", "check")
+    assert pending.returncode == 1 and "2 migration(s) pending" in pending.stdout
+    _hostd(ledger_env, config, postgres_url, "db", "migrate")
+    current = _hostd(ledger_env, config, postgres_url, "config", "check")
+    assert current.returncode == 0, current.stderr
+    assert (
+        "storage: team database 127.0.0.1:" in current.stdout
+        and "ledger: version 2: current" in current.stdout
+    )
+
+
+def test_serve_migrates_at_start_up_unless_told_not_to(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    refused = _hostd(
+        ledger_env, _config(tmp_path, migrate=False), postgres_url, "serve", stdin=subprocess.DEVNULL
+    )
+    assert refused.returncode == 2
+    assert "not current" in refused.stderr and "hostd db migrate" in refused.stderr
+    served = _hostd(ledger_env, _config(tmp_path), postgres_url, "serve", stdin=subprocess.DEVNULL)
+    assert served.returncode == 0, served.stderr
+    check = _hostd(ledger_env, _config(tmp_path), postgres_url, "db", "migrate", "--check")
+    assert check.returncode == 0
+
+
+def test_a_tool_writes_through_the_team_database(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    config = _config(tmp_path)
+    for expected in (1, 2):
+        called = _hostd(ledger_env, config, postgres_url, "call", "add_entry", "--arg", "body=思考")
+        assert called.returncode == 0, called.stderr
+        assert json.loads(called.stdout)["entries"] == expected
+
+
+def test_a_slow_statement_is_a_timeout_envelope(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    config = _config(tmp_path, statement_timeout_ms=200)
+    called = _hostd(ledger_env, config, postgres_url, "call", "slow_count", "--arg", "seconds=3")
+    assert called.returncode == 1
+    envelope = json.loads(called.stdout)
+    assert envelope["error"]["code"] == "TIMEOUT"
+    assert "200 ms" in envelope["error"]["message"] and envelope["error"]["hint"]
+
+
+def test_a_database_down_at_start_up_is_exit_2_naming_the_host_not_the_password(
+    ledger_env: dict[str, str], tmp_path: Path
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://team:hunter2-secret@127.0.0.1:{port}/hostd"
+    served = _hostd(ledger_env, _config(tmp_path), url, "serve", stdin=subprocess.DEVNULL)
+    assert served.returncode == 2
+    assert f"127.0.0.1:{port}/hostd" in served.stderr and "cannot be reached" in served.stderr
+    assert "hunter2" not in served.stderr + served.stdout
+
+
+def test_storage_without_its_environment_variable_says_what_to_set(
+    ledger_env: dict[str, str], tmp_path: Path
+) -> None:
+    served = _hostd(ledger_env, _config(tmp_path), None, "serve", stdin=subprocess.DEVNULL)
+    assert served.returncode == 2
+    assert "$TEAM_DB" in served.stderr and "postgresql://" in served.stderr
+    wrong = _hostd(ledger_env, _config(tmp_path), "mysql://x@y/z", "db", "migrate")
+    assert wrong.returncode == 2 and "must be a postgresql:// URL" in wrong.stderr
+
+
+def test_without_storage_config_check_says_embedded(tmp_path: Path) -> None:
+    config = tmp_path / "plain.yaml"
+    config.write_text(
+        f"data_dir: {tmp_path / 'data'}\nprofiles:\n  default:\n    plugins: []\n", encoding="utf-8"
+    )
+    checked = _hostd({}, config, None, "config", "check")
+    assert checked.returncode == 0 and "storage: embedded" in checked.stdout
+    migrate = _hostd({}, config, None, "db", "migrate")
+    assert migrate.returncode == 2 and "storage: {url_env" in migrate.stderr
