@@ -52,6 +52,11 @@ RECORD_KEYS = {
     "linked_session_id",
     "created_at",
     "updated_at",
+    "parent_id",
+    "labels",
+    "acceptance",
+    "notes",
+    "subtasks",
 }
 
 

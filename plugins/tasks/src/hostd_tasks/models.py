@@ -26,6 +26,18 @@ TITLE_MAX = 200
 DESCRIPTION_MAX = 20_000
 #: Dependencies one task may name; more than this is a plan, not a task.
 DEPENDENCIES_MAX = 100
+#: How to check a task is done: as long as a description, since it often lists steps.
+ACCEPTANCE_MAX = 20_000
+#: One appended note; longer text belongs in the description.
+NOTE_MAX = 5_000
+#: All notes of one task together: past this append_note answers TOO_LONG, so a task that is
+#: appended to in a loop cannot grow without bound and bloat every answer that carries it.
+NOTES_TOTAL_MAX = 20_000
+#: Labels per task, and the shape of one label (no whitespace or comma, 1-40 characters).
+LABELS_MAX = 20
+LABEL_PATTERN = r"^[^\s,]{1,40}$"
+#: Subtasks one split_task call may create.
+SUBTASKS_MAX = 50
 
 #: Every allowed move; anything else (apart from staying put) is refused as a conflict.
 TRANSITIONS: dict[Status, tuple[Status, ...]] = {
@@ -51,6 +63,24 @@ def priority_name(rank: int) -> Priority:
     return PRIORITIES[rank]
 
 
+class Note(BaseModel):
+    """One note appended with update_task(append_note=...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="The note")
+    at: datetime = Field(description="When it was appended (UTC)")
+
+
+class SubtaskProgress(BaseModel):
+    """How far a parent's subtasks are, so a parent shows progress without listing its children."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: int = Field(description="Number of subtasks")
+    by_status: dict[Status, int] = Field(description="Subtask count per status")
+
+
 class TaskRecord(BaseModel):
     """A task as every tool answers it: the whole record, never a partial one."""
 
@@ -63,6 +93,11 @@ class TaskRecord(BaseModel):
     priority: Priority = Field(description="P0 (most urgent), P1 or P2")
     depends_on: list[str] = Field(description="Tasks that must be completed before this one is offered next")
     linked_session_id: str | None = Field(description="The deep-thinking session linked to this task, if any")
+    parent_id: str | None = Field(description="The task this one is a subtask of; null for a top-level task")
+    labels: list[str] = Field(description="Labels (lower-case), sorted")
+    acceptance: str = Field(description="How to verify the task is done; empty when none was given")
+    notes: list[Note] = Field(description="Notes appended over time, oldest first")
+    subtasks: SubtaskProgress | None = Field(description="Its subtasks' progress; null when it has none")
     created_at: datetime = Field(description="When the task was created (UTC)")
     updated_at: datetime = Field(description="When the task last changed (UTC)")
 
