@@ -33,9 +33,9 @@ NOTE_MAX = 5_000
 #: All notes of one task together: past this append_note answers TOO_LONG, so a task that is
 #: appended to in a loop cannot grow without bound and bloat every answer that carries it.
 NOTES_TOTAL_MAX = 20_000
-#: Labels per task, and the shape of one label (no whitespace or comma, 1-40 characters).
+#: Labels per task, and the shape of one label (1-40 characters, no whitespace, comma or control).
 LABELS_MAX = 20
-LABEL_PATTERN = r"^[^\s,]{1,40}$"
+LABEL_PATTERN = r"^[^\s,\x00-\x1f\x7f]{1,40}$"
 #: Subtasks one split_task call may create.
 SUBTASKS_MAX = 50
 

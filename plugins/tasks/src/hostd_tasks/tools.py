@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hostd import ToolContext, ToolError, ToolOutput
 from hostd_tasks.access import store_for
@@ -218,7 +218,12 @@ class LinkAnswer(ToolOutput):
 # --- refusals, explained -----------------------------------------------------------------------
 
 
-def _explain(ctx: ToolContext, refusal: StoreRefusal) -> ToolError:
+def _explain(ctx: ToolContext, refusal: StoreRefusal, *, missing_code: str = "NOT_FOUND") -> ToolError:
+    """The error envelope for a refusal; ``missing_code`` is the code for unknown dependencies.
+
+    create_task has always answered NOT_FOUND for them; update_task answers INVALID_ARGUMENT, as
+    the issue that introduced it asks (the argument it was given names no task).
+    """
     from hostd_tasks.store import (
         DeleteRefused,
         DependenciesMissing,
@@ -282,7 +287,7 @@ def _explain(ctx: ToolContext, refusal: StoreRefusal) -> ToolError:
     if isinstance(refusal, DependenciesMissing):
         names = ", ".join(refusal.missing)
         return ToolError(
-            "NOT_FOUND",
+            missing_code,
             ctx.text(
                 en=f"depends_on names tasks that do not exist: {names}.",
                 zh=f"depends_on 中的任务不存在：{names}。",
@@ -405,14 +410,14 @@ def _explain_delete_refused(ctx: ToolContext, refusal: DeleteRefused) -> ToolErr
 
 
 @contextmanager
-def _refusals_explained(ctx: ToolContext) -> Iterator[None]:
+def _refusals_explained(ctx: ToolContext, *, missing_code: str = "NOT_FOUND") -> Iterator[None]:
     """Turn the store's refusals into error envelopes in the caller's language."""
     from hostd_tasks.store import StoreRefusal
 
     try:
         yield
     except StoreRefusal as refusal:
-        raise _explain(ctx, refusal) from None
+        raise _explain(ctx, refusal, missing_code=missing_code) from None
 
 
 def _invalid(ctx: ToolContext, argument: str, *, en: str, zh: str, hint_en: str, hint_zh: str) -> ToolError:
@@ -839,7 +844,7 @@ def update_task(
             hint_en="To change the status, use update_task_status.",
             hint_zh="要更改状态，请使用 update_task_status。",
         )
-    with _refusals_explained(ctx):
+    with _refusals_explained(ctx, missing_code="INVALID_ARGUMENT"):
         update = store_for(ctx.plugin).update(task_id, edit)
     answer = UpdateAnswer(task=update.task, changed=update.changed)
     if not update.changed:
@@ -887,6 +892,8 @@ def delete_task(
 
 class SubtaskSpec(BaseModel):
     """One subtask for split_task: create_task's fields, without the parent (it is the split task)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     title: Title
     description: Description = ""
