@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -63,10 +63,36 @@ def priority_name(rank: int) -> Priority:
     return PRIORITIES[rank]
 
 
+def lean_schema(schema: dict[str, Any]) -> None:
+    """Trim a record's JSON schema to what validates, for clients that check every answer.
+
+    MCP clients validate ``structuredContent`` against the output schema, record by record: a
+    page of 100 tasks is thousands of keyword checks. Property titles only repeat the names, and
+    ``anyOf: [{type: X}, {type: null}]`` says what ``type: [X, null]`` says in one check, so both
+    go; descriptions stay, they are for the model.
+    """
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        options = prop.get("anyOf")
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and {"type": "null"} in options
+            and all(set(option) == {"type"} for option in options)
+        ):
+            del prop["anyOf"]
+            prop["type"] = [next(o["type"] for o in options if o != {"type": "null"}), "null"]
+
+
+#: Records answered many at a time carry a lean schema (see ``lean_schema``).
+RECORD_CONFIG = ConfigDict(frozen=True, json_schema_extra=lean_schema)
+
+
 class Note(BaseModel):
     """One note appended with update_task(append_note=...)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = RECORD_CONFIG
 
     text: str = Field(description="The note")
     at: datetime = Field(description="When it was appended (UTC)")
@@ -75,7 +101,7 @@ class Note(BaseModel):
 class SubtaskProgress(BaseModel):
     """How far a parent's subtasks are, so a parent shows progress without listing its children."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = RECORD_CONFIG
 
     total: int = Field(description="Number of subtasks")
     by_status: dict[Status, int] = Field(description="Subtask count per status")
@@ -84,7 +110,7 @@ class SubtaskProgress(BaseModel):
 class TaskRecord(BaseModel):
     """A task as every tool answers it: the whole record, never a partial one."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = RECORD_CONFIG
 
     task_id: str = Field(description="The task's identifier")
     title: str = Field(description="Short title, 1-200 characters")
