@@ -63,26 +63,34 @@ def priority_name(rank: int) -> Priority:
     return PRIORITIES[rank]
 
 
-def lean_schema(schema: dict[str, Any]) -> None:
+def lean_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
     """Trim a record's JSON schema to what validates, for clients that check every answer.
 
     MCP clients validate ``structuredContent`` against the output schema, record by record: a
-    page of 100 tasks is thousands of keyword checks. Property titles only repeat the names, and
-    ``anyOf: [{type: X}, {type: null}]`` says what ``type: [X, null]`` says in one check, so both
-    go; descriptions stay, they are for the model.
+    page of 100 tasks is thousands of keyword checks, and a failed ``anyOf`` branch costs an
+    error object. Property titles only repeat the names; ``anyOf: [X, null]`` becomes one check
+    (``type: [..., "null"]``, a nested model inlined). Descriptions stay: they are for the model.
     """
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    for name, prop in schema.get("properties", {}).items():
         prop.pop("title", None)
         options = prop.get("anyOf")
-        if (
-            isinstance(options, list)
-            and len(options) == 2
-            and {"type": "null"} in options
-            and all(set(option) == {"type"} for option in options)
-        ):
+        if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+            continue
+        (other,) = [option for option in options if option != {"type": "null"}]
+        if set(other) == {"type"} and isinstance(other["type"], str):
             del prop["anyOf"]
-            prop["type"] = [next(o["type"] for o in options if o != {"type": "null"}), "null"]
+            prop["type"] = [other["type"], "null"]
+        elif set(other) == {"$ref"}:
+            nested = [arg for arg in get_args(model.model_fields[name].annotation) if isinstance(arg, type)]
+            inner = next((arg for arg in nested if issubclass(arg, BaseModel)), None)
+            if inner is not None:
+                inline = inner.model_json_schema(mode="serialization")
+                if "$defs" not in inline:  # only a flat model can be inlined whole
+                    del prop["anyOf"]
+                    prop.update(
+                        {**inline, "type": ["object", "null"], "description": prop.get("description")}
+                    )
 
 
 #: Records answered many at a time carry a lean schema (see ``lean_schema``).
