@@ -142,3 +142,11 @@ async def test_search_messages_in_chinese(connect_in_memory: Connect) -> None:
         error = await refused(client, "list_tasks", {"query": "!!!"}, "INVALID_ARGUMENT")
     assert error["message"] == "参数 'query' 无效：其中没有可搜索的文字或数字。"
     assert "数据库" in error["hint"] and "omit" not in error["hint"]
+
+
+async def test_a_one_letter_query_is_a_word_prefix(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "xylophone repair", task_id="x")
+        await create(client, "box of nails", task_id="box")
+        assert await ids(client, query="x") == ["x"], "words starting with x, not every x inside a word"
+        assert await ids(client, query="B") == ["box"]

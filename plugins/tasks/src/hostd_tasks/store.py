@@ -10,7 +10,15 @@ same with 10,000 tasks as with 100:
 - the primary key of ``task_dependencies`` (task_id, depends_on) lets the dependency check be an
   indexed ``NOT EXISTS`` per candidate, never a load of the whole list.
 
-``seq`` is the rowid: insertion order under the write lock, hence "oldest first".
+- ``tasks(parent_id, status)`` finds a parent's open subtasks (get_next_task hands out leaf work)
+  and ``task_dependencies(depends_on)`` a task's dependents (delete, get_task, cycle checks);
+- labels, notes and history sit in their own tables keyed by task; ``task_search`` is an FTS5
+  index (rowid = seq) of each task's text, kept in step by every write (see ``search``).
+
+``seq`` is the rowid: insertion order under the write lock, hence "oldest first". A deleted task
+leaves ``tasks`` (so no list, count or index walk pays for it); its last record stays in
+``deleted_tasks`` and its history in ``task_history``, so get_task can still explain it and its id
+is never handed out again.
 """
 
 from __future__ import annotations
@@ -394,13 +402,18 @@ def _records(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> list
     labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
     notes: dict[str, list[Note]] = {task_id: [] for task_id in ids}
     if ids:
-        marks = ", ".join("?" * len(ids))
+        # One JSON parameter, not one '?' per id: a page of 1,000 stays under any SQLite's variable limit.
+        page = (json.dumps(ids),)
         for task_id, label in conn.execute(
-            f"SELECT task_id, label FROM task_labels WHERE task_id IN ({marks}) ORDER BY task_id, label", ids
+            "SELECT task_id, label FROM task_labels WHERE task_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY task_id, label",
+            page,
         ):
             labels[task_id].append(label)
         for task_id, text, at in conn.execute(
-            f"SELECT task_id, text, at FROM task_notes WHERE task_id IN ({marks}) ORDER BY seq", ids
+            "SELECT task_id, text, at FROM task_notes WHERE task_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY seq",
+            page,
         ):
             notes[task_id].append(Note(text=text, at=datetime.fromisoformat(at)))
     return [_record(row, labels[task_id], notes[task_id]) for row, task_id in zip(rows, ids, strict=True)]
