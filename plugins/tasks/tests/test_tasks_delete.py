@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import anyio
 import pytest
+from hostd.config import config_from_mapping
+from hostd.host import Host
 from tasks_support import Connect, create, ok, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -103,3 +108,29 @@ async def test_delete_messages_in_chinese(connect_in_memory: Connect) -> None:
     assert deleted["message"] == "已删除任务 base「base」。已从以下任务的依赖中移除：a。"
     assert "不存在" in gone["message"]
     assert was["message"] == "任务 'base' 已被删除。"
+
+
+def test_a_deleted_task_leaves_the_sessions_linked_tasks(hostd_data_dir: Path) -> None:
+    """deep-thinking asks tasks.links for a session's tasks: a deleted one is no longer among them."""
+    host = Host(
+        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+    )
+    host.startup()
+    try:
+
+        async def scenario() -> None:
+            for task_id in ("kept", "gone"):
+                for tool, arguments in (
+                    ("create_task", {"title": task_id, "task_id": task_id}),
+                    ("link_task_session", {"task_id": task_id, "session_id": "s-1"}),
+                ):
+                    envelope, is_error = await host.call(tool, arguments)
+                    assert not is_error, envelope
+            envelope, is_error = await host.call("delete_task", {"task_id": "gone"})
+            assert not is_error, envelope
+
+        anyio.run(scenario)
+        found = host.services.get("tasks.links").tasks_for_session("s-1")
+    finally:
+        host.shutdown()
+    assert [task["task_id"] for task in found] == ["kept"]
