@@ -117,6 +117,8 @@ def _add_subtasks_labels_notes_history_and_search(conn: sqlite3.Connection) -> N
     )
 
 
+# Each migration runs once per database, in order, counted in PRAGMA user_version: add new ones at
+# the end and never edit one, since existing tasks.db files have already run it.
 MIGRATIONS.append(_add_subtasks_labels_notes_history_and_search)
 
 #: The columns every record is read from, in ``_record`` order; dependencies come as a JSON array,
