@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from tasks_support import Connect, create, ok, refused
-from test_tasks_links import SUMMARY, FakeSessions, SessionsPlugin
+from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, ok, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -104,3 +103,15 @@ async def test_get_task_in_chinese(connect_in_memory: Connect) -> None:
         == "任务 r「报告」（P2，pending）：1 条历史记录，依赖 0 个任务，被 0 个任务依赖，0 个子任务。"
     )
     assert deleted["message"] == "任务 r「报告」已被删除；以下是它最后的记录和历史。"
+
+
+async def test_with_deep_thinking_loaded_get_task_shows_the_real_session(connect: Connect) -> None:
+    pytest.importorskip("hostd_deep_thinking")
+    async with connect(["deep-thinking", "tasks"]) as client:
+        session_id = await new_session(client)
+        await create(client, "think first", task_id="t")
+        await ok(client, "link_task_session", {"task_id": "t", "session_id": session_id})
+        shown = await ok(client, "get_task", {"task_id": "t"})
+    assert shown["session_checked"] is True
+    assert shown["session"]["session_id"] == session_id
+    assert shown["history"][-1]["event"] == "linked"
