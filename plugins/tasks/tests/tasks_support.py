@@ -13,6 +13,8 @@ from typing import Any
 from hostd_testing import envelope_of
 from mcp import Client
 
+from hostd import hookimpl
+
 #: The ``connect`` fixture: ``connect(plugins=None, *, language="en", extra_plugins=None)`` opens a client.
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
@@ -52,6 +54,11 @@ RECORD_KEYS = {
     "linked_session_id",
     "created_at",
     "updated_at",
+    "parent_id",
+    "labels",
+    "acceptance",
+    "notes",
+    "subtasks",
 }
 
 
@@ -89,3 +96,44 @@ async def walk_to(client: Client, task_id: str, status: str) -> None:
     """Bring a pending task to ``status`` through allowed moves only."""
     for step in PATH_TO[status]:
         await ok(client, "update_task_status", {"task_id": task_id, "new_status": step})
+
+
+# --- deep-thinking sessions, real or stood in for ----------------------------------------------
+
+
+class FakeSessions:
+    """Stands in for deep-thinking's ``deep-thinking.sessions`` service (the agreed contract)."""
+
+    def __init__(self, sessions: dict[str, dict[str, Any]]) -> None:
+        self.sessions = sessions
+        self.asked: list[str] = []
+
+    def session_exists(self, session_id: str) -> bool:
+        self.asked.append(session_id)
+        return session_id in self.sessions
+
+    def session_summary(self, session_id: str) -> dict[str, Any] | None:
+        return self.sessions.get(session_id)
+
+
+class SessionsPlugin:
+    """An in-line plugin offering the fake service, loaded beside tasks."""
+
+    def __init__(self, service: FakeSessions) -> None:
+        self.service = service
+
+    @hookimpl
+    def hostd_register_services(self, register: Any) -> None:
+        register("deep-thinking.sessions", self.service)
+
+
+SUMMARY = {"session_id": "plan-1", "name": "Plan the release", "status": "active", "thought_count": 3}
+
+
+async def new_session(client: Any) -> str:
+    """Create a session through deep-thinking's own tool and return its id."""
+    answer = await ok(client, "create_session", {"name": "linked from tasks"})
+    session = answer.get("session") or {}
+    session_id = session.get("session_id") or answer.get("session_id")
+    assert isinstance(session_id, str), answer
+    return session_id

@@ -104,6 +104,49 @@ def claim_until_empty(data_dir: str, worker: int, barrier: Any, results: Any) ->
     )
 
 
+def edit_and_claim(data_dir: str, worker: int, rounds: int, barrier: Any, results: Any) -> None:
+    """Each round: append a note to a shared task, rename this worker's own task, claim a task and note it.
+
+    The notes and titles are what a lost edit would lose; the claims what a double claim would repeat.
+    """
+    import anyio
+
+    host = _host(data_dir)
+    claimed: list[str] = []
+    errors: list[str] = []
+
+    async def run() -> None:
+        for n in range(rounds):
+            calls = [
+                ("update_task", {"task_id": f"shared-{n % 10}", "append_note": f"w{worker} r{n}"}),
+                (
+                    "update_task",
+                    {"task_id": f"own-{worker}", "title": f"w{worker} r{n}", "priority": f"P{n % 3}"},
+                ),
+            ]
+            for tool, arguments in calls:
+                envelope, is_error = await host.call(tool, arguments)
+                if is_error:
+                    errors.append(str(envelope["error"]))
+            envelope, is_error = await host.call("get_next_task", {"claim": True})
+            if is_error:
+                errors.append(str(envelope["error"]))
+            elif envelope["task"] is not None:
+                task_id = envelope["task"]["task_id"]
+                claimed.append(task_id)
+                await host.call("update_task", {"task_id": task_id, "append_note": f"claimed by w{worker}"})
+            await anyio.sleep(WORK_AFTER_CLAIM_S)
+
+    try:
+        barrier.wait(BARRIER_TIMEOUT)
+        started = time.time()
+        anyio.run(run)
+        finished = time.time()
+    finally:
+        host.shutdown()
+    results.put({"worker": worker, "claimed": claimed, "errors": errors, "start": started, "end": finished})
+
+
 def write_until_killed(data_dir: str, name: str) -> None:
     """Create a task and claim the next one, round after round, printing each finished round.
 

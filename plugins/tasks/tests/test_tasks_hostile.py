@@ -21,7 +21,21 @@ async def test_bad_task_ids_are_refused_everywhere(connect_in_memory: Connect, t
             ("update_task_status", {"task_id": task_id, "new_status": "in_progress"}, "task_id"),
             ("link_task_session", {"task_id": task_id, "session_id": "s-1"}, "task_id"),
             ("link_task_session", {"task_id": "ok-1", "session_id": task_id}, "session_id"),
+            ("create_task", {"title": "x", "parent_id": task_id}, "parent_id"),
+            ("update_task", {"task_id": task_id, "title": "x"}, "task_id"),
+            ("update_task", {"task_id": "ok-1", "depends_on": [task_id]}, "depends_on.0"),
+            ("delete_task", {"task_id": task_id}, "task_id"),
+            ("get_task", {"task_id": task_id}, "task_id"),
+            ("split_task", {"task_id": task_id, "subtasks": [{"title": "x"}]}, "task_id"),
+            (
+                "split_task",
+                {"task_id": "ok-1", "subtasks": [{"title": "x", "task_id": task_id}]},
+                "subtasks.0.task_id",
+            ),
+            ("list_tasks", {"parent_id": task_id}, "parent_id"),
         ]
+        if task_id:  # "" is how update_task makes a task top-level, so it is a valid parent_id there
+            calls.append(("update_task", {"task_id": "ok-1", "parent_id": task_id}, "parent_id"))
         for tool, arguments, argument in calls:
             error = await refused(client, tool, arguments, "INVALID_ARGUMENT")
             assert error["details"]["argument"] == argument, (tool, error)
@@ -80,9 +94,67 @@ async def test_odd_text_is_stored_literally(connect_in_memory: Connect, text: st
     assert stats["total"] == 1
 
 
+async def test_a_one_megabyte_note_is_refused_and_nothing_is_stored(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "noted", task_id="n")
+        error = await refused(
+            client,
+            "update_task",
+            {"task_id": "n", "append_note": "x" * 1_000_000, "title": "renamed"},
+            "INVALID_ARGUMENT",
+        )
+        task = (await ok(client, "get_task", {"task_id": "n"}))["task"]
+    assert error["details"]["argument"] == "append_note"
+    assert "5000" in error["hint"]
+    assert task["notes"] == [] and task["title"] == "noted"
+
+
+async def test_notes_past_the_total_cap_are_too_long_and_nothing_is_stored(connect: Connect) -> None:
+    """Each note may be 5,000 characters, but a task holds at most 20,000 of them in all."""
+    async with connect() as client:
+        await create(client, "noted", task_id="n")
+        for n in range(4):
+            await ok(client, "update_task", {"task_id": "n", "append_note": str(n) * 5_000})
+        error = await refused(
+            client, "update_task", {"task_id": "n", "append_note": "one more", "priority": "P0"}, "TOO_LONG"
+        )
+        task = (await ok(client, "get_task", {"task_id": "n"}))["task"]
+    assert error["details"] == {
+        "argument": "append_note",
+        "task_id": "n",
+        "notes_characters": 20_000,
+        "limit": 20_000,
+    }
+    assert "description" in error["hint"]
+    assert len(task["notes"]) == 4 and task["priority"] == "P2"
+
+
+async def test_too_long_in_chinese(connect_in_memory: Connect) -> None:
+    async with connect_in_memory(language="zh") as client:
+        await create(client, "noted", task_id="n")
+        for n in range(4):
+            await ok(client, "update_task", {"task_id": "n", "append_note": str(n) * 5_000})
+        error = await refused(client, "update_task", {"task_id": "n", "append_note": "再来"}, "TOO_LONG")
+    assert error["message"].startswith("任务 'n' 的备注已有 20000 个字符")
+    assert "description" in error["hint"] and "Put" not in error["hint"]
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "argument"),
     [
+        ("update_task", {"task_id": "t-1", "priority": "P9"}, "priority"),
+        ("update_task", {"task_id": "t-1", "labels": "one"}, "labels"),
+        ("update_task", {"task_id": "t-1", "depends_on": [1, 2]}, "depends_on.0"),
+        ("update_task", {"task_id": "t-1", "title": ""}, "title"),
+        ("update_task", {"task_id": "t-1", "title": "   "}, "title"),
+        ("update_task", {"task_id": "t-1", "append_note": ""}, "append_note"),
+        ("delete_task", {"task_id": "t-1", "drop_dependencies": "yes please"}, "drop_dependencies"),
+        ("delete_task", {}, "task_id"),
+        ("split_task", {"task_id": "t-1", "subtasks": "a, b"}, "subtasks"),
+        ("split_task", {"task_id": "t-1", "subtasks": [{"title": "x"}] * 51}, "subtasks"),
+        ("split_task", {"task_id": "t-1", "subtasks": [{}]}, "subtasks.0.title"),
+        ("get_task", {"task_id": 12}, "task_id"),
+        ("list_tasks", {"label": ["a"]}, "label"),
         ("get_next_task", {"claim": "maybe"}, "claim"),
         ("list_tasks", {"limit": "lots"}, "limit"),
         ("create_task", {"title": ["a", "list"]}, "title"),
@@ -104,6 +176,17 @@ async def test_fuzz_in_memory(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "seed", task_id="task-1")
         report = await fuzz_tools(client, seed=6, rounds=8)
+    assert report.calls > 0 and not report.failures, report.failures
+    assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes
+
+
+async def test_fuzz_with_subtasks_labels_and_notes_in_the_list(connect_in_memory: Connect) -> None:
+    """The fuzz again with a richer list, so the new tools meet parents, dependencies and notes."""
+    async with connect_in_memory() as client:
+        await create(client, "seed", task_id="task-1", labels=["seed"])
+        await create(client, "child", task_id="task-2", parent_id="task-1")
+        await ok(client, "update_task", {"task_id": "task-2", "append_note": "note"})
+        report = await fuzz_tools(client, seed=15, rounds=12)
     assert report.calls > 0 and not report.failures, report.failures
     assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes
 

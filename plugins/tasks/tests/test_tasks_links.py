@@ -3,45 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hostd.config import config_from_mapping
 from hostd.host import Host
-from tasks_support import Connect, create, ok, refused
-
-from hostd import hookimpl
+from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, ok, refused
 
 pytestmark = pytest.mark.anyio
-
-
-class FakeSessions:
-    """Stands in for deep-thinking's ``deep-thinking.sessions`` service (the agreed contract)."""
-
-    def __init__(self, sessions: dict[str, dict[str, Any]]) -> None:
-        self.sessions = sessions
-        self.asked: list[str] = []
-
-    def session_exists(self, session_id: str) -> bool:
-        self.asked.append(session_id)
-        return session_id in self.sessions
-
-    def session_summary(self, session_id: str) -> dict[str, Any] | None:
-        return self.sessions.get(session_id)
-
-
-class SessionsPlugin:
-    """An in-line plugin offering the fake service, loaded beside tasks."""
-
-    def __init__(self, service: FakeSessions) -> None:
-        self.service = service
-
-    @hookimpl
-    def hostd_register_services(self, register: Any) -> None:
-        register("deep-thinking.sessions", self.service)
-
-
-SUMMARY = {"session_id": "plan-1", "name": "Plan the release", "status": "active", "thought_count": 3}
 
 
 @pytest.mark.smoke
@@ -160,19 +128,10 @@ def test_tasks_links_service_lists_linked_tasks(hostd_data_dir: Path) -> None:
 # --- with the real deep-thinking plugin in the same profile ----------------------------------
 
 
-async def _new_session(client: Any) -> str:
-    """Create a session through deep-thinking's own tool and return its id."""
-    answer = await ok(client, "create_session", {"name": "linked from tasks"})
-    session = answer.get("session") or {}
-    session_id = session.get("session_id") or answer.get("session_id")
-    assert isinstance(session_id, str), answer
-    return session_id
-
-
 async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> None:
     pytest.importorskip("hostd_deep_thinking")
     async with connect(["deep-thinking", "tasks"]) as client:
-        session_id = await _new_session(client)
+        session_id = await new_session(client)
         task = await create(client)
         await refused(
             client,
@@ -189,7 +148,7 @@ async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> 
 async def test_with_deep_thinking_loaded_the_session_shows_its_linked_tasks(connect: Connect) -> None:
     pytest.importorskip("hostd_deep_thinking")
     async with connect(["deep-thinking", "tasks"]) as client:
-        session_id = await _new_session(client)
+        session_id = await new_session(client)
         task = await create(client, "ship it", priority="P0")
         await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": session_id})
         await ok(client, "update_task_status", {"task_id": task["task_id"], "new_status": "in_progress"})

@@ -132,6 +132,61 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd
     assert {t["status"] for t in list_all(hostd_data_dir)} == {"in_progress"}
 
 
+EDIT_ROUNDS = 50
+
+
+def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twice(
+    hostd_data_dir: Path,
+) -> None:
+    host = Host(
+        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+    )
+    host.startup()
+    try:
+
+        async def seed() -> None:
+            # Shared and own tasks are blocked, so only the claimable ones are handed out.
+            for task_id in [f"shared-{n}" for n in range(10)] + [f"own-{w}" for w in range(WORKERS)]:
+                for tool, arguments in (
+                    ("create_task", {"title": task_id, "task_id": task_id}),
+                    ("update_task_status", {"task_id": task_id, "new_status": "blocked"}),
+                ):
+                    envelope, is_error = await host.call(tool, arguments)
+                    assert not is_error, envelope
+            for n in range(WORKERS * EDIT_ROUNDS // 2):  # fewer than the claims asked for: some find none
+                envelope, is_error = await host.call(
+                    "create_task", {"title": f"job {n}", "priority": f"P{n % 3}"}
+                )
+                assert not is_error, envelope
+
+        anyio.run(seed)
+    finally:
+        host.shutdown()
+
+    results = run_workers(tasks_workers.edit_and_claim, lambda n: (str(hostd_data_dir), n, EDIT_ROUNDS))
+    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert_overlapped(results)
+    by_id = {t["task_id"]: t for t in list_all(hostd_data_dir)}
+    shared_notes = sorted(note["text"] for n in range(10) for note in by_id[f"shared-{n}"]["notes"])
+    assert shared_notes == sorted(f"w{w} r{n}" for w in range(WORKERS) for n in range(EDIT_ROUNDS)), (
+        "an edit was lost"
+    )
+    for w in range(WORKERS):
+        last = EDIT_ROUNDS - 1
+        assert (by_id[f"own-{w}"]["title"], by_id[f"own-{w}"]["priority"]) == (
+            f"w{w} r{last}",
+            f"P{last % 3}",
+        )
+    claimed = [task_id for r in results for task_id in r["claimed"]]
+    jobs = [t for t in by_id.values() if t["title"].startswith("job ")]
+    assert sorted(claimed) == sorted(t["task_id"] for t in jobs), "a task was claimed twice or never"
+    assert all(r["claimed"] for r in results), "the claims did not interleave"
+    for r in results:
+        for task_id in r["claimed"]:
+            assert [n["text"] for n in by_id[task_id]["notes"]] == [f"claimed by w{r['worker']}"]
+            assert by_id[task_id]["status"] == "in_progress"
+
+
 @pytest.mark.slow
 def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_dir: Path) -> None:
     """SIGKILL a process creating and claiming tasks ten times: no half round, no lost claim."""

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
-from hostd_tasks.store import TaskStore
+from hostd_tasks.store import TaskEdit, TaskStore
 
 
 @pytest.fixture
@@ -136,3 +136,80 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] >= 1
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
+    """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
+    from hostd_fs import Database
+    from hostd_tasks.store import MIGRATIONS
+
+    path = tmp_path / "tasks.db"
+    stamp = "2026-01-02T03:04:05.123456+00:00"
+    with Database(path, MIGRATIONS[:1]) as old, old.write() as conn:
+        conn.executemany(
+            "INSERT INTO tasks (task_id, title, description, status, priority, linked_session_id, "
+            "created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                ("base", "迁移数据库", "旧的描述", "completed", 0, "s-1", stamp, stamp),
+                ("next", "ship the upgrade", "", "pending", 2, None, stamp, stamp),
+            ],
+        )
+        conn.execute(
+            "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES ('next', 'base', 0)"
+        )
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+
+    store = TaskStore(path)
+    try:
+        base, following = store.get("base"), store.get("next")
+        found = store.list_page(status=None, priority=None, limit=10, after=None, query="数据库")
+        history = store.details("next").history
+        offered = store.next_task(claim=True)
+        store.update("next", TaskEdit(labels=["upgrade"], append_note="went fine"))
+        after = store.get("next")
+    finally:
+        store.close()
+    assert (base.title, base.description, base.status, base.priority) == (
+        "迁移数据库",
+        "旧的描述",
+        "completed",
+        "P0",
+    )
+    assert base.linked_session_id == "s-1" and base.created_at.isoformat() == stamp
+    assert following.depends_on == ["base"] and following.parent_id is None
+    assert (following.labels, following.notes, following.acceptance, following.subtasks) == ([], [], "", None)
+    assert [t.task_id for t in found.tasks] == ["base"]
+    assert [(h.event, h.at.isoformat()) for h in history] == [("created", stamp)]
+    assert offered.task is not None and offered.task.task_id == "next"
+    assert after.labels == ["upgrade"] and [n.text for n in after.notes] == ["went fine"]
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 2
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: TaskStore) -> None:
+    """Editing, appending a note and deleting a task cost the same in a big list as in a small one."""
+
+    def operations(label: str) -> dict[str, Callable[[], Any]]:
+        return {
+            "create": lambda: store.create(
+                title=f"edit {label}", description="", priority="P1", task_id=f"e-{label}", depends_on=[]
+            ),
+            "edit": lambda: store.update(
+                f"e-{label}", TaskEdit(title=f"edited {label}", labels=["x"], depends_on=["bulk-1"])
+            ),
+            "note": lambda: store.update(f"e-{label}", TaskEdit(append_note="progress")),
+            "delete": lambda: store.delete(f"e-{label}", drop_dependencies=False, even_if_in_progress=False),
+        }
+
+    fill(store, 100)
+    small = {name: steps_of(store, op) for name, op in operations("small").items()}
+    fill(store, 9_900)
+    large = {name: steps_of(store, op) for name, op in operations("large").items()}
+    for name in small:
+        assert large[name] <= small[name] * 1.5 + 50, (
+            f"{name}: {small[name]} steps at 100, {large[name]} at 10,000"
+        )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,6 +26,18 @@ TITLE_MAX = 200
 DESCRIPTION_MAX = 20_000
 #: Dependencies one task may name; more than this is a plan, not a task.
 DEPENDENCIES_MAX = 100
+#: How to check a task is done: as long as a description, since it often lists steps.
+ACCEPTANCE_MAX = 20_000
+#: One appended note; longer text belongs in the description.
+NOTE_MAX = 5_000
+#: All notes of one task together: past this append_note answers TOO_LONG, so a task that is
+#: appended to in a loop cannot grow without bound and bloat every answer that carries it.
+NOTES_TOTAL_MAX = 20_000
+#: Labels per task, and the shape of one label (1-40 characters, no whitespace, comma or control).
+LABELS_MAX = 20
+LABEL_PATTERN = r"^[^\s,\x00-\x1f\x7f]{1,40}$"
+#: Subtasks one split_task call may create.
+SUBTASKS_MAX = 50
 
 #: Every allowed move; anything else (apart from staying put) is refused as a conflict.
 TRANSITIONS: dict[Status, tuple[Status, ...]] = {
@@ -51,10 +63,62 @@ def priority_name(rank: int) -> Priority:
     return PRIORITIES[rank]
 
 
+def lean_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Trim a record's JSON schema to what validates, for clients that check every answer.
+
+    MCP clients validate ``structuredContent`` against the output schema, record by record: a
+    page of 100 tasks is thousands of keyword checks, and a failed ``anyOf`` branch costs an
+    error object. Property titles only repeat the names; ``anyOf: [X, null]`` becomes one check
+    (``type: [..., "null"]``, a nested model inlined). Descriptions stay: they are for the model.
+    """
+    schema.pop("title", None)
+    for name, prop in schema.get("properties", {}).items():
+        prop.pop("title", None)
+        options = prop.get("anyOf")
+        if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+            continue
+        (other,) = [option for option in options if option != {"type": "null"}]
+        if set(other) == {"type"} and isinstance(other["type"], str):
+            del prop["anyOf"]
+            prop["type"] = [other["type"], "null"]
+        elif set(other) == {"$ref"}:
+            nested = [arg for arg in get_args(model.model_fields[name].annotation) if isinstance(arg, type)]
+            inner = next((arg for arg in nested if issubclass(arg, BaseModel)), None)
+            if inner is not None:
+                inline = inner.model_json_schema(mode="serialization")
+                if "$defs" not in inline:  # only a flat model can be inlined whole
+                    del prop["anyOf"]
+                    prop.update(
+                        {**inline, "type": ["object", "null"], "description": prop.get("description")}
+                    )
+
+
+#: Records answered many at a time carry a lean schema (see ``lean_schema``).
+RECORD_CONFIG = ConfigDict(frozen=True, json_schema_extra=lean_schema)
+
+
+class Note(BaseModel):
+    """One note appended with update_task(append_note=...)."""
+
+    model_config = RECORD_CONFIG
+
+    text: str = Field(description="The note")
+    at: datetime = Field(description="When it was appended (UTC)")
+
+
+class SubtaskProgress(BaseModel):
+    """How far a parent's subtasks are, so a parent shows progress without listing its children."""
+
+    model_config = RECORD_CONFIG
+
+    total: int = Field(description="Number of subtasks")
+    by_status: dict[Status, int] = Field(description="Subtask count per status")
+
+
 class TaskRecord(BaseModel):
     """A task as every tool answers it: the whole record, never a partial one."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = RECORD_CONFIG
 
     task_id: str = Field(description="The task's identifier")
     title: str = Field(description="Short title, 1-200 characters")
@@ -63,6 +127,11 @@ class TaskRecord(BaseModel):
     priority: Priority = Field(description="P0 (most urgent), P1 or P2")
     depends_on: list[str] = Field(description="Tasks that must be completed before this one is offered next")
     linked_session_id: str | None = Field(description="The deep-thinking session linked to this task, if any")
+    parent_id: str | None = Field(description="The task this one is a subtask of; null for a top-level task")
+    labels: list[str] = Field(description="Labels (lower-case), sorted")
+    acceptance: str = Field(description="How to verify the task is done; empty when none was given")
+    notes: list[Note] = Field(description="Notes appended over time, oldest first")
+    subtasks: SubtaskProgress | None = Field(description="Its subtasks' progress; null when it has none")
     created_at: datetime = Field(description="When the task was created (UTC)")
     updated_at: datetime = Field(description="When the task last changed (UTC)")
 

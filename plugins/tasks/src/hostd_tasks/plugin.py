@@ -1,8 +1,9 @@
 """hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
 
-Tools: create_task, list_tasks, update_task_status, get_next_task, get_task_stats,
-link_task_session. Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when
-that plugin is loaded. The SQLite store opens on the first call, not at start-up.
+Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
+delete_task, get_next_task, get_task_stats, link_task_session. Offers the ``tasks.links``
+service; uses ``deep-thinking.sessions`` when that plugin is loaded. The SQLite store opens on
+the first call, not at start-up.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def hostd_settings_model() -> type[Settings]:
 def hostd_register_tools(register: Callable[..., None], context: PluginContext) -> None:
     register(tools.create_task, title="Create task", destructive=False)
     register(tools.list_tasks, title="List tasks", read_only=True)
+    register(tools.get_task, title="Get task", read_only=True)
+    register(tools.update_task, title="Update task", destructive=False, idempotent=False)
+    register(tools.split_task, title="Split task into subtasks", destructive=False)
+    register(tools.delete_task, title="Delete task", destructive=True)
     register(tools.update_task_status, title="Update task status", destructive=False, idempotent=True)
     register(tools.get_next_task, title="Get next task", destructive=False)
     register(tools.get_task_stats, title="Task statistics", read_only=True)

@@ -10,7 +10,15 @@ same with 10,000 tasks as with 100:
 - the primary key of ``task_dependencies`` (task_id, depends_on) lets the dependency check be an
   indexed ``NOT EXISTS`` per candidate, never a load of the whole list.
 
-``seq`` is the rowid: insertion order under the write lock, hence "oldest first".
+- ``tasks(parent_id, status)`` finds a parent's open subtasks (get_next_task hands out leaf work)
+  and ``task_dependencies(depends_on)`` a task's dependents (delete, get_task, cycle checks);
+- labels, notes and history sit in their own tables keyed by task; ``task_search`` is an FTS5
+  index (rowid = seq) of each task's text, kept in step by every write (see ``search``).
+
+``seq`` is the rowid: insertion order under the write lock, hence "oldest first". A deleted task
+leaves ``tasks`` (so no list, count or index walk pays for it); its last record stays in
+``deleted_tasks`` and its history in ``task_history``, so get_task can still explain it and its id
+is never handed out again.
 """
 
 from __future__ import annotations
@@ -24,20 +32,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from hostd_fs import Database
+from hostd_fs import Database, Migration
 
 from hostd_tasks.models import (
+    NOTES_TOTAL_MAX,
     PRIORITIES,
     STATUSES,
+    Note,
     Priority,
     Status,
+    SubtaskProgress,
     TaskRecord,
     allowed_next,
     priority_name,
     priority_rank,
 )
+from hostd_tasks.search import indexed_text, match_expression
 
-MIGRATIONS: list[str] = [
+MIGRATIONS: list[Migration] = [
     """
     CREATE TABLE tasks (
         seq INTEGER PRIMARY KEY,
@@ -63,11 +75,61 @@ MIGRATIONS: list[str] = [
     """,
 ]
 
-#: The columns every record is read from, in ``_record`` order; dependencies come as a JSON array.
+
+def _add_subtasks_labels_notes_history_and_search(conn: sqlite3.Connection) -> None:
+    """Version 2: subtasks, acceptance, labels, notes, history, deletion tombstones, text search.
+
+    A callable, not SQL, because the search index of the tasks already stored is filled with
+    text rewritten in Python (CJK bigrams, see ``search``); every existing task also gets its
+    'created' history entry, so each task's history starts where the task did.
+    """
+    for statement in (
+        "ALTER TABLE tasks ADD COLUMN parent_id TEXT REFERENCES tasks (task_id)",
+        "ALTER TABLE tasks ADD COLUMN acceptance TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX tasks_by_parent ON tasks (parent_id, status)",
+        "CREATE INDEX task_dependencies_by_target ON task_dependencies (depends_on, task_id)",
+        "CREATE TABLE task_labels (task_id TEXT NOT NULL REFERENCES tasks (task_id), label TEXT NOT NULL, "
+        "PRIMARY KEY (task_id, label)) WITHOUT ROWID",
+        "CREATE INDEX task_labels_by_label ON task_labels (label, task_id)",
+        "CREATE TABLE task_notes (seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL REFERENCES tasks (task_id), "
+        "text TEXT NOT NULL, at TEXT NOT NULL)",
+        "CREATE INDEX task_notes_by_task ON task_notes (task_id, seq)",
+        # No foreign key: a deleted task's history outlives it.
+        "CREATE TABLE task_history (seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL, event TEXT NOT NULL, "
+        "at TEXT NOT NULL, actor TEXT, details TEXT NOT NULL DEFAULT '{}')",
+        "CREATE INDEX task_history_by_task ON task_history (task_id, seq)",
+        "CREATE TABLE deleted_tasks (task_id TEXT PRIMARY KEY, record TEXT NOT NULL, "
+        "deleted_at TEXT NOT NULL) WITHOUT ROWID",
+        "CREATE VIRTUAL TABLE task_search USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2', "
+        "prefix = '1 2')",
+        "INSERT INTO task_history (task_id, event, at, details) "
+        """SELECT task_id, 'created', created_at, '{"recorded_at_upgrade": true}' FROM tasks ORDER BY seq""",
+    ):
+        conn.execute(statement)
+    conn.executemany(
+        "INSERT INTO task_search (rowid, body) VALUES (?, ?)",
+        (
+            (seq, indexed_text(title, description))
+            for seq, title, description in conn.execute(
+                "SELECT seq, title, description FROM tasks"
+            ).fetchall()
+        ),
+    )
+
+
+# Each migration runs once per database, in order, counted in PRAGMA user_version: add new ones at
+# the end and never edit one, since existing tasks.db files have already run it.
+MIGRATIONS.append(_add_subtasks_labels_notes_history_and_search)
+
+#: The columns every record is read from, in ``_record`` order; dependencies come as a JSON array,
+#: subtask counts as a JSON object. Labels and notes are read per page (see ``_records``).
 RECORD_COLUMNS = """
     t.task_id, t.title, t.description, t.status, t.priority, t.linked_session_id, t.created_at, t.updated_at,
     (SELECT json_group_array(depends_on) FROM
-        (SELECT d.depends_on FROM task_dependencies AS d WHERE d.task_id = t.task_id ORDER BY d.position))
+        (SELECT d.depends_on FROM task_dependencies AS d WHERE d.task_id = t.task_id ORDER BY d.position)),
+    t.parent_id, t.acceptance,
+    (SELECT json_group_object(status, n) FROM
+        (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status))
 """
 
 #: True for a task that still waits on a dependency which is not completed.
@@ -75,6 +137,25 @@ WAITING_ON_DEPENDENCY = """
     EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
             WHERE d.task_id = t.task_id AND dep.status <> 'completed')
 """
+
+#: True for a parent with a subtask not completed: the work to hand out is the subtask.
+WAITING_ON_SUBTASK = """
+    EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status <> 'completed')
+"""
+
+#: The failed tasks a task waits on, directly: dependencies and subtasks (a JSON array, '[]' if none).
+FAILED_BLOCKERS = """
+    (SELECT json_group_array(blocker) FROM (
+        SELECT d.depends_on AS blocker FROM task_dependencies AS d
+        JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = t.task_id AND dep.status = 'failed'
+        UNION
+        SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
+"""
+STUCK_BEHIND_FAILED = f"t.status = 'pending' AND {FAILED_BLOCKERS} <> '[]'"
+#: Stuck tasks named in one get_next_task answer; get_task_stats counts them all.
+STUCK_SHOWN = 20
+#: History entries one get_task answer shows (the newest); the total is always given.
+HISTORY_SHOWN = 200
 
 GENERATED_ID_PREFIX = "t-"
 
@@ -87,15 +168,20 @@ class StoreRefusal(Exception):
 
 
 class TaskNotFound(StoreRefusal):
-    def __init__(self, task_id: str) -> None:
+    def __init__(
+        self, task_id: str, *, argument: str = "task_id", deleted_at: datetime | None = None
+    ) -> None:
         super().__init__(task_id)
         self.task_id = task_id
+        self.argument = argument
+        self.deleted_at = deleted_at
 
 
 class TaskExists(StoreRefusal):
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, *, deleted: bool = False) -> None:
         super().__init__(task_id)
         self.task_id = task_id
+        self.deleted = deleted
 
 
 class DependenciesMissing(StoreRefusal):
@@ -105,9 +191,12 @@ class DependenciesMissing(StoreRefusal):
 
 
 class DependencyCycle(StoreRefusal):
-    def __init__(self, cycle: list[str]) -> None:
+    """``cycle`` reads 'waits on': each task waits on the next (a dependency, or a parent on its subtask)."""
+
+    def __init__(self, cycle: list[str], *, argument: str = "depends_on") -> None:
         super().__init__(cycle)
         self.cycle = cycle
+        self.argument = argument
 
 
 class TransitionRefused(StoreRefusal):
@@ -117,6 +206,32 @@ class TransitionRefused(StoreRefusal):
         self.current = current
         self.requested = requested
         self.allowed = list(allowed_next(current))
+
+
+class DeleteRefused(StoreRefusal):
+    """Deleting would take work from under someone: an agent, a subtask or a dependent task."""
+
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        in_progress: bool = False,
+        subtasks: list[str] | None = None,
+        dependents: list[str] | None = None,
+    ) -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+        self.in_progress = in_progress
+        self.subtasks = subtasks or []
+        self.dependents = dependents or []
+
+
+class NotesTooLong(StoreRefusal):
+    def __init__(self, task_id: str, current: int, adding: int) -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+        self.current = current
+        self.adding = adding
 
 
 # --- answers that carry more than a record ---------------------------------------------------
@@ -133,6 +248,15 @@ NoTaskReason = Literal["empty", "none_pending", "waiting_on_dependencies"]
 
 
 @dataclass(frozen=True)
+class StuckTask:
+    """A pending task that waits on failed work: it will not be offered until that is retried."""
+
+    task_id: str
+    title: str
+    failed: list[str]
+
+
+@dataclass(frozen=True)
 class NextTask:
     task: TaskRecord | None
     claimed: bool
@@ -141,6 +265,7 @@ class NextTask:
     waiting: int = 0
     in_progress: int = 0
     blocked: int = 0
+    stuck: tuple[StuckTask, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +281,7 @@ class Stats:
     by_status: dict[Status, int]
     by_priority: dict[Priority, int]
     waiting_on_dependencies: int
+    stuck_behind_failed: int
     oldest_pending_task_id: str | None
     oldest_pending_created_at: datetime | None
 
@@ -164,6 +290,60 @@ class Stats:
 class SessionLink:
     task: TaskRecord
     previous_session_id: str | None
+
+
+@dataclass(frozen=True)
+class TaskEdit:
+    """What ``update`` may change; None leaves a field as it is (``parent_id=""`` makes it top-level)."""
+
+    title: str | None = None
+    description: str | None = None
+    priority: Priority | None = None
+    depends_on: Sequence[str] | None = None
+    parent_id: str | None = None
+    labels: Sequence[str] | None = None
+    acceptance: str | None = None
+    append_note: str | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    task: TaskRecord
+    changed: list[str]
+
+
+@dataclass(frozen=True)
+class Deletion:
+    task: TaskRecord
+    dropped_from: list[str]
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    event: str
+    at: datetime
+    by: str | None
+    details: dict[str, object]
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A related task, shortly: enough to decide whether to open it."""
+
+    task_id: str
+    title: str
+    status: Status
+
+
+@dataclass(frozen=True)
+class TaskDetails:
+    task: TaskRecord
+    deleted_at: datetime | None
+    history: list[HistoryEntry]
+    history_total: int
+    depends_on: list[Neighbour]
+    dependents: list[Neighbour]
+    subtasks: list[Neighbour]
 
 
 def utc_now() -> datetime:
@@ -175,8 +355,27 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _record(row: Sequence[object]) -> TaskRecord:
-    task_id, title, description, status, rank, session, created, updated, depends = row
+def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> TaskRecord:
+    (
+        task_id,
+        title,
+        description,
+        status,
+        rank,
+        session,
+        created,
+        updated,
+        depends,
+        parent,
+        acceptance,
+        kids,
+    ) = row
+    counts: dict[str, int] = json.loads(str(kids)) if kids else {}
+    subtasks = None
+    if counts:
+        by_status = dict.fromkeys(STATUSES, 0)
+        by_status.update(counts)  # type: ignore[arg-type]
+        subtasks = SubtaskProgress(total=sum(counts.values()), by_status=by_status)
     return TaskRecord(
         task_id=str(task_id),
         title=str(title),
@@ -187,7 +386,117 @@ def _record(row: Sequence[object]) -> TaskRecord:
         linked_session_id=None if session is None else str(session),
         created_at=datetime.fromisoformat(str(created)),
         updated_at=datetime.fromisoformat(str(updated)),
+        parent_id=None if parent is None else str(parent),
+        labels=labels,
+        acceptance=str(acceptance),
+        notes=notes,
+        subtasks=subtasks,
     )
+
+
+def _records(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> list[TaskRecord]:
+    """Whole records for rows of RECORD_COLUMNS: labels and notes read in one query each per page.
+
+    Read apart from the row (not as JSON inside it) so a note holding any character, NUL
+    included, comes back exactly as written.
+    """
+    ids = [str(row[0]) for row in rows]
+    labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
+    notes: dict[str, list[Note]] = {task_id: [] for task_id in ids}
+    if ids:
+        # One JSON parameter, not one '?' per id: a page of 1,000 stays under any SQLite's variable limit.
+        page = (json.dumps(ids),)
+        for task_id, label in conn.execute(
+            "SELECT task_id, label FROM task_labels WHERE task_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY task_id, label",
+            page,
+        ):
+            labels[task_id].append(label)
+        for task_id, text, at in conn.execute(
+            "SELECT task_id, text, at FROM task_notes WHERE task_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY seq",
+            page,
+        ):
+            notes[task_id].append(Note(text=text, at=datetime.fromisoformat(at)))
+    return [_record(row, labels[task_id], notes[task_id]) for row, task_id in zip(rows, ids, strict=True)]
+
+
+def _history(conn: sqlite3.Connection, task_id: str, event: str, details: dict[str, object], at: str) -> None:
+    """Append one entry to a task's history; ``actor`` stays null until tasks know who calls."""
+    conn.execute(
+        "INSERT INTO task_history (task_id, event, at, details) VALUES (?, ?, ?, ?)",
+        (task_id, event, at, json.dumps(details, ensure_ascii=False)),
+    )
+
+
+def _reindex(conn: sqlite3.Connection, task_id: str) -> None:
+    """Rewrite a task's row of the search index from what is stored now."""
+    seq, title, description, acceptance = conn.execute(
+        "SELECT seq, title, description, acceptance FROM tasks WHERE task_id = ?", (task_id,)
+    ).fetchone()
+    notes = [
+        text
+        for (text,) in conn.execute("SELECT text FROM task_notes WHERE task_id = ? ORDER BY seq", (task_id,))
+    ]
+    labels = [
+        label for (label,) in conn.execute("SELECT label FROM task_labels WHERE task_id = ?", (task_id,))
+    ]
+    conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
+    conn.execute(
+        "INSERT INTO task_search (rowid, body) VALUES (?, ?)",
+        (seq, indexed_text(title, description, acceptance, *notes, " ".join(labels))),
+    )
+
+
+def _waits_on(conn: sqlite3.Connection, task_id: str) -> list[str]:
+    """What a task waits on before it is offered: its dependencies, and (for a parent) its subtasks."""
+    return [
+        str(other)
+        for (other,) in conn.execute(
+            "SELECT depends_on FROM task_dependencies WHERE task_id = ? "
+            "UNION ALL SELECT task_id FROM tasks WHERE parent_id = ?",
+            (task_id, task_id),
+        )
+    ]
+
+
+def _wait_path(conn: sqlite3.Connection, start: str, goal: str) -> list[str] | None:
+    """The shortest 'waits on' path from ``start`` to ``goal`` (both included), or None.
+
+    Breadth-first over the stored edges; it visits at most what ``start`` transitively waits on.
+    """
+    came_from: dict[str, str | None] = {start: None}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            if node == goal:
+                path = [node]
+                while (previous := came_from[path[-1]]) is not None:
+                    path.append(previous)
+                return path[::-1]
+            for other in _waits_on(conn, node):
+                if other not in came_from:
+                    came_from[other] = node
+                    following.append(other)
+        frontier = following
+    return None
+
+
+def _exists(conn: sqlite3.Connection, task_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone() is not None
+
+
+def _deleted_at(conn: sqlite3.Connection, task_id: str) -> datetime | None:
+    row = conn.execute("SELECT deleted_at FROM deleted_tasks WHERE task_id = ?", (task_id,)).fetchone()
+    return None if row is None else datetime.fromisoformat(str(row[0]))
+
+
+def _neighbours(conn: sqlite3.Connection, sql: str, task_id: str) -> list[Neighbour]:
+    return [
+        Neighbour(str(other), str(title), status)
+        for other, title, status in conn.execute(sql, (task_id,)).fetchall()
+    ]
 
 
 class TaskStore:
@@ -213,17 +522,62 @@ class TaskStore:
     # --- single records ------------------------------------------------------------------
 
     @staticmethod
-    def _fetch(conn: sqlite3.Connection, task_id: str) -> TaskRecord:
+    def _fetch(conn: sqlite3.Connection, task_id: str, *, argument: str = "task_id") -> TaskRecord:
         row = conn.execute(
             f"SELECT {RECORD_COLUMNS} FROM tasks AS t WHERE t.task_id = ?", (task_id,)
         ).fetchone()
         if row is None:
-            raise TaskNotFound(task_id)
-        return _record(row)
+            raise TaskNotFound(task_id, argument=argument, deleted_at=_deleted_at(conn, task_id))
+        return _records(conn, [row])[0]
 
     def get(self, task_id: str) -> TaskRecord:
         with self._reading() as conn:
             return self._fetch(conn, task_id)
+
+    def details(self, task_id: str) -> TaskDetails:
+        """A task (or a deleted task's last record) with its history and its neighbours both ways."""
+        with self._reading() as conn:
+            deleted_at = None
+            try:
+                task = self._fetch(conn, task_id)
+            except TaskNotFound as missing:
+                if missing.deleted_at is None:
+                    raise
+                (record,) = conn.execute(
+                    "SELECT record FROM deleted_tasks WHERE task_id = ?", (task_id,)
+                ).fetchone()
+                task, deleted_at = TaskRecord.model_validate_json(record), missing.deleted_at
+            (history_total,) = conn.execute(
+                "SELECT COUNT(*) FROM task_history WHERE task_id = ?", (task_id,)
+            ).fetchone()
+            history = [
+                HistoryEntry(str(event), datetime.fromisoformat(str(at)), actor, json.loads(str(details)))
+                for event, at, actor, details in reversed(
+                    conn.execute(
+                        "SELECT event, at, actor, details FROM task_history WHERE task_id = ? "
+                        "ORDER BY seq DESC LIMIT ?",
+                        (task_id, HISTORY_SHOWN),
+                    ).fetchall()
+                )
+            ]
+            depends_on = _neighbours(
+                conn,
+                "SELECT dep.task_id, dep.title, dep.status FROM task_dependencies AS d "
+                "JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = ? ORDER BY d.position",
+                task_id,
+            )
+            dependents = _neighbours(
+                conn,
+                "SELECT t.task_id, t.title, t.status FROM task_dependencies AS d "
+                "JOIN tasks AS t ON t.task_id = d.task_id WHERE d.depends_on = ? ORDER BY t.priority, t.seq",
+                task_id,
+            )
+            subtasks = _neighbours(
+                conn,
+                "SELECT task_id, title, status FROM tasks WHERE parent_id = ? ORDER BY priority, seq",
+                task_id,
+            )
+        return TaskDetails(task, deleted_at, history, int(history_total), depends_on, dependents, subtasks)
 
     # --- create --------------------------------------------------------------------------
 
@@ -235,50 +589,254 @@ class TaskStore:
         priority: Priority,
         task_id: str | None,
         depends_on: Sequence[str],
+        parent_id: str | None = None,
+        labels: Sequence[str] = (),
+        acceptance: str = "",
     ) -> TaskRecord:
-        """Add a pending task; its dependencies must already exist.
+        """Add a pending task; its dependencies and its parent must already exist."""
+        with self._writing() as conn:
+            created = self._insert(
+                conn,
+                title=title,
+                description=description,
+                priority=priority,
+                task_id=task_id,
+                depends_on=depends_on,
+                parent_id=parent_id,
+                labels=labels,
+                acceptance=acceptance,
+                stamp=_stamp(utc_now()),
+            )
+            return self._fetch(conn, created)
 
-        Dependencies are fixed at creation and may only name tasks that exist then, so every
-        edge points from a newer task to an older one and the graph cannot close a loop; the
-        one cycle a caller can ask for is a task that names itself.
+    def split(
+        self, task_id: str, subtasks: Sequence[dict[str, object]]
+    ) -> tuple[TaskRecord, list[TaskRecord]]:
+        """Create several subtasks of one task in one transaction: all of them, or none.
+
+        Each item takes ``create``'s keyword arguments (parent aside); a later item may depend
+        on an earlier one by the task_id it was given.
+        """
+        with self._writing() as conn:
+            self._fetch(conn, task_id)
+            stamp = _stamp(utc_now())
+            created = [
+                self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp})  # type: ignore[arg-type]
+                for spec in subtasks
+            ]
+            _history(conn, task_id, "split", {"subtasks": created}, stamp)
+            conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
+            return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        title: str,
+        description: str,
+        priority: Priority,
+        task_id: str | None,
+        depends_on: Sequence[str],
+        parent_id: str | None,
+        labels: Sequence[str],
+        acceptance: str,
+        stamp: str,
+    ) -> str:
+        """Insert one pending task inside the caller's write transaction; return its id.
+
+        A new task has no dependents, so the only cycle it can close runs through its parent:
+        depending on its parent (or any ancestor), which waits on it as a subtask. Without a
+        parent the one cycle a caller can ask for is a task naming itself.
         """
         wanted = list(dict.fromkeys(depends_on))
         if task_id is not None and task_id in wanted:
             raise DependencyCycle([task_id, task_id])
-        with self._writing() as conn:
-            if task_id is None:
-                task_id = self._generate_id(conn)
-            elif conn.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone():
-                raise TaskExists(task_id)
-            missing = [
-                dep
-                for dep in wanted
-                if not conn.execute("SELECT 1 FROM tasks WHERE task_id = ?", (dep,)).fetchone()
-            ]
-            if missing:
-                raise DependenciesMissing(missing)
-            stamp = _stamp(utc_now())
-            conn.execute(
-                "INSERT INTO tasks (task_id, title, description, status, priority, created_at, updated_at) "
-                "VALUES (?, ?, ?, 'pending', ?, ?, ?)",
-                (task_id, title, description, priority_rank(priority), stamp, stamp),
-            )
-            conn.executemany(
-                "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
-                [(task_id, dep, position) for position, dep in enumerate(wanted)],
-            )
-            return self._fetch(conn, task_id)
+        if task_id is None:
+            task_id = self._generate_id(conn)
+        elif _exists(conn, task_id) or _deleted_at(conn, task_id) is not None:
+            raise TaskExists(task_id, deleted=not _exists(conn, task_id))
+        missing = [dep for dep in wanted if not _exists(conn, dep)]
+        if missing:
+            raise DependenciesMissing(missing)
+        if parent_id is not None and not _exists(conn, parent_id):
+            raise TaskNotFound(parent_id, argument="parent_id", deleted_at=_deleted_at(conn, parent_id))
+        conn.execute(
+            "INSERT INTO tasks (task_id, title, description, status, priority, created_at, updated_at, "
+            "parent_id, acceptance) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+            (task_id, title, description, priority_rank(priority), stamp, stamp, parent_id, acceptance),
+        )
+        conn.executemany(
+            "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+            [(task_id, dep, position) for position, dep in enumerate(wanted)],
+        )
+        conn.executemany(
+            "INSERT INTO task_labels (task_id, label) VALUES (?, ?)",
+            [(task_id, label) for label in dict.fromkeys(labels)],
+        )
+        if parent_id is not None:
+            for dep in wanted:
+                path = _wait_path(conn, dep, task_id)
+                if path is not None:
+                    raise DependencyCycle([task_id, *path])
+        _reindex(conn, task_id)
+        created: dict[str, object] = {"title": title, "priority": priority}
+        if parent_id is not None:
+            created["parent_id"] = parent_id
+        if wanted:
+            created["depends_on"] = wanted
+        _history(conn, task_id, "created", created, stamp)
+        return task_id
 
     @staticmethod
     def _generate_id(conn: sqlite3.Connection) -> str:
-        """``t-<n>``: short, readable, in creation order; skips numbers a caller already chose."""
+        """``t-<n>``: short, readable, in creation order; skips numbers already taken or deleted."""
         (highest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tasks").fetchone()
         number = int(highest) + 1
-        while conn.execute(
-            "SELECT 1 FROM tasks WHERE task_id = ?", (f"{GENERATED_ID_PREFIX}{number}",)
-        ).fetchone():
+        while _exists(conn, f"{GENERATED_ID_PREFIX}{number}") or (
+            _deleted_at(conn, f"{GENERATED_ID_PREFIX}{number}") is not None
+        ):
             number += 1
         return f"{GENERATED_ID_PREFIX}{number}"
+
+    # --- update --------------------------------------------------------------------------
+
+    def update(self, task_id: str, edit: TaskEdit) -> Update:
+        """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
+        with self._writing() as conn:
+            before = self._fetch(conn, task_id)
+            stamp = _stamp(utc_now())
+            changes: dict[str, object] = {}
+            scalar = {"title": edit.title, "description": edit.description, "acceptance": edit.acceptance}
+            for field, value in scalar.items():
+                if value is not None and value != getattr(before, field):
+                    conn.execute(f"UPDATE tasks SET {field} = ? WHERE task_id = ?", (value, task_id))
+                    changes[field] = {"from": getattr(before, field), "to": value}
+            if edit.priority is not None and edit.priority != before.priority:
+                conn.execute(
+                    "UPDATE tasks SET priority = ? WHERE task_id = ?", (priority_rank(edit.priority), task_id)
+                )
+                changes["priority"] = {"from": before.priority, "to": edit.priority}
+            if edit.labels is not None:
+                labels = sorted(dict.fromkeys(edit.labels))
+                if labels != before.labels:
+                    conn.execute("DELETE FROM task_labels WHERE task_id = ?", (task_id,))
+                    conn.executemany(
+                        "INSERT INTO task_labels (task_id, label) VALUES (?, ?)",
+                        [(task_id, x) for x in labels],
+                    )
+                    changes["labels"] = {"from": before.labels, "to": labels}
+            if edit.depends_on is not None:
+                self._replace_dependencies(conn, before, list(dict.fromkeys(edit.depends_on)), changes)
+            if edit.parent_id is not None:
+                self._move_under(conn, before, edit.parent_id or None, changes)
+            if edit.append_note is not None:
+                (written,) = conn.execute(
+                    "SELECT COALESCE(SUM(LENGTH(text)), 0) FROM task_notes WHERE task_id = ?", (task_id,)
+                ).fetchone()
+                if written + len(edit.append_note) > NOTES_TOTAL_MAX:
+                    raise NotesTooLong(task_id, int(written), len(edit.append_note))
+                conn.execute(
+                    "INSERT INTO task_notes (task_id, text, at) VALUES (?, ?, ?)",
+                    (task_id, edit.append_note, stamp),
+                )
+                changes["append_note"] = {"text": edit.append_note}
+            if changes:
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
+                _history(conn, task_id, "edited", changes, stamp)
+                if changes.keys() & {"title", "description", "acceptance", "labels", "append_note"}:
+                    _reindex(conn, task_id)
+            return Update(self._fetch(conn, task_id), sorted(changes))
+
+    @staticmethod
+    def _replace_dependencies(
+        conn: sqlite3.Connection, before: TaskRecord, wanted: list[str], changes: dict[str, object]
+    ) -> None:
+        task_id = before.task_id
+        if wanted == before.depends_on:
+            return
+        missing = [dep for dep in wanted if dep != task_id and not _exists(conn, dep)]
+        if missing:
+            raise DependenciesMissing(missing)
+        conn.execute("DELETE FROM task_dependencies WHERE task_id = ?", (task_id,))
+        conn.executemany(
+            "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+            [(task_id, dep, position) for position, dep in enumerate(wanted)],
+        )
+        for dep in wanted:
+            if dep in before.depends_on:
+                continue  # an edge that was already there closes no new loop
+            path = _wait_path(conn, dep, task_id)
+            if path is not None:
+                raise DependencyCycle([task_id, *path])
+        changes["depends_on"] = {"from": before.depends_on, "to": wanted}
+
+    @staticmethod
+    def _move_under(
+        conn: sqlite3.Connection, before: TaskRecord, parent_id: str | None, changes: dict[str, object]
+    ) -> None:
+        task_id = before.task_id
+        if parent_id == before.parent_id:
+            return
+        if parent_id is not None:
+            if parent_id != task_id and not _exists(conn, parent_id):
+                raise TaskNotFound(parent_id, argument="parent_id", deleted_at=_deleted_at(conn, parent_id))
+            # The parent will wait on this task: a loop if this task already waits on the parent.
+            path = _wait_path(conn, task_id, parent_id)
+            if path is not None:
+                raise DependencyCycle([parent_id, *path], argument="parent_id")
+        conn.execute("UPDATE tasks SET parent_id = ? WHERE task_id = ?", (parent_id, task_id))
+        changes["parent_id"] = {"from": before.parent_id, "to": parent_id}
+
+    # --- delete --------------------------------------------------------------------------
+
+    def delete(self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool) -> Deletion:
+        """Remove a task; its last record and its history stay, so get_task can still explain it.
+
+        Refused while an agent works on it (unless asked), while it has subtasks, and while other
+        tasks depend on it unless ``drop_dependencies``: then those dependencies are dropped and
+        each dependent's history says so.
+        """
+        with self._writing() as conn:
+            task = self._fetch(conn, task_id)
+            if task.status == "in_progress" and not even_if_in_progress:
+                raise DeleteRefused(task_id, in_progress=True)
+            subtasks = [
+                str(c) for (c,) in conn.execute("SELECT task_id FROM tasks WHERE parent_id = ?", (task_id,))
+            ]
+            if subtasks:
+                raise DeleteRefused(task_id, subtasks=subtasks)
+            dependents = [
+                str(d)
+                for (d,) in conn.execute(
+                    "SELECT task_id FROM task_dependencies WHERE depends_on = ? ORDER BY task_id", (task_id,)
+                )
+            ]
+            if dependents and not drop_dependencies:
+                raise DeleteRefused(task_id, dependents=dependents)
+            stamp = _stamp(utc_now())
+            for dependent in dependents:
+                conn.execute(
+                    "DELETE FROM task_dependencies WHERE task_id = ? AND depends_on = ?", (dependent, task_id)
+                )
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, dependent))
+                _history(
+                    conn,
+                    dependent,
+                    "dependency_dropped",
+                    {"depends_on": task_id, "because": "deleted"},
+                    stamp,
+                )
+            (seq,) = conn.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            for table in ("task_dependencies", "task_labels", "task_notes"):
+                conn.execute(f"DELETE FROM {table} WHERE task_id = ?", (task_id,))
+            conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+            conn.execute(
+                "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
+                (task_id, task.model_dump_json(), stamp),
+            )
+            _history(conn, task_id, "deleted", {"status": task.status, "dropped_from": dependents}, stamp)
+            return Deletion(task, dependents)
 
     # --- list ----------------------------------------------------------------------------
 
@@ -289,8 +847,14 @@ class TaskStore:
         priority: Priority | None,
         limit: int,
         after: tuple[int, int] | None,
+        label: str | None = None,
+        parent_id: str | None = None,
+        query: str | None = None,
     ) -> Page:
-        """Most urgent first (P0..P2, then oldest); ``after`` is the (priority, seq) keyset cursor."""
+        """Most urgent first (P0..P2, then oldest); ``after`` is the (priority, seq) keyset cursor.
+
+        ``query`` must hold a word (``match_expression`` is not None); the tool checks that first.
+        """
         filters: list[str] = []
         values: list[object] = []
         if status is not None:
@@ -299,22 +863,35 @@ class TaskStore:
         if priority is not None:
             filters.append("t.priority = ?")
             values.append(priority_rank(priority))
+        if label is not None:
+            filters.append(
+                "EXISTS (SELECT 1 FROM task_labels AS l WHERE l.task_id = t.task_id AND l.label = ?)"
+            )
+            values.append(label)
+        if parent_id is not None:
+            filters.append("t.parent_id = ?")
+            values.append(parent_id)
+        if query is not None:
+            filters.append("t.seq IN (SELECT rowid FROM task_search WHERE task_search MATCH ?)")
+            values.append(match_expression(query))
         where = " AND ".join(filters) or "1"
         page_where, page_values = where, list(values)
         if after is not None:
             page_where += " AND (t.priority, t.seq) > (?, ?)"
             page_values += list(after)
         with self._reading() as conn:
+            if parent_id is not None:
+                self._fetch(conn, parent_id, argument="parent_id")
             (total,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {where}", values).fetchone()
             rows = conn.execute(
                 f"SELECT {RECORD_COLUMNS}, t.priority, t.seq FROM tasks AS t WHERE {page_where} "
                 "ORDER BY t.priority, t.seq LIMIT ?",
                 [*page_values, limit + 1],
             ).fetchall()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        next_after = (int(rows[-1][-2]), int(rows[-1][-1])) if more and rows else None
-        return Page([_record(row[:-2]) for row in rows], int(total), next_after)
+            more = len(rows) > limit
+            rows = rows[:limit]
+            next_after = (int(rows[-1][-2]), int(rows[-1][-1])) if more and rows else None
+            return Page(_records(conn, [row[:-2] for row in rows]), int(total), next_after)
 
     # --- status --------------------------------------------------------------------------
 
@@ -326,39 +903,38 @@ class TaskStore:
                 return StatusChange(current, current.status, changed=False)
             if new_status not in allowed_next(current.status):
                 raise TransitionRefused(task_id, current.status, new_status)
+            stamp = _stamp(utc_now())
             conn.execute(
-                "UPDATE tasks SET status = ?, updated_at = ? WHERE task_id = ?",
-                (new_status, _stamp(utc_now()), task_id),
+                "UPDATE tasks SET status = ?, updated_at = ? WHERE task_id = ?", (new_status, stamp, task_id)
             )
+            _history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp)
             return StatusChange(self._fetch(conn, task_id), current.status, changed=True)
 
     # --- next ----------------------------------------------------------------------------
 
     def next_task(self, *, claim: bool) -> NextTask:
-        """The most urgent pending task whose dependencies are all completed.
+        """The most urgent pending leaf of work whose dependencies and subtasks are all completed.
 
         With ``claim`` the pick and the move to in_progress happen in one write transaction,
         so two agents asking at once never receive the same task.
         """
         query = (
-            f"SELECT t.seq FROM tasks AS t WHERE t.status = 'pending' AND NOT {WAITING_ON_DEPENDENCY} "
-            "ORDER BY t.priority, t.seq LIMIT 1"
+            "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
+            f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
         )
         opened = self._writing() if claim else self._reading()
         with opened as conn:
             row = conn.execute(query).fetchone()
             if row is None:
                 return self._why_none(conn)
-            (seq,) = row
+            seq, task_id = row
             if claim:
+                stamp = _stamp(utc_now())
                 conn.execute(
-                    "UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE seq = ?",
-                    (_stamp(utc_now()), seq),
+                    "UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE seq = ?", (stamp, seq)
                 )
-            found = conn.execute(
-                f"SELECT {RECORD_COLUMNS} FROM tasks AS t WHERE t.seq = ?", (seq,)
-            ).fetchone()
-            return NextTask(_record(found), claimed=claim, reason=None)
+                _history(conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp)
+            return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
 
     @staticmethod
     def _why_none(conn: sqlite3.Connection) -> NextTask:
@@ -371,6 +947,14 @@ class TaskStore:
             reason = "none_pending"
         else:
             reason = "waiting_on_dependencies"
+        stuck = tuple(
+            StuckTask(str(task_id), str(title), json.loads(str(failed)))
+            for task_id, title, failed in conn.execute(
+                f"SELECT t.task_id, t.title, {FAILED_BLOCKERS} FROM tasks AS t WHERE {STUCK_BEHIND_FAILED} "
+                "ORDER BY t.priority, t.seq LIMIT ?",
+                (STUCK_SHOWN,),
+            )
+        )
         return NextTask(
             None,
             claimed=False,
@@ -379,6 +963,7 @@ class TaskStore:
             waiting=pending,  # nothing was offered, so every pending task waits
             in_progress=int(counts.get("in_progress", 0)),
             blocked=int(counts.get("blocked", 0)),
+            stuck=stuck,
         )
 
     # --- stats ---------------------------------------------------------------------------
@@ -391,6 +976,7 @@ class TaskStore:
             (waiting,) = conn.execute(
                 f"SELECT COUNT(*) FROM tasks AS t WHERE t.status = 'pending' AND {WAITING_ON_DEPENDENCY}"
             ).fetchone()
+            (stuck,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {STUCK_BEHIND_FAILED}").fetchone()
             # Oldest pending: one index seek per priority instead of a scan of every pending task.
             oldest_seqs = [
                 seq
@@ -417,6 +1003,7 @@ class TaskStore:
             by_status=by_status,
             by_priority=by_priority,
             waiting_on_dependencies=int(waiting),
+            stuck_behind_failed=int(stuck),
             oldest_pending_task_id=str(oldest[0]) if oldest else None,
             oldest_pending_created_at=datetime.fromisoformat(str(oldest[1])) if oldest else None,
         )
@@ -429,9 +1016,17 @@ class TaskStore:
             before = self._fetch(conn, task_id)
             if before.linked_session_id == session_id:
                 return SessionLink(before, before.linked_session_id)
+            stamp = _stamp(utc_now())
             conn.execute(
                 "UPDATE tasks SET linked_session_id = ?, updated_at = ? WHERE task_id = ?",
-                (session_id, _stamp(utc_now()), task_id),
+                (session_id, stamp, task_id),
+            )
+            _history(
+                conn,
+                task_id,
+                "linked",
+                {"session_id": session_id, "previous_session_id": before.linked_session_id},
+                stamp,
             )
             return SessionLink(self._fetch(conn, task_id), before.linked_session_id)
 
@@ -442,4 +1037,4 @@ class TaskStore:
                 "ORDER BY t.priority, t.seq",
                 (session_id,),
             ).fetchall()
-        return [_record(row) for row in rows]
+            return _records(conn, rows)

@@ -1,0 +1,136 @@
+"""delete_task: refused while others need the task, gone from every list once done, kept in history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from hostd.config import config_from_mapping
+from hostd.host import Host
+from tasks_support import Connect, create, ok, refused, walk_to
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.smoke
+async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "keep", task_id="keep", priority="P2")
+        doomed = await create(client, "doomed findme", task_id="doomed", priority="P0", labels=["x"])
+        await ok(client, "update_task", {"task_id": "doomed", "append_note": "a note"})
+        answer = await ok(client, "delete_task", {"task_id": "doomed"})
+        listed = await ok(client, "list_tasks")
+        searched = await ok(client, "list_tasks", {"query": "findme"})
+        labelled = await ok(client, "list_tasks", {"label": "x"})
+        following = await ok(client, "get_next_task")
+        stats = await ok(client, "get_task_stats")
+        details = await ok(client, "get_task", {"task_id": "doomed"})
+        again = await refused(client, "delete_task", {"task_id": "doomed"}, "NOT_FOUND")
+        edit = await refused(client, "update_task", {"task_id": "doomed", "title": "x"}, "NOT_FOUND")
+        reuse = await refused(client, "create_task", {"title": "x", "task_id": "doomed"}, "ALREADY_EXISTS")
+    assert answer["task"]["task_id"] == "doomed" and answer["dropped_from"] == []
+    assert [t["task_id"] for t in listed["tasks"]] == ["keep"] and listed["total"] == 1
+    assert searched["total"] == 0 and labelled["total"] == 0
+    assert following["task"]["task_id"] == "keep"
+    assert stats["total"] == 1
+    assert details["deleted_at"] is not None
+    assert details["task"]["title"] == doomed["title"]
+    assert [entry["event"] for entry in details["history"]] == ["created", "edited", "deleted"]
+    assert details["history"][-1]["by"] is None
+    assert "deleted" in again["message"] and "get_task" in again["hint"]
+    assert again["details"]["deleted_at"]
+    assert edit["details"]["task_id"] == "doomed"
+    assert reuse["details"]["deleted"] is True
+
+
+async def test_dependents_block_deletion_unless_their_dependencies_are_dropped(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "base", task_id="base")
+        await create(client, "other", task_id="other")
+        await create(client, "a", task_id="a", depends_on=["other", "base"])
+        await create(client, "b", task_id="b", depends_on=["base"])
+        error = await refused(client, "delete_task", {"task_id": "base"}, "CONFLICT")
+        still = await ok(client, "list_tasks")
+        answer = await ok(client, "delete_task", {"task_id": "base", "drop_dependencies": True})
+        a = await ok(client, "get_task", {"task_id": "a"})
+    assert error["details"]["dependents"] == ["a", "b"]
+    assert "a, b" in error["message"] and "drop_dependencies=true" in error["hint"]
+    assert still["total"] == 4
+    assert answer["dropped_from"] == ["a", "b"]
+    assert a["task"]["depends_on"] == ["other"]
+    assert a["history"][-1]["event"] == "dependency_dropped"
+    assert a["history"][-1]["details"] == {"depends_on": "base", "because": "deleted"}
+
+
+async def test_an_in_progress_task_needs_the_explicit_flag(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "busy", task_id="busy")
+        await walk_to(client, "busy", "in_progress")
+        error = await refused(client, "delete_task", {"task_id": "busy"}, "CONFLICT")
+        still = await ok(client, "get_task", {"task_id": "busy"})
+        await ok(client, "delete_task", {"task_id": "busy", "even_if_in_progress": True})
+        gone = await ok(client, "list_tasks")
+    assert "even_if_in_progress=true" in error["hint"]
+    assert still["deleted_at"] is None
+    assert gone["total"] == 0
+
+
+async def test_a_task_with_subtasks_is_not_deleted(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "parent", task_id="p")
+        await ok(client, "split_task", {"task_id": "p", "subtasks": [{"title": "one", "task_id": "s1"}]})
+        error = await refused(client, "delete_task", {"task_id": "p", "drop_dependencies": True}, "CONFLICT")
+        await ok(client, "delete_task", {"task_id": "s1"})
+        parent = (await ok(client, "delete_task", {"task_id": "p"}))["task"]
+    assert error["details"]["subtasks"] == ["s1"]
+    assert "parent_id" in error["hint"]
+    assert parent["task_id"] == "p"
+
+
+async def test_a_generated_id_is_never_handed_out_again(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        first = await create(client, "one")
+        await ok(client, "delete_task", {"task_id": first["task_id"]})
+        second = await create(client, "two")
+    assert second["task_id"] != first["task_id"]
+
+
+async def test_delete_messages_in_chinese(connect_in_memory: Connect) -> None:
+    async with connect_in_memory(language="zh") as client:
+        await create(client, "base", task_id="base")
+        await create(client, "a", task_id="a", depends_on=["base"])
+        conflict = await refused(client, "delete_task", {"task_id": "base"}, "CONFLICT")
+        deleted = await ok(client, "delete_task", {"task_id": "base", "drop_dependencies": True})
+        gone = await refused(client, "get_task", {"task_id": "nope"}, "NOT_FOUND")
+        was = await refused(client, "update_task", {"task_id": "base", "title": "x"}, "NOT_FOUND")
+    assert conflict["message"] == "以下任务依赖 base：a。未删除任何内容。"
+    assert deleted["message"] == "已删除任务 base「base」。已从以下任务的依赖中移除：a。"
+    assert "不存在" in gone["message"]
+    assert was["message"] == "任务 'base' 已被删除。"
+
+
+def test_a_deleted_task_leaves_the_sessions_linked_tasks(hostd_data_dir: Path) -> None:
+    """deep-thinking asks tasks.links for a session's tasks: a deleted one is no longer among them."""
+    host = Host(
+        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+    )
+    host.startup()
+    try:
+
+        async def scenario() -> None:
+            for task_id in ("kept", "gone"):
+                for tool, arguments in (
+                    ("create_task", {"title": task_id, "task_id": task_id}),
+                    ("link_task_session", {"task_id": task_id, "session_id": "s-1"}),
+                ):
+                    envelope, is_error = await host.call(tool, arguments)
+                    assert not is_error, envelope
+            envelope, is_error = await host.call("delete_task", {"task_id": "gone"})
+            assert not is_error, envelope
+
+        anyio.run(scenario)
+        found = host.services.get("tasks.links").tasks_for_session("s-1")
+    finally:
+        host.shutdown()
+    assert [task["task_id"] for task in found] == ["kept"]

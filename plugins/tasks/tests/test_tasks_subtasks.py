@@ -1,0 +1,171 @@
+"""Subtasks (parent_id, split_task), leaf work from get_next_task, and tasks stuck behind failed work."""
+
+from __future__ import annotations
+
+import pytest
+from tasks_support import Connect, create, ok, refused, walk_to
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.smoke
+async def test_split_creates_the_children_and_the_parent_shows_their_progress(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "release", task_id="rel", priority="P1")
+        answer = await ok(
+            client,
+            "split_task",
+            {
+                "task_id": "rel",
+                "subtasks": [
+                    {"title": "build", "task_id": "build", "priority": "P0", "labels": ["CI"]},
+                    {"title": "test", "depends_on": ["build"], "acceptance": "all green"},
+                    {"title": "announce"},
+                ],
+            },
+        )
+        children = await ok(client, "list_tasks", {"parent_id": "rel"})
+        await walk_to(client, "build", "completed")
+        parent = (await ok(client, "get_task", {"task_id": "rel"}))["task"]
+    subtasks = answer["subtasks"]
+    assert [s["title"] for s in subtasks] == ["build", "test", "announce"]
+    assert all(s["parent_id"] == "rel" and s["status"] == "pending" for s in subtasks)
+    assert subtasks[0]["labels"] == ["ci"]
+    assert subtasks[1]["depends_on"] == ["build"] and subtasks[1]["acceptance"] == "all green"
+    assert answer["task"]["subtasks"] == {
+        "total": 3,
+        "by_status": {"pending": 3, "in_progress": 0, "completed": 0, "failed": 0, "blocked": 0},
+    }
+    assert children["total"] == 3
+    assert parent["subtasks"]["by_status"]["completed"] == 1
+    assert "3" in answer["message"] and "build" in answer["message"]
+
+
+async def test_a_split_with_one_bad_subtask_creates_none(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "parent", task_id="p")
+        error = await refused(
+            client,
+            "split_task",
+            {
+                "task_id": "p",
+                "subtasks": [{"title": "fine", "task_id": "fine"}, {"title": "bad", "depends_on": ["ghost"]}],
+            },
+            "NOT_FOUND",
+        )
+        blank = await refused(
+            client,
+            "split_task",
+            {"task_id": "p", "subtasks": [{"title": "ok"}, {"title": "   "}]},
+            "INVALID_ARGUMENT",
+        )
+        listed = await ok(client, "list_tasks")
+        parent = await ok(client, "get_task", {"task_id": "p"})
+    assert error["details"]["missing"] == ["ghost"]
+    assert blank["details"]["argument"] == "subtasks.1.title"
+    assert listed["total"] == 1
+    assert parent["task"]["subtasks"] is None
+    assert [entry["event"] for entry in parent["history"]] == ["created"]
+
+
+async def test_split_refusals(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        await create(client, "p", task_id="p")
+        missing = await refused(
+            client, "split_task", {"task_id": "ghost", "subtasks": [{"title": "x"}]}, "NOT_FOUND"
+        )
+        empty = await refused(client, "split_task", {"task_id": "p", "subtasks": []}, "INVALID_ARGUMENT")
+        extra = await refused(
+            client,
+            "split_task",
+            {"task_id": "p", "subtasks": [{"title": "x", "parent_id": "q"}]},
+            "INVALID_ARGUMENT",
+        )
+        twice = await refused(
+            client,
+            "split_task",
+            {
+                "task_id": "p",
+                "subtasks": [{"title": "a", "task_id": "same"}, {"title": "b", "task_id": "same"}],
+            },
+            "ALREADY_EXISTS",
+        )
+        onto_parent = await refused(
+            client,
+            "split_task",
+            {"task_id": "p", "subtasks": [{"title": "a", "depends_on": ["p"]}]},
+            "INVALID_ARGUMENT",
+        )
+        listed = await ok(client, "list_tasks")
+    assert missing["details"]["task_id"] == "ghost"
+    assert empty["details"]["argument"] == "subtasks"
+    assert extra["details"]["argument"].startswith("subtasks.0")
+    assert twice["details"]["task_id"] == "same"
+    new_id, parent, back = onto_parent["details"]["cycle"]
+    assert (parent, back) == ("p", new_id)
+    assert listed["total"] == 1
+
+
+async def test_next_task_hands_out_leaf_work_not_a_parent_with_open_children(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "parent", task_id="p", priority="P0")
+        await create(client, "child one", task_id="c1", priority="P2", parent_id="p")
+        await create(client, "child two", task_id="c2", priority="P2", parent_id="p")
+        order = []
+        for _ in range(2):
+            answer = await ok(client, "get_next_task", {"claim": True})
+            order.append(answer["task"]["task_id"])
+        nothing = await ok(client, "get_next_task")
+        for task_id in order:
+            await ok(client, "update_task_status", {"task_id": task_id, "new_status": "completed"})
+        last = await ok(client, "get_next_task", {"claim": True})
+    assert order == ["c1", "c2"]
+    assert nothing["task"] is None and nothing["reason"] == "waiting_on_dependencies"
+    assert last["task"]["task_id"] == "p"
+
+
+async def test_parent_filter_of_an_unknown_task_is_not_found(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        error = await refused(client, "list_tasks", {"parent_id": "ghost"}, "NOT_FOUND")
+    assert error["details"] == {"argument": "parent_id", "task_id": "ghost"}
+
+
+async def test_tasks_stuck_behind_failed_work_are_named_and_counted(connect: Connect) -> None:
+    async with connect() as client:
+        await create(client, "migrate db", task_id="migrate")
+        await create(client, "deploy", task_id="deploy", depends_on=["migrate"])
+        await create(client, "umbrella", task_id="umb")
+        await create(client, "part", task_id="part", parent_id="umb")
+        await create(client, "fine", task_id="fine")
+        await walk_to(client, "migrate", "failed")
+        await walk_to(client, "part", "failed")
+        await walk_to(client, "fine", "in_progress")
+        answer = await ok(client, "get_next_task")
+        stats = await ok(client, "get_task_stats")
+        await ok(client, "update_task_status", {"task_id": "migrate", "new_status": "pending"})
+        retried = await ok(client, "get_task_stats")
+    assert answer["task"] is None
+    assert answer["stuck"] == [
+        {"task_id": "deploy", "title": "deploy", "failed": ["migrate"]},
+        {"task_id": "umb", "title": "umbrella", "failed": ["part"]},
+    ]
+    assert "deploy (migrate)" in answer["message"] and "umb (part)" in answer["message"]
+    assert stats["stuck_behind_failed"] == 2
+    assert "2 pending tasks are stuck" in stats["message"]
+    assert retried["stuck_behind_failed"] == 1
+
+
+async def test_stuck_messages_in_chinese(connect_in_memory: Connect) -> None:
+    async with connect_in_memory(language="zh") as client:
+        await create(client, "a", task_id="a")
+        await create(client, "b", task_id="b", depends_on=["a"])
+        await walk_to(client, "a", "failed")
+        answer = await ok(client, "get_next_task")
+        stats = await ok(client, "get_task_stats")
+        split = await ok(
+            client, "split_task", {"task_id": "b", "subtasks": [{"title": "子任务", "task_id": "s"}]}
+        )
+    assert "卡在失败的任务之后" in answer["message"] and "b (a)" in answer["message"]
+    assert "1 个待执行任务卡在失败的任务之后" in stats["message"]
+    assert split["message"] == "已将任务 b 拆分为 1 个子任务：s。"
+    assert "Stuck" not in answer["message"]
