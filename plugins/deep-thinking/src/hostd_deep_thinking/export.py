@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
 from hostd_deep_thinking.models import BRANCH_ID_PATTERN, MAX_THOUGHT_CHARS, MAX_THOUGHTS, SESSION_ID_PATTERN
 from hostd_deep_thinking.store import FORMAT_VERSION, SessionState, utc_now
 
@@ -376,7 +377,7 @@ class ImportedThought(BaseModel):
 
     seq: int | None = Field(default=None, ge=1)
     sequence: int | None = Field(default=None, ge=1)
-    thought_number: int = Field(ge=1)
+    thought_number: int = Field(ge=1, le=MAX_THOUGHTS)
     content: str = Field(min_length=1, max_length=MAX_THOUGHT_CHARS)
     type: str | None = None
     is_revision: bool = False
@@ -412,37 +413,96 @@ class ImportedSession(BaseModel):
 
 
 class ImportProblem(Exception):
-    """The data is not a session this plugin can import; ``field`` says where."""
+    """The data is not a session this plugin can import; ``field`` says where, in both languages."""
 
-    def __init__(self, field_name: str, problem: str) -> None:
-        super().__init__(problem)
+    def __init__(self, field_name: str, en: str, zh: str) -> None:
+        super().__init__(en)
         self.field = field_name
-        self.problem = problem
+        self.en = en
+        self.zh = zh
+
+
+_JSON_KINDS = {list: ("array", "数组"), str: ("string", "字符串"), bool: ("boolean", "布尔值")}
+
+
+def _not_an_object(raw: Any) -> ImportProblem:
+    en_kind, zh_kind = _JSON_KINDS.get(
+        type(raw), ("number" if raw is not None else "null", "数字" if raw is not None else "null")
+    )
+    return ImportProblem(
+        "(root)",
+        en=f"the document is a JSON {en_kind}, not an object",
+        zh=f"文档是 JSON {zh_kind}，不是对象",
+    )
+
+
+def _unwrap_export(raw: dict[str, Any]) -> dict[str, Any]:
+    """The session inside an export_session(format='json') wrapper, after checking its tag and version."""
+    tag = raw.get("format")
+    if tag != EXPORT_FORMAT:
+        found_en = "it is missing" if tag is None else f"found {str(tag)[:80]!r}"
+        found_zh = "缺少该字段" if tag is None else f"实际为 {str(tag)[:80]!r}"
+        raise ImportProblem(
+            "format",
+            en=f"an export is tagged format '{EXPORT_FORMAT}'; {found_en}",
+            zh=f"导出文件的 format 应为 '{EXPORT_FORMAT}'；{found_zh}",
+        )
+    version = raw.get("format_version", 1)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ImportProblem(
+            "format_version",
+            en=f"unsupported format_version {str(version)[:40]!r} (this server reads {FORMAT_VERSION})",
+            zh=f"不支持的 format_version {str(version)[:40]!r}（本服务读取 {FORMAT_VERSION}）",
+        )
+    session = raw.get("session")
+    if not isinstance(session, dict):
+        raise ImportProblem("session", en="the export holds no session object", zh="导出文件中没有会话对象")
+    return session
+
+
+def _validation_problem(exc: ValidationError) -> ImportProblem:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(root)"
+    if first["type"] == "missing":
+        return ImportProblem(where, en="missing", zh="缺少该字段")
+    return ImportProblem(where, en=first["msg"], zh=f"取值无效（{first['type']}）")
 
 
 def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
-    """A stored session document from an export (any known version) or a bare spec-shaped session."""
+    """A stored session document from an export (any known version) or a bare spec-shaped session.
+
+    Anything else is refused before a byte is stored: a document without a ``thoughts`` list
+    (``{}``, another program's layout) is not an empty session.
+    """
     if not isinstance(raw, dict):
-        raise ImportProblem("(root)", "expected a JSON object")
-    source = raw
-    if "session" in raw and isinstance(raw["session"], dict):
-        version = raw.get("format_version", 1)
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ImportProblem(
-                "format_version", f"unsupported format_version {version!r} (this server reads 1)"
-            )
-        source = raw["session"]
+        raise _not_an_object(raw)
+    source = _unwrap_export(raw) if "format" in raw or "session" in raw else raw
     source = dict(source)
     if session_id is not None:
         source["session_id"] = session_id
-    if len(source.get("thoughts") or []) > MAX_THOUGHTS:
-        raise ImportProblem("thoughts", f"more than {MAX_THOUGHTS} thoughts")
+    if not isinstance(source.get("thoughts"), list):
+        raise ImportProblem(
+            "thoughts",
+            en='missing or not a list: a session lists its thoughts (an empty one has "thoughts": [])',
+            zh='缺少该字段或不是列表：会话须列出其思考（空会话为 "thoughts": []）',
+        )
+    if len(source["thoughts"]) > MAX_THOUGHTS:
+        raise ImportProblem(
+            "thoughts", en=f"more than {MAX_THOUGHTS} thoughts", zh=f"思考超过 {MAX_THOUGHTS} 条"
+        )
+    problem = shape_problem(source.get("metadata", {}))
+    if problem == "too_deep":
+        raise ImportProblem(
+            "metadata",
+            en=f"nested deeper than {MAX_NESTING} levels",
+            zh=f"嵌套超过 {MAX_NESTING} 层",
+        )
+    if problem == "not_finite":
+        raise ImportProblem("metadata", en="holds NaN or Infinity", zh="含有 NaN 或 Infinity")
     try:
         session = ImportedSession.model_validate(source)
     except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise ImportProblem(where, first["msg"]) from None
+        raise _validation_problem(exc) from None
     now = utc_now()
     thoughts: list[dict[str, Any]] = []
     latest_by_label: dict[int, int] = {}
@@ -450,7 +510,11 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
     for item in session.thoughts:
         seq = item.seq or item.sequence or last_seq + 1
         if seq <= last_seq:
-            raise ImportProblem("thoughts", f"sequence numbers must increase (found {seq} after {last_seq})")
+            raise ImportProblem(
+                "thoughts",
+                en=f"sequence numbers must increase (found {seq} after {last_seq})",
+                zh=f"序号必须递增（{last_seq} 之后出现 {seq}）",
+            )
         in_a_branch = item.branch_id is not None and item.branch_from_thought is not None
         kind = "revision" if item.is_revision else "branch" if in_a_branch else "regular"
         thoughts.append(

@@ -19,6 +19,7 @@ import anyio
 from pydantic import Field
 
 from hostd import PluginContext, ToolContext, ToolError
+from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_constant, shape_problem
 from hostd_deep_thinking.models import (
     BRANCH_ID_PATTERN,
     MAX_THOUGHT_CHARS,
@@ -165,6 +166,31 @@ def default_session_document(ctx: ToolContext, session_id: str) -> dict[str, Any
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     name = ctx.text(en=f"Thinking session {now}", zh=f"思考会话 {now}")
     return new_document(session_id, name=name, is_default=True)
+
+
+def check_metadata(ctx: ToolContext, metadata: dict[str, Any]) -> None:
+    """Refuse metadata that could be stored but never shown again (too deep, NaN/Infinity)."""
+    problem = shape_problem(metadata)
+    if problem is None:
+        return
+    if problem == "too_deep":
+        message = ctx.text(
+            en=f"metadata is nested deeper than {MAX_NESTING} levels.",
+            zh=f"metadata 嵌套超过 {MAX_NESTING} 层。",
+        )
+    else:
+        message = ctx.text(
+            en="metadata holds NaN or Infinity, which JSON cannot carry.",
+            zh="metadata 含有 NaN 或 Infinity，JSON 无法表示。",
+        )
+    raise ToolError(
+        "INVALID_ARGUMENT",
+        message,
+        hint=ctx.text(
+            en="Keep metadata flat and use plain numbers.", zh="请让 metadata 保持扁平，并使用普通数字。"
+        ),
+        details={"argument": "metadata", "problem": problem},
+    )
 
 
 def new_default_id() -> str:
@@ -344,6 +370,7 @@ def create_session(
             ),
             details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
         )
+    check_metadata(ctx, metadata)
     total = None
     if template_id is not None:
         info = template_info(template_id, ctx.language)
@@ -662,7 +689,7 @@ def export_session(
 
 def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
     text = path_or_data
-    if not path_or_data.lstrip().startswith("{"):
+    if not looks_like_json(path_or_data):
         from hostd_fs import resolve_in_roots
 
         path = resolve_in_roots(path_or_data, ctx.roots(), allow_missing=False, expect="file")
@@ -681,7 +708,30 @@ def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
                 details={"path": str(path), "reason": type(exc).__name__},
             ) from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse_constant)
+    except NotFiniteNumber as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"The import holds {exc.name}, which is not a JSON value.",
+                zh=f"导入内容含有 {exc.name}，它不是合法的 JSON 值。",
+            ),
+            hint=ctx.text(en="Replace it with a number or null.", zh="请改为具体数字或 null。"),
+            details={"argument": "path_or_data", "value": exc.name},
+        ) from None
+    except RecursionError:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="The import is nested too deeply to be a session.",
+                zh="导入内容嵌套过深，不可能是会话。",
+            ),
+            hint=ctx.text(
+                en="Pass a file written by export_session(format='json'), or its content.",
+                zh="请传入 export_session(format='json') 生成的文件或其内容。",
+            ),
+            details={"argument": "path_or_data"},
+        ) from None
     except ValueError as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
@@ -692,6 +742,11 @@ def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
             ),
             details={"argument": "path_or_data"},
         ) from None
+
+
+def looks_like_json(path_or_data: str) -> bool:
+    """JSON text rather than a path: an object, an array or a string (a path starts with none of these)."""
+    return path_or_data.lstrip()[:1] in ("{", "[", '"')
 
 
 def import_session(
@@ -722,8 +777,8 @@ def import_session(
         raise ToolError(
             "INVALID_ARGUMENT",
             ctx.text(
-                en=f"The import is not a session: {exc.field}: {exc.problem}.",
-                zh=f"导入内容不是有效的会话：{exc.field}：{exc.problem}。",
+                en=f"The import is not a session: {exc.field}: {exc.en}.",
+                zh=f"导入内容不是有效的会话：{exc.field}：{exc.zh}。",
             ),
             hint=ctx.text(
                 en="Pass a file written by export_session(format='json').",
