@@ -136,6 +136,13 @@ def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
     return resolve(schema)
 
 
+class DefaultSessionChange(BaseModel):
+    """Why a call without session_id did not go to the current default session."""
+
+    previous_session_id: str = Field(description="The default session the thought could not go to")
+    reason: Literal["archived", "deleted"] = Field(description="What happened to it")
+
+
 class ThoughtOutput(ToolOutput):
     """The official server's fields first, then what durable sessions add."""
 
@@ -156,6 +163,11 @@ class ThoughtOutput(ToolOutput):
     warnings: list[Notice]
     next_step: TemplateStep | None = Field(
         default=None, description="For template sessions: the step the next thought should address"
+    )
+    default_session_changed: DefaultSessionChange | None = Field(
+        default=None,
+        description="Set when a call without session_id found the default session archived or deleted "
+        "and started a new default session instead",
     )
 
 

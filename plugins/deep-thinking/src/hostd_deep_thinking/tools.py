@@ -23,8 +23,10 @@ from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_c
 from hostd_deep_thinking.models import (
     BRANCH_ID_PATTERN,
     MAX_THOUGHT_CHARS,
+    MAX_THOUGHTS,
     SESSION_ID_PATTERN,
     Adjustment,
+    DefaultSessionChange,
     DeleteSessionOutput,
     ExportOutput,
     GetSessionOutput,
@@ -199,7 +201,7 @@ def new_default_id() -> str:
 
 
 class _ArchivedDefault(Exception):
-    """The current default session is archived: the call starts a new default session instead."""
+    """The default session is archived: the call starts a new default session instead (and says so)."""
 
 
 # --- sequential_thinking -------------------------------------------------------------
@@ -212,7 +214,10 @@ async def sequential_thinking(
         Field(description="Your current thinking step", min_length=1, max_length=MAX_THOUGHT_CHARS),
     ],
     nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],
-    thoughtNumber: Annotated[int, Field(description="Current thought number (your label, from 1)", ge=1)],
+    thoughtNumber: Annotated[
+        int,
+        Field(description=f"Current thought number (your label, 1 to {MAX_THOUGHTS})", ge=1, le=MAX_THOUGHTS),
+    ],
     totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],
     session_id: Annotated[
         str | None,
@@ -270,7 +275,7 @@ async def sequential_thinking(
         notices.extend(found)
         return planned, adjustment
 
-    def attempt(blocking: bool) -> tuple[str, Appended]:
+    def attempt(blocking: bool) -> tuple[str, Appended, DefaultSessionChange | None]:
         """Store the thought; ``blocking=False`` raises WouldBlock rather than wait, load or create."""
         notices.clear()
         if session_id is not None:
@@ -280,35 +285,35 @@ async def sequential_thinking(
                 create=lambda: new_document(session_id, name=session_id),
                 blocking=blocking,
             )
-            return session_id, appended
+            return session_id, appended, None
         current = store.default_session()
-        target = current if current and not request.starts_conversation else new_default_id()
-        try:
-            appended = store.append(
-                target,
-                lambda state: plan(state, True),
-                create=lambda: default_session_document(ctx, target),
-                blocking=blocking,
-            )
-        except _ArchivedDefault:
-            target = new_default_id()
-            appended = store.append(
-                target,
-                lambda state: plan(state, True),
-                create=lambda: default_session_document(ctx, target),
-                blocking=blocking,
-            )
-        if appended.created:
-            store.set_default_session(target)
-        return target, appended
+        change: DefaultSessionChange | None = None
+        if current and not request.starts_conversation:
+            try:
+                appended = store.append(current, lambda state: plan(state, True), blocking=blocking)
+                return current, appended, None
+            except _ArchivedDefault:
+                change = DefaultSessionChange(previous_session_id=current, reason="archived")
+            except SessionNotFound:
+                # Deleted: a new id, so the deleted one stays restorable and is never half brought back.
+                change = DefaultSessionChange(previous_session_id=current, reason="deleted")
+        target = new_default_id()
+        appended = store.append(
+            target,
+            lambda state: plan(state, True),
+            create=lambda: default_session_document(ctx, target),
+            blocking=blocking,
+        )
+        store.set_default_session(target)
+        return target, appended, change
 
     try:
         try:
             # The common case (a known session, lock free) is a few file operations: done right here;
             # anything that could wait (lock held elsewhere, loading, creating) goes to a worker thread.
-            target, appended = attempt(False)
+            target, appended, change = attempt(False)
         except WouldBlock:
-            target, appended = await anyio.to_thread.run_sync(attempt, True)
+            target, appended, change = await anyio.to_thread.run_sync(attempt, True)
         if appended.compaction_due:
             await anyio.to_thread.run_sync(store.compact, target)
     except SessionUnreadable as exc:
@@ -329,6 +334,7 @@ async def sequential_thinking(
         adjustments=[Adjustment.model_validate(appended.adjustment)] if appended.adjustment else [],
         warnings=[*recovery_notices(ctx, appended.notes), *notices],
         next_step=next_step,
+        default_session_changed=change,
     )
     message = ctx.text(
         en=f"Thought {stored['thought_number']}/{stored['total_thoughts']} stored in session '{target}' "
@@ -336,9 +342,38 @@ async def sequential_thinking(
         zh=f"思考 {stored['thought_number']}/{stored['total_thoughts']} "
         f"已保存到会话 '{target}'（#{stored['seq']}）。",
     )
+    if change is not None:
+        notice = default_change_notice(ctx, change, target)
+        result.warnings.append(notice)
+        message += " " + notice.message
     if next_step is not None:
         message += ctx.text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")
     return result.with_message(message)
+
+
+def default_change_notice(ctx: ToolContext, change: DefaultSessionChange, target: str) -> Notice:
+    """What to tell a caller without session_id whose default session is gone or archived."""
+    previous = change.previous_session_id
+    if change.reason == "archived":
+        return Notice(
+            code="DEFAULT_SESSION_ARCHIVED",
+            message=ctx.text(
+                en=f"The default session '{previous}' is archived, so this thought started the new "
+                f"default session '{target}'. To continue the archived one, call resume_session and pass "
+                f"session_id='{previous}'.",
+                zh=f"默认会话 '{previous}' 已归档，因此这条思考开启了新的默认会话 '{target}'。"
+                f"如需继续原会话，请调用 resume_session 并传入 session_id='{previous}'。",
+            ),
+        )
+    return Notice(
+        code="DEFAULT_SESSION_DELETED",
+        message=ctx.text(
+            en=f"The default session '{previous}' was deleted, so this thought started the new default "
+            f"session '{target}'. restore_session(session_id='{previous}') brings the deleted one back.",
+            zh=f"默认会话 '{previous}' 已删除，因此这条思考开启了新的默认会话 '{target}'。"
+            f"可用 restore_session(session_id='{previous}') 恢复已删除的会话。",
+        ),
+    )
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -580,7 +615,8 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
         adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
         max_regular = state.max_regular_label
         template_id = state.meta.get("template_id")
-    next_number = (int(last["thought_number"]) + 1) if last else 1
+    # Labels stop at thoughtNumber's cap; they may repeat, so the cap itself is a valid next label.
+    next_number = min(int(last["thought_number"]) + 1, MAX_THOUGHTS) if last else 1
     next_call: dict[str, Any] = {
         "session_id": session_id,
         "thought": ctx.text(en="<your next thought>", zh="<你的下一条思考>"),
