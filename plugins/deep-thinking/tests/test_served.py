@@ -33,6 +33,7 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
             "get_session",
             "list_sessions",
             "delete_session",
+            "restore_session",
             "update_session_status",
             "resume_session",
             "list_templates",

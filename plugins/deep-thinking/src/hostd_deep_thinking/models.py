@@ -14,6 +14,8 @@ from hostd import ToolOutput
 
 #: DESIGN.md's rule for identifiers that become file names: no '/', never '.' or '..'.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+#: A backup's file name as the store writes it; never a path.
+BACKUP_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
 #: The issue's rule for branch identifiers.
 BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -194,7 +196,20 @@ class ListSessionsOutput(ToolOutput):
 class DeleteSessionOutput(ToolOutput):
     session_id: str
     deleted: bool
-    backup: str | None = Field(description="The backup taken before deleting")
+    backup: str | None = Field(
+        description="The backup taken before deleting (a file in the plugin's data folder)"
+    )
+    backup_id: str | None = Field(description="That backup's name, for restore_session's backup argument")
+    restore_call: dict[str, Any] | None = Field(
+        description="The restore_session arguments that bring the session back; null without a backup"
+    )
+
+
+class RestoreSessionOutput(ToolOutput):
+    session: SessionSummary
+    restored_from: str = Field(description="The backup the session was restored from")
+    replaced: bool = Field(description="True when a live session of that id was replaced (after a backup)")
+    backups: list[str] = Field(description="The session's backups now kept, newest first")
 
 
 class UpdateStatusOutput(ToolOutput):

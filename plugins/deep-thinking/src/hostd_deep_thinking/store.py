@@ -5,7 +5,8 @@ Layout under the plugin's data folder::
     sessions/<id>.json        the compacted document (the spec's ThinkingSession, plus format_version
                               and last_seq, the sequence number of the last thought it holds)
     sessions/<id>.journal     JSON lines, one per thought added since the last compaction
-    backups/<id>/<stamp>-s<seq>.json   the last 10 copies, taken at compaction and before deletes/imports
+    backups/<id>/<stamp>-s<seq>[-deleted].json   the last 10 copies, taken at compaction and before
+                              deletes/imports (a delete's ends in -deleted; restore_session reads them)
     index.jsonl               one summary line per change (creation, compaction, status, deletion)
     default-session.json      which session calls without ``session_id`` go to
     .locks/                   lock files
@@ -37,6 +38,8 @@ from typing import Any
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
+#: Ends the name of the backup a delete takes, so a restore finds it among later backups.
+DELETED_LABEL = "-deleted"
 _JOURNAL_END = re.compile(rb'"end":(\d+)\}\n$')
 
 
@@ -58,6 +61,15 @@ class SessionExists(StoreError):
     def __init__(self, session_id: str) -> None:
         super().__init__(session_id)
         self.session_id = session_id
+
+
+class BackupNotFound(StoreError):
+    """No (readable, matching) backup of the session; ``available`` names its backups, newest first."""
+
+    def __init__(self, session_id: str, available: list[str]) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+        self.available = available
 
 
 class SessionUnreadable(StoreError):
@@ -653,14 +665,17 @@ class SessionStore:
             notes=notes,
         )
 
-    def _compact(self, state: SessionState) -> None:
-        """Fold the journal into the document, take a backup, start a new journal (lock held)."""
+    def _compact(self, state: SessionState, *, backup_label: str = "") -> Path:
+        """Fold the journal into the document, take a backup, start a new journal (lock held).
+
+        Returns the backup's path; ``backup_label`` ends its name (deletes mark theirs).
+        """
         from hostd_fs import atomic_write
 
         session_id = state.session_id
         data = json.dumps(state.to_document(), ensure_ascii=False)
         atomic_write(self.document_path(session_id), data)
-        self._write_backup(session_id, data, state.last_seq)
+        backup = self._write_backup(session_id, data, state.last_seq, backup_label)
         with self._guard:
             journal = self._journals.pop(session_id, None)
         if journal is not None:
@@ -669,6 +684,7 @@ class SessionStore:
         if journal_path.exists():
             atomic_write(journal_path, "")
         self._finish_compaction(state)
+        return backup
 
     def _finish_compaction(self, state: SessionState) -> None:
         session_id = state.session_id
@@ -715,14 +731,50 @@ class SessionStore:
                 return kept
             if state is None:
                 raise SessionNotFound(session_id)
-            self._compact(state)
-            backups = sorted(self._backup_files(session_id))
+            backup = self._compact(state, backup_label=DELETED_LABEL)
             self._forget(session_id)
             # Journal first: a crash in between leaves a complete (compacted) session, never a half one.
             self.journal_path(session_id).unlink(missing_ok=True)
             self.document_path(session_id).unlink(missing_ok=True)
             self._index_put({"session_id": session_id, "deleted": True})
-            return str(backups[-1]) if backups else None
+            return str(backup)
+
+    def restore(
+        self, session_id: str, backup_name: str | None = None, *, replace: bool = False
+    ) -> tuple[SessionState, str, bool]:
+        """Bring a session back from one of its backups: the named one, else the one its last delete took.
+
+        Without a name, the newest backup taken by a delete is used (later backups may belong
+        to a new session created under the same id since), else the newest readable one.
+        Returns the state, the backup's name and whether a live session was replaced.
+        """
+        backups = self.backups(session_id)
+        if backup_name is not None:
+            chosen = [path for path in backups if path.name == backup_name]
+            if not chosen:
+                raise BackupNotFound(session_id, [path.name for path in reversed(backups)])
+        else:
+            chosen = sorted(
+                backups, key=lambda path: (path.stem.endswith(DELETED_LABEL), path.name), reverse=True
+            )
+        document = None
+        for path in chosen:
+            try:
+                document = check_document(json.loads(path.read_bytes()))
+            except (OSError, ValueError, UnicodeDecodeError) as exc:
+                if backup_name is not None:
+                    raise SessionUnreadable(
+                        session_id, f"backup {path.name} is damaged ({exc})", str(path)
+                    ) from None
+                continue
+            if document["session_id"] == session_id:
+                break
+            document = None
+        if document is None:
+            raise BackupNotFound(session_id, [path.name for path in reversed(backups)])
+        replaced = self.exists(session_id)
+        state = self.create(document, replace=replace)
+        return state, path.name, replaced
 
     # --- backups -----------------------------------------------------------------------
 
@@ -730,13 +782,13 @@ class SessionStore:
         folder = self.backups_dir / session_id
         return list(folder.glob("*.json")) if folder.is_dir() else []
 
-    def _write_backup(self, session_id: str, data: str, seq: int) -> Path:
+    def _write_backup(self, session_id: str, data: str, seq: int, label: str = "") -> Path:
         from hostd_fs import atomic_write
 
         folder = self.backups_dir / session_id
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        path = folder / f"{stamp}-s{seq:04d}.json"
+        path = folder / f"{stamp}-s{seq:04d}{label}.json"
         atomic_write(path, data)
         for old in sorted(self._backup_files(session_id))[:-BACKUPS_KEPT]:
             old.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ import datetime
 import json
 import secrets
 from bisect import bisect_right
+from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import anyio
@@ -21,6 +22,7 @@ from pydantic import Field
 from hostd import PluginContext, ToolContext, ToolError
 from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_constant, shape_problem
 from hostd_deep_thinking.models import (
+    BACKUP_NAME_PATTERN,
     BRANCH_ID_PATTERN,
     MAX_THOUGHT_CHARS,
     MAX_THOUGHTS,
@@ -35,6 +37,7 @@ from hostd_deep_thinking.models import (
     ListSessionsOutput,
     Notice,
     Progress,
+    RestoreSessionOutput,
     ResumeOutput,
     SessionOutput,
     SessionStatus,
@@ -47,6 +50,7 @@ from hostd_deep_thinking.models import (
 )
 from hostd_deep_thinking.store import (
     Appended,
+    BackupNotFound,
     SessionExists,
     SessionNotFound,
     SessionState,
@@ -107,10 +111,11 @@ def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
             zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志：{exc.problem}。",
         ),
         hint=ctx.text(
-            en="The damaged file is kept as it is. Restore it with import_session from an export, "
-            "or delete_session to start over (the file is kept under another name).",
-            zh="损坏的文件已原样保留。可用 import_session 从导出文件恢复，"
-            "或用 delete_session 重新开始（文件会改名保留）。",
+            en="The damaged file is kept as it is. Restore it with restore_session (overwrite=true) from "
+            "the plugin's backups or import_session from an export, or delete_session to start over "
+            "(the file is kept under another name).",
+            zh="损坏的文件已原样保留。可用 restore_session（overwrite=true）从插件的备份恢复，"
+            "或用 import_session 从导出文件恢复，或用 delete_session 重新开始（文件会改名保留）。",
         ),
         details={"session_id": exc.session_id, "file": exc.kept_at},
     )
@@ -557,15 +562,88 @@ def list_sessions(
 
 
 def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutput:
-    """Delete a session; a backup is taken first (kept in the plugin's data folder)."""
+    """Delete a session; a backup is taken first, and restore_session brings it back."""
+    store = open_store(ctx.plugin)
     try:
-        backup = open_store(ctx.plugin).delete(session_id)
+        backup = store.delete(session_id)
     except SessionNotFound:
         raise not_found(ctx, session_id) from None
-    return DeleteSessionOutput(session_id=session_id, deleted=True, backup=backup).with_message(
+    backup_id = None
+    if backup is not None and Path(backup).parent == store.backups_dir / session_id:
+        backup_id = Path(backup).name  # else it is a damaged document set aside, not a backup
+    restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None
+    if restore_call is not None:
+        message = ctx.text(
+            en=f"Deleted session '{session_id}' (backup kept); "
+            f"restore_session(session_id='{session_id}') brings it back.",
+            zh=f"已删除会话 '{session_id}'（已保留备份）；"
+            f"可用 restore_session(session_id='{session_id}') 恢复。",
+        )
+    else:
+        message = ctx.text(
+            en=f"Deleted session '{session_id}' (its damaged file is kept as {backup}).",
+            zh=f"已删除会话 '{session_id}'（损坏的文件保留为 {backup}）。",
+        )
+    return DeleteSessionOutput(
+        session_id=session_id, deleted=True, backup=backup, backup_id=backup_id, restore_call=restore_call
+    ).with_message(message)
+
+
+def restore_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    backup: Annotated[
+        str | None,
+        Field(
+            description="A backup's name (delete_session's backup_id, or one of restore_session's backups); "
+            "omit for the backup the last delete took",
+            pattern=BACKUP_NAME_PATTERN,
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, Field(description="Replace a live session of that id (a backup of it is taken first)")
+    ] = False,
+) -> RestoreSessionOutput:
+    """Restore a deleted session from the plugin's own backups (delete_session keeps the last 10)."""
+    store = open_store(ctx.plugin)
+    try:
+        state, restored_from, replaced = store.restore(session_id, backup, replace=overwrite)
+    except BackupNotFound as exc:
+        what_en = (
+            f"backup '{backup}' of session '{session_id}'" if backup else f"backup of session '{session_id}'"
+        )
+        what_zh = f"会话 '{session_id}' 的备份 '{backup}'" if backup else f"会话 '{session_id}' 的备份"
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(en=f"No {what_en}.", zh=f"没有{what_zh}。"),
+            hint=ctx.text(
+                en="details.backups lists this session's backups; without any, only an export "
+                "(import_session) can bring it back.",
+                zh="details.backups 列出该会话的备份；若没有备份，只能用导出文件（import_session）恢复。",
+            ),
+            details={"session_id": session_id, "backups": exc.available},
+        ) from None
+    except SessionExists:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"Session '{session_id}' already exists.", zh=f"会话 '{session_id}' 已存在。"),
+            hint=ctx.text(
+                en="Pass overwrite=true to replace it (a backup of it is taken first), "
+                "or export it before restoring.",
+                zh="传入 overwrite=true 以替换它（会先备份），或先导出再恢复。",
+            ),
+            details={"session_id": session_id},
+        ) from None
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    kept = [path.name for path in reversed(store.backups(session_id))]
+    return RestoreSessionOutput(
+        session=summary_of(state), restored_from=restored_from, replaced=replaced and overwrite, backups=kept
+    ).with_message(
         ctx.text(
-            en=f"Deleted session '{session_id}' (backup kept).",
-            zh=f"已删除会话 '{session_id}'（已保留备份）。",
+            en=f"Restored session '{session_id}' ({len(state.thoughts)} thoughts) "
+            f"from backup {restored_from}.",
+            zh=f"已从备份 {restored_from} 恢复会话 '{session_id}'（{len(state.thoughts)} 条思考）。",
         )
     )
 
