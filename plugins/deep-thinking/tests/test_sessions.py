@@ -72,6 +72,37 @@ async def test_list_sessions_counts_thoughts_not_yet_compacted(client: Client) -
     assert listed["sessions"][0]["thought_count"] == 3
 
 
+async def list_reflects_the_journal(client: Client) -> None:
+    """Shared by the in-memory and the served test: listing shows thoughts not yet compacted."""
+    await ok(client, "create_session", name="older", session_id="older")
+    await ok(client, "create_session", name="newer", session_id="newer")
+    await ok(client, "sequential_thinking", **thought(1, 5, session_id="older"))
+    await ok(
+        client,
+        "sequential_thinking",
+        **thought(2, 5, session_id="older", branchFromThought=1, branchId="alt"),
+    )
+    await ok(client, "sequential_thinking", **thought(3, 6, session_id="older"))
+    listed = await ok(client, "list_sessions")
+    assert [s["session_id"] for s in listed["sessions"]] == ["older", "newer"]
+    older = listed["sessions"][0]
+    assert (older["thought_count"], older["total_thoughts"], older["branches"]) == (3, 6, ["alt"])
+    shown = await ok(client, "get_session", session_id="older")
+    assert older == shown["session"]
+    assert older["updated_at"] == shown["thoughts"][-1]["timestamp"]
+    newest = await ok(client, "list_sessions", limit=1)
+    assert [s["session_id"] for s in newest["sessions"]] == ["older"] and newest["total"] == 2
+    default = await ok(client, "sequential_thinking", **thought(1, 4))
+    listed = await ok(client, "list_sessions")
+    first = listed["sessions"][0]
+    assert first["session_id"] == default["session_id"]
+    assert (first["thought_count"], first["total_thoughts"]) == (1, 4)
+
+
+async def test_list_sessions_reflects_the_journal(client: Client) -> None:
+    await list_reflects_the_journal(client)
+
+
 async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Path) -> None:
     await sample_session(client, "gone")
     deleted = await ok(client, "delete_session", session_id="gone")

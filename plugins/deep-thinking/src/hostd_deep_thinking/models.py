@@ -190,7 +190,11 @@ class GetSessionOutput(ToolOutput):
 
 class ListSessionsOutput(ToolOutput):
     sessions: list[SessionSummary]
-    total: int = Field(description="Sessions matching the filter (before the limit)")
+    total: int = Field(description="Sessions matching the filter (before the limit), damaged ones included")
+    unreadable_sessions: list[str] = Field(
+        description="Ids of listed sessions whose files are damaged (get_session says what is wrong)"
+    )
+    warnings: list[Notice]
 
 
 class DeleteSessionOutput(ToolOutput):

@@ -542,21 +542,51 @@ def list_sessions(
     status: Annotated[SessionStatus | None, Field(description="Only sessions with this status")] = None,
     limit: Annotated[int, Field(description="At most this many sessions, newest first", ge=1, le=1000)] = 50,
 ) -> ListSessionsOutput:
-    """List sessions from the index (newest first), optionally by status."""
+    """List sessions (newest first, thoughts not yet compacted included), optionally by status."""
+    from pydantic import ValidationError
+
     rows, total = open_store(ctx.plugin).list_summaries(status, limit)
     sessions = []
+    unreadable_ids: list[str] = []
     for row in rows:
-        row.pop("deleted", None)
+        for internal in ("deleted", "last_seq", "doc_size"):
+            row.pop(internal, None)
         row.setdefault("name", row["session_id"])
         row.setdefault("status", "active")
         row.setdefault("created_at", "")
         row.setdefault("updated_at", "")
         row.setdefault("thought_count", 0)
-        sessions.append(SessionSummary.model_validate(row))
-    return ListSessionsOutput(sessions=sessions, total=total).with_message(
+        try:
+            # One damaged session is named, never allowed to break the listing of the others.
+            if row.pop("unreadable", None) is not None or shape_problem(row.get("metadata", {})) is not None:
+                raise ValueError("unreadable")
+            sessions.append(SessionSummary.model_validate(row))
+        except (ValueError, ValidationError):
+            unreadable_ids.append(str(row["session_id"]))
+    warnings = [
+        Notice(
+            code="SESSION_UNREADABLE",
+            message=ctx.text(
+                en=f"Session '{session_id}' is damaged and not listed; get_session says what is wrong.",
+                zh=f"会话 '{session_id}' 已损坏，未列出；get_session 可说明问题所在。",
+            ),
+        )
+        for session_id in unreadable_ids
+    ]
+    return ListSessionsOutput(
+        sessions=sessions, total=total, unreadable_sessions=unreadable_ids, warnings=warnings
+    ).with_message(
         ctx.text(
             en=f"{total} session(s), showing {len(sessions)}.",
             zh=f"共 {total} 个会话，显示 {len(sessions)} 个。",
+        )
+        + (
+            ctx.text(
+                en=f" {len(unreadable_ids)} damaged: {', '.join(unreadable_ids)}.",
+                zh=f" {len(unreadable_ids)} 个已损坏：{'、'.join(unreadable_ids)}。",
+            )
+            if unreadable_ids
+            else ""
         )
     )
 
