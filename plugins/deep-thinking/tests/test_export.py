@@ -170,6 +170,44 @@ async def test_markdown_marks_revisions_and_branches(client: Client) -> None:
     assert markdown.index("## Branch `bus`") < markdown.index("Bus to Turin takes 9 hours")
 
 
+MARKDOWN_THOUGHT = (
+    "Compare **both**:\n\n"
+    "```python\nif a < b and c > d:\n    print('<tag> & more')\n```\n\n"
+    "    indented <code> block\n\n"
+    "Inline `x<y` and ``a `<b>` c``, then <b>raw</b> & <script>window.__pwned=1</script>.\n\n"
+    "- [click](javascript:window.__pwned=1) ![pic](https://example.invalid/p.png) [ok](https://example.org/)"
+)
+
+
+async def test_markdown_export_keeps_code_verbatim_and_neutralises_raw_html(client: Client) -> None:
+    from markdown_it import MarkdownIt
+
+    await ok(client, "sequential_thinking", **thought(1, 1, MARKDOWN_THOUGHT, session_id="md"))
+    markdown = (await ok(client, "export_session", session_id="md", format="markdown"))["content"]
+    assert "```python\nif a < b and c > d:\n    print('<tag> & more')\n```" in markdown
+    assert "    indented <code> block" in markdown
+    assert "`x<y`" in markdown and "``a `<b>` c``" in markdown
+    # Rendered as a viewer with raw HTML on would: code shows as written, no tag gets through.
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert "if a &lt; b and c &gt; d:\n    print('&lt;tag&gt; &amp; more')" in rendered
+    assert "<code>x&lt;y</code>" in rendered and "<code>a `&lt;b&gt;` c</code>" in rendered
+    assert "<b>" not in rendered and "<script" not in rendered
+    assert "&lt;b&gt;raw&lt;/b&gt; &amp; &lt;script&gt;" in rendered
+
+
+async def test_html_export_renders_markdown_safely(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 1, MARKDOWN_THOUGHT, session_id="md"))
+    page = (await ok(client, "export_session", session_id="md", format="html"))["content"]
+    assert "<strong>both</strong>" in page
+    assert '<pre><code class="language-python">if a &lt; b and c &gt; d:\n    print(' in page
+    assert "<code>x&lt;y</code>" in page
+    assert "&lt;b&gt;raw&lt;/b&gt;" in page and "<b>raw" not in page
+    assert "<script" not in page.lower().replace("&lt;script", "")
+    assert "javascript:" not in page.replace("[click](javascript:", "")
+    assert "<img" not in page and "src=" not in page
+    assert '<a href="https://example.org/"' in page
+
+
 async def test_text_export_lists_every_thought(client: Client) -> None:
     await sample_session(client, "trip")
     text = (await ok(client, "export_session", session_id="trip", format="text"))["content"]
@@ -384,3 +422,24 @@ async def test_import_refusals_in_chinese_have_no_english(hostd_data_dir: Path, 
             envelope = await fails(zh, "import_session", "INVALID_ARGUMENT", path_or_data=data)
             assert not re.search(r"\b(expected|missing|nested|object|field)\b", envelope["message"]), envelope
             assert "导入内容" in envelope["message"], envelope
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```\nunclosed <x> fence",
+        "a\r\nb <i>c</i>\r\n```\n<d>\n```",
+        "x\u2028<i>y</i>\n\n    <code-block>",
+        "`unbalanced <i>x</i>",
+        "> quote <i>x</i>\n> ```\n> <k>\n> ```",
+        "- item\n\n  ```\n  <in-list>\n  ```\n- <i>raw</i>",
+    ],
+)
+def test_markdown_text_never_lets_a_tag_through(text: str) -> None:
+    from hostd_deep_thinking.export import _md
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").render(_md(text))
+    assert "<i>" not in rendered
+    stripped = re.sub(r"</?(p|pre|code|blockquote|ul|ol|li)>|<code class=\"[^\"]*\">", "", rendered)
+    assert "<" not in stripped.replace("&lt;", ""), rendered

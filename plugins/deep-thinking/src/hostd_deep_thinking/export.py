@@ -2,17 +2,20 @@
 
 The JSON export is the whole session with a format version, and ``parse_import`` reads it
 back (or a bare session document in the spec's shape). The HTML page is self-contained,
-forbids scripts by its Content-Security-Policy and escapes every piece of session text.
+forbids scripts by its Content-Security-Policy, escapes every piece of session text and
+renders thoughts as Markdown with raw HTML escaped and unsafe links left as text.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+from markdown_it import MarkdownIt
 from pydantic import BaseModel, Field, ValidationError
 
 from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
@@ -69,9 +72,73 @@ def to_json(state: SessionState) -> str:
 # --- Markdown --------------------------------------------------------------------------
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
+@functools.cache
+def markdown_renderer() -> MarkdownIt:
+    """CommonMark plus tables and strikethrough, safe for session text in a page.
+
+    Raw HTML is escaped (``html`` off), markdown-it's link check drops ``javascript:``,
+    ``vbscript:``, ``file:`` and ``data:`` targets (they stay text), and images are off:
+    the page is self-contained and loads nothing.
+    """
+    renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    renderer.enable(["table", "strikethrough"])
+    renderer.disable("image")
+    return renderer
+
+
+def _outside_code_spans(chunk: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to the chunk except inside inline code spans (backtick runs of equal length)."""
+    parts = []
+    position = 0
+    while (opening := _BACKTICKS.search(chunk, position)) is not None:
+        width = len(opening.group())
+        runs = _BACKTICKS.finditer(chunk, opening.end())
+        closing = next((run for run in runs if len(run.group()) == width), None)
+        if closing is None:
+            parts.append(change(chunk[position : opening.end()]))
+            position = opening.end()
+            continue
+        parts.append(change(chunk[position : opening.start()]))
+        parts.append(chunk[opening.start() : closing.end()])
+        position = closing.end()
+    parts.append(change(chunk[position:]))
+    return "".join(parts)
+
+
 def _md(text: str) -> str:
-    """Session text inside Markdown: raw HTML neutralised, everything else as written."""
-    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Session text (Markdown itself) inside the Markdown export: raw HTML neutralised, code as written.
+
+    Only ``<`` outside code becomes ``&lt;`` (no tag or autolink gets through); fenced and
+    indented code blocks and inline code spans keep every character, since entities are not
+    decoded there.
+    """
+    # Lines as markdown-it counts them (only \n, after it normalises \r\n and \r).
+    text = visible(text).replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    verbatim = [False] * len(lines)
+    for token in markdown_renderer().parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            start, end = token.map[0], min(token.map[1], len(lines))
+            verbatim[start:end] = [True] * (end - start)
+    out: list[str] = []
+    chunk: list[str] = []
+
+    def flush() -> None:
+        out.append(_outside_code_spans("".join(chunk), lambda part: part.replace("<", "&lt;")))
+        chunk.clear()
+
+    for line, keep in zip(lines, verbatim, strict=True):
+        if keep:
+            flush()
+            out.append(line)
+        else:
+            chunk.append(line)
+    flush()
+    return "".join(out)
 
 
 def _reference_words(thought: dict[str, Any], text: Text) -> list[str]:
@@ -230,7 +297,15 @@ ol.thoughts { list-style: none; margin: 0; padding: 0 0 0 22px; border-left: 3px
 .ref { margin: 0 0 6px; font-size: 14px; }
 .ref a { color: var(--rev); font-weight: 600; }
 .ref.dangling { color: var(--muted); font-style: italic; }
-.content { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.content { overflow-wrap: anywhere; }
+.content > :first-child { margin-top: 0; }
+.content > :last-child { margin-bottom: 0; }
+.content p, .content ul, .content ol, .content blockquote, .content table { margin: 0 0 10px; }
+.content pre { margin: 0 0 10px; padding: 10px 12px; background: #f3f5f9; border-radius: 6px;
+  overflow-x: auto; overflow-wrap: normal; white-space: pre; }
+.content code { font: 14px/1.5 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+.content :not(pre) > code { background: #eef2f7; padding: 1px 5px; border-radius: 4px; }
+.content blockquote { padding-left: 12px; border-left: 3px solid var(--line); color: var(--muted); }
 section.branch { margin-top: 8px; padding: 4px 18px 8px; background: var(--br-bg); border-radius: 12px;
   border: 1px solid #a7f3d0; }
 section.branch h2 { border-bottom-color: #a7f3d0; }
@@ -292,7 +367,9 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
                     f'<a class="revises" href="#thought-{int(target_seq)}">'
                     f"{_h(text(en='thought', zh='思考'))} {_h(target)}</a></p>"
                 )
-        parts += [f'<p class="content">{_h(thought["content"])}</p>', "</li>"]
+        # The thought is Markdown: rendered with raw HTML escaped and unsafe links left as text.
+        rendered = markdown_renderer().render(visible(str(thought["content"])))
+        parts += [f'<div class="content">{rendered}</div>', "</li>"]
         return "".join(parts)
 
     facts = [
