@@ -6,6 +6,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import re
 import time
 from pathlib import Path
 
@@ -317,3 +318,18 @@ async def test_a_deeply_nested_session_left_by_an_older_version_is_flagged(
         for tool in ("get_session", "resume_session"):
             envelope = (await client.call_tool(tool, {"session_id": "deep"})).structured_content
             assert envelope["error"]["code"] == "READ_ERROR", envelope
+
+
+@pytest.mark.anyio
+async def test_unreadable_session_in_chinese_has_no_english_prose(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
+    await make_sessions(hostd_data_dir, hostd_roots, "good", "bad")
+    ruin(hostd_data_dir, "bad", b"garbage")
+    config = config_for(hostd_roots, "zh")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        listed = await ok(client, "list_sessions")
+        envelope = (await client.call_tool("get_session", {"session_id": "bad"})).structured_content
+        assert envelope["error"]["code"] == "READ_ERROR" and envelope["error"]["details"]["problem"]
+        for message in (listed["message"], listed["warnings"][0]["message"], envelope["message"]):
+            assert not re.search(r"\b(the|is|damaged|session|document)\b", message), message

@@ -108,7 +108,7 @@ def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
         ctx.text(
             en=f"Session '{exc.session_id}' is damaged and no backup or journal can rebuild it: "
             f"{exc.problem}.",
-            zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志：{exc.problem}。",
+            zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志（详情见 details.problem）。",
         ),
         hint=ctx.text(
             en="The damaged file is kept as it is. Restore it with restore_session (overwrite=true) from "
@@ -117,7 +117,7 @@ def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
             zh="损坏的文件已原样保留。可用 restore_session（overwrite=true）从插件的备份恢复，"
             "或用 import_session 从导出文件恢复，或用 delete_session 重新开始（文件会改名保留）。",
         ),
-        details={"session_id": exc.session_id, "file": exc.kept_at},
+        details={"session_id": exc.session_id, "file": exc.kept_at, "problem": exc.problem},
     )
 
 
