@@ -148,3 +148,47 @@ def diagram_for(text: str) -> str:
     state = SessionState.from_document(new_document("one", name="one"))
     state.apply({"seq": 1, "thought_number": 1, "content": text, "type": "regular"}, None)
     return to_mermaid(state)
+
+
+MARKDOWN_ATTACKS = "\n\n".join(
+    [
+        "**Rendered** with `<code>` kept:\n\n```html\n<script>window.__pwned = 1</script>\n```",
+        "<script>window.__pwned = 1</script>",
+        '<img src=x onerror="window.__pwned = 1">',
+        "[click me](javascript:window.__pwned=1) [also](JAVASCRIPT:window.__pwned=1)",
+        "![pic](x onerror=window.__pwned=1) ![data](data:image/svg+xml,<svg onload=alert(1)>)",
+        '<a href="javascript:window.__pwned=1">raw link</a>',
+    ]
+)
+
+
+def test_markdown_in_thoughts_renders_and_runs_nothing(browser: Any, tmp_path: Path) -> None:
+    data, roots = tmp_path / "data", tmp_path / "roots"
+    data.mkdir()
+    roots.mkdir()
+
+    async def build() -> str:
+        async with in_memory_client([PLUGIN], data_dir=data, config=config_for(roots)) as client:
+            await ok(client, "sequential_thinking", **thought(1, 1, MARKDOWN_ATTACKS, session_id="md"))
+            return str((await ok(client, "export_session", session_id="md", format="html"))["content"])
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        html = pool.submit(anyio.run, build).result()
+    page_file = tmp_path / "md.html"
+    page_file.write_text(html, encoding="utf-8")
+    page = browser.new_page()
+    try:
+        page.goto(page_file.as_uri())
+        content = page.locator("#thought-1 .content")
+        assert content.locator("strong").inner_text() == "Rendered"
+        assert content.locator("pre code").inner_text().strip() == "<script>window.__pwned = 1</script>"
+        assert page.evaluate("document.scripts.length") == 0
+        assert page.evaluate("document.images.length") == 0
+        hrefs = page.evaluate("Array.from(document.querySelectorAll('a[href]'), a => a.href)")
+        assert not [href for href in hrefs if not href.startswith("file:")], hrefs  # only in-page links
+        page.get_by_text("click me").click()
+        page.get_by_text("raw link").click()
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert "<img" in content.inner_text() and "<script>" in content.inner_text()
+    finally:
+        page.close()

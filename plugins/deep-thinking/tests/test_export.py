@@ -170,6 +170,44 @@ async def test_markdown_marks_revisions_and_branches(client: Client) -> None:
     assert markdown.index("## Branch `bus`") < markdown.index("Bus to Turin takes 9 hours")
 
 
+MARKDOWN_THOUGHT = (
+    "Compare **both**:\n\n"
+    "```python\nif a < b and c > d:\n    print('<tag> & more')\n```\n\n"
+    "    indented <code> block\n\n"
+    "Inline `x<y` and ``a `<b>` c``, then <b>raw</b> & <script>window.__pwned=1</script>.\n\n"
+    "- [click](javascript:window.__pwned=1) ![pic](https://example.invalid/p.png) [ok](https://example.org/)"
+)
+
+
+async def test_markdown_export_keeps_code_verbatim_and_neutralises_raw_html(client: Client) -> None:
+    from markdown_it import MarkdownIt
+
+    await ok(client, "sequential_thinking", **thought(1, 1, MARKDOWN_THOUGHT, session_id="md"))
+    markdown = (await ok(client, "export_session", session_id="md", format="markdown"))["content"]
+    assert "```python\nif a < b and c > d:\n    print('<tag> & more')\n```" in markdown
+    assert "    indented <code> block" in markdown
+    assert "`x<y`" in markdown and "``a `<b>` c``" in markdown
+    # Rendered as a viewer with raw HTML on would: code shows as written, no tag gets through.
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert "if a &lt; b and c &gt; d:\n    print('&lt;tag&gt; &amp; more')" in rendered
+    assert "<code>x&lt;y</code>" in rendered and "<code>a `&lt;b&gt;` c</code>" in rendered
+    assert "<b>" not in rendered and "<script" not in rendered
+    assert "&lt;b&gt;raw&lt;/b&gt; &amp; &lt;script&gt;" in rendered
+
+
+async def test_html_export_renders_markdown_safely(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 1, MARKDOWN_THOUGHT, session_id="md"))
+    page = (await ok(client, "export_session", session_id="md", format="html"))["content"]
+    assert "<strong>both</strong>" in page
+    assert '<pre><code class="language-python">if a &lt; b and c &gt; d:\n    print(' in page
+    assert "<code>x&lt;y</code>" in page
+    assert "&lt;b&gt;raw&lt;/b&gt;" in page and "<b>raw" not in page
+    assert "<script" not in page.lower().replace("&lt;script", "")
+    assert "javascript:" not in page.replace("[click](javascript:", "")
+    assert "<img" not in page and "src=" not in page
+    assert '<a href="https://example.org/"' in page
+
+
 async def test_text_export_lists_every_thought(client: Client) -> None:
     await sample_session(client, "trip")
     text = (await ok(client, "export_session", session_id="trip", format="text"))["content"]
@@ -250,3 +288,158 @@ async def test_ascii_with_dangling_references_matches_the_golden_file(client: Cl
     if os.environ.get("HOSTD_UPDATE_GOLDEN") == "1":
         golden.write_text(diagram, encoding="utf-8")
     assert diagram == golden.read_text(encoding="utf-8")
+
+
+# --- imports that are not sessions: refused, nothing created --------------------------
+
+
+async def assert_nothing_stored(client: Client) -> None:
+    assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+@pytest.mark.parametrize("document", ["[1,2,3]", '"just a string"', "  [ ]"])
+async def test_import_of_json_that_is_not_an_object_says_so(client: Client, document: str) -> None:
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=document)
+    assert envelope["error"]["details"]["argument"] == "path_or_data"
+    assert "not a session" in envelope["message"]
+    await assert_nothing_stored(client)
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        ({}, "thoughts"),
+        (
+            {"format": "something-else", "format_version": 1, "session": {"session_id": "x", "thoughts": []}},
+            "format",
+        ),
+        ({"session": {"session_id": "x", "thoughts": []}}, "format"),
+        ({"session_id": "x", "entries": [{"text": "t"}] * 50}, "thoughts"),
+        ({"session_id": "x", "thoughts": [{"text": "foreign"}]}, "thoughts.0.thought_number"),
+    ],
+)
+async def test_import_of_a_document_that_is_not_a_session_export_creates_nothing(
+    client: Client, document: dict, field: str
+) -> None:
+    envelope = await fails(
+        client, "import_session", "INVALID_ARGUMENT", path_or_data=json.dumps(document), session_id="target"
+    )
+    assert envelope["error"]["details"]["field"] == field
+    assert field in envelope["message"]
+    await assert_nothing_stored(client)
+
+
+async def test_import_of_a_large_foreign_document_creates_nothing(client: Client) -> None:
+    foreign = {"id": "x", "steps": [{"n": n, "body": "y" * 8_000} for n in range(5_000)]}
+    data = json.dumps(foreign)
+    assert len(data) > 40_000_000
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=data, session_id="big")
+    assert envelope["error"]["details"]["field"] == "thoughts"
+    await assert_nothing_stored(client)
+
+
+async def test_an_exported_empty_session_still_imports(client: Client) -> None:
+    await ok(client, "create_session", name="empty", session_id="empty")
+    data = (await ok(client, "export_session", session_id="empty", format="json"))["content"]
+    imported = await ok(client, "import_session", path_or_data=data, session_id="empty-copy")
+    assert imported["session"]["thought_count"] == 0
+
+
+def nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+async def test_deeply_nested_import_is_refused_and_poisons_nothing(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 1, session_id="fine"))
+    document = {"session_id": "deep", "metadata": nested(300), "thoughts": []}
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=json.dumps(document))
+    assert envelope["error"]["details"]["field"] == "metadata"
+    assert "nested" in envelope["message"]
+    listed = await ok(client, "list_sessions")
+    assert [s["session_id"] for s in listed["sessions"]] == ["fine"]
+    await fails(client, "get_session", "NOT_FOUND", session_id="deep")
+    # Deeper than the JSON parser itself can go: still a clear refusal, not INTERNAL.
+    too_deep = '{"session_id": "d", "thoughts": [], "metadata": ' + '{"a":' * 100_000 + "1" + "}" * 100_001
+    await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=too_deep)
+    await ok(client, "get_session", session_id="fine")
+
+
+async def test_create_session_refuses_deeply_nested_metadata(client: Client) -> None:
+    envelope = await fails(client, "create_session", "INVALID_ARGUMENT", name="x", metadata=nested(100))
+    assert envelope["error"]["details"]["argument"] == "metadata"
+    assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+async def test_nan_and_infinity_are_refused_on_import(client: Client, constant: str) -> None:
+    data = '{"session_id": "n", "metadata": {"x": ' + constant + '}, "thoughts": []}'
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=data)
+    assert constant.lstrip("-") in envelope["message"]
+    await assert_nothing_stored(client)
+
+
+def test_nan_in_metadata_is_refused_by_create_session(tmp_path: Path, hostd_roots: Path) -> None:
+    """Through ``hostd call`` (Python's JSON reader accepts NaN, as the server's JSON-RPC reader does)."""
+    import subprocess
+    import sys
+
+    from conftest import PLUGIN, config_for
+    from hostd_testing import write_config
+
+    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hostd",
+            "--config",
+            str(config),
+            "call",
+            "create_session",
+            "--json",
+            '{"name": "x", "metadata": {"x": NaN}}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    envelope = json.loads(result.stdout)
+    assert result.returncode == 1 and envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+    assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_finite"}
+
+
+async def test_import_refusals_in_chinese_have_no_english(hostd_data_dir: Path, hostd_roots: Path) -> None:
+    from conftest import PLUGIN, config_for
+    from hostd_testing import in_memory_client
+
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
+        for data in ("[1]", "{}", json.dumps({"session_id": "d", "metadata": nested(300), "thoughts": []})):
+            envelope = await fails(zh, "import_session", "INVALID_ARGUMENT", path_or_data=data)
+            assert not re.search(r"\b(expected|missing|nested|object|field)\b", envelope["message"]), envelope
+            assert "导入内容" in envelope["message"], envelope
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```\nunclosed <x> fence",
+        "a\r\nb <i>c</i>\r\n```\n<d>\n```",
+        "x\u2028<i>y</i>\n\n    <code-block>",
+        "`unbalanced <i>x</i>",
+        "> quote <i>x</i>\n> ```\n> <k>\n> ```",
+        "- item\n\n  ```\n  <in-list>\n  ```\n- <i>raw</i>",
+    ],
+)
+def test_markdown_text_never_lets_a_tag_through(text: str) -> None:
+    from hostd_deep_thinking.export import _md
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").render(_md(text))
+    assert "<i>" not in rendered
+    stripped = re.sub(r"</?(p|pre|code|blockquote|ul|ol|li)>|<code class=\"[^\"]*\">", "", rendered)
+    assert "<" not in stripped.replace("&lt;", ""), rendered

@@ -33,6 +33,7 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
             "get_session",
             "list_sessions",
             "delete_session",
+            "restore_session",
             "update_session_status",
             "resume_session",
             "list_templates",
@@ -53,6 +54,19 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
         assert page["session"]["thought_count"] == 8
         second = await ok(client, "sequential_thinking", **thought(2, 2))
         assert second["session_id"] == first["session_id"] and second["thoughtHistoryLength"] == 2
+
+
+async def test_served_list_sessions_reflects_the_journal(tmp_path: Path, hostd_roots: Path) -> None:
+    from test_sessions import list_reflects_the_journal
+
+    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+    async with served_client(config) as client:
+        await list_reflects_the_journal(client)
+    # Another process that only reads the index and journals sees the same.
+    async with served_client(config) as client:
+        listed = await ok(client, "list_sessions")
+        assert listed["sessions"][1]["session_id"] == "older"
+        assert (listed["sessions"][1]["thought_count"], listed["sessions"][1]["branches"]) == (3, ["alt"])
 
 
 async def test_real_server_over_http(tmp_path: Path, hostd_roots: Path) -> None:

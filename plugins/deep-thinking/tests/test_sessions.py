@@ -72,6 +72,37 @@ async def test_list_sessions_counts_thoughts_not_yet_compacted(client: Client) -
     assert listed["sessions"][0]["thought_count"] == 3
 
 
+async def list_reflects_the_journal(client: Client) -> None:
+    """Shared by the in-memory and the served test: listing shows thoughts not yet compacted."""
+    await ok(client, "create_session", name="older", session_id="older")
+    await ok(client, "create_session", name="newer", session_id="newer")
+    await ok(client, "sequential_thinking", **thought(1, 5, session_id="older"))
+    await ok(
+        client,
+        "sequential_thinking",
+        **thought(2, 5, session_id="older", branchFromThought=1, branchId="alt"),
+    )
+    await ok(client, "sequential_thinking", **thought(3, 6, session_id="older"))
+    listed = await ok(client, "list_sessions")
+    assert [s["session_id"] for s in listed["sessions"]] == ["older", "newer"]
+    older = listed["sessions"][0]
+    assert (older["thought_count"], older["total_thoughts"], older["branches"]) == (3, 6, ["alt"])
+    shown = await ok(client, "get_session", session_id="older")
+    assert older == shown["session"]
+    assert older["updated_at"] == shown["thoughts"][-1]["timestamp"]
+    newest = await ok(client, "list_sessions", limit=1)
+    assert [s["session_id"] for s in newest["sessions"]] == ["older"] and newest["total"] == 2
+    default = await ok(client, "sequential_thinking", **thought(1, 4))
+    listed = await ok(client, "list_sessions")
+    first = listed["sessions"][0]
+    assert first["session_id"] == default["session_id"]
+    assert (first["thought_count"], first["total_thoughts"]) == (1, 4)
+
+
+async def test_list_sessions_reflects_the_journal(client: Client) -> None:
+    await list_reflects_the_journal(client)
+
+
 async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Path) -> None:
     await sample_session(client, "gone")
     deleted = await ok(client, "delete_session", session_id="gone")
@@ -81,6 +112,92 @@ async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Pat
     await fails(client, "get_session", "NOT_FOUND", session_id="gone")
     await fails(client, "delete_session", "NOT_FOUND", session_id="gone")
     assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+async def test_a_deleted_session_is_restored_from_its_backup(client: Client) -> None:
+    await sample_session(client, "gone")
+    deleted = await ok(client, "delete_session", session_id="gone")
+    assert deleted["restore_call"] == {"session_id": "gone", "backup": deleted["backup_id"]}
+    assert deleted["backup"].endswith(deleted["backup_id"])
+    assert "restore_session" in deleted["message"]
+    restored = await ok(client, "restore_session", session_id="gone")
+    assert restored["restored_from"] == deleted["backup_id"] and restored["replaced"] is False
+    assert restored["session"]["thought_count"] == 8
+    assert restored["session"]["branches"] == ["stay-home", "bus"]
+    page = await ok(client, "get_session", session_id="gone")
+    assert page["thoughts"][-1]["content"] == "Decide: Lyon by car-share on Sunday"
+    assert [s["session_id"] for s in (await ok(client, "list_sessions"))["sessions"]] == ["gone"]
+    answer = await ok(client, "sequential_thinking", **thought(6, 6, session_id="gone"))
+    assert answer["thoughtHistoryLength"] == 9 and answer["sequence"] == 9
+
+
+async def test_restore_refuses_a_live_session_unless_told_to_overwrite(
+    client: Client, hostd_data_dir: Path
+) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 2, "old", session_id="twice"))
+    await ok(client, "delete_session", session_id="twice")
+    await ok(client, "sequential_thinking", **thought(1, 2, "new", session_id="twice"))
+    envelope = await fails(client, "restore_session", "ALREADY_EXISTS", session_id="twice")
+    assert "overwrite" in envelope["error"]["hint"]
+    page = await ok(client, "get_session", session_id="twice")
+    assert [t["content"] for t in page["thoughts"]] == ["new"]
+    restored = await ok(client, "restore_session", session_id="twice", overwrite=True)
+    assert restored["replaced"] is True and restored["restored_from"].endswith("-deleted.json")
+    assert [t["content"] for t in (await ok(client, "get_session", session_id="twice"))["thoughts"]] == [
+        "old"
+    ]
+    backups = hostd_data_dir / "deep-thinking" / "backups" / "twice"
+    assert any('"new"' in path.read_text(encoding="utf-8") for path in backups.glob("*.json"))
+
+
+async def test_restore_a_chosen_backup(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 3, "first", session_id="pick"))
+    await ok(
+        client, "update_session_status", session_id="pick", status="completed"
+    )  # a backup with 1 thought
+    await ok(client, "sequential_thinking", **thought(2, 3, "second", session_id="pick"))
+    deleted = await ok(client, "delete_session", session_id="pick")
+    restored = await ok(client, "restore_session", session_id="pick")
+    older = [
+        name for name in restored["backups"] if name != deleted["backup_id"] and name.endswith("-s0001.json")
+    ]
+    assert older, restored["backups"]
+    again = await ok(client, "restore_session", session_id="pick", backup=older[0], overwrite=True)
+    assert again["restored_from"] == older[0] and again["session"]["thought_count"] == 1
+
+
+async def test_restore_errors_are_clear(client: Client) -> None:
+    envelope = await fails(client, "restore_session", "NOT_FOUND", session_id="never")
+    assert envelope["error"]["details"]["backups"] == []
+    await ok(client, "sequential_thinking", **thought(1, 1, session_id="b"))
+    await ok(client, "delete_session", session_id="b")
+    missing = await fails(
+        client, "restore_session", "NOT_FOUND", session_id="b", backup="20200101T000000000000Z-s0001.json"
+    )
+    assert missing["error"]["details"]["backups"]
+    bad = await fails(
+        client, "restore_session", "INVALID_ARGUMENT", session_id="b", backup="../../index.jsonl"
+    )
+    assert bad["error"]["details"]["argument"] == "backup"
+
+
+async def test_restore_session_annotations_say_it_can_replace(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    hints = tools["restore_session"].annotations
+    assert hints.read_only_hint is False and hints.destructive_hint is True
+
+
+async def test_restore_in_chinese(hostd_data_dir, hostd_roots) -> None:
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
+        await ok(zh, "sequential_thinking", **thought(1, 1, session_id="z"))
+        deleted = await ok(zh, "delete_session", session_id="z")
+        assert "restore_session" in deleted["message"] and "已删除" in deleted["message"]
+        restored = await ok(zh, "restore_session", session_id="z")
+        assert "恢复会话" in restored["message"]
+        envelope = await fails(zh, "restore_session", "ALREADY_EXISTS", session_id="z")
+        assert "已存在" in envelope["message"] and "overwrite" in envelope["error"]["hint"]
 
 
 async def test_update_status_reports_previous(client: Client) -> None:

@@ -6,6 +6,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import re
 import time
 from pathlib import Path
 
@@ -239,3 +240,96 @@ def test_fsync_follows_within_the_interval(tmp_path: Path, monkeypatch) -> None:
         time.sleep(0.01)
     assert synced, "the journal was not fsynced after the interval"
     store.close()
+
+
+async def make_sessions(data_dir: Path, roots: Path, *names: str) -> None:
+    async with in_memory_client([PLUGIN], data_dir=data_dir, config=config_for(roots)) as client:
+        for name in names:
+            for number in (1, 2):
+                await ok(client, "sequential_thinking", **thought(number, 2, session_id=name))
+
+
+def ruin(data_dir: Path, session_id: str, document: bytes) -> None:
+    """Replace a session's document and every backup, so nothing can rebuild it."""
+    folder = data_dir / "deep-thinking"
+    for backup in (folder / "backups" / session_id).glob("*.json"):
+        backup.write_bytes(document)
+    (folder / "sessions" / f"{session_id}.json").write_bytes(document)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"garbage",
+        json.dumps({"session_id": "bad", "metadata": {"x": 1}, "status": 5, "thoughts": []}).encode(),
+        json.dumps(
+            {"session_id": "bad", "thoughts": [{"seq": 1, "thought_number": 1, "content": 7}]}
+        ).encode(),
+    ],
+)
+async def test_one_unreadable_session_never_breaks_listing(
+    hostd_data_dir: Path, hostd_roots: Path, damage: bytes
+) -> None:
+    await make_sessions(hostd_data_dir, hostd_roots, "good", "bad")
+    ruin(hostd_data_dir, "bad", damage)
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as client:
+        listed = await ok(client, "list_sessions")
+        assert [s["session_id"] for s in listed["sessions"]] == ["good"]
+        assert listed["unreadable_sessions"] == ["bad"]
+        assert [w["code"] for w in listed["warnings"]] == ["SESSION_UNREADABLE"]
+        assert "bad" in listed["warnings"][0]["message"]
+        for tool in ("get_session", "resume_session", "export_session"):
+            arguments = {"session_id": "bad"} | ({"format": "json"} if tool == "export_session" else {})
+            envelope = (await client.call_tool(tool, arguments)).structured_content
+            assert envelope["error"]["code"] == "READ_ERROR", envelope
+        await ok(client, "get_session", session_id="good")
+        await ok(client, "delete_session", session_id="bad")
+        assert (await ok(client, "list_sessions"))["unreadable_sessions"] == []
+
+
+@pytest.mark.anyio
+async def test_a_deeply_nested_session_left_by_an_older_version_is_flagged(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
+    await make_sessions(hostd_data_dir, hostd_roots, "good", "deep")
+    folder = hostd_data_dir / "deep-thinking"
+    deep: dict = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    document = json.loads((folder / "sessions" / "deep.json").read_text(encoding="utf-8"))
+    document["metadata"] = deep
+    ruin(hostd_data_dir, "deep", json.dumps(document).encode())
+    index_line = {
+        "session_id": "deep",
+        "name": "deep",
+        "status": "active",
+        "created_at": "",
+        "updated_at": "9999",
+        "thought_count": 2,
+        "metadata": deep,
+    }
+    with open(folder / "index.jsonl", "a", encoding="utf-8") as index:
+        index.write(json.dumps(index_line) + "\n")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as client:
+        listed = await ok(client, "list_sessions")
+        assert [s["session_id"] for s in listed["sessions"]] == ["good"]
+        assert listed["unreadable_sessions"] == ["deep"]
+        for tool in ("get_session", "resume_session"):
+            envelope = (await client.call_tool(tool, {"session_id": "deep"})).structured_content
+            assert envelope["error"]["code"] == "READ_ERROR", envelope
+
+
+@pytest.mark.anyio
+async def test_unreadable_session_in_chinese_has_no_english_prose(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
+    await make_sessions(hostd_data_dir, hostd_roots, "good", "bad")
+    ruin(hostd_data_dir, "bad", b"garbage")
+    config = config_for(hostd_roots, "zh")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        listed = await ok(client, "list_sessions")
+        envelope = (await client.call_tool("get_session", {"session_id": "bad"})).structured_content
+        assert envelope["error"]["code"] == "READ_ERROR" and envelope["error"]["details"]["problem"]
+        for message in (listed["message"], listed["warnings"][0]["message"], envelope["message"]):
+            assert not re.search(r"\b(the|is|damaged|session|document)\b", message), message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import PLUGIN, call, config_for, fails, ok, thought
 from hostd_testing import in_memory_client
@@ -243,7 +245,7 @@ async def test_a_session_holds_at_most_1000_thoughts(client: Client) -> None:
     }
     await ok(client, "import_session", path_or_data=json.dumps(document))
     envelope = await fails(
-        client, "sequential_thinking", "TOO_LONG", **thought(1001, 1000, session_id="full")
+        client, "sequential_thinking", "TOO_LONG", **thought(1000, 1000, session_id="full")
     )
     assert "1000" in envelope["message"]
 
@@ -275,6 +277,50 @@ async def test_archived_default_session_is_left_alone(client: Client) -> None:
     await ok(client, "update_session_status", session_id=first["session_id"], status="archived")
     nxt = await ok(client, "sequential_thinking", **thought(2, 3))
     assert nxt["session_id"] != first["session_id"] and nxt["session_created"]
+    assert nxt["default_session_changed"] == {
+        "previous_session_id": first["session_id"],
+        "reason": "archived",
+    }
+    assert "DEFAULT_SESSION_ARCHIVED" in [w["code"] for w in nxt["warnings"]]
+    assert first["session_id"] in nxt["message"] and "archived" in nxt["message"]
+    after = await ok(client, "sequential_thinking", **thought(3, 3))
+    assert after["session_id"] == nxt["session_id"] and after["default_session_changed"] is None
+
+
+async def test_deleted_default_session_is_not_brought_back(client: Client) -> None:
+    first = await ok(client, "sequential_thinking", **thought(1, 3))
+    await ok(client, "sequential_thinking", **thought(2, 3))
+    await ok(client, "delete_session", session_id=first["session_id"])
+    nxt = await ok(client, "sequential_thinking", **thought(3, 3))
+    assert nxt["session_id"] != first["session_id"] and nxt["session_created"]
+    assert nxt["default_session_changed"] == {"previous_session_id": first["session_id"], "reason": "deleted"}
+    assert "DEFAULT_SESSION_DELETED" in [w["code"] for w in nxt["warnings"]]
+    assert "deleted" in nxt["message"] and "restore_session" in nxt["message"]
+    await fails(client, "get_session", "NOT_FOUND", session_id=first["session_id"])
+
+
+async def test_default_session_change_is_said_in_chinese(hostd_data_dir, hostd_roots) -> None:
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
+        first = await ok(zh, "sequential_thinking", **thought(1, 3))
+        await ok(zh, "delete_session", session_id=first["session_id"])
+        nxt = await ok(zh, "sequential_thinking", **thought(2, 3))
+        assert "已删除" in nxt["message"]
+        assert not re.search(r"\b(deleted|archived|session|new)\b", nxt["message"]), nxt["message"]
+
+
+async def test_thought_number_is_capped_like_the_total(client: Client) -> None:
+    envelope = await fails(
+        client, "sequential_thinking", "INVALID_ARGUMENT", **thought(2000, 1000, session_id="c")
+    )
+    assert envelope["error"]["details"]["argument"] == "thoughtNumber"
+    assert "1000" in envelope["message"]
+    await fails(client, "get_session", "NOT_FOUND", session_id="c")
+    at_cap = await ok(client, "sequential_thinking", **thought(1000, 1000, session_id="c"))
+    assert at_cap["thoughtNumber"] == 1000
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert tools["sequential_thinking"].input_schema["properties"]["thoughtNumber"]["maximum"] == 1000
 
 
 async def test_archived_named_session_refuses_thoughts(client: Client) -> None:

@@ -2,19 +2,23 @@
 
 The JSON export is the whole session with a format version, and ``parse_import`` reads it
 back (or a bare session document in the spec's shape). The HTML page is self-contained,
-forbids scripts by its Content-Security-Policy and escapes every piece of session text.
+forbids scripts by its Content-Security-Policy, escapes every piece of session text and
+renders thoughts as Markdown with raw HTML escaped and unsafe links left as text.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+from markdown_it import MarkdownIt
 from pydantic import BaseModel, Field, ValidationError
 
+from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
 from hostd_deep_thinking.models import BRANCH_ID_PATTERN, MAX_THOUGHT_CHARS, MAX_THOUGHTS, SESSION_ID_PATTERN
 from hostd_deep_thinking.store import FORMAT_VERSION, SessionState, utc_now
 
@@ -68,9 +72,73 @@ def to_json(state: SessionState) -> str:
 # --- Markdown --------------------------------------------------------------------------
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
+@functools.cache
+def markdown_renderer() -> MarkdownIt:
+    """CommonMark plus tables and strikethrough, safe for session text in a page.
+
+    Raw HTML is escaped (``html`` off), markdown-it's link check drops ``javascript:``,
+    ``vbscript:``, ``file:`` and ``data:`` targets (they stay text), and images are off:
+    the page is self-contained and loads nothing.
+    """
+    renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    renderer.enable(["table", "strikethrough"])
+    renderer.disable("image")
+    return renderer
+
+
+def _outside_code_spans(chunk: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to the chunk except inside inline code spans (backtick runs of equal length)."""
+    parts = []
+    position = 0
+    while (opening := _BACKTICKS.search(chunk, position)) is not None:
+        width = len(opening.group())
+        runs = _BACKTICKS.finditer(chunk, opening.end())
+        closing = next((run for run in runs if len(run.group()) == width), None)
+        if closing is None:
+            parts.append(change(chunk[position : opening.end()]))
+            position = opening.end()
+            continue
+        parts.append(change(chunk[position : opening.start()]))
+        parts.append(chunk[opening.start() : closing.end()])
+        position = closing.end()
+    parts.append(change(chunk[position:]))
+    return "".join(parts)
+
+
 def _md(text: str) -> str:
-    """Session text inside Markdown: raw HTML neutralised, everything else as written."""
-    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Session text (Markdown itself) inside the Markdown export: raw HTML neutralised, code as written.
+
+    Only ``<`` outside code becomes ``&lt;`` (no tag or autolink gets through); fenced and
+    indented code blocks and inline code spans keep every character, since entities are not
+    decoded there.
+    """
+    # Lines as markdown-it counts them (only \n, after it normalises \r\n and \r).
+    text = visible(text).replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    verbatim = [False] * len(lines)
+    for token in markdown_renderer().parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            start, end = token.map[0], min(token.map[1], len(lines))
+            verbatim[start:end] = [True] * (end - start)
+    out: list[str] = []
+    chunk: list[str] = []
+
+    def flush() -> None:
+        out.append(_outside_code_spans("".join(chunk), lambda part: part.replace("<", "&lt;")))
+        chunk.clear()
+
+    for line, keep in zip(lines, verbatim, strict=True):
+        if keep:
+            flush()
+            out.append(line)
+        else:
+            chunk.append(line)
+    flush()
+    return "".join(out)
 
 
 def _reference_words(thought: dict[str, Any], text: Text) -> list[str]:
@@ -229,7 +297,15 @@ ol.thoughts { list-style: none; margin: 0; padding: 0 0 0 22px; border-left: 3px
 .ref { margin: 0 0 6px; font-size: 14px; }
 .ref a { color: var(--rev); font-weight: 600; }
 .ref.dangling { color: var(--muted); font-style: italic; }
-.content { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.content { overflow-wrap: anywhere; }
+.content > :first-child { margin-top: 0; }
+.content > :last-child { margin-bottom: 0; }
+.content p, .content ul, .content ol, .content blockquote, .content table { margin: 0 0 10px; }
+.content pre { margin: 0 0 10px; padding: 10px 12px; background: #f3f5f9; border-radius: 6px;
+  overflow-x: auto; overflow-wrap: normal; white-space: pre; }
+.content code { font: 14px/1.5 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+.content :not(pre) > code { background: #eef2f7; padding: 1px 5px; border-radius: 4px; }
+.content blockquote { padding-left: 12px; border-left: 3px solid var(--line); color: var(--muted); }
 section.branch { margin-top: 8px; padding: 4px 18px 8px; background: var(--br-bg); border-radius: 12px;
   border: 1px solid #a7f3d0; }
 section.branch h2 { border-bottom-color: #a7f3d0; }
@@ -291,7 +367,9 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
                     f'<a class="revises" href="#thought-{int(target_seq)}">'
                     f"{_h(text(en='thought', zh='思考'))} {_h(target)}</a></p>"
                 )
-        parts += [f'<p class="content">{_h(thought["content"])}</p>', "</li>"]
+        # The thought is Markdown: rendered with raw HTML escaped and unsafe links left as text.
+        rendered = markdown_renderer().render(visible(str(thought["content"])))
+        parts += [f'<div class="content">{rendered}</div>', "</li>"]
         return "".join(parts)
 
     facts = [
@@ -376,7 +454,7 @@ class ImportedThought(BaseModel):
 
     seq: int | None = Field(default=None, ge=1)
     sequence: int | None = Field(default=None, ge=1)
-    thought_number: int = Field(ge=1)
+    thought_number: int = Field(ge=1, le=MAX_THOUGHTS)
     content: str = Field(min_length=1, max_length=MAX_THOUGHT_CHARS)
     type: str | None = None
     is_revision: bool = False
@@ -412,37 +490,96 @@ class ImportedSession(BaseModel):
 
 
 class ImportProblem(Exception):
-    """The data is not a session this plugin can import; ``field`` says where."""
+    """The data is not a session this plugin can import; ``field`` says where, in both languages."""
 
-    def __init__(self, field_name: str, problem: str) -> None:
-        super().__init__(problem)
+    def __init__(self, field_name: str, en: str, zh: str) -> None:
+        super().__init__(en)
         self.field = field_name
-        self.problem = problem
+        self.en = en
+        self.zh = zh
+
+
+_JSON_KINDS = {list: ("array", "数组"), str: ("string", "字符串"), bool: ("boolean", "布尔值")}
+
+
+def _not_an_object(raw: Any) -> ImportProblem:
+    en_kind, zh_kind = _JSON_KINDS.get(
+        type(raw), ("number" if raw is not None else "null", "数字" if raw is not None else "null")
+    )
+    return ImportProblem(
+        "(root)",
+        en=f"the document is a JSON {en_kind}, not an object",
+        zh=f"文档是 JSON {zh_kind}，不是对象",
+    )
+
+
+def _unwrap_export(raw: dict[str, Any]) -> dict[str, Any]:
+    """The session inside an export_session(format='json') wrapper, after checking its tag and version."""
+    tag = raw.get("format")
+    if tag != EXPORT_FORMAT:
+        found_en = "it is missing" if tag is None else f"found {str(tag)[:80]!r}"
+        found_zh = "缺少该字段" if tag is None else f"实际为 {str(tag)[:80]!r}"
+        raise ImportProblem(
+            "format",
+            en=f"an export is tagged format '{EXPORT_FORMAT}'; {found_en}",
+            zh=f"导出文件的 format 应为 '{EXPORT_FORMAT}'；{found_zh}",
+        )
+    version = raw.get("format_version", 1)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ImportProblem(
+            "format_version",
+            en=f"unsupported format_version {str(version)[:40]!r} (this server reads {FORMAT_VERSION})",
+            zh=f"不支持的 format_version {str(version)[:40]!r}（本服务读取 {FORMAT_VERSION}）",
+        )
+    session = raw.get("session")
+    if not isinstance(session, dict):
+        raise ImportProblem("session", en="the export holds no session object", zh="导出文件中没有会话对象")
+    return session
+
+
+def _validation_problem(exc: ValidationError) -> ImportProblem:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(root)"
+    if first["type"] == "missing":
+        return ImportProblem(where, en="missing", zh="缺少该字段")
+    return ImportProblem(where, en=first["msg"], zh=f"取值无效（{first['type']}）")
 
 
 def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
-    """A stored session document from an export (any known version) or a bare spec-shaped session."""
+    """A stored session document from an export (any known version) or a bare spec-shaped session.
+
+    Anything else is refused before a byte is stored: a document without a ``thoughts`` list
+    (``{}``, another program's layout) is not an empty session.
+    """
     if not isinstance(raw, dict):
-        raise ImportProblem("(root)", "expected a JSON object")
-    source = raw
-    if "session" in raw and isinstance(raw["session"], dict):
-        version = raw.get("format_version", 1)
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ImportProblem(
-                "format_version", f"unsupported format_version {version!r} (this server reads 1)"
-            )
-        source = raw["session"]
+        raise _not_an_object(raw)
+    source = _unwrap_export(raw) if "format" in raw or "session" in raw else raw
     source = dict(source)
     if session_id is not None:
         source["session_id"] = session_id
-    if len(source.get("thoughts") or []) > MAX_THOUGHTS:
-        raise ImportProblem("thoughts", f"more than {MAX_THOUGHTS} thoughts")
+    if not isinstance(source.get("thoughts"), list):
+        raise ImportProblem(
+            "thoughts",
+            en='missing or not a list: a session lists its thoughts (an empty one has "thoughts": [])',
+            zh='缺少该字段或不是列表：会话须列出其思考（空会话为 "thoughts": []）',
+        )
+    if len(source["thoughts"]) > MAX_THOUGHTS:
+        raise ImportProblem(
+            "thoughts", en=f"more than {MAX_THOUGHTS} thoughts", zh=f"思考超过 {MAX_THOUGHTS} 条"
+        )
+    problem = shape_problem(source.get("metadata", {}))
+    if problem == "too_deep":
+        raise ImportProblem(
+            "metadata",
+            en=f"nested deeper than {MAX_NESTING} levels",
+            zh=f"嵌套超过 {MAX_NESTING} 层",
+        )
+    if problem == "not_finite":
+        raise ImportProblem("metadata", en="holds NaN or Infinity", zh="含有 NaN 或 Infinity")
     try:
         session = ImportedSession.model_validate(source)
     except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise ImportProblem(where, first["msg"]) from None
+        raise _validation_problem(exc) from None
     now = utc_now()
     thoughts: list[dict[str, Any]] = []
     latest_by_label: dict[int, int] = {}
@@ -450,7 +587,11 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
     for item in session.thoughts:
         seq = item.seq or item.sequence or last_seq + 1
         if seq <= last_seq:
-            raise ImportProblem("thoughts", f"sequence numbers must increase (found {seq} after {last_seq})")
+            raise ImportProblem(
+                "thoughts",
+                en=f"sequence numbers must increase (found {seq} after {last_seq})",
+                zh=f"序号必须递增（{last_seq} 之后出现 {seq}）",
+            )
         in_a_branch = item.branch_id is not None and item.branch_from_thought is not None
         kind = "revision" if item.is_revision else "branch" if in_a_branch else "regular"
         thoughts.append(

@@ -14,6 +14,8 @@ from hostd import ToolOutput
 
 #: DESIGN.md's rule for identifiers that become file names: no '/', never '.' or '..'.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+#: A backup's file name as the store writes it; never a path.
+BACKUP_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
 #: The issue's rule for branch identifiers.
 BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -136,6 +138,13 @@ def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
     return resolve(schema)
 
 
+class DefaultSessionChange(BaseModel):
+    """Why a call without session_id did not go to the current default session."""
+
+    previous_session_id: str = Field(description="The default session the thought could not go to")
+    reason: Literal["archived", "deleted"] = Field(description="What happened to it")
+
+
 class ThoughtOutput(ToolOutput):
     """The official server's fields first, then what durable sessions add."""
 
@@ -157,6 +166,11 @@ class ThoughtOutput(ToolOutput):
     next_step: TemplateStep | None = Field(
         default=None, description="For template sessions: the step the next thought should address"
     )
+    default_session_changed: DefaultSessionChange | None = Field(
+        default=None,
+        description="Set when a call without session_id found the default session archived or deleted "
+        "and started a new default session instead",
+    )
 
 
 class SessionOutput(ToolOutput):
@@ -176,13 +190,30 @@ class GetSessionOutput(ToolOutput):
 
 class ListSessionsOutput(ToolOutput):
     sessions: list[SessionSummary]
-    total: int = Field(description="Sessions matching the filter (before the limit)")
+    total: int = Field(description="Sessions matching the filter (before the limit), damaged ones included")
+    unreadable_sessions: list[str] = Field(
+        description="Ids of listed sessions whose files are damaged (get_session says what is wrong)"
+    )
+    warnings: list[Notice]
 
 
 class DeleteSessionOutput(ToolOutput):
     session_id: str
     deleted: bool
-    backup: str | None = Field(description="The backup taken before deleting")
+    backup: str | None = Field(
+        description="The backup taken before deleting (a file in the plugin's data folder)"
+    )
+    backup_id: str | None = Field(description="That backup's name, for restore_session's backup argument")
+    restore_call: dict[str, Any] | None = Field(
+        description="The restore_session arguments that bring the session back; null without a backup"
+    )
+
+
+class RestoreSessionOutput(ToolOutput):
+    session: SessionSummary
+    restored_from: str = Field(description="The backup the session was restored from")
+    replaced: bool = Field(description="True when a live session of that id was replaced (after a backup)")
+    backups: list[str] = Field(description="The session's backups now kept, newest first")
 
 
 class UpdateStatusOutput(ToolOutput):

@@ -41,6 +41,8 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     register(tools.get_session, read_only=True)
     register(tools.list_sessions, read_only=True)
     register(tools.delete_session, destructive=True, idempotent=False)
+    # May replace a live session (overwrite=true); each call takes a backup, pruning old ones.
+    register(tools.restore_session, destructive=True, idempotent=False)
     register(tools.update_session_status, destructive=False, idempotent=True)
     register(tools.resume_session, destructive=False, idempotent=True)
     register(tools.list_templates, read_only=True)

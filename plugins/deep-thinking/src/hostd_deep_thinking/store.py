@@ -5,7 +5,8 @@ Layout under the plugin's data folder::
     sessions/<id>.json        the compacted document (the spec's ThinkingSession, plus format_version
                               and last_seq, the sequence number of the last thought it holds)
     sessions/<id>.journal     JSON lines, one per thought added since the last compaction
-    backups/<id>/<stamp>-s<seq>.json   the last 10 copies, taken at compaction and before deletes/imports
+    backups/<id>/<stamp>-s<seq>[-deleted].json   the last 10 copies, taken at compaction and before
+                              deletes/imports (a delete's ends in -deleted; restore_session reads them)
     index.jsonl               one summary line per change (creation, compaction, status, deletion)
     default-session.json      which session calls without ``session_id`` go to
     .locks/                   lock files
@@ -25,7 +26,6 @@ import contextlib
 import datetime
 import json
 import os
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -34,10 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hostd_deep_thinking.jsonshape import shape_problem
+
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
-_JOURNAL_END = re.compile(rb'"end":(\d+)\}\n$')
+#: Ends the name of the backup a delete takes, so a restore finds it among later backups.
+DELETED_LABEL = "-deleted"
 
 
 def utc_now() -> str:
@@ -58,6 +61,15 @@ class SessionExists(StoreError):
     def __init__(self, session_id: str) -> None:
         super().__init__(session_id)
         self.session_id = session_id
+
+
+class BackupNotFound(StoreError):
+    """No (readable, matching) backup of the session; ``available`` names its backups, newest first."""
+
+    def __init__(self, session_id: str, available: list[str]) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+        self.available = available
 
 
 class SessionUnreadable(StoreError):
@@ -194,20 +206,79 @@ def new_document(
     }
 
 
+_STATUSES = ("active", "completed", "archived")
+_THOUGHT_TYPES = ("regular", "revision", "branch")
+_ADJUSTMENT_REASONS = ("needs_more_thoughts", "thought_number_exceeds_total", "client_raised_total")
+
+
+def _expect(ok: bool, problem: str) -> None:
+    if not ok:
+        raise ValueError(problem)
+
+
+def check_thought(thought: Any) -> dict[str, Any]:
+    """A stored thought has the fields every answer shows, with their types; raises ValueError otherwise."""
+    _expect(isinstance(thought, dict), "a thought is not an object")
+    _expect(isinstance(thought.get("seq"), int), "a thought has no sequence number")
+    _expect(isinstance(thought.get("thought_number"), int), "a thought has no thought_number")
+    _expect(isinstance(thought.get("content"), str), f"thought #{thought['seq']} has no text")
+    _expect(
+        thought.get("type", "regular") in _THOUGHT_TYPES, f"thought #{thought['seq']} has an unknown type"
+    )
+    for name in ("branch_id", "timestamp"):
+        _expect(isinstance(thought.get(name) or "", str), f"thought #{thought['seq']}'s {name} is not text")
+    for name in (
+        "revises_thought",
+        "branch_from_thought",
+        "total_thoughts",
+        "revises_seq",
+        "branch_from_seq",
+    ):
+        _expect(
+            isinstance(thought.get(name) or 0, int), f"thought #{thought['seq']}'s {name} is not a number"
+        )
+    return thought
+
+
 def check_document(document: Any) -> dict[str, Any]:
-    """The minimal shape a session document must have to be loaded; raises ValueError otherwise."""
-    if not isinstance(document, dict):
-        raise ValueError("the document is not a JSON object")
-    if not isinstance(document.get("session_id"), str):
-        raise ValueError("the document has no session_id")
-    if not isinstance(document.get("thoughts", []), list):
-        raise ValueError("the document's thoughts are not a list")
+    """The shape a session document must have to be loaded and shown; raises ValueError otherwise.
+
+    Checked in full when a document is read, so a damaged or hand-edited file is a READ_ERROR
+    (or is rebuilt from a backup) instead of an answer that fails half-way.
+    """
+    _expect(isinstance(document, dict), "the document is not a JSON object")
+    _expect(isinstance(document.get("session_id"), str), "the document has no session_id")
+    _expect(document.get("status", "active") in _STATUSES, "the document's status is unknown")
+    for name in ("name", "description", "created_at", "updated_at"):
+        _expect(isinstance(document.get(name, ""), str), f"the document's {name} is not text")
+    _expect(
+        isinstance(document.get("total_thoughts") or 0, int), "the document's total_thoughts is not a number"
+    )
+    _expect(isinstance(document.get("template_id") or "", str), "the document's template_id is not text")
+    metadata = document.get("metadata", {})
+    _expect(isinstance(metadata, dict), "the document's metadata is not an object")
+    problem = shape_problem(metadata)
+    _expect(problem is None, f"the document's metadata cannot be shown ({problem})")
+    _expect(isinstance(document.get("thoughts", []), list), "the document's thoughts are not a list")
     for thought in document.get("thoughts", []):
-        if not isinstance(thought, dict) or not isinstance(thought.get("seq"), int):
-            raise ValueError("a thought has no sequence number")
-        if not isinstance(thought.get("thought_number"), int):
-            raise ValueError("a thought has no thought_number")
+        check_thought(thought)
+    adjustments = document.get("adjustments", [])
+    _expect(isinstance(adjustments, list), "the document's adjustments are not a list")
+    for adjustment in adjustments:
+        check_adjustment(adjustment)
     return document
+
+
+def check_adjustment(adjustment: Any) -> dict[str, Any]:
+    """A recorded raise of the total, as answers show it; raises ValueError otherwise."""
+    _expect(isinstance(adjustment, dict), "an adjustment is not an object")
+    _expect(
+        all(isinstance(adjustment.get(name), int) for name in ("from_total", "to_total", "sequence"))
+        and isinstance(adjustment.get("time"), str)
+        and adjustment.get("reason") in _ADJUSTMENT_REASONS,
+        "an adjustment lacks its totals, time, reason or sequence",
+    )
+    return adjustment
 
 
 @dataclass(frozen=True)
@@ -251,6 +322,21 @@ class _Journal:
 
 class WouldBlock(Exception):
     """A non-blocking append found work that should not run on the event loop (wait, load, create)."""
+
+
+@dataclass
+class _JournalDigest:
+    """One journal as listing needs it: per line (seq, branch id, total, timestamp), read up to ``offset``."""
+
+    inode: int
+    offset: int = 0
+    thoughts: list[tuple[int, str | None, int | None, str | None]] = field(default_factory=list)
+
+
+def index_entry(state: SessionState, document_size: int) -> dict[str, Any]:
+    """The index line of a compacted session: its summary, the last sequence the document holds
+    (journal lines after it are newer) and the document's size (a different size means look again)."""
+    return {**state.summary(), "last_seq": state.last_seq, "doc_size": document_size}
 
 
 @dataclass
@@ -314,7 +400,9 @@ class SessionStore:
         self._journals: dict[str, _Journal] = {}
         self._guard = threading.Lock()  # the two dicts above
         self._index = _IndexCache()
-        self._index_guard = threading.Lock()
+        self._index_guard = threading.Lock()  # also the two listing caches below
+        self._digests: dict[str, _JournalDigest] = {}
+        self._verdicts: dict[str, tuple[tuple[int, int, int], str | None]] = {}
         self._default: tuple[tuple[int, int] | None, str | None] = (None, None)
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
@@ -472,15 +560,16 @@ class SessionStore:
             try:
                 record = json.loads(raw)
                 seq = int(record["seq"])
-                thought = record["thought"]
-                if not isinstance(thought, dict):
-                    raise ValueError("thought is not an object")
+                thought = check_thought(record["thought"])
+                adjustment = record.get("adjustment")
+                if adjustment is not None:
+                    check_adjustment(adjustment)
             except (ValueError, KeyError, TypeError) as exc:
                 state.note(f"journal line {number} is damaged and was skipped ({exc})")
                 continue
             if seq <= state.last_seq:
                 continue  # already in the document (a crash between compaction steps)
-            state.apply(thought, record.get("adjustment"))
+            state.apply(thought, adjustment)
         state.journal_offset += complete
 
     def _recover(self, session_id: str, problem: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -653,14 +742,17 @@ class SessionStore:
             notes=notes,
         )
 
-    def _compact(self, state: SessionState) -> None:
-        """Fold the journal into the document, take a backup, start a new journal (lock held)."""
+    def _compact(self, state: SessionState, *, backup_label: str = "") -> Path:
+        """Fold the journal into the document, take a backup, start a new journal (lock held).
+
+        Returns the backup's path; ``backup_label`` ends its name (deletes mark theirs).
+        """
         from hostd_fs import atomic_write
 
         session_id = state.session_id
         data = json.dumps(state.to_document(), ensure_ascii=False)
         atomic_write(self.document_path(session_id), data)
-        self._write_backup(session_id, data, state.last_seq)
+        backup = self._write_backup(session_id, data, state.last_seq, backup_label)
         with self._guard:
             journal = self._journals.pop(session_id, None)
         if journal is not None:
@@ -669,6 +761,7 @@ class SessionStore:
         if journal_path.exists():
             atomic_write(journal_path, "")
         self._finish_compaction(state)
+        return backup
 
     def _finish_compaction(self, state: SessionState) -> None:
         session_id = state.session_id
@@ -679,7 +772,7 @@ class SessionStore:
         state.journal_offset = 0
         state.compacted_seq = state.last_seq
         self._remember(state)
-        self._index_put(state.summary())
+        self._index_put(index_entry(state, doc_stat.st_size))
 
     def compact(self, session_id: str) -> SessionState:
         with self.session_lock(session_id):
@@ -715,14 +808,50 @@ class SessionStore:
                 return kept
             if state is None:
                 raise SessionNotFound(session_id)
-            self._compact(state)
-            backups = sorted(self._backup_files(session_id))
+            backup = self._compact(state, backup_label=DELETED_LABEL)
             self._forget(session_id)
             # Journal first: a crash in between leaves a complete (compacted) session, never a half one.
             self.journal_path(session_id).unlink(missing_ok=True)
             self.document_path(session_id).unlink(missing_ok=True)
             self._index_put({"session_id": session_id, "deleted": True})
-            return str(backups[-1]) if backups else None
+            return str(backup)
+
+    def restore(
+        self, session_id: str, backup_name: str | None = None, *, replace: bool = False
+    ) -> tuple[SessionState, str, bool]:
+        """Bring a session back from one of its backups: the named one, else the one its last delete took.
+
+        Without a name, the newest backup taken by a delete is used (later backups may belong
+        to a new session created under the same id since), else the newest readable one.
+        Returns the state, the backup's name and whether a live session was replaced.
+        """
+        backups = self.backups(session_id)
+        if backup_name is not None:
+            chosen = [path for path in backups if path.name == backup_name]
+            if not chosen:
+                raise BackupNotFound(session_id, [path.name for path in reversed(backups)])
+        else:
+            chosen = sorted(
+                backups, key=lambda path: (path.stem.endswith(DELETED_LABEL), path.name), reverse=True
+            )
+        document = None
+        for path in chosen:
+            try:
+                document = check_document(json.loads(path.read_bytes()))
+            except (OSError, ValueError, UnicodeDecodeError) as exc:
+                if backup_name is not None:
+                    raise SessionUnreadable(
+                        session_id, f"backup {path.name} is damaged ({exc})", str(path)
+                    ) from None
+                continue
+            if document["session_id"] == session_id:
+                break
+            document = None
+        if document is None:
+            raise BackupNotFound(session_id, [path.name for path in reversed(backups)])
+        replaced = self.exists(session_id)
+        state = self.create(document, replace=replace)
+        return state, path.name, replaced
 
     # --- backups -----------------------------------------------------------------------
 
@@ -730,13 +859,13 @@ class SessionStore:
         folder = self.backups_dir / session_id
         return list(folder.glob("*.json")) if folder.is_dir() else []
 
-    def _write_backup(self, session_id: str, data: str, seq: int) -> Path:
+    def _write_backup(self, session_id: str, data: str, seq: int, label: str = "") -> Path:
         from hostd_fs import atomic_write
 
         folder = self.backups_dir / session_id
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        path = folder / f"{stamp}-s{seq:04d}.json"
+        path = folder / f"{stamp}-s{seq:04d}{label}.json"
         atomic_write(path, data)
         for old in sorted(self._backup_files(session_id))[:-BACKUPS_KEPT]:
             old.unlink(missing_ok=True)
@@ -860,52 +989,109 @@ class SessionStore:
                 state = SessionState.from_document(check_document(json.loads(path.read_bytes())))
             except (OSError, ValueError, UnicodeDecodeError):
                 continue
-            lines.append(encode_line(state.summary()))
+            lines.append(encode_line(index_entry(state, path.stat().st_size)))
         atomic_write(self.index_path, b"".join(lines).decode("utf-8"))
 
-    def journal_last_seq(self, session_id: str) -> int | None:
-        """The last sequence number in a session's journal, read from the file's tail."""
-        path = self.journal_path(session_id)
+    def _journal_digest(self, session_id: str, journal: os.stat_result) -> _JournalDigest:
+        """What the session's journal adds to its index entry, reading only bytes not read before."""
+        digest = self._digests.get(session_id)
+        if digest is None or digest.inode != journal.st_ino or journal.st_size < digest.offset:
+            digest = self._digests[session_id] = _JournalDigest(inode=journal.st_ino)
+        if journal.st_size > digest.offset:
+            with open(self.journal_path(session_id), "rb") as handle:
+                handle.seek(digest.offset)
+                data = handle.read(journal.st_size - digest.offset)
+            complete = data.rfind(b"\n") + 1
+            for raw in data[:complete].splitlines():
+                try:
+                    record = json.loads(raw)
+                    thought = check_thought(record["thought"])
+                    seq = int(record["seq"])
+                except (ValueError, KeyError, TypeError):
+                    continue  # loading the session reports damaged lines
+                branch = thought.get("branch_id") if thought.get("branch_from_thought") is not None else None
+                digest.thoughts.append(
+                    (seq, branch or None, thought.get("total_thoughts"), thought.get("timestamp"))
+                )
+            digest.offset += complete
+        return digest
+
+    def _document_problem(self, session_id: str, document: os.stat_result) -> str | None:
+        """Why the session's document cannot be read (cached per file version), or ``None``."""
+        signature = (document.st_ino, document.st_size, document.st_mtime_ns)
+        cached = self._verdicts.get(session_id)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
         try:
-            with open(path, "rb") as handle:
-                size = handle.seek(0, os.SEEK_END)
-                if size == 0:
-                    return None
-                handle.seek(max(0, size - 24))
-                match = _JOURNAL_END.search(handle.read())
-                if match:
-                    return int(match.group(1))
-                handle.seek(0)
-                data = handle.read()
+            check_document(json.loads(self.document_path(session_id).read_bytes()))
+            problem = None
         except FileNotFoundError:
-            return None
-        last = None
-        for raw in data.splitlines(keepends=True):
-            match = _JOURNAL_END.search(raw)
-            if match:
-                last = int(match.group(1))
-        return last
+            problem = None  # replaced meanwhile; a later listing looks again
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+            problem = f"the session document is damaged ({exc})"
+        self._verdicts[session_id] = (signature, problem)
+        return problem
 
     def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
-        """Sessions from the index, newest first; only the returned ones look at their journals."""
+        """Sessions newest first, from the index plus what their journals added since compaction.
+
+        The index is written at compaction only (adding a thought never touches it), so each
+        entry is brought up to date from its journal: thought count, total, branches, update
+        time. Journals are read incrementally and documents only when their size differs from
+        the one the index recorded; a document found damaged is listed with ``unreadable``.
+        """
         with self._index_guard:
-            entries = list(self._read_index().values())
+            entries = dict(self._read_index())
+        files: dict[str, os.stat_result] = {}
+        with os.scandir(self.sessions_dir) as listing:
+            for item in listing:
+                if item.name.endswith((".json", ".journal")):
+                    files[item.name] = item.stat()
+        rows = []
+        for session_id, entry in entries.items():
+            row = dict(entry)
+            document = files.get(f"{session_id}.json")
+            journal = files.get(f"{session_id}.journal")
+            if journal is not None and journal.st_size:
+                with self._index_guard:
+                    self._merge_journal(row, self._journal_digest(session_id, journal))
+            if document is not None and document.st_size != row.get("doc_size"):
+                row = self._checked_row(session_id, document, row)
+            rows.append(row)
+        with self._index_guard:
+            for gone in set(self._digests) - set(entries):
+                del self._digests[gone]
         if status is not None:
-            entries = [entry for entry in entries if entry.get("status") == status]
-        entries.sort(key=lambda entry: (str(entry.get("updated_at", "")), entry["session_id"]), reverse=True)
-        chosen = []
-        for entry in entries[:limit]:
-            entry = dict(entry)
-            session_id = entry["session_id"]
-            last_seq = self.journal_last_seq(session_id)
-            if last_seq is not None and last_seq > int(entry.get("thought_count") or 0):
-                entry["thought_count"] = last_seq
-                mtime = _stat(self.journal_path(session_id))
-                if mtime is not None:
-                    stamp = datetime.datetime.fromtimestamp(mtime.st_mtime, datetime.UTC)
-                    entry["updated_at"] = stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
-            chosen.append(entry)
-        return chosen, len(entries)
+            rows = [row for row in rows if row.get("status") == status]
+        rows.sort(key=lambda row: (str(row.get("updated_at", "")), str(row["session_id"])), reverse=True)
+        return rows[:limit], len(rows)
+
+    def _checked_row(self, session_id: str, document: os.stat_result, row: dict[str, Any]) -> dict[str, Any]:
+        """The row of a session whose document changed behind the index: as it is, repaired, or flagged."""
+        if self._document_problem(session_id, document) is None:
+            return row
+        try:
+            state = self.load(session_id)  # rebuilds from a backup and the journal when it can
+        except SessionUnreadable as exc:
+            return {**row, "unreadable": exc.problem}
+        return row if state is None else state.summary()
+
+    @staticmethod
+    def _merge_journal(row: dict[str, Any], digest: _JournalDigest) -> None:
+        compacted = row.get("last_seq", row.get("thought_count"))
+        base = compacted if isinstance(compacted, int) else 0
+        branches = list(row.get("branches") or [])
+        for seq, branch, total, stamp in digest.thoughts:
+            if seq <= base:
+                continue  # already in the document (a crash between compaction steps)
+            row["thought_count"] = int(row.get("thought_count") or 0) + 1
+            if branch is not None and branch not in branches:
+                branches.append(branch)
+            if total is not None:
+                row["total_thoughts"] = total
+            if stamp and stamp > str(row.get("updated_at", "")):
+                row["updated_at"] = stamp
+        row["branches"] = branches
 
     # --- the default session -----------------------------------------------------------
 

@@ -13,17 +13,22 @@ import datetime
 import json
 import secrets
 from bisect import bisect_right
+from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import anyio
 from pydantic import Field
 
 from hostd import PluginContext, ToolContext, ToolError
+from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_constant, shape_problem
 from hostd_deep_thinking.models import (
+    BACKUP_NAME_PATTERN,
     BRANCH_ID_PATTERN,
     MAX_THOUGHT_CHARS,
+    MAX_THOUGHTS,
     SESSION_ID_PATTERN,
     Adjustment,
+    DefaultSessionChange,
     DeleteSessionOutput,
     ExportOutput,
     GetSessionOutput,
@@ -32,6 +37,7 @@ from hostd_deep_thinking.models import (
     ListSessionsOutput,
     Notice,
     Progress,
+    RestoreSessionOutput,
     ResumeOutput,
     SessionOutput,
     SessionStatus,
@@ -44,6 +50,7 @@ from hostd_deep_thinking.models import (
 )
 from hostd_deep_thinking.store import (
     Appended,
+    BackupNotFound,
     SessionExists,
     SessionNotFound,
     SessionState,
@@ -101,15 +108,16 @@ def unreadable(ctx: ToolContext, exc: SessionUnreadable) -> ToolError:
         ctx.text(
             en=f"Session '{exc.session_id}' is damaged and no backup or journal can rebuild it: "
             f"{exc.problem}.",
-            zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志：{exc.problem}。",
+            zh=f"会话 '{exc.session_id}' 已损坏，且没有可用于重建的备份或日志（详情见 details.problem）。",
         ),
         hint=ctx.text(
-            en="The damaged file is kept as it is. Restore it with import_session from an export, "
-            "or delete_session to start over (the file is kept under another name).",
-            zh="损坏的文件已原样保留。可用 import_session 从导出文件恢复，"
-            "或用 delete_session 重新开始（文件会改名保留）。",
+            en="The damaged file is kept as it is. Restore it with restore_session (overwrite=true) from "
+            "the plugin's backups or import_session from an export, or delete_session to start over "
+            "(the file is kept under another name).",
+            zh="损坏的文件已原样保留。可用 restore_session（overwrite=true）从插件的备份恢复，"
+            "或用 import_session 从导出文件恢复，或用 delete_session 重新开始（文件会改名保留）。",
         ),
-        details={"session_id": exc.session_id, "file": exc.kept_at},
+        details={"session_id": exc.session_id, "file": exc.kept_at, "problem": exc.problem},
     )
 
 
@@ -167,13 +175,38 @@ def default_session_document(ctx: ToolContext, session_id: str) -> dict[str, Any
     return new_document(session_id, name=name, is_default=True)
 
 
+def check_metadata(ctx: ToolContext, metadata: dict[str, Any]) -> None:
+    """Refuse metadata that could be stored but never shown again (too deep, NaN/Infinity)."""
+    problem = shape_problem(metadata)
+    if problem is None:
+        return
+    if problem == "too_deep":
+        message = ctx.text(
+            en=f"metadata is nested deeper than {MAX_NESTING} levels.",
+            zh=f"metadata 嵌套超过 {MAX_NESTING} 层。",
+        )
+    else:
+        message = ctx.text(
+            en="metadata holds NaN or Infinity, which JSON cannot carry.",
+            zh="metadata 含有 NaN 或 Infinity，JSON 无法表示。",
+        )
+    raise ToolError(
+        "INVALID_ARGUMENT",
+        message,
+        hint=ctx.text(
+            en="Keep metadata flat and use plain numbers.", zh="请让 metadata 保持扁平，并使用普通数字。"
+        ),
+        details={"argument": "metadata", "problem": problem},
+    )
+
+
 def new_default_id() -> str:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     return f"default-{stamp}-{secrets.token_hex(3)}"
 
 
 class _ArchivedDefault(Exception):
-    """The current default session is archived: the call starts a new default session instead."""
+    """The default session is archived: the call starts a new default session instead (and says so)."""
 
 
 # --- sequential_thinking -------------------------------------------------------------
@@ -186,7 +219,10 @@ async def sequential_thinking(
         Field(description="Your current thinking step", min_length=1, max_length=MAX_THOUGHT_CHARS),
     ],
     nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],
-    thoughtNumber: Annotated[int, Field(description="Current thought number (your label, from 1)", ge=1)],
+    thoughtNumber: Annotated[
+        int,
+        Field(description=f"Current thought number (your label, 1 to {MAX_THOUGHTS})", ge=1, le=MAX_THOUGHTS),
+    ],
     totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],
     session_id: Annotated[
         str | None,
@@ -244,7 +280,7 @@ async def sequential_thinking(
         notices.extend(found)
         return planned, adjustment
 
-    def attempt(blocking: bool) -> tuple[str, Appended]:
+    def attempt(blocking: bool) -> tuple[str, Appended, DefaultSessionChange | None]:
         """Store the thought; ``blocking=False`` raises WouldBlock rather than wait, load or create."""
         notices.clear()
         if session_id is not None:
@@ -254,35 +290,35 @@ async def sequential_thinking(
                 create=lambda: new_document(session_id, name=session_id),
                 blocking=blocking,
             )
-            return session_id, appended
+            return session_id, appended, None
         current = store.default_session()
-        target = current if current and not request.starts_conversation else new_default_id()
-        try:
-            appended = store.append(
-                target,
-                lambda state: plan(state, True),
-                create=lambda: default_session_document(ctx, target),
-                blocking=blocking,
-            )
-        except _ArchivedDefault:
-            target = new_default_id()
-            appended = store.append(
-                target,
-                lambda state: plan(state, True),
-                create=lambda: default_session_document(ctx, target),
-                blocking=blocking,
-            )
-        if appended.created:
-            store.set_default_session(target)
-        return target, appended
+        change: DefaultSessionChange | None = None
+        if current and not request.starts_conversation:
+            try:
+                appended = store.append(current, lambda state: plan(state, True), blocking=blocking)
+                return current, appended, None
+            except _ArchivedDefault:
+                change = DefaultSessionChange(previous_session_id=current, reason="archived")
+            except SessionNotFound:
+                # Deleted: a new id, so the deleted one stays restorable and is never half brought back.
+                change = DefaultSessionChange(previous_session_id=current, reason="deleted")
+        target = new_default_id()
+        appended = store.append(
+            target,
+            lambda state: plan(state, True),
+            create=lambda: default_session_document(ctx, target),
+            blocking=blocking,
+        )
+        store.set_default_session(target)
+        return target, appended, change
 
     try:
         try:
             # The common case (a known session, lock free) is a few file operations: done right here;
             # anything that could wait (lock held elsewhere, loading, creating) goes to a worker thread.
-            target, appended = attempt(False)
+            target, appended, change = attempt(False)
         except WouldBlock:
-            target, appended = await anyio.to_thread.run_sync(attempt, True)
+            target, appended, change = await anyio.to_thread.run_sync(attempt, True)
         if appended.compaction_due:
             await anyio.to_thread.run_sync(store.compact, target)
     except SessionUnreadable as exc:
@@ -303,6 +339,7 @@ async def sequential_thinking(
         adjustments=[Adjustment.model_validate(appended.adjustment)] if appended.adjustment else [],
         warnings=[*recovery_notices(ctx, appended.notes), *notices],
         next_step=next_step,
+        default_session_changed=change,
     )
     message = ctx.text(
         en=f"Thought {stored['thought_number']}/{stored['total_thoughts']} stored in session '{target}' "
@@ -310,9 +347,38 @@ async def sequential_thinking(
         zh=f"思考 {stored['thought_number']}/{stored['total_thoughts']} "
         f"已保存到会话 '{target}'（#{stored['seq']}）。",
     )
+    if change is not None:
+        notice = default_change_notice(ctx, change, target)
+        result.warnings.append(notice)
+        message += " " + notice.message
     if next_step is not None:
         message += ctx.text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")
     return result.with_message(message)
+
+
+def default_change_notice(ctx: ToolContext, change: DefaultSessionChange, target: str) -> Notice:
+    """What to tell a caller without session_id whose default session is gone or archived."""
+    previous = change.previous_session_id
+    if change.reason == "archived":
+        return Notice(
+            code="DEFAULT_SESSION_ARCHIVED",
+            message=ctx.text(
+                en=f"The default session '{previous}' is archived, so this thought started the new "
+                f"default session '{target}'. To continue the archived one, call resume_session and pass "
+                f"session_id='{previous}'.",
+                zh=f"默认会话 '{previous}' 已归档，因此这条思考开启了新的默认会话 '{target}'。"
+                f"如需继续原会话，请调用 resume_session 并传入 session_id='{previous}'。",
+            ),
+        )
+    return Notice(
+        code="DEFAULT_SESSION_DELETED",
+        message=ctx.text(
+            en=f"The default session '{previous}' was deleted, so this thought started the new default "
+            f"session '{target}'. restore_session(session_id='{previous}') brings the deleted one back.",
+            zh=f"默认会话 '{previous}' 已删除，因此这条思考开启了新的默认会话 '{target}'。"
+            f"可用 restore_session(session_id='{previous}') 恢复已删除的会话。",
+        ),
+    )
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -344,6 +410,7 @@ def create_session(
             ),
             details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
         )
+    check_metadata(ctx, metadata)
     total = None
     if template_id is not None:
         info = template_info(template_id, ctx.language)
@@ -475,35 +542,138 @@ def list_sessions(
     status: Annotated[SessionStatus | None, Field(description="Only sessions with this status")] = None,
     limit: Annotated[int, Field(description="At most this many sessions, newest first", ge=1, le=1000)] = 50,
 ) -> ListSessionsOutput:
-    """List sessions from the index (newest first), optionally by status."""
+    """List sessions (newest first, thoughts not yet compacted included), optionally by status."""
+    from pydantic import ValidationError
+
     rows, total = open_store(ctx.plugin).list_summaries(status, limit)
     sessions = []
+    unreadable_ids: list[str] = []
     for row in rows:
-        row.pop("deleted", None)
+        for internal in ("deleted", "last_seq", "doc_size"):
+            row.pop(internal, None)
         row.setdefault("name", row["session_id"])
         row.setdefault("status", "active")
         row.setdefault("created_at", "")
         row.setdefault("updated_at", "")
         row.setdefault("thought_count", 0)
-        sessions.append(SessionSummary.model_validate(row))
-    return ListSessionsOutput(sessions=sessions, total=total).with_message(
+        try:
+            # One damaged session is named, never allowed to break the listing of the others.
+            if row.pop("unreadable", None) is not None or shape_problem(row.get("metadata", {})) is not None:
+                raise ValueError("unreadable")
+            sessions.append(SessionSummary.model_validate(row))
+        except (ValueError, ValidationError):
+            unreadable_ids.append(str(row["session_id"]))
+    warnings = [
+        Notice(
+            code="SESSION_UNREADABLE",
+            message=ctx.text(
+                en=f"Session '{session_id}' is damaged and not listed; get_session says what is wrong.",
+                zh=f"会话 '{session_id}' 已损坏，未列出；get_session 可说明问题所在。",
+            ),
+        )
+        for session_id in unreadable_ids
+    ]
+    return ListSessionsOutput(
+        sessions=sessions, total=total, unreadable_sessions=unreadable_ids, warnings=warnings
+    ).with_message(
         ctx.text(
             en=f"{total} session(s), showing {len(sessions)}.",
             zh=f"共 {total} 个会话，显示 {len(sessions)} 个。",
+        )
+        + (
+            ctx.text(
+                en=f" {len(unreadable_ids)} damaged: {', '.join(unreadable_ids)}.",
+                zh=f" {len(unreadable_ids)} 个已损坏：{'、'.join(unreadable_ids)}。",
+            )
+            if unreadable_ids
+            else ""
         )
     )
 
 
 def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutput:
-    """Delete a session; a backup is taken first (kept in the plugin's data folder)."""
+    """Delete a session; a backup is taken first, and restore_session brings it back."""
+    store = open_store(ctx.plugin)
     try:
-        backup = open_store(ctx.plugin).delete(session_id)
+        backup = store.delete(session_id)
     except SessionNotFound:
         raise not_found(ctx, session_id) from None
-    return DeleteSessionOutput(session_id=session_id, deleted=True, backup=backup).with_message(
+    backup_id = None
+    if backup is not None and Path(backup).parent == store.backups_dir / session_id:
+        backup_id = Path(backup).name  # else it is a damaged document set aside, not a backup
+    restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None
+    if restore_call is not None:
+        message = ctx.text(
+            en=f"Deleted session '{session_id}' (backup kept); "
+            f"restore_session(session_id='{session_id}') brings it back.",
+            zh=f"已删除会话 '{session_id}'（已保留备份）；"
+            f"可用 restore_session(session_id='{session_id}') 恢复。",
+        )
+    else:
+        message = ctx.text(
+            en=f"Deleted session '{session_id}' (its damaged file is kept as {backup}).",
+            zh=f"已删除会话 '{session_id}'（损坏的文件保留为 {backup}）。",
+        )
+    return DeleteSessionOutput(
+        session_id=session_id, deleted=True, backup=backup, backup_id=backup_id, restore_call=restore_call
+    ).with_message(message)
+
+
+def restore_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    backup: Annotated[
+        str | None,
+        Field(
+            description="A backup's name (delete_session's backup_id, or one of restore_session's backups); "
+            "omit for the backup the last delete took",
+            pattern=BACKUP_NAME_PATTERN,
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, Field(description="Replace a live session of that id (a backup of it is taken first)")
+    ] = False,
+) -> RestoreSessionOutput:
+    """Restore a deleted session from the plugin's own backups (delete_session keeps the last 10)."""
+    store = open_store(ctx.plugin)
+    try:
+        state, restored_from, replaced = store.restore(session_id, backup, replace=overwrite)
+    except BackupNotFound as exc:
+        what_en = (
+            f"backup '{backup}' of session '{session_id}'" if backup else f"backup of session '{session_id}'"
+        )
+        what_zh = f"会话 '{session_id}' 的备份 '{backup}'" if backup else f"会话 '{session_id}' 的备份"
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(en=f"No {what_en}.", zh=f"没有{what_zh}。"),
+            hint=ctx.text(
+                en="details.backups lists this session's backups; without any, only an export "
+                "(import_session) can bring it back.",
+                zh="details.backups 列出该会话的备份；若没有备份，只能用导出文件（import_session）恢复。",
+            ),
+            details={"session_id": session_id, "backups": exc.available},
+        ) from None
+    except SessionExists:
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"Session '{session_id}' already exists.", zh=f"会话 '{session_id}' 已存在。"),
+            hint=ctx.text(
+                en="Pass overwrite=true to replace it (a backup of it is taken first), "
+                "or export it before restoring.",
+                zh="传入 overwrite=true 以替换它（会先备份），或先导出再恢复。",
+            ),
+            details={"session_id": session_id},
+        ) from None
+    except SessionUnreadable as exc:
+        raise unreadable(ctx, exc) from None
+    kept = [path.name for path in reversed(store.backups(session_id))]
+    return RestoreSessionOutput(
+        session=summary_of(state), restored_from=restored_from, replaced=replaced and overwrite, backups=kept
+    ).with_message(
         ctx.text(
-            en=f"Deleted session '{session_id}' (backup kept).",
-            zh=f"已删除会话 '{session_id}'（已保留备份）。",
+            en=f"Restored session '{session_id}' ({len(state.thoughts)} thoughts) "
+            f"from backup {restored_from}.",
+            zh=f"已从备份 {restored_from} 恢复会话 '{session_id}'（{len(state.thoughts)} 条思考）。",
         )
     )
 
@@ -553,7 +723,8 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
         adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
         max_regular = state.max_regular_label
         template_id = state.meta.get("template_id")
-    next_number = (int(last["thought_number"]) + 1) if last else 1
+    # Labels stop at thoughtNumber's cap; they may repeat, so the cap itself is a valid next label.
+    next_number = min(int(last["thought_number"]) + 1, MAX_THOUGHTS) if last else 1
     next_call: dict[str, Any] = {
         "session_id": session_id,
         "thought": ctx.text(en="<your next thought>", zh="<你的下一条思考>"),
@@ -662,7 +833,7 @@ def export_session(
 
 def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
     text = path_or_data
-    if not path_or_data.lstrip().startswith("{"):
+    if not looks_like_json(path_or_data):
         from hostd_fs import resolve_in_roots
 
         path = resolve_in_roots(path_or_data, ctx.roots(), allow_missing=False, expect="file")
@@ -681,7 +852,30 @@ def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
                 details={"path": str(path), "reason": type(exc).__name__},
             ) from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse_constant)
+    except NotFiniteNumber as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"The import holds {exc.name}, which is not a JSON value.",
+                zh=f"导入内容含有 {exc.name}，它不是合法的 JSON 值。",
+            ),
+            hint=ctx.text(en="Replace it with a number or null.", zh="请改为具体数字或 null。"),
+            details={"argument": "path_or_data", "value": exc.name},
+        ) from None
+    except RecursionError:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="The import is nested too deeply to be a session.",
+                zh="导入内容嵌套过深，不可能是会话。",
+            ),
+            hint=ctx.text(
+                en="Pass a file written by export_session(format='json'), or its content.",
+                zh="请传入 export_session(format='json') 生成的文件或其内容。",
+            ),
+            details={"argument": "path_or_data"},
+        ) from None
     except ValueError as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
@@ -692,6 +886,11 @@ def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
             ),
             details={"argument": "path_or_data"},
         ) from None
+
+
+def looks_like_json(path_or_data: str) -> bool:
+    """JSON text rather than a path: an object, an array or a string (a path starts with none of these)."""
+    return path_or_data.lstrip()[:1] in ("{", "[", '"')
 
 
 def import_session(
@@ -722,8 +921,8 @@ def import_session(
         raise ToolError(
             "INVALID_ARGUMENT",
             ctx.text(
-                en=f"The import is not a session: {exc.field}: {exc.problem}.",
-                zh=f"导入内容不是有效的会话：{exc.field}：{exc.problem}。",
+                en=f"The import is not a session: {exc.field}: {exc.en}.",
+                zh=f"导入内容不是有效的会话：{exc.field}：{exc.zh}。",
             ),
             hint=ctx.text(
                 en="Pass a file written by export_session(format='json').",
