@@ -4,78 +4,19 @@ links to files outside the roots, absurdly deep paths, broken client roots (issu
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import errno
 import os
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types
 import pytest
 from hostd_testing import envelope_of, in_memory_client
+from hostd_testing.symlink_swap import swapping
 from summary_writer_support import TOOL, host_config
 
 pytestmark = pytest.mark.anyio
 
 RACE_CALLS = 3000
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _renameat2_exchange() -> Any:
-    """libc's renameat2 bound to exchange two names atomically, or None where it is missing."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        function = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-
-    def exchange(first: Path, second: Path) -> None:
-        if function(_AT_FDCWD, bytes(first), _AT_FDCWD, bytes(second), _RENAME_EXCHANGE) != 0:
-            number = ctypes.get_errno()
-            raise OSError(number, os.strerror(number))
-
-    try:  # the kernel or the file system may not offer RENAME_EXCHANGE
-        probe = Path(os.environ.get("TMPDIR", "/tmp"))
-        exchange(probe, probe)
-    except OSError as exc:
-        if exc.errno in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-            return None
-    return exchange
-
-
-def _rename_swap(folder: Path, link: Path) -> None:
-    """The fallback attacker: the same two names exchanged by three plain renames."""
-    hold = folder.with_name(folder.name + ".hold")
-    os.rename(folder, hold)
-    os.rename(link, folder)
-    os.rename(hold, link)
-
-
-@contextlib.contextmanager
-def swapping(folder: Path, link: Path) -> Iterator[list[int]]:
-    """A thread exchanging `folder` (a real folder) and `link` (a symlink out) until the block ends."""
-    exchange = _renameat2_exchange() or _rename_swap
-    stop = threading.Event()
-    swaps = [0]
-
-    def run() -> None:
-        while not stop.is_set():
-            with contextlib.suppress(FileNotFoundError):
-                exchange(folder, link)
-                swaps[0] += 1
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield swaps
-    finally:
-        stop.set()
-        thread.join()
 
 
 def files_under(folder: Path) -> list[Path]:
