@@ -195,3 +195,28 @@ def test_a_broken_configured_root_alone_is_refused_not_widened(tmp_path: Path) -
     with pytest.raises(FsError) as caught:
         effective_roots([f"{tmp_path}/bad\x00root"], [tmp_path.as_uri()])
     assert caught.value.reason == "NO_ROOT"
+
+
+def test_a_hard_link_planted_after_the_lookup_is_not_appended_to_as_new(
+    root: Path, outside: Path, lock_dir: Path, walk: str
+) -> None:
+    (outside / "secret.md").write_text("outside, untouched")
+    target = resolve_beneath("x.md", [root])
+
+    def plant_then_chunk(size: int) -> bytes:
+        raise AssertionError("the chunk must not be built for a planted file")
+
+    real_lstat = beneath_module._Folder.lstat
+
+    def lstat_then_plant(self: beneath_module._Folder, name: str) -> os.stat_result | None:
+        found = real_lstat(self, name)
+        if name == "x.md" and found is None:
+            os.link(outside / "secret.md", root / "x.md")  # the attacker wins the gap
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(beneath_module._Folder, "lstat", lstat_then_plant)
+        with pytest.raises(FsError) as caught:
+            locked_append(target, plant_then_chunk, lock_dir=lock_dir)
+    assert caught.value.reason == "PATH_CHANGED"
+    assert (outside / "secret.md").read_text() == "outside, untouched"

@@ -345,11 +345,16 @@ def append_beneath(
         if existing is not None:
             refuse_unwritable(existing, shown)
         created = existing is None
-        fd = folder.open_file(target.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK, 0o666)
+        # O_EXCL when creating: a name planted between the lookup and the open (a hard link to
+        # a file outside) fails the open instead of being appended to as "new".
+        flags = os.O_WRONLY | os.O_APPEND | _NONBLOCK | (os.O_CREAT | os.O_EXCL if created else 0)
+        try:
+            fd = folder.open_file(target.name, flags, 0o666)
+        except FileExistsError:
+            raise _PathChanged(shown) from None
         try:
             opened = os.fstat(fd)
-            if not created:
-                refuse_unwritable(opened, shown)
+            refuse_unwritable(opened, shown)
             previous_size = opened.st_size
             chunk = make_chunk(previous_size)
             if not isinstance(chunk, bytes | bytearray):
