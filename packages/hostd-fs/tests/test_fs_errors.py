@@ -50,15 +50,19 @@ SAMPLE_DETAILS: dict[str, dict[str, object]] = {
     "OUTSIDE_ROOTS": {"roots": ["/notes"]},
     "RESERVED_NAME": {"name": "CON.md"},
     "LOCK_TIMEOUT": {"timeout": 10.0},
-    "TOO_LONG": {"limit_bytes": 4096},
+    "TOO_LONG": {"limit_bytes": 4096, "depth": 1501, "depth_limit": 128},
     "OS_ERROR": {"errno": 1234, "strerror": "odd"},
+    "HARD_LINK": {"links": 2},
+    "FILE_TOO_LARGE": {"limit_bytes": 1024},
+    "NO_ROOT": {"ignored": ["'file:///a%00b'"]},
 }
 
 
 @pytest.mark.parametrize(
     ("reason", "cause"),
     [(reason, None) for reason in sorted(REASONS)]
-    + [("NO_ROOT", "implicit_root"), ("NO_ROOT", "no_overlap")],
+    + [("NO_ROOT", "implicit_root"), ("NO_ROOT", "no_overlap"), ("NO_ROOT", "invalid_client_roots")]
+    + [("TOO_LONG", "too_deep")],
 )
 def test_every_reason_speaks_english_and_chinese(reason: str, cause: str | None) -> None:
     details = {**SAMPLE_DETAILS.get(reason, {}), "cwd": "/", "configured": ["/a"]}

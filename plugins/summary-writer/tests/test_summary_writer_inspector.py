@@ -41,7 +41,7 @@ def test_inspector_cli_calls_update_summary(tmp_path: Path, hostd_roots: Path) -
     called = inspector(config, "--method", "tools/call", "--tool-name", "update_summary", *arguments)
     target = hostd_roots / "inspected" / "a.md"
     assert called["isError"] is False, called
-    assert called["structuredContent"]["message"] == f"总结已成功追加至文件：{target.resolve()}"
+    assert called["structuredContent"]["message"] == f"总结已写入新创建的文件：{target.resolve()}"
     assert target.read_text(encoding="utf-8") == "# 总结"
     refused = inspector(
         config,

@@ -52,7 +52,7 @@ async def test_append_to_missing_file_creates_it_and_its_folders(connect, hostd_
     expected_bytes = len("# 第一次总结\n\n要点。".encode())
     assert {k: v for k, v in envelope.items() if k != "metadata"} == {
         "status": "success",
-        "message": f"总结已成功追加至文件：{target}",
+        "message": f"总结已写入新创建的文件：{target}",
         "file_path": str(target),
         "mode": "append",
         "bytes_written": expected_bytes,

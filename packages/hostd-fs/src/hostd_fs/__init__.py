@@ -1,4 +1,5 @@
-"""Shared file-system safety for hostd plugins: the path sandbox, portable file names, atomic
+"""Shared file-system safety for hostd plugins: the path sandbox (user files are opened beneath
+a root's descriptor, so a swapped symlink cannot redirect them), portable file names, atomic
 writes, locks that exclude threads and processes (per user file, or kept per lock file for a
 plugin's own data), the locked appends and overwrites built on them, and a SQLite helper for
 stores that several threads and processes share.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hostd_fs.atomic import atomic_write
+from hostd_fs.beneath import RootedPath, read_beneath, resolve_beneath
 from hostd_fs.errors import REASONS, FsError, fs_error_from_os
 from hostd_fs.filenames import clean_filename
 from hostd_fs.kept_locks import KeptLock, close_kept_locks, kept_lock
@@ -30,6 +32,7 @@ __all__ = [
     "FsError",
     "KeptLock",
     "Migration",
+    "RootedPath",
     "atomic_write",
     "clean_filename",
     "close_kept_locks",
@@ -39,6 +42,8 @@ __all__ = [
     "locked_append",
     "locked_overwrite",
     "path_lock",
+    "read_beneath",
+    "resolve_beneath",
     "resolve_in_roots",
 ]
 

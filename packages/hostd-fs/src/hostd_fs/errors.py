@@ -61,6 +61,15 @@ _TEXTS: dict[str, _Text] = {
         "客户端根目录与 allowed_roots 没有重叠：请在 IDE 中打开位于 allowed_roots（{configured}）"
         "内的文件夹，或在配置文件中放宽 allowed_roots。",
     ),
+    "NO_ROOT/invalid_client_roots": _Text(
+        "PATH_NOT_ALLOWED",
+        "None of the folders shared by the client can be used.",
+        "客户端共享的文件夹都无法使用。",
+        "The client's roots {ignored} hold a NUL character or invalid text and were ignored: open a "
+        "regular folder in the IDE, or set `allowed_roots` in the config.",
+        "客户端的根目录 {ignored} 含有 NUL 字符或无效文本，已被忽略：请在 IDE 中打开普通文件夹，"
+        "或在配置文件中设置 allowed_roots。",
+    ),
     "NUL_BYTE": _Text(
         "PATH_NOT_ALLOWED",
         "The path contains a NUL character.",
@@ -84,6 +93,38 @@ _TEXTS: dict[str, _Text] = {
         "(a Chinese character takes 3 bytes); shorten the file name or use a shallower folder.",
         "整个路径需少于 4096 字节，每个文件夹名或文件名需少于 255 字节（一个汉字占 3 字节）；"
         "请缩短文件名或使用层级更浅的文件夹。",
+    ),
+    "TOO_LONG/too_deep": _Text(
+        "PATH_TOO_LONG",
+        "The path {path} is too deep: {depth} folders, the limit is {depth_limit}.",
+        "路径 {path} 层级过深：共 {depth} 层文件夹，上限为 {depth_limit} 层。",
+        "Use a path at most {depth_limit} folders deep; a shallower folder keeps it portable too.",
+        "请使用不超过 {depth_limit} 层文件夹的路径；层级浅的路径在各系统上也更通用。",
+    ),
+    "HARD_LINK": _Text(
+        "PATH_NOT_ALLOWED",
+        "The file {path} is a hard link ({links} names share it), so writing it could change a file "
+        "outside the allowed folders.",
+        "文件 {path} 是硬链接（共有 {links} 个名称指向它），写入它可能会改动允许的文件夹之外的文件。",
+        "Write to a new file name instead, or replace the hard link by a copy of the file (copy it, "
+        "delete the original name, rename the copy).",
+        "请改写到新的文件名，或把该硬链接换成文件的副本（复制文件、删除原名称、再把副本改回原名）。",
+    ),
+    "PATH_CHANGED": _Text(
+        "PATH_NOT_ALLOWED",
+        "A folder or file on the path {path} was replaced by a symbolic link while it was being used; "
+        "nothing was written.",
+        "使用路径 {path} 期间，其中的文件夹或文件被替换成了符号链接；未写入任何内容。",
+        "Try again once the folder stops changing; a link that leads outside the allowed folders "
+        "is always refused.",
+        "请在该文件夹不再变动后重试；指向允许的文件夹之外的链接始终会被拒绝。",
+    ),
+    "FILE_TOO_LARGE": _Text(
+        "TOO_LONG",
+        "The file {path} is larger than the limit of {limit_bytes} bytes.",
+        "文件 {path} 超过 {limit_bytes} 字节的上限。",
+        "Split the file into smaller files, or pass a smaller one.",
+        "请把文件拆分成较小的文件，或换一个较小的文件。",
     ),
     "DEVICE_FILE": _Text(
         "PATH_NOT_ALLOWED",

@@ -9,6 +9,7 @@ opened (checked with stat, which does not block).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -21,6 +22,7 @@ from hostd_fs.errors import FsError, fs_error_from_os, path_error
 from hostd_fs.portable import (
     MAX_NAME_BYTES,
     MAX_PATH_BYTES,
+    MAX_PATH_DEPTH,
     has_trailing_dot_or_space,
     is_windows_device_name,
     utf8_length,
@@ -63,11 +65,16 @@ _ANY_SEPARATOR = re.compile(r"[/\\]")
 def _check_length(text: str, shown: str) -> None:
     if utf8_length(text) > MAX_PATH_BYTES:
         raise path_error("TOO_LONG", shown, limit_bytes=MAX_PATH_BYTES, length_bytes=utf8_length(text))
-    longest = max(_NATIVE_SEPARATORS.split(text), key=utf8_length)
+    names = _NATIVE_SEPARATORS.split(text)
+    longest = max(names, key=utf8_length)
     if utf8_length(longest) > MAX_NAME_BYTES:
         raise path_error(
             "TOO_LONG", shown, name_limit_bytes=MAX_NAME_BYTES, name_length_bytes=utf8_length(longest)
         )
+    # Each folder is one more descriptor step (and one more recursion in naive tree walkers).
+    depth = sum(1 for name in names if name)
+    if depth > MAX_PATH_DEPTH:
+        raise path_error("TOO_LONG", shown, cause="too_deep", depth=depth, depth_limit=MAX_PATH_DEPTH)
 
 
 def _visible(text: str) -> str:
@@ -102,17 +109,24 @@ def _expand_home(spelling: str) -> str:
     return spelling
 
 
+_RESOLVE_ATTEMPTS = 3
+
+
 def _resolve(path: Path, shown: str) -> Path:
-    try:
-        return path.resolve(strict=False)
-    except RuntimeError as exc:
-        # Python 3.11 and 3.12 report a symlink loop as RuntimeError.
-        raise path_error("SYMLINK_LOOP", shown) from exc
-    except UnicodeEncodeError:
-        # A root (from the config or the client) the OS cannot name.
-        raise path_error("INVALID_ENCODING", _visible(shown)) from None
-    except OSError as exc:
-        raise fs_error_from_os(exc, shown, reading=True) from exc
+    for _attempt in range(_RESOLVE_ATTEMPTS):
+        try:
+            return path.resolve(strict=False)
+        except RuntimeError as exc:
+            # Python 3.11 and 3.12 report a symlink loop as RuntimeError.
+            raise path_error("SYMLINK_LOOP", shown) from exc
+        except UnicodeEncodeError:
+            # A root (from the config or the client) the OS cannot name.
+            raise path_error("INVALID_ENCODING", _visible(shown)) from None
+        except OSError as exc:
+            # EINVAL: readlink on a name lstat had just seen as a symlink, swapped meanwhile.
+            if exc.errno != errno.EINVAL:
+                raise fs_error_from_os(exc, shown, reading=True) from exc
+    raise path_error("PATH_CHANGED", shown)
 
 
 def _resolve_spelling(spelling: str, roots: Sequence[Path], shown: str) -> Path:
@@ -178,8 +192,20 @@ def resolve_in_roots(
     Relative paths resolve against `roots[0]`; symlinks are followed before containment is
     checked, and containment is per path component (`/a/b` does not contain `/a/bc`). With
     `allow_missing=False` a missing target is NOT_FOUND; `expect` says whether the caller needs
-    a file, a folder or either.
+    a file, a folder or either. The answer holds at the time of the check only: to open the
+    file, use `resolve_beneath` and the functions that take its `RootedPath`.
     """
+    return locate_in_roots(path, roots, allow_missing=allow_missing, expect=expect)[0]
+
+
+def locate_in_roots(
+    path: str,
+    roots: Sequence[Path],
+    *,
+    allow_missing: bool = True,
+    expect: Expectation = "file",
+) -> tuple[Path, list[Path]]:
+    """`resolve_in_roots`'s answer, with the resolved roots it was checked against."""
     if not roots:
         raise path_error("NO_ROOT")
     if not path or not path.strip():
@@ -203,4 +229,4 @@ def resolve_in_roots(
             raise _outside(path, resolved_roots)
 
     _check_kind(target, path, allow_missing=allow_missing, expect=expect)
-    return target
+    return target, resolved_roots

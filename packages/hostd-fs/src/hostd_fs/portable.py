@@ -8,6 +8,8 @@ from __future__ import annotations
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
+#: Folders a path may nest: far past any real tree, short of what makes tools and OSes choke.
+MAX_PATH_DEPTH = 128
 
 # Windows reserves these device names whatever the extension ("con.txt", "Nul.tar.gz"); the
 # superscript digits are reserved too, and CONIN$/CONOUT$ open the console.

@@ -8,6 +8,7 @@ to configure `allowed_roots` instead.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -18,6 +19,8 @@ from urllib.request import url2pathname
 from hostd_fs.errors import path_error
 
 __all__ = ["effective_roots"]
+
+_log = logging.getLogger(__name__)
 
 # A URI has a scheme of two or more letters; one letter followed by ":" is a Windows drive.
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -54,9 +57,34 @@ def _canonical(path: Path) -> Path:
         raise path_error("SYMLINK_LOOP", str(path)) from exc
 
 
-def _canonical_roots(entries: Sequence[str | Path] | None) -> list[Path]:
-    roots = (_as_path(entry) for entry in entries or ())
-    return _unique(_canonical(root) for root in roots if root is not None)
+def _unusable(root: Path) -> str | None:
+    """Why no OS call can name `root` (a NUL, or a lone surrogate from "%ED%A0%80"), or None."""
+    text = str(root)
+    if "\x00" in text:
+        return "it holds a NUL character"
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return "it holds text that is not valid Unicode"
+    return None
+
+
+def _canonical_roots(entries: Sequence[str | Path] | None, *, source: str) -> tuple[list[Path], list[str]]:
+    """The usable roots among `entries`, and the spellings of those no OS call could name."""
+    roots: list[Path] = []
+    ignored: list[str] = []
+    for entry in entries or ():
+        root = _as_path(entry)
+        if root is None:
+            continue
+        problem = _unusable(root)
+        if problem is not None:
+            shown = repr(str(entry))
+            _log.warning("ignoring the %s root %s: %s (NUL or invalid text)", source, shown, problem)
+            ignored.append(shown)
+            continue
+        roots.append(_canonical(root))
+    return _unique(roots), ignored
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:
@@ -92,11 +120,18 @@ def effective_roots(
 ) -> list[Path]:
     """The resolved folders a tool may use, deepest-wins intersection when both lists are given.
 
-    `client` entries may be `file://` URIs or paths; other URIs are ignored. Raises
-    FsError(PATH_NOT_ALLOWED, NO_ROOT) when nothing usable remains.
+    `client` entries may be `file://` URIs or paths; other URIs are ignored, and so are roots
+    holding a NUL or invalid text (with a logged warning). Raises FsError(PATH_NOT_ALLOWED,
+    NO_ROOT) when nothing usable remains, or when every client root was such a broken one.
     """
-    configured_roots = _canonical_roots(configured)
-    client_roots = _canonical_roots(client)
+    configured_roots, bad_configured = _canonical_roots(configured, source="configured")
+    if bad_configured and not configured_roots:
+        # Dropping the only configured root would silently widen access to the client's or the cwd.
+        raise path_error("NO_ROOT", cause="invalid_configured_roots", ignored=bad_configured)
+    client_roots, bad_client = _canonical_roots(client, source="client")
+    if bad_client and not client_roots:
+        # The client meant to narrow access; falling back to the cwd would widen it instead.
+        raise path_error("NO_ROOT", cause="invalid_client_roots", ignored=bad_client)
     if configured_roots and client_roots:
         overlap = _intersect(configured_roots, client_roots)
         if not overlap:

@@ -811,9 +811,9 @@ def export_session(
         ).with_message(
             ctx.text(en=f"Exported '{session_id}' as {format}.", zh=f"已将 '{session_id}' 导出为 {format}。")
         )
-    from hostd_fs import atomic_write, resolve_in_roots
+    from hostd_fs import atomic_write, resolve_beneath
 
-    path = resolve_in_roots(output_path, ctx.roots(), allow_missing=True, expect="file")
+    path = resolve_beneath(output_path, ctx.roots(), allow_missing=True, expect="file")
     if path.exists() and not overwrite:
         raise ToolError(
             "ALREADY_EXISTS",
@@ -824,8 +824,7 @@ def export_session(
             ),
             details={"path": str(path)},
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = atomic_write(path, document)
+    written = atomic_write(path, document)  # makes missing parent folders beneath the root
     return ExportOutput(
         session_id=session_id, format=format, content=None, output_path=str(path), bytes_written=written
     ).with_message(ctx.text(en=f"Wrote {path}.", zh=f"已写入 {path}。"))
@@ -834,18 +833,20 @@ def export_session(
 def _read_import(ctx: ToolContext, path_or_data: str) -> Any:
     text = path_or_data
     if not looks_like_json(path_or_data):
-        from hostd_fs import resolve_in_roots
+        from hostd_fs import FsError, read_beneath, resolve_beneath
 
-        path = resolve_in_roots(path_or_data, ctx.roots(), allow_missing=False, expect="file")
-        if path.stat().st_size > MAX_IMPORT_CHARS:
+        path = resolve_beneath(path_or_data, ctx.roots(), allow_missing=False, expect="file")
+        try:
+            text = read_beneath(path, max_bytes=MAX_IMPORT_CHARS).decode("utf-8")
+        except FsError as exc:
+            if exc.reason != "FILE_TOO_LARGE":
+                raise
             raise ToolError(
                 "TOO_LONG",
                 ctx.text(en=f"{path} is too large to import.", zh=f"{path} 太大，无法导入。"),
                 details={"path": str(path), "limit_bytes": MAX_IMPORT_CHARS},
-            )
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError) as exc:
+            ) from None
+        except UnicodeDecodeError as exc:
             raise ToolError(
                 "READ_ERROR",
                 ctx.text(en=f"Cannot read {path} as UTF-8 text.", zh=f"无法以 UTF-8 文本读取 {path}。"),

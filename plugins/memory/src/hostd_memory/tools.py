@@ -1167,9 +1167,9 @@ def _export_to_file(
     output_path: str,
     overwrite: bool,
 ) -> ExportMemoriesResult:
-    from hostd_fs import atomic_write, resolve_in_roots
+    from hostd_fs import atomic_write, resolve_beneath
 
-    target = resolve_in_roots(output_path, ctx.roots(), allow_missing=True, expect="file")
+    target = resolve_beneath(output_path, ctx.roots(), allow_missing=True, expect="file")
     if target.exists() and not overwrite:
         raise ToolError(
             "ALREADY_EXISTS",

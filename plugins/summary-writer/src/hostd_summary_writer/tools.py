@@ -8,14 +8,16 @@ Both hold a cross-process lock kept in the host's lock folder, not beside the us
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from hostd import ToolContext, ToolError
 from hostd_summary_writer.models import Settings, UpdateSummaryResult, WriteMode
 from hostd_summary_writer.sections import DEFAULT_HEADINGS, is_blank, is_markdown_path, section_bytes
+
+if TYPE_CHECKING:
+    from hostd_fs import RootedPath
 
 
 def update_summary(
@@ -54,7 +56,12 @@ def update_summary(
     target = _resolved_target(ctx, file_path)
     if mode == "append":
         bytes_written, created, separator_added = _append(ctx, target, data, settings)
-        message = ctx.text(en=f"Summary appended to file: {target}", zh=f"总结已成功追加至文件：{target}")
+        if created:
+            message = ctx.text(
+                en=f"Summary written to new file (created): {target}", zh=f"总结已写入新创建的文件：{target}"
+            )
+        else:
+            message = ctx.text(en=f"Summary appended to file: {target}", zh=f"总结已成功追加至文件：{target}")
     else:
         bytes_written, created = _overwrite(ctx, target, data, settings)
         separator_added = False
@@ -105,9 +112,9 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
     return data
 
 
-def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
-    """The file's real path inside the effective roots, with its parent folders made."""
-    from hostd_fs import fs_error_from_os, resolve_in_roots
+def _resolved_target(ctx: ToolContext, file_path: str) -> RootedPath:
+    """The file inside the effective roots; the writers re-open it beneath the root and make its folders."""
+    from hostd_fs import resolve_beneath
 
     if not is_markdown_path(file_path):
         raise ToolError(
@@ -124,13 +131,7 @@ def _resolved_target(ctx: ToolContext, file_path: str) -> Path:
         )
     if not _is_unicode_text(file_path):
         raise _not_unicode_error(ctx, "file_path")
-    # Resolving first means the folders made below are inside the roots, whatever the spelling.
-    target = resolve_in_roots(file_path, ctx.roots(), expect="file")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise fs_error_from_os(exc, str(target.parent)) from None
-    return target
+    return resolve_beneath(file_path, ctx.roots(), expect="file")
 
 
 def _is_unicode_text(text: str) -> bool:
@@ -158,7 +159,7 @@ def _heading(ctx: ToolContext, settings: Settings) -> str:
     return settings.separator_heading or DEFAULT_HEADINGS.get(ctx.language, DEFAULT_HEADINGS["en"])
 
 
-def _append(ctx: ToolContext, target: Path, data: bytes, settings: Settings) -> tuple[int, bool, bool]:
+def _append(ctx: ToolContext, target: RootedPath, data: bytes, settings: Settings) -> tuple[int, bool, bool]:
     from hostd_fs import fs_error_from_os, locked_append
 
     heading = _heading(ctx, settings)
@@ -174,7 +175,7 @@ def _append(ctx: ToolContext, target: Path, data: bytes, settings: Settings) -> 
     return result.bytes_written, result.created, result.previous_size > 0
 
 
-def _overwrite(ctx: ToolContext, target: Path, data: bytes, settings: Settings) -> tuple[int, bool]:
+def _overwrite(ctx: ToolContext, target: RootedPath, data: bytes, settings: Settings) -> tuple[int, bool]:
     from hostd_fs import fs_error_from_os, locked_overwrite
 
     try:

@@ -194,7 +194,7 @@ def article_markdown(article: ParsedArticle, *, source_url: str, retrieved_at: s
 def _write_article(
     plan: BatchPlan, url: str, result: FetchResult, article: ParsedArticle, strategy: Strategy, started: float
 ) -> ArticleItem:
-    from hostd_fs import FsError, atomic_write
+    from hostd_fs import FsError, atomic_write, resolve_beneath
 
     now = dt.datetime.now(CHINA_TIME)
     date = (article.publish_time or now.isoformat())[:10].replace("-", "")
@@ -204,7 +204,8 @@ def _write_article(
         return _error_item(plan, url, result, "CANCELLED", "cancelled", started)
     target = plan.reservations.reserve(plan.folder, name, overwrite=plan.overwrite)
     try:
-        written = atomic_write(target, text)
+        # Re-resolved and written beneath the root: the folder may have been swapped meanwhile.
+        written = atomic_write(resolve_beneath(str(target), plan.ctx.roots()), text)
     except (OSError, FsError) as exc:
         item = _error_item(
             plan, url, result, "WRITE_ERROR", getattr(exc, "reason", None) or type(exc).__name__, started
@@ -225,15 +226,10 @@ def _write_article(
 
 
 def _output_folder(ctx: ToolContext, output_dir: str) -> Path:
-    from hostd_fs import fs_error_from_os, resolve_in_roots
+    from hostd_fs import resolve_beneath
 
-    folder = resolve_in_roots(output_dir, ctx.roots(), expect="dir")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise fs_error_from_os(exc, output_dir) from None
-    # Re-check after creating: a component created meanwhile must not lead outside the roots.
-    return resolve_in_roots(str(folder), ctx.roots(), allow_missing=False, expect="dir")
+    # The folders are made beneath the root's descriptor, so none can lead outside the roots.
+    return resolve_beneath(output_dir, ctx.roots(), expect="dir", create_folders=True).path
 
 
 def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[ArticleItem]:

@@ -143,13 +143,16 @@ def _collect(
 def _read(
     ctx: ToolContext, path: Path, problems: list[FileProblem], warnings: list[str]
 ) -> SourceArticle | None:
+    from hostd_fs import FsError, read_beneath, resolve_beneath
+
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-        raw = path.read_bytes()
+        # Re-resolved and read beneath the root: its folder may have been swapped since listing.
+        raw = read_beneath(
+            resolve_beneath(str(path), ctx.roots(), allow_missing=False), max_bytes=MAX_FILE_BYTES
+        )
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc) or type(exc).__name__
+    except (FsError, UnicodeDecodeError) as exc:
+        reason = exc.message(ctx.language) if isinstance(exc, FsError) else "not UTF-8 text"
         problems.append(
             FileProblem(
                 path=str(path),
@@ -470,13 +473,12 @@ def summarize_articles(
 
 
 def _write(ctx: ToolContext, output_path: str, document: str) -> tuple[Path, int]:
-    from hostd_fs import FsError, atomic_write, fs_error_from_os, resolve_in_roots
+    from hostd_fs import FsError, atomic_write, fs_error_from_os, resolve_beneath
 
-    target = resolve_in_roots(output_path, ctx.roots(), expect="file")
+    target = resolve_beneath(output_path, ctx.roots(), expect="file")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target = resolve_in_roots(str(target), ctx.roots(), expect="file")
-        return target, atomic_write(target, document)
+        # Missing parent folders are made beneath the root's descriptor.
+        return target.path, atomic_write(target, document)
     except OSError as exc:
         error = fs_error_from_os(exc, output_path)
         raise ToolError(
