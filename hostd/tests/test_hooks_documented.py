@@ -41,4 +41,5 @@ def test_the_hook_list_is_complete() -> None:
         "hostd_startup",
         "hostd_shutdown",
         "hostd_team_database",
+        "hostd_copy_to_team_database",
     }

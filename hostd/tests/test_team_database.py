@@ -57,6 +57,31 @@ def hostd_team_database(context):
 
 
 @hookimpl
+def hostd_copy_to_team_database(context):
+    """The local store is a JSON list of [id, body] pairs in the plugin's data folder."""
+    import json
+    from hostd import CopyReport
+
+    local = context.data_dir / "entries.json"
+    report = CopyReport()
+    if not local.exists():
+        return report
+    with _database(context).write() as conn:
+        for entry_id, body in json.loads(local.read_text()):
+            row = conn.execute("SELECT body FROM entries WHERE id = %s", (entry_id,)).fetchone()
+            if row is None:
+                conn.execute("INSERT INTO entries (id, body) VALUES (%s, %s)", (entry_id, body))
+                report.copied["entries"] = report.copied.get("entries", 0) + 1
+            elif row["body"] == body:
+                report.unchanged["entries"] = report.unchanged.get("entries", 0) + 1
+            else:
+                report.conflicts.append(f"entry {entry_id} differs in the team database")
+        # Ids copied explicitly do not move the sequence: later inserts must not collide with them.
+        conn.execute("SELECT setval('entries_id_seq', coalesce(max(id), 1)) FROM entries")
+    return report
+
+
+@hookimpl
 def hostd_register_tools(register):
     register(add_entry, destructive=False)
     register(slow_count, read_only=True)
@@ -200,3 +225,23 @@ def test_without_storage_config_check_says_embedded(tmp_path: Path) -> None:
     assert checked.returncode == 0 and "storage: embedded" in checked.stdout
     migrate = _hostd({}, config, None, "db", "migrate")
     assert migrate.returncode == 2 and "storage: {url_env" in migrate.stderr
+
+
+def test_db_copy_moves_the_local_store_once_and_reports_conflicts(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    config = _config(tmp_path)
+    local = tmp_path / "data" / "ledger" / "entries.json"
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps([[1, "first"], [2, "第二"]]), encoding="utf-8")
+    first = _hostd(ledger_env, config, postgres_url, "db", "copy")
+    assert first.returncode == 0, first.stderr
+    assert "ledger: entries: 2 copied, 0 unchanged" in first.stdout
+    again = _hostd(ledger_env, config, postgres_url, "db", "copy")
+    assert again.returncode == 0 and "ledger: entries: 0 copied, 2 unchanged" in again.stdout
+    local.write_text(json.dumps([[1, "first"], [2, "changed locally"]]), encoding="utf-8")
+    conflict = _hostd(ledger_env, config, postgres_url, "db", "copy")
+    assert conflict.returncode == 1
+    assert "ledger: CONFLICT entry 2 differs in the team database" in conflict.stdout
+    called = _hostd(ledger_env, config, postgres_url, "call", "add_entry", "--arg", "body=third")
+    assert json.loads(called.stdout)["entries"] == 3  # the conflicting entry was not overwritten or added

@@ -4,11 +4,12 @@ The public API for plugin authors is what this module exports; everything else i
 host's own business and may change.
 """
 
-from hostd.context import PluginContext, SamplingResult, Services, ToolContext, ToolOutput
+from hostd.context import CopyReport, PluginContext, SamplingResult, Services, ToolContext, ToolOutput
 from hostd.errors import HostError, ToolError
 from hostd.hookspecs import hookimpl
 
 __all__ = [
+    "CopyReport",
     "HostError",
     "PluginContext",
     "SamplingResult",

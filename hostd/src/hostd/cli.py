@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="only report; exit 1 when a migration is pending"
     )
 
+    copy = db_actions.add_parser(
+        "copy", help="copy the local stores (SQLite files, JSON sessions) into the team database"
+    )
+    _common(copy, top=False)
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
@@ -246,12 +251,42 @@ def _require_current(statuses: list[tuple[str, Any]]) -> None:
         raise HostError(f"team database schema is not current: {summary} (run `hostd db migrate`)")
 
 
+def _copy_to_team_database(host: Any) -> int:
+    """Migrate, then let each plugin copy its local store; conflicts are reported, never overwritten."""
+    from hostd_db import describe_url
+
+    host.prepare_team_databases(migrate=True)
+    print(f"copying {host.loaded.data_dir} into {describe_url(host.loaded.database_url or '')}")
+    reports = host.copy_to_team_database()
+    conflicts = 0
+    for plugin, report in reports:
+        kinds = sorted(set(report.copied) | set(report.unchanged))
+        counts = ", ".join(
+            f"{kind}: {report.copied.get(kind, 0)} copied, {report.unchanged.get(kind, 0)} unchanged"
+            for kind in kinds
+        )
+        print(f"{plugin}: {counts or 'nothing stored locally'}")
+        for conflict in report.conflicts:
+            print(f"{plugin}: CONFLICT {conflict}")
+        conflicts += len(report.conflicts)
+    if not reports:
+        print("(no loaded plugin keeps a local store to copy)")
+    if conflicts:
+        print(
+            f"{conflicts} conflict(s) left as they are in the team database: "
+            "resolve them there, then copy again"
+        )
+    return EXIT_TOOL_ERROR if conflicts else EXIT_OK
+
+
 def cmd_db(args: argparse.Namespace) -> int:
     host = _make_host(args)
     if host.loaded.config.storage is None:
         raise HostError("no team database: add `storage: {url_env: HOSTD_DATABASE_URL}` to the config")
     from hostd_db import describe_url
 
+    if args.db_action == "copy":
+        return _copy_to_team_database(host)
     statuses = host.prepare_team_databases(migrate=not args.check)
     print(f"database: {describe_url(host.loaded.database_url or '')}")
     for name, status in statuses:

@@ -116,6 +116,19 @@ class TeamStorage:
     migrate: bool = True
 
 
+@dataclass
+class CopyReport:
+    """What ``hostd db copy`` did for one plugin: records copied, found identical, or in conflict.
+
+    A conflict (the team database holds a different record under the same key) is listed in
+    words a person can act on and is never overwritten.
+    """
+
+    copied: dict[str, int] = field(default_factory=dict)  # kind of record -> how many were new
+    unchanged: dict[str, int] = field(default_factory=dict)  # kind of record -> already identical
+    conflicts: list[str] = field(default_factory=list)
+
+
 @dataclass(eq=False)
 class PluginContext:
     """Everything one plugin gets from the host for its whole life in one server."""

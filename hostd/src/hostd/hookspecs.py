@@ -15,7 +15,7 @@ import pluggy
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from hostd.context import PluginContext, RegisterService, RegisterTool
+    from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
 
 PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -44,6 +44,15 @@ def hostd_team_database(context: PluginContext) -> Any:
     Called only when ``storage`` is configured; the host migrates and checks what it gets
     (``hostd db migrate``, ``hostd config check``, start-up). The object needs ``migrate()``
     and ``schema_status()``.
+    """
+
+
+@hookspec
+def hostd_copy_to_team_database(context: PluginContext) -> CopyReport | None:
+    """Copy this plugin's local store (SQLite file / JSON sessions in ``context.data_dir``) into its
+    team database tables; return what was copied, already there, or in conflict (never overwritten).
+
+    Called by ``hostd db copy`` with ``storage`` configured; running it twice changes nothing.
     """
 
 

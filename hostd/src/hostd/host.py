@@ -129,6 +129,20 @@ class Host:
                 found.append((name, database))
         return found
 
+    def copy_to_team_database(self) -> list[tuple[str, Any]]:
+        """Each plugin's local store copied into the team database: ``(plugin, CopyReport)`` pairs."""
+        from hostd_db import DatabaseError
+
+        reports = []
+        for name, impl in self._impls("hostd_copy_to_team_database"):
+            try:
+                report = _call_hook(impl, context=self.contexts[name])
+            except DatabaseError as exc:
+                raise HostError(f"{name}: {exc.message('en')} {exc.hint('en')}") from None
+            if report is not None:
+                reports.append((name, report))
+        return reports
+
     def prepare_team_databases(self, *, migrate: bool) -> list[tuple[str, Any]]:
         """Migrate (or only check) every plugin's team tables; a database problem is a HostError (exit 2).
 
