@@ -27,7 +27,7 @@ from hostd_wechat.frontmatter import FIELDS, render_front_matter, word_count
 from hostd_wechat.models import ArticleItem, BatchSummary, ReadArticlesResult
 from hostd_wechat.naming import DEFAULT_PATTERN, NameReservations, file_name, pattern_problem
 from hostd_wechat.parse import CHINA_TIME, ParsedArticle
-from hostd_wechat.settings import Settings, settings_of
+from hostd_wechat.settings import Settings, UserAgent, settings_of
 from hostd_wechat.urls import UrlPrefix, check_url
 
 PREVIEW_CHARS = 200
@@ -339,8 +339,8 @@ def read_wechat_articles(
         int, Field(description="Time limit of one page request, in milliseconds.", ge=100, le=120_000)
     ] = 10_000,
     user_agent: Annotated[
-        str | None,
-        Field(description="User-Agent header to send instead of the default.", min_length=1, max_length=512),
+        UserAgent | None,
+        Field(description="User-Agent header to send instead of the default (printable Latin-1)."),
     ] = None,
 ) -> ReadArticlesResult:
     """Read WeChat official-account articles and save each as a Markdown file with front matter
@@ -358,12 +358,6 @@ def read_wechat_articles(
                 zh="只能使用 {date}、{title}、{account_name}，例如 '{date}_{title}'。",
             ),
             details={"argument": "filename_pattern"},
-        )
-    if user_agent is not None and any(ord(c) < 0x20 or c == "\x7f" for c in user_agent):
-        raise ToolError(
-            "INVALID_ARGUMENT",
-            ctx.text(en="user_agent: control characters are not allowed.", zh="user_agent：不允许控制字符。"),
-            details={"argument": "user_agent"},
         )
     from hostd_wechat.headless import headless_unavailable_reason
 
