@@ -121,7 +121,7 @@ def _read_in_thread(path: Path) -> tuple[threading.Thread, dict[str, Any]]:
     outcome: dict[str, Any] = {"problems": [], "warnings": []}
 
     def run() -> None:
-        outcome["article"] = _read(Ctx(), path, outcome["problems"], outcome["warnings"])  # type: ignore[arg-type]
+        outcome["article"] = _read(Ctx(), path, outcome["problems"], outcome["warnings"])
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
