@@ -15,18 +15,20 @@ retried with exponential backoff, at most ``retries`` times.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import socket
-import ssl
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
 from hostd_wechat.classify import CAPTCHA_PATH
 from hostd_wechat.urls import UrlPrefix, check_url, redirect_is_captcha
+
+if TYPE_CHECKING:  # http.client and ssl load on the first fetch: importing the plugin stays cheap
+    import http.client
 
 MAX_REDIRECTS = 5
 _CHUNK = 64 * 1024
@@ -185,6 +187,9 @@ class _Attempt:
 
 
 def _connection(url: str, timeout_s: float) -> tuple[http.client.HTTPConnection, str]:
+    import http.client
+    import ssl
+
     parts = urlsplit(url)
     target = quote(parts.path or "/", safe=_SAFE_IN_PATH)
     if parts.query:
@@ -197,6 +202,8 @@ def _connection(url: str, timeout_s: float) -> tuple[http.client.HTTPConnection,
 
 
 def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> FetchResult:
+    import http.client
+
     current = url
     attempt = _Attempt(options.timeout_s, canceller)
     for _hop in range(MAX_REDIRECTS + 1):
