@@ -209,3 +209,23 @@ async def test_a_walk_past_its_bound_stops_and_says_which_bound(
     late = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "p.md"})
     assert late["status"] == "error" and late["error"]["code"] == "EMPTY_INPUT"
     assert late["error"]["details"]["bound"] == "time" and "input_dir" in late["error"]["hint"]
+
+
+def test_a_cancelled_call_stops_walking(tmp_path) -> None:
+    from hostd_wechat.summarize_tool import _glob_matcher, _walk_matching
+
+    from hostd import ToolError
+
+    class CancelledCtx:
+        language = "en"
+        cancelled = True
+
+        @staticmethod
+        def text(*, en: str, zh: str) -> str:
+            return en
+
+    _write(tmp_path, "a/b.md")
+    ctx: Any = CancelledCtx()
+    with pytest.raises(ToolError) as raised:
+        _walk_matching(ctx, tmp_path, _glob_matcher(ctx, "**/*.md"))
+    assert raised.value.code == "CANCELLED"
