@@ -41,7 +41,8 @@ def test_importing_the_plugin_loads_no_parser_or_http_client() -> None:
 
     code = (
         "import sys, hostd_wechat.plugin\n"
-        "heavy = [m for m in ('bs4', 'lxml', 'requests', 'markdownify', 'playwright') if m in sys.modules]\n"
+        "heavy = [m for m in ('bs4', 'lxml', 'requests', 'http.client', 'ssl', 'markdownify', 'playwright')\n"
+        "        if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -273,7 +273,8 @@ async def test_paths_outside_the_roots_are_refused(hostd_data_dir, hostd_roots, 
     by_files = await _summarize(
         hostd_data_dir, hostd_roots, {"files": [str(outside), "../outside/secret.md"]}
     )
-    assert by_files["error"]["code"] == "EMPTY_INPUT"
+    assert by_files["error"]["code"] == "PATH_NOT_ALLOWED"
+    assert [p["code"] for p in by_files["error"]["details"]["problems"]] == ["PATH_NOT_ALLOWED"] * 2
     linked = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "l.md"})
     assert linked["article_count"] == 1 and linked["errors"][0]["code"] == "PATH_NOT_ALLOWED"
     for bad_output in ["../x.md", str(tmp_path / "x.md"), "/etc/x.md"]:

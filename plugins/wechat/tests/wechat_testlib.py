@@ -98,6 +98,10 @@ class ArticleServer:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self._flaky_counts: dict[str, int] = {}
+        # Trickled answers whose client hung up: the server saw the connection closed.
+        self.hung_up: list[str] = []
+        self.hang_up_seen = threading.Event()
+        self.trickle_started = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -184,6 +188,8 @@ class ArticleServer:
             return self.send(handler, 200, generated_article("Too late"))
         if path == "/s/big":
             return self._send_big(handler)
+        if path == "/s/trickle":
+            return self._trickle(handler, float(query.get("every_ms", ["200"])[0]) / 1000, "headers" in query)
         if path == "/s/js-only":
             return self.send(handler, 200, JS_ONLY_PAGE)
         if path == "/s/gone":
@@ -210,6 +216,31 @@ class ArticleServer:
         chunk = b"<p>" + b"x" * 65_000 + b"</p>"
         for _ in range(200):  # about 13 MB unless the client hangs up first
             handler.wfile.write(chunk)
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, every_s: float, in_headers: bool) -> None:
+        """A page that comes one byte at a time (in the headers, or in the body), for at most 20 s."""
+        self.trickle_started.set()
+        page = generated_article("Trickled")
+        head = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+            f"Content-Length: {len(page)}\r\n\r\n"
+        ).encode()
+        data = head + page
+        sent = 0 if in_headers else len(head)
+        stop = time.monotonic() + 20
+        try:
+            if not in_headers:
+                handler.wfile.write(head)
+                handler.wfile.flush()
+            while sent < len(data) and time.monotonic() < stop:
+                handler.wfile.write(data[sent : sent + 1])
+                handler.wfile.flush()
+                sent += 1
+                time.sleep(every_s)
+        except OSError:  # the client hung up
+            with self._lock:
+                self.hung_up.append(handler.path)
+            self.hang_up_seen.set()
 
     def __enter__(self) -> ArticleServer:
         self.thread.start()

@@ -31,7 +31,7 @@ def hostd_register_tools(register: Any, context: PluginContext) -> None:
     register(
         summarize_articles,
         title="Summarize Markdown articles",
-        destructive=True,  # the digest file at output_path is replaced
+        destructive=True,  # overwrite=true replaces the digest file at output_path
         idempotent=True,
         uses_roots=True,
     )

@@ -1,11 +1,13 @@
 """``read_wechat_articles``: fetch articles concurrently, convert them, write one Markdown file each.
 
 The call succeeds with one item per URL; only call-level faults (bad arguments, an output
-folder outside the roots, headless asked for but missing) are errors. Articles are fetched
-by a thread pool, at most ``concurrency`` requests at a time (parsing and writing happen
-outside those slots, so they never hold the network back); the tool's own thread collects
-finished items, sends one progress notification per article, and stops the batch when the
-client cancels.
+folder outside the roots, headless asked for but missing) are errors. The tool itself is
+async, so a batch holds none of the host's worker threads (which every sync tool of every
+plugin shares): each article is fetched, parsed and written in a thread of the plugin's own
+bounded pool (``FetchPool``), at most twice ``concurrency`` per call and at most
+``concurrency`` requests in flight, so parsing never holds the network back. One progress
+notification goes out per article. When the client cancels, or the server shuts down, every
+socket of the batch is shut at once, so no fetch outlives its call.
 Files are written with ``atomic_write``, so a cancelled call never leaves half a file.
 """
 
@@ -14,24 +16,55 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from hostd import ToolContext, ToolError
-from hostd_wechat.fetch import FetchOptions, FetchResult, fetch_page
+from hostd_wechat.fetch import FetchCanceller, FetchOptions, FetchResult, fetch_page
 from hostd_wechat.frontmatter import FIELDS, render_front_matter, word_count
 from hostd_wechat.models import ArticleItem, BatchSummary, ReadArticlesResult
 from hostd_wechat.naming import DEFAULT_PATTERN, NameReservations, file_name, pattern_problem
 from hostd_wechat.parse import CHINA_TIME, ParsedArticle
-from hostd_wechat.settings import Settings, settings_of
+from hostd_wechat.settings import Settings, UserAgent, settings_of
 from hostd_wechat.urls import UrlPrefix, check_url
 
 PREVIEW_CHARS = 200
+# Threads of the plugin's own pool, shared by every call: stuck pages can fill this pool, never the
+# host's worker threads that the other plugins' tools need.
+FETCH_POOL_THREADS = 24
 Strategy = Literal["http", "headless"]
+
+
+class FetchPool:
+    """The plugin's bounded pool for fetching, parsing and writing articles (a plugin resource).
+
+    ``close()`` (at server shut-down) cancels every batch still running, so a process whose
+    client went away exits now instead of waiting for hung pages.
+    """
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.limiter = anyio.CapacityLimiter(FETCH_POOL_THREADS)
+        self._lock = threading.Lock()
+        self._running: set[FetchCanceller] = set()
+
+    def track(self, canceller: FetchCanceller) -> None:
+        with self._lock:
+            self._running.add(canceller)
+
+    def forget(self, canceller: FetchCanceller) -> None:
+        with self._lock:
+            self._running.discard(canceller)
+
+    def close(self) -> None:
+        with self._lock:
+            running = list(self._running)
+        for canceller in running:
+            canceller.cancel()
 
 
 @dataclass
@@ -49,9 +82,10 @@ class BatchPlan:
     headless_missing: str | None
     reservations: NameReservations
     fetch_slots: threading.BoundedSemaphore
+    canceller: FetchCanceller = field(default_factory=FetchCanceller)
 
     def cancelled(self) -> bool:
-        return self.ctx.cancelled
+        return self.canceller.cancelled or self.ctx.cancelled
 
 
 def _hint(ctx: ToolContext, code: str, reason: str | None, plan: BatchPlan | None = None) -> str:
@@ -128,7 +162,7 @@ def _fetch(plan: BatchPlan, url: str, strategy: str) -> FetchResult:
             from hostd_wechat.headless import render_page
 
             return render_page(url, plan.options, plan.settings.chromium_path, plan.cancelled)
-        return fetch_page(url, plan.options, plan.cancelled)
+        return fetch_page(url, plan.options, plan.canceller)
 
 
 def _parse(result: FetchResult) -> ParsedArticle:
@@ -232,18 +266,20 @@ def _output_folder(ctx: ToolContext, output_dir: str) -> Path:
     return resolve_beneath(output_dir, ctx.roots(), expect="dir", create_folders=True).path
 
 
-def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[ArticleItem]:
+async def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[ArticleItem]:
+    import anyio
+
     ctx = plan.ctx
     total = len(urls)
     items: list[ArticleItem | None] = [None] * total
     done = 0
 
-    def progress(item: ArticleItem) -> None:
+    async def progress(item: ArticleItem) -> None:
         nonlocal done
         done += 1
         label = item.title or item.error_code or ""
         try:
-            ctx.report_progress_sync(done, total, f"{done}/{total} {item.status}: {label}"[:200])
+            await ctx.report_progress(done, total, f"{done}/{total} {item.status}: {label}"[:200])
         except Exception:  # progress is best effort; an abandoned call has no client left
             ctx.logger.debug("progress not delivered", exc_info=True)
 
@@ -254,34 +290,39 @@ def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[Artic
         if refusal is None:
             queued.append(index)
             continue
-        items[index] = ArticleItem(
+        refused = ArticleItem(
             url=url,
             status="error",
             error_code="INVALID_URL",
             reason="not_allowed",
             hint=f"{_hint(ctx, 'INVALID_URL', None, plan)} ({refusal})",
         )
-        progress(items[index])  # type: ignore[arg-type]
+        items[index] = refused
+        await progress(refused)
 
+    pool = ctx.plugin.resource("wechat.fetch_pool", FetchPool)
     # Twice as many workers as fetch slots: while some parse and write (CPU), others keep the
     # network busy, so at most ``concurrency`` requests are in flight and they never wait on parsing.
-    executor = ThreadPoolExecutor(
-        max_workers=min(concurrency * 2, len(queued) or 1), thread_name_prefix="wechat"
-    )
+    workers = anyio.Semaphore(concurrency * 2)
+
+    async def run_one(index: int) -> None:
+        async with workers:
+            item = await anyio.to_thread.run_sync(
+                process_url, plan, urls[index], limiter=pool.limiter, abandon_on_cancel=True
+            )
+        items[index] = item
+        await progress(item)
+
+    pool.track(plan.canceller)
     try:
-        pending: dict[Future[ArticleItem], int] = {
-            executor.submit(process_url, plan, urls[i]): i for i in queued
-        }
-        while pending:
-            finished, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-            for future in finished:
-                index = pending.pop(future)
-                items[index] = future.result()
-                progress(items[index])  # type: ignore[arg-type]
-            if ctx.cancelled:
-                break
+        async with anyio.create_task_group() as group:
+            for index in queued:
+                group.start_soon(run_one, index)
+    except BaseException:
+        plan.canceller.cancel()  # cancelled (or failed): shut every socket of the batch now
+        raise
     finally:
-        executor.shutdown(wait=not ctx.cancelled, cancel_futures=True)
+        pool.forget(plan.canceller)
     return [
         item
         if item is not None
@@ -290,7 +331,7 @@ def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[Artic
     ]
 
 
-def read_wechat_articles(
+async def read_wechat_articles(
     ctx: ToolContext,
     urls: Annotated[
         list[Annotated[str, Field(max_length=4096)]],
@@ -335,8 +376,8 @@ def read_wechat_articles(
         int, Field(description="Time limit of one page request, in milliseconds.", ge=100, le=120_000)
     ] = 10_000,
     user_agent: Annotated[
-        str | None,
-        Field(description="User-Agent header to send instead of the default.", min_length=1, max_length=512),
+        UserAgent | None,
+        Field(description="User-Agent header to send instead of the default (printable Latin-1)."),
     ] = None,
 ) -> ReadArticlesResult:
     """Read WeChat official-account articles and save each as a Markdown file with front matter
@@ -355,12 +396,6 @@ def read_wechat_articles(
             ),
             details={"argument": "filename_pattern"},
         )
-    if user_agent is not None and any(ord(c) < 0x20 or c == "\x7f" for c in user_agent):
-        raise ToolError(
-            "INVALID_ARGUMENT",
-            ctx.text(en="user_agent: control characters are not allowed.", zh="user_agent：不允许控制字符。"),
-            details={"argument": "user_agent"},
-        )
     from hostd_wechat.headless import headless_unavailable_reason
 
     headless_missing = headless_unavailable_reason(settings.chromium_path)
@@ -377,7 +412,9 @@ def read_wechat_articles(
             ),
             details={"argument": "fetch_strategy"},
         )
-    folder = _output_folder(ctx, output_dir)
+    import anyio
+
+    folder = await anyio.to_thread.run_sync(_output_folder, ctx, output_dir)
     plan = BatchPlan(
         ctx=ctx,
         settings=settings,
@@ -398,7 +435,7 @@ def read_wechat_articles(
         reservations=NameReservations(),
         fetch_slots=threading.BoundedSemaphore(concurrency),
     )
-    items = _run_batch(plan, list(urls), concurrency)
+    items = await _run_batch(plan, list(urls), concurrency)
     succeeded = sum(1 for item in items if item.status == "ok")
     summary = BatchSummary(total=len(items), succeeded=succeeded, failed=len(items) - succeeded)
     return ReadArticlesResult(summary=summary, items=items).with_message(

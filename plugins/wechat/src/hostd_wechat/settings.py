@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -10,6 +10,11 @@ DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/124.0 Safari/537.36"
 )
+
+# An HTTP header value: printable Latin-1 only. No CR/LF (header injection), no other control
+# characters (C0, DEL, C1), nothing beyond U+00FF (U+2028 included), which http.client cannot encode.
+USER_AGENT_PATTERN = r"^[\x20-\x7e\xa0-\xff]+$"
+UserAgent = Annotated[str, Field(min_length=1, max_length=512, pattern=USER_AGENT_PATTERN)]
 
 
 class Settings(BaseModel):
@@ -33,7 +38,9 @@ class Settings(BaseModel):
     chromium_path: str = Field(
         default="/usr/bin/chromium", description="The system Chromium for headless fetches."
     )
-    default_user_agent: str = Field(default=DEFAULT_USER_AGENT, min_length=1, max_length=512)
+    default_user_agent: UserAgent = Field(
+        default=DEFAULT_USER_AGENT, description="User-Agent header: printable Latin-1 characters."
+    )
     use_sampling: Literal["auto", "never"] = Field(
         default="auto", description="auto: let the client's model write summaries when it offers sampling."
     )

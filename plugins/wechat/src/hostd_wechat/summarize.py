@@ -5,7 +5,11 @@ No model and no API key: every article is split into sentences (Chinese 。！�
 (Latin words less stop words, CJK character bigrams), a term weighs its frequency in the
 article times its inverse document frequency across the set, and a sentence scores the mean
 weight of its distinct terms, nudged up slightly near the article's start. The styles then
-pick from the ranked sentences.
+pick from the ranked sentences: whole sentences before labels and list entries, each text once.
+
+Before any of that, what is not the article's prose is left out: link lists and URL-only
+lines (footnotes, "further reading"), page chrome such as 展开 or 阅读原文, and blocks such as
+往期推荐 or References.
 
 Tokens are interned to integer ids and kept in compact arrays, so a thousand articles fit in
 little memory.
@@ -105,7 +109,70 @@ _STOP_WORDS = frozenset(
 )
 # Sentences shorter than this (in characters) are headings, captions or fragments, not summary material.
 _MIN_SENTENCE_CHARS = 8
+# A line without sentence-ending punctuation shorter than this is a label or list entry, not a sentence.
+_MIN_UNPUNCTUATED_CHARS = 25
+# A line holding links or URLs is a link list (footnotes, "further reading") when fewer letters than
+# this are left once the links, URLs and footnote markers are taken out.
+_MIN_TEXT_BESIDE_LINKS = 12
 _POSITION_PRIOR = 0.15
+
+# Page chrome: whole lines (compared without punctuation, spaces or case) that WeChat or the
+# account adds around every article. They say nothing about the article.
+_CHROME_LINES = frozenset(
+    [
+        "展开",
+        "收起",
+        "阅读原文",
+        "轻触阅读原文",
+        "点击阅读原文",
+        "点击上方蓝字关注我们",
+        "点击蓝字关注我们",
+        "关注我们",
+        "点个在看",
+        "点赞",
+        "在看",
+        "分享",
+        "收藏",
+        "写留言",
+        "留言",
+        "完",
+        "end",
+        "theend",
+        "预览时标签不可点",
+        "微信扫一扫关注该公众号",
+        "微信扫一扫可打开此内容使用完整服务",
+        "继续滑动看下一个",
+        "向上滑动看下一个",
+        "readmore",
+    ]
+)
+# Headings (or lines standing alone) that open a block of links to other articles or references:
+# everything from them to the next heading of the same or a higher level is left out.
+_CHROME_SECTIONS = frozenset(
+    [
+        "往期推荐",
+        "往期回顾",
+        "往年回顾",
+        "往期精选",
+        "往期文章",
+        "推荐阅读",
+        "相关阅读",
+        "延伸阅读",
+        "精彩推荐",
+        "热门推荐",
+        "历史文章",
+        "参考链接",
+        "参考资料",
+        "相关链接",
+        "references",
+        "relatedarticles",
+        "furtherreading",
+    ]
+)
+_URL = re.compile(r"(?:https?|mailto|ftp):[^\s)>\]*`]+", re.IGNORECASE)
+_FOOTNOTE = re.compile(r"\[\d{1,3}\]|[（(]#\d{1,4}[）)]")
+_NOT_LETTERS = re.compile(r"[\W_]+")
+_SENTENCE_FINAL = re.compile(r"[。！？；!?;.…][”’\"'」』）)\]】》]*$")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -164,11 +231,30 @@ class ArticleText:
     scores: list[float] = field(default_factory=list)
 
     def ranked(self) -> list[int]:
-        """Sentence indexes, best first (ties keep document order)."""
-        eligible = [i for i, s in enumerate(self.sentences) if len(s) >= _MIN_SENTENCE_CHARS]
+        """Sentence indexes, best first (ties keep document order); a repeated sentence counts once.
+
+        Whole sentences come first: labels and list entries (short, no closing punctuation) and
+        very short pieces are only used when the article has nothing else.
+        """
+        whole = [i for i in range(len(self.sentences)) if is_whole_sentence(self.sentences[i])]
+        eligible = whole or [i for i, s in enumerate(self.sentences) if len(s) >= _MIN_SENTENCE_CHARS]
         if not eligible:
             eligible = list(range(len(self.sentences)))
-        return sorted(eligible, key=lambda i: (-self.scores[i], i))
+        seen: set[str] = set()
+        ranked = []
+        for index in sorted(eligible, key=lambda i: (-self.scores[i], i)):
+            key = _letters(self.sentences[index])
+            if key not in seen:
+                seen.add(key)
+                ranked.append(index)
+        return ranked
+
+
+def is_whole_sentence(sentence: str) -> bool:
+    """Long enough to carry a statement, and not a bare label (short with no closing punctuation)."""
+    if len(sentence) < _MIN_SENTENCE_CHARS:
+        return False
+    return bool(_SENTENCE_FINAL.search(sentence)) or len(sentence) >= _MIN_UNPUNCTUATED_CHARS
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -180,11 +266,38 @@ _MARKUP = re.compile(
 )
 
 
+def _letters(text: str) -> str:
+    return _NOT_LETTERS.sub("", text).lower()
+
+
+def is_link_line(raw: str) -> bool:
+    """A Markdown line that is only links, URLs and footnote markers (a link list or a footnote)."""
+    if not (_LINK.search(raw) or _URL.search(raw)):
+        return False
+    rest = _URL.sub("", _LINK.sub("", _IMAGE.sub("", raw)))
+    return len(_letters(_FOOTNOTE.sub("", rest))) < _MIN_TEXT_BESIDE_LINKS
+
+
+def is_chrome_line(text: str) -> bool:
+    """Page chrome such as 展开, 阅读原文 or "- END -" (``text`` already cleaned of markup)."""
+    return _letters(text) in _CHROME_LINES
+
+
+def opens_chrome_section(text: str) -> bool:
+    """A heading such as 往期推荐 or References, whose block lists other articles or links."""
+    return _letters(text) in _CHROME_SECTIONS
+
+
 def markdown_text(body: str) -> tuple[list[tuple[int, str]], str]:
-    """Headings (level, text) and the plain prose of a Markdown body (code blocks and images left out)."""
+    """Headings (level, text) and the plain prose of a Markdown body.
+
+    Code blocks, images, link lists, URL-only lines, page chrome (展开, 阅读原文, ...) and
+    blocks such as 往期推荐 or References (up to the next heading of their level) are left out.
+    """
     headings: list[tuple[int, str]] = []
     lines: list[str] = []
     in_code = False
+    skipping_below: int | None = None  # inside a chrome block opened by a heading of this level
     for line in body.splitlines():
         if _FENCE.match(line):
             in_code = not in_code
@@ -193,20 +306,31 @@ def markdown_text(body: str) -> tuple[list[tuple[int, str]], str]:
             continue
         heading = _HEADING.match(line)
         if heading:
+            level = len(heading.group(1))
             text = _clean_inline(heading.group(2))
-            if text:
-                headings.append((len(heading.group(1)), text))
+            if skipping_below is not None and level > skipping_below:
+                continue
+            skipping_below = level if opens_chrome_section(text) else None
+            if text and skipping_below is None:
+                headings.append((level, text))
                 lines.append(f"\x00{len(headings) - 1}")
             continue
+        if skipping_below is not None or is_link_line(line):
+            continue
         cleaned = _clean_inline(line).replace("|", " ")
-        lines.append(cleaned)
+        if opens_chrome_section(cleaned):
+            skipping_below = 7  # a chrome block without a heading: up to the next heading of any level
+            continue
+        if not is_chrome_line(cleaned):
+            lines.append(cleaned)
     return headings, "\n".join(lines)
 
 
 def _clean_inline(text: str) -> str:
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
-    return " ".join(_MARKUP.sub("", text).split())
+    text = _MARKUP.sub("", text)
+    return " ".join(_FOOTNOTE.sub("", text).split())
 
 
 def article_text(body: str, title: str) -> ArticleText:
@@ -287,13 +411,15 @@ def brief(article: ArticleText, language: str) -> str:
 
 
 def outline(article: ArticleText, language: str) -> str:
-    """The article's own headings, each with its best sentence; key points when it has none."""
+    """The article's own headings, each with its best whole sentence; key points when it has none."""
     headed = [s for s in article.sections if s.heading]
     if not headed:
         return key_points(article)
     lines = []
     for section in article.sections:
-        best = max(section.sentence_indexes, key=lambda i: (article.scores[i], -i), default=None)
+        # A section holding only labels or list entries (a table, a list of names) shows its heading alone.
+        whole = [i for i in section.sentence_indexes if is_whole_sentence(article.sentences[i])]
+        best = max(whole, key=lambda i: (article.scores[i], -i), default=None)
         if section.heading:
             lines.append(
                 f"- **{section.heading}**" + (f": {article.sentences[best]}" if best is not None else "")

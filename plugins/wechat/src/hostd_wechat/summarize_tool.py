@@ -10,7 +10,10 @@ writes them in one request, falling back to extractive with a warning when it ca
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
+import os
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,10 @@ from hostd_wechat.summarize import ArticleText, article_text, cjk_share, score_a
 
 MAX_INPUT_FILES = 5_000
 MAX_FILE_BYTES = 5 * 1024 * 1024
+# Bounds of the glob walk: entries looked at, and seconds spent, before it stops with what it found.
+MAX_WALK_ENTRIES = 200_000
+GLOB_DEADLINE_S = 10.0
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 PREVIEW_CHARS = 300
 
 LABELS = {
@@ -99,6 +106,7 @@ def _collect(
     input_dir: str | None,
     pattern: str,
     problems: list[FileProblem],
+    warnings: list[str],
 ) -> list[Path]:
     from hostd_fs import FsError, resolve_in_roots
 
@@ -120,16 +128,12 @@ def _collect(
             hint=ctx.text(en="For example '**/*.md'.", zh="例如 '**/*.md'。"),
             details={"argument": "glob"},
         )
+    matcher = _glob_matcher(ctx, pattern)
     folder = resolve_in_roots(input_dir or "exports/articles", roots, allow_missing=False, expect="dir")
-    try:
-        matches = sorted(folder.glob(pattern))
-    except (ValueError, OSError) as exc:
-        raise ToolError(
-            "INVALID_ARGUMENT",
-            ctx.text(en=f"glob cannot be used: {exc}.", zh=f"glob 无法使用：{exc}。"),
-            details={"argument": "glob"},
-        ) from None
-    for match in matches[: MAX_INPUT_FILES * 2]:
+    walk = _walk_matching(ctx, folder, matcher)
+    if walk.bound is not None:
+        warnings.append(_bound_text(ctx, walk.bound))
+    for match in walk.matches[: MAX_INPUT_FILES * 2]:
         try:
             resolved = resolve_in_roots(str(match), roots, allow_missing=False, expect="any")
         except FsError as exc:
@@ -137,7 +141,137 @@ def _collect(
             continue
         if resolved.is_file():
             found.append(resolved)
+    if not found and walk.bound is not None:
+        raise ToolError(
+            "EMPTY_INPUT",
+            ctx.text(
+                en=f"No Markdown file matched before the search stopped: {_bound_text(ctx, walk.bound)}",
+                zh=f"搜索停止前没有匹配到任何 Markdown 文件：{_bound_text(ctx, walk.bound)}",
+            ),
+            hint=_narrow_hint(ctx),
+            details={"bound": walk.bound, "problems": [p.model_dump() for p in problems[:20]]},
+        )
     return list(dict.fromkeys(found))[:MAX_INPUT_FILES]
+
+
+@dataclass
+class GlobMatcher:
+    """A glob split into segment patterns around at most one ``**`` (so matching is linear)."""
+
+    head: list[re.Pattern[str]]
+    tail: list[re.Pattern[str]] | None  # None: no ``**``; the path has exactly ``head``'s depth
+
+    def matches(self, parts: tuple[str, ...]) -> bool:
+        if self.tail is None:
+            return len(parts) == len(self.head) and _all_match(self.head, parts)
+        if len(parts) < len(self.head) + len(self.tail):
+            return False
+        rest = parts[len(parts) - len(self.tail) :] if self.tail else ()
+        return _all_match(self.head, parts[: len(self.head)]) and _all_match(self.tail, rest)
+
+    def may_descend(self, depth: int) -> bool:
+        """Whether a folder ``depth`` segments below the input folder can hold a match."""
+        return self.tail is not None or depth < len(self.head)
+
+    def may_enter(self, parts: tuple[str, ...]) -> bool:
+        """Whether the folder at ``parts`` fits the fixed segments before any ``**``."""
+        fixed = self.head[: len(parts)]
+        return _all_match(fixed, parts[: len(fixed)])
+
+
+def _all_match(patterns: list[re.Pattern[str]], parts: tuple[str, ...]) -> bool:
+    return all(p.fullmatch(part) for p, part in zip(patterns, parts, strict=True))
+
+
+def _glob_matcher(ctx: ToolContext, pattern: str) -> GlobMatcher:
+    """Compile ``pattern``; more than one ``**`` is refused (it would make the match exponential)."""
+    segments = [s for s in re.split(r"[\\/]+", pattern) if s and s != "."]
+    stars = [i for i, s in enumerate(segments) if s == "**"]
+    if len(stars) > 1 or any("**" in s and s != "**" for s in segments) or not segments:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="glob may hold '**' once, as a whole path segment.",
+                zh="glob 中 '**' 至多出现一次，且须是完整的路径段。",
+            ),
+            hint=ctx.text(
+                en="Use one '**' for any depth, e.g. '**/*.md' or '2025/**/*.md'.",
+                zh="用一个 '**' 表示任意层级，例如 '**/*.md' 或 '2025/**/*.md'。",
+            ),
+            details={"argument": "glob"},
+        )
+
+    def compiled(parts: list[str]) -> list[re.Pattern[str]]:
+        return [re.compile(fnmatch.translate(part)) for part in parts]
+
+    if not stars:
+        return GlobMatcher(head=compiled(segments), tail=None)
+    return GlobMatcher(head=compiled(segments[: stars[0]]), tail=compiled(segments[stars[0] + 1 :]))
+
+
+@dataclass
+class WalkResult:
+    matches: list[Path]
+    bound: str | None  # "entries" or "time" when the walk stopped early
+
+
+def _walk_matching(ctx: ToolContext, folder: Path, matcher: GlobMatcher) -> WalkResult:
+    """Files under ``folder`` that ``matcher`` accepts, in sorted order; folder links are not entered.
+
+    The walk visits at most ``MAX_WALK_ENTRIES`` entries and stops at ``GLOB_DEADLINE_S`` or
+    when the client cancels, so no pattern or tree keeps the server busy.
+    """
+    deadline = time.monotonic() + GLOB_DEADLINE_S
+    matches: list[Path] = []
+    visited = 0
+    pending: list[tuple[Path, tuple[str, ...]]] = [(folder, ())]
+    while pending:
+        directory, parts = pending.pop()
+        if ctx.cancelled:
+            raise ToolError("CANCELLED", ctx.text(en="Cancelled.", zh="已取消。"))
+        if time.monotonic() > deadline:
+            return WalkResult(sorted(matches), "time")
+        try:
+            with os.scandir(directory) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        folders = []
+        for entry in listed:
+            visited += 1
+            if visited > MAX_WALK_ENTRIES:
+                return WalkResult(sorted(matches), "entries")
+            here = (*parts, entry.name)
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_folder:
+                if matcher.may_descend(len(here)) and matcher.may_enter(here):
+                    folders.append((Path(entry.path), here))
+            elif matcher.matches(here):
+                matches.append(Path(entry.path))
+        pending.extend(reversed(folders))
+    return WalkResult(sorted(matches), None)
+
+
+def _bound_text(ctx: ToolContext, bound: str) -> str:
+    if bound == "entries":
+        return ctx.text(
+            en=f"the search stopped after {MAX_WALK_ENTRIES} entries; later files were not considered.",
+            zh=f"搜索在检查 {MAX_WALK_ENTRIES} 个条目后停止；之后的文件未被纳入。",
+        )
+    return ctx.text(
+        en=f"the search stopped after {GLOB_DEADLINE_S:g} s; later files were not considered.",
+        zh=f"搜索在 {GLOB_DEADLINE_S:g} 秒后停止；之后的文件未被纳入。",
+    )
+
+
+def _narrow_hint(ctx: ToolContext) -> str:
+    return ctx.text(
+        en="Point input_dir at a smaller folder, use a narrower glob, or list the files.",
+        zh="请将 input_dir 指向更小的文件夹、使用更窄的 glob，或直接列出 files。",
+    )
 
 
 def _read(
@@ -146,13 +280,21 @@ def _read(
     from hostd_fs import FsError, read_beneath, resolve_beneath
 
     try:
-        # Re-resolved and read beneath the root: its folder may have been swapped since listing.
+        # Re-resolved and read beneath the root: its folder may have been swapped since listing, and
+        # the file is opened without blocking and checked to be a regular file on its descriptor.
         raw = read_beneath(
             resolve_beneath(str(path), ctx.roots(), allow_missing=False), max_bytes=MAX_FILE_BYTES
         )
         text = raw.decode("utf-8")
-    except (FsError, UnicodeDecodeError) as exc:
-        reason = exc.message(ctx.language) if isinstance(exc, FsError) else "not UTF-8 text"
+    except FsError as exc:
+        problems.append(FileProblem(path=str(path), code=exc.code, message=exc.message(ctx.language)))
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = (
+            ctx.text(en="not UTF-8 text", zh="不是 UTF-8 文本")
+            if isinstance(exc, UnicodeDecodeError)
+            else str(exc) or type(exc).__name__
+        )
         problems.append(
             FileProblem(
                 path=str(path),
@@ -395,6 +537,9 @@ def summarize_articles(
         Literal["concise", "detailed"],
         Field(description="detailed adds a per-section overview and a preview."),
     ] = "concise",
+    overwrite: Annotated[
+        bool, Field(description="Replace the digest file when it exists (else ALREADY_EXISTS).")
+    ] = False,
 ) -> SummarizeResult:
     """Summarize a set of Markdown articles (e.g. those read_wechat_articles saved) into one digest
     file: contents, one section per article (title, source, account, publish time, summary) and a
@@ -403,7 +548,12 @@ def summarize_articles(
     settings = settings_of(ctx.settings)
     problems: list[FileProblem] = []
     warnings: list[str] = []
-    paths = _collect(ctx, files, input_dir, glob, problems)
+    now = dt.datetime.now().astimezone()
+    output = output_path.replace("{date}", now.strftime("%Y%m%d"))
+    _check_output(ctx, output, overwrite)
+    paths = _collect(ctx, files, input_dir, glob, problems, warnings)
+    if not paths and any(p.code == "PATH_NOT_ALLOWED" for p in problems):
+        raise _refused_inputs(ctx, problems)
     if not paths:
         raise ToolError(
             "EMPTY_INPUT",
@@ -430,7 +580,6 @@ def summarize_articles(
             article.summary = summarize(article.text, style, lang)
     for article in articles:
         article.summary = _truncate(article.summary, per_article_max_chars, LABELS[lang]["truncated"])
-    now = dt.datetime.now().astimezone()
     document, overview = render_digest(
         articles,
         language=lang,
@@ -452,7 +601,8 @@ def summarize_articles(
             ),
             details={"chars": len(document), "budget": settings.summary_max_output_chars},
         )
-    target, written = _write(ctx, output_path.replace("{date}", now.strftime("%Y%m%d")), document)
+    _check_output(ctx, output, overwrite)  # again: the file may have appeared while we summarized
+    target, written = _write(ctx, output, document)
     detailed = response_format == "detailed"
     return SummarizeResult(
         saved=True,
@@ -470,6 +620,56 @@ def summarize_articles(
             zh=f"已将 {len(articles)} 篇文章汇总到 {target}。",
         )
     )
+
+
+def _refused_inputs(ctx: ToolContext, problems: list[FileProblem]) -> ToolError:
+    """Every input was refused by the path rules: say so (not "nothing matched"), listing each."""
+    refused = [p for p in problems if p.code == "PATH_NOT_ALLOWED"]
+    return ToolError(
+        "PATH_NOT_ALLOWED",
+        ctx.text(
+            en=f"None of the files may be read: {len(refused)} refused by the path rules "
+            "(outside the allowed folders, or not a regular file).",
+            zh=f"所给文件均不允许读取：{len(refused)} 个被路径规则拒绝"
+            "（不在允许的文件夹内，或不是普通文件）。",
+        ),
+        hint=ctx.text(
+            en="Give regular Markdown files inside the allowed folders; details.problems says why each "
+            "was refused.",
+            zh="请提供允许的文件夹内的普通 Markdown 文件；details.problems 列出了每个文件被拒绝的原因。",
+        ),
+        details={"problems": [p.model_dump() for p in problems[:50]]},
+    )
+
+
+def _check_output(ctx: ToolContext, output_path: str, overwrite: bool) -> None:
+    """Refuse a digest name that is not Markdown, and an existing file unless ``overwrite``."""
+    from hostd_fs import resolve_in_roots
+
+    if Path(output_path.replace("\\", "/")).suffix.lower() not in MARKDOWN_SUFFIXES:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="output_path must name a Markdown file (.md or .markdown).",
+                zh="output_path 必须是 Markdown 文件（.md 或 .markdown）。",
+            ),
+            hint=ctx.text(
+                en="For example exports/summaries/summary_{date}.md.",
+                zh="例如 exports/summaries/summary_{date}.md。",
+            ),
+            details={"argument": "output_path"},
+        )
+    target = resolve_in_roots(output_path, ctx.roots(), expect="file")
+    if not overwrite and os.path.lexists(target):
+        raise ToolError(
+            "ALREADY_EXISTS",
+            ctx.text(en=f"The digest file {target} already exists.", zh=f"汇总文件 {target} 已存在。"),
+            hint=ctx.text(
+                en="Pass overwrite: true to replace it, or choose another output_path.",
+                zh="如需替换请传 overwrite: true，或换一个 output_path。",
+            ),
+            details={"path": str(target), "argument": "output_path"},
+        )
 
 
 def _write(ctx: ToolContext, output_path: str, document: str) -> tuple[Path, int]:

@@ -1,0 +1,180 @@
+"""Fetching under hostile conditions: header values, trickling pages, stuck servers, cancel and shut-down."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import neighbour_plugin
+import pytest
+from hostd_testing import envelope_of, in_memory_client, write_config
+from hostd_wechat.settings import Settings
+from pydantic import ValidationError
+from wechat_testlib import ArticleServer, call, plugin_settings, wechat_client
+
+pytestmark = pytest.mark.anyio
+
+BAD_USER_AGENTS = ["Bot\u2028Evil", "Bot\r\nX-Injected: 1", "浏览器/1.0", "Bot\x00", "Bot\x85"]
+
+
+async def _read(
+    data_dir: Path, root: Path, server: ArticleServer, arguments: dict[str, Any], **settings: Any
+) -> dict[str, Any]:
+    async with wechat_client(data_dir, root, settings=plugin_settings(server, **settings)) as client:
+        return await call(client, "read_wechat_articles", arguments)
+
+
+@pytest.mark.parametrize("user_agent", BAD_USER_AGENTS)
+async def test_a_user_agent_that_cannot_be_a_header_is_an_argument_error(
+    hostd_data_dir, hostd_roots, article_server, user_agent
+) -> None:
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/article/1")], "user_agent": user_agent},
+    )
+    assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert "user_agent" in envelope["error"]["message"]
+    assert article_server.requests == []
+
+
+async def test_a_latin_1_user_agent_is_sent(hostd_data_dir, hostd_roots, article_server) -> None:
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/article/1")], "user_agent": "Navigateur-é/1.0 (test)"},
+    )
+    assert envelope["summary"]["succeeded"] == 1
+
+
+@pytest.mark.parametrize("user_agent", BAD_USER_AGENTS)
+def test_the_user_agent_setting_is_checked_when_the_config_is_read(user_agent) -> None:
+    with pytest.raises(ValidationError, match="default_user_agent"):
+        Settings(default_user_agent=user_agent)
+
+
+@pytest.mark.parametrize("where", ["body", "headers"])
+async def test_a_trickling_page_ends_at_the_time_limit_not_per_read(
+    hostd_data_dir, hostd_roots, article_server, where
+) -> None:
+    url = article_server.url("/s/trickle?every_ms=150" + ("&headers=1" if where == "headers" else ""))
+    started = time.monotonic()
+    envelope = await _read(
+        hostd_data_dir, hostd_roots, article_server, {"urls": [url], "timeout_ms": 1000}, max_retries=0
+    )
+    elapsed = time.monotonic() - started
+    item = envelope["items"][0]
+    assert (item["error_code"], item["reason"]) == ("TIMEOUT", "timeout")
+    assert 0.9 < elapsed < 2.0, elapsed
+    # With retries each attempt has the same limit: three attempts, not three times forever.
+    started = time.monotonic()
+    retried = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": [url], "timeout_ms": 500})
+    assert retried["items"][0]["error_code"] == "TIMEOUT" and time.monotonic() - started < 2.5
+    assert article_server.count("/s/trickle") == 4
+
+
+async def test_hung_fetches_do_not_stall_another_plugins_tools(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
+    """More hung calls than the host has worker threads (40): a sync tool elsewhere still answers."""
+    hung = article_server.url("/s/hang?seconds=6")
+    async with (
+        in_memory_client(
+            ["wechat", "neighbour"],
+            data_dir=hostd_data_dir,
+            config={"language": "en", "allowed_roots": [str(hostd_roots)]},
+            settings=plugin_settings(article_server),
+            extra_plugins={"neighbour": neighbour_plugin},
+            cwd=hostd_roots,
+        ) as client,
+        anyio.create_task_group() as group,
+    ):
+        for _ in range(45):
+            group.start_soon(client.call_tool, "read_wechat_articles", {"urls": [hung], "timeout_ms": 30_000})
+        with anyio.fail_after(5):
+            while article_server.count("/s/hang") < 20:
+                await anyio.sleep(0.02)
+        started = time.monotonic()
+        with anyio.fail_after(5):
+            pong = envelope_of(await client.call_tool("ping", {}))
+        assert pong["pong"] is True and time.monotonic() - started < 1.0
+        group.cancel_scope.cancel()
+
+
+async def test_cancelling_a_call_closes_its_connections(hostd_data_dir, hostd_roots, article_server) -> None:
+    url = article_server.url("/s/trickle?every_ms=50")
+    async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "read_wechat_articles", {"urls": [url], "timeout_ms": 60_000})
+            assert await anyio.to_thread.run_sync(article_server.trickle_started.wait, 5)
+            cancelled_at = time.monotonic()
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(article_server.hang_up_seen.wait, 5)
+        assert time.monotonic() - cancelled_at < 1.0
+    assert article_server.hung_up == ["/s/trickle?every_ms=50"]
+
+
+def test_a_served_process_exits_promptly_when_stdin_closes_during_hung_fetches(
+    tmp_path: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
+    config = write_config(
+        tmp_path,
+        ["wechat"],
+        config={"language": "en", "allowed_roots": [str(hostd_roots)]},
+        settings=plugin_settings(article_server),
+    )
+    urls = [article_server.url(f"/s/hang?seconds=15&n={n}") for n in range(3)]
+    urls.append(article_server.url("/s/trickle?every_ms=100"))
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "closer", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "read_wechat_articles",
+                "arguments": {"urls": urls, "timeout_ms": 60_000, "concurrency": 4},
+            },
+        },
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=hostd_roots,
+    )
+    try:
+        assert process.stdin is not None
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        process.stdin.flush()
+        deadline = time.monotonic() + 20
+        while article_server.count("/s/hang") < 3 or not article_server.trickle_started.is_set():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.02)
+        process.stdin.close()
+        closed_at = time.monotonic()
+        process.wait(timeout=10)
+        assert time.monotonic() - closed_at < 3.0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert article_server.hang_up_seen.wait(2)

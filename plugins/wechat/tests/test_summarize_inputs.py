@@ -1,0 +1,231 @@
+"""summarize_articles on careless or hostile inputs: existing outputs, refused files, pipes, globs."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wechat_testlib import call, wechat_client
+
+pytestmark = pytest.mark.anyio
+
+ARTICLE = (
+    "---\ntitle: Plain Article\n---\n\n# Plain Article\n\nA sentence about storage. Another one follows.\n"
+)
+
+
+def _write(root: Path, relative: str, text: str = ARTICLE) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def _summarize(
+    data_dir: Path, root: Path, arguments: dict[str, Any], language: str = "en"
+) -> dict[str, Any]:
+    async with wechat_client(data_dir, root, language=language) as client:
+        return await call(client, "summarize_articles", arguments)
+
+
+async def test_an_existing_digest_is_refused_unless_overwrite(hostd_data_dir, hostd_roots) -> None:
+    _write(hostd_roots, "in/a.md")
+    existing = _write(hostd_roots, "out/digest.md", "KEEP ME\n")
+    refused = await _summarize(
+        hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md"}
+    )
+    assert refused["status"] == "error" and refused["error"]["code"] == "ALREADY_EXISTS"
+    assert "overwrite" in refused["error"]["hint"] and refused["error"]["details"]["path"] == str(existing)
+    assert existing.read_text(encoding="utf-8") == "KEEP ME\n"
+    replaced = await _summarize(
+        hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md", "overwrite": True}
+    )
+    assert replaced["status"] == "success" and "Plain Article" in existing.read_text(encoding="utf-8")
+    zh = await _summarize(
+        hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md"}, language="zh"
+    )
+    assert zh["error"]["code"] == "ALREADY_EXISTS" and "overwrite" in zh["error"]["hint"]
+    assert "already" not in zh["error"]["message"] + zh["error"]["hint"]
+
+
+@pytest.mark.parametrize("name", ["out/digest.txt", "out/digest", "out/digest.md.exe", "out/.md"])
+async def test_a_digest_name_that_is_not_markdown_is_refused(hostd_data_dir, hostd_roots, name) -> None:
+    _write(hostd_roots, "in/a.md")
+    refused = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": name})
+    assert (
+        refused["error"]["code"] == "INVALID_ARGUMENT"
+        and refused["error"]["details"]["argument"] == "output_path"
+    )
+    assert ".md" in refused["error"]["hint"]
+    assert not (hostd_roots / "out").exists()
+
+
+async def test_markdown_suffixes_are_accepted_in_any_case(hostd_data_dir, hostd_roots) -> None:
+    _write(hostd_roots, "in/a.md")
+    for name in ["out/a.markdown", "out/b.MD", "out/summary_{date}.md"]:
+        envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": name})
+        assert envelope["status"] == "success", (name, envelope)
+
+
+async def test_files_outside_the_roots_are_each_refused_as_path_not_allowed(
+    hostd_data_dir, hostd_roots, tmp_path
+) -> None:
+    outside = _write(tmp_path, "outside/secret.md")
+    _write(hostd_roots, "in/a.md")
+    (hostd_roots / "in" / "link.md").symlink_to(outside)
+    (hostd_roots / "in" / "zero.md").symlink_to("/dev/zero")
+    os.mkfifo(hostd_roots / "in" / "pipe.md")
+    refused_files = [str(outside), "../outside/secret.md", "in/link.md", "in/zero.md", "in/pipe.md"]
+    started = time.monotonic()
+    envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": refused_files})
+    assert time.monotonic() - started < 5
+    assert envelope["status"] == "error" and envelope["error"]["code"] == "PATH_NOT_ALLOWED"
+    listed = envelope["error"]["details"]["problems"]
+    assert [p["path"] for p in listed] == refused_files
+    assert {p["code"] for p in listed} == {"PATH_NOT_ALLOWED"}
+    mixed = await _summarize(
+        hostd_data_dir, hostd_roots, {"files": ["in/a.md", *refused_files], "output_path": "d.md"}
+    )
+    assert mixed["status"] == "success" and mixed["article_count"] == 1
+    assert [(e["path"], e["code"]) for e in mixed["errors"]] == [
+        (p, "PATH_NOT_ALLOWED") for p in refused_files
+    ]
+    digest = (hostd_roots / "d.md").read_text(encoding="utf-8")
+    assert "secret" not in digest.lower() and "Plain Article" in digest
+
+
+async def test_refused_files_are_explained_in_chinese(hostd_data_dir, hostd_roots, tmp_path) -> None:
+    outside = _write(tmp_path, "outside/secret.md")
+    envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": [str(outside)]}, language="zh")
+    assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
+    text = envelope["error"]["message"] + envelope["error"]["hint"]
+    assert "允许" in text and str(outside) not in text
+    assert not any(word in text for word in ("None of", "refused", "allowed", "Give "))
+    assert "允许" in envelope["error"]["details"]["problems"][0]["message"]
+
+
+def _read_in_thread(path: Path) -> tuple[threading.Thread, dict[str, Any]]:
+    from hostd_wechat.summarize_tool import _read
+
+    class Ctx:
+        language = "en"
+
+        @staticmethod
+        def text(*, en: str, zh: str) -> str:
+            return en
+
+    outcome: dict[str, Any] = {"problems": [], "warnings": []}
+
+    def run() -> None:
+        outcome["article"] = _read(Ctx(), path, outcome["problems"], outcome["warnings"])
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_pipe_swapped_in_after_the_check_is_refused_promptly(tmp_path) -> None:
+    """The path check passed on a regular file; a FIFO took its place before the read."""
+    pipe = tmp_path / "swapped.md"
+    os.mkfifo(pipe)
+    thread, outcome = _read_in_thread(pipe)
+    thread.join(timeout=3)
+    if thread.is_alive():  # unblock the reader before failing, so the test run can go on
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(timeout=3)
+        pytest.fail("reading a FIFO blocked")
+    assert outcome["article"] is None
+    assert [(p.code, p.path) for p in outcome["problems"]] == [("PATH_NOT_ALLOWED", str(pipe))]
+
+
+def test_a_device_swapped_in_after_the_check_is_never_read(tmp_path) -> None:
+    link = tmp_path / "zero.md"
+    link.symlink_to("/dev/zero")
+    thread, outcome = _read_in_thread(link)
+    thread.join(timeout=3)
+    assert not thread.is_alive()
+    assert outcome["article"] is None and [p.code for p in outcome["problems"]] == ["PATH_NOT_ALLOWED"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/**/**/**/**/**/**/**/**/**/**/**/*.md", "a/**/b/**/*.md", "**/x/**"],
+)
+async def test_a_glob_with_more_than_one_double_star_is_refused(hostd_data_dir, hostd_roots, pattern) -> None:
+    _write(hostd_roots, "in/a.md")
+    started = time.monotonic()
+    envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "glob": pattern})
+    assert time.monotonic() - started < 3
+    assert (
+        envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["details"]["argument"] == "glob"
+    )
+    assert "**" in envelope["error"]["hint"]
+
+
+async def test_globs_still_match_like_pathlib(hostd_data_dir, hostd_roots) -> None:
+    for relative in ["in/a.md", "in/x/b.md", "in/x/y/c.md", "in/x/y/c.txt", "in/z/d.md", "in/x/.hidden.md"]:
+        _write(hostd_roots, relative, ARTICLE.replace("Plain Article", Path(relative).stem))
+    (hostd_roots / "in" / "loop").symlink_to(hostd_roots / "in")  # a folder link is not walked into
+    cases = {
+        "**/*.md": {"a", "b", "c", "d", ".hidden"},
+        "*.md": {"a"},
+        "x/**/*.md": {"b", "c", ".hidden"},
+        "x/*/c.*": {"c"},
+        "[ab].md": {"a"},
+        "**/?.md": {"a", "b", "c", "d"},
+    }
+    for pattern, expected in cases.items():
+        envelope = await _summarize(
+            hostd_data_dir,
+            hostd_roots,
+            {
+                "input_dir": "in",
+                "glob": pattern,
+                "output_path": "out.md",
+                "overwrite": True,
+                "response_format": "detailed",
+            },
+        )
+        found = {Path(s["source_file"]).stem for s in envelope["sections_overview"]}
+        assert found == expected, pattern
+
+
+async def test_a_walk_past_its_bound_stops_and_says_which_bound(
+    hostd_data_dir, hostd_roots, monkeypatch
+) -> None:
+    import hostd_wechat.summarize_tool as tool
+
+    for index in range(30):
+        _write(hostd_roots, f"in/d{index:02}/a.md")
+    monkeypatch.setattr(tool, "MAX_WALK_ENTRIES", 40)
+    envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "o.md"})
+    assert envelope["status"] == "success" and 0 < envelope["article_count"] < 30
+    assert any("40" in warning and "entries" in warning for warning in envelope["warnings"])
+    monkeypatch.setattr(tool, "GLOB_DEADLINE_S", 0.0)
+    late = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "p.md"})
+    assert late["status"] == "error" and late["error"]["code"] == "EMPTY_INPUT"
+    assert late["error"]["details"]["bound"] == "time" and "input_dir" in late["error"]["hint"]
+
+
+def test_a_cancelled_call_stops_walking(tmp_path) -> None:
+    from hostd_wechat.summarize_tool import _glob_matcher, _walk_matching
+
+    from hostd import ToolError
+
+    class CancelledCtx:
+        language = "en"
+        cancelled = True
+
+        @staticmethod
+        def text(*, en: str, zh: str) -> str:
+            return en
+
+    _write(tmp_path, "a/b.md")
+    ctx: Any = CancelledCtx()
+    with pytest.raises(ToolError) as raised:
+        _walk_matching(ctx, tmp_path, _glob_matcher(ctx, "**/*.md"))
+    assert raised.value.code == "CANCELLED"
