@@ -22,6 +22,10 @@ BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 #: A session never holds more thoughts than this, and totals are never raised past it.
 MAX_THOUGHTS = 1000
 MAX_THOUGHT_CHARS = 10_000
+#: Limits of the optional thought labels (``stage``, ``tags``).
+MAX_STAGE_CHARS = 64
+MAX_TAG_CHARS = 32
+MAX_TAGS = 16
 #: How far ``needsMoreThoughts`` raises the total.
 NEEDS_MORE_STEP = 10
 
@@ -69,6 +73,8 @@ class ThoughtRecord(BaseModel):
     next_thought_needed: bool
     needs_more_thoughts: bool = False
     timestamp: str = Field(description="When the thought was stored (ISO 8601, UTC)")
+    stage: str | None = Field(default=None, description="The thinking stage the client gave (free text)")
+    tags: list[str] = Field(default_factory=list, description="The tags the client gave")
 
 
 class TemplateStep(BaseModel):
@@ -186,6 +192,9 @@ class GetSessionOutput(ToolOutput):
         description="Tasks linked to this session; null when the tasks plugin is not loaded"
     )
     warnings: list[Notice]
+    matching_thoughts: int = Field(
+        description="Thoughts passing the stage/tags filter (all thoughts without a filter)"
+    )
 
 
 class ListSessionsOutput(ToolOutput):

@@ -225,8 +225,13 @@ def check_thought(thought: Any) -> dict[str, Any]:
     _expect(
         thought.get("type", "regular") in _THOUGHT_TYPES, f"thought #{thought['seq']} has an unknown type"
     )
-    for name in ("branch_id", "timestamp"):
+    for name in ("branch_id", "timestamp", "stage"):
         _expect(isinstance(thought.get(name) or "", str), f"thought #{thought['seq']}'s {name} is not text")
+    tags = thought.get("tags", [])
+    _expect(
+        isinstance(tags, list) and all(isinstance(tag, str) for tag in tags),
+        f"thought #{thought['seq']}'s tags are not a list of text",
+    )
     for name in (
         "revises_thought",
         "branch_from_thought",

@@ -24,6 +24,9 @@ from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_c
 from hostd_deep_thinking.models import (
     BACKUP_NAME_PATTERN,
     BRANCH_ID_PATTERN,
+    MAX_STAGE_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
     MAX_THOUGHT_CHARS,
     MAX_THOUGHTS,
     SESSION_ID_PATTERN,
@@ -60,7 +63,7 @@ from hostd_deep_thinking.store import (
     new_document,
 )
 from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
-from hostd_deep_thinking.thinking import ThoughtRequest, check_request, plan_thought
+from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, label_key, plan_thought
 
 PAGE_SIZE = 100
 MAX_METADATA_BYTES = 64 * 1024
@@ -151,6 +154,8 @@ def record_of(thought: dict[str, Any]) -> ThoughtRecord:
         next_thought_needed=bool(thought.get("next_thought_needed", True)),
         needs_more_thoughts=bool(thought.get("needs_more_thoughts")),
         timestamp=thought.get("timestamp", ""),
+        stage=thought.get("stage"),
+        tags=list(thought.get("tags") or []),
     )
 
 
@@ -249,6 +254,22 @@ async def sequential_thinking(
     needsMoreThoughts: Annotated[
         bool, Field(description="Reached the end but need more thoughts: raises the total by 10")
     ] = False,
+    stage: Annotated[
+        str | None,
+        Field(
+            description="Optional: the thinking stage of this thought, e.g. problem_definition, analysis, "
+            "synthesis, conclusion (free text)",
+            min_length=1,
+            max_length=MAX_STAGE_CHARS,
+        ),
+    ] = None,
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
+        Field(
+            description="Optional: short labels for this thought (get_session can filter by them)",
+            max_length=MAX_TAGS,
+        ),
+    ] = None,
 ) -> ThoughtOutput:
     """A detailed tool for dynamic, reflective problem-solving through thoughts, stored in durable sessions.
 
@@ -258,7 +279,10 @@ async def sequential_thinking(
     same arguments as the official sequential-thinking server, plus session_id: sessions are
     kept on disk and can be listed, resumed, exported and visualized.
     """
+    clean_stage, clean_tags = clean_labels(stage, tags, ctx.text)
     request = ThoughtRequest(
+        stage=clean_stage,
+        tags=clean_tags,
         thought=thought,
         next_thought_needed=nextThoughtNeeded,
         thought_number=thoughtNumber,
@@ -488,6 +512,14 @@ def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | 
         ]
 
 
+def has_labels(thought: dict[str, Any], stage: str | None, tags: list[str]) -> bool:
+    """Whether a stored thought has the stage and every tag asked for (compared by ``label_key``)."""
+    if stage is not None and label_key(str(thought.get("stage") or "")) != label_key(stage):
+        return False
+    carried = {label_key(tag) for tag in thought.get("tags") or []}
+    return all(label_key(tag) in carried for tag in tags)
+
+
 def get_session(
     ctx: ToolContext,
     session_id: SessionId,
@@ -495,8 +527,21 @@ def get_session(
         str | None,
         Field(description="next_cursor of the previous page; omit for the first page", max_length=32),
     ] = None,
+    stage: Annotated[
+        str | None,
+        Field(
+            description="Only thoughts of this stage (case, spaces and '_' aside)",
+            min_length=1,
+            max_length=MAX_STAGE_CHARS,
+        ),
+    ] = None,
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
+        Field(description="Only thoughts carrying every one of these tags", max_length=MAX_TAGS),
+    ] = None,
 ) -> GetSessionOutput:
-    """Show a session: its summary, its thoughts (100 per page), the total's adjustments and linked tasks."""
+    """Show a session: its summary, its thoughts (100 per page; optionally only those of a stage or with
+    given tags), the total's adjustments and linked tasks."""
     after = 0
     if cursor is not None:
         if not cursor.isdigit():
@@ -513,10 +558,13 @@ def get_session(
     store = open_store(ctx.plugin)
     state = load_state(ctx, session_id)
     with store.session_lock(session_id):
-        sequences = [int(thought["seq"]) for thought in state.thoughts]
+        chosen = state.thoughts
+        if stage is not None or tags:
+            chosen = [thought for thought in chosen if has_labels(thought, stage, tags or [])]
+        sequences = [int(thought["seq"]) for thought in chosen]
         start = bisect_right(sequences, after)
-        page = state.thoughts[start : start + PAGE_SIZE]
-        more = start + PAGE_SIZE < len(state.thoughts)
+        page = chosen[start : start + PAGE_SIZE]
+        more = start + PAGE_SIZE < len(chosen)
         summary = summary_of(state)
         adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
         log = list(state.meta.get("recovery_log") or [])
@@ -528,11 +576,17 @@ def get_session(
         adjustments=adjustments,
         linked_tasks=tasks,
         warnings=[*recovery_notices(ctx, log), *task_notices],
+        matching_thoughts=len(chosen),
+    )
+    filtered = (
+        ctx.text(en=f", {len(chosen)} match the filter", zh=f"，其中 {len(chosen)} 条符合筛选")
+        if stage is not None or tags
+        else ""
     )
     return result.with_message(
         ctx.text(
-            en=f"Session '{session_id}': {summary.thought_count} thoughts, showing {len(page)}.",
-            zh=f"会话 '{session_id}'：共 {summary.thought_count} 条思考，本页 {len(page)} 条。",
+            en=f"Session '{session_id}': {summary.thought_count} thoughts{filtered}, showing {len(page)}.",
+            zh=f"会话 '{session_id}'：共 {summary.thought_count} 条思考{filtered}，本页 {len(page)} 条。",
         )
     )
 
