@@ -269,3 +269,28 @@ class VisualizeOutput(ToolOutput):
     session_id: str
     format: str
     diagram: str
+
+
+class ThoughtHit(BaseModel):
+    """One thought found by search_thoughts."""
+
+    session_id: str
+    session_name: str
+    thought_number: int = Field(description="The client's label of the thought")
+    sequence: int = Field(description="The server's sequence number (get_session's thoughts carry it)")
+    type: ThoughtType
+    branch_id: str | None
+    stage: str | None
+    tags: list[str]
+    snippet: str = Field(description="The thought's text around the first match")
+    score: float = Field(description="Relevance (BM25; higher is better)")
+
+
+class SearchOutput(ToolOutput):
+    query: str
+    terms: list[str] = Field(description="The words the query was split into")
+    matched: Literal["all_terms", "any_term"] = Field(
+        description="all_terms: every hit holds every term; any_term: none held all, so hits hold some"
+    )
+    hits: list[ThoughtHit] = Field(description="Best first")
+    truncated: bool = Field(description="More thoughts matched than limit")

@@ -49,6 +49,8 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     register(tools.export_session, destructive=True, uses_roots=True)
     register(tools.import_session, destructive=True, uses_roots=True)
     register(tools.visualize_session, read_only=True)
+    # Read-only for sessions; it brings its own derived index (search.db) up to date first.
+    register(tools.search_thoughts, read_only=True)
 
 
 @hookimpl

@@ -287,6 +287,25 @@ def check_adjustment(adjustment: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class FileSignature:
+    """A session's files on disk: the document's (inode, size, mtime), the journal's inode and size."""
+
+    document: tuple[int, int, int] | None
+    journal_inode: int | None
+    journal_size: int
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session's thoughts as read under its lock, and the signature of the files they came from."""
+
+    name: str
+    thoughts: list[dict[str, Any]]
+    last_seq: int
+    signature: FileSignature
+
+
+@dataclass(frozen=True)
 class Appended:
     """What one ``append`` did, copied under the lock so other threads cannot change it."""
 
@@ -1097,6 +1116,73 @@ class SessionStore:
             if stamp and stamp > str(row.get("updated_at", "")):
                 row["updated_at"] = stamp
         row["branches"] = branches
+
+    # --- what the search index follows ---------------------------------------------------
+
+    def file_signatures(self) -> dict[str, FileSignature]:
+        """Every session on disk with its files' signature: a changed signature means changed thoughts.
+
+        Appending changes the journal's size, compaction and status changes rewrite the document
+        (a new inode), deletes remove both files, restores and imports write new ones.
+        """
+        documents: dict[str, tuple[int, int, int]] = {}
+        journals: dict[str, tuple[int, int]] = {}
+        with os.scandir(self.sessions_dir) as listing:
+            for item in listing:
+                name = item.name
+                if name.startswith("."):
+                    continue  # a temporary file of an atomic write
+                if name.endswith(".json"):
+                    found = item.stat()
+                    documents[name[:-5]] = (found.st_ino, found.st_size, found.st_mtime_ns)
+                elif name.endswith(".journal"):
+                    found = item.stat()
+                    journals[name[:-8]] = (found.st_ino, found.st_size)
+        live = documents.keys() | {session_id for session_id, (_, size) in journals.items() if size}
+        signatures = {}
+        for session_id in live:
+            inode, size = journals.get(session_id, (None, 0))
+            signatures[session_id] = FileSignature(documents.get(session_id), inode, size)
+        return signatures
+
+    def snapshot(self, session_id: str) -> SessionSnapshot | None:
+        """The session's name and thoughts with the signature of the files they were read from."""
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            if state is None:
+                return None
+            return SessionSnapshot(
+                name=str(state.meta.get("name") or session_id),
+                thoughts=list(state.thoughts),
+                last_seq=state.last_seq,
+                signature=FileSignature(state.doc_signature, state.journal_inode, state.journal_offset),
+            )
+
+    def journal_since(
+        self, session_id: str, inode: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int] | None:
+        """Thoughts of the complete journal lines after byte ``offset``, and the new offset.
+
+        ``None`` when the journal is no longer the file with that inode (it was compacted or
+        replaced): the caller reads the whole session again. Needs no lock: lines are only
+        ever appended, and a line still being written is left for later.
+        """
+        try:
+            with open(self.journal_path(session_id), "rb") as handle:
+                if os.fstat(handle.fileno()).st_ino != inode:
+                    return None
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        complete = data.rfind(b"\n") + 1
+        thoughts = []
+        for raw in data[:complete].splitlines():
+            try:
+                thoughts.append(check_thought(json.loads(raw)["thought"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # loading the session reports damaged lines
+        return thoughts, offset + complete
 
     # --- the default session -----------------------------------------------------------
 

@@ -14,7 +14,7 @@ import json
 import secrets
 from bisect import bisect_right
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import anyio
 from pydantic import Field
@@ -42,10 +42,12 @@ from hostd_deep_thinking.models import (
     Progress,
     RestoreSessionOutput,
     ResumeOutput,
+    SearchOutput,
     SessionOutput,
     SessionStatus,
     SessionSummary,
     TemplatesOutput,
+    ThoughtHit,
     ThoughtOutput,
     ThoughtRecord,
     UpdateStatusOutput,
@@ -65,7 +67,11 @@ from hostd_deep_thinking.store import (
 from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
 from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, label_key, plan_thought
 
+if TYPE_CHECKING:
+    from hostd_deep_thinking.search import SearchIndex
+
 PAGE_SIZE = 100
+MAX_QUERY_CHARS = 1000
 MAX_METADATA_BYTES = 64 * 1024
 MAX_IMPORT_CHARS = 50_000_000
 
@@ -94,6 +100,14 @@ def open_store(plugin: PluginContext) -> SessionStore:
         )
 
     return plugin.resource("store", factory)
+
+
+def open_search(plugin: PluginContext) -> SearchIndex:
+    """The plugin's search index (``search.db``), opened on first use and closed at shut-down."""
+    from hostd_deep_thinking.search import INDEX_FILE, SearchIndex
+
+    store = open_store(plugin)
+    return plugin.resource("search", lambda: SearchIndex(store, plugin.data_dir / INDEX_FILE))
 
 
 def not_found(ctx: ToolContext, session_id: str) -> ToolError:
@@ -1023,4 +1037,84 @@ def visualize_session(
         diagram = to_mermaid(state) if format == "mermaid" else to_ascii(state)
     return VisualizeOutput(session_id=session_id, format=format, diagram=diagram).with_message(
         ctx.text(en=f"{format} diagram of '{session_id}'.", zh=f"会话 '{session_id}' 的 {format} 图。")
+    )
+
+
+# --- search ------------------------------------------------------------------------------
+
+
+def search_thoughts(
+    ctx: ToolContext,
+    query: Annotated[
+        str,
+        Field(
+            description=f"Words to find, Chinese or English (even one character); plain text, not a query "
+            f"language. At most {MAX_QUERY_CHARS} characters (longer is TOO_LONG)",
+            min_length=1,
+        ),
+    ],
+    session_id: Annotated[
+        str | None,
+        Field(description="Search only this session", pattern=SESSION_ID_PATTERN),
+    ] = None,
+    limit: Annotated[int, Field(description="Most hits to return (1-100)", ge=1, le=100)] = 20,
+) -> SearchOutput:
+    """Search the thoughts of every session (or of one) by their text, stage and tags: hits ranked by
+    relevance (BM25), thoughts holding every word first, each with its session, thoughtNumber, sequence
+    and a snippet. Chinese and English; deleted sessions are never found."""
+    from hostd_deep_thinking.search import plan_query, snippet
+
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError(
+            "TOO_LONG",
+            ctx.text(
+                en=f"query has {len(query)} characters; at most {MAX_QUERY_CHARS} are searched.",
+                zh=f"query 有 {len(query)} 个字符；最多可搜索 {MAX_QUERY_CHARS} 个。",
+            ),
+            hint=ctx.text(
+                en="Search for a few distinctive words instead of a whole text.",
+                zh="请只搜索几个有代表性的词，而不是整段文字。",
+            ),
+            details={"argument": "query", "limit_chars": MAX_QUERY_CHARS},
+        )
+    plan = plan_query(query)
+    if plan is None:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="query holds no letters, digits or Chinese characters to search for.",
+                zh="query 中没有可搜索的字母、数字或汉字。",
+            ),
+            hint=ctx.text(en="Give some words to look for.", zh="请给出要查找的词。"),
+            details={"argument": "query"},
+        )
+    if session_id is not None:
+        load_state(ctx, session_id)  # NOT_FOUND / READ_ERROR rather than an empty answer
+    hits, truncated, strict = open_search(ctx.plugin).search(plan, session_id, limit)
+    found = [
+        ThoughtHit(
+            session_id=hit.session_id,
+            session_name=hit.session_name,
+            thought_number=hit.thought_number,
+            sequence=hit.sequence,
+            type=cast(Any, hit.kind if hit.kind in ("regular", "revision", "branch") else "regular"),
+            branch_id=hit.branch_id,
+            stage=hit.stage,
+            tags=hit.tags,
+            snippet=snippet(hit.content, plan.terms),
+            score=hit.score,
+        )
+        for hit in hits
+    ]
+    return SearchOutput(
+        query=query,
+        terms=plan.terms,
+        matched="all_terms" if strict else "any_term",
+        hits=found,
+        truncated=truncated,
+    ).with_message(
+        ctx.text(
+            en=f"{len(found)}{'+' if truncated else ''} thought(s) found for {query!r}.",
+            zh=f"找到 {len(found)}{'+' if truncated else ''} 条与 {query!r} 相关的思考。",
+        )
     )
