@@ -137,3 +137,39 @@ async def test_chinese_server_messages(hostd_data_dir: Path, hostd_roots: Path) 
         assert answer["message"].startswith("找到 1 条")
         error = await fails(client, "search_thoughts", "TOO_LONG", query="字" * 1001)
         assert "characters" not in error["message"] and "query" in error["message"]
+
+
+async def test_a_quiet_folder_is_not_scanned_but_every_change_is_seen(
+    client: Client, hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from hostd_deep_thinking.store import SessionStore
+
+    await add(client, "q", "first")
+    store = SessionStore(hostd_data_dir / PLUGIN)
+
+    def quiet() -> None:
+        """As if the last change were a minute old (so its timestamp can vouch for the next look)."""
+        old = os.stat(store.sessions_dir).st_mtime_ns - 60_000_000_000
+        os.utime(store.sessions_dir, ns=(old, old))
+        os.utime(store.marker_path, ns=(old, old))
+
+    quiet()
+    before = store.file_signatures()
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda *a: pytest.fail("an unchanged folder was scanned"))
+    assert store.file_signatures() == before
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    await ok(client, "sequential_thinking", **thought(2, 2, "second", session_id="q"))  # an append
+    grown = store.file_signatures()["q"]
+    assert grown.journal_size > before["q"].journal_size and grown.document == before["q"].document
+    quiet()
+    store.file_signatures()
+    await ok(client, "update_session_status", session_id="q", status="completed")  # a new document
+    assert store.file_signatures()["q"].document != grown.document
+    quiet()
+    store.file_signatures()
+    await ok(client, "delete_session", session_id="q")
+    assert "q" not in store.file_signatures()
+    store.close()

@@ -46,7 +46,10 @@ CREATE TABLE thoughts (
     content TEXT NOT NULL
 );
 CREATE INDEX thoughts_by_session ON thoughts (session_id, seq);
-CREATE VIRTUAL TABLE thoughts_fts USING fts5 (words, labels, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE thoughts_fts USING fts5 (
+    words, labels, session_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO thoughts_fts (thoughts_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 0.0)');
 CREATE TABLE sessions (
     session_id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -118,8 +121,10 @@ class Hit:
     score: float
 
 
-def _signature_text(signature: FileSignature) -> str:
-    return json.dumps([signature.document, signature.journal_inode, signature.journal_size])
+def _signature(text: str) -> FileSignature:
+    """A signature as the index table keeps it (JSON), read back."""
+    document, inode, size = json.loads(text)
+    return FileSignature(tuple(document) if document is not None else None, inode, size)
 
 
 class SearchIndex:
@@ -133,7 +138,7 @@ class SearchIndex:
         self.store = store
         self.path = path
         self._database: Any = None
-        self._known: dict[str, str] = {}  # session id -> signature the index holds (as this process saw)
+        self._known: dict[str, FileSignature] = {}  # what the index holds per session, as last seen
         self._guard = threading.Lock()
 
     def _db(self) -> Any:
@@ -188,16 +193,18 @@ class SearchIndex:
         return hits, len(rows) > limit, strict
 
     def _matches(self, expression: str, session_id: str | None, limit: int) -> list[sqlite3.Row]:
-        where = "thoughts_fts MATCH ?" + (" AND t.session_id = ?" if session_id else "")
+        """The best ``limit`` matches: ranked inside FTS5 first, the rows fetched for those alone."""
+        where = "thoughts_fts MATCH ?" + (" AND session_id = ?" if session_id else "")
         parameters: list[Any] = [expression, *([session_id] if session_id else []), limit]
         with self._db().read() as connection:
             return list(
                 connection.execute(
                     "SELECT t.session_id, s.name, t.seq, t.thought_number, t.kind, t.branch_id, t.stage, "
-                    "t.tags, t.content, bm25(thoughts_fts, 1.0, 0.5) AS score "
-                    "FROM thoughts_fts JOIN thoughts t ON t.id = thoughts_fts.rowid "
-                    f"JOIN sessions s ON s.session_id = t.session_id WHERE {where} "
-                    "ORDER BY score, t.session_id, t.seq LIMIT ?",
+                    "t.tags, t.content, best.score FROM ("
+                    f"SELECT rowid, rank AS score FROM thoughts_fts WHERE {where} ORDER BY rank LIMIT ?"
+                    ") AS best JOIN thoughts t ON t.id = best.rowid "
+                    "JOIN sessions s ON s.session_id = t.session_id "
+                    "ORDER BY best.score, t.session_id, t.seq",
                     parameters,
                 )
             )
@@ -211,12 +218,12 @@ class SearchIndex:
             if not self._known:
                 with database.read() as connection:
                     rows = connection.execute("SELECT session_id, signature FROM sessions").fetchall()
-                self._known = {row["session_id"]: row["signature"] for row in rows}
+                self._known = {row["session_id"]: _signature(row["signature"]) for row in rows}
             on_disk = self.store.file_signatures()
             changed = {
                 session_id: signature
                 for session_id, signature in on_disk.items()
-                if self._known.get(session_id) != _signature_text(signature)
+                if self._known.get(session_id) != signature
             }
             gone = [session_id for session_id in self._known if session_id not in on_disk]
             if not changed and not gone:
@@ -245,15 +252,15 @@ class SearchIndex:
         recorded = connection.execute(
             "SELECT signature, last_seq FROM sessions WHERE session_id = ?", (session_id,)
         ).fetchone()
-        wanted = _signature_text(signature)
-        if recorded is not None and recorded["signature"] == wanted:
-            self._known[session_id] = wanted  # another process indexed it already
+        if recorded is not None and _signature(recorded["signature"]) == signature:
+            self._known[session_id] = signature  # another process indexed it already
             return
         if recorded is not None:
-            document, inode, size = json.loads(recorded["signature"])
-            same_document = document is not None and tuple(document) == signature.document
+            held = _signature(recorded["signature"])
+            same_document = held.document is not None and held.document == signature.document
+            inode, size = held.journal_inode, held.journal_size
             grew = inode is not None and inode == signature.journal_inode and signature.journal_size >= size
-            if same_document and grew:
+            if same_document and grew and inode is not None:
                 added = self.store.journal_since(session_id, inode, size)
                 if added is not None:
                     thoughts, offset = added
@@ -281,7 +288,7 @@ class SearchIndex:
         signature: FileSignature,
         last_seq: int,
     ) -> None:
-        text = _signature_text(signature)
+        text = json.dumps([signature.document, signature.journal_inode, signature.journal_size])
         if name is None:
             connection.execute(
                 "UPDATE sessions SET signature = ?, last_seq = ? WHERE session_id = ?",
@@ -292,7 +299,7 @@ class SearchIndex:
                 "INSERT OR REPLACE INTO sessions (session_id, name, signature, last_seq) VALUES (?, ?, ?, ?)",
                 (session_id, name, text, last_seq),
             )
-        self._known[session_id] = text
+        self._known[session_id] = signature
 
     @staticmethod
     def _insert(connection: sqlite3.Connection, session_id: str, thoughts: list[dict[str, Any]]) -> None:
@@ -315,6 +322,6 @@ class SearchIndex:
             )
             labels = " ".join([str(stage or ""), *tags])
             connection.execute(
-                "INSERT INTO thoughts_fts (rowid, words, labels) VALUES (?, ?, ?)",
-                (cursor.lastrowid, words_text(str(thought["content"])), words_text(labels)),
+                "INSERT INTO thoughts_fts (rowid, words, labels, session_id) VALUES (?, ?, ?, ?)",
+                (cursor.lastrowid, words_text(str(thought["content"])), words_text(labels), session_id),
             )

@@ -39,6 +39,9 @@ from hostd_deep_thinking.jsonshape import shape_problem
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
+#: How long after a change a folder's modification time is not trusted to reveal the next change
+#: (file systems keep coarse timestamps: a change in the same tick leaves the time as it was).
+_RACY_NS = 2_000_000_000
 #: Ends the name of the backup a delete takes, so a restore finds it among later backups.
 DELETED_LABEL = "-deleted"
 
@@ -296,6 +299,19 @@ class FileSignature:
 
 
 @dataclass(frozen=True)
+class _Scan:
+    """What ``file_signatures`` saw, and the folder's and marker's times that vouch for it.
+
+    A key that cannot vouch (changed too recently to trust) is ``None`` (folder) or ``-1`` (marker).
+    """
+
+    folder_key: tuple[int, int] | None
+    marker_key: int | None
+    documents: dict[str, tuple[int, int, int]]
+    signatures: dict[str, FileSignature]
+
+
+@dataclass(frozen=True)
 class SessionSnapshot:
     """A session's thoughts as read under its lock, and the signature of the files they came from."""
 
@@ -431,6 +447,8 @@ class SessionStore:
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
         self._closed = False
+        self.marker_path = self.sessions_dir / ".appended"
+        self._scan = _Scan(None, -1, {}, {})  # what file_signatures saw last
 
     # --- paths and locks ---------------------------------------------------------------
 
@@ -750,6 +768,7 @@ class SessionStore:
         state.journal_offset += len(line)
         state.apply(thought, adjustment)
         journal.dirty = True
+        self._mark_appended()
         self._schedule_sync()
         due = state.last_seq - state.compacted_seq >= self.compact_every
         if due and blocking:
@@ -765,6 +784,16 @@ class SessionStore:
             max_regular_label=state.max_regular_label,
             notes=notes,
         )
+
+    def _mark_appended(self) -> None:
+        """Touch the marker that tells readers of any process that some journal grew (one syscall)."""
+        try:
+            os.utime(self.marker_path)
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):
+                self.marker_path.touch()
+        except OSError:
+            pass  # readers then see the change at the folder's next change; never fail a thought
 
     def _compact(self, state: SessionState, *, backup_label: str = "") -> Path:
         """Fold the journal into the document, take a backup, start a new journal (lock held).
@@ -1122,28 +1151,52 @@ class SessionStore:
     def file_signatures(self) -> dict[str, FileSignature]:
         """Every session on disk with its files' signature: a changed signature means changed thoughts.
 
-        Appending changes the journal's size, compaction and status changes rewrite the document
-        (a new inode), deletes remove both files, restores and imports write new ones.
+        Everything but an append (compaction, status changes, deletes, restores, imports, a
+        journal's creation or truncation) creates, renames or removes files, which changes the
+        sessions folder's modification time; every append touches the ``.appended`` marker.
+        So documents are looked at again only when the folder changed, journals only when the
+        folder or the marker did, and an unchanged folder costs two ``stat`` calls. A time
+        within ``_RACY_NS`` of the look is not trusted (timestamps are coarse: a change in the
+        same tick would keep the time), so the next look checks again.
         """
+        started = time.time_ns()
+        folder = os.stat(self.sessions_dir)
+        folder_key = (folder.st_ino, folder.st_mtime_ns)
+        marker = _stat(self.marker_path)
+        marker_key = marker.st_mtime_ns if marker is not None else None
+        scan = self._scan
+        if scan.folder_key == folder_key and scan.marker_key == marker_key:
+            return dict(scan.signatures)  # nothing created, renamed, removed or appended to since
         documents: dict[str, tuple[int, int, int]] = {}
         journals: dict[str, tuple[int, int]] = {}
         with os.scandir(self.sessions_dir) as listing:
             for item in listing:
                 name = item.name
                 if name.startswith("."):
-                    continue  # a temporary file of an atomic write
-                if name.endswith(".json"):
-                    found = item.stat()
-                    documents[name[:-5]] = (found.st_ino, found.st_size, found.st_mtime_ns)
-                elif name.endswith(".journal"):
+                    continue  # the marker, or a temporary file of an atomic write
+                if name.endswith(".journal"):
                     found = item.stat()
                     journals[name[:-8]] = (found.st_ino, found.st_size)
+                elif name.endswith(".json"):
+                    session_id = name[:-5]
+                    known = scan.documents.get(session_id) if scan.folder_key == folder_key else None
+                    if known is None:
+                        found = item.stat()
+                        known = (found.st_ino, found.st_size, found.st_mtime_ns)
+                    documents[session_id] = known
         live = documents.keys() | {session_id for session_id, (_, size) in journals.items() if size}
         signatures = {}
         for session_id in live:
             inode, size = journals.get(session_id, (None, 0))
             signatures[session_id] = FileSignature(documents.get(session_id), inode, size)
-        return signatures
+        settled = started - _RACY_NS
+        self._scan = _Scan(
+            folder_key=folder_key if folder.st_mtime_ns < settled else None,
+            marker_key=marker_key if marker_key is None or marker_key < settled else -1,
+            documents=documents,
+            signatures=signatures,
+        )
+        return dict(signatures)
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session's name and thoughts with the signature of the files they were read from."""
