@@ -86,12 +86,22 @@ class TemplateStep(BaseModel):
 
 
 class TemplateInfo(BaseModel):
-    """A built-in thinking template."""
+    """A thinking template, built in or from the user's templates folder."""
 
     template_id: str
     name: str
     description: str
     steps: list[TemplateStep]
+    source: Literal["built_in", "user"] = Field(default="built_in", description="Where it comes from")
+    file: str | None = Field(default=None, description="A user template's file")
+
+
+class InvalidTemplate(BaseModel):
+    """A user template file that cannot be used, and why."""
+
+    file: str
+    field: str = Field(description="The field at fault, e.g. steps.2.title; (file) for the file itself")
+    problem: str
 
 
 class SessionSummary(BaseModel):
@@ -248,7 +258,11 @@ class ResumeOutput(ToolOutput):
 
 
 class TemplatesOutput(ToolOutput):
-    templates: list[TemplateInfo]
+    templates: list[TemplateInfo] = Field(description="Built-in templates first, then the user's")
+    templates_folder: str = Field(description="Where user templates are read from (*.yaml, *.yml, *.json)")
+    invalid_templates: list[InvalidTemplate] = Field(
+        description="User template files left out, each with the field at fault"
+    )
 
 
 class ExportOutput(ToolOutput):

@@ -27,6 +27,13 @@ class Settings(BaseModel):
         le=1.0,
         description="Journal writes are fsynced at most this long after they answer",
     )
+    templates_dir: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="Folder of user templates (*.yaml, *.yml, *.json); relative to the plugin's data "
+        "folder; default: templates/ in it",
+    )
 
 
 @hookimpl

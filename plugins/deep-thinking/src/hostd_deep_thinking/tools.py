@@ -36,6 +36,7 @@ from hostd_deep_thinking.models import (
     ExportOutput,
     GetSessionOutput,
     ImportOutput,
+    InvalidTemplate,
     LinkedTask,
     ListSessionsOutput,
     Notice,
@@ -64,7 +65,7 @@ from hostd_deep_thinking.store import (
     WouldBlock,
     new_document,
 )
-from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
+from hostd_deep_thinking.templates import TEMPLATES, Template, TemplateProblem, UserTemplates, step_after
 from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, label_key, plan_thought
 
 if TYPE_CHECKING:
@@ -108,6 +109,30 @@ def open_search(plugin: PluginContext) -> SearchIndex:
 
     store = open_store(plugin)
     return plugin.resource("search", lambda: SearchIndex(store, plugin.data_dir / INDEX_FILE))
+
+
+def templates_folder(plugin: PluginContext) -> Path:
+    """The user templates' folder: the ``templates_dir`` setting (relative to the data folder), else
+    ``templates/`` in the plugin's data folder."""
+    configured = plugin.settings.templates_dir if plugin.settings else None
+    return plugin.data_dir / Path(configured).expanduser() if configured else plugin.data_dir / "templates"
+
+
+def user_templates(plugin: PluginContext) -> UserTemplates:
+    return plugin.resource("user-templates", lambda: UserTemplates(templates_folder(plugin)))
+
+
+def all_templates(plugin: PluginContext) -> tuple[dict[str, Template], list[TemplateProblem]]:
+    """Built-in templates, then the user's (never replacing a built-in one), and the user files refused."""
+    users, problems = user_templates(plugin).load()
+    return {**TEMPLATES, **users}, problems
+
+
+def find_template(plugin: PluginContext, template_id: str | None) -> Template | None:
+    """The session's template; None without one, or when its user file is gone or broken now."""
+    if template_id is None:
+        return None
+    return TEMPLATES.get(template_id) or user_templates(plugin).load()[0].get(template_id)
 
 
 def not_found(ctx: ToolContext, session_id: str) -> ToolError:
@@ -363,7 +388,7 @@ async def sequential_thinking(
         raise unreadable(ctx, exc) from None
     stored = appended.thought
     next_label = stored["thought_number"] if stored["type"] == "regular" else appended.max_regular_label
-    next_step = step_after(appended.template_id, next_label, ctx.language)
+    next_step = step_after(find_template(ctx.plugin, appended.template_id), next_label, ctx.language)
     result = ThoughtOutput(
         thoughtNumber=stored["thought_number"],
         totalThoughts=stored["total_thoughts"],
@@ -431,7 +456,10 @@ def create_session(
     ] = {},  # noqa: B006 - the host validates into a fresh dict per call
     template_id: Annotated[
         str | None,
-        Field(description="A built-in template (see list_templates) that plans the steps", max_length=64),
+        Field(
+            description="A template (built-in or user; see list_templates) that plans the steps",
+            max_length=64,
+        ),
     ] = None,
     session_id: Annotated[
         str | None,
@@ -450,17 +478,13 @@ def create_session(
         )
     check_metadata(ctx, metadata)
     total = None
+    template = None
     if template_id is not None:
-        info = template_info(template_id, ctx.language)
-        if info is None:
-            raise ToolError(
-                "INVALID_ARGUMENT",
-                ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
-                hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：")
-                + ", ".join(TEMPLATES),
-                details={"argument": "template_id", "valid": list(TEMPLATES)},
-            )
-        total = len(info.steps)
+        templates, problems = all_templates(ctx.plugin)
+        template = templates.get(template_id)
+        if template is None:
+            raise unknown_template(ctx, template_id, list(templates), problems)
+        total = len(template.steps)
     import uuid
 
     new_id = session_id or str(uuid.uuid4())
@@ -484,10 +508,37 @@ def create_session(
     except SessionUnreadable as exc:
         raise unreadable(ctx, exc) from None
     message = ctx.text(en=f"Created session '{new_id}'.", zh=f"已创建会话 '{new_id}'。")
-    first = step_after(template_id, 0, ctx.language)
+    first = step_after(template, 0, ctx.language)
     if first is not None:
         message += ctx.text(en=f" First step: {first.title}.", zh=f" 第一步：{first.title}。")
     return SessionOutput(session=summary_of(state)).with_message(message)
+
+
+def unknown_template(
+    ctx: ToolContext, template_id: str, valid: list[str], problems: list[TemplateProblem]
+) -> ToolError:
+    """No usable template of that id: the broken user file that would have defined it, else the valid ids."""
+    broken = next((problem for problem in problems if problem.template_id == template_id), None)
+    if broken is not None:
+        return ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Template '{template_id}' cannot be used: {broken.file}: {broken.field}: {broken.en}.",
+                zh=f"模板 '{template_id}' 无法使用：{broken.file}：{broken.field}：{broken.zh}。",
+            ),
+            hint=ctx.text(
+                en="Fix that field in the file (list_templates shows every file left out), "
+                "or choose another template_id.",
+                zh="请修正文件中的该字段（list_templates 列出所有未采用的文件），或换一个 template_id。",
+            ),
+            details={"argument": "template_id", "file": broken.file, "field": broken.field},
+        )
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
+        hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：") + ", ".join(valid),
+        details={"argument": "template_id", "valid": valid},
+    )
 
 
 def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | None, list[Notice]]:
@@ -804,7 +855,7 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
         next_call["branchFromThought"] = last["branch_from_thought"]
         next_call["branchId"] = last["branch_id"]
     next_step = step_after(
-        template_id,
+        find_template(ctx.plugin, template_id),
         max_regular if last is None or last["type"] != "regular" else int(last["thought_number"]),
         ctx.language,
     )
@@ -833,11 +884,27 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
 
 
 def list_templates(ctx: ToolContext) -> TemplatesOutput:
-    """List the built-in thinking templates and their steps (use with create_session's template_id)."""
-    templates = [template.info(ctx.language) for template in TEMPLATES.values()]
-    return TemplatesOutput(templates=templates).with_message(
-        ctx.text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")
-    )
+    """List the thinking templates, built-in and the user's own (YAML/JSON files in the templates folder),
+    with their steps, for create_session's template_id; user files that cannot be used are named with
+    the field at fault."""
+    templates, problems = all_templates(ctx.plugin)
+    invalid = [
+        InvalidTemplate(
+            file=problem.file, field=problem.field, problem=ctx.text(en=problem.en, zh=problem.zh)
+        )
+        for problem in problems
+    ]
+    message = ctx.text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")
+    if invalid:
+        message += ctx.text(
+            en=f" {len(invalid)} template file(s) left out: see invalid_templates.",
+            zh=f" {len(invalid)} 个模板文件未采用：见 invalid_templates。",
+        )
+    return TemplatesOutput(
+        templates=[template.info(ctx.language) for template in templates.values()],
+        templates_folder=str(templates_folder(ctx.plugin)),
+        invalid_templates=invalid,
+    ).with_message(message)
 
 
 # --- export, import, diagrams ------------------------------------------------------------
