@@ -308,3 +308,60 @@ class SearchOutput(ToolOutput):
     )
     hits: list[ThoughtHit] = Field(description="Best first")
     truncated: bool = Field(description="More thoughts matched than limit")
+
+
+class StageSpan(BaseModel):
+    """A run of consecutive thoughts in one stage (from their ``stage``, else the template's steps)."""
+
+    stage: str
+    source: Literal["stage", "template"] = Field(
+        description="stage: the thoughts' own stage; template: a step"
+    )
+    first_sequence: int
+    last_sequence: int
+    thought_count: int
+
+
+class Conclusion(BaseModel):
+    """The last thought of the main line (branch_id null) or of a branch."""
+
+    branch_id: str | None
+    thought_number: int
+    sequence: int
+    text: str = Field(description="The thought's text (shortened)")
+    final: bool = Field(description="True when that thought said no further thought is needed")
+
+
+class RevisionNote(BaseModel):
+    """A revision and what it replaced."""
+
+    sequence: int
+    thought_number: int
+    revises_thought: int | None
+    revises_sequence: int | None
+    original: str | None = Field(description="The revised thought's text (shortened); null when not found")
+    replacement: str = Field(description="The revision's text (shortened)")
+
+
+class SummaryCounts(BaseModel):
+    thoughts: int
+    main_line: int
+    branches: int
+    revisions: int
+    dangling_references: int
+    adjustments: int = Field(description="Raises of the planned total")
+
+
+class SummaryOutput(ToolOutput):
+    session_id: str
+    summarizer: Literal["sampling", "structural"] = Field(
+        description="sampling: the client's model wrote summary; structural: built from the session alone"
+    )
+    model: str | None = Field(description="The client's model, when it wrote the summary")
+    summary: str = Field(description="Markdown, in the server's language")
+    stages: list[StageSpan]
+    conclusions: list[Conclusion]
+    revisions: list[RevisionNote]
+    open_branches: list[str] = Field(description="Branches whose last thought asked for more")
+    counts: SummaryCounts
+    warnings: list[Notice]

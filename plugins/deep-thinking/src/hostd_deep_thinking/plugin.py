@@ -58,6 +58,7 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     register(tools.visualize_session, read_only=True)
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
     register(tools.search_thoughts, read_only=True)
+    register(tools.summarize_session, read_only=True)
 
 
 @hookimpl

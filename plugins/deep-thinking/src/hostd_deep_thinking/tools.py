@@ -47,6 +47,7 @@ from hostd_deep_thinking.models import (
     SessionOutput,
     SessionStatus,
     SessionSummary,
+    SummaryOutput,
     TemplatesOutput,
     ThoughtHit,
     ThoughtOutput,
@@ -1183,5 +1184,91 @@ def search_thoughts(
         ctx.text(
             en=f"{len(found)}{'+' if truncated else ''} thought(s) found for {query!r}.",
             zh=f"找到 {len(found)}{'+' if truncated else ''} 条与 {query!r} 相关的思考。",
+        )
+    )
+
+
+# --- summaries -------------------------------------------------------------------------------
+
+
+def summarize_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    use_sampling: Annotated[
+        bool,
+        Field(
+            description="Let the client's model write the summary when the client offers MCP sampling "
+            "(false: always the structural summary)"
+        ),
+    ] = True,
+) -> SummaryOutput:
+    """Summarize a session: the stages it went through, its conclusions (the last thought of the main line
+    and of each branch), revised thoughts and what replaced them, open branches and counts, in the
+    server's language. Built from the session's structure and text; written by the client's own model
+    when it offers MCP sampling (summarizer says which)."""
+    from hostd_deep_thinking import summary
+
+    state = load_state(ctx, session_id)
+    with open_store(ctx.plugin).session_lock(session_id):
+        # A copy: the state may grow under another call while the summary is written.
+        state = SessionState(
+            meta=dict(state.meta),
+            thoughts=list(state.thoughts),
+            adjustments=list(state.adjustments),
+            branches=dict(state.branches),
+        )
+    template = find_template(ctx.plugin, state.meta.get("template_id"))
+    spans = summary.stages(state, template, ctx.language)
+    ends = summary.conclusions(state)
+    notes = summary.revisions(state)
+    numbers = summary.counts(state, notes)
+    open_branches = [end.branch_id for end in ends if end.branch_id is not None and not end.final]
+    text = summary.to_markdown(state, ctx.text, spans, ends, notes, numbers)
+    summarizer: Literal["sampling", "structural"] = "structural"
+    model = None
+    warnings: list[Notice] = []
+    # Nothing is written before this point: on the 2026-07-28 protocol the tool runs again from the
+    # start once the client's model has answered, and asks the same question (it depends on the session).
+    if use_sampling and ctx.can_sample and state.thoughts:
+        answer = ctx.sample_sync(
+            summary.sampling_prompt(state, ctx.language),
+            system="You write faithful, concise summaries of a person's step-by-step reasoning.",
+            max_tokens=1200,
+        )
+        if answer.available and answer.text and answer.text.strip():
+            text, summarizer, model = answer.text.strip() + "\n", "sampling", answer.model
+        else:
+            reason = answer.reason or "empty answer"
+            warnings.append(
+                Notice(
+                    code="SAMPLING_FAILED",
+                    message=ctx.text(
+                        en=f"The client's model did not write the summary ({reason}); "
+                        "this is the structural summary.",
+                        zh=f"客户端模型未生成摘要（{reason}）；以下为根据会话结构生成的摘要。",
+                    ),
+                )
+            )
+    return SummaryOutput(
+        session_id=session_id,
+        summarizer=summarizer,
+        model=model,
+        summary=text,
+        stages=spans,
+        conclusions=ends,
+        revisions=notes,
+        open_branches=open_branches,
+        counts=numbers,
+        warnings=warnings,
+    ).with_message(
+        ctx.text(
+            en=f"Summary of '{session_id}' ({numbers.thoughts} thoughts), written by "
+            + (
+                "the client's model."
+                if summarizer == "sampling"
+                else "the server from the session's structure."
+            ),
+            zh=f"会话 '{session_id}'（{numbers.thoughts} 条思考）的摘要，"
+            + ("由客户端模型撰写。" if summarizer == "sampling" else "由服务器根据会话结构生成。"),
         )
     )
