@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,34 @@ async def test_edits_are_seen_and_a_removed_template_ends_its_steps(
     answer = await ok(client, "sequential_thinking", **thought(2, 3, session_id="live"))
     assert answer["next_step"] is None  # the session goes on, without guidance
     await fails(client, "create_session", "INVALID_ARGUMENT", name="s", template_id="live")
+
+
+async def test_problems_in_chinese_leak_no_english(hostd_data_dir: Path, hostd_roots: Path) -> None:
+    files = {
+        "a.yaml": "name: [unclosed\nsteps: -",
+        "b.json": '{"name": "x", "steps": [',
+        "c.yaml": "name: x\nsteps:\n  - {title: '', guidance: g}\n",
+        "d.yaml": "name: x\nsteps:\n  - {title: 5, guidance: g}\n",
+        "e.yaml": "name: x\ncolour: red\nsteps:\n  - {title: t, guidance: g}\n",
+        "f.yaml": "name: x\nsteps: []\n",
+        "problem_solving.yaml": "name: x\nsteps:\n  - {title: t, guidance: g}\n",
+        "g.yaml": "name: x\nsteps:\n" + "  - {title: t, guidance: g}\n" * 4000,
+    }
+    for name, content in files.items():
+        (folder(hostd_data_dir) / name).write_text(content, encoding="utf-8")
+    async with in_memory_client(
+        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
+    ) as zh:
+        listed = await ok(zh, "list_templates")
+        refused = await fails(zh, "create_session", "INVALID_ARGUMENT", name="x", template_id="a")
+    problems = listed["invalid_templates"]
+    assert len(problems) == len(files)
+    for problem in problems:
+        # Names the file and the field; says the rest in Chinese (format names and ids aside).
+        leftover = re.sub(r"YAML|JSON|KiB|problem_solving|en|zh", "", problem["problem"])
+        assert not re.search(r"[A-Za-z]{2,}", leftover), problem
+    assert re.search(
+        r"第 \d+ 行第 \d+ 列", next(p for p in problems if p["file"].endswith("a.yaml"))["problem"]
+    )
+    message = refused["message"].replace(refused["error"]["details"]["file"], "")
+    assert not re.search(r"[A-Za-z]{2,}", re.sub(r"YAML|file", "", message)), message

@@ -323,7 +323,7 @@ def _parse(path: Path, data: bytes) -> Any:
         try:
             return json.loads(text, parse_constant=refuse_constant)
         except (ValueError, RecursionError) as exc:
-            raise _Refused("(file)", f"not valid JSON: {exc}", f"不是合法的 JSON：{exc}") from None
+            raise _Refused("(file)", f"not valid JSON: {exc}", f"不是合法的 JSON{_where_zh(exc)}") from None
     import yaml
 
     class NoAliasLoader(yaml.SafeLoader):
@@ -338,7 +338,29 @@ def _parse(path: Path, data: bytes) -> Any:
         return yaml.load(text, Loader=NoAliasLoader)
     except (yaml.YAMLError, RecursionError) as exc:
         where = " ".join(str(exc).split())[:300]
-        raise _Refused("(file)", f"not valid YAML: {where}", f"不是合法的 YAML：{where}") from None
+        raise _Refused("(file)", f"not valid YAML: {where}", f"不是合法的 YAML{_where_zh(exc)}") from None
+
+
+#: Chinese for the validation errors a template file can meet (pydantic says them in English).
+_ZH_REASONS = {
+    "string_too_short": "太短（至少 {min_length} 个字符）",
+    "string_too_long": "太长（至多 {max_length} 个字符）",
+    "too_short": "项数太少（至少 {min_length} 项）",
+    "too_long": "项数太多（至多 {max_length} 项）",
+    "string_type": "必须是文本",
+    "string_pattern_mismatch": "格式不符（{pattern}）",
+    "list_type": "必须是列表",
+    "model_type": "必须是文本或 {{en: ..., zh: ...}}",
+    "dict_type": "必须是映射（对象）",
+}
+
+
+def _where_zh(exc: BaseException) -> str:
+    """Where a parser stopped, in Chinese ('（第 3 行第 7 列）'), or '' when it does not say."""
+    mark = getattr(exc, "problem_mark", None)
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    line, column = getattr(exc, "lineno", line), getattr(exc, "colno", column)
+    return f"（第 {line} 行第 {column} 列）" if line is not None else ""
 
 
 def read_template(path: Path, data: bytes) -> Template:
@@ -355,7 +377,8 @@ def read_template(path: Path, data: bytes) -> Template:
             raise _Refused(where, "missing", "缺少该字段") from None
         if first["type"] == "extra_forbidden":
             raise _Refused(where, "unknown field", "未知字段") from None
-        raise _Refused(where, first["msg"], f"取值无效（{first['type']}）") from None
+        zh = _ZH_REASONS.get(first["type"], "取值无效").format(**first.get("ctx", {}))
+        raise _Refused(where, first["msg"], zh) from None
     template_id = parsed.template_id or path.stem
     if not _ID.fullmatch(template_id):
         raise _Refused(
@@ -468,7 +491,9 @@ def _read_capped(path: Path) -> bytes:
                 raise _Refused("(file)", "not a regular file", "不是普通文件")
             data = handle.read(MAX_TEMPLATE_BYTES + 1)
     except OSError as exc:
-        raise _Refused("(file)", f"cannot be read ({exc.strerror})", f"无法读取（{exc.strerror}）") from None
+        raise _Refused(
+            "(file)", f"cannot be read ({exc.strerror})", f"无法读取（错误码 {exc.errno}）"
+        ) from None
     if len(data) > MAX_TEMPLATE_BYTES:
         raise _Refused(
             "(file)",
