@@ -52,6 +52,7 @@ from hostd_deep_thinking.models import (
     ThoughtHit,
     ThoughtOutput,
     ThoughtRecord,
+    ThoughtType,
     UpdateStatusOutput,
     VisualizeOutput,
 )
@@ -1165,7 +1166,7 @@ def search_thoughts(
             session_name=hit.session_name,
             thought_number=hit.thought_number,
             sequence=hit.sequence,
-            type=cast(Any, hit.kind if hit.kind in ("regular", "revision", "branch") else "regular"),
+            type=cast(ThoughtType, hit.kind),  # written from a checked thought's type
             branch_id=hit.branch_id,
             stage=hit.stage,
             tags=hit.tags,
