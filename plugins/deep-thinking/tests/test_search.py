@@ -173,3 +173,13 @@ async def test_a_quiet_folder_is_not_scanned_but_every_change_is_seen(
     await ok(client, "delete_session", session_id="q")
     assert "q" not in store.file_signatures()
     store.close()
+
+
+async def test_an_index_deleted_while_serving_is_rebuilt(client: Client, hostd_data_dir: Path) -> None:
+    await add(client, "gone", "find me again")
+    assert found(await ok(client, "search_thoughts", query="find")) == [("gone", 1)]
+    index = hostd_data_dir / PLUGIN / "search.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    assert found(await ok(client, "search_thoughts", query="find")) == [("gone", 1)]
+    assert index.exists()  # a new file, not the deleted one kept open

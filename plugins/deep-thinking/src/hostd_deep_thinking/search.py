@@ -121,6 +121,14 @@ class Hit:
     score: float
 
 
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether the index file itself is at fault (corrupt, not SQLite, foreign tables), not a busy lock
+    or a connection closed under a query, which a rebuild would not cure."""
+    if isinstance(exc, sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return False
+    return not (isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)))
+
+
 def _signature(text: str) -> FileSignature:
     """A signature as the index table keeps it (JSON), read back."""
     document, inode, size = json.loads(text)
@@ -138,15 +146,25 @@ class SearchIndex:
         self.store = store
         self.path = path
         self._database: Any = None
+        self._opened_inode: int | None = None
         self._known: dict[str, FileSignature] = {}  # what the index holds per session, as last seen
-        self._guard = threading.Lock()
+        self._guard = threading.Lock()  # one catch-up at a time
+        self._open_guard = threading.Lock()  # opening and reopening the file
 
     def _db(self) -> Any:
-        if self._database is None:
-            from hostd_fs import Database
+        """The index database; opened again (so rebuilt) when its file was deleted or replaced."""
+        with self._open_guard:
+            found = self.path.stat().st_ino if self.path.exists() else None
+            if self._database is not None and found != self._opened_inode:
+                self._database.close()
+                self._database, self._known = None, {}
+            if self._database is None:
+                from hostd_fs import Database
 
-            self._database = Database(self.path, [SCHEMA])
-        return self._database
+                self._database = Database(self.path, [SCHEMA])
+                self._database.connection()  # creates the file
+                self._opened_inode = self.path.stat().st_ino
+            return self._database
 
     def close(self) -> None:
         if self._database is not None:
@@ -154,9 +172,10 @@ class SearchIndex:
 
     def _discard(self) -> None:
         """Drop a damaged index file: it is rebuilt from the sessions."""
-        self.close()
-        self._database = None
-        self._known = {}
+        with self._open_guard:
+            self.close()
+            self._database = None
+            self._known = {}
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
@@ -165,7 +184,7 @@ class SearchIndex:
         try:
             return self._search(query, session_id, limit)
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            if not _damaged(exc):
                 raise
             self._discard()  # damaged or foreign file: rebuild once
             return self._search(query, session_id, limit)
