@@ -7,7 +7,13 @@ In one run, with calls interleaved so machine noise hits every server alike:
 - flat cost: our median over thoughts 901-1,000 against thoughts 1-100;
 - ``list_sessions`` with 1,000 sessions on disk, round trip.
 
-Run: ``.venv/bin/python bench/bench_deep_thinking.py [--calls N]``; writes its section of RESULTS.md.
+Search (``--only search`` runs just this case, into its own section of RESULTS.md): 1,000
+sessions of 50 thoughts each (English and Chinese text from a fixed vocabulary), then
+``search_thoughts`` round trips over stdio for a rotating set of one-word, two-word and
+Chinese queries, after the first search has built the index (timed on its own).
+
+Run: ``.venv/bin/python bench/bench_deep_thinking.py [--calls N] [--only all|thinking|search]``;
+writes its section(s) of RESULTS.md.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -151,6 +158,112 @@ async def list_sessions_run(sessions: int, calls: int) -> tuple[list[float], lis
     return ours_times, floor_times
 
 
+SYLLABLES = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "po", "ba", "ze", "ri", "gu", "fa", "ne"]
+HANZI = "数据库缓存延迟预算部署回滚迁移索引查询重试超时队列内存泄漏指标告警风险方案成本用户接口日志配置"
+#: Real words a thinker would search for, mixed into the generated vocabulary at moderate frequency.
+TOPICS = ["latency", "rollback", "schema", "vendor", "contract", "deadline", "migration", "budget"]
+SEARCH_QUERIES = ["latency", "rollback plan", "数据库", "内存泄漏", "vendor contract", "告警", "schema", "库"]
+
+
+def vocabulary(rng: random.Random) -> tuple[list[str], list[float], list[str]]:
+    """2,000 made-up words with Zipf weights (topics at ranks 40-75, as a real text's nouns), and
+    Chinese words from common characters."""
+    words = list(dict.fromkeys("".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))) for _ in range(2600)))
+    words = words[:2000]
+    for rank, topic in zip(range(40, 80, 5), [*TOPICS, "plan"], strict=False):
+        words.insert(rank, topic)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    chinese = ["".join(rng.sample(HANZI, rng.randint(1, 3))) for _ in range(400)]
+    chinese += ["数据库", "内存泄漏", "告警"]
+    return words, weights, chinese
+
+
+def search_thought_text(
+    rng: random.Random, words: list[str], weights: list[float], chinese: list[str]
+) -> str:
+    text = rng.choices(words, weights, k=rng.randint(12, 30)) + rng.sample(chinese, rng.randint(0, 4))
+    rng.shuffle(text)
+    return " ".join(text) + "."
+
+
+async def search_run(sessions: int, thoughts: int, calls: int) -> tuple[list[float], list[float], float]:
+    """search_thoughts round trips over ``sessions`` x ``thoughts`` stored thoughts, beside the baseline."""
+    from hostd_deep_thinking.export import parse_import
+    from hostd_deep_thinking.store import SessionStore
+
+    data = DATA / "search"
+    marker = data / f"made-{sessions}x{thoughts}"
+    if not marker.exists():
+        shutil.rmtree(data, ignore_errors=True)
+        store = SessionStore(data / "deep-thinking")
+        rng = random.Random(15)
+        words, weights, chinese = vocabulary(rng)
+        for index in range(sessions):
+            raw = {
+                "session_id": f"s{index:05d}",
+                "name": f"Session {index}",
+                "thoughts": [
+                    {
+                        "thought_number": n,
+                        "content": search_thought_text(rng, words, weights, chinese),
+                        "total_thoughts": thoughts,
+                    }
+                    for n in range(1, thoughts + 1)
+                ],
+            }
+            store.create(parse_import(raw, None))
+            # As a server leaves it: compaction at shut-down empties (never removes) the journal.
+            store.journal_path(raw["session_id"]).touch()
+        store.close()
+        marker.write_text("ok", encoding="utf-8")
+    (data / "deep-thinking" / "search.db").unlink(missing_ok=True)  # the first search builds it
+    config = hostd_config(data)
+    baseline = StdioServerParameters(command=sys.executable, args=[str(BENCH_DIR / "baseline_server.py")])
+    ours_times, floor_times = [], []
+    async with Client(hostd_server(config)) as ours, Client(baseline) as floor:
+        await ours.list_tools()
+        build = await timed(ours, "search_thoughts", {"query": "warm"})
+        for _ in range(20):  # warm-up
+            await timed(ours, "search_thoughts", {"query": SEARCH_QUERIES[0]})
+        for number in range(calls):
+            query = SEARCH_QUERIES[number % len(SEARCH_QUERIES)]
+            ours_times.append(await timed(ours, "search_thoughts", {"query": query}))
+            floor_times.append(await timed(floor, "trivial", {"text": "x"}))
+    return ours_times, floor_times, build
+
+
+async def search_main(calls: int) -> None:
+    sessions, thoughts = 1000, 50
+    ours, floor, build = await search_run(sessions, thoughts, calls)
+    body = [
+        f"`search_thoughts` over {sessions:,} sessions of {thoughts} thoughts each ({sessions * thoughts:,} "
+        "thoughts, English and Chinese) over stdio (official Python MCP client), "
+        f"{calls} calls rotating through {len(SEARCH_QUERIES)} queries "
+        f"({', '.join(f'`{q}`' for q in SEARCH_QUERIES)}), each interleaved with the baseline's trivial "
+        "tool. Each search first checks every session's files for changes (none here) and answers the "
+        "top 20 hits by BM25.",
+        "",
+        table(
+            ["check", "measured", "target", "result"],
+            [
+                [
+                    "`search_thoughts` (median round trip)",
+                    f"{ms(median(ours))} (p95 {ms(p95(ours))}; SDK floor {ms(median(floor))})",
+                    "< 15 ms",
+                    "pass" if median(ours) < 15 else "FAIL",
+                ],
+                ["first search: builds the index from the sessions", ms(build), "report", "-"],
+            ],
+        ),
+    ]
+    write_section(
+        "deep-thinking-search",
+        "deep-thinking: search_thoughts",
+        "\n".join(body),
+        packages=("hostd-deep-thinking",),
+    )
+
+
 def ms(value: float) -> str:
     return f"{value:.2f} ms"
 
@@ -236,4 +349,11 @@ async def main(calls: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
-    anyio.run(main, parser.parse_args().calls)
+    parser.add_argument(
+        "--only", choices=["all", "thinking", "search"], default="all", help="run only this case"
+    )
+    arguments = parser.parse_args()
+    if arguments.only in ("all", "thinking"):
+        anyio.run(main, arguments.calls)
+    if arguments.only in ("all", "search"):
+        anyio.run(search_main, 200)

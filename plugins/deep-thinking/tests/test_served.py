@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from conftest import PLUGIN, config_for, ok, sample_session, thought
 from hostd_testing import HttpServer, fuzz_tools, in_memory_client, served_client, write_config
@@ -20,6 +22,35 @@ async def test_fuzz_every_tool(hostd_data_dir: Path, hostd_roots: Path) -> None:
         report = await fuzz_tools(client, seed=7, rounds=8)
         assert report.calls > 0 and not report.failures, report.failures
         assert report.codes.get("OK", 0) > 0 and report.codes.get("INVALID_ARGUMENT", 0) > 0
+
+
+async def test_fuzz_the_new_tools_harder(hostd_data_dir: Path, hostd_roots: Path) -> None:
+    """search_thoughts, summarize_session and the new arguments (stage, tags, filters, templates) with
+    many generated arguments, over labelled sessions, a built index and user template files good and bad."""
+    templates = hostd_data_dir / PLUGIN / "templates"
+    templates.mkdir(parents=True)
+    (templates / "mine.yaml").write_text(
+        "name: Mine\nsteps:\n  - {title: A, guidance: B}\n", encoding="utf-8"
+    )
+    (templates / "bad.yaml").write_text("name: [", encoding="utf-8")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as client:
+        await sample_session(client, "a")
+        await ok(
+            client, "sequential_thinking", **thought(1, 1, "标签", session_id="a", stage="x", tags=["y"])
+        )
+        await ok(client, "search_thoughts", query="trip")
+        old_tools = {tool.name for tool in (await client.list_tools()).tools} - {
+            "search_thoughts",
+            "summarize_session",
+            "sequential_thinking",
+            "get_session",
+            "create_session",
+            "list_templates",
+        }
+        report = await fuzz_tools(client, seed=15, rounds=40, skip=frozenset(old_tools))
+        assert report.calls > 200 and not report.failures, report.failures
+        assert report.codes.get("OK", 0) > 0 and report.codes.get("INVALID_ARGUMENT", 0) > 0
+        assert (await ok(client, "search_thoughts", query="trip"))["hits"]  # the server and index still work
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -40,6 +71,8 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
             "export_session",
             "import_session",
             "visualize_session",
+            "search_thoughts",
+            "summarize_session",
         }
         await sample_session(client, "trip")
         first = await ok(client, "sequential_thinking", **thought(1, 2))
@@ -54,6 +87,73 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
         assert page["session"]["thought_count"] == 8
         second = await ok(client, "sequential_thinking", **thought(2, 2))
         assert second["session_id"] == first["session_id"] and second["thoughtHistoryLength"] == 2
+
+
+def summary_model(prompts: list[str]) -> Any:
+    """The client's model for summarize_session: one known answer."""
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        prompts.append(params.messages[0].content.text)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Served summary."), model="m"
+        )
+
+    return sample
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_new_tools_and_fields_over_stdio(tmp_path: Path, hostd_roots: Path, mode: str) -> None:
+    """search_thoughts, summarize_session (with and without the client's model), stage/tags and a user
+    template, through a real server process; a second process finds what the first wrote."""
+    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+    data = tmp_path / "data" / PLUGIN / "templates"
+    data.mkdir(parents=True)
+    (data / "triage.yaml").write_text(
+        "name: Triage\nsteps:\n  - {title: Sort, guidance: By impact}\n  - {title: Act, guidance: Now}\n",
+        encoding="utf-8",
+    )
+    (data / "broken.json").write_text('{"name": 1', encoding="utf-8")
+    prompts: list[str] = []
+    async with served_client(config, mode=mode, sampling_callback=summary_model(prompts)) as client:
+        listed = await ok(client, "list_templates")
+        assert "triage" in [t["template_id"] for t in listed["templates"]]
+        assert [(p["field"], Path(p["file"]).name) for p in listed["invalid_templates"]] == [
+            ("(file)", "broken.json")
+        ]
+        created = await ok(client, "create_session", name="Pager", template_id="triage", session_id="pager")
+        assert created["session"]["total_thoughts"] == 2
+        step = await ok(
+            client,
+            "sequential_thinking",
+            **thought(
+                1, 2, "数据库告警: disk full on db-3", session_id="pager", stage="analysis", tags=["ops"]
+            ),
+        )
+        assert step["next_step"]["title"] == "Act"
+        await ok(
+            client,
+            "sequential_thinking",
+            **thought(2, 2, "Free space, then resize", more=False, session_id="pager"),
+        )
+        hits = await ok(client, "search_thoughts", query="告警")
+        assert [(h["session_id"], h["thought_number"], h["stage"]) for h in hits["hits"]] == [
+            ("pager", 1, "analysis")
+        ]
+        page = await ok(client, "get_session", session_id="pager", tags=["ops"])
+        assert [t["sequence"] for t in page["thoughts"]] == [1]
+        sampled = await ok(client, "summarize_session", session_id="pager")
+        assert sampled["summarizer"] == "sampling" and sampled["summary"].strip() == "Served summary."
+    assert len(prompts) == 1 and "disk full" in prompts[0]
+    async with served_client(config, mode=mode) as plain:
+        structural = await ok(plain, "summarize_session", session_id="pager")
+        assert structural["summarizer"] == "structural" and structural["stages"][0]["stage"] == "analysis"
+        assert [h["session_id"] for h in (await ok(plain, "search_thoughts", query="resize"))["hits"]] == [
+            "pager"
+        ]
+        await ok(plain, "delete_session", session_id="pager")
+        assert (await ok(plain, "search_thoughts", query="resize"))["hits"] == []
+        huge = await plain.call_tool("search_thoughts", {"query": "x" * 1_000_000})
+        assert huge.is_error and huge.structured_content["error"]["code"] == "TOO_LONG"
 
 
 async def test_served_list_sessions_reflects_the_journal(tmp_path: Path, hostd_roots: Path) -> None:

@@ -13,13 +13,21 @@ import html
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from markdown_it import MarkdownIt
 from pydantic import BaseModel, Field, ValidationError
 
 from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
-from hostd_deep_thinking.models import BRANCH_ID_PATTERN, MAX_THOUGHT_CHARS, MAX_THOUGHTS, SESSION_ID_PATTERN
+from hostd_deep_thinking.models import (
+    BRANCH_ID_PATTERN,
+    MAX_STAGE_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_THOUGHT_CHARS,
+    MAX_THOUGHTS,
+    SESSION_ID_PATTERN,
+)
 from hostd_deep_thinking.store import FORMAT_VERSION, SessionState, utc_now
 
 EXPORT_FORMAT = "hostd-deep-thinking-session"
@@ -162,6 +170,16 @@ def _reference_words(thought: dict[str, Any], text: Text) -> list[str]:
     return words
 
 
+def label_words(thought: dict[str, Any], text: Text) -> str | None:
+    """The thought's optional stage and tags as one line ('stage: analysis · tags: risk, cost'), or None."""
+    parts = []
+    if thought.get("stage"):
+        parts.append(f"{text(en='stage', zh='阶段')}: {visible(str(thought['stage']))}")
+    if thought.get("tags"):
+        parts.append(f"{text(en='tags', zh='标签')}: {', '.join(visible(str(t)) for t in thought['tags'])}")
+    return " · ".join(parts) or None
+
+
 def to_markdown(state: SessionState, text: Text) -> str:
     meta = state.meta
     lines = [f"# {_md(str(meta.get('name', state.session_id)))}", ""]
@@ -188,6 +206,9 @@ def to_markdown(state: SessionState, text: Text) -> str:
         if kind:
             heading += f" · **{kind}**"
         block = [heading, ""]
+        labels = label_words(thought, text)
+        if labels:
+            block += [f"*{_md(labels)}*", ""]
         for words in _reference_words(thought, text):
             block += [f"*↩ {words}*", ""]
         block += [_md(str(thought["content"])), ""]
@@ -243,6 +264,9 @@ def to_text(state: SessionState, text: Text) -> str:
         refs = _reference_words(thought, text)
         if refs:
             head += " - " + "; ".join(refs)
+        labels = label_words(thought, text)
+        if labels:
+            head += f" ({labels})"
         body = [indent + "    " + line for line in visible(str(thought["content"])).splitlines() or [""]]
         return [head, *body, ""]
 
@@ -295,6 +319,7 @@ ol.thoughts { list-style: none; margin: 0; padding: 0 0 0 22px; border-left: 3px
 .tag.revision { color: var(--rev); background: #ffedd5; }
 .tag.branch { color: var(--br); background: #d1fae5; }
 .ref { margin: 0 0 6px; font-size: 14px; }
+.labels { margin: 0 0 6px; font-size: 13px; color: var(--muted); }
 .ref a { color: var(--rev); font-weight: 600; }
 .ref.dangling { color: var(--muted); font-style: italic; }
 .content { overflow-wrap: anywhere; }
@@ -353,6 +378,9 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
             f'<time datetime="{_h(thought.get("timestamp", ""))}">{_when(thought.get("timestamp"))}</time>',
             "</div>",
         ]
+        labels = label_words(thought, text)
+        if labels:
+            parts.append(f'<p class="labels">{_h(labels)}</p>')
         if thought.get("is_revision"):
             target = thought.get("revises_thought")
             target_seq = thought.get("revises_seq")
@@ -465,6 +493,10 @@ class ImportedThought(BaseModel):
     next_thought_needed: bool = True
     needs_more_thoughts: bool = False
     timestamp: str | None = Field(default=None, max_length=64)
+    stage: str | None = Field(default=None, min_length=1, max_length=MAX_STAGE_CHARS)
+    tags: list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_TAGS
+    )
 
 
 class ImportedAdjustment(BaseModel):
@@ -615,6 +647,10 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
                 "timestamp": item.timestamp or now,
             }
         )
+        if item.stage is not None:
+            thoughts[-1]["stage"] = item.stage
+        if item.tags:
+            thoughts[-1]["tags"] = item.tags
         latest_by_label[item.thought_number] = seq
         last_seq = seq
     return {

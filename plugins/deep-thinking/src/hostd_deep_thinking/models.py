@@ -22,6 +22,10 @@ BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 #: A session never holds more thoughts than this, and totals are never raised past it.
 MAX_THOUGHTS = 1000
 MAX_THOUGHT_CHARS = 10_000
+#: Limits of the optional thought labels (``stage``, ``tags``).
+MAX_STAGE_CHARS = 64
+MAX_TAG_CHARS = 32
+MAX_TAGS = 16
 #: How far ``needsMoreThoughts`` raises the total.
 NEEDS_MORE_STEP = 10
 
@@ -69,6 +73,8 @@ class ThoughtRecord(BaseModel):
     next_thought_needed: bool
     needs_more_thoughts: bool = False
     timestamp: str = Field(description="When the thought was stored (ISO 8601, UTC)")
+    stage: str | None = Field(default=None, description="The thinking stage the client gave (free text)")
+    tags: list[str] = Field(default_factory=list, description="The tags the client gave")
 
 
 class TemplateStep(BaseModel):
@@ -80,12 +86,22 @@ class TemplateStep(BaseModel):
 
 
 class TemplateInfo(BaseModel):
-    """A built-in thinking template."""
+    """A thinking template, built in or from the user's templates folder."""
 
     template_id: str
     name: str
     description: str
     steps: list[TemplateStep]
+    source: Literal["built_in", "user"] = Field(default="built_in", description="Where it comes from")
+    file: str | None = Field(default=None, description="A user template's file")
+
+
+class InvalidTemplate(BaseModel):
+    """A user template file that cannot be used, and why."""
+
+    file: str
+    field: str = Field(description="The field at fault, e.g. steps.2.title; (file) for the file itself")
+    problem: str
 
 
 class SessionSummary(BaseModel):
@@ -186,6 +202,9 @@ class GetSessionOutput(ToolOutput):
         description="Tasks linked to this session; null when the tasks plugin is not loaded"
     )
     warnings: list[Notice]
+    matching_thoughts: int = Field(
+        description="Thoughts passing the stage/tags filter (all thoughts without a filter)"
+    )
 
 
 class ListSessionsOutput(ToolOutput):
@@ -239,7 +258,11 @@ class ResumeOutput(ToolOutput):
 
 
 class TemplatesOutput(ToolOutput):
-    templates: list[TemplateInfo]
+    templates: list[TemplateInfo] = Field(description="Built-in templates first, then the user's")
+    templates_folder: str = Field(description="Where user templates are read from (*.yaml, *.yml, *.json)")
+    invalid_templates: list[InvalidTemplate] = Field(
+        description="User template files left out, each with the field at fault"
+    )
 
 
 class ExportOutput(ToolOutput):
@@ -260,3 +283,85 @@ class VisualizeOutput(ToolOutput):
     session_id: str
     format: str
     diagram: str
+
+
+class ThoughtHit(BaseModel):
+    """One thought found by search_thoughts."""
+
+    session_id: str
+    session_name: str
+    thought_number: int = Field(description="The client's label of the thought")
+    sequence: int = Field(description="The server's sequence number (get_session's thoughts carry it)")
+    type: ThoughtType
+    branch_id: str | None
+    stage: str | None
+    tags: list[str]
+    snippet: str = Field(description="The thought's text around the first match")
+    score: float = Field(description="Relevance (BM25; higher is better)")
+
+
+class SearchOutput(ToolOutput):
+    query: str
+    terms: list[str] = Field(description="The words the query was split into")
+    matched: Literal["all_terms", "any_term"] = Field(
+        description="all_terms: every hit holds every term; any_term: none held all, so hits hold some"
+    )
+    hits: list[ThoughtHit] = Field(description="Best first")
+    truncated: bool = Field(description="More thoughts matched than limit")
+
+
+class StageSpan(BaseModel):
+    """A run of consecutive thoughts in one stage (from their ``stage``, else the template's steps)."""
+
+    stage: str
+    source: Literal["stage", "template"] = Field(
+        description="stage: the thoughts' own stage; template: a step"
+    )
+    first_sequence: int
+    last_sequence: int
+    thought_count: int
+
+
+class Conclusion(BaseModel):
+    """The last thought of the main line (branch_id null) or of a branch."""
+
+    branch_id: str | None
+    thought_number: int
+    sequence: int
+    text: str = Field(description="The thought's text (shortened)")
+    final: bool = Field(description="True when that thought said no further thought is needed")
+
+
+class RevisionNote(BaseModel):
+    """A revision and what it replaced."""
+
+    sequence: int
+    thought_number: int
+    revises_thought: int | None
+    revises_sequence: int | None
+    original: str | None = Field(description="The revised thought's text (shortened); null when not found")
+    replacement: str = Field(description="The revision's text (shortened)")
+
+
+class SummaryCounts(BaseModel):
+    thoughts: int
+    main_line: int
+    branches: int
+    revisions: int
+    dangling_references: int
+    adjustments: int = Field(description="Raises of the planned total")
+
+
+class SummaryOutput(ToolOutput):
+    session_id: str
+    summarizer: Literal["sampling", "structural"] = Field(
+        description="sampling: the client's model wrote summary; structural: built from the session alone"
+    )
+    model: str | None = Field(description="The client's model, when it wrote the summary")
+    summary: str = Field(description="Markdown, in the server's language")
+    stages: list[StageSpan]
+    conclusions: list[Conclusion]
+    revisions: list[RevisionNote]
+    open_branches: list[str] = Field(description="Branches whose last thought asked for more")
+    counts: SummaryCounts
+    warnings: list[Notice]

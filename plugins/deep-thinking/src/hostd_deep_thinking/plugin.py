@@ -27,6 +27,13 @@ class Settings(BaseModel):
         le=1.0,
         description="Journal writes are fsynced at most this long after they answer",
     )
+    templates_dir: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="Folder of user templates (*.yaml, *.yml, *.json); relative to the plugin's data "
+        "folder; default: templates/ in it",
+    )
 
 
 @hookimpl
@@ -49,6 +56,9 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     register(tools.export_session, destructive=True, uses_roots=True)
     register(tools.import_session, destructive=True, uses_roots=True)
     register(tools.visualize_session, read_only=True)
+    # Read-only for sessions; it brings its own derived index (search.db) up to date first.
+    register(tools.search_thoughts, read_only=True)
+    register(tools.summarize_session, read_only=True)
 
 
 @hookimpl

@@ -39,6 +39,9 @@ from hostd_deep_thinking.jsonshape import shape_problem
 FORMAT_VERSION = 1
 BACKUPS_KEPT = 10
 CACHED_SESSIONS = 64
+#: How long after a change a folder's modification time is not trusted to reveal the next change
+#: (file systems keep coarse timestamps: a change in the same tick leaves the time as it was).
+_RACY_NS = 2_000_000_000
 #: Ends the name of the backup a delete takes, so a restore finds it among later backups.
 DELETED_LABEL = "-deleted"
 
@@ -225,8 +228,13 @@ def check_thought(thought: Any) -> dict[str, Any]:
     _expect(
         thought.get("type", "regular") in _THOUGHT_TYPES, f"thought #{thought['seq']} has an unknown type"
     )
-    for name in ("branch_id", "timestamp"):
+    for name in ("branch_id", "timestamp", "stage"):
         _expect(isinstance(thought.get(name) or "", str), f"thought #{thought['seq']}'s {name} is not text")
+    tags = thought.get("tags", [])
+    _expect(
+        isinstance(tags, list) and all(isinstance(tag, str) for tag in tags),
+        f"thought #{thought['seq']}'s tags are not a list of text",
+    )
     for name in (
         "revises_thought",
         "branch_from_thought",
@@ -279,6 +287,38 @@ def check_adjustment(adjustment: Any) -> dict[str, Any]:
         "an adjustment lacks its totals, time, reason or sequence",
     )
     return adjustment
+
+
+@dataclass(frozen=True)
+class FileSignature:
+    """A session's files on disk: the document's (inode, size, mtime), the journal's inode and size."""
+
+    document: tuple[int, int, int] | None
+    journal_inode: int | None
+    journal_size: int
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What ``file_signatures`` saw, and the folder's and marker's times that vouch for it.
+
+    A key that cannot vouch (changed too recently to trust) is ``None`` (folder) or ``-1`` (marker).
+    """
+
+    folder_key: tuple[int, int] | None
+    marker_key: int | None
+    documents: dict[str, tuple[int, int, int]]
+    signatures: dict[str, FileSignature]
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session's thoughts as read under its lock, and the signature of the files they came from."""
+
+    name: str
+    thoughts: list[dict[str, Any]]
+    last_seq: int
+    signature: FileSignature
 
 
 @dataclass(frozen=True)
@@ -407,6 +447,8 @@ class SessionStore:
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
         self._closed = False
+        self.marker_path = self.sessions_dir / ".appended"
+        self._scan = _Scan(None, -1, {}, {})  # what file_signatures saw last
 
     # --- paths and locks ---------------------------------------------------------------
 
@@ -726,6 +768,7 @@ class SessionStore:
         state.journal_offset += len(line)
         state.apply(thought, adjustment)
         journal.dirty = True
+        self._mark_appended()
         self._schedule_sync()
         due = state.last_seq - state.compacted_seq >= self.compact_every
         if due and blocking:
@@ -741,6 +784,16 @@ class SessionStore:
             max_regular_label=state.max_regular_label,
             notes=notes,
         )
+
+    def _mark_appended(self) -> None:
+        """Touch the marker that tells readers of any process that some journal grew (one syscall)."""
+        try:
+            os.utime(self.marker_path)
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):
+                self.marker_path.touch()
+        except OSError:
+            pass  # readers then see the change at the folder's next change; never fail a thought
 
     def _compact(self, state: SessionState, *, backup_label: str = "") -> Path:
         """Fold the journal into the document, take a backup, start a new journal (lock held).
@@ -1092,6 +1145,97 @@ class SessionStore:
             if stamp and stamp > str(row.get("updated_at", "")):
                 row["updated_at"] = stamp
         row["branches"] = branches
+
+    # --- what the search index follows ---------------------------------------------------
+
+    def file_signatures(self) -> dict[str, FileSignature]:
+        """Every session on disk with its files' signature: a changed signature means changed thoughts.
+
+        Everything but an append (compaction, status changes, deletes, restores, imports, a
+        journal's creation or truncation) creates, renames or removes files, which changes the
+        sessions folder's modification time; every append touches the ``.appended`` marker.
+        So documents are looked at again only when the folder changed, journals only when the
+        folder or the marker did, and an unchanged folder costs two ``stat`` calls. A time
+        within ``_RACY_NS`` of the look is not trusted (timestamps are coarse: a change in the
+        same tick would keep the time), so the next look checks again.
+        """
+        started = time.time_ns()
+        folder = os.stat(self.sessions_dir)
+        folder_key = (folder.st_ino, folder.st_mtime_ns)
+        marker = _stat(self.marker_path)
+        marker_key = marker.st_mtime_ns if marker is not None else None
+        scan = self._scan
+        if scan.folder_key == folder_key and scan.marker_key == marker_key:
+            return dict(scan.signatures)  # nothing created, renamed, removed or appended to since
+        documents: dict[str, tuple[int, int, int]] = {}
+        journals: dict[str, tuple[int, int]] = {}
+        with os.scandir(self.sessions_dir) as listing:
+            for item in listing:
+                name = item.name
+                if name.startswith("."):
+                    continue  # the marker, or a temporary file of an atomic write
+                if name.endswith(".journal"):
+                    found = item.stat()
+                    journals[name[:-8]] = (found.st_ino, found.st_size)
+                elif name.endswith(".json"):
+                    session_id = name[:-5]
+                    known = scan.documents.get(session_id) if scan.folder_key == folder_key else None
+                    if known is None:
+                        found = item.stat()
+                        known = (found.st_ino, found.st_size, found.st_mtime_ns)
+                    documents[session_id] = known
+        live = documents.keys() | {session_id for session_id, (_, size) in journals.items() if size}
+        signatures = {}
+        for session_id in live:
+            inode, size = journals.get(session_id, (None, 0))
+            signatures[session_id] = FileSignature(documents.get(session_id), inode, size)
+        settled = started - _RACY_NS
+        self._scan = _Scan(
+            folder_key=folder_key if folder.st_mtime_ns < settled else None,
+            marker_key=marker_key if marker_key is None or marker_key < settled else -1,
+            documents=documents,
+            signatures=signatures,
+        )
+        return dict(signatures)
+
+    def snapshot(self, session_id: str) -> SessionSnapshot | None:
+        """The session's name and thoughts with the signature of the files they were read from."""
+        with self.session_lock(session_id):
+            state = self._refresh(session_id)
+            if state is None:
+                return None
+            return SessionSnapshot(
+                name=str(state.meta.get("name") or session_id),
+                thoughts=list(state.thoughts),
+                last_seq=state.last_seq,
+                signature=FileSignature(state.doc_signature, state.journal_inode, state.journal_offset),
+            )
+
+    def journal_since(
+        self, session_id: str, inode: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int] | None:
+        """Thoughts of the complete journal lines after byte ``offset``, and the new offset.
+
+        ``None`` when the journal is no longer the file with that inode (it was compacted or
+        replaced): the caller reads the whole session again. Needs no lock: lines are only
+        ever appended, and a line still being written is left for later.
+        """
+        try:
+            with open(self.journal_path(session_id), "rb") as handle:
+                if os.fstat(handle.fileno()).st_ino != inode:
+                    return None
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        complete = data.rfind(b"\n") + 1
+        thoughts = []
+        for raw in data[:complete].splitlines():
+            try:
+                thoughts.append(check_thought(json.loads(raw)["thought"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # loading the session reports damaged lines
+        return thoughts, offset + complete
 
     # --- the default session -----------------------------------------------------------
 

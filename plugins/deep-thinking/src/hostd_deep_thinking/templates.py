@@ -1,13 +1,25 @@
-"""Built-in thinking templates: named, ordered steps with guidance, in English and Chinese.
+"""Thinking templates: named, ordered steps with guidance, in English and Chinese.
 
 A session created from a template plans one thought per step; each answer in that session
-names the step the next thought should address.
+names the step the next thought should address. Four templates are built in; users add
+their own as YAML or JSON files in a folder (``UserTemplates``), checked file by file so a
+broken one is named with its field and never hides the others.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import stat
+import threading
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hostd_deep_thinking.jsonshape import refuse_constant
 from hostd_deep_thinking.models import TemplateInfo, TemplateStep
 
 
@@ -26,6 +38,7 @@ class Template:
     name: Bilingual
     description: Bilingual
     steps: tuple[tuple[Bilingual, Bilingual], ...]  # (title, guidance)
+    file: str | None = None  # where a user template was read from
 
     def info(self, language: str) -> TemplateInfo:
         return TemplateInfo(
@@ -36,6 +49,8 @@ class Template:
                 TemplateStep(index=index, title=title.pick(language), guidance=guidance.pick(language))
                 for index, (title, guidance) in enumerate(self.steps, start=1)
             ],
+            source="built_in" if self.file is None else "user",
+            file=self.file,
         )
 
 
@@ -225,16 +240,264 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
-def template_info(template_id: str, language: str) -> TemplateInfo | None:
-    template = TEMPLATES.get(template_id)
-    return template.info(language) if template else None
-
-
-def step_after(template_id: str | None, label: int, language: str) -> TemplateStep | None:
+def step_after(template: Template | None, label: int, language: str) -> TemplateStep | None:
     """The template step the thought after label ``label`` should address, if any is left."""
-    if template_id is None:
+    if template is None or label >= len(template.steps):
         return None
-    info = template_info(template_id, language)
-    if info is None or label >= len(info.steps):
-        return None
-    return info.steps[max(label, 0)]
+    index = max(label, 0)
+    title, guidance = template.steps[index]
+    return TemplateStep(index=index + 1, title=title.pick(language), guidance=guidance.pick(language))
+
+
+# --- user templates ------------------------------------------------------------------------
+
+TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_TEMPLATE_BYTES = 64 * 1024
+MAX_TEMPLATE_FILES = 200
+MAX_TEMPLATE_STEPS = 50
+TEMPLATE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+_ID = re.compile(TEMPLATE_ID_PATTERN)
+
+
+@dataclass(frozen=True)
+class TemplateProblem:
+    """Why a user template file cannot be used: the file, the field at fault, in both languages."""
+
+    file: str
+    field: str
+    en: str
+    zh: str
+    template_id: str | None  # the id it would have had, so create_session can explain itself
+
+
+class _LocalText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    en: str | None = Field(default=None, min_length=1, max_length=2000)
+    zh: str | None = Field(default=None, min_length=1, max_length=2000)
+
+
+Text = Annotated[str, Field(min_length=1, max_length=2000)] | _LocalText
+
+
+class _StepFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: Text
+    guidance: Text
+
+
+class _TemplateFile(BaseModel):
+    """A user template file: ``name``, ``steps`` (each ``title`` and ``guidance``), optional
+    ``template_id`` (default: the file's name without suffix) and ``description``. Texts are a
+    string or ``{en: ..., zh: ...}`` (one language is enough; it is shown for both)."""
+
+    model_config = ConfigDict(extra="forbid")
+    template_id: str | None = Field(default=None, pattern=TEMPLATE_ID_PATTERN)
+    name: Text
+    description: Text = ""
+    steps: list[_StepFile] = Field(min_length=1, max_length=MAX_TEMPLATE_STEPS)
+
+
+#: How pydantic names the members of ``Text`` in an error's location; not fields of the file.
+_UNION_TAGS = frozenset({"str", "constrained-str", "_LocalText"})
+
+
+def _bilingual(text: str | _LocalText) -> Bilingual:
+    if isinstance(text, str):
+        return Bilingual(text, text)
+    en = text.en or text.zh or ""
+    return Bilingual(en, text.zh or en)
+
+
+class _Refused(Exception):
+    def __init__(self, field: str, en: str, zh: str) -> None:
+        super().__init__(en)
+        self.problem = (field, en, zh)
+
+
+def _parse(path: Path, data: bytes) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused("(file)", "not UTF-8 text", "不是 UTF-8 文本") from None
+    if path.suffix == ".json":
+        try:
+            return json.loads(text, parse_constant=refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            raise _Refused("(file)", f"not valid JSON: {exc}", f"不是合法的 JSON{_where_zh(exc)}") from None
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        """YAML without aliases: a small file must not expand into a huge document."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases (*name) are not allowed in templates")
+            return super().compose_node(parent, index)
+
+    try:
+        return yaml.load(text, Loader=NoAliasLoader)
+    except (yaml.YAMLError, RecursionError) as exc:
+        where = " ".join(str(exc).split())[:300]
+        raise _Refused("(file)", f"not valid YAML: {where}", f"不是合法的 YAML{_where_zh(exc)}") from None
+
+
+#: Chinese for the validation errors a template file can meet (pydantic says them in English).
+_ZH_REASONS = {
+    "string_too_short": "太短（至少 {min_length} 个字符）",
+    "string_too_long": "太长（至多 {max_length} 个字符）",
+    "too_short": "项数太少（至少 {min_length} 项）",
+    "too_long": "项数太多（至多 {max_length} 项）",
+    "string_type": "必须是文本",
+    "string_pattern_mismatch": "格式不符（{pattern}）",
+    "list_type": "必须是列表",
+    "model_type": "必须是文本或 {{en: ..., zh: ...}}",
+    "dict_type": "必须是映射（对象）",
+}
+
+
+def _where_zh(exc: BaseException) -> str:
+    """Where a parser stopped, in Chinese ('（第 3 行第 7 列）'), or '' when it does not say."""
+    mark = getattr(exc, "problem_mark", None)
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    line, column = getattr(exc, "lineno", line), getattr(exc, "colno", column)
+    return f"（第 {line} 行第 {column} 列）" if line is not None else ""
+
+
+def read_template(path: Path, data: bytes) -> Template:
+    """One user template from its file's bytes; raises ``_Refused`` naming the field at fault."""
+    raw = _parse(path, data)
+    if not isinstance(raw, dict):
+        raise _Refused("(root)", "the template is not a mapping of fields", "模板不是字段映射（对象）")
+    try:
+        parsed = _TemplateFile.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(part) for part in first["loc"] if part not in _UNION_TAGS) or "(root)"
+        if first["type"] == "missing":
+            raise _Refused(where, "missing", "缺少该字段") from None
+        if first["type"] == "extra_forbidden":
+            raise _Refused(where, "unknown field", "未知字段") from None
+        zh = _ZH_REASONS.get(first["type"], "取值无效").format(**first.get("ctx", {}))
+        raise _Refused(where, first["msg"], zh) from None
+    template_id = parsed.template_id or path.stem
+    if not _ID.fullmatch(template_id):
+        raise _Refused(
+            "template_id",
+            f"'{template_id[:80]}' is not a valid id (letters, digits, '_' and '-', 1-64 characters)",
+            f"'{template_id[:80]}' 不是合法的 id（字母、数字、'_' 和 '-'，1-64 个字符）",
+        )
+    return Template(
+        template_id,
+        _bilingual(parsed.name),
+        _bilingual(parsed.description),
+        tuple((_bilingual(step.title), _bilingual(step.guidance)) for step in parsed.steps),
+        file=str(path),
+    )
+
+
+class UserTemplates:
+    """The templates in one folder, read again when a file there changes (name, size or time).
+
+    Templates are the user's configuration, not session data: they stay files even when
+    sessions live in a database. A file whose template cannot be used is reported (file,
+    field, problem) and left out; a user template never replaces a built-in one, so sessions
+    made from a built-in template keep their steps.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._guard = threading.Lock()
+        self._seen: tuple[tuple[str, int, int], ...] | None = None
+        self._templates: dict[str, Template] = {}
+        self._problems: list[TemplateProblem] = []
+
+    def load(self) -> tuple[dict[str, Template], list[TemplateProblem]]:
+        with self._guard:
+            files = self._listing()
+            if files != self._seen:
+                self._templates, self._problems = self._read(files)
+                self._seen = files
+            return dict(self._templates), list(self._problems)
+
+    def _listing(self) -> tuple[tuple[str, int, int], ...]:
+        try:
+            entries = sorted(os.scandir(self.folder), key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return ()
+        found = []
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.name.endswith(TEMPLATE_SUFFIXES):
+                continue
+            try:
+                info = entry.stat()
+            except OSError:
+                continue
+            found.append((entry.name, info.st_size, info.st_mtime_ns))
+        return tuple(found)
+
+    def _read(
+        self, files: tuple[tuple[str, int, int], ...]
+    ) -> tuple[dict[str, Template], list[TemplateProblem]]:
+        templates: dict[str, Template] = {}
+        problems: list[TemplateProblem] = []
+
+        def refuse(name: str, field: str, en: str, zh: str, template_id: str | None = None) -> None:
+            path = str(self.folder / name)
+            problems.append(TemplateProblem(file=path, field=field, en=en, zh=zh, template_id=template_id))
+
+        for number, (name, _size, _time) in enumerate(files):
+            path = self.folder / name
+            if number >= MAX_TEMPLATE_FILES:
+                refuse(
+                    name,
+                    "(file)",
+                    f"more than {MAX_TEMPLATE_FILES} template files: this one was not read",
+                    f"模板文件超过 {MAX_TEMPLATE_FILES} 个：此文件未读取",
+                )
+                continue
+            try:
+                data = _read_capped(path)
+                template = read_template(path, data)
+            except _Refused as exc:
+                refuse(name, *exc.problem, template_id=path.stem)
+                continue
+            if template.template_id in TEMPLATES:
+                refuse(
+                    name,
+                    "template_id",
+                    f"'{template.template_id}' is a built-in template; a user template cannot replace it",
+                    f"'{template.template_id}' 是内置模板；用户模板不能替换它",
+                    template.template_id,
+                )
+            elif template.template_id in templates:
+                other = templates[template.template_id].file
+                refuse(
+                    name,
+                    "template_id",
+                    f"'{template.template_id}' is already defined by {other}",
+                    f"'{template.template_id}' 已由 {other} 定义",
+                    template.template_id,
+                )
+            else:
+                templates[template.template_id] = template
+        return templates, problems
+
+
+def _read_capped(path: Path) -> bytes:
+    """A template file's bytes: a regular file of at most MAX_TEMPLATE_BYTES, else ``_Refused``."""
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise _Refused("(file)", "not a regular file", "不是普通文件")
+            data = handle.read(MAX_TEMPLATE_BYTES + 1)
+    except OSError as exc:
+        raise _Refused(
+            "(file)", f"cannot be read ({exc.strerror})", f"无法读取（错误码 {exc.errno}）"
+        ) from None
+    if len(data) > MAX_TEMPLATE_BYTES:
+        raise _Refused(
+            "(file)",
+            f"larger than {MAX_TEMPLATE_BYTES // 1024} KiB",
+            f"大于 {MAX_TEMPLATE_BYTES // 1024} KiB",
+        )
+    return data

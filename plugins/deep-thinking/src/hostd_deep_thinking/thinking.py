@@ -8,8 +8,9 @@ to labels the session does not hold are accepted with a warning).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hostd import ToolError
@@ -32,6 +33,8 @@ class ThoughtRequest:
     branch_from_thought: int | None = None
     branch_id: str | None = None
     needs_more_thoughts: bool = False
+    stage: str | None = None
+    tags: tuple[str, ...] = field(default=())
 
     @property
     def is_branch(self) -> bool:
@@ -52,6 +55,37 @@ class ThoughtRequest:
             and self.branch_from_thought is None
             and self.branch_id is None
         )
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def label_key(label: str) -> str:
+    """How stages and tags compare: case and spacing aside ('Problem definition' == 'problem_definition')."""
+    return _SEPARATORS.sub(" ", label).strip().casefold()
+
+
+def clean_labels(stage: str | None, tags: list[str] | None, text: Text) -> tuple[str | None, tuple[str, ...]]:
+    """A thought's optional ``stage`` and ``tags``, trimmed and de-duplicated; control characters refused."""
+    for argument, value in [("stage", stage), *(("tags", tag) for tag in tags or [])]:
+        if value is not None and (_CONTROL.search(value) or not value.strip()):
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                text(
+                    en=f"{argument} must be visible text without control characters.",
+                    zh=f"{argument} 必须是可见文本，不能含控制字符。",
+                ),
+                hint=text(
+                    en="Use a short label such as 'analysis' or 'risk'.",
+                    zh="请使用简短标签，例如 'analysis' 或 'risk'。",
+                ),
+                details={"argument": argument},
+            )
+    kept: dict[str, str] = {}
+    for tag in tags or []:
+        kept.setdefault(label_key(tag), tag.strip())
+    return (stage.strip() if stage is not None else None), tuple(kept.values())
 
 
 def check_request(request: ThoughtRequest, text: Text) -> None:
@@ -216,4 +250,9 @@ def plan_thought(
         "needs_more_thoughts": request.needs_more_thoughts,
         "timestamp": now,
     }
+    # Only when sent: a client of the official server's fields stores exactly what it did before.
+    if request.stage is not None:
+        thought["stage"] = request.stage
+    if request.tags:
+        thought["tags"] = list(request.tags)
     return thought, adjustment, notices

@@ -14,7 +14,7 @@ import json
 import secrets
 from bisect import bisect_right
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import anyio
 from pydantic import Field
@@ -24,6 +24,9 @@ from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_c
 from hostd_deep_thinking.models import (
     BACKUP_NAME_PATTERN,
     BRANCH_ID_PATTERN,
+    MAX_STAGE_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
     MAX_THOUGHT_CHARS,
     MAX_THOUGHTS,
     SESSION_ID_PATTERN,
@@ -33,18 +36,23 @@ from hostd_deep_thinking.models import (
     ExportOutput,
     GetSessionOutput,
     ImportOutput,
+    InvalidTemplate,
     LinkedTask,
     ListSessionsOutput,
     Notice,
     Progress,
     RestoreSessionOutput,
     ResumeOutput,
+    SearchOutput,
     SessionOutput,
     SessionStatus,
     SessionSummary,
+    SummaryOutput,
     TemplatesOutput,
+    ThoughtHit,
     ThoughtOutput,
     ThoughtRecord,
+    ThoughtType,
     UpdateStatusOutput,
     VisualizeOutput,
 )
@@ -59,10 +67,14 @@ from hostd_deep_thinking.store import (
     WouldBlock,
     new_document,
 )
-from hostd_deep_thinking.templates import TEMPLATES, step_after, template_info
-from hostd_deep_thinking.thinking import ThoughtRequest, check_request, plan_thought
+from hostd_deep_thinking.templates import TEMPLATES, Template, TemplateProblem, UserTemplates, step_after
+from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, label_key, plan_thought
+
+if TYPE_CHECKING:
+    from hostd_deep_thinking.search import SearchIndex
 
 PAGE_SIZE = 100
+MAX_QUERY_CHARS = 1000
 MAX_METADATA_BYTES = 64 * 1024
 MAX_IMPORT_CHARS = 50_000_000
 
@@ -91,6 +103,38 @@ def open_store(plugin: PluginContext) -> SessionStore:
         )
 
     return plugin.resource("store", factory)
+
+
+def open_search(plugin: PluginContext) -> SearchIndex:
+    """The plugin's search index (``search.db``), opened on first use and closed at shut-down."""
+    from hostd_deep_thinking.search import INDEX_FILE, SearchIndex
+
+    store = open_store(plugin)
+    return plugin.resource("search", lambda: SearchIndex(store, plugin.data_dir / INDEX_FILE))
+
+
+def templates_folder(plugin: PluginContext) -> Path:
+    """The user templates' folder: the ``templates_dir`` setting (relative to the data folder), else
+    ``templates/`` in the plugin's data folder."""
+    configured = plugin.settings.templates_dir if plugin.settings else None
+    return plugin.data_dir / Path(configured).expanduser() if configured else plugin.data_dir / "templates"
+
+
+def user_templates(plugin: PluginContext) -> UserTemplates:
+    return plugin.resource("user-templates", lambda: UserTemplates(templates_folder(plugin)))
+
+
+def all_templates(plugin: PluginContext) -> tuple[dict[str, Template], list[TemplateProblem]]:
+    """Built-in templates, then the user's (never replacing a built-in one), and the user files refused."""
+    users, problems = user_templates(plugin).load()
+    return {**TEMPLATES, **users}, problems
+
+
+def find_template(plugin: PluginContext, template_id: str | None) -> Template | None:
+    """The session's template; None without one, or when its user file is gone or broken now."""
+    if template_id is None:
+        return None
+    return TEMPLATES.get(template_id) or user_templates(plugin).load()[0].get(template_id)
 
 
 def not_found(ctx: ToolContext, session_id: str) -> ToolError:
@@ -151,6 +195,8 @@ def record_of(thought: dict[str, Any]) -> ThoughtRecord:
         next_thought_needed=bool(thought.get("next_thought_needed", True)),
         needs_more_thoughts=bool(thought.get("needs_more_thoughts")),
         timestamp=thought.get("timestamp", ""),
+        stage=thought.get("stage"),
+        tags=list(thought.get("tags") or []),
     )
 
 
@@ -249,6 +295,22 @@ async def sequential_thinking(
     needsMoreThoughts: Annotated[
         bool, Field(description="Reached the end but need more thoughts: raises the total by 10")
     ] = False,
+    stage: Annotated[
+        str | None,
+        Field(
+            description="Optional: the thinking stage of this thought, e.g. problem_definition, analysis, "
+            "synthesis, conclusion (free text)",
+            min_length=1,
+            max_length=MAX_STAGE_CHARS,
+        ),
+    ] = None,
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
+        Field(
+            description="Optional: short labels for this thought (get_session can filter by them)",
+            max_length=MAX_TAGS,
+        ),
+    ] = None,
 ) -> ThoughtOutput:
     """A detailed tool for dynamic, reflective problem-solving through thoughts, stored in durable sessions.
 
@@ -258,7 +320,10 @@ async def sequential_thinking(
     same arguments as the official sequential-thinking server, plus session_id: sessions are
     kept on disk and can be listed, resumed, exported and visualized.
     """
+    clean_stage, clean_tags = clean_labels(stage, tags, ctx.text)
     request = ThoughtRequest(
+        stage=clean_stage,
+        tags=clean_tags,
         thought=thought,
         next_thought_needed=nextThoughtNeeded,
         thought_number=thoughtNumber,
@@ -325,7 +390,7 @@ async def sequential_thinking(
         raise unreadable(ctx, exc) from None
     stored = appended.thought
     next_label = stored["thought_number"] if stored["type"] == "regular" else appended.max_regular_label
-    next_step = step_after(appended.template_id, next_label, ctx.language)
+    next_step = step_after(find_template(ctx.plugin, appended.template_id), next_label, ctx.language)
     result = ThoughtOutput(
         thoughtNumber=stored["thought_number"],
         totalThoughts=stored["total_thoughts"],
@@ -393,7 +458,10 @@ def create_session(
     ] = {},  # noqa: B006 - the host validates into a fresh dict per call
     template_id: Annotated[
         str | None,
-        Field(description="A built-in template (see list_templates) that plans the steps", max_length=64),
+        Field(
+            description="A template (built-in or user; see list_templates) that plans the steps",
+            max_length=64,
+        ),
     ] = None,
     session_id: Annotated[
         str | None,
@@ -412,17 +480,13 @@ def create_session(
         )
     check_metadata(ctx, metadata)
     total = None
+    template = None
     if template_id is not None:
-        info = template_info(template_id, ctx.language)
-        if info is None:
-            raise ToolError(
-                "INVALID_ARGUMENT",
-                ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
-                hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：")
-                + ", ".join(TEMPLATES),
-                details={"argument": "template_id", "valid": list(TEMPLATES)},
-            )
-        total = len(info.steps)
+        templates, problems = all_templates(ctx.plugin)
+        template = templates.get(template_id)
+        if template is None:
+            raise unknown_template(ctx, template_id, list(templates), problems)
+        total = len(template.steps)
     import uuid
 
     new_id = session_id or str(uuid.uuid4())
@@ -446,10 +510,37 @@ def create_session(
     except SessionUnreadable as exc:
         raise unreadable(ctx, exc) from None
     message = ctx.text(en=f"Created session '{new_id}'.", zh=f"已创建会话 '{new_id}'。")
-    first = step_after(template_id, 0, ctx.language)
+    first = step_after(template, 0, ctx.language)
     if first is not None:
         message += ctx.text(en=f" First step: {first.title}.", zh=f" 第一步：{first.title}。")
     return SessionOutput(session=summary_of(state)).with_message(message)
+
+
+def unknown_template(
+    ctx: ToolContext, template_id: str, valid: list[str], problems: list[TemplateProblem]
+) -> ToolError:
+    """No usable template of that id: the broken user file that would have defined it, else the valid ids."""
+    broken = next((problem for problem in problems if problem.template_id == template_id), None)
+    if broken is not None:
+        return ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Template '{template_id}' cannot be used: {broken.file}: {broken.field}: {broken.en}.",
+                zh=f"模板 '{template_id}' 无法使用：{broken.file}：{broken.field}：{broken.zh}。",
+            ),
+            hint=ctx.text(
+                en="Fix that field in the file (list_templates shows every file left out), "
+                "or choose another template_id.",
+                zh="请修正文件中的该字段（list_templates 列出所有未采用的文件），或换一个 template_id。",
+            ),
+            details={"argument": "template_id", "file": broken.file, "field": broken.field},
+        )
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(en=f"Unknown template '{template_id}'.", zh=f"未知模板 '{template_id}'。"),
+        hint=ctx.text(en="Valid template_id values: ", zh="可用的 template_id：") + ", ".join(valid),
+        details={"argument": "template_id", "valid": valid},
+    )
 
 
 def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | None, list[Notice]]:
@@ -488,6 +579,14 @@ def linked_tasks(ctx: ToolContext, session_id: str) -> tuple[list[LinkedTask] | 
         ]
 
 
+def has_labels(thought: dict[str, Any], stage: str | None, tags: list[str]) -> bool:
+    """Whether a stored thought has the stage and every tag asked for (compared by ``label_key``)."""
+    if stage is not None and label_key(str(thought.get("stage") or "")) != label_key(stage):
+        return False
+    carried = {label_key(tag) for tag in thought.get("tags") or []}
+    return all(label_key(tag) in carried for tag in tags)
+
+
 def get_session(
     ctx: ToolContext,
     session_id: SessionId,
@@ -495,8 +594,21 @@ def get_session(
         str | None,
         Field(description="next_cursor of the previous page; omit for the first page", max_length=32),
     ] = None,
+    stage: Annotated[
+        str | None,
+        Field(
+            description="Only thoughts of this stage (case, spaces and '_' aside)",
+            min_length=1,
+            max_length=MAX_STAGE_CHARS,
+        ),
+    ] = None,
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
+        Field(description="Only thoughts carrying every one of these tags", max_length=MAX_TAGS),
+    ] = None,
 ) -> GetSessionOutput:
-    """Show a session: its summary, its thoughts (100 per page), the total's adjustments and linked tasks."""
+    """Show a session: its summary, its thoughts (100 per page; optionally only those of a stage or with
+    given tags), the total's adjustments and linked tasks."""
     after = 0
     if cursor is not None:
         if not cursor.isdigit():
@@ -513,10 +625,13 @@ def get_session(
     store = open_store(ctx.plugin)
     state = load_state(ctx, session_id)
     with store.session_lock(session_id):
-        sequences = [int(thought["seq"]) for thought in state.thoughts]
+        chosen = state.thoughts
+        if stage is not None or tags:
+            chosen = [thought for thought in chosen if has_labels(thought, stage, tags or [])]
+        sequences = [int(thought["seq"]) for thought in chosen]
         start = bisect_right(sequences, after)
-        page = state.thoughts[start : start + PAGE_SIZE]
-        more = start + PAGE_SIZE < len(state.thoughts)
+        page = chosen[start : start + PAGE_SIZE]
+        more = start + PAGE_SIZE < len(chosen)
         summary = summary_of(state)
         adjustments = [Adjustment.model_validate(item) for item in state.adjustments]
         log = list(state.meta.get("recovery_log") or [])
@@ -528,11 +643,17 @@ def get_session(
         adjustments=adjustments,
         linked_tasks=tasks,
         warnings=[*recovery_notices(ctx, log), *task_notices],
+        matching_thoughts=len(chosen),
+    )
+    filtered = (
+        ctx.text(en=f", {len(chosen)} match the filter", zh=f"，其中 {len(chosen)} 条符合筛选")
+        if stage is not None or tags
+        else ""
     )
     return result.with_message(
         ctx.text(
-            en=f"Session '{session_id}': {summary.thought_count} thoughts, showing {len(page)}.",
-            zh=f"会话 '{session_id}'：共 {summary.thought_count} 条思考，本页 {len(page)} 条。",
+            en=f"Session '{session_id}': {summary.thought_count} thoughts{filtered}, showing {len(page)}.",
+            zh=f"会话 '{session_id}'：共 {summary.thought_count} 条思考{filtered}，本页 {len(page)} 条。",
         )
     )
 
@@ -736,7 +857,7 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
         next_call["branchFromThought"] = last["branch_from_thought"]
         next_call["branchId"] = last["branch_id"]
     next_step = step_after(
-        template_id,
+        find_template(ctx.plugin, template_id),
         max_regular if last is None or last["type"] != "regular" else int(last["thought_number"]),
         ctx.language,
     )
@@ -765,11 +886,27 @@ def resume_session(ctx: ToolContext, session_id: SessionId) -> ResumeOutput:
 
 
 def list_templates(ctx: ToolContext) -> TemplatesOutput:
-    """List the built-in thinking templates and their steps (use with create_session's template_id)."""
-    templates = [template.info(ctx.language) for template in TEMPLATES.values()]
-    return TemplatesOutput(templates=templates).with_message(
-        ctx.text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")
-    )
+    """List the thinking templates, built-in and the user's own (YAML/JSON files in the templates folder),
+    with their steps, for create_session's template_id; user files that cannot be used are named with
+    the field at fault."""
+    templates, problems = all_templates(ctx.plugin)
+    invalid = [
+        InvalidTemplate(
+            file=problem.file, field=problem.field, problem=ctx.text(en=problem.en, zh=problem.zh)
+        )
+        for problem in problems
+    ]
+    message = ctx.text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")
+    if invalid:
+        message += ctx.text(
+            en=f" {len(invalid)} template file(s) left out: see invalid_templates.",
+            zh=f" {len(invalid)} 个模板文件未采用：见 invalid_templates。",
+        )
+    return TemplatesOutput(
+        templates=[template.info(ctx.language) for template in templates.values()],
+        templates_folder=str(templates_folder(ctx.plugin)),
+        invalid_templates=invalid,
+    ).with_message(message)
 
 
 # --- export, import, diagrams ------------------------------------------------------------
@@ -969,4 +1106,170 @@ def visualize_session(
         diagram = to_mermaid(state) if format == "mermaid" else to_ascii(state)
     return VisualizeOutput(session_id=session_id, format=format, diagram=diagram).with_message(
         ctx.text(en=f"{format} diagram of '{session_id}'.", zh=f"会话 '{session_id}' 的 {format} 图。")
+    )
+
+
+# --- search ------------------------------------------------------------------------------
+
+
+def search_thoughts(
+    ctx: ToolContext,
+    query: Annotated[
+        str,
+        Field(
+            description=f"Words to find, Chinese or English (even one character); plain text, not a query "
+            f"language. At most {MAX_QUERY_CHARS} characters (longer is TOO_LONG)",
+            min_length=1,
+        ),
+    ],
+    session_id: Annotated[
+        str | None,
+        Field(description="Search only this session", pattern=SESSION_ID_PATTERN),
+    ] = None,
+    limit: Annotated[int, Field(description="Most hits to return (1-100)", ge=1, le=100)] = 20,
+) -> SearchOutput:
+    """Search the thoughts of every session (or of one) by their text, stage and tags: hits ranked by
+    relevance (BM25), thoughts holding every word first, each with its session, thoughtNumber, sequence
+    and a snippet. Chinese and English; deleted sessions are never found."""
+    from hostd_deep_thinking.search import plan_query, snippet
+
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError(
+            "TOO_LONG",
+            ctx.text(
+                en=f"query has {len(query)} characters; at most {MAX_QUERY_CHARS} are searched.",
+                zh=f"query 有 {len(query)} 个字符；最多可搜索 {MAX_QUERY_CHARS} 个。",
+            ),
+            hint=ctx.text(
+                en="Search for a few distinctive words instead of a whole text.",
+                zh="请只搜索几个有代表性的词，而不是整段文字。",
+            ),
+            details={"argument": "query", "limit_chars": MAX_QUERY_CHARS},
+        )
+    plan = plan_query(query)
+    if plan is None:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en="query holds no letters, digits or Chinese characters to search for.",
+                zh="query 中没有可搜索的字母、数字或汉字。",
+            ),
+            hint=ctx.text(en="Give some words to look for.", zh="请给出要查找的词。"),
+            details={"argument": "query"},
+        )
+    if session_id is not None:
+        load_state(ctx, session_id)  # NOT_FOUND / READ_ERROR rather than an empty answer
+    hits, truncated, strict = open_search(ctx.plugin).search(plan, session_id, limit)
+    found = [
+        ThoughtHit(
+            session_id=hit.session_id,
+            session_name=hit.session_name,
+            thought_number=hit.thought_number,
+            sequence=hit.sequence,
+            type=cast(ThoughtType, hit.kind),  # written from a checked thought's type
+            branch_id=hit.branch_id,
+            stage=hit.stage,
+            tags=hit.tags,
+            snippet=snippet(hit.content, plan.terms),
+            score=hit.score,
+        )
+        for hit in hits
+    ]
+    return SearchOutput(
+        query=query,
+        terms=plan.terms,
+        matched="all_terms" if strict else "any_term",
+        hits=found,
+        truncated=truncated,
+    ).with_message(
+        ctx.text(
+            en=f"{len(found)}{'+' if truncated else ''} thought(s) found for {query!r}.",
+            zh=f"找到 {len(found)}{'+' if truncated else ''} 条与 {query!r} 相关的思考。",
+        )
+    )
+
+
+# --- summaries -------------------------------------------------------------------------------
+
+
+def summarize_session(
+    ctx: ToolContext,
+    session_id: SessionId,
+    use_sampling: Annotated[
+        bool,
+        Field(
+            description="Let the client's model write the summary when the client offers MCP sampling "
+            "(false: always the structural summary)"
+        ),
+    ] = True,
+) -> SummaryOutput:
+    """Summarize a session: the stages it went through, its conclusions (the last thought of the main line
+    and of each branch), revised thoughts and what replaced them, open branches and counts, in the
+    server's language. Built from the session's structure and text; written by the client's own model
+    when it offers MCP sampling (summarizer says which)."""
+    from hostd_deep_thinking import summary
+
+    state = load_state(ctx, session_id)
+    with open_store(ctx.plugin).session_lock(session_id):
+        # A copy: the state may grow under another call while the summary is written.
+        state = SessionState(
+            meta=dict(state.meta),
+            thoughts=list(state.thoughts),
+            adjustments=list(state.adjustments),
+            branches=dict(state.branches),
+        )
+    template = find_template(ctx.plugin, state.meta.get("template_id"))
+    spans = summary.stages(state, template, ctx.language)
+    ends = summary.conclusions(state)
+    notes = summary.revisions(state)
+    numbers = summary.counts(state, notes)
+    open_branches = [end.branch_id for end in ends if end.branch_id is not None and not end.final]
+    text = summary.to_markdown(state, ctx.text, spans, ends, notes, numbers)
+    summarizer: Literal["sampling", "structural"] = "structural"
+    model = None
+    warnings: list[Notice] = []
+    # Nothing is written before this point: on the 2026-07-28 protocol the tool runs again from the
+    # start once the client's model has answered, and asks the same question (it depends on the session).
+    if use_sampling and ctx.can_sample and state.thoughts:
+        answer = ctx.sample_sync(
+            summary.sampling_prompt(state, ctx.language),
+            system="You write faithful, concise summaries of a person's step-by-step reasoning.",
+            max_tokens=1200,
+        )
+        if answer.available and answer.text and answer.text.strip():
+            text, summarizer, model = answer.text.strip() + "\n", "sampling", answer.model
+        else:
+            reason = answer.reason or "empty answer"
+            warnings.append(
+                Notice(
+                    code="SAMPLING_FAILED",
+                    message=ctx.text(
+                        en=f"The client's model did not write the summary ({reason}); "
+                        "this is the structural summary.",
+                        zh=f"客户端模型未生成摘要（{reason}）；以下为根据会话结构生成的摘要。",
+                    ),
+                )
+            )
+    return SummaryOutput(
+        session_id=session_id,
+        summarizer=summarizer,
+        model=model,
+        summary=text,
+        stages=spans,
+        conclusions=ends,
+        revisions=notes,
+        open_branches=open_branches,
+        counts=numbers,
+        warnings=warnings,
+    ).with_message(
+        ctx.text(
+            en=f"Summary of '{session_id}' ({numbers.thoughts} thoughts), written by "
+            + (
+                "the client's model."
+                if summarizer == "sampling"
+                else "the server from the session's structure."
+            ),
+            zh=f"会话 '{session_id}'（{numbers.thoughts} 条思考）的摘要，"
+            + ("由客户端模型撰写。" if summarizer == "sampling" else "由服务器根据会话结构生成。"),
+        )
     )

@@ -37,9 +37,16 @@ def mermaid_text(text: str) -> str:
     return "".join(out)
 
 
+def label_suffix(thought: dict[str, Any]) -> str:
+    """' [analysis #risk #cost]' for a thought with a stage or tags; '' otherwise (no change)."""
+    words = [excerpt(str(thought["stage"]), 24)] if thought.get("stage") else []
+    words += [f"#{excerpt(str(tag), 16)}" for tag in thought.get("tags") or []]
+    return f" [{' '.join(words)}]" if words else ""
+
+
 def _node_label(thought: dict[str, Any]) -> str:
     kind = {"revision": " revision", "branch": ""}.get(str(thought["type"]), "")
-    head = f"{thought['thought_number']}{kind}"
+    head = f"{thought['thought_number']}{kind}{label_suffix(thought)}"
     return mermaid_text(f"{head}: {excerpt(str(thought['content']), LABEL_CHARS)}")
 
 
@@ -99,7 +106,7 @@ def to_ascii(state: SessionState) -> str:
     ]
 
     def thought_line(thought: dict[str, Any], indent: str) -> str:
-        text = excerpt(str(thought["content"]), ASCII_TEXT_CHARS)
+        text = excerpt(str(thought["content"]), ASCII_TEXT_CHARS) + label_suffix(thought)
         if thought.get("is_revision"):
             missing = " (missing)" if thought.get("revises_seq") is None else ""
             target = thought.get("revises_thought")
