@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -364,12 +365,40 @@ class Host:
 
         if isinstance(exc, DatabaseError):
             return exc.code, exc.message(self.language), exc.hint(self.language), dict(exc.details)
+        sqlite3 = sys.modules.get("sqlite3")  # only a plugin that opened SQLite can raise its errors
+        if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
+            return self._sqlite_failure(str(exc).lower())
         if isinstance(exc, FsError):
             details = dict(exc.details)
             details["reason"] = exc.reason
             if exc.path is not None:
                 details.setdefault("path", exc.path)
             return exc.code, exc.message(self.language), exc.hint(self.language), details
+        return None
+
+    def _sqlite_failure(self, text: str) -> tuple[str, str, str | None, dict[str, Any]] | None:
+        """A plugin's SQLite file stayed locked past its busy timeout, or the disk filled: every
+        plugin answers these the same way, whatever store it keeps."""
+        if "locked" in text or "busy" in text:
+            return (
+                "FILE_LOCKED",
+                self.text(
+                    en="A database file of this server stayed locked by another process.",
+                    zh="本服务的一个数据库文件一直被另一个进程锁定。",
+                ),
+                self.text(
+                    en="Another hostd process (another IDE window) is writing a lot; retry in a moment.",
+                    zh="另一个 hostd 进程（另一个 IDE 窗口）正在大量写入；请稍后重试。",
+                ),
+                {"reason": "database_busy"},
+            )
+        if "disk is full" in text or "database or disk is full" in text:
+            return (
+                "DISK_FULL",
+                self.text(en="The disk is full.", zh="磁盘已满。"),
+                self.text(en="Free some space and retry.", zh="请释放一些空间后重试。"),
+                {"reason": "disk_full"},
+            )
         return None
 
     def _internal(self, name: str, started: float) -> Envelope:
