@@ -3,6 +3,7 @@ their images served by a second loopback server standing in for WeChat's CDN."""
 
 from __future__ import annotations
 
+import random
 import re
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from urllib.parse import quote, unquote
 
 import anyio
 import pytest
-from hostd_testing import served_client, write_config
+from hostd_testing import fuzz_tools, served_client, write_config
 from wechat_testlib import (
     ArticleServer,
     CdnServer,
@@ -26,6 +27,23 @@ pytestmark = pytest.mark.anyio
 
 CONTENT_NAME = re.compile(r"^[0-9a-f]{32}\.(png|jpg|gif|webp)$")
 GENERATED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")
+# Every reason an image can be left remote for (the README's table).
+KNOWN_REASONS = {
+    "not_allowed",
+    "redirect_not_allowed",
+    "too_many_redirects",
+    "verification",
+    "rate_limited",
+    "timeout",
+    "server_error",
+    "connection_failed",
+    "response_too_large",
+    "not_an_image",
+    "svg_refused",
+    "article_limit",
+    "write_error",
+    "cancelled",
+} | {f"http_{status}" for status in range(300, 500)}
 LOCAL_LINK = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -393,3 +411,43 @@ def test_image_settings_are_checked_when_the_config_is_read() -> None:
     for bad in ({"image_url_prefixes": ["ftp://mmbiz.qpic.cn/"]}, {"max_images_per_article": 0}):
         with pytest.raises(ValidationError):
             Settings(**bad)
+
+
+def _hostile_sources(rng: random.Random, cdn: CdnServer) -> list[str]:
+    alphabet = "abc/.%?#&=:@ \\\t()[]<>\"'\u2028\u00e9漢😀"
+    pieces = [
+        lambda: cdn.url("/mmbiz_png/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))),
+        lambda: cdn.url("/bad/" + rng.choice(["html", "svg", "loop", "missing", "named"])),
+        lambda: rng.choice(["javascript:alert(1)", "data:image/png;base64,AAAA", "//", "?", "#x", "..", "/"]),
+        lambda: (
+            rng.choice(["http", "https", "ftp", "file", "gopher"])
+            + "://"
+            + rng.choice(["127.0.0.1", "[::1]", "x"])
+        ),
+        lambda: cdn.url("/" + "a" * rng.randint(200, 600)),
+        lambda: cdn.base + "\x00" + "/a.png",
+    ]
+    return [rng.choice(pieces)() for _ in range(rng.randint(1, 12))]
+
+
+async def test_fuzz_with_image_settings_never_answers_internal(
+    hostd_data_dir, hostd_roots, article_server, cdn_server
+) -> None:
+    """The schema fuzz over the changed tool, then random hostile image links with images: local."""
+    rng = random.Random(16)
+    async with wechat_client(
+        hostd_data_dir, hostd_roots, settings=image_settings(article_server, cdn_server, max_retries=0)
+    ) as client:
+        report = await fuzz_tools(client, seed=16, rounds=12, skip=frozenset({"summarize_articles"}))
+        assert report.calls > 0 and not report.failures, report.failures
+        for round_number in range(6):
+            url = _gallery(article_server, *_hostile_sources(rng, cdn_server), title=f"Fuzz {round_number}")
+            envelope = await call(client, "read_wechat_articles", {"urls": [url], "images": "local"})
+            assert envelope["status"] == "success", envelope
+            item = envelope["items"][0]
+            assert item["status"] == "ok", item
+            assert item["images"]["saved"] + item["images"]["remote"] == item["images"]["found"]
+            assert {p["reason"] for p in item["images"]["problems"]} <= KNOWN_REASONS
+        assert (await client.list_tools()).tools  # still serving
+    stored = [p for p in hostd_roots.rglob("*") if p.is_file() and p.suffix != ".md"]
+    assert all(CONTENT_NAME.match(p.name) and p.parent.name.endswith(".assets") for p in stored)

@@ -12,9 +12,10 @@ linked twice, or under two URLs, is stored once, and no part of a URL or of the 
 answer ever becomes part of a path. They are written with ``atomic_write`` beneath the root's
 descriptor. Whatever is not stored keeps its remote link and is reported with a reason.
 
-Downloads of one call run on at most ``concurrency`` threads of the call's own executor and
-take the same fetch slots as the pages, so pages and images together never have more than
-``concurrency`` requests in flight. Per article, at most ``max_images_per_article`` images and
+Downloads of one call run on at most twice ``concurrency`` threads of the call's own executor
+and take the same fetch slots as the pages, so pages and images together never have more than
+``concurrency`` requests in flight, while the other threads hash and write (fsync) what has
+arrived, keeping the slots busy. Per article, at most ``max_images_per_article`` images and
 ``max_image_bytes_per_article`` bytes are stored; the rest stay remote with a warning.
 """
 
@@ -155,7 +156,7 @@ class ImageDownloader:
                 raise RuntimeError("the call has ended")
             if self._executor is None:
                 self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self.concurrency, thread_name_prefix="wechat-images"
+                    max_workers=self.concurrency * 2, thread_name_prefix="wechat-images"
                 )
             return self._executor
 

@@ -417,7 +417,8 @@ async def read_wechat_articles(
 ) -> ReadArticlesResult:
     """Read WeChat official-account articles and save each as a Markdown file with front matter
     (title, account, author, publish time, URLs, word count, images). Per-URL results: failed
-    items carry error_code (INVALID_URL, CHALLENGE, NOT_FOUND, TIMEOUT, WRITE_ERROR) and a reason."""
+    items carry error_code (INVALID_URL, CHALLENGE, NOT_FOUND, TIMEOUT, WRITE_ERROR) and a reason.
+    images='local' also stores each article's images beside it and reports those left remote."""
     settings = settings_of(ctx.settings)
     pattern = filename_pattern if filename_pattern is not None else DEFAULT_PATTERN
     problem = pattern_problem(pattern) if pattern.strip() else "empty pattern"
