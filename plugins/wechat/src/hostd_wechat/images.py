@@ -179,6 +179,7 @@ class ImageDownloader:
         distinct = list(dict.fromkeys(url for url in image_urls if url))
         folder = markdown_path.parent / assets_folder_name(markdown_path.name)
         budget = _ArticleBudget(self.settings.max_image_bytes_per_article)
+        roots = self.roots()
         outcomes: list[_Outcome | concurrent.futures.Future[_Outcome]] = []
         for index, raw in enumerate(distinct):
             if index >= self.settings.max_images_per_article:
@@ -189,7 +190,7 @@ class ImageDownloader:
                 outcomes.append(_Outcome(reason="not_allowed"))
                 continue
             try:
-                outcomes.append(self._pool().submit(self._store, url, folder, budget))
+                outcomes.append(self._pool().submit(self._store, url, folder, budget, roots))
             except RuntimeError:  # the call ended (cancelled) meanwhile
                 outcomes.append(_Outcome(reason="cancelled"))
         futures = [outcome for outcome in outcomes if isinstance(outcome, concurrent.futures.Future)]
@@ -248,7 +249,7 @@ class ImageDownloader:
             )
         return " ".join(warnings) or None
 
-    def _store(self, url: str, folder: Path, budget: _ArticleBudget) -> _Outcome:
+    def _store(self, url: str, folder: Path, budget: _ArticleBudget, roots: list[Path]) -> _Outcome:
         """Download one image and store it under its content name (runs in the executor)."""
         if self.cancelled():
             return _Outcome(reason="cancelled")
@@ -266,9 +267,9 @@ class ImageDownloader:
         if not budget.take(len(result.body)):
             return _Outcome(reason="article_limit")
         name = f"{hashlib.sha256(result.body).hexdigest()[:_HASH_CHARS]}.{extension}"
-        return self._write(folder / name, result.body)
+        return self._write(folder / name, result.body, roots)
 
-    def _write(self, path: Path, data: bytes) -> _Outcome:
+    def _write(self, path: Path, data: bytes, roots: list[Path]) -> _Outcome:
         """Write ``data`` at ``path`` once per call; a file already there by that name holds it."""
         from hostd_fs import FsError, atomic_write, resolve_beneath
 
@@ -281,7 +282,7 @@ class ImageDownloader:
                 return _Outcome(reason="cancelled")
             try:
                 # Resolved and written beneath the root: the folder may have been swapped meanwhile.
-                target = resolve_beneath(str(path), self.roots())
+                target = resolve_beneath(str(path), roots)
                 written = 0 if target.exists() else atomic_write(target, data)
             except (OSError, FsError):
                 return _Outcome(reason="write_error")
