@@ -451,3 +451,63 @@ async def test_fuzz_with_image_settings_never_answers_internal(
         assert (await client.list_tools()).tools  # still serving
     stored = [p for p in hostd_roots.rglob("*") if p.is_file() and p.suffix != ".md"]
     assert all(CONTENT_NAME.match(p.name) and p.parent.name.endswith(".assets") for p in stored)
+
+
+def test_a_served_process_exits_promptly_when_stdin_closes_during_image_downloads(
+    tmp_path: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    config = write_config(
+        tmp_path,
+        ["wechat"],
+        config={"language": "en", "allowed_roots": [str(hostd_roots)]},
+        settings=image_settings(article_server, cdn_server),
+    )
+    arguments = {
+        "urls": [_gallery(article_server, cdn_server.url("/bad/trickle"))],
+        "images": "local",
+        "timeout_ms": 60_000,
+    }
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "read_wechat_articles", "arguments": arguments},
+        },
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=hostd_roots,
+    )
+    try:
+        assert process.stdin is not None
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        process.stdin.flush()
+        assert cdn_server.trickle_started.wait(20) and process.poll() is None
+        process.stdin.close()
+        closed_at = time.monotonic()
+        process.wait(timeout=10)
+        assert time.monotonic() - closed_at < 3.0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert cdn_server.hang_up_seen.wait(2)
