@@ -253,9 +253,9 @@ class ImageDownloader:
         """Download one image and store it under its content name (runs in the executor)."""
         if self.cancelled():
             return _Outcome(reason="cancelled")
-        if budget.exhausted:
-            return _Outcome(reason="article_limit")
         with self.fetch_slots:
+            if budget.exhausted:  # checked once the slot is ours: the wait may have been long
+                return _Outcome(reason="article_limit")
             result = fetch_bytes(url, self.options, self.canceller)
         if not result.ok:
             return _Outcome(reason=result.reason or "connection_failed")
