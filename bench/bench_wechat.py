@@ -7,12 +7,18 @@
    the Markdown writer, single-threaded: at least 4 pages per second.
 3. ``summarize_articles`` over 1,000 generated Markdown articles of ~5 KB, in a child process
    so its peak RSS is its own: under 10 s and under 300 MB.
+4. ``images: local``: one article with 50 images, ``concurrency=5``, from a loopback image
+   server that delays every answer by 100 ms (the tests' stand-in CDN). The ideal is
+   50 x 0.1 s / 5 = 1.0 s; the target is a wall time of at most 1.3x that. Written to its own
+   section (``wechat-images``).
 
-Run: ``.venv/bin/python bench/bench_wechat.py`` (a few minutes at most).
+Run: ``.venv/bin/python bench/bench_wechat.py`` (a few minutes at most); ``--only images``
+runs only the image case and rewrites only its section.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import random
@@ -26,6 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The image case reuses the wechat tests' loopback servers (article pages and the stand-in CDN).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "wechat" / "tests"))
 from benchlib import WORK, median, table, write_section
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
@@ -218,7 +226,85 @@ def bench_summarize() -> dict[str, float]:
     }
 
 
+IMAGES = 50
+IMAGE_DELAY_S = 0.1
+IMAGES_IDEAL_S = IMAGES * IMAGE_DELAY_S / CONCURRENCY
+
+
+async def _images_round(root: Path, article_url: str, settings: dict) -> float:
+    from hostd_testing import envelope_of, in_memory_client
+
+    folder = root / f"run-{time.monotonic_ns()}"
+    (folder / "data").mkdir(parents=True)
+    async with in_memory_client(
+        ["wechat"],
+        data_dir=folder / "data",
+        settings=settings,
+        config={"allowed_roots": [str(folder)]},
+        cwd=folder,
+    ) as client:
+        started = time.perf_counter()
+        result = await client.call_tool(
+            "read_wechat_articles", {"urls": [article_url], "images": "local", "concurrency": CONCURRENCY}
+        )
+        elapsed = time.perf_counter() - started
+    item = envelope_of(result)["items"][0]
+    assert item["status"] == "ok" and item["images"]["saved"] == IMAGES, item
+    return elapsed
+
+
+def bench_images() -> list[float]:
+    from wechat_testlib import ArticleServer, CdnServer, image_settings
+
+    root = Path(tempfile.mkdtemp(prefix="wechat-images-bench-"))
+    try:
+        with ArticleServer() as pages, CdnServer(delay_s=IMAGE_DELAY_S) as cdn:
+            settings = image_settings(pages, cdn)
+            times = []
+            article = pages.url(f"/s/gallery?title=Images&count={IMAGES}")
+            for _run in range(6):  # the first is a warm-up; each run writes into a new folder
+                times.append(asyncio.run(_images_round(root, article, settings)))
+                assert cdn.max_in_flight <= CONCURRENCY
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return times[1:]
+
+
+def write_images_section(times: list[float]) -> None:
+    wall = median(times)
+    ratio = wall / IMAGES_IDEAL_S
+    row = [
+        f"read 1 article with {IMAGES} images (+{int(IMAGE_DELAY_S * 1000)} ms each), images: local, "
+        f"concurrency {CONCURRENCY}",
+        f"{wall:.2f} s (min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)",
+        f"{ratio:.2f}x of ideal {IMAGES_IDEAL_S:.1f} s",
+        "<= 1.3x",
+        "met" if ratio <= 1.3 else "NOT met",
+    ]
+    body = (
+        "Two threaded `http.server`s on 127.0.0.1: the article page (no delay) and the stand-in image CDN "
+        f"(every answer delayed {int(IMAGE_DELAY_S * 1000)} ms, tiny PNGs), in-memory MCP client. The whole "
+        "call is timed: page fetch and parse, every image fetched, checked, hashed and written atomically "
+        f"(fsync) into the article's `.assets` folder, the Markdown written. Ideal: {IMAGES} x "
+        f"{IMAGE_DELAY_S} s / {CONCURRENCY}.\n\n" + table(["case", "measured", "ratio", "target", ""], [row])
+    )
+    write_section(
+        "wechat-images",
+        "wechat: images stored beside the articles",
+        body,
+        packages=("hostd-wechat", "beautifulsoup4", "lxml", "markdownify"),
+    )
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--only", choices=["images"], help="run only this case (it rewrites only its own section)"
+    )
+    if parser.parse_args().only == "images":
+        write_images_section(bench_images())
+        return
+    write_images_section(bench_images())
     network, page_bytes = bench_network()
     pages, parse_s, megabytes = bench_parse()
     summary = bench_summarize()

@@ -1,15 +1,17 @@
 """read_wechat_articles and summarize_articles against a folder swapped for a symlink to a
-folder outside the root while they run (issue 17): articles and digests are written, and digest
-inputs read, beneath the root's descriptor, so nothing lands outside and nothing outside is read.
+folder outside the root while they run (issue 17): articles, their stored images and digests are
+written, and digest inputs read, beneath the root's descriptor, so nothing lands outside and
+nothing outside is read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hostd_testing.symlink_swap import swapping
-from wechat_testlib import ArticleServer, call, plugin_settings, wechat_client
+from wechat_testlib import ArticleServer, CdnServer, call, image_settings, plugin_settings, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -87,3 +89,39 @@ async def test_digests_never_read_or_land_outside_while_their_folder_is_swapped(
     for path in files_under(hostd_roots):
         assert "STOLEN" not in path.read_text(encoding="utf-8"), f"{path} holds text read outside the root"
     assert all("STOLEN" not in str(answer) for answer in answers)
+
+
+async def test_images_never_land_outside_while_the_output_folder_is_swapped(
+    hostd_data_dir: Path,
+    hostd_roots: Path,
+    tmp_path: Path,
+    article_server: ArticleServer,
+    cdn_server: CdnServer,
+) -> None:
+    box, outside = rooted_box(hostd_roots, tmp_path)
+    stored = 0
+    async with wechat_client(
+        hostd_data_dir, hostd_roots, settings=image_settings(article_server, cdn_server)
+    ) as client:
+        with swapping(box, hostd_roots / "evil") as swaps:
+            for number in range(ROUNDS):
+                sources = [cdn_server.url(f"/mmbiz_png/{number}-{n}/640?wx_fmt=png") for n in range(3)]
+                query = "&".join(f"src={quote(source, safe='')}" for source in sources)
+                arguments = {
+                    "urls": [article_server.url(f"/s/gallery?title=Swap&{query}")],
+                    "output_dir": "box",
+                    "overwrite": True,
+                    "images": "local",
+                }
+                envelope = await call(client, "read_wechat_articles", arguments)
+                if envelope["status"] == "error":
+                    assert envelope["error"]["code"] == "PATH_NOT_ALLOWED", envelope["error"]
+                    continue
+                for item in envelope["items"]:
+                    if "images" in item:
+                        stored += item["images"]["saved"]
+                        reasons = {problem["reason"] for problem in item["images"]["problems"]}
+                        assert reasons <= {"write_error"}, reasons
+    assert swaps[0] > 10, "the swapper must have raced the calls"
+    assert files_under(outside) == [], "an image or article landed outside the root"
+    assert stored, "some images must win the race"

@@ -38,6 +38,9 @@ _SAFE_IN_PATH = "/%:@!$&'()*+,;=-._~"
 _SAFE_IN_QUERY = _SAFE_IN_PATH + "?"
 
 
+PAGE_ACCEPT = "text/html,application/xhtml+xml"
+
+
 @dataclass
 class FetchOptions:
     prefixes: list[UrlPrefix]
@@ -46,16 +49,22 @@ class FetchOptions:
     user_agent: str
     retries: int = 2
     backoff_s: float = 0.5
+    accept: str = PAGE_ACCEPT
+    #: Pages read the body of a 404 (WeChat's "deleted" pages say why); images need only a 2xx body.
+    read_error_bodies: bool = True
 
 
 @dataclass
 class FetchResult:
-    """Either ``html`` (with the final URL and status) or an error code, reason and detail."""
+    """Either the answer (``body``; ``html`` for pages; the final URL and status) or an error code,
+    reason and detail."""
 
     url: str
     final_url: str = ""
     html: str = ""
+    body: bytes = b""
     http_status: int = 0
+    charset: str = ""
     error_code: str | None = None
     reason: str | None = None
     detail: str = ""
@@ -131,7 +140,20 @@ def _wait(seconds: float, canceller: FetchCanceller) -> bool:
 
 
 def fetch_page(url: str, options: FetchOptions, canceller: FetchCanceller) -> FetchResult:
-    """Fetch ``url`` (already checked against the prefixes) with retries."""
+    """Fetch the page at ``url`` (already checked against the prefixes) with retries; ``html`` is its text."""
+    result = fetch_bytes(url, options, canceller)
+    if result.ok:
+        charset = result.charset or "utf-8"
+        try:
+            result.html = result.body.decode(charset, errors="replace")
+        except LookupError:
+            result.html = result.body.decode("utf-8", errors="replace")
+        result.body = b""
+    return result
+
+
+def fetch_bytes(url: str, options: FetchOptions, canceller: FetchCanceller) -> FetchResult:
+    """Fetch ``url`` (already checked against the prefixes) with retries; ``body`` holds the bytes."""
     attempts = 0
     while True:
         attempts += 1
@@ -215,7 +237,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                     target,
                     headers={
                         "User-Agent": options.user_agent,
-                        "Accept": "text/html,application/xhtml+xml",
+                        "Accept": options.accept,
                         "Accept-Encoding": "gzip, deflate",
                         "Connection": "close",
                     },
@@ -248,6 +270,15 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                         error_code="CHALLENGE",
                         reason="rate_limited",
                         detail="HTTP 429",
+                    )
+                if status >= 400 and not options.read_error_bodies:
+                    return FetchResult(
+                        url,
+                        final_url=current,
+                        http_status=status,
+                        error_code="NOT_FOUND" if status in (404, 410) else "NETWORK_ERROR",
+                        reason=f"http_{status}",
+                        detail=f"HTTP {status}",
                     )
                 return _read_body(response, url, current, options, attempt)
         except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -349,10 +380,10 @@ def _read_body(
         if size > options.max_bytes:
             return too_large(size)
         chunks.append(chunk)
-    body = b"".join(chunks)
-    charset = response.headers.get_content_charset() or "utf-8"
-    try:
-        html = body.decode(charset, errors="replace")
-    except LookupError:
-        html = body.decode("utf-8", errors="replace")
-    return FetchResult(url, final_url=final_url, html=html, http_status=response.status)
+    return FetchResult(
+        url,
+        final_url=final_url,
+        body=b"".join(chunks),
+        http_status=response.status,
+        charset=response.headers.get_content_charset() or "",
+    )

@@ -9,6 +9,7 @@ used instead, so an odd page still gives a file.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -90,14 +91,27 @@ def tidy(markdown: str) -> str:
     return _EXTRA_BLANK_LINES.sub("\n\n", markdown).strip() + "\n"
 
 
-def html_to_markdown(body_html: str) -> tuple[str, bool]:
-    """The Markdown of ``body_html`` and whether it is real Markdown (False: plain-text fallback)."""
+def _relink_images(body: Tag, image_links: Mapping[str, str]) -> None:
+    """Point each image whose ``src`` was stored locally at its relative path."""
+    for image in body.find_all("img"):
+        source = image.get("src")
+        if isinstance(source, str) and source in image_links:
+            image["src"] = image_links[source]
+
+
+def html_to_markdown(body_html: str, image_links: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """The Markdown of ``body_html`` and whether it is real Markdown (False: plain-text fallback).
+
+    ``image_links`` maps image sources to the relative paths that replace them.
+    """
     from hostd_wechat.parse import make_soup
 
     soup = make_soup(f"<div id='hostd-body'>{body_html}</div>")
     body = soup.find("div", id="hostd-body")
     if body is None:
         return "", True
+    if image_links:
+        _relink_images(body, image_links)
     try:
         _normalise_code_blocks(body)
         _collapse_source_whitespace(body)

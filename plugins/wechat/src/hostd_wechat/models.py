@@ -8,6 +8,9 @@ from pydantic import BaseModel, Field
 
 from hostd import ToolOutput
 
+#: How many images left remote an item lists by URL (the counts cover them all).
+MAX_IMAGE_PROBLEMS = 20
+
 
 def _is_none(value: object) -> bool:
     return value is None
@@ -17,6 +20,30 @@ class BatchSummary(BaseModel):
     total: int
     succeeded: int
     failed: int
+
+
+class ImageProblem(BaseModel):
+    """One image left pointing at its remote URL, and why (see the README's table of reasons)."""
+
+    url: str
+    reason: str
+
+
+class ArticleImages(BaseModel):
+    """What ``images: local`` did for one article."""
+
+    found: int = Field(description="Distinct image links in the article.")
+    saved: int = Field(description="Images now stored in the folder and linked by relative path.")
+    remote: int = Field(description="Images left pointing at their remote URL.")
+    bytes_written: int = Field(description="Bytes of the images stored.")
+    folder: str | None = Field(
+        default=None, description="The article's image folder, when any image is stored."
+    )
+    problems: list[ImageProblem] = Field(
+        default_factory=list,
+        description=f"The first {MAX_IMAGE_PROBLEMS} images left remote, with the reason.",
+    )
+    warning: str | None = Field(default=None, exclude_if=_is_none)
 
 
 class ArticleItem(BaseModel):
@@ -34,6 +61,7 @@ class ArticleItem(BaseModel):
     reason: str | None = Field(default=None, exclude_if=_is_none)
     hint: str | None = Field(default=None, exclude_if=_is_none)
     preview_snippet: str | None = Field(default=None, exclude_if=_is_none)
+    images: ArticleImages | None = Field(default=None, exclude_if=_is_none)
 
 
 class ReadArticlesResult(ToolOutput):

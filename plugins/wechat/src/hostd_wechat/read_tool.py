@@ -25,6 +25,7 @@ from pydantic import Field
 from hostd import ToolContext, ToolError
 from hostd_wechat.fetch import FetchCanceller, FetchOptions, FetchResult, fetch_page
 from hostd_wechat.frontmatter import FIELDS, render_front_matter, word_count
+from hostd_wechat.images import ImageDownloader
 from hostd_wechat.models import ArticleItem, BatchSummary, ReadArticlesResult
 from hostd_wechat.naming import DEFAULT_PATTERN, NameReservations, file_name, pattern_problem
 from hostd_wechat.parse import CHINA_TIME, ParsedArticle
@@ -83,6 +84,8 @@ class BatchPlan:
     reservations: NameReservations
     fetch_slots: threading.BoundedSemaphore
     canceller: FetchCanceller = field(default_factory=FetchCanceller)
+    #: Set for ``images: local``: stores each article's images beside it.
+    images: ImageDownloader | None = None
 
     def cancelled(self) -> bool:
         return self.canceller.cancelled or self.ctx.cancelled
@@ -201,11 +204,20 @@ def process_url(plan: BatchPlan, url: str) -> ArticleItem:
     return _write_article(plan, url, result, article, strategy, started)
 
 
-def article_markdown(article: ParsedArticle, *, source_url: str, retrieved_at: str) -> str:
-    """The whole file: front matter, a blank line, the title heading and the body."""
+def article_markdown(
+    article: ParsedArticle,
+    *,
+    source_url: str,
+    retrieved_at: str,
+    image_links: dict[str, str] | None = None,
+) -> str:
+    """The whole file: front matter, a blank line, the title heading and the body.
+
+    ``image_links`` (remote image link -> relative path) points stored images at their files.
+    """
     from hostd_wechat.markdown import html_to_markdown
 
-    body, _converted = html_to_markdown(article.body_html) if article.body_html else ("", True)
+    body, _converted = html_to_markdown(article.body_html, image_links) if article.body_html else ("", True)
     metadata: dict[str, Any] = {
         "title": article.title,
         "account_name": article.account_name,
@@ -232,11 +244,22 @@ def _write_article(
 
     now = dt.datetime.now(CHINA_TIME)
     date = (article.publish_time or now.isoformat())[:10].replace("-", "")
-    text = article_markdown(article, source_url=url, retrieved_at=now.isoformat(timespec="seconds"))
     name = file_name(plan.pattern, date=date, title=article.title, account_name=article.account_name)
     if plan.cancelled():
         return _error_item(plan, url, result, "CANCELLED", "cancelled", started)
     target = plan.reservations.reserve(plan.folder, name, overwrite=plan.overwrite)
+    image_links: dict[str, str] = {}
+    images = None
+    if plan.images is not None:
+        # Stored before the Markdown that links them; the folder is named after the reserved file.
+        image_links, images = plan.images.localise(
+            article.image_urls, base_url=result.final_url or url, markdown_path=target
+        )
+        if plan.cancelled():
+            return _error_item(plan, url, result, "CANCELLED", "cancelled", started)
+    text = article_markdown(
+        article, source_url=url, retrieved_at=now.isoformat(timespec="seconds"), image_links=image_links
+    )
     try:
         # Re-resolved and written beneath the root: the folder may have been swapped meanwhile.
         written = atomic_write(resolve_beneath(str(target), plan.ctx.roots()), text)
@@ -245,6 +268,7 @@ def _write_article(
             plan, url, result, "WRITE_ERROR", getattr(exc, "reason", None) or type(exc).__name__, started
         )
         item.saved_path = str(target)
+        item.images = images
         return item
     return ArticleItem(
         url=url,
@@ -256,6 +280,7 @@ def _write_article(
         strategy=strategy if plan.detailed else None,
         duration_ms=_elapsed_ms(started) if plan.detailed else None,
         preview_snippet=article.body_text[:PREVIEW_CHARS] if plan.detailed else None,
+        images=images,
     )
 
 
@@ -323,6 +348,8 @@ async def _run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list
         raise
     finally:
         pool.forget(plan.canceller)
+        if plan.images is not None:
+            plan.images.close()
     return [
         item
         if item is not None
@@ -379,10 +406,19 @@ async def read_wechat_articles(
         UserAgent | None,
         Field(description="User-Agent header to send instead of the default (printable Latin-1)."),
     ] = None,
+    images: Annotated[
+        Literal["remote", "local"],
+        Field(
+            description="remote: image links point at WeChat's servers; local: download each image into "
+            "a folder beside the Markdown file (<name>.assets/) and link it by relative path; an image "
+            "that cannot be stored keeps its remote link and is reported in the item."
+        ),
+    ] = "remote",
 ) -> ReadArticlesResult:
     """Read WeChat official-account articles and save each as a Markdown file with front matter
     (title, account, author, publish time, URLs, word count, images). Per-URL results: failed
-    items carry error_code (INVALID_URL, CHALLENGE, NOT_FOUND, TIMEOUT, WRITE_ERROR) and a reason."""
+    items carry error_code (INVALID_URL, CHALLENGE, NOT_FOUND, TIMEOUT, WRITE_ERROR) and a reason.
+    images='local' also stores each article's images beside it and reports those left remote."""
     settings = settings_of(ctx.settings)
     pattern = filename_pattern if filename_pattern is not None else DEFAULT_PATTERN
     problem = pattern_problem(pattern) if pattern.strip() else "empty pattern"
@@ -415,17 +451,18 @@ async def read_wechat_articles(
     import anyio
 
     folder = await anyio.to_thread.run_sync(_output_folder, ctx, output_dir)
+    options = FetchOptions(
+        prefixes=[UrlPrefix.parse(p) for p in settings.allowed_url_prefixes],
+        timeout_s=timeout_ms / 1000,
+        max_bytes=settings.max_response_bytes,
+        user_agent=user_agent or settings.default_user_agent,
+        retries=settings.max_retries,
+        backoff_s=settings.retry_backoff_ms / 1000,
+    )
     plan = BatchPlan(
         ctx=ctx,
         settings=settings,
-        options=FetchOptions(
-            prefixes=[UrlPrefix.parse(p) for p in settings.allowed_url_prefixes],
-            timeout_s=timeout_ms / 1000,
-            max_bytes=settings.max_response_bytes,
-            user_agent=user_agent or settings.default_user_agent,
-            retries=settings.max_retries,
-            backoff_s=settings.retry_backoff_ms / 1000,
-        ),
+        options=options,
         strategy=fetch_strategy,
         folder=folder,
         pattern=pattern,
@@ -435,6 +472,17 @@ async def read_wechat_articles(
         reservations=NameReservations(),
         fetch_slots=threading.BoundedSemaphore(concurrency),
     )
+    if images == "local":
+        plan.images = ImageDownloader(
+            settings=settings,
+            page_options=options,
+            concurrency=concurrency,
+            fetch_slots=plan.fetch_slots,
+            canceller=plan.canceller,
+            cancelled=plan.cancelled,
+            roots=ctx.roots,
+            text=ctx.text,
+        )
     items = await _run_batch(plan, list(urls), concurrency)
     succeeded = sum(1 for item in items if item.status == "ok")
     summary = BatchSummary(total=len(items), succeeded=succeeded, failed=len(items) - succeeded)

@@ -14,6 +14,8 @@ DEFAULT_USER_AGENT = (
 # An HTTP header value: printable Latin-1 only. No CR/LF (header injection), no other control
 # characters (C0, DEL, C1), nothing beyond U+00FF (U+2028 included), which http.client cannot encode.
 USER_AGENT_PATTERN = r"^[\x20-\x7e\xa0-\xff]+$"
+#: WeChat's image CDN: article images live on mmbiz.qpic.cn, a few (covers, stickers) on mmbiz.qlogo.cn.
+DEFAULT_IMAGE_PREFIXES = ("https://mmbiz.qpic.cn/", "https://mmbiz.qlogo.cn/")
 UserAgent = Annotated[str, Field(min_length=1, max_length=512, pattern=USER_AGENT_PATTERN)]
 
 
@@ -44,12 +46,28 @@ class Settings(BaseModel):
     use_sampling: Literal["auto", "never"] = Field(
         default="auto", description="auto: let the client's model write summaries when it offers sampling."
     )
+    image_url_prefixes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_IMAGE_PREFIXES),
+        description="images: local downloads only images (and redirect targets) under these prefixes; "
+        "an http:// image link is fetched over https:// when only that is listed.",
+    )
+    max_image_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, description="An image larger than this stays remote."
+    )
+    max_images_per_article: int = Field(
+        default=200, ge=1, le=10_000, description="Images past this count in one article stay remote."
+    )
+    max_image_bytes_per_article: int = Field(
+        default=256 * 1024 * 1024,
+        ge=1024,
+        description="Once an article's images reach this many bytes, the rest stay remote.",
+    )
     sampling_prompt_max_chars: int = Field(default=24_000, ge=1_000, le=400_000)
     summary_max_output_chars: int = Field(
         default=2_000_000, ge=1_000, description="Past this a digest is refused with TOO_LONG."
     )
 
-    @field_validator("allowed_url_prefixes")
+    @field_validator("allowed_url_prefixes", "image_url_prefixes")
     @classmethod
     def _prefixes_parse(cls, value: list[str]) -> list[str]:
         from hostd_wechat.urls import UrlPrefix
