@@ -261,6 +261,28 @@ def _session_owner(member: Member) -> Any:
     return AuthenticatedUser(AccessToken(token="", client_id=member.name, scopes=[]))
 
 
+class RequestsInFlight:
+    """Counts requests that may carry a call (everything but the GET streams), so a graceful
+    stop can tell when every call in flight has been answered."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def enter(self) -> None:
+        self.count += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+
 class GuardMiddleware:
     """Applies an ``HttpPolicy`` to every HTTP request before any route sees it.
 
@@ -273,6 +295,7 @@ class GuardMiddleware:
     def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
         self.app = app
         self.policy = policy
+        self.in_flight = RequestsInFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -297,7 +320,14 @@ class GuardMiddleware:
         async def replay() -> Message:
             return pending.pop(0) if pending else await receive()
 
-        await self.app(scope, replay, send)
+        if scope["method"] == "GET":  # a stream of notifications: no call is answered on it
+            await self.app(scope, replay, send)
+            return
+        self.in_flight.enter()
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.in_flight.leave()
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
@@ -343,7 +373,9 @@ class GuardMiddleware:
         await PlainTextResponse(reason, status_code=status, headers=extra)(scope, receive, send)
 
 
-def build_http_app(server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None) -> ASGIApp:
+def build_http_app(
+    server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None
+) -> GuardMiddleware:
     """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded;
     ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready."""
     import anyio.to_thread
@@ -510,6 +542,7 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
 
     transport = policy.transport
     app = build_http_app(server, policy, readiness)
+    _GracefulServer = _graceful_server_class()
     return_large_blocks_to_the_system()
     config = uvicorn.Config(
         app,
@@ -536,12 +569,42 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
         " with token auth" if policy.members.requires_token else "",
     )
     try:
-        await uvicorn.Server(config).serve()
+        await _GracefulServer(config, app.in_flight).serve()
     finally:
         if hasattr(signal, "SIGHUP"):
             loop.remove_signal_handler(signal.SIGHUP)
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _graceful_server_class() -> type[Any]:
+    import uvicorn
+    from sse_starlette.sse import AppStatus
+
+    # sse_starlette ends every SSE stream the moment uvicorn is asked to stop, which would cut
+    # the answers of calls in flight (Streamable HTTP answers a call on an SSE stream).
+    AppStatus.disable_automatic_graceful_drain()
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, stopping in order: new connections refused at once (uvicorn), calls
+        in flight answered, then the long-lived GET streams, which carry no answer, closed."""
+
+        def __init__(self, config: uvicorn.Config, in_flight: RequestsInFlight) -> None:
+            super().__init__(config)
+            self.in_flight = in_flight
+            self._draining: asyncio.Task[None] | None = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            if self._draining is None:
+                self._draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())
+
+        async def _close_streams_once_answered(self) -> None:
+            await self.in_flight.wait_idle()
+            logger.info("every call in flight is answered; closing the remaining streams")
+            AppStatus.should_exit = True
+
+    return GracefulServer
 
 
 def _already_handled(signum: int, frame: Any) -> None:
