@@ -304,6 +304,18 @@ class GuardMiddleware:
         if scope["path"] in PROBE_PATHS:  # the load balancer's probes: no token, no Host check
             await self.app(scope, receive, send)
             return
+        if scope["method"] == "GET":  # a stream of notifications: no call is answered on it
+            await self._guarded(scope, receive, send)
+            return
+        # Counted before anything is awaited, so a graceful stop that finds none in flight has
+        # seen every request uvicorn had started (see GracefulServer).
+        self.in_flight.enter()
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.in_flight.leave()
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         member: list[Member] = []
         refusal = self.policy.check(headers, member)
@@ -320,14 +332,7 @@ class GuardMiddleware:
         async def replay() -> Message:
             return pending.pop(0) if pending else await receive()
 
-        if scope["method"] == "GET":  # a stream of notifications: no call is answered on it
-            await self.app(scope, replay, send)
-            return
-        self.in_flight.enter()
-        try:
-            await self.app(scope, replay, send)
-        finally:
-            self.in_flight.leave()
+        await self.app(scope, replay, send)
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
@@ -592,12 +597,16 @@ def _graceful_server_class() -> type[Any]:
         def __init__(self, config: uvicorn.Config, in_flight: RequestsInFlight) -> None:
             super().__init__(config)
             self.in_flight = in_flight
-            self._draining: asyncio.Task[None] | None = None
 
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            super().handle_exit(sig, frame)
-            if self._draining is None:
-                self._draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())
+        async def shutdown(self, sockets: list[Any] | None = None) -> None:
+            # This task first runs at uvicorn's first pause in shutdown(), once the listening
+            # sockets are closed and every connection told to end after its current request: the
+            # requests started by then have all been counted in flight (tasks run in order).
+            draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                draining.cancel()
 
         async def _close_streams_once_answered(self) -> None:
             await self.in_flight.wait_idle()
