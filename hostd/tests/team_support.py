@@ -57,7 +57,13 @@ MODERN = "2026-07-28"
 
 
 def call_modern(
-    url: str, name: str, arguments: dict[str, Any], capabilities: dict[str, Any], **extra: Any
+    url: str,
+    name: str,
+    arguments: dict[str, Any],
+    capabilities: dict[str, Any],
+    *,
+    token: str | None = None,
+    **extra: Any,
 ) -> Any:
     """One 2026-07-28 ``tools/call`` as plain JSON-RPC over HTTP; the whole JSON-RPC answer."""
     body = {
@@ -76,6 +82,8 @@ def call_modern(
         },
     }
     headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": name}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     response = post(url, body, headers)
     assert response.status_code in (200, 400), response.text
     return next(message for message in sse_messages(response) if message.get("id") == 1)

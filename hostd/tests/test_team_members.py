@@ -266,3 +266,20 @@ def test_the_tokens_file_is_reloaded_on_change_and_on_sighup(team_server: tuple[
     server.process.send_signal(signal.SIGHUP)
     _until(lambda: _status(server, carol2) == 200)
     assert _status(server, carol) == 401
+
+
+def test_a_request_state_is_bound_to_its_member(team_server: tuple[HttpServer, Path]) -> None:
+    """The sealed answers of one member's call cannot be replayed under another member's token."""
+    from team_support import call_modern
+
+    server, _ = team_server
+    asked = call_modern(server.url, "ask", {"prompt": "two words?"}, {"sampling": {}}, token=ALICE)["result"]
+    ((key, _),) = asked["inputRequests"].items()
+    reply = {"role": "assistant", "content": {"type": "text", "text": "green tea"}, "model": "m"}
+    retry = {"inputResponses": {key: reply}, "requestState": asked["requestState"]}
+    replayed = call_modern(server.url, "ask", {"prompt": "two words?"}, {"sampling": {}}, token=BOB, **retry)
+    assert replayed["error"]["code"] == -32602
+    answered = call_modern(
+        server.url, "ask", {"prompt": "two words?"}, {"sampling": {}}, token=ALICE, **retry
+    )
+    assert answered["result"]["structuredContent"]["text"] == "green tea"

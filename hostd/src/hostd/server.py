@@ -336,7 +336,7 @@ def request_state_security(transport: TransportConfig | None) -> RequestStateSec
         return member.name if member else None
 
     if transport is None or not transport.state_secret_env:
-        return RequestStateSecurity.ephemeral()
+        return RequestStateSecurity(keys=[os.urandom(32)], bind_principal=bound_member)
     secret = os.environ.get(transport.state_secret_env, "")
     if len(secret.encode()) < 32:
         raise HostError(
