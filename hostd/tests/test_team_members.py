@@ -283,3 +283,15 @@ def test_a_request_state_is_bound_to_its_member(team_server: tuple[HttpServer, P
         server.url, "ask", {"prompt": "two words?"}, {"sampling": {}}, token=ALICE, **retry
     )
     assert answered["result"]["structuredContent"]["text"] == "green tea"
+
+
+def test_the_local_member_falls_back_when_there_is_no_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hostd.members
+
+    def no_login() -> str:
+        raise KeyError("getpwuid(): uid not found: 12345")
+
+    monkeypatch.setattr(hostd.members.getpass, "getuser", no_login)
+    assert hostd.members.local_member() == "local"
+    monkeypatch.setattr(hostd.members.getpass, "getuser", lambda: "name with spaces")
+    assert hostd.members.local_member() == "local"  # not a valid member name: never passed on
