@@ -155,6 +155,15 @@ async def test_in_process_calls_are_the_local_user(tmp_path: Path) -> None:
     assert envelope["member"] == getpass.getuser()
 
 
+async def test_stdio_is_the_local_user(tmp_path: Path) -> None:
+    from hostd_testing import served_client
+
+    config = write_config(tmp_path, ["team"])
+    async with served_client(config, env=install_team_plugins(tmp_path)) as client:
+        envelope = envelope_of(await client.call_tool("whoami", {}))
+    assert envelope["member"] == getpass.getuser()
+
+
 def test_hostd_call_is_the_local_user(tmp_path: Path) -> None:
     env = {**os.environ, **install_team_plugins(tmp_path)}
     config = write_config(tmp_path, ["team"])

@@ -557,6 +557,7 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
         log_level="warning",
         lifespan="on",
         access_log=False,
+        server_header=False,  # no software name on any answer, the open health probes included
         timeout_graceful_shutdown=transport.shutdown_grace_seconds,  # type: ignore[arg-type]  # any number works (asyncio.wait_for)
     )
     loop = asyncio.get_running_loop()
