@@ -161,16 +161,20 @@ def _rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def test_sessions_are_capped_with_a_clear_answer(tmp_path: Path) -> None:
-    config = _config(tmp_path, {"max_sessions": 20})
+@pytest.mark.parametrize(
+    ("language", "words"), [("en", "Too many open sessions (limit 20"), ("zh", "打开的会话过多（上限 20")]
+)
+def test_sessions_are_capped_with_a_clear_answer(tmp_path: Path, language: str, words: str) -> None:
+    config = _config(tmp_path, {"max_sessions": 20}, language=language)
     with HttpServer.start(config, env=install_team_plugins(tmp_path)) as server:
         opened = [post(server.url, INITIALIZE) for _ in range(20)]
         assert all(response.status_code == 200 for response in opened)
         baseline = _rss_kib(server.process.pid)
         for _ in range(200):  # far more than the cap: each refused, at no lasting cost
             refused = post(server.url, INITIALIZE)
-            assert refused.status_code == 503
-            assert sse_messages(refused)[0]["error"]["message"] == "Too many open sessions"
+            assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+            reason = sse_messages(refused)[0]["error"]["message"]
+            assert reason.startswith(words) and "transport.max_sessions" in reason
         assert _rss_kib(server.process.pid) < baseline + 8 * 1024
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         for response in opened:  # the sessions already open are served as before

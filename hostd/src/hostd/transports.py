@@ -212,6 +212,27 @@ class HttpPolicy:
             zh=f"请求体过大（上限 {limit} 字节，transport.max_body_bytes）",
         )
 
+    def too_many_sessions(self) -> ASGIApp:
+        """503 for one session more than ``max_sessions``, as a JSON-RPC error a client can show."""
+        import json
+
+        from starlette.responses import Response
+
+        limit = self.transport.max_sessions
+        message = self.text(
+            en=f"Too many open sessions (limit {limit}, transport.max_sessions); retry later, "
+            "or close sessions you no longer use",
+            zh=f"打开的会话过多（上限 {limit}，transport.max_sessions）；请稍后重试，或关闭不再使用的会话",
+        )
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": message}}
+        logger.info("refused a new session: %d open (max_sessions)", limit)
+        return Response(
+            json.dumps(body, ensure_ascii=False),
+            status_code=503,
+            media_type="application/json",
+            headers={"Retry-After": "1"},
+        )
+
     def check(self, headers: dict[str, str], scope_member: list[Member]) -> tuple[int, str] | None:
         """``None`` when the request may pass, else the status and reason to refuse it.
 
@@ -414,6 +435,33 @@ def build_http_app(
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return Response()
 
+    sdk_endpoint = StreamableHTTPASGIApp(manager)
+
+    class McpEndpoint:
+        """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
+
+        A class: Starlette calls a plain function endpoint with a ``Request``, an object as ASGI.
+        """
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            headers = scope["headers"]
+            opening = not transport.stateless and not any(key == b"mcp-session-id" for key, _ in headers)
+            if not opening:
+                await sdk_endpoint(scope, receive, send)
+                return
+            refused = False
+
+            async def unless_refused(message: Message) -> None:
+                nonlocal refused
+                if message["type"] == "http.response.start" and message["status"] == 503:
+                    refused = True  # the SDK's only 503 for a request opening a session: the cap
+                if not refused:
+                    await send(message)
+
+            await sdk_endpoint(scope, receive, unless_refused)
+            if refused:
+                await policy.too_many_sessions()(scope, receive, send)
+
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok")
 
@@ -425,7 +473,7 @@ def build_http_app(
 
     app = Starlette(
         routes=[
-            Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
+            Route("/mcp", endpoint=McpEndpoint()),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
