@@ -135,6 +135,7 @@ def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 def cmd_serve(args: argparse.Namespace) -> int:
 
+    from hostd.health import PluginsStarted, host_readiness
     from hostd.server import build_server
     from hostd.transports import HttpPolicy, serve_http, serve_stdio
 
@@ -142,22 +143,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     transport = host.loaded.profile.transport
     overrides = {k: v for k, v in (("type", args.transport), ("host", args.host), ("port", args.port)) if v}
     transport = transport.model_copy(update=overrides)
-    if transport.type != "stdio":
-        HttpPolicy(transport)  # refuse unsafe binds before starting anything
-    server = build_server(host)
+    policy = None
+    if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
+        policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
+    server = build_server(host, transport)
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
         _require_current(host.prepare_team_databases(migrate=storage.migrate))
+    plugins = PluginsStarted()
     host.startup()
+    plugins.started = True
     try:
-        if transport.type == "stdio":
+        if policy is None:
             run_async(serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, transport, host.language)
+            run_async(serve_http, server, policy, host_readiness(host, plugins))
     except KeyboardInterrupt:
         pass
     finally:
+        plugins.started = False
         host.shutdown()
     return EXIT_OK
 

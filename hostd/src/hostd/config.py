@@ -57,6 +57,37 @@ class TransportConfig(_Strict):
         le=100_000,
         description="open connections at once; more get 503 and are closed",
     )
+    stateless: bool = Field(
+        default=False,
+        description="no server-side MCP session: any replica behind a load balancer answers any request",
+    )
+    max_sessions: int = Field(
+        default=200,
+        ge=1,
+        le=100_000,
+        description="stateful MCP sessions open at once (each holds ~40 KB); one more gets 503",
+    )
+    session_idle_timeout: float = Field(
+        default=900.0,
+        gt=0,
+        le=86_400,
+        description="seconds a stateful session may go without a request before it is closed",
+    )
+    tokens_file: str | None = Field(
+        default=None,
+        description="YAML mapping member-name: token (or {token, profile}); reloaded on change and on SIGHUP",
+    )
+    state_secret_env: str | None = Field(
+        default=None,
+        description="environment variable holding the secret (32+ bytes) that seals 2026-07-28 requestState, "
+        "shared by every replica",
+    )
+    shutdown_grace_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        description="on SIGTERM, seconds to let requests in flight finish before they are cut",
+    )
 
 
 class ToolSelection(_Strict):

@@ -7,6 +7,7 @@ Plugins never touch the MCP SDK: everything they need from the client goes throu
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import os
@@ -240,6 +241,22 @@ class ClientChannel(Protocol):
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult: ...
 
 
+CALLING_MEMBER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "hostd_calling_member", default=None
+)
+"""The member a call is made for, set by the server around each call from the request's token."""
+
+
+def calling_member() -> str:
+    """The member of the call in progress: the HTTP token's owner, else the local login name."""
+    member = CALLING_MEMBER.get()
+    if member is not None:
+        return member
+    from hostd.members import local_member
+
+    return local_member()
+
+
 class ToolContext:
     """Per-call context: the plugin's context plus the calling client's channel."""
 
@@ -258,6 +275,10 @@ class ToolContext:
         self._client_roots = client_roots
         self._cwd = cwd
         self._cancelled = threading.Event()
+        self.member = calling_member()
+        """Who is calling: over HTTP the member owning the token (``default`` for ``token_env``'s
+        token, ``anonymous`` on a loopback bind without tokens), over stdio and ``hostd call`` the
+        local login name. Record it with what a member writes."""
         self._loop_token: Any = None
         try:  # lets sync tools, and threads they start, reach the event loop that serves the call
             import anyio.lowlevel

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,11 +22,14 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
-from hostd.context import ClientInputNeeded, SamplingResult
+from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
+from hostd.errors import HostError
+from hostd.members import Member
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from hostd.config import TransportConfig
     from hostd.host import Host
 
 logger = logging.getLogger("hostd.server")
@@ -269,9 +273,97 @@ def envelope_result(envelope: dict[str, Any], is_error: bool) -> types.CallToolR
     )
 
 
-def build_server(host: Host) -> Server[Any]:
-    """A low-level SDK server whose tools are the host's; start-up is the caller's job."""
+def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
+    """The member whose token the HTTP guard accepted for this request; ``None`` off HTTP or
+    on a loopback bind without tokens (the call is then the local user's)."""
+    from hostd.transports import MEMBER_SCOPE_KEY
+
+    http_request = request.request
+    scope = getattr(http_request, "scope", None)
+    member = scope.get(MEMBER_SCOPE_KEY) if isinstance(scope, dict) else None
+    return member if isinstance(member, Member) else None
+
+
+class ProfileTools:
+    """Which of the served tools a member limited to a profile may see and call.
+
+    A member's profile is another profile of the same config: its tools are those the served
+    profile also serves under the same name from the same plugin. Worked out once per profile
+    (plugins are loaded, not started) and kept.
+    """
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self._by_profile: dict[str, frozenset[str]] = {}
+
+    def allowed(self, member: Member | None) -> frozenset[str] | None:
+        """The tool names this member may use, ``None`` for every served tool."""
+        if member is None or member.profile is None or member.profile == self._host.loaded.profile_name:
+            return None
+        if member.profile not in self._by_profile:
+            self._by_profile[member.profile] = self._tools_of(member.profile)
+        return self._by_profile[member.profile]
+
+    def _tools_of(self, profile_name: str) -> frozenset[str]:
+        import dataclasses
+
+        from hostd.host import Host
+
+        loaded = self._host.loaded
+        profile = loaded.config.profiles.get(profile_name)
+        if profile is None:  # the tokens file was checked against the config: cannot happen
+            return frozenset()
+        limited = dataclasses.replace(loaded, profile_name=profile_name, profile=profile)
+        other = Host(limited, cwd=self._host.cwd)
+        served = self._host.tools
+        return frozenset(
+            name
+            for name, spec in other.tools.items()
+            if name in served and served[name].plugin == spec.plugin
+        )
+
+
+def request_state_security(transport: TransportConfig | None) -> RequestStateSecurity:
+    """What seals the 2026-07-28 ``requestState``: a per-process key, or the replicas' shared secret.
+
+    With a per-process key, a client's next round must reach the same replica: another one
+    refuses the state. ``transport.state_secret_env`` names a secret every replica shares.
+    The state is bound to the member, so one member cannot replay another's.
+    """
+
+    def bound_member(request: ServerRequestContext[Any, Any]) -> str | None:
+        member = request_member(request)
+        return member.name if member else None
+
+    if transport is None or not transport.state_secret_env:
+        return RequestStateSecurity(keys=[os.urandom(32)], bind_principal=bound_member)
+    secret = os.environ.get(transport.state_secret_env, "")
+    if len(secret.encode()) < 32:
+        raise HostError(
+            f"transport.state_secret_env names ${transport.state_secret_env}, which must hold a secret of at "
+            "least 32 bytes, the same on every replica "
+            '(make one with: python -c "import secrets; print(secrets.token_hex(32))")'
+        )
+    return RequestStateSecurity(keys=[secret], bind_principal=bound_member)
+
+
+def build_server(host: Host, transport: TransportConfig | None = None) -> Server[Any]:
+    """A low-level SDK server whose tools are the host's; start-up is the caller's job.
+
+    ``transport`` (the profile's section) supplies the shared ``requestState`` secret, if any.
+    """
     listed = types.ListToolsResult(tools=tool_definitions(host))
+    profile_tools = ProfileTools(host)
+    security = request_state_security(transport)
+
+    def unknown_tool(name: str, available: list[str]) -> MCPError:
+        return MCPError(
+            types.INVALID_PARAMS,
+            host.text(
+                en=f"Unknown tool: {name}. Available tools: {', '.join(available)}",
+                zh=f"未知工具：{name}。可用工具：{', '.join(available)}",
+            ),
+        )
 
     async def on_list_tools(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -285,26 +377,38 @@ def build_server(host: Host) -> Server[Any]:
                     zh="无效的游标：hostd 在一页中列出全部工具；请不带游标调用 tools/list。",
                 ),
             )
-        return listed
+        allowed = profile_tools.allowed(request_member(request))
+        if allowed is None:
+            return listed
+        return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in allowed])
 
     async def on_call_tool(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        member = request_member(request)
+        allowed = profile_tools.allowed(member)
         spec = host.tools.get(params.name)
-        if spec is None:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"Unknown tool: {params.name}. Available tools: {', '.join(sorted(host.tools))}",
-            )
+        if spec is None or (allowed is not None and params.name not in allowed):
+            # A tool outside the member's profile is answered exactly as one that does not exist.
+            raise unknown_tool(params.name, sorted(allowed if allowed is not None else host.tools))
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            return await _call(request, params, spec.uses_roots)
+        finally:
+            CALLING_MEMBER.reset(calling)
+
+    async def _call(
+        request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, uses_roots: bool
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if not speaks_input_required(request):
-            roots = await client_roots(request) if spec.uses_roots else None
+            roots = await client_roots(request) if uses_roots else None
             envelope, is_error = await host.call(
                 params.name, params.arguments, channel=SdkChannel(request), client_roots=roots
             )
             return envelope_result(envelope, is_error)
         input_round = InputRound.of(params, host)
         try:
-            roots = roots_from_round(request, input_round) if spec.uses_roots else None
+            roots = roots_from_round(request, input_round) if uses_roots else None
             envelope, is_error = await host.call(
                 params.name, params.arguments, channel=SdkChannel(request, input_round), client_roots=roots
             )
@@ -323,6 +427,7 @@ def build_server(host: Host) -> Server[Any]:
         on_call_tool=on_call_tool,
     )
     # The answers carried between rounds come back from the client: the SDK seals them
-    # (integrity, expiry, bound to the tool and its arguments) under a key of this process.
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="hostd"))
+    # (integrity, expiry, bound to the tool and its arguments) under a key of this process,
+    # or under the replicas' shared secret.
+    server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
     return server

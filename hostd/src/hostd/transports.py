@@ -10,23 +10,28 @@ idle time, the cap on open connections) lives in a subclass of uvicorn's h11 pro
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
-import os
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
 from hostd.i18n import pick
+from hostd.members import Member, member_directory_from_env
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from hostd.health import Readiness
+
 logger = logging.getLogger("hostd.transport")
 
+MEMBER_SCOPE_KEY = "hostd.member"
+"""Where the guard leaves the authenticated ``Member`` in the ASGI scope, for the server to read."""
+PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 
 
@@ -172,23 +177,17 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
 class HttpPolicy:
     """What an HTTP bind accepts; built and checked before the server starts."""
 
-    def __init__(self, transport: TransportConfig, language: str = "en") -> None:
+    def __init__(
+        self, transport: TransportConfig, language: str = "en", known_profiles: Collection[str] = ()
+    ) -> None:
         self.transport = transport
         self.language = language  # of the refusal texts; the status codes are what clients act on
         loopback = transport.host in LOOPBACK_HOSTS
-        self.token: str | None = None
-        if transport.token_env:
-            token = os.environ.get(transport.token_env, "")
-            if not token:
-                raise HostError(
-                    f"transport.token_env names ${transport.token_env}, but it is empty or unset: "
-                    "export the token before starting the server"
-                )
-            self.token = token
-        if not loopback and self.token is None:
+        self.members = member_directory_from_env(transport.token_env, transport.tokens_file, known_profiles)
+        if not loopback and not self.members.requires_token:
             raise HostError(
                 f"refusing to listen on {transport.host}: a non-loopback bind needs a token "
-                "(set transport.token_env to an environment variable holding it)"
+                "(set transport.token_env to an environment variable holding it, or transport.tokens_file)"
             )
         if not loopback and not transport.allowed_hosts:
             raise HostError(
@@ -213,8 +212,33 @@ class HttpPolicy:
             zh=f"请求体过大（上限 {limit} 字节，transport.max_body_bytes）",
         )
 
-    def check(self, headers: dict[str, str]) -> tuple[int, str] | None:
-        """``None`` when the request may pass, else the status and reason to refuse it."""
+    def too_many_sessions(self) -> ASGIApp:
+        """503 for one session more than ``max_sessions``, as a JSON-RPC error a client can show."""
+        import json
+
+        from starlette.responses import Response
+
+        limit = self.transport.max_sessions
+        message = self.text(
+            en=f"Too many open sessions (limit {limit}, transport.max_sessions); retry later, "
+            "or close sessions you no longer use",
+            zh=f"打开的会话过多（上限 {limit}，transport.max_sessions）；请稍后重试，或关闭不再使用的会话",
+        )
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": message}}
+        logger.info("refused a new session: %d open (max_sessions)", limit)
+        return Response(
+            json.dumps(body, ensure_ascii=False),
+            status_code=503,
+            media_type="application/json",
+            headers={"Retry-After": "1"},
+        )
+
+    def check(self, headers: dict[str, str], scope_member: list[Member]) -> tuple[int, str] | None:
+        """``None`` when the request may pass, else the status and reason to refuse it.
+
+        The member the token belongs to is appended to ``scope_member``; the token itself is
+        never logged.
+        """
         host = headers.get("host", "")
         if not _matches(host, self.allowed_hosts):
             return 421, self.text(
@@ -227,18 +251,20 @@ class HttpPolicy:
                 en="Forbidden: Origin not allowed (transport.allowed_origins)",
                 zh="禁止访问：不允许该 Origin（transport.allowed_origins）",
             )
-        if self.token is not None:
+        if self.members.requires_token:
             presented = ""
             authorization = headers.get("authorization", "")
             if authorization[:7].lower() == "bearer ":
                 presented = authorization[7:].strip()
             elif "x-api-key" in headers:
                 presented = headers["x-api-key"].strip()
-            if not hmac.compare_digest(presented.encode(), self.token.encode()):
+            member = self.members.identify(presented) if presented else None
+            if member is None:
                 return 401, self.text(
-                    en="Unauthorized: send the token as 'Authorization: Bearer <token>' or 'X-API-Key'",
-                    zh="未授权：请以 'Authorization: Bearer <令牌>' 或 'X-API-Key' 发送令牌",
+                    en="Unauthorized: send your token as 'Authorization: Bearer <token>' or 'X-API-Key'",
+                    zh="未授权：请以 'Authorization: Bearer <令牌>' 或 'X-API-Key' 发送您的令牌",
                 )
+            scope_member.append(member)
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             return self.too_large()
@@ -246,6 +272,36 @@ class HttpPolicy:
 
 
 _CLOSE = {"Connection": "close"}  # a refused body may still be arriving: do not read the rest
+
+
+def _session_owner(member: Member) -> Any:
+    """The SDK's user for a member: sessions opened by one member refuse every other token."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    return AuthenticatedUser(AccessToken(token="", client_id=member.name, scopes=[]))
+
+
+class RequestsInFlight:
+    """Counts requests that may carry a call (everything but the GET streams), so a graceful
+    stop can tell when every call in flight has been answered."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def enter(self) -> None:
+        self.count += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
 
 
 class GuardMiddleware:
@@ -260,13 +316,34 @@ class GuardMiddleware:
     def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
         self.app = app
         self.policy = policy
+        self.in_flight = RequestsInFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["path"] in PROBE_PATHS:  # the load balancer's probes: no token, no Host check
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "GET":  # a stream of notifications: no call is answered on it
+            await self._guarded(scope, receive, send)
+            return
+        # Counted before anything is awaited, so a graceful stop that finds none in flight has
+        # seen every request uvicorn had started (see GracefulServer).
+        self.in_flight.enter()
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.in_flight.leave()
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
-        refusal = self.policy.check(headers)
+        member: list[Member] = []
+        refusal = self.policy.check(headers, member)
+        if member:
+            scope[MEMBER_SCOPE_KEY] = member[0]
+            # The SDK binds a stateful session to the credential that opened it: the member.
+            scope["user"] = _session_owner(member[0])
         if refusal is None:
             pending, refusal = await self._read_body(receive)
         if refusal is not None:
@@ -322,17 +399,28 @@ class GuardMiddleware:
         await PlainTextResponse(reason, status_code=status, headers=extra)(scope, receive, send)
 
 
-def build_http_app(server: Server[Any], policy: HttpPolicy) -> ASGIApp:
-    """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded."""
+def build_http_app(
+    server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None
+) -> GuardMiddleware:
+    """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded;
+    ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready."""
+    import anyio.to_thread
     from mcp.server.sse import SseServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import RequestBodyLimitMiddleware
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Mount, Route
 
-    manager = StreamableHTTPSessionManager(app=server, max_request_body_size=policy.max_body_bytes)
+    transport = policy.transport
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        max_request_body_size=policy.max_body_bytes,
+        stateless=transport.stateless,
+        max_sessions=transport.max_sessions,
+        session_idle_timeout=transport.session_idle_timeout,
+    )
     if isinstance(manager.asgi_app, RequestBodyLimitMiddleware):
         # GuardMiddleware already capped and read the body; the SDK's own limiter would copy it
         # twice more (a bytearray and bytes of it) and hold both for the whole request.
@@ -347,11 +435,49 @@ def build_http_app(server: Server[Any], policy: HttpPolicy) -> ASGIApp:
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return Response()
 
+    sdk_endpoint = StreamableHTTPASGIApp(manager)
+
+    class McpEndpoint:
+        """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
+
+        A class: Starlette calls a plain function endpoint with a ``Request``, an object as ASGI.
+        """
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            headers = scope["headers"]
+            opening = not transport.stateless and not any(key == b"mcp-session-id" for key, _ in headers)
+            if not opening:
+                await sdk_endpoint(scope, receive, send)
+                return
+            refused = False
+
+            async def unless_refused(message: Message) -> None:
+                nonlocal refused
+                if message["type"] == "http.response.start" and message["status"] == 503:
+                    refused = True  # the SDK's only 503 for a request opening a session: the cap
+                if not refused:
+                    await send(message)
+
+            await sdk_endpoint(scope, receive, unless_refused)
+            if refused:
+                await policy.too_many_sessions()(scope, receive, send)
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        reason = await anyio.to_thread.run_sync(readiness.reason_not_ready) if readiness else None
+        if reason is None:
+            return PlainTextResponse("ready")
+        return PlainTextResponse("not ready", status_code=503, headers={"Retry-After": "1"})
+
     app = Starlette(
         routes=[
-            Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
+            Route("/mcp", endpoint=McpEndpoint()),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
+            Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
+            Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
         ],
         lifespan=lambda _app: manager.run(),
     )
@@ -456,15 +582,20 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
     return GuardedH11Protocol
 
 
-async def serve_http(server: Server[Any], transport: TransportConfig, language: str = "en") -> None:
-    """Serve Streamable HTTP and SSE on the configured address until interrupted.
+async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None) -> None:
+    """Serve Streamable HTTP and SSE on the configured address until SIGINT / SIGTERM.
 
-    ``language`` is the host's: the one refusals (401, 408, 413, 503, ...) are written in.
+    On SIGTERM the listening socket closes at once (new connections are refused), requests in
+    flight get ``shutdown_grace_seconds`` to be answered, then the rest are cut; the caller
+    then shuts the plugins down. SIGHUP reloads the tokens file.
     """
+    import signal
+
     import uvicorn
 
-    policy = HttpPolicy(transport, language)
-    app = build_http_app(server, policy)
+    transport = policy.transport
+    app = build_http_app(server, policy, readiness)
+    _GracefulServer = _graceful_server_class()
     return_large_blocks_to_the_system()
     config = uvicorn.Config(
         app,
@@ -474,11 +605,66 @@ async def serve_http(server: Server[Any], transport: TransportConfig, language: 
         log_level="warning",
         lifespan="on",
         access_log=False,
+        server_header=False,  # no software name on any answer, the open health probes included
+        timeout_graceful_shutdown=transport.shutdown_grace_seconds,  # type: ignore[arg-type]  # any number works (asyncio.wait_for)
     )
+    loop = asyncio.get_running_loop()
+    if hasattr(signal, "SIGHUP"):
+        loop.add_signal_handler(signal.SIGHUP, policy.members.reload)
+    # uvicorn handles SIGTERM itself (graceful shutdown), then raises it again for the handler it
+    # found: with the default one the process would die there, before the plugins shut down.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous_sigterm = signal.signal(signal.SIGTERM, _already_handled) if in_main_thread else None
     logger.warning(
-        "hostd listening on http://%s:%s/mcp (Streamable HTTP) and /sse (legacy SSE)%s",
+        "hostd listening on http://%s:%s/mcp (Streamable HTTP%s) and /sse (legacy SSE)%s",
         transport.host,
         transport.port,
-        " with token auth" if policy.token else "",
+        ", stateless" if transport.stateless else "",
+        " with token auth" if policy.members.requires_token else "",
     )
-    await uvicorn.Server(config).serve()
+    try:
+        await _GracefulServer(config, app.in_flight).serve()
+    finally:
+        if hasattr(signal, "SIGHUP"):
+            loop.remove_signal_handler(signal.SIGHUP)
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _graceful_server_class() -> type[Any]:
+    import uvicorn
+    from sse_starlette.sse import AppStatus
+
+    # sse_starlette ends every SSE stream the moment uvicorn is asked to stop, which would cut
+    # the answers of calls in flight (Streamable HTTP answers a call on an SSE stream).
+    AppStatus.disable_automatic_graceful_drain()
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, stopping in order: new connections refused at once (uvicorn), calls
+        in flight answered, then the long-lived GET streams, which carry no answer, closed."""
+
+        def __init__(self, config: uvicorn.Config, in_flight: RequestsInFlight) -> None:
+            super().__init__(config)
+            self.in_flight = in_flight
+
+        async def shutdown(self, sockets: list[Any] | None = None) -> None:
+            # This task first runs at uvicorn's first pause in shutdown(), once the listening
+            # sockets are closed and every connection told to end after its current request: the
+            # requests started by then have all been counted in flight (tasks run in order).
+            draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                draining.cancel()
+
+        async def _close_streams_once_answered(self) -> None:
+            await self.in_flight.wait_idle()
+            logger.info("every call in flight is answered; closing the remaining streams")
+            AppStatus.should_exit = True
+
+    return GracefulServer
+
+
+def _already_handled(signum: int, frame: Any) -> None:
+    """The SIGTERM uvicorn replays after its graceful shutdown: serving is over, nothing to do."""
+    logger.info("shut down on signal %d", signum)

@@ -1,0 +1,371 @@
+"""The team deployment, end to end: the real nginx running ``deploy/nginx.conf`` in front of three
+real stateless ``hostd serve`` replicas sharing one store, 8 members working at once on both
+protocol eras, one replica killed (SIGKILL) and one stopped (SIGTERM) mid-run, both restarted.
+
+What is asserted, exactly (a client retries a call only when no replica answered it: a refused
+or reset connection, 502/503/504 from nginx, or an answer stream cut short; see ``NoAnswer``):
+
+- Every acknowledged write is present. A write acknowledged at its first attempt is present
+  exactly once. A write retried after "no answer" may be present more than once (the lost
+  attempt may have run before the replica died), but never more often than it was attempted.
+- Memory: one memory, 2 members x 100 appends. Its version, and its count of stored versions, is
+  1 + the appends applied (201 when no append was applied twice), and the newest versions listed
+  (as many as fit one answer) run without a gap.
+- Thoughts: one session, 2 members x 100 thoughts; sequence numbers run 1..N without a gap or a
+  duplicate, N the thoughts applied.
+- Tasks: 80 created (own ids, so a retried create answers ALREADY_EXISTS, counted as done), then
+  all 8 members claim until none is left: no task is acknowledged to two claims, every task ends
+  claimed, and the claims nobody heard back about are no more than the claim attempts without
+  an answer.
+- The SIGTERMed replica exits 0, and a write that went unanswered while it was stopping was not
+  run by it (it appears once: calls in flight are finished, not cut; a request that reached one of
+  its idle kept-alive connections as it closed is refused unrun, nginx answers 502, the client
+  retries). Every answer a member got is a real envelope (no tool error other
+  than ALREADY_EXISTS for a retried create).
+
+The store backend is one fixture (``store_backend``): SQLite in one shared data dir today.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+import yaml
+from team_cluster import (
+    HANDSHAKE,
+    MODERN,
+    NGINX_INSTALL,
+    Balancer,
+    NoAnswer,
+    Replica,
+    TeamClient,
+    find_nginx,
+    free_port,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+MEMBERS = {f"m{i}": f"member-{i}-token-0123456789" for i in range(1, 9)}
+STATE_SECRET = "team-test-state-secret-0123456789abcdef"
+TASKS_PER_MEMBER = 10
+APPENDS_PER_WRITER = 100
+THOUGHTS_PER_THINKER = 100
+
+
+@pytest.fixture(scope="module")
+def nginx_binary() -> str:
+    binary = find_nginx()
+    if binary is None:
+        if os.environ.get("HOSTD_REQUIRE_NGINX") == "1":
+            pytest.fail(f"nginx is required (HOSTD_REQUIRE_NGINX=1) but not installed: {NGINX_INSTALL}")
+        pytest.skip(f"nginx is not installed: {NGINX_INSTALL}")
+    return binary
+
+
+@pytest.fixture(scope="module", params=["sqlite"])
+def store_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Config keys that put every replica on one shared store (SQLite files in one data dir)."""
+    return {"data_dir": str(tmp_path_factory.mktemp("shared-data"))}
+
+
+@dataclass
+class Cluster:
+    balancer: Balancer
+    replicas: list[Replica]
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    nginx_binary: str, store_backend: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    folder = tmp_path_factory.mktemp("team")
+    tokens = folder / "tokens.yaml"
+    tokens.write_text(yaml.safe_dump(MEMBERS), encoding="utf-8")
+    transport = {
+        "type": "http",
+        "stateless": True,
+        "tokens_file": str(tokens),
+        "state_secret_env": "HOSTD_STATE_SECRET",
+        "shutdown_grace_seconds": 20,
+    }
+    config = folder / "hostd.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                **store_backend,
+                "language": "en",
+                "profiles": {
+                    "team": {"plugins": ["memory", "deep-thinking", "tasks"], "transport": transport}
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {"HOSTD_STATE_SECRET": STATE_SECRET, "HOSTD_CACHE_DIR": str(folder / "cache")}
+    replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
+    balancer = Balancer(nginx_binary, folder / "nginx", free_port())
+    try:
+        for replica in replicas:
+            replica.start()
+        balancer.start([replica.port for replica in replicas])
+        yield Cluster(balancer, replicas)
+    finally:
+        balancer.stop()
+        for replica in replicas:
+            replica.stop()
+
+
+@dataclass
+class Ledger:
+    """Every write's tag, how often it was attempted, and whether an answer acknowledged it."""
+
+    attempts: Counter[str] = field(default_factory=Counter)
+    acknowledged: set[str] = field(default_factory=set)
+    unanswered: Counter[str] = field(default_factory=Counter)  # attempts with no answer, per tag
+    done: int = 0
+    phase: str = "steady"  # what the chaos has done so far
+    unanswered_by_phase: Counter[str] = field(default_factory=Counter)
+
+    unanswered_while_stopping: set[str] = field(default_factory=set)
+
+    def no_answer(self, tag: str) -> None:
+        self.unanswered[tag] += 1
+        self.unanswered_by_phase[self.phase] += 1
+        if self.phase == "sigterm":
+            self.unanswered_while_stopping.add(tag)
+
+
+async def until_answered(
+    ledger: Ledger, tag: str, call: Callable[[], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
+    """Run ``call`` until a replica answers it; count the attempts that got no answer."""
+    for _ in range(40):
+        ledger.attempts[tag] += 1
+        try:
+            envelope = await call()
+        except NoAnswer:
+            ledger.no_answer(tag)
+            await anyio.sleep(0.1)  # a back-off between retries: the balancer re-routes meanwhile
+            continue
+        ledger.done += 1
+        return envelope
+    raise AssertionError(f"{tag}: no answer after 40 attempts")
+
+
+async def chaos(cluster: Cluster, ledger: Ledger, total: int, exit_codes: list[int]) -> None:
+    """SIGTERM one replica at a quarter of the work, SIGKILL another at half; restart both."""
+
+    async def wait_for(share: float) -> None:
+        while ledger.done < total * share:
+            await anyio.sleep(0.02)
+
+    stopped, killed = cluster.replicas[2], cluster.replicas[1]
+    await wait_for(0.25)
+    ledger.phase = "sigterm"
+    stopped.signal(signal.SIGTERM)
+    exit_codes.append(await anyio.to_thread.run_sync(stopped.wait, 30))
+    ledger.phase = "stopped"
+    await wait_for(0.5)
+    ledger.phase = "sigkill"
+    killed.signal(signal.SIGKILL)
+    await anyio.to_thread.run_sync(killed.wait, 30)
+    await anyio.to_thread.run_sync(stopped.start)
+    await anyio.to_thread.run_sync(killed.start)
+
+
+@pytest.mark.parametrize("era", [HANDSHAKE, MODERN])
+async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
+    await official_client_smoke(cluster, era)
+    clients = {name: TeamClient(cluster.balancer.url, token, era) for name, token in MEMBERS.items()}
+    names = list(clients)
+    tag = era.replace("-", "")
+    memory_uri, session_id = f"team://shared-{tag}", f"s-{tag}"
+    ledger = Ledger()
+    claims: dict[str, list[str]] = {name: [] for name in names}
+    claim_attempts_unanswered = [0]
+
+    async def setup() -> None:
+        created = await until_answered(
+            ledger,
+            "memory",
+            lambda: clients["m1"].call("create_memory", {"uri": memory_uri, "content": "start"}),
+        )
+        assert created["status"] == "success" or created["error"]["code"] == "ALREADY_EXISTS"
+        for member in names:
+            for k in range(TASKS_PER_MEMBER):
+                task_id = f"{tag}-{member}-{k}"
+                answer = await until_answered(
+                    ledger,
+                    task_id,
+                    lambda member=member, task_id=task_id: clients[member].call(
+                        "create_task", {"title": task_id, "task_id": task_id}
+                    ),
+                )
+                ok = answer["status"] == "success"
+                assert ok or (answer["error"]["code"] == "ALREADY_EXISTS" and ledger.unanswered[task_id])
+
+    async def append(member: str) -> None:
+        for i in range(APPENDS_PER_WRITER):
+            mark = f"[{member}-a{i}]"
+            answer = await until_answered(
+                ledger,
+                mark,
+                lambda mark=mark: clients[member].call(
+                    "update_memory", {"uri": memory_uri, "content": mark, "append": True}
+                ),
+            )
+            assert answer["status"] == "success", answer
+            ledger.acknowledged.add(mark)
+
+    async def think(member: str) -> None:
+        for i in range(THOUGHTS_PER_THINKER):
+            mark = f"[{member}-t{i}]"
+            arguments = {
+                "thought": mark,
+                "nextThoughtNeeded": True,
+                "thoughtNumber": i + 1,
+                "totalThoughts": THOUGHTS_PER_THINKER,
+                "session_id": session_id,
+            }
+            answer = await until_answered(
+                ledger,
+                mark,
+                lambda arguments=arguments: clients[member].call("sequential_thinking", arguments),
+            )
+            assert answer["status"] == "success", answer
+            ledger.acknowledged.add(mark)
+
+    async def claim(member: str) -> None:
+        while True:
+            try:
+                answer = await clients[member].call("get_next_task", {"claim": True})
+            except NoAnswer:
+                claim_attempts_unanswered[0] += 1
+                ledger.no_answer("claim")
+                await anyio.sleep(0.1)
+                continue
+            ledger.done += 1
+            assert answer["status"] == "success", answer
+            if answer["task"] is None:
+                return
+            assert answer["claimed"] is True
+            claims[member].append(answer["task"]["task_id"])
+
+    total = 1 + len(names) * TASKS_PER_MEMBER * 2 + 2 * APPENDS_PER_WRITER + 2 * THOUGHTS_PER_THINKER
+    exit_codes: list[int] = []
+    started = time.monotonic()
+    try:
+        with anyio.fail_after(100):
+            async with anyio.create_task_group() as group:
+                group.start_soon(chaos, cluster, ledger, total, exit_codes)
+                await setup()
+                for member in ("m1", "m2"):
+                    group.start_soon(append, member)
+                for member in ("m3", "m4"):
+                    group.start_soon(think, member)
+                for member in names:
+                    group.start_soon(claim, member)
+    finally:
+        for client in clients.values():
+            await client.aclose()
+    assert exit_codes == [0], "the SIGTERMed replica must finish its calls and exit 0"
+    print(
+        f"{era}: {ledger.done} calls in {time.monotonic() - started:.1f} s; "
+        f"unanswered attempts by phase: {dict(ledger.unanswered_by_phase)}"
+    )
+
+    checker = TeamClient(cluster.balancer.url, MEMBERS["m8"], era)
+    try:
+        await check_memory(checker, ledger, memory_uri)
+        await check_thoughts(checker, ledger, session_id)
+        await check_tasks(checker, claims, tag, claim_attempts_unanswered[0])
+    finally:
+        await checker.aclose()
+
+
+def assert_applied_counts(ledger: Ledger, found: Counter[str], prefix: str) -> int:
+    """Each acknowledged write is there; once when it never went unanswered; never more often than tried."""
+    for mark in (m for m in ledger.acknowledged if prefix in m):
+        count = found[mark]
+        assert count >= 1, f"{mark} was acknowledged but is missing"
+        if ledger.unanswered[mark] == 0:
+            assert count == 1, f"{mark} was answered at its only attempt yet appears {count} times"
+        if mark in ledger.unanswered_while_stopping and ledger.unanswered[mark] == 1:
+            # Lost only while a replica was stopping gracefully: that attempt never ran (a request
+            # reaching a closing idle connection), since calls in flight are finished, not cut.
+            assert count == 1, f"{mark} was cut while a replica stopped gracefully and ran twice"
+        assert count <= ledger.attempts[mark], f"{mark} appears more often than it was sent"
+    assert set(found) <= set(ledger.attempts), "a write nobody sent"
+    return sum(found.values())
+
+
+async def check_memory(client: TeamClient, ledger: Ledger, uri: str) -> None:
+    import re
+
+    read = await client.call("read_memory", {"uri": uri})
+    content = read["content"] if "content" in read else read["memory"]["content"]
+    applied = assert_applied_counts(ledger, Counter(re.findall(r"\[m\d-a\d+\]", content)), "-a")
+    assert applied >= 2 * APPENDS_PER_WRITER
+    versions = await client.call("get_memory_versions", {"uri": uri, "limit": 100})
+    assert versions["current_version"] == versions["total"] == 1 + applied
+    # As many versions as fit the answer's size budget, newest first: no gap among them, and as
+    # many versions stored as the current number says.
+    numbers = [version["version"] for version in versions["versions"]]
+    assert len(numbers) >= 10
+    assert numbers == list(range(1 + applied, 1 + applied - len(numbers), -1)), "a gap in the history"
+
+
+async def check_thoughts(client: TeamClient, ledger: Ledger, session_id: str) -> None:
+    thoughts: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = await client.call(
+            "get_session", {"session_id": session_id, **({"cursor": cursor} if cursor else {})}
+        )
+        thoughts += page["thoughts"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    sequences = [thought["sequence"] for thought in thoughts]
+    assert sequences == list(range(1, len(thoughts) + 1)), "a gap or a duplicate in the sequence"
+    applied = assert_applied_counts(ledger, Counter(thought["content"] for thought in thoughts), "-t")
+    assert applied == len(thoughts) >= 2 * THOUGHTS_PER_THINKER
+
+
+async def check_tasks(client: TeamClient, claims: dict[str, list[str]], tag: str, unanswered: int) -> None:
+    acknowledged = [task for member_claims in claims.values() for task in member_claims]
+    assert len(acknowledged) == len(set(acknowledged)), "a task was handed to two claims"
+    listed = await client.call("list_tasks", {"limit": 1000})
+    ours = {
+        task["task_id"]: task["status"] for task in listed["tasks"] if task["task_id"].startswith(f"{tag}-")
+    }
+    assert len(ours) == len(MEMBERS) * TASKS_PER_MEMBER
+    assert set(ours.values()) == {"in_progress"}, "a task left unclaimed"
+    assert set(acknowledged) <= set(ours)
+    assert len(ours) - len(acknowledged) <= unanswered, "claims went missing without a lost answer"
+
+
+async def official_client_smoke(cluster: Cluster, era: str) -> None:
+    """The official SDK client through the balancer: the handshake (2025) or none (2026)."""
+    import httpx2
+    from hostd_testing import envelope_of
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {MEMBERS['m1']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        mode = "legacy" if era == HANDSHAKE else era
+        async with Client(
+            streamable_http_client(cluster.balancer.url, http_client=http), mode=mode
+        ) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"create_memory", "get_next_task", "sequential_thinking"} <= names
+            stats = envelope_of(await client.call_tool("get_task_stats", {}))
+            assert stats["status"] == "success"
