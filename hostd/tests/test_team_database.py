@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from hostd_testing import install_plugin_source, pythonpath_with
+from hostd_testing.postgres import PostgresServer
 
 LEDGER = '''
 from pydantic import Field
@@ -245,3 +246,33 @@ def test_db_copy_moves_the_local_store_once_and_reports_conflicts(
     assert "ledger: CONFLICT entry 2 differs in the team database" in conflict.stdout
     called = _hostd(ledger_env, config, postgres_url, "call", "add_entry", "--arg", "body=third")
     assert json.loads(called.stdout)["entries"] == 3  # the conflicting entry was not overwritten or added
+
+
+def test_readyz_follows_the_team_database(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    from hostd_testing import HttpServer
+
+    def readyz(base: str) -> int:
+        try:
+            with urllib.request.urlopen(f"{base}/readyz", timeout=30) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as refused:
+            return int(refused.code)
+
+    database = postgres_url.rsplit("/", 1)[1]
+    env = {**ledger_env, "HOSTD_CACHE_DIR": "off", "TEAM_DB": postgres_url}
+    with HttpServer.start(_config(tmp_path), env=env) as server:
+        assert readyz(server.base) == 200
+        postgres_server.psql(
+            f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false;'
+            f" SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}'"
+        )
+        try:
+            assert readyz(server.base) == 503
+        finally:
+            postgres_server.psql(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+        assert readyz(server.base) == 200
