@@ -17,7 +17,7 @@ async def test_every_tool_through_a_real_stdio_server(tmp_path: Path, mode: str)
     config = write_config(tmp_path, ["memory"], config={"language": "en", "allowed_roots": [str(tmp_path)]})
     async with served_client(config, mode=mode) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert len(names) == 16
+        assert len(names) == 18
         await ok(client, "create_memory", uri="core://me", content="服务进程里的记忆", priority=0)
         await ok(client, "update_memory", uri="core://me", content=" 追加", append=True)
         await ok(client, "add_alias", target_uri="core://me", alias_uri="user://me")
