@@ -390,3 +390,32 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
     assert tagged["memory"]["version"] == 3 and linked["created"] is True
     assert [m["memory"]["uri"] for m in listed["memories"]] == ["old://note"]
     assert [(v["version"], v["tags"]) for v in versions["versions"]] == [(3, ["迁移"]), (2, []), (1, [])]
+
+
+@pytest.mark.parametrize(("walk", "selective"), [(2_000, 2_000), (3, 2), (1_000, 0), (2, 1_000)])
+async def test_filtered_listings_page_the_same_whichever_way_they_are_read(
+    memory_client: MemoryClient, monkeypatch: pytest.MonkeyPatch, walk: int, selective: int
+) -> None:
+    """list_page reads a tag's memories, a time window, or walks the rank order: same pages each way."""
+    from hostd_memory import store
+
+    monkeypatch.setattr(store, "LISTING_WALK", walk)
+    monkeypatch.setattr(store, "LISTING_SELECTIVE", selective)
+    async with memory_client() as client:
+        for i in range(30):
+            tags = ["even" if i % 2 == 0 else "odd", *(["third"] if i % 3 == 0 else [])]
+            await ok(
+                client, "create_memory", uri=f"p://{i:02d}", content=f"note {i}", priority=i % 4, tags=tags
+            )
+        expected = [f"p://{i:02d}" for i in sorted(range(30), key=lambda i: (i % 4, -i)) if i % 6 == 0]
+        pages: list[str] = []
+        cursor = None
+        while True:
+            arguments = {"tags": ["even", "third"], "limit": 2, "created_after": "2020-01-01"}
+            page = await ok(client, "list_memories", **arguments, **({"cursor": cursor} if cursor else {}))
+            pages += [m["memory"]["uri"] for m in page["memories"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        none = await ok(client, "list_memories", tags=["odd", "third"], created_before="2020-01-01")
+    assert pages == expected and none["count"] == 0

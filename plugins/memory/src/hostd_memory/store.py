@@ -179,7 +179,11 @@ def _tags_and_links_v3(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID"""
     )
     conn.execute("CREATE INDEX memory_links_by_target ON memory_links (to_id, from_id)")
+    # Listings by rank whatever the status (the filters below are checked along the way), and
+    # by creation or change time (narrow time windows): see MemoryStore._listing_source.
+    conn.execute("CREATE INDEX memories_by_rank ON memories (priority, updated_at DESC, id DESC)")
     conn.execute("CREATE INDEX memories_by_creation ON memories (created_at)")
+    conn.execute("CREATE INDEX memories_by_change ON memories (updated_at)")
 
 
 MIGRATIONS = [_schema_v1, _words_vocabulary_v2, _tags_and_links_v3]
@@ -193,6 +197,13 @@ RELATED_TERMS = 64
 RELATED_RARE = 200
 RELATED_PIECES = 8
 RELATED_LIMIT = 5
+# How many tokens found too common for related memories are remembered (so not counted again).
+COMMON_TOKENS_KEPT = 200_000
+# A listing filtered by tags or times reads the memories of its most selective filter when that
+# holds at most LISTING_SELECTIVE (then sorts them); else it first checks the LISTING_WALK first
+# memories in rank order (see MemoryStore.list_page).
+LISTING_SELECTIVE = 2_000
+LISTING_WALK = 2_000
 # get_memory_stats lists the most used tags, at most this many.
 STATS_TAGS = 100
 
@@ -529,6 +540,7 @@ class MemoryStore:
         self.path = path
         self._prepared = threading.local()
         self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
+        self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
         self._db = Database(
             path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
         )
@@ -745,6 +757,7 @@ class MemoryStore:
             conn.execute("DELETE FROM aliases WHERE memory_id = ?", (memory.id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
         self._large_counts.clear()  # counts fall only here: count afresh
+        self._common_tokens.clear()
         return memory, int(versions) + 1, aliases
 
     def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
@@ -883,25 +896,116 @@ class MemoryStore:
 
     # --- listings -----------------------------------------------------------------------
 
-    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
-        """Most important first, then most recently updated; ``after`` is the last row's key."""
-        where, params = filters.sql()
-        if after is not None:
-            priority, updated_at, memory_id = after
-            where += (
-                " AND (m.priority > ? OR (m.priority = ? AND (m.updated_at < ? OR "
-                "(m.updated_at = ? AND m.id < ?))))"
-            )
-            params += [priority, priority, updated_at, updated_at, memory_id]
-        rows = (
-            self._conn()
-            .execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} "
-                "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
-                [*params, limit],
-            )
-            .fetchall()
+    @staticmethod
+    def _after_rank(alias: str, after: list[Any] | None) -> tuple[str, list[Any]]:
+        """The keyset condition 'after this row' in rank order (priority, then newest change)."""
+        if after is None:
+            return "", []
+        priority, updated_at, memory_id = after
+        return (
+            f" AND ({alias}.priority > ? OR ({alias}.priority = ? AND ({alias}.updated_at < ? OR "
+            f"({alias}.updated_at = ? AND {alias}.id < ?))))",
+            [priority, priority, updated_at, updated_at, memory_id],
         )
+
+    def _selective_source(
+        self, conn: sqlite3.Connection, filters: Filters
+    ) -> tuple[int, str, str, list[Any]]:
+        """The filter keeping the fewest memories, counted up to ``LISTING_SELECTIVE`` + 1:
+        (count, index hint, driving clause, its params) to read only what it keeps."""
+        bound = LISTING_SELECTIVE + 1
+        best: tuple[int, str, str, list[Any]] | None = None
+        for tag in filters.tags:
+            count = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?)", (tag, bound)
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                clause = " AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag = ?)"
+                best = (count, "", clause, [tag])
+        for index, column, low, high in (
+            ("memories_by_creation", "created_at", filters.created_after, filters.created_before),
+            ("memories_by_change", "updated_at", filters.updated_after, filters.updated_before),
+        ):
+            if low is None and high is None:
+                continue
+            count = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY {index} "
+                f"WHERE {column} >= ? AND {column} < ? LIMIT ?)",
+                (low or "", high or "\uffff", bound),
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                best = (count, f"INDEXED BY {index}", "", [])
+        assert best is not None
+        return best
+
+    def _walk_rank(
+        self, conn: sqlite3.Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
+    ) -> list[MemoryRow] | None:
+        """The page, if the first ``LISTING_WALK`` memories in rank order after ``after`` hold it."""
+        keyset, keyset_params = self._after_rank("m", after)
+        cursor = conn.execute(
+            f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m INDEXED BY memories_by_rank "
+            f"WHERE 1{keyset} ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC",
+            [*params, *keyset_params],
+        )
+        kept: list[int] = []
+        walked = 0
+        try:
+            while walked < LISTING_WALK and len(kept) < limit:
+                batch = cursor.fetchmany(min(500, LISTING_WALK - walked))
+                if not batch:
+                    break
+                walked += len(batch)
+                kept += [int(r[0]) for r in batch if r[1]]
+        finally:
+            cursor.close()
+        if len(kept) < limit and walked >= LISTING_WALK:
+            return None
+        kept = kept[:limit]
+        rows = self.memories_for(kept)
+        return [rows[i] for i in kept if i in rows]
+
+    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        """Most important first, then most recently updated; ``after`` is the last row's key.
+
+        Under tag or time filters, a filter keeping at most ``LISTING_SELECTIVE`` memories is read
+        alone and sorted. Otherwise the first ``LISTING_WALK`` memories in rank order are checked
+        against the filters, which finds a page at once when the filters keep many; only if they
+        hold too few is the most selective filter's whole set read and sorted.
+        """
+        conn = self._conn()
+        where, params = filters.sql()
+        keyset, keyset_params = self._after_rank("m", after)
+        order = "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?"
+        has_time = any(
+            v is not None
+            for v in (
+                filters.created_after,
+                filters.created_before,
+                filters.updated_after,
+                filters.updated_before,
+            )
+        )
+        if filters.linked_to is None and (filters.tags or has_time):
+            count, hint, driver, driver_params = self._selective_source(conn, filters)
+            if count > LISTING_SELECTIVE:
+                walked = self._walk_rank(conn, where, params, after, limit)  # aliases included
+                if walked is not None:
+                    return walked
+            # Sort ids and keys only (the contents stay on disk), then read the page's rows.
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.id FROM memories m {hint} WHERE {where}{driver}{keyset} {order}",
+                    [*params, *driver_params, *keyset_params, limit],
+                )
+            ]
+            found = self.memories_for(ids)
+            return [found[i] for i in ids if i in found]
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where}{keyset} {order}",
+            [*params, *keyset_params, limit],
+        ).fetchall()
         return self._with_aliases([MemoryRow.from_row(r) for r in rows])
 
     def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
@@ -1693,23 +1797,26 @@ class MemoryStore:
     def _rare_pieces(
         self, conn: sqlite3.Connection, memory: MemoryRow
     ) -> list[tuple[int, search_text.Piece, str]]:
-        """The rarest pieces of the memory's text that some other memory holds: (count, piece, term)."""
+        """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
+
+        A piece here is one exact index token (a word as written, a CJK bigram) or phrase, not a
+        word's every form: counting forms would multiply the queries by ten for little gain.
+        """
         text = f"{memory.path}\n{memory.disclosure}\n{memory.content[:RELATED_TEXT_CHARS]}"
-        terms: dict[str, None] = {}
+        candidates: dict[str, None] = {}
         for line in re.split(r"[\n。！？!?；;]+", text):
-            terms.update(dict.fromkeys(search_text.split_terms(line)))
-            if len(terms) >= RELATED_TERMS:
+            for piece in search_text.relaxed_pieces(search_text.split_terms(line)):
+                form = piece.forms[0]
+                if piece.counted and len(form) >= 2:
+                    candidates.setdefault(form)
+            if len(candidates) >= RELATED_TERMS:
                 break
-        candidates: list[tuple[search_text.Piece, str]] = []
-        seen: set[tuple[str, ...]] = set()
-        for term in list(terms)[:RELATED_TERMS]:
-            for piece in search_text.relaxed_pieces([term]):
-                if piece.counted and piece.forms not in seen:
-                    seen.add(piece.forms)
-                    candidates.append((piece, piece.forms[0]))
-        tokens = list(
-            dict.fromkeys(t for piece, _ in candidates for form in piece.forms for t in form.split(" "))
-        )
+        forms = list(candidates)[:RELATED_TERMS]
+        tokens = [
+            t
+            for t in dict.fromkeys(t for form in forms for t in form.split(" "))
+            if t not in self._common_tokens and t not in self._large_counts  # known to be common
+        ]
         counts: dict[str, int] = {}
         for start in range(0, len(tokens), TOKEN_COUNT_BATCH):
             chunk = tokens[start : start + TOKEN_COUNT_BATCH]
@@ -1718,12 +1825,13 @@ class MemoryStore:
                 params += [search_text.fts_literal(token), RELATED_RARE + 2]
             row = conn.execute("SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk)), params).fetchone()
             counts.update(zip(chunk, (int(c) for c in row), strict=True))
+        if len(self._common_tokens) < COMMON_TOKENS_KEPT:  # a token's count falls only rarely: remember it
+            self._common_tokens.update(t for t, c in counts.items() if c > RELATED_RARE + 1)
         rare = []
-        for piece, term in candidates:
-            held = [f for f in piece.forms if min(counts[t] for t in f.split(" ")) > 0]
-            found_in = sum(min(counts[t] for t in f.split(" ")) for f in held)
+        for form in forms:
+            found_in = min(counts.get(t, RELATED_RARE + 2) for t in form.split(" "))
             if 2 <= found_in <= RELATED_RARE + 1:  # the memory itself is one of them
-                rare.append((found_in, search_text.Piece(tuple(held)), term))
+                rare.append((found_in, search_text.Piece((form,)), form))
         rare.sort(key=lambda r: r[0])
         return rare[:RELATED_PIECES]
 
