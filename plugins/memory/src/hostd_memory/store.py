@@ -213,6 +213,8 @@ STATS_TAGS = 100
 # RELAXED_RANK_CAP of them at most (see ``MemoryStore._relaxed_queries``).
 STRICT_RANK_CAP = 400
 RELAXED_RANK_CAP = 1_000
+# A capped ranking that filters leave short of a page widens tenfold while at most this many.
+RANK_WIDEN_MAX = 10_000
 # A piece in more than this share of the memories (and more than PREFIX_FLOOR) adds nothing to
 # BM25 and is left out of the relaxed stage.
 SCORE_SHARE = 0.5
@@ -1089,7 +1091,8 @@ class MemoryStore:
 
         With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
         ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
-        than ``limit``, the query runs again over every match. With no filter but the status,
+        than ``limit``, the query runs again over the ten times as many newest (up to
+        ``RANK_WIDEN_MAX``), then over every match. With no filter but the status,
         FTS5 ranks on its own and only the best few are looked up in ``memories``.
         """
         conn = self._conn()
@@ -1117,7 +1120,10 @@ class MemoryStore:
                 for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
             ]
         if floor is not None and len(rows) < limit:
-            return self._ranked(table, expression, filters, extra, extra_params, limit)
+            # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
+            # ranking every match, which costs a BM25 score per match.
+            wider = cap * 10 if cap is not None and cap * 10 <= RANK_WIDEN_MAX else None
+            return self._ranked(table, expression, filters, extra, extra_params, limit, wider)
         return rows
 
     @staticmethod

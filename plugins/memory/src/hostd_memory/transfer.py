@@ -480,7 +480,7 @@ def looks_like_graph(text: str) -> bool:
     return False
 
 
-def _graph_line(number: int, line: str) -> tuple[str, dict[str, Any]]:
+def _graph_line(line: str) -> tuple[str, dict[str, Any]]:
     """One line's kind and fields; raises ValueError with a stable problem word."""
     try:
         item = json.loads(line)
@@ -515,7 +515,7 @@ def official_graph_document(text: str, *, max_problems: int = 50) -> GraphDocume
         if not line.strip():
             continue
         try:
-            kind, item = _graph_line(number, line)
+            kind, item = _graph_line(line)
             if kind == "entity":
                 tags = normalise_tags([item["entityType"]]) if item["entityType"].strip() else []
                 item = {**item, "tags": tags}
