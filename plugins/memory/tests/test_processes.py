@@ -111,6 +111,11 @@ async def test_tags_times_links_and_graph_import_through_a_real_stdio_server(tmp
         )
         listed = await ok(client, "list_memories", linked_to="ops://deploy", updated_before="9999-12-31")
         bad = envelope_of(await client.call_tool("list_memories", {"created_before": "99999-01-01"}))
+        retagged = await ok(client, "update_memory", uri="ops://rollback", tags=["运维", "回滚"])
+        by_tags = await ok(client, "list_memories", tags=["回滚"], created_after="2020-01-01")
+        windowed = await ok(
+            client, "search_memory", query="流程", updated_after="2020-01-01", created_before="9999-01-01"
+        )
         read = await ok(client, "read_memory", uri="ops://deploy")
         unlinked = await ok(client, "unlink_memories", from_uri="ops://rollback", to_uri="ops://deploy")
         imported = await ok(client, "import_memories", input_path="memory.jsonl")
@@ -121,6 +126,10 @@ async def test_tags_times_links_and_graph_import_through_a_real_stdio_server(tmp
     assert bad["error"]["code"] == "INVALID_ARGUMENT" and "2026-05-01" in bad["error"]["hint"]
     assert read["relations"]["linked_from"] == [{"uri": "ops://rollback", "relation": "依赖"}]
     assert read["relations"]["related"][0]["uri"] == "ops://rollback"
+    assert retagged["memory"]["tags"] == ["回滚", "运维"] and retagged["memory"]["version"] == 2
+    assert [m["memory"]["uri"] for m in by_tags["memories"]] == ["ops://rollback"]
+    assert {h["uri"] for h in windowed["hits"]} == {"ops://deploy", "ops://rollback"}
     assert unlinked["removed"] == ["依赖"] and imported["created"] == 2 and imported["links_added"] == 1
     assert again["skipped"] == 2 and again["links_added"] == 0
-    assert stats["by_tag"] == {"运维": 2, "deploy": 1, "人物": 1, "项目": 1} and stats["link_count"] == 1
+    assert stats["by_tag"] == {"运维": 2, "deploy": 1, "回滚": 1, "人物": 1, "项目": 1}
+    assert stats["link_count"] == 1
