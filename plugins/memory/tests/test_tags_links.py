@@ -55,6 +55,7 @@ async def test_tag_changes_are_versioned_and_rolled_back_like_content(memory_cli
         same = await ok(client, "update_memory", uri="a://x", tags=["three", "TWO"])
         cleared = await ok(client, "update_memory", uri="a://x", tags=[])
         versions = await ok(client, "get_memory_versions", uri="a://x")
+        offered = await ok(client, "list_rollbacks", uri="a://x")
         rolled = await ok(client, "rollback_memory", uri="a://x", version=2)
         filtered = await ok(client, "list_memories", tags=["three"])
     assert changed["mode"] == "metadata" and changed["memory"]["tags"] == ["three", "two"]
@@ -64,6 +65,10 @@ async def test_tag_changes_are_versioned_and_rolled_back_like_content(memory_cli
         (3, []),
         (2, ["three", "two"]),
         (1, ["one"]),
+    ]
+    assert [(r["version"], r["tags_changed"], r["content_changed"]) for r in offered["rollbacks"]] == [
+        (2, True, False),
+        (1, True, False),
     ]
     assert rolled["changed"] is True and rolled["memory"]["tags"] == ["three", "two"]
     assert [m["memory"]["uri"] for m in filtered["memories"]] == ["a://x"]

@@ -166,6 +166,7 @@ class RollbackOption(VersionSummary):
     lines_removed: int = Field(description="Lines the rollback would remove from the current content")
     priority_change: str | None = Field(description="'current -> restored' when the priority would change")
     disclosure_changed: bool
+    tags_changed: bool = Field(description="Whether rolling back to this version changes the tags")
 
 
 class MostRead(BaseModel):

@@ -1956,7 +1956,7 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
     """The versions a memory can be rolled back to (every version but the current), newest first, each
     with what a rollback would change against the current state (content lines added/removed, priority,
-    disclosure)."""
+    disclosure, tags)."""
     import difflib
 
     parsed = _memory_uri(ctx, uri, "uri")
@@ -1984,6 +1984,7 @@ def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> L
                 if version.priority != memory.priority
                 else None,
                 disclosure_changed=version.disclosure != memory.disclosure,
+                tags_changed=version.tags != memory.tags,
             )
         )
     options, _ = fill_within_budget(options, _budget(ctx))
