@@ -17,7 +17,7 @@ async def test_every_tool_through_a_real_stdio_server(tmp_path: Path, mode: str)
     config = write_config(tmp_path, ["memory"], config={"language": "en", "allowed_roots": [str(tmp_path)]})
     async with served_client(config, mode=mode) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert len(names) == 16
+        assert len(names) == 18
         await ok(client, "create_memory", uri="core://me", content="服务进程里的记忆", priority=0)
         await ok(client, "update_memory", uri="core://me", content=" 追加", append=True)
         await ok(client, "add_alias", target_uri="core://me", alias_uri="user://me")
@@ -85,3 +85,51 @@ async def test_fuzz_check_in_chinese_with_another_seed(memory_client: MemoryClie
         envelope = envelope_of(await client.call_tool("get_memory_stats", {}))
     assert report.calls > 0 and not report.failures, report.failures
     assert envelope["status"] == "success"
+
+
+async def test_tags_times_links_and_graph_import_through_a_real_stdio_server(tmp_path: Path) -> None:
+    """Issue 16's arguments and tools over a real `hostd serve`, in Chinese."""
+    import json
+
+    graph = [
+        {"type": "entity", "name": "李雷", "entityType": "人物", "observations": ["负责支付"]},
+        {"type": "relation", "from": "李雷", "to": "李雷的项目", "relationType": "拥有"},
+        {"type": "entity", "name": "李雷的项目", "entityType": "项目", "observations": ["支付网关"]},
+    ]
+    (tmp_path / "memory.jsonl").write_text("\n".join(json.dumps(g, ensure_ascii=False) for g in graph))
+    config = write_config(tmp_path, ["memory"], config={"language": "zh", "allowed_roots": [str(tmp_path)]})
+    async with served_client(config) as client:
+        await ok(
+            client, "create_memory", uri="ops://deploy", content="部署流程 deploy", tags=["运维", "Deploy"]
+        )
+        await ok(client, "create_memory", uri="ops://rollback", content="回滚流程 deploy", tags=["运维"])
+        linked = await ok(
+            client, "link_memories", from_uri="ops://rollback", to_uri="ops://deploy", relation="依赖"
+        )
+        found = await ok(
+            client, "search_memory", query="deploy", tags=["deploy", "运维"], created_after="2020-01-01"
+        )
+        listed = await ok(client, "list_memories", linked_to="ops://deploy", updated_before="9999-12-31")
+        bad = envelope_of(await client.call_tool("list_memories", {"created_before": "99999-01-01"}))
+        retagged = await ok(client, "update_memory", uri="ops://rollback", tags=["运维", "回滚"])
+        by_tags = await ok(client, "list_memories", tags=["回滚"], created_after="2020-01-01")
+        windowed = await ok(
+            client, "search_memory", query="流程", updated_after="2020-01-01", created_before="9999-01-01"
+        )
+        read = await ok(client, "read_memory", uri="ops://deploy")
+        unlinked = await ok(client, "unlink_memories", from_uri="ops://rollback", to_uri="ops://deploy")
+        imported = await ok(client, "import_memories", input_path="memory.jsonl")
+        again = await ok(client, "import_memories", input_path="memory.jsonl")
+        stats = await ok(client, "get_memory_stats")
+    assert linked["created"] is True and [h["uri"] for h in found["hits"]] == ["ops://deploy"]
+    assert [m["memory"]["uri"] for m in listed["memories"]] == ["ops://rollback"]
+    assert bad["error"]["code"] == "INVALID_ARGUMENT" and "2026-05-01" in bad["error"]["hint"]
+    assert read["relations"]["linked_from"] == [{"uri": "ops://rollback", "relation": "依赖"}]
+    assert read["relations"]["related"][0]["uri"] == "ops://rollback"
+    assert retagged["memory"]["tags"] == ["回滚", "运维"] and retagged["memory"]["version"] == 2
+    assert [m["memory"]["uri"] for m in by_tags["memories"]] == ["ops://rollback"]
+    assert {h["uri"] for h in windowed["hits"]} == {"ops://deploy", "ops://rollback"}
+    assert unlinked["removed"] == ["依赖"] and imported["created"] == 2 and imported["links_added"] == 1
+    assert again["skipped"] == 2 and again["links_added"] == 0
+    assert stats["by_tag"] == {"运维": 2, "deploy": 1, "回滚": 1, "人物": 1, "项目": 1}
+    assert stats["link_count"] == 1

@@ -23,9 +23,11 @@ def test_registering_the_tools_loads_no_store_sqlite_or_search_code() -> None:
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["tools"] == 16
+    assert report["tools"] == 18
     assert all("return" in names for names in report["hints"].values())  # answer models resolve
     assert report["hints"]["search_memory"] == [
+        "created_after",
+        "created_before",
         "ctx",
         "domain",
         "limit",
@@ -33,5 +35,8 @@ def test_registering_the_tools_loads_no_store_sqlite_or_search_code() -> None:
         "priority_min",
         "query",
         "return",
+        "tags",
+        "updated_after",
+        "updated_before",
     ]
     assert report["loaded"] == []

@@ -12,11 +12,14 @@ from conftest import MemoryClient, call, error_code, ok
 
 pytestmark = pytest.mark.anyio
 
+# The filters list_memories and search_memory share (issue 16).
+FILTERS = ("tags", "created_after", "created_before", "updated_after", "updated_before")
 
-async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_client: MemoryClient) -> None:
+
+async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_client: MemoryClient) -> None:
     expected = {
         "read_memory": {"uri", "cursor"},
-        "create_memory": {"uri", "content", "priority", "disclosure"},
+        "create_memory": {"uri", "content", "priority", "disclosure", "tags"},
         "update_memory": {
             "uri",
             "content",
@@ -26,12 +29,22 @@ async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_clie
             "priority",
             "disclosure",
             "status",
+            "tags",
         },
         "delete_memory": {"uri", "force"},
-        "search_memory": {"query", "domain", "limit", "priority_min", "priority_max"},
+        "search_memory": {"query", "domain", "limit", "priority_min", "priority_max", *FILTERS},
         "preload_memory": {"context_type", "context_data"},
         "save_session": {"title", "summary"},
-        "list_memories": {"domain", "status", "limit", "priority_min", "priority_max", "cursor"},
+        "list_memories": {
+            "domain",
+            "status",
+            "limit",
+            "priority_min",
+            "priority_max",
+            "cursor",
+            *FILTERS,
+            "linked_to",
+        },
         "get_memory_stats": set(),
         "export_memories": {
             "domain",
@@ -41,8 +54,10 @@ async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_clie
             "overwrite",
             "cursor",
         },
-        "import_memories": {"data", "strategy"},
+        "import_memories": {"data", "strategy", "input_path"},
         "add_alias": {"target_uri", "alias_uri"},
+        "link_memories": {"from_uri", "to_uri", "relation"},
+        "unlink_memories": {"from_uri", "to_uri", "relation"},
         "get_memory_versions": {"uri", "limit"},
         "rollback_memory": {"uri", "version"},
         "diff_versions": {"uri", "version1", "version2"},
@@ -58,6 +73,8 @@ async def test_all_sixteen_tools_are_listed_with_the_spec_parameters(memory_clie
     assert tools["search_memory"].annotations.read_only_hint is True
     assert tools["delete_memory"].annotations.destructive_hint is True
     assert tools["create_memory"].annotations.destructive_hint is False
+    assert tools["link_memories"].annotations.idempotent_hint is True
+    assert tools["unlink_memories"].annotations.destructive_hint is True
 
 
 @pytest.mark.smoke

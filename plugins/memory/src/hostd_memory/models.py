@@ -49,6 +49,7 @@ class MemoryRecord(BaseModel):
     domain: str
     path: str
     aliases: list[str]
+    tags: list[str] = Field(description="Normalised tags (case-folded), sorted")
     priority: int = Field(description="0 is most important, 10 least")
     disclosure: str = Field(description="When to bring this memory up")
     status: Status
@@ -83,6 +84,7 @@ class VersionSummary(BaseModel):
     priority: int
     disclosure: str
     status: Status
+    tags: list[str]
     size: int
     preview: str
 
@@ -92,10 +94,29 @@ class MentionedUri(BaseModel):
     exists: bool
 
 
+class Link(BaseModel):
+    uri: str = Field(description="The memory at the other end")
+    relation: str
+
+
+class RelatedMemory(BaseModel):
+    uri: str
+    priority: int
+    tags: list[str]
+    shared_tags: list[str] = Field(description="Rare tags both memories carry")
+    shared_terms: list[str] = Field(description="Rare terms both memories hold")
+    preview: str
+
+
 class Relations(BaseModel):
     aliases: list[str]
     mentions: list[MentionedUri] = Field(description="URIs this memory's content mentions")
     mentioned_by: list[str] = Field(description="Memories whose content mentions this one")
+    links_to: list[Link] = Field(default_factory=list, description="Links from this memory (link_memories)")
+    linked_from: list[Link] = Field(default_factory=list, description="Links from other memories to this one")
+    related: list[RelatedMemory] = Field(
+        default_factory=list, description="A few memories sharing rare tags or terms with this one"
+    )
 
 
 class IndexEntry(BaseModel):
@@ -122,6 +143,7 @@ class SearchHit(BaseModel):
     status: Status
     disclosure: str
     aliases: list[str]
+    tags: list[str]
     snippet: str
     score: float = Field(description="BM25 score; lower is a better match")
     matched: Literal["all_terms", "any_term"] = Field(
@@ -133,6 +155,7 @@ class SearchHit(BaseModel):
 class PreloadItem(BaseModel):
     uri: str
     priority: int
+    tags: list[str]
     reasons: list[str] = Field(description="Why this memory fits the context")
     preview: str
 
@@ -143,6 +166,7 @@ class RollbackOption(VersionSummary):
     lines_removed: int = Field(description="Lines the rollback would remove from the current content")
     priority_change: str | None = Field(description="'current -> restored' when the priority would change")
     disclosure_changed: bool
+    tags_changed: bool = Field(description="Whether rolling back to this version changes the tags")
 
 
 class MostRead(BaseModel):
@@ -160,6 +184,9 @@ class ImportProblem(BaseModel):
     uri: str | None
     code: str = Field(description="INVALID_ARGUMENT (the item is wrong), ALREADY_EXISTS or CONFLICT")
     field: str | None = Field(default=None, description="The item's field at fault, e.g. versions.0.content")
+    line: int | None = Field(
+        default=None, description="For a file of the official memory server: the line at fault (from 1)"
+    )
     problem: str
     message: str
     cycle: list[ImportItemRef] | None = Field(
@@ -247,6 +274,9 @@ class MemoryStatsResult(ToolOutput):
     alias_count: int
     session_count: int
     database_bytes: int
+    by_tag: dict[str, int] = Field(description="Memories per tag, the 100 most used tags")
+    tag_count: int = Field(description="Distinct tags in use")
+    link_count: int
 
 
 class ExportMemoriesResult(ToolOutput):
@@ -270,6 +300,11 @@ class ImportMemoriesResult(ToolOutput):
     unchanged: int = Field(
         description="Existing memories the item would not change (overwrite or merge): no new version"
     )
+    links_added: int = Field(default=0, description="Links that were not there before")
+    source: Literal["hostd-memory-export", "official-memory-graph"] = Field(
+        default="hostd-memory-export", description="What the input was, detected by its shape"
+    )
+    input_path: str | None = None
     errors: list[ImportProblem]
 
 
@@ -312,3 +347,16 @@ class DiffVersionsResult(ToolOutput):
     diff: str = Field(description="Unified diff from version1 to version2")
     identical: bool
     truncated: bool = Field(description="True when contents or diff were cut to fit the answer budget")
+
+
+class LinkMemoriesResult(ToolOutput):
+    from_uri: str
+    to_uri: str
+    relation: str = Field(description="The relation name as stored (normalised)")
+    created: bool = Field(description="False when the link was already there (nothing changed)")
+
+
+class UnlinkMemoriesResult(ToolOutput):
+    from_uri: str
+    to_uri: str
+    removed: list[str] = Field(description="The relation names of the links removed")

@@ -1,4 +1,4 @@
-"""hostd hooks of the memory plugin: its settings model and its 16 tools.
+"""hostd hooks of the memory plugin: its settings model and its 18 tools.
 
 Nothing heavy happens here: the SQLite store opens on the first tool call
 (``ToolContext.plugin.resource("store", ...)``) and the host closes it at shut-down.

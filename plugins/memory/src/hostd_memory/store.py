@@ -15,7 +15,9 @@ messages in the user's language.
 from __future__ import annotations
 
 import datetime
+import json
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,8 +34,9 @@ VISIBLE = "m.status != 'deleted'"
 
 _MEMORY_COLUMNS = (
     "m.id, m.uri, m.domain, m.path, m.content, m.priority, m.disclosure, m.status, m.access_count, "
-    "m.last_accessed_at, m.created_at, m.updated_at, m.version, m.change, m.change_note"
+    "m.last_accessed_at, m.created_at, m.updated_at, m.version, m.change, m.change_note, m.tags"
 )
+_VERSION_COLUMNS = "version, content, priority, disclosure, status, change, change_note, created_at, tags"
 
 SCHEMA_V1 = [
     """CREATE TABLE memories (
@@ -134,7 +137,75 @@ def _words_vocabulary_v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE VIRTUAL TABLE memory_words_vocab USING fts5vocab(memory_words, 'row')")
 
 
-MIGRATIONS = [_schema_v1, _words_vocabulary_v2]
+def _tags_and_links_v3(conn: sqlite3.Connection) -> None:
+    """Tags (versioned with the memory) and typed links between memories.
+
+    The tag list lives on the memory and on each version as a JSON array of normalised tags, so
+    a version is the whole state and a rollback restores tags with content; ``memory_tags`` is
+    the lookup table the filters and counts use, kept in step by triggers from that column.
+    Links join memory ids (never URIs), so they follow a memory through its aliases; they are
+    not versioned, and go with the memory only when it is removed for good (the foreign keys).
+    """
+    conn.execute("ALTER TABLE memories ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'")
+    conn.execute("ALTER TABLE memory_versions ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'")
+    conn.execute(
+        """CREATE TABLE memory_tags (
+            tag TEXT NOT NULL,
+            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            PRIMARY KEY (tag, memory_id)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX memory_tags_by_memory ON memory_tags (memory_id)")
+    conn.execute(
+        """CREATE TRIGGER memories_tags_insert AFTER INSERT ON memories BEGIN
+            INSERT OR IGNORE INTO memory_tags (tag, memory_id) SELECT value, new.id FROM json_each(new.tags);
+        END"""
+    )
+    conn.execute(
+        """CREATE TRIGGER memories_tags_update AFTER UPDATE OF tags ON memories
+        WHEN old.tags IS NOT new.tags BEGIN
+            DELETE FROM memory_tags WHERE memory_id = new.id;
+            INSERT OR IGNORE INTO memory_tags (tag, memory_id) SELECT value, new.id FROM json_each(new.tags);
+        END"""
+    )
+    conn.execute(
+        """CREATE TABLE memory_links (
+            from_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            to_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (from_id, to_id, relation),
+            CHECK (from_id != to_id)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX memory_links_by_target ON memory_links (to_id, from_id)")
+    # Listings by rank whatever the status (the filters below are checked along the way), and
+    # by creation or change time (narrow time windows): see MemoryStore._listing_source.
+    conn.execute("CREATE INDEX memories_by_rank ON memories (priority, updated_at DESC, id DESC)")
+    conn.execute("CREATE INDEX memories_by_creation ON memories (created_at)")
+    conn.execute("CREATE INDEX memories_by_change ON memories (updated_at)")
+
+
+MIGRATIONS = [_schema_v1, _words_vocabulary_v2, _tags_and_links_v3]
+
+# Related memories (read_memory): the memory's first RELATED_TEXT_CHARS characters give at most
+# RELATED_TERMS terms; a term or tag is "rare" when at most RELATED_RARE memories hold it, counted
+# with queries that stop there; the RELATED_PIECES rarest rank the candidates (so at most
+# RELATED_PIECES x RELATED_RARE memories are scored), whatever the size of the store.
+RELATED_TEXT_CHARS = 4_000
+RELATED_TERMS = 64
+RELATED_RARE = 200
+RELATED_PIECES = 8
+RELATED_LIMIT = 5
+# How many tokens found too common for related memories are remembered (so not counted again).
+COMMON_TOKENS_KEPT = 200_000
+# A listing filtered by tags or times reads the memories of its most selective filter when that
+# holds at most LISTING_SELECTIVE (then sorts them); else it first checks the LISTING_WALK first
+# memories in rank order (see MemoryStore.list_page).
+LISTING_SELECTIVE = 2_000
+LISTING_WALK = 2_000
+# get_memory_stats lists the most used tags, at most this many.
+STATS_TAGS = 100
 
 # Ranking by BM25 costs time per candidate. The strict stage ranks at most the newest
 # STRICT_RANK_CAP memories holding every term (a query that broad says little about which one is
@@ -142,6 +213,8 @@ MIGRATIONS = [_schema_v1, _words_vocabulary_v2]
 # RELAXED_RANK_CAP of them at most (see ``MemoryStore._relaxed_queries``).
 STRICT_RANK_CAP = 400
 RELAXED_RANK_CAP = 1_000
+# A capped ranking that filters leave short of a page widens tenfold while at most this many.
+RANK_WIDEN_MAX = 10_000
 # A piece in more than this share of the memories (and more than PREFIX_FLOOR) adds nothing to
 # BM25 and is left out of the relaxed stage.
 SCORE_SHARE = 0.5
@@ -158,6 +231,23 @@ _BOUNDED_COUNT = "(SELECT count(*) FROM (SELECT 1 FROM memory_words WHERE memory
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def utc_time(value: str) -> str:
+    """An ISO 8601 time in the store's own spelling (UTC, microseconds, 'Z'), so stored times
+    compare as text; raises ValueError.
+
+    A naive time is taken as UTC. A time that leaves the calendar once moved to UTC
+    (0001-01-01T00:00+05:00) is refused like any other bad time.
+    """
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=datetime.UTC)
+        utc = parsed.astimezone(datetime.UTC)
+    except (ValueError, OverflowError):
+        raise ValueError(value[:80]) from None
+    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 # --- what the store raises ---------------------------------------------------------------
@@ -197,6 +287,18 @@ class NothingChanged(StoreError):
     uri: str
 
 
+@dataclass
+class SelfLink(StoreError):
+    uri: str
+
+
+@dataclass
+class LinkNotFound(StoreError):
+    from_uri: str
+    to_uri: str
+    relation: str | None
+
+
 # --- rows ----------------------------------------------------------------------------------
 
 
@@ -217,11 +319,15 @@ class MemoryRow:
     version: int
     change: str
     change_note: str
+    tags: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> MemoryRow:
-        return cls(*tuple(row)[:15])
+        values = tuple(row)
+        memory = cls(*values[:15])
+        memory.tags = json.loads(values[15])
+        return memory
 
 
 @dataclass
@@ -234,7 +340,15 @@ class VersionRow:
     change: str
     change_note: str
     created_at: str
+    tags: list[str] = field(default_factory=list)
     current: bool = False
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> VersionRow:
+        values = tuple(row)
+        version = cls(*values[:8])
+        version.tags = json.loads(values[8])
+        return version
 
 
 @dataclass
@@ -245,6 +359,7 @@ class Change:
     priority: int | None = None
     disclosure: str | None = None
     status: str | None = None
+    tags: list[str] | None = None  # normalised and sorted (see ``normalise_tags``)
 
     def changes_nothing(self, memory: MemoryRow) -> bool:
         """True when applying this would leave ``memory`` as it is (so no version is written)."""
@@ -253,7 +368,60 @@ class Change:
             and (self.priority is None or self.priority == memory.priority)
             and (self.disclosure is None or self.disclosure == memory.disclosure)
             and (self.status is None or self.status == memory.status)
+            and (self.tags is None or self.tags == memory.tags)
         )
+
+
+MAX_TAG_LENGTH = 64
+MAX_TAGS = 32
+_TAG_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028\u2029\ufeff,]")
+
+
+MAX_RELATION_LENGTH = 100
+
+
+class BadLabel(ValueError):
+    """A tag or relation name that cannot be stored; ``reason`` is a stable word the tools translate."""
+
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(f"{reason}: {text!r}")
+        self.reason = reason
+        self.text = text
+
+
+def _label(text: str, limit: int) -> str:
+    """NFKC, case-folded, inner whitespace as one space (Chinese kept as is); refused when empty,
+    longer than ``limit``, or holding control characters, commas or lone surrogates."""
+    import unicodedata
+
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        raise BadLabel("bad_character", text[:80])
+    label = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    if not label:
+        raise BadLabel("empty", text[:80])
+    if len(label) > limit:
+        raise BadLabel("too_long", text[:80])
+    if _TAG_FORBIDDEN.search(label):
+        raise BadLabel("bad_character", text[:80])
+    return label
+
+
+def normalise_tag(text: str) -> str:
+    """One spelling per tag, so 'Rust', ' rust ' and 'ＲＵＳＴ' are one tag."""
+    return _label(text, MAX_TAG_LENGTH)
+
+
+def normalise_relation(text: str) -> str:
+    """One spelling per relation name ('Depends  on' is 'depends on')."""
+    return _label(text, MAX_RELATION_LENGTH)
+
+
+def normalise_tags(texts: Iterable[str]) -> list[str]:
+    """The tags as stored: each normalised, duplicates dropped, sorted; at most ``MAX_TAGS``."""
+    tags = sorted({normalise_tag(text) for text in texts})
+    if len(tags) > MAX_TAGS:
+        raise BadLabel("too_many", str(len(tags)))
+    return tags
 
 
 @dataclass
@@ -279,6 +447,8 @@ class ImportItem:
     aliases: list[str]
     versions: list[VersionRow]
     index: int = -1  # its position in the document's memories (-1: not from a document)
+    tags: list[str] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (target URI, relation), outgoing
 
 
 @dataclass
@@ -289,6 +459,7 @@ class ImportReport:
     merged: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)  # overwrite or merge would change nothing
     errors: list[dict[str, Any]] = field(default_factory=list)  # index, uri, problem, field, target
+    links_added: int = 0
 
 
 @dataclass
@@ -299,11 +470,30 @@ class Filters:
     status: str | None = None
     priority_min: int | None = None
     priority_max: int | None = None
+    tags: tuple[str, ...] = ()  # every one of them (normalised)
+    created_after: str | None = None  # times in the store's spelling (UTC, 'Z'); after: inclusive
+    created_before: str | None = None  # before: exclusive
+    updated_after: str | None = None
+    updated_before: str | None = None
+    linked_to: int | None = None  # a memory id: memories linked to or from it
 
     @property
     def only_visible(self) -> bool:
         """True when nothing but deleted memories is filtered out."""
-        return all(v is None for v in (self.status, self.domain, self.priority_min, self.priority_max))
+        return not self.tags and all(
+            v is None
+            for v in (
+                self.status,
+                self.domain,
+                self.priority_min,
+                self.priority_max,
+                self.created_after,
+                self.created_before,
+                self.updated_after,
+                self.updated_before,
+                self.linked_to,
+            )
+        )
 
     def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
         clauses = [f"{alias}.status != 'deleted'"]
@@ -320,6 +510,26 @@ class Filters:
         if self.priority_max is not None:
             clauses.append(f"{alias}.priority <= ?")
             params.append(self.priority_max)
+        for column, operator, value in (
+            ("created_at", ">=", self.created_after),
+            ("created_at", "<", self.created_before),
+            ("updated_at", ">=", self.updated_after),
+            ("updated_at", "<", self.updated_before),
+        ):
+            if value is not None:
+                clauses.append(f"{alias}.{column} {operator} ?")
+                params.append(value)
+        for tag in self.tags:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? AND t.memory_id = {alias}.id)"
+            )
+            params.append(tag)
+        if self.linked_to is not None:
+            clauses.append(
+                f"{alias}.id IN (SELECT to_id FROM memory_links WHERE from_id = ? "
+                "UNION SELECT from_id FROM memory_links WHERE to_id = ?)"
+            )
+            params += [self.linked_to, self.linked_to]
         return " AND ".join(clauses), params
 
 
@@ -332,6 +542,7 @@ class MemoryStore:
         self.path = path
         self._prepared = threading.local()
         self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
+        self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
         self._db = Database(
             path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
         )
@@ -419,15 +630,27 @@ class MemoryStore:
 
     # --- create, change, delete ---------------------------------------------------------
 
-    def create(self, uri: MemoryUri, content: str, priority: int, disclosure: str) -> MemoryRow:
+    def create(
+        self, uri: MemoryUri, content: str, priority: int, disclosure: str, tags: Sequence[str] = ()
+    ) -> MemoryRow:
         stamp = now_iso()
         with self._write() as conn:
             self._ensure_free(conn, str(uri))
             conn.execute(
                 "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
-                "updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (str(uri), uri.domain, uri.path, content, priority, disclosure, stamp, stamp),
+                "updated_at, tags) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(uri),
+                    uri.domain,
+                    uri.path,
+                    content,
+                    priority,
+                    disclosure,
+                    stamp,
+                    stamp,
+                    json.dumps(list(tags)),
+                ),
             )
             memory = self._memory_by_uri(conn, str(uri))
         assert memory is not None
@@ -439,8 +662,7 @@ class MemoryStore:
         """Keep the current state as a version row, then write the new state as version n+1."""
         conn.execute(
             "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-            "change, "
-            "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "change, change_note, created_at, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
                 memory.version,
@@ -451,6 +673,7 @@ class MemoryStore:
                 memory.change,
                 memory.change_note,
                 memory.updated_at,
+                json.dumps(memory.tags),
             ),
         )
         stamp = now_iso()
@@ -460,20 +683,21 @@ class MemoryStore:
             priority=memory.priority if change.priority is None else change.priority,
             disclosure=memory.disclosure if change.disclosure is None else change.disclosure,
             status=memory.status if change.status is None else change.status,
+            tags=memory.tags if change.tags is None else list(change.tags),
             version=memory.version + 1,
             change=kind,
             change_note=note,
             updated_at=stamp,
         )
         conn.execute(
-            "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, version = ?, "
-            "change = ?, "
-            "change_note = ?, updated_at = ? WHERE id = ?",
+            "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, tags = ?, "
+            "version = ?, change = ?, change_note = ?, updated_at = ? WHERE id = ?",
             (
                 updated.content,
                 updated.priority,
                 updated.disclosure,
                 updated.status,
+                json.dumps(updated.tags),
                 updated.version,
                 kind,
                 note,
@@ -494,7 +718,12 @@ class MemoryStore:
             if edit is not None:
                 new_content, kind = edit(memory.content)
                 change = replace(change, content=new_content)
-            elif change.status is not None and change.priority is None and change.disclosure is None:
+            elif (
+                change.status is not None
+                and change.priority is None
+                and change.disclosure is None
+                and change.tags is None
+            ):
                 kind = "status"
             if change.changes_nothing(memory):
                 raise NothingChanged(memory.uri)
@@ -530,6 +759,7 @@ class MemoryStore:
             conn.execute("DELETE FROM aliases WHERE memory_id = ?", (memory.id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
         self._large_counts.clear()  # counts fall only here: count afresh
+        self._common_tokens.clear()
         return memory, int(versions) + 1, aliases
 
     def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
@@ -564,14 +794,14 @@ class MemoryStore:
         memory, _ = self._resolve(conn, uri, include_deleted=True)
         older_limit = -1 if limit is None else max(0, limit - 1)
         rows = conn.execute(
-            "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
+            f"SELECT {_VERSION_COLUMNS} "
             "FROM memory_versions WHERE memory_id = ? ORDER BY version DESC LIMIT ?",
             (memory.id, older_limit),
         ).fetchall()
         total = conn.execute(
             "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
         ).fetchone()[0]
-        versions = [self._current_version(memory), *(VersionRow(*row) for row in rows)]
+        versions = [self._current_version(memory), *(VersionRow.from_row(row) for row in rows)]
         return memory, versions, int(total) + 1
 
     @staticmethod
@@ -585,6 +815,7 @@ class MemoryStore:
             memory.change,
             memory.change_note,
             memory.updated_at,
+            tags=list(memory.tags),
             current=True,
         )
 
@@ -592,13 +823,12 @@ class MemoryStore:
         if version == memory.version:
             return self._current_version(memory)
         row = conn.execute(
-            "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
-            "FROM memory_versions WHERE memory_id = ? AND version = ?",
+            f"SELECT {_VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? AND version = ?",
             (memory.id, version),
         ).fetchone()
         if row is None:
             raise VersionNotFound(memory.uri, version, memory.version)
-        return VersionRow(*row)
+        return VersionRow.from_row(row)
 
     def version_pair(self, uri: str, first: int, second: int) -> tuple[MemoryRow, VersionRow, VersionRow]:
         conn = self._conn()
@@ -617,7 +847,11 @@ class MemoryStore:
             target = self._version(conn, memory, version)
             status = "active" if memory.status == "deleted" else None
             change = Change(
-                content=target.content, priority=target.priority, disclosure=target.disclosure, status=status
+                content=target.content,
+                priority=target.priority,
+                disclosure=target.disclosure,
+                status=status,
+                tags=target.tags,
             )
             if change.changes_nothing(memory):
                 return memory, target, False
@@ -664,25 +898,116 @@ class MemoryStore:
 
     # --- listings -----------------------------------------------------------------------
 
-    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
-        """Most important first, then most recently updated; ``after`` is the last row's key."""
-        where, params = filters.sql()
-        if after is not None:
-            priority, updated_at, memory_id = after
-            where += (
-                " AND (m.priority > ? OR (m.priority = ? AND (m.updated_at < ? OR "
-                "(m.updated_at = ? AND m.id < ?))))"
-            )
-            params += [priority, priority, updated_at, updated_at, memory_id]
-        rows = (
-            self._conn()
-            .execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} "
-                "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
-                [*params, limit],
-            )
-            .fetchall()
+    @staticmethod
+    def _after_rank(alias: str, after: list[Any] | None) -> tuple[str, list[Any]]:
+        """The keyset condition 'after this row' in rank order (priority, then newest change)."""
+        if after is None:
+            return "", []
+        priority, updated_at, memory_id = after
+        return (
+            f" AND ({alias}.priority > ? OR ({alias}.priority = ? AND ({alias}.updated_at < ? OR "
+            f"({alias}.updated_at = ? AND {alias}.id < ?))))",
+            [priority, priority, updated_at, updated_at, memory_id],
         )
+
+    def _selective_source(
+        self, conn: sqlite3.Connection, filters: Filters
+    ) -> tuple[int, str, str, list[Any]]:
+        """The filter keeping the fewest memories, counted up to ``LISTING_SELECTIVE`` + 1:
+        (count, index hint, driving clause, its params) to read only what it keeps."""
+        bound = LISTING_SELECTIVE + 1
+        best: tuple[int, str, str, list[Any]] | None = None
+        for tag in filters.tags:
+            count = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?)", (tag, bound)
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                clause = " AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag = ?)"
+                best = (count, "", clause, [tag])
+        for index, column, low, high in (
+            ("memories_by_creation", "created_at", filters.created_after, filters.created_before),
+            ("memories_by_change", "updated_at", filters.updated_after, filters.updated_before),
+        ):
+            if low is None and high is None:
+                continue
+            count = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY {index} "
+                f"WHERE {column} >= ? AND {column} < ? LIMIT ?)",
+                (low or "", high or "\uffff", bound),
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                best = (count, f"INDEXED BY {index}", "", [])
+        assert best is not None
+        return best
+
+    def _walk_rank(
+        self, conn: sqlite3.Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
+    ) -> list[MemoryRow] | None:
+        """The page, if the first ``LISTING_WALK`` memories in rank order after ``after`` hold it."""
+        keyset, keyset_params = self._after_rank("m", after)
+        cursor = conn.execute(
+            f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m INDEXED BY memories_by_rank "
+            f"WHERE 1{keyset} ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC",
+            [*params, *keyset_params],
+        )
+        kept: list[int] = []
+        walked = 0
+        try:
+            while walked < LISTING_WALK and len(kept) < limit:
+                batch = cursor.fetchmany(min(500, LISTING_WALK - walked))
+                if not batch:
+                    break
+                walked += len(batch)
+                kept += [int(r[0]) for r in batch if r[1]]
+        finally:
+            cursor.close()
+        if len(kept) < limit and walked >= LISTING_WALK:
+            return None
+        kept = kept[:limit]
+        rows = self.memories_for(kept)
+        return [rows[i] for i in kept if i in rows]
+
+    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        """Most important first, then most recently updated; ``after`` is the last row's key.
+
+        Under tag or time filters, a filter keeping at most ``LISTING_SELECTIVE`` memories is read
+        alone and sorted. Otherwise the first ``LISTING_WALK`` memories in rank order are checked
+        against the filters, which finds a page at once when the filters keep many; only if they
+        hold too few is the most selective filter's whole set read and sorted.
+        """
+        conn = self._conn()
+        where, params = filters.sql()
+        keyset, keyset_params = self._after_rank("m", after)
+        order = "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?"
+        has_time = any(
+            v is not None
+            for v in (
+                filters.created_after,
+                filters.created_before,
+                filters.updated_after,
+                filters.updated_before,
+            )
+        )
+        if filters.linked_to is None and (filters.tags or has_time):
+            count, hint, driver, driver_params = self._selective_source(conn, filters)
+            if count > LISTING_SELECTIVE:
+                walked = self._walk_rank(conn, where, params, after, limit)  # aliases included
+                if walked is not None:
+                    return walked
+            # Sort ids and keys only (the contents stay on disk), then read the page's rows.
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.id FROM memories m {hint} WHERE {where}{driver}{keyset} {order}",
+                    [*params, *driver_params, *keyset_params, limit],
+                )
+            ]
+            found = self.memories_for(ids)
+            return [found[i] for i in ids if i in found]
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where}{keyset} {order}",
+            [*params, *keyset_params, limit],
+        ).fetchall()
         return self._with_aliases([MemoryRow.from_row(r) for r in rows])
 
     def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
@@ -731,13 +1056,12 @@ class MemoryStore:
         rows = (
             self._conn()
             .execute(
-                "SELECT version, content, priority, disclosure, status, change, change_note, created_at "
-                "FROM memory_versions WHERE memory_id = ? ORDER BY version",
+                f"SELECT {_VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version",
                 (memory.id,),
             )
             .fetchall()
         )
-        return [*(VersionRow(*r) for r in rows), self._current_version(memory)]
+        return [*(VersionRow.from_row(r) for r in rows), self._current_version(memory)]
 
     def _with_aliases(self, memories: list[MemoryRow]) -> list[MemoryRow]:
         if not memories:
@@ -767,7 +1091,8 @@ class MemoryStore:
 
         With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
         ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
-        than ``limit``, the query runs again over every match. With no filter but the status,
+        than ``limit``, the query runs again over the ten times as many newest (up to
+        ``RANK_WIDEN_MAX``), then over every match. With no filter but the status,
         FTS5 ranks on its own and only the best few are looked up in ``memories``.
         """
         conn = self._conn()
@@ -795,7 +1120,10 @@ class MemoryStore:
                 for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
             ]
         if floor is not None and len(rows) < limit:
-            return self._ranked(table, expression, filters, extra, extra_params, limit)
+            # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
+            # ranking every match, which costs a BM25 score per match.
+            wider = cap * 10 if cap is not None and cap * 10 <= RANK_WIDEN_MAX else None
+            return self._ranked(table, expression, filters, extra, extra_params, limit, wider)
         return rows
 
     @staticmethod
@@ -1133,6 +1461,19 @@ class MemoryStore:
         older = conn.execute("SELECT count(*) FROM memory_versions").fetchone()[0]
         aliases = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
         sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        by_tag = {
+            r[0]: int(r[1])
+            for r in conn.execute(
+                f"SELECT t.tag, count(*) AS n FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+                f"WHERE {VISIBLE} GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT ?",
+                (STATS_TAGS,),
+            )
+        }
+        tag_count = conn.execute(
+            "SELECT count(DISTINCT t.tag) FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+            f"WHERE {VISIBLE}"
+        ).fetchone()[0]
+        links = conn.execute("SELECT count(*) FROM memory_links").fetchone()[0]
         size = sum(
             p.stat().st_size
             for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
@@ -1147,6 +1488,9 @@ class MemoryStore:
             "alias_count": int(aliases),
             "session_count": int(sessions),
             "database_bytes": size,
+            "by_tag": by_tag,
+            "tag_count": int(tag_count),
+            "link_count": int(links),
         }
 
     # --- import -------------------------------------------------------------------------
@@ -1171,7 +1515,7 @@ class MemoryStore:
                     continue
                 else:
                     if strategy == "overwrite":
-                        change = Change(item.content, item.priority, item.disclosure, item.status)
+                        change = Change(item.content, item.priority, item.disclosure, item.status, item.tags)
                         done = report.overwritten
                     else:
                         change = self._merged(existing, item)
@@ -1182,6 +1526,8 @@ class MemoryStore:
                         self._apply(conn, existing, change, "import", strategy)
                         done.append(uri)
                 self._import_aliases(conn, item, report)
+            for item in items:  # links last: their targets may come later in the document
+                self._import_links(conn, item, report)
         changed = len(report.created) + len(report.overwritten) + len(report.merged)
         if changed >= COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
             self.compact_word_index()
@@ -1206,8 +1552,8 @@ class MemoryStore:
         change, note = (current.change, current.change_note) if current else ("import", "")
         cursor = conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
-            "created_at, updated_at, version, change, change_note) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, version, change, change_note, tags) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 str(item.uri),
                 item.uri.domain,
@@ -1222,14 +1568,14 @@ class MemoryStore:
                 current_version,
                 change,
                 note,
+                json.dumps(item.tags),
             ),
         )
         memory_id = cursor.lastrowid
         if older:
             conn.executemany(
                 "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-                "change, "
-                "change_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "change, change_note, created_at, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         memory_id,
@@ -1241,6 +1587,7 @@ class MemoryStore:
                         v.change,
                         v.change_note,
                         v.created_at,
+                        json.dumps(v.tags),
                     )
                     for v in older
                 ],
@@ -1254,7 +1601,11 @@ class MemoryStore:
         if incoming and incoming not in content:
             content = content + ("\n" if content and not content.endswith("\n") else "") + incoming
         disclosure = existing.disclosure or item.disclosure
-        return Change(content=content, priority=min(existing.priority, item.priority), disclosure=disclosure)
+        incoming_tags = [t for t in item.tags if t not in existing.tags]
+        tags = sorted([*existing.tags, *incoming_tags[: max(0, MAX_TAGS - len(existing.tags))]])
+        return Change(
+            content=content, priority=min(existing.priority, item.priority), disclosure=disclosure, tags=tags
+        )
 
     def _import_aliases(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
         uri = str(item.uri)
@@ -1281,6 +1632,214 @@ class MemoryStore:
                 "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",
                 (alias, memory.id, now_iso()),
             )
+
+    def _import_links(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
+        """The item's outgoing links whose target exists (a memory or an alias); a link already there
+        is left as it is, so importing twice adds nothing."""
+        if not item.links:
+            return
+        source = self._memory_by_uri(conn, str(item.uri))
+        if source is None:
+            return
+        for number, (target_uri, relation) in enumerate(item.links):
+            target_id = self._memory_id_of(conn, target_uri)
+            if target_id is None or target_id == source.id:
+                report.errors.append(
+                    {
+                        "index": item.index,
+                        "uri": target_uri,
+                        "problem": "link_target_missing" if target_id is None else "link_to_itself",
+                        "field": f"links.{number}",
+                        "target": str(item.uri),
+                    }
+                )
+                continue
+            report.links_added += self._insert_link(conn, source.id, target_id, relation)
+
+    # --- links --------------------------------------------------------------------------
+
+    def _memory_id_of(self, conn: sqlite3.Connection, uri: str) -> int | None:
+        """The id of the memory ``uri`` names, directly or as an alias (deleted ones too)."""
+        row = conn.execute("SELECT id FROM memories WHERE uri = ?", (uri,)).fetchone()
+        return int(row[0]) if row else self._alias_target(conn, uri)
+
+    @staticmethod
+    def _insert_link(conn: sqlite3.Connection, from_id: int, to_id: int, relation: str) -> int:
+        """Add a link unless it is there; 1 if it was added, else 0."""
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
+            (from_id, to_id, relation, now_iso()),
+        )
+        return int(cursor.rowcount or 0)
+
+    def link(self, from_uri: str, to_uri: str, relation: str) -> tuple[MemoryRow, MemoryRow, bool]:
+        """Link two visible memories (through aliases); whether the link is new. Raises ``SelfLink``."""
+        with self._write() as conn:
+            source, _ = self._resolve(conn, from_uri)
+            target, _ = self._resolve(conn, to_uri)
+            if source.id == target.id:
+                raise SelfLink(source.uri)
+            added = self._insert_link(conn, source.id, target.id, relation)
+        return source, target, bool(added)
+
+    def unlink(
+        self, from_uri: str, to_uri: str, relation: str | None
+    ) -> tuple[MemoryRow, MemoryRow, list[str]]:
+        """Remove the link of that relation (every link from one to the other when None); the
+        relations removed. Works on deleted memories too, so a stale link can always go."""
+        with self._write() as conn:
+            source, _ = self._resolve(conn, from_uri, include_deleted=True)
+            target, _ = self._resolve(conn, to_uri, include_deleted=True)
+            where = "from_id = ? AND to_id = ?" + (" AND relation = ?" if relation is not None else "")
+            params: list[Any] = [source.id, target.id] + ([relation] if relation is not None else [])
+            removed = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT relation FROM memory_links WHERE {where} ORDER BY relation", params
+                )
+            ]
+            if not removed:
+                raise LinkNotFound(source.uri, target.uri, relation)
+            conn.execute(f"DELETE FROM memory_links WHERE {where}", params)
+        return source, target, removed
+
+    def links_of(
+        self, memory_id: int, limit: int = 50
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """(outgoing, incoming) links of a memory as (other URI, relation), visible memories only."""
+        conn = self._conn()
+        outgoing = [
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
+                f"WHERE l.from_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                (memory_id, limit),
+            )
+        ]
+        incoming = [
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.from_id "
+                f"WHERE l.to_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                (memory_id, limit),
+            )
+        ]
+        return outgoing, incoming
+
+    def outgoing_links(self, memory_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        """Every outgoing link of these memories (to visible ones), for export."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        found: dict[int, list[tuple[str, str]]] = {}
+        for from_id, uri, relation in self._conn().execute(
+            f"SELECT l.from_id, m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
+            f"WHERE l.from_id IN ({marks}) AND {VISIBLE} ORDER BY l.from_id, m.uri, l.relation",
+            list(memory_ids),
+        ):
+            found.setdefault(int(from_id), []).append((uri, relation))
+        return found
+
+    # --- related memories ---------------------------------------------------------------
+
+    def related(
+        self, memory: MemoryRow, limit: int = RELATED_LIMIT
+    ) -> list[tuple[MemoryRow, list[str], list[str]]]:
+        """A few visible memories sharing rare tags or rare terms with ``memory``: (memory, shared
+        tags, shared terms), those sharing tags first.
+
+        The cost does not grow with the store: at most ``RELATED_TERMS`` terms from the start of
+        the memory and its tags are counted by queries that stop at ``RELATED_RARE`` memories, and
+        only the memories holding the ``RELATED_PIECES`` rarest are ranked.
+        """
+        conn = self._conn()
+        excluded = {memory.id}
+        found: dict[int, tuple[list[str], list[str]]] = {}
+        rare_tags = [
+            tag
+            for tag in memory.tags
+            if conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?)",
+                (tag, RELATED_RARE + 1),
+            ).fetchone()[0]
+            <= RELATED_RARE
+        ]
+        if rare_tags:
+            marks = ",".join("?" * len(rare_tags))
+            for memory_id, shared in conn.execute(
+                f"SELECT t.memory_id, group_concat(t.tag, char(31)) FROM memory_tags t "
+                f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
+                f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
+                [*rare_tags, memory.id, limit],
+            ):
+                found[int(memory_id)] = (sorted(str(shared).split("\x1f")), [])
+        if len(found) < limit:
+            pieces = self._rare_pieces(conn, memory)
+            if pieces:
+                expression = " OR ".join(piece.expression for _, piece, _ in pieces)
+                excluded |= set(found)
+                marks = ",".join("?" * len(excluded))
+                ranked = self._ranked(
+                    "memory_words",
+                    expression,
+                    Filters(),
+                    f" AND m.id NOT IN ({marks})",
+                    list(excluded),
+                    limit - len(found),
+                )
+                for memory_id, _ in ranked:
+                    found[memory_id] = ([], [])
+                rows = self.memories_for([i for i, _ in ranked])
+                for memory_id, _ in ranked:
+                    row = rows.get(memory_id)
+                    if row is not None:
+                        text = search_text.words_text(f"{row.path} {row.content} {row.disclosure}").lower()
+                        found[memory_id][1].extend(
+                            term for _, piece, term in pieces if any(f in text for f in piece.forms)
+                        )
+        rows = self.memories_for(list(found))
+        return [(rows[i], *found[i]) for i in found if i in rows]
+
+    def _rare_pieces(
+        self, conn: sqlite3.Connection, memory: MemoryRow
+    ) -> list[tuple[int, search_text.Piece, str]]:
+        """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
+
+        A piece here is one exact index token (a word as written, a CJK bigram) or phrase, not a
+        word's every form: counting forms would multiply the queries by ten for little gain.
+        """
+        text = f"{memory.path}\n{memory.disclosure}\n{memory.content[:RELATED_TEXT_CHARS]}"
+        candidates: dict[str, None] = {}
+        for line in re.split(r"[\n。！？!?；;]+", text):
+            for piece in search_text.relaxed_pieces(search_text.split_terms(line)):
+                form = piece.forms[0]
+                if piece.counted and len(form) >= 2:
+                    candidates.setdefault(form)
+            if len(candidates) >= RELATED_TERMS:
+                break
+        forms = list(candidates)[:RELATED_TERMS]
+        tokens = [
+            t
+            for t in dict.fromkeys(t for form in forms for t in form.split(" "))
+            if t not in self._common_tokens and t not in self._large_counts  # known to be common
+        ]
+        counts: dict[str, int] = {}
+        for start in range(0, len(tokens), TOKEN_COUNT_BATCH):
+            chunk = tokens[start : start + TOKEN_COUNT_BATCH]
+            params: list[Any] = []
+            for token in chunk:
+                params += [search_text.fts_literal(token), RELATED_RARE + 2]
+            row = conn.execute("SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk)), params).fetchone()
+            counts.update(zip(chunk, (int(c) for c in row), strict=True))
+        if len(self._common_tokens) < COMMON_TOKENS_KEPT:  # a token's count falls only rarely: remember it
+            self._common_tokens.update(t for t, c in counts.items() if c > RELATED_RARE + 1)
+        rare = []
+        for form in forms:
+            found_in = min(counts.get(t, RELATED_RARE + 2) for t in form.split(" "))
+            if 2 <= found_in <= RELATED_RARE + 1:  # the memory itself is one of them
+                rare.append((found_in, search_text.Piece((form,)), form))
+        rare.sort(key=lambda r: r[0])
+        return rare[:RELATED_PIECES]
 
     # --- preload helpers ----------------------------------------------------------------
 

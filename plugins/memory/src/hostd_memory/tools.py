@@ -1,4 +1,4 @@
-"""The 16 memory tools: argument rules, messages in the host's language, answers in budget.
+"""The 18 memory tools: argument rules, messages in the host's language, answers in budget.
 
 Each tool checks what the schema cannot (URIs, combinations of arguments), asks the store,
 and shapes the answer. Store rules broken by a request (a missing memory, a taken URI, a
@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import Field
@@ -33,6 +34,8 @@ from hostd_memory.models import (
     ImportProblem,
     IndexEntry,
     IndexGroup,
+    Link,
+    LinkMemoriesResult,
     ListedMemory,
     ListMemoriesResult,
     ListRollbacksResult,
@@ -44,6 +47,7 @@ from hostd_memory.models import (
     PreloadItem,
     PreloadMemoryResult,
     ReadMemoryResult,
+    RelatedMemory,
     Relations,
     RollbackMemoryResult,
     RollbackOption,
@@ -53,6 +57,7 @@ from hostd_memory.models import (
     SessionRecord,
     Settings,
     Status,
+    UnlinkMemoriesResult,
     UpdateMemoryResult,
     UpdateMode,
     VersionSummary,
@@ -111,6 +116,58 @@ CursorArg = Annotated[
 ]
 HistoryLimit = Annotated[
     int, Field(description="How many versions to list, newest first (1-100)", ge=1, le=100)
+]
+# Tags: the schema bounds what a client may send; store.normalise_tags then folds case and width,
+# collapses whitespace and refuses control characters and commas (the same limits: 64 and 32).
+TAG_EXAMPLE = '["rust", "部署", "on call"]'
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+TagsArg = Annotated[
+    list[Tag] | None,
+    Field(
+        description="Tags, e.g. " + TAG_EXAMPLE + ": up to 32, each up to 64 characters; case-folded, "
+        "whitespace collapsed; no commas or control characters",
+        max_length=32,
+    ),
+]
+TagsFilter = Annotated[
+    list[Tag] | None,
+    Field(description="Only memories carrying every one of these tags (case-insensitive)", max_length=32),
+]
+TIME_EXAMPLE = "2026-05-01, 2026-05-01T09:30:00 or 2026-05-01T09:30:00+08:00"
+
+
+def _time_help(what: str) -> str:
+    return f"{what} (ISO 8601; without a zone it is UTC), e.g. {TIME_EXAMPLE}"
+
+
+CreatedAfter = Annotated[
+    str | None,
+    Field(description=_time_help("Only memories created at or after this time"), min_length=1, max_length=64),
+]
+CreatedBefore = Annotated[
+    str | None,
+    Field(description=_time_help("Only memories created before this time"), min_length=1, max_length=64),
+]
+UpdatedAfter = Annotated[
+    str | None,
+    Field(
+        description=_time_help("Only memories last changed at or after this time"),
+        min_length=1,
+        max_length=64,
+    ),
+]
+UpdatedBefore = Annotated[
+    str | None,
+    Field(description=_time_help("Only memories last changed before this time"), min_length=1, max_length=64),
+]
+RelationArg = Annotated[
+    str,
+    Field(
+        description="Relation name, free text, e.g. 'depends on', 'contradicts', '参考' "
+        "(case-folded, whitespace collapsed; up to 100 characters)",
+        min_length=1,
+        max_length=100,
+    ),
 ]
 
 
@@ -243,6 +300,106 @@ def _priority_range(ctx: ToolContext, low: int | None, high: int | None) -> None
         )
 
 
+def _label_problem(ctx: ToolContext, reason: str) -> str:
+    texts = {
+        "empty": ("it is empty or only whitespace", "为空或只有空白"),
+        "too_long": ("it is too long once normalised", "规范化后过长"),
+        "too_many": ("there are more than 32 distinct tags", "不同的标签超过 32 个"),
+        "bad_character": (
+            "it holds a control character, a comma or invalid Unicode",
+            "含有控制字符、逗号或无效的 Unicode",
+        ),
+    }
+    en, zh = texts.get(reason, (reason, reason))
+    return ctx.text(en=en, zh=zh)
+
+
+def _tags(ctx: ToolContext, values: list[str] | None, argument: str = "tags") -> list[str] | None:
+    """The tags as the store keeps them, or INVALID_ARGUMENT naming the tag at fault."""
+    from hostd_memory.store import BadLabel, normalise_tags
+
+    if values is None:
+        return None
+    try:
+        return normalise_tags(values)
+    except BadLabel as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Invalid tag in '{argument}' ({exc.text!r}): {_label_problem(ctx, exc.reason)}.",
+                zh=f"参数 '{argument}' 中的标签无效（{exc.text!r}）：{_label_problem(ctx, exc.reason)}。",
+            ),
+            hint=ctx.text(
+                en=f"Give short labels, e.g. {TAG_EXAMPLE}: up to 32 tags of up to 64 characters each.",
+                zh='请使用简短的标签，例如 ["后端", "部署", "值班"]：最多 32 个，每个最多 64 个字符。',
+            ),
+            details={"argument": argument, "reason": exc.reason},
+        ) from None
+
+
+def _relation(ctx: ToolContext, relation: str) -> str:
+    from hostd_memory.store import BadLabel, normalise_relation
+
+    try:
+        return normalise_relation(relation)
+    except BadLabel as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"Invalid relation name: {_label_problem(ctx, exc.reason)}.",
+                zh=f"关系名称无效：{_label_problem(ctx, exc.reason)}。",
+            ),
+            hint=ctx.text(
+                en="Name the relation in a few words, e.g. 'depends on' or 'contradicts'.",
+                zh="请用几个词命名关系，例如 “依赖” 或 “矛盾”。",
+            ),
+            details={"argument": "relation", "reason": exc.reason},
+        ) from None
+
+
+def _time_bounds(ctx: ToolContext, **bounds: str | None) -> dict[str, str | None]:
+    """Each time bound in the store's spelling; INVALID_ARGUMENT with an example when one is not a
+    time (or leaves the years 1-9999), or when an 'after' bound is not before its 'before' bound."""
+    from hostd_memory.store import utc_time
+
+    parsed: dict[str, str | None] = {}
+    for argument, value in bounds.items():
+        if value is None:
+            parsed[argument] = None
+            continue
+        try:
+            parsed[argument] = utc_time(value.strip())
+        except ValueError:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(
+                    en=f"{argument} is not an ISO 8601 date or time within the years 1-9999: {value[:80]!r}.",
+                    zh=f"{argument} 不是 1-9999 年之间的 ISO 8601 日期或时间：{value[:80]!r}。",
+                ),
+                hint=ctx.text(
+                    en=f"For example {TIME_EXAMPLE}.",
+                    zh="例如 2026-05-01、2026-05-01T09:30:00 或 2026-05-01T09:30:00+08:00。",
+                ),
+                details={"argument": argument, "example": "2026-05-01T09:30:00+08:00"},
+            ) from None
+    for kind in ("created", "updated"):
+        after, before = parsed.get(f"{kind}_after"), parsed.get(f"{kind}_before")
+        if after is not None and before is not None and after >= before:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                ctx.text(
+                    en=f"{kind}_after must be earlier than {kind}_before.",
+                    zh=f"{kind}_after 必须早于 {kind}_before。",
+                ),
+                hint=ctx.text(
+                    en="The range is [after, before): after is included, before is not.",
+                    zh="范围为 [after, before)：包含 after，不包含 before。",
+                ),
+                details={"argument": f"{kind}_after", f"{kind}_after": after, f"{kind}_before": before},
+            )
+    return parsed
+
+
 def _cursor_position(ctx: ToolContext, cursor: str | None, kind: str, filters: str) -> Any:
     if cursor is None:
         return None
@@ -269,10 +426,45 @@ def _store_errors(ctx: ToolContext) -> Iterator[None]:
     """Turn the store's rule errors (and a busy or full database) into error envelopes."""
     import sqlite3
 
-    from hostd_memory.store import AlreadyExists, NotFound, PatchConflict, VersionNotFound
+    from hostd_memory.store import (
+        AlreadyExists,
+        LinkNotFound,
+        NotFound,
+        PatchConflict,
+        SelfLink,
+        VersionNotFound,
+    )
 
     try:
         yield
+    except SelfLink as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"from_uri and to_uri both lead to {exc.uri}: a memory cannot be linked to itself.",
+                zh=f"from_uri 与 to_uri 都指向 {exc.uri}：记忆不能链接到自身。",
+            ),
+            hint=ctx.text(
+                en="Link two different memories (an alias leads to the memory it names).",
+                zh="请链接两条不同的记忆（别名指向其所代表的记忆）。",
+            ),
+            details={"argument": "to_uri", "uri": exc.uri},
+        ) from None
+    except LinkNotFound as exc:
+        which_en = f" with relation {exc.relation!r}" if exc.relation is not None else ""
+        which_zh = f"（关系 {exc.relation!r}）" if exc.relation is not None else ""
+        raise ToolError(
+            "NOT_FOUND",
+            ctx.text(
+                en=f"There is no link from {exc.from_uri} to {exc.to_uri}{which_en}.",
+                zh=f"没有从 {exc.from_uri} 到 {exc.to_uri} 的链接{which_zh}。",
+            ),
+            hint=ctx.text(
+                en="read_memory lists a memory's links in both directions.",
+                zh="read_memory 会列出记忆双向的链接。",
+            ),
+            details={"from_uri": exc.from_uri, "to_uri": exc.to_uri, "relation": exc.relation},
+        ) from None
     except NotFound as exc:
         if exc.deleted:
             raise ToolError(
@@ -368,6 +560,7 @@ def _record(memory: MemoryRow) -> MemoryRecord:
         domain=memory.domain,
         path=memory.path,
         aliases=list(memory.aliases),
+        tags=list(memory.tags),
         priority=memory.priority,
         disclosure=memory.disclosure,
         status=cast(Status, memory.status),
@@ -408,6 +601,7 @@ def _version_summary(version: VersionRow) -> VersionSummary:
         priority=version.priority,
         disclosure=version.disclosure,
         status=cast(Status, version.status),
+        tags=list(version.tags),
         size=len(version.content),
         preview=_preview(version.content),
     )
@@ -452,8 +646,9 @@ def read_memory(
     uri: UriArg,
     cursor: CursorArg = None,
 ) -> ReadMemoryResult:
-    """Read one memory: its content, record, last 5 versions and relations (aliases, URIs it mentions,
-    memories mentioning it). Counts an access; an alias reads its target. Special URIs: system://boot
+    """Read one memory: its content, record (with tags), last 5 versions and relations (aliases, URIs it
+    mentions, memories mentioning it, links in both directions, a few related memories sharing rare tags or
+    terms). Counts an access; an alias reads its target. Special URIs: system://boot
     (core memories, priority <= 2, with content), system://index (every active URI by domain),
     system://recent and system://recent/N (N <= 100, latest changes). Long contents and listings come in
     pages: pass next_cursor."""
@@ -477,10 +672,26 @@ def _read_one(ctx: ToolContext, store: MemoryStore, uri: str, cursor: str | None
     page = memory.content[offset : offset + page_size]
     more = offset + page_size < len(memory.content)
     _, versions, _ = store.versions(memory.uri, limit=5)
+    links_to, linked_from = store.links_of(memory.id)
     relations = Relations(
         aliases=list(memory.aliases),
         mentions=[MentionedUri(uri=u, exists=e) for u, e in mentioned_relations(store, memory)][:20],
         mentioned_by=store.mentioned_by(memory),
+        links_to=[Link(uri=u, relation=r) for u, r in links_to],
+        linked_from=[Link(uri=u, relation=r) for u, r in linked_from],
+        related=[
+            RelatedMemory(
+                uri=other.uri,
+                priority=other.priority,
+                tags=other.tags,
+                shared_tags=tags,
+                shared_terms=terms,
+                preview=_preview(other.content),
+            )
+            for other, tags, terms in store.related(memory)
+        ]
+        if cursor is None
+        else [],
     )
     result = ReadMemoryResult(
         uri=memory.uri,
@@ -626,15 +837,17 @@ def create_memory(
         str | None,
         Field(description="When to bring this memory up (a trigger condition)", max_length=MAX_DISCLOSURE),
     ] = None,
+    tags: TagsArg = None,
 ) -> CreateMemoryResult:
     """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when
     the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
-    normal, 6-10 low."""
+    normal, 6-10 low. Tags (e.g. ["rust", "部署"]) are case-folded; list and search filter by them."""
     parsed = _writable(ctx, uri, "uri")
     if not content.strip():
         raise _blank_content(ctx, "content")
+    clean_tags = _tags(ctx, tags) or []
     with _store_errors(ctx):
-        memory = _store(ctx).create(parsed, content, priority, disclosure or "")
+        memory = _store(ctx).create(parsed, content, priority, disclosure or "", clean_tags)
     return CreateMemoryResult(
         uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=_record(memory)
     ).with_message(
@@ -738,22 +951,31 @@ def update_memory(
         Literal["active", "deprecated", "archived"] | None,
         Field(description="New status: active, deprecated or archived"),
     ] = None,
+    tags: Annotated[
+        list[Tag] | None,
+        Field(
+            description="The memory's new tags, replacing the old ones ([] removes them all); "
+            "versioned like content",
+            max_length=32,
+        ),
+    ] = None,
 ) -> UpdateMemoryResult:
     """Change a memory; every change makes a new version (rollback_memory undoes it). Modes: patch
     (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
-    content), replace (content), or metadata only (priority, disclosure, status). Content modes may
+    content), replace (content), or metadata only (priority, disclosure, status, tags). Content modes may
     carry metadata too."""
     from hostd_memory.store import Change, NothingChanged, PatchConflict
 
     mode = _update_mode(ctx, content, old_string, new_string, append)
-    if mode is None and priority is None and disclosure is None and status is None:
+    if mode is None and priority is None and disclosure is None and status is None and tags is None:
         raise _invalid_combination(
             ctx,
-            "Nothing to update: give content, a patch, or metadata.",
-            "没有要更新的内容：请提供 content、补丁或元数据。",
+            "Nothing to update: give content, a patch, or metadata (priority, disclosure, status, tags).",
+            "没有要更新的内容：请提供 content、补丁或元数据（priority、disclosure、status、tags）。",
             "content",
         )
     target = _writable(ctx, uri, "uri")
+    new_tags = _tags(ctx, tags)
     edit: Callable[[str], tuple[str, str]] | None = None
     if mode == "patch":
         assert old_string is not None and new_string is not None
@@ -784,7 +1006,9 @@ def update_memory(
     with _store_errors(ctx):
         try:
             memory, kind = store.update(
-                str(target), edit=edit, change=Change(priority=priority, disclosure=disclosure, status=status)
+                str(target),
+                edit=edit,
+                change=Change(priority=priority, disclosure=disclosure, status=status, tags=new_tags),
             )
         except NothingChanged:
             current, _ = store.resolve(str(target))
@@ -874,15 +1098,37 @@ def search_memory(
     limit: Annotated[int, Field(description="Most hits to return (1-100)", ge=1, le=100)] = 10,
     priority_min: PriorityMin = None,
     priority_max: PriorityMax = None,
+    tags: TagsFilter = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    updated_after: UpdatedAfter = None,
+    updated_before: UpdatedBefore = None,
 ) -> SearchMemoryResult:
     """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
     every term first, then those holding some. Works for Chinese and English, including one- and
-    two-character queries. Each hit has a snippet around the match. Deleted memories are never returned."""
+    two-character queries. Each hit has a snippet around the match. Filters: domain, priority, tags (all of
+    them), creation and change times. Deleted memories are never returned."""
     from hostd_memory import search as search_text
     from hostd_memory.store import Filters
 
     _priority_range(ctx, priority_min, priority_max)
-    filters = Filters(domain=_domain(ctx, domain), priority_min=priority_min, priority_max=priority_max)
+    times = _time_bounds(
+        ctx,
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+    )
+    filters = Filters(
+        domain=_domain(ctx, domain),
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tuple(_tags(ctx, tags) or ()),
+        created_after=times["created_after"],
+        created_before=times["created_before"],
+        updated_after=times["updated_after"],
+        updated_before=times["updated_before"],
+    )
     plan = search_text.plan_query(query)
     if plan.empty:
         stripped = query.strip()
@@ -903,6 +1149,7 @@ def search_memory(
             status=cast(Status, h.memory.status),
             disclosure=clip(h.memory.disclosure, 300)[0],
             aliases=h.memory.aliases,
+            tags=h.memory.tags,
             snippet=search_text.snippet(h.memory.content, plan.terms),
             score=round(h.score, 4),
             matched="any_term" if h.stage == "any_term" else "all_terms",
@@ -948,7 +1195,7 @@ def preload_memory(
         )
     core, core_cut = fill_within_budget([_core(m, 1_500) for m in core_rows], budget // 2)
     related_items = [
-        PreloadItem(uri=m.uri, priority=m.priority, reasons=reasons, preview=_preview(m.content))
+        PreloadItem(uri=m.uri, priority=m.priority, tags=m.tags, reasons=reasons, preview=_preview(m.content))
         for m, reasons in found
     ]
     related, related_cut = fill_within_budget(related_items, budget - sum(size_of(c) for c in core))
@@ -1035,18 +1282,62 @@ def list_memories(
     priority_min: PriorityMin = None,
     priority_max: PriorityMax = None,
     cursor: CursorArg = None,
+    tags: TagsFilter = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    updated_after: UpdatedAfter = None,
+    updated_before: UpdatedBefore = None,
+    linked_to: Annotated[
+        str | None,
+        Field(
+            description="Only memories linked to or from this memory (either direction; an alias works too)",
+            min_length=1,
+            max_length=600,
+        ),
+    ] = None,
 ) -> ListMemoriesResult:
     """List memories, most important first (priority 0 first), then most recently updated. Filters: domain,
-    status, inclusive priority bounds. A truncated answer has next_cursor for the next page."""
+    status, inclusive priority bounds, tags (all of them), creation and change times, links to or from a
+    memory. A truncated answer has next_cursor for the next page."""
     from hostd_memory.store import Filters
 
     _priority_range(ctx, priority_min, priority_max)
-    filters = Filters(
-        domain=_domain(ctx, domain), status=status, priority_min=priority_min, priority_max=priority_max
+    times = _time_bounds(
+        ctx,
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
     )
-    signature = fingerprint(filters.domain, status, priority_min, priority_max, limit)
-    after = _cursor_position(ctx, cursor, "list", signature)
     store = _store(ctx)
+    linked_id = None
+    if linked_to is not None:
+        linked_uri = _parse(ctx, linked_to, "linked_to")
+        with _store_errors(ctx):
+            linked_id = store.resolve(str(linked_uri))[0].id
+    filters = Filters(
+        domain=_domain(ctx, domain),
+        status=status,
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tuple(_tags(ctx, tags) or ()),
+        linked_to=linked_id,
+        created_after=times["created_after"],
+        created_before=times["created_before"],
+        updated_after=times["updated_after"],
+        updated_before=times["updated_before"],
+    )
+    signature = fingerprint(
+        filters.domain,
+        status,
+        priority_min,
+        priority_max,
+        limit,
+        *filters.tags,
+        *times.values(),
+        linked_id,
+    )
+    after = _cursor_position(ctx, cursor, "list", signature)
     with _store_errors(ctx):
         items, last, more = _collect(
             lambda a, n: store.list_page(filters, a, n),
@@ -1065,8 +1356,8 @@ def list_memories(
 
 
 def get_memory_stats(ctx: ToolContext) -> MemoryStatsResult:
-    """Totals by status and by domain, access totals and the most read memories, the number of versions,
-    aliases and sessions, and the database's size on disk."""
+    """Totals by status, by domain and by tag (the 100 most used), access totals and the most read
+    memories, the number of versions, aliases, links and sessions, and the database's size on disk."""
     with _store_errors(ctx):
         stats = _store(ctx).stats()
     total = sum(count for status, count in stats["by_status"].items() if status != "deleted")
@@ -1080,6 +1371,9 @@ def get_memory_stats(ctx: ToolContext) -> MemoryStatsResult:
         alias_count=stats["alias_count"],
         session_count=stats["session_count"],
         database_bytes=stats["database_bytes"],
+        by_tag=stats["by_tag"],
+        tag_count=stats["tag_count"],
+        link_count=stats["link_count"],
     )
     return result.with_message(
         ctx.text(
@@ -1129,7 +1423,8 @@ def export_memories(
                 "mentions": [u for u, _ in mentioned_relations(store, memory)],
                 "mentioned_by": store.mentioned_by(memory),
             }
-        return transfer.exported_memory(memory, versions=versions, relations=relations)
+        links = store.outgoing_links([memory.id]).get(memory.id)
+        return transfer.exported_memory(memory, versions=versions, relations=relations, links=links)
 
     document = transfer.document_header(filters.domain, include_versions, include_relations, now_iso())
     if output_path is not None:
@@ -1201,38 +1496,206 @@ def _export_to_file(
     )
 
 
+# The largest file import_memories reads from input_path.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+def _read_input_file(path: Path, limit: int) -> bytes:
+    """The bytes of one regular file, read without following a symlink at its last step, without
+    blocking on a FIFO, and refused (TOO_LONG) above ``limit``: the single place import reads a user
+    file, so it can become the shared rooted reader of hostd_fs."""
+    import os
+    import stat
+
+    from hostd_fs import fs_error_from_os
+    from hostd_fs.errors import path_error
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise fs_error_from_os(exc, path, reading=True) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            raise path_error("FIFO", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise path_error("IS_DIRECTORY" if stat.S_ISDIR(info.st_mode) else "DEVICE_FILE", str(path))
+        if info.st_size > limit:
+            raise _FileTooLarge(info.st_size)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > limit:  # grew while being read
+                raise _FileTooLarge(size)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise fs_error_from_os(exc, path, reading=True) from None
+    finally:
+        os.close(fd)
+
+
+class _FileTooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _input_document(ctx: ToolContext, input_path: str) -> tuple[Path, str]:
+    """The file at input_path (inside the roots) as text."""
+    from hostd_fs import resolve_in_roots
+
+    target = resolve_in_roots(input_path, ctx.roots(), allow_missing=False, expect="file")
+    try:
+        raw = _read_input_file(target, MAX_INPUT_BYTES)
+    except _FileTooLarge as exc:
+        raise ToolError(
+            "TOO_LONG",
+            ctx.text(
+                en=f"{target} holds {exc.size} bytes; import reads at most {MAX_INPUT_BYTES} bytes.",
+                zh=f"{target} 有 {exc.size} 字节；导入最多读取 {MAX_INPUT_BYTES} 字节。",
+            ),
+            hint=ctx.text(
+                en="Split the file, or export fewer memories per file (export_memories takes a domain).",
+                zh="请拆分文件，或每个文件导出更少的记忆（export_memories 可按域导出）。",
+            ),
+            details={"argument": "input_path", "bytes": exc.size, "limit": MAX_INPUT_BYTES},
+        ) from None
+    try:
+        return target, raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"{target} is not UTF-8 text (byte {exc.start}).",
+                zh=f"{target} 不是 UTF-8 文本（第 {exc.start} 字节）。",
+            ),
+            hint=ctx.text(
+                en="Give a file written by export_memories or by the official memory server (JSONL).",
+                zh="请给出由 export_memories 或官方 memory 服务器写出的文件（JSONL）。",
+            ),
+            details={"argument": "input_path", "byte": exc.start},
+        ) from None
+
+
+def _unknown_file(ctx: ToolContext, target: Path) -> ToolError:
+    from hostd_memory import transfer
+
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(
+            en=f"{target} is neither an export of this server nor a file of the official memory server.",
+            zh=f"{target} 既不是本服务导出的文件，也不是官方 memory 服务器的文件。",
+        ),
+        hint=ctx.text(
+            en=f"Give a JSON document with format '{transfer.FORMAT_NAME}' (what export_memories writes), or "
+            "the JSONL file of @modelcontextprotocol/server-memory (its MEMORY_FILE_PATH): one entity or "
+            "relation per line.",
+            zh=f"请给出 format 为 '{transfer.FORMAT_NAME}' 的 JSON 文档（export_memories 写出的文件），或 "
+            "@modelcontextprotocol/server-memory 的 JSONL 文件（其 MEMORY_FILE_PATH）：每行一个实体或关系。",
+        ),
+        details={"argument": "input_path"},
+    )
+
+
+def _graph_file_error(ctx: ToolContext, target: Path, problems: list[dict[str, Any]]) -> ToolError:
+    lines = ", ".join(str(p["line"]) for p in problems[:10])
+    more = "..." if len(problems) > 10 else ""
+    return ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(
+            en=f"{target} has {len(problems)} malformed line(s) (line {lines}{more}); nothing was imported.",
+            zh=f"{target} 有 {len(problems)} 行格式错误（第 {lines}{more} 行）；未导入任何内容。",
+        ),
+        hint=ctx.text(
+            en='Each line must be {"type": "entity", "name", "entityType", "observations": [...]} or '
+            '{"type": "relation", "from", "to", "relationType"}; fix or remove the lines named in '
+            "details.lines and import again.",
+            zh='每行必须是 {"type": "entity", "name", "entityType", "observations": [...]} 或 '
+            '{"type": "relation", "from", "to", "relationType"}；'
+            "请修正或删除 details.lines 所列的行后重新导入。",
+        ),
+        details={"argument": "input_path", "lines": problems},
+    )
+
+
 def import_memories(
     ctx: ToolContext,
     data: Annotated[
-        dict[str, Any],
+        dict[str, Any] | None,
         Field(
             description="An export document (format 'hostd-memory-export'), or the "
-            "whole answer of export_memories"
+            "whole answer of export_memories; or give input_path instead"
         ),
-    ],
+    ] = None,
     strategy: Annotated[
         Literal["skip", "overwrite", "merge"],
         Field(
             description="For URIs that exist: skip them, overwrite them (as a new version), or "
-            "merge (append missing content, keep the more important priority)"
+            "merge (append missing content, keep the more important priority, add tags)"
         ),
     ] = "skip",
+    input_path: Annotated[
+        str | None,
+        Field(
+            description="Instead of data: a file inside the allowed roots, either what export_memories wrote "
+            "or the JSONL file of the official @modelcontextprotocol/server-memory (detected by its shape)",
+            min_length=1,
+            max_length=4096,
+        ),
+    ] = None,
 ) -> ImportMemoriesResult:
-    """Import an export document. The whole document is checked first, then applied in one transaction;
-    reports how many memories were created, skipped, overwritten, merged or left unchanged (the memory
-    already matched), and each item that could not be imported (and why). Older format versions are
-    migrated."""
+    """Import an export document (data), or a file (input_path): an export, or the official memory server's
+    JSONL knowledge graph (entity -> memory entity://<name> with its type as a tag and observations as
+    content; relation -> link). Everything is checked first, then applied in one transaction; reports how
+    many memories were created, skipped, overwritten, merged or left unchanged, links added, and each item
+    that could not be imported (and why). Importing the same input twice changes nothing."""
     from hostd_memory import transfer
     from hostd_memory.store import ImportReport
 
-    try:
-        document, original_version = transfer.load_document(data)
-    except transfer.DocumentError as exc:
+    if (data is None) == (input_path is None):
         raise ToolError(
             "INVALID_ARGUMENT",
             ctx.text(
-                en=f"data is not an importable document ({exc.problem} at {exc.where}).",
-                zh=f"data 不是可导入的文档（{exc.where} 处：{exc.problem}）。",
+                en="Give exactly one of data and input_path.", zh="data 与 input_path 必须且只能给出一个。"
+            ),
+            hint=ctx.text(
+                en="data takes what export_memories answered; input_path a file inside the allowed roots.",
+                zh="data 接收 export_memories 的结果；input_path 接收允许目录内的文件。",
+            ),
+            details={"argument": "data" if data is None else "input_path"},
+        )
+    graph: Any = None
+    target: Path | None = None
+    if input_path is not None:
+        target, text = _input_document(ctx, input_path)
+        if transfer.looks_like_graph(text):
+            try:
+                graph = transfer.official_graph_document(text)
+            except transfer.GraphFileError as exc:
+                raise _graph_file_error(ctx, target, exc.problems) from None
+            data = graph.document
+        else:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if not isinstance(data, dict):
+                raise _unknown_file(ctx, target)
+    assert data is not None
+    try:
+        document, original_version = transfer.load_document(data)
+    except transfer.DocumentError as exc:
+        argument = "data" if input_path is None else "input_path"
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            ctx.text(
+                en=f"{argument} is not an importable document ({exc.problem} at {exc.where}).",
+                zh=f"{argument} 不是可导入的文档（{exc.where} 处：{exc.problem}）。",
             ),
             hint=ctx.text(
                 en=f"Pass what export_memories returned: an object with format "
@@ -1240,15 +1703,20 @@ def import_memories(
                 zh=f"请传入 export_memories 的结果：format 为 '{transfer.FORMAT_NAME}'、version 为 "
                 f"1-{transfer.FORMAT_VERSION}、并含 memories 列表的对象。",
             ),
-            details={"argument": "data", "problem": exc.problem, "where": exc.where},
+            details={"argument": argument, "problem": exc.problem, "where": exc.where},
         ) from None
     items, problems = transfer.check_items(document)
     report = ImportReport()
     with _store_errors(ctx):
         _store(ctx).import_items(items, strategy, report)
+    found = [*problems, *report.errors]
+    if graph is not None:
+        for problem in found:
+            problem["line"] = _graph_line_of(graph, problem)
+        found += graph.problems
     errors = sorted(
-        (_import_problem(ctx, p) for p in [*problems, *report.errors]),
-        key=lambda e: e.index if e.index is not None else -1,
+        (_import_problem(ctx, p) for p in found),
+        key=lambda e: (e.index if e.index is not None else -1, e.line or 0),
     )
     result = ImportMemoriesResult(
         strategy=strategy,
@@ -1258,18 +1726,34 @@ def import_memories(
         overwritten=len(report.overwritten),
         merged=len(report.merged),
         unchanged=len(report.unchanged),
+        links_added=report.links_added,
+        source="official-memory-graph" if graph is not None else "hostd-memory-export",
+        input_path=str(target) if target is not None else None,
         errors=errors[:200],
     )
     return result.with_message(
         ctx.text(
             en=f"Imported: {result.created} created, {result.skipped} skipped, "
             f"{result.overwritten} overwritten, {result.merged} merged, "
-            f"{result.unchanged} unchanged, {len(errors)} error(s).",
+            f"{result.unchanged} unchanged, {result.links_added} link(s) added, {len(errors)} error(s).",
             zh=f"导入完成：新建 {result.created}，跳过 {result.skipped}，"
             f"覆盖 {result.overwritten}，合并 {result.merged}，"
-            f"未变 {result.unchanged}，错误 {len(errors)}。",
+            f"未变 {result.unchanged}，新增链接 {result.links_added}，错误 {len(errors)}。",
         )
     )
+
+
+def _graph_line_of(graph: Any, problem: dict[str, Any]) -> int | None:
+    """The file line a problem of a converted knowledge graph comes from (a relation's for a link)."""
+    index = problem.get("index")
+    if index is None or not 0 <= index < len(graph.entity_lines):
+        return None
+    field = str(problem.get("field") or "")
+    if field.startswith("links."):
+        number = int(field.split(".")[1])
+        links = graph.link_lines[index]
+        return int(links[number]) if number < len(links) else None
+    return int(graph.entity_lines[index])
 
 
 # What each import problem means for the client: a bad item is the caller's INVALID_ARGUMENT; a URI
@@ -1278,6 +1762,8 @@ _IMPORT_PROBLEM_CODES = {
     "alias_exists": "ALREADY_EXISTS",
     "alias_taken": "ALREADY_EXISTS",
     "alias_cycle": "CONFLICT",
+    "link_target_missing": "NOT_FOUND",
+    "link_source_missing": "NOT_FOUND",
 }
 
 
@@ -1289,6 +1775,7 @@ def _import_problem(ctx: ToolContext, problem: dict[str, Any]) -> ImportProblem:
         uri=problem.get("uri"),
         code=_IMPORT_PROBLEM_CODES.get(kind, "INVALID_ARGUMENT"),
         field=problem.get("field"),
+        line=problem.get("line"),
         problem=problem["problem"],
         message=_import_problem_text(ctx, problem["problem"], problem.get("field"), cycle),
         cycle=[ImportItemRef(**member) for member in cycle] if cycle else None,
@@ -1334,6 +1821,17 @@ def _import_problem_text(
         "string_too_long": (f"{name} is too long", f"{name} 过长"),
         "alias_exists": ("an alias with this URI exists", "已有同名别名"),
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
+        "invalid_tag": (f"{name} holds an invalid tag", f"{name} 含有无效的标签"),
+        "invalid_relation": (f"{name} is not a valid relation name", f"{name} 不是有效的关系名称"),
+        "link_target_missing": (
+            "the link's target is neither in the input nor in the store; the link was not added",
+            "链接的目标既不在输入中也不在存储中；未添加该链接",
+        ),
+        "link_source_missing": (
+            "the relation's source entity is not in the file; the relation was not imported",
+            "关系的源实体不在文件中；未导入该关系",
+        ),
+        "link_to_itself": ("the link points at its own memory; it was not added", "链接指向自身；未添加"),
         "alias_cycle": (
             f"the aliases of items {members} name each other in a cycle; none of them was imported",
             f"条目 {members} 的别名互相指向，构成循环；这些条目均未导入",
@@ -1377,6 +1875,67 @@ def add_alias(
     )
 
 
+LinkEndArg = Annotated[
+    str, Field(description="URI of a memory (an alias leads to its memory)", min_length=1, max_length=600)
+]
+
+
+def link_memories(
+    ctx: ToolContext, from_uri: LinkEndArg, to_uri: LinkEndArg, relation: RelationArg
+) -> LinkMemoriesResult:
+    """Link one memory to another with a relation name in free text ('depends on', 'contradicts', '参考').
+    Links join the memories themselves: an alias links its memory, and renaming through aliases keeps
+    them. read_memory shows links both ways; list_memories(linked_to=...) lists a memory's neighbours.
+    Linking again is harmless (created: false); cycles are allowed, a memory linked to itself is not."""
+    source_uri = _writable(ctx, from_uri, "from_uri")
+    target_uri = _writable(ctx, to_uri, "to_uri")
+    name = _relation(ctx, relation)
+    with _store_errors(ctx):
+        source, target, created = _store(ctx).link(str(source_uri), str(target_uri), name)
+    result = LinkMemoriesResult(from_uri=source.uri, to_uri=target.uri, relation=name, created=created)
+    if not created:
+        return result.with_message(
+            ctx.text(
+                en=f"{source.uri} already links to {target.uri} ({name}); nothing changed.",
+                zh=f"{source.uri} 已链接到 {target.uri}（{name}），未作改动。",
+            )
+        )
+    return result.with_message(
+        ctx.text(
+            en=f"Linked {source.uri} to {target.uri} ({name}).",
+            zh=f"已将 {source.uri} 链接到 {target.uri}（{name}）。",
+        )
+    )
+
+
+def unlink_memories(
+    ctx: ToolContext,
+    from_uri: LinkEndArg,
+    to_uri: LinkEndArg,
+    relation: Annotated[
+        str | None,
+        Field(
+            description="The relation to remove; omitted: every link from from_uri to to_uri",
+            min_length=1,
+            max_length=100,
+        ),
+    ] = None,
+) -> UnlinkMemoriesResult:
+    """Remove the link from one memory to another (one relation, or all of them between the two in that
+    direction). Works when either memory is soft-deleted too. NOT_FOUND when there is no such link."""
+    source_uri = _writable(ctx, from_uri, "from_uri")
+    target_uri = _writable(ctx, to_uri, "to_uri")
+    name = _relation(ctx, relation) if relation is not None else None
+    with _store_errors(ctx):
+        source, target, removed = _store(ctx).unlink(str(source_uri), str(target_uri), name)
+    return UnlinkMemoriesResult(from_uri=source.uri, to_uri=target.uri, removed=removed).with_message(
+        ctx.text(
+            en=f"Removed {len(removed)} link(s) from {source.uri} to {target.uri}.",
+            zh=f"已删除从 {source.uri} 到 {target.uri} 的 {len(removed)} 个链接。",
+        )
+    )
+
+
 def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> MemoryVersionsResult:
     """A memory's version history, newest first (the current version included): each version's time, change
     note (created, patch, append, replace, metadata, status, rollback, import), size and a preview."""
@@ -1397,7 +1956,7 @@ def get_memory_versions(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10)
 def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> ListRollbacksResult:
     """The versions a memory can be rolled back to (every version but the current), newest first, each
     with what a rollback would change against the current state (content lines added/removed, priority,
-    disclosure)."""
+    disclosure, tags)."""
     import difflib
 
     parsed = _memory_uri(ctx, uri, "uri")
@@ -1425,6 +1984,7 @@ def list_rollbacks(ctx: ToolContext, uri: UriArg, limit: HistoryLimit = 10) -> L
                 if version.priority != memory.priority
                 else None,
                 disclosure_changed=version.disclosure != memory.disclosure,
+                tags_changed=version.tags != memory.tags,
             )
         )
     options, _ = fill_within_budget(options, _budget(ctx))
@@ -1540,6 +2100,8 @@ ALL_TOOLS: list[tuple[Callable[..., Any], dict[str, bool]]] = [
     (export_memories, {"destructive": False, "uses_roots": True}),
     (import_memories, {"destructive": True}),
     (add_alias, {"destructive": False}),
+    (link_memories, {"destructive": False, "idempotent": True}),
+    (unlink_memories, {"destructive": True}),
     (get_memory_versions, {"read_only": True}),
     (rollback_memory, {"destructive": False}),
     (diff_versions, {"read_only": True}),

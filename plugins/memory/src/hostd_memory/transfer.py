@@ -7,20 +7,34 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
   no aliases, no versions;
 - version 2 (current): memories under ``memories`` with their times, version number, access
   count and, on request, their aliases (``include_relations``) and every version
-  (``include_versions``).
+  (``include_versions``). Later builds add ``tags`` (on memories and versions) and ``links``
+  (outgoing: ``{"to": uri, "relation": name}``); both are optional, so documents of earlier
+  builds import as they are and still say version 2.
+
+``import_memories`` also reads the JSONL file of the official ``@modelcontextprotocol/server-memory``
+(``official_graph_document``): entities become memories, relations become links.
 """
 
 from __future__ import annotations
 
-import datetime
+import json
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from hostd_memory.models import MAX_COUNT, MAX_VERSION
-from hostd_memory.store import ImportItem, MemoryRow, VersionRow
-from hostd_memory.uris import InvalidUri, parse_uri
+from hostd_memory.store import (
+    BadLabel,
+    ImportItem,
+    MemoryRow,
+    VersionRow,
+    normalise_relation,
+    normalise_tags,
+    utc_time,
+)
+from hostd_memory.uris import InvalidUri, MemoryUri, parse_uri
 
 FORMAT_NAME = "hostd-memory-export"
 FORMAT_VERSION = 2
@@ -59,25 +73,42 @@ def _has_text(text: str) -> str:
 
 
 def _utc_time(value: str) -> str:
-    """An ISO 8601 time in the store's own spelling (UTC, microseconds, 'Z').
-
-    A naive time is taken as UTC. A time that leaves the calendar once moved to UTC
-    (0001-01-01T00:00+05:00) is refused like any other bad time.
-    """
+    """An ISO 8601 time in the store's own spelling (see ``store.utc_time``)."""
     try:
-        parsed = datetime.datetime.fromisoformat(value)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=datetime.UTC)
-        utc = parsed.astimezone(datetime.UTC)
-    except (ValueError, OverflowError):
+        return utc_time(value)
+    except ValueError:
         raise PydanticCustomError("invalid_time", "not an ISO 8601 time within years 1-9999 in UTC") from None
-    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _tags(values: list[str]) -> list[str]:
+    try:
+        return normalise_tags(values)
+    except BadLabel as exc:
+        raise PydanticCustomError("invalid_tag", "invalid tag ({reason})", {"reason": exc.reason}) from None
+
+
+def _relation(value: str) -> str:
+    try:
+        return normalise_relation(value)
+    except BadLabel as exc:
+        raise PydanticCustomError(
+            "invalid_relation", "invalid relation name ({reason})", {"reason": exc.reason}
+        ) from None
 
 
 Text = Annotated[str, AfterValidator(_encodable)]
 Content = Annotated[str, AfterValidator(_encodable), AfterValidator(_has_text)]
 Time = Annotated[str, AfterValidator(_encodable), AfterValidator(_utc_time)]
 Version = Annotated[int, Field(ge=1, le=MAX_VERSION)]
+# Each tag is checked by normalise_tags; the list's own bound keeps a hostile document cheap to refuse.
+Tags = Annotated[list[Text], Field(max_length=1_000), AfterValidator(_tags)]
+
+
+class ExportedLink(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    to: Text
+    relation: Annotated[Text, AfterValidator(_relation)]
 
 
 class ExportedVersion(BaseModel):
@@ -91,6 +122,7 @@ class ExportedVersion(BaseModel):
     change: Text = Field(default="import", max_length=32)
     change_note: Text = Field(default="", max_length=500)
     created_at: Time
+    tags: Tags = Field(default_factory=list)
 
 
 class ExportedMemory(BaseModel):
@@ -108,6 +140,8 @@ class ExportedMemory(BaseModel):
     aliases: list[Text] = Field(default_factory=list)
     versions: list[ExportedVersion] | None = None
     relations: dict[str, Any] | None = None  # derived from content; informative only
+    tags: Tags = Field(default_factory=list)
+    links: list[ExportedLink] = Field(default_factory=list, max_length=10_000)
 
 
 class ExportDocument(BaseModel):
@@ -201,7 +235,15 @@ def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
         aliases.append(str(alias))
     versions = [
         VersionRow(
-            v.version, v.content, v.priority, v.disclosure, v.status, v.change, v.change_note, v.created_at
+            v.version,
+            v.content,
+            v.priority,
+            v.disclosure,
+            v.status,
+            v.change,
+            v.change_note,
+            v.created_at,
+            tags=v.tags,
         )
         for v in exported.versions or []
     ]
@@ -210,6 +252,13 @@ def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
         raise DocumentError("duplicate_version", "versions")
     if versions and exported.version is not None and exported.version < max(numbers):
         raise DocumentError("version_behind_history", "version")
+    links = []
+    for number, link in enumerate(exported.links):
+        try:
+            target = parse_uri(link.to)
+        except InvalidUri as exc:
+            raise DocumentError(f"invalid_uri:{exc.reason}", f"links.{number}.to") from None
+        links.append((str(target), link.relation))
     return ImportItem(
         uri=uri,
         content=exported.content,
@@ -223,6 +272,8 @@ def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
         aliases=[a for a in aliases if a != str(uri)],
         versions=versions,
         index=index,
+        tags=exported.tags,
+        links=links,
     )
 
 
@@ -315,7 +366,11 @@ def _alias_cycles(items: list[ImportItem]) -> list[list[ImportItem]]:
 
 
 def exported_memory(
-    memory: MemoryRow, *, versions: list[VersionRow] | None, relations: dict[str, Any] | None
+    memory: MemoryRow,
+    *,
+    versions: list[VersionRow] | None,
+    relations: dict[str, Any] | None,
+    links: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "uri": memory.uri,
@@ -327,7 +382,10 @@ def exported_memory(
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
         "version": memory.version,
+        "tags": list(memory.tags),
     }
+    if links:
+        entry["links"] = [{"to": uri, "relation": relation} for uri, relation in links]
     if relations is not None:
         entry["aliases"] = list(memory.aliases)
         entry["relations"] = relations
@@ -342,6 +400,7 @@ def exported_memory(
                 "change": v.change,
                 "change_note": v.change_note,
                 "created_at": v.created_at,
+                "tags": list(v.tags),
             }
             for v in versions
         ]
@@ -360,3 +419,149 @@ def document_header(
         "include_relations": include_relations,
         "memories": [],
     }
+
+
+# --- the official memory server's knowledge graph --------------------------------------------
+
+GRAPH_DOMAIN = "entity"
+# Characters an entity name may hold that a URI path segment may not (or that would change its
+# meaning: '/', '%'), written as %XX so that every name has its own URI and the name can be read
+# back from it.
+_ESCAPED_IN_NAMES = frozenset('%/\\?#<>"`|')
+
+
+class GraphFileError(ValueError):
+    """Lines of a knowledge-graph file that are not entities or relations; nothing is imported."""
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        super().__init__(f"{len(problems)} bad line(s)")
+        self.problems = problems
+
+
+@dataclass
+class GraphDocument:
+    """A knowledge graph turned into an import document, with the file line of each part."""
+
+    document: dict[str, Any]
+    entity_lines: list[int] = field(default_factory=list)  # per memory of the document
+    link_lines: list[list[int]] = field(default_factory=list)  # per memory, per link
+    problems: list[dict[str, Any]] = field(default_factory=list)  # relations that could not be placed
+
+
+def entity_uri(name: str) -> str:
+    """``entity://<name>``, each character a path may not hold written as %XX (UTF-8)."""
+
+    def escaped(ch: str) -> str:
+        if (
+            ch in _ESCAPED_IN_NAMES
+            or ch.isspace()
+            or ord(ch) < 0x20
+            or 0x7F <= ord(ch) <= 0x9F
+            or (0x200B <= ord(ch) <= 0x200F or ch in "\u2028\u2029\ufeff")
+        ):
+            return "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+        return ch
+
+    path = "".join(escaped(ch) for ch in name)
+    if path in (".", ".."):
+        path = path.replace(".", "%2E")
+    return str(MemoryUri(GRAPH_DOMAIN, path))
+
+
+def looks_like_graph(text: str) -> bool:
+    """Whether the first non-blank line is an official-server entity or relation."""
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                first = json.loads(line)
+            except ValueError:
+                return False
+            return isinstance(first, dict) and first.get("type") in ("entity", "relation")
+    return False
+
+
+def _graph_line(line: str) -> tuple[str, dict[str, Any]]:
+    """One line's kind and fields; raises ValueError with a stable problem word."""
+    try:
+        item = json.loads(line)
+    except ValueError:
+        raise ValueError("not_json") from None
+    if not isinstance(item, dict) or item.get("type") not in ("entity", "relation"):
+        raise ValueError("not_entity_or_relation")
+    if item["type"] == "entity":
+        name, kind, observations = item.get("name"), item.get("entityType"), item.get("observations", [])
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("bad_name")
+        if not isinstance(kind, str):
+            raise ValueError("bad_entity_type")
+        if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
+            raise ValueError("bad_observations")
+        return "entity", item
+    for key in ("from", "to", "relationType"):
+        if not isinstance(item.get(key), str) or not item[key].strip():
+            raise ValueError(f"bad_{key}")
+    return "relation", item
+
+
+def official_graph_document(text: str, *, max_problems: int = 50) -> GraphDocument:
+    """The official server's JSONL as an import document: each entity a memory at entity_uri(name)
+    (observations as content, one a line, the name when there are none; its entity type as a tag),
+    each relation a link of its source. Any malformed line refuses the whole file (GraphFileError,
+    every bad line named), so nothing of a damaged file is half-imported."""
+    problems: list[dict[str, Any]] = []
+    entities: list[tuple[int, dict[str, Any]]] = []
+    relations: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            kind, item = _graph_line(line)
+            if kind == "entity":
+                tags = normalise_tags([item["entityType"]]) if item["entityType"].strip() else []
+                item = {**item, "tags": tags}
+            else:
+                item = {**item, "relation": normalise_relation(item["relationType"])}
+        except BadLabel as exc:
+            problems.append({"line": number, "problem": f"bad_label:{exc.reason}"})
+            continue
+        except ValueError as exc:
+            problems.append({"line": number, "problem": str(exc)})
+            continue
+        (entities if kind == "entity" else relations).append((number, item))
+    if problems:
+        raise GraphFileError(problems[:max_problems])
+    if len(entities) > MAX_IMPORT_ITEMS:
+        raise GraphFileError([{"line": entities[MAX_IMPORT_ITEMS][0], "problem": "too_many_entities"}])
+    graph = GraphDocument(document={"format": FORMAT_NAME, "version": FORMAT_VERSION, "memories": []})
+    position: dict[str, int] = {}
+    for number, item in entities:
+        observations = [o for o in item.get("observations", []) if o.strip()]
+        position.setdefault(item["name"], len(graph.document["memories"]))
+        graph.document["memories"].append(
+            {
+                "uri": entity_uri(item["name"]),
+                "content": "\n".join(observations) or item["name"],
+                "tags": item["tags"],
+                "links": [],
+            }
+        )
+        graph.entity_lines.append(number)
+        graph.link_lines.append([])
+    for number, item in relations:
+        source = position.get(item["from"])
+        if source is None:
+            graph.problems.append(
+                {
+                    "index": None,
+                    "line": number,
+                    "uri": entity_uri(item["from"]),
+                    "problem": "link_source_missing",
+                    "field": "from",
+                }
+            )
+            continue
+        graph.document["memories"][source]["links"].append(
+            {"to": entity_uri(item["to"]), "relation": item["relation"]}
+        )
+        graph.link_lines[source].append(number)
+    return graph
