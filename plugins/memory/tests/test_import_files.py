@@ -193,19 +193,24 @@ async def test_input_path_refuses_what_it_must_not_read(
     assert stats["total"] == 0
 
 
-def test_read_input_file_does_not_follow_a_symlink_swapped_in_after_resolution(tmp_path: Path) -> None:
-    """The reader opens with O_NOFOLLOW: a file replaced by a symlink after resolve_in_roots is refused."""
-    from hostd_fs import FsError
-    from hostd_memory.tools import _read_input_file
+def test_an_input_file_swapped_for_a_symlink_after_resolution_is_not_read(tmp_path: Path) -> None:
+    """import reads through hostd_fs's rooted reader: a file replaced by a symlink to a file outside
+    the root after it was resolved is refused, never read."""
+    from hostd_fs import FsError, read_beneath, resolve_beneath
 
+    root = tmp_path / "root"
+    root.mkdir()
     secret = tmp_path / "secret"
     secret.write_text("outside", encoding="utf-8")
-    swapped = tmp_path / "swapped.jsonl"
-    swapped.symlink_to(secret)
+    target = root / "memory.jsonl"
+    target.write_text("{}", encoding="utf-8")
+    rooted = resolve_beneath("memory.jsonl", [root], allow_missing=False, expect="file")
+    target.unlink()
+    target.symlink_to(secret)
     with pytest.raises(FsError) as raised:
-        _read_input_file(swapped, 1_000)
-    assert raised.value.reason == "SYMLINK_LOOP"
-    assert _read_input_file(secret, 1_000) == b"outside"
+        read_beneath(rooted, max_bytes=1_000)
+    assert raised.value.code == "PATH_NOT_ALLOWED"
+    assert "outside" not in str(raised.value.details)
 
 
 # --- against the real npm server ------------------------------------------------------------------

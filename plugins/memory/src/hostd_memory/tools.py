@@ -1500,70 +1500,30 @@ def _export_to_file(
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 
 
-def _read_input_file(path: Path, limit: int) -> bytes:
-    """The bytes of one regular file, read without following a symlink at its last step, without
-    blocking on a FIFO, and refused (TOO_LONG) above ``limit``: the single place import reads a user
-    file, so it can become the shared rooted reader of hostd_fs."""
-    import os
-    import stat
-
-    from hostd_fs import fs_error_from_os
-    from hostd_fs.errors import path_error
-
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise fs_error_from_os(exc, path, reading=True) from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-            raise path_error("FIFO", str(path))
-        if not stat.S_ISREG(info.st_mode):
-            raise path_error("IS_DIRECTORY" if stat.S_ISDIR(info.st_mode) else "DEVICE_FILE", str(path))
-        if info.st_size > limit:
-            raise _FileTooLarge(info.st_size)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        chunks = []
-        size = 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > limit:  # grew while being read
-                raise _FileTooLarge(size)
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise fs_error_from_os(exc, path, reading=True) from None
-    finally:
-        os.close(fd)
-
-
-class _FileTooLarge(Exception):
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
-        self.size = size
-
-
 def _input_document(ctx: ToolContext, input_path: str) -> tuple[Path, str]:
-    """The file at input_path (inside the roots) as text."""
-    from hostd_fs import resolve_in_roots
+    """The file at input_path (inside the roots) as text, read beneath the root's folder descriptor
+    (a folder swapped for a symlink meanwhile is refused), without blocking on a FIFO."""
+    from hostd_fs import FsError, read_beneath, resolve_beneath
 
-    target = resolve_in_roots(input_path, ctx.roots(), allow_missing=False, expect="file")
+    rooted = resolve_beneath(input_path, ctx.roots(), allow_missing=False, expect="file")
+    target = rooted.path
     try:
-        raw = _read_input_file(target, MAX_INPUT_BYTES)
-    except _FileTooLarge as exc:
+        raw = read_beneath(rooted, max_bytes=MAX_INPUT_BYTES)
+    except FsError as exc:
+        if exc.reason != "FILE_TOO_LARGE":
+            raise
+        size = target.stat().st_size if target.exists() else MAX_INPUT_BYTES + 1
         raise ToolError(
             "TOO_LONG",
             ctx.text(
-                en=f"{target} holds {exc.size} bytes; import reads at most {MAX_INPUT_BYTES} bytes.",
-                zh=f"{target} 有 {exc.size} 字节；导入最多读取 {MAX_INPUT_BYTES} 字节。",
+                en=f"{target} holds {size} bytes; import reads at most {MAX_INPUT_BYTES} bytes.",
+                zh=f"{target} 有 {size} 字节；导入最多读取 {MAX_INPUT_BYTES} 字节。",
             ),
             hint=ctx.text(
                 en="Split the file, or export fewer memories per file (export_memories takes a domain).",
                 zh="请拆分文件，或每个文件导出更少的记忆（export_memories 可按域导出）。",
             ),
-            details={"argument": "input_path", "bytes": exc.size, "limit": MAX_INPUT_BYTES},
+            details={"argument": "input_path", "bytes": size, "limit": MAX_INPUT_BYTES},
         ) from None
     try:
         return target, raw.decode("utf-8-sig")

@@ -5,11 +5,12 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
 
 - version 1 (pre-release builds): memories under ``items``, times as ``created``/``updated``,
   no aliases, no versions;
-- version 2 (current): memories under ``memories`` with their times, version number, access
-  count and, on request, their aliases (``include_relations``) and every version
-  (``include_versions``). Later builds add ``tags`` (on memories and versions) and ``links``
-  (outgoing: ``{"to": uri, "relation": name}``); both are optional, so documents of earlier
-  builds import as they are and still say version 2.
+- version 2: memories under ``memories`` with their times, version number, access count and,
+  on request, their aliases (``include_relations``) and every version (``include_versions``);
+- version 3 (current): adds ``tags`` (on memories and versions) and ``links`` (outgoing:
+  ``{"to": uri, "relation": name}``). A version 2 document is a version 3 document without
+  them; a build that knows only version 2 refuses a version 3 export instead of silently
+  dropping its tags and links.
 
 ``import_memories`` also reads the JSONL file of the official ``@modelcontextprotocol/server-memory``
 (``official_graph_document``): entities become memories, relations become links.
@@ -37,7 +38,7 @@ from hostd_memory.store import (
 from hostd_memory.uris import InvalidUri, MemoryUri, parse_uri
 
 FORMAT_NAME = "hostd-memory-export"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MAX_IMPORT_ITEMS = 200_000
 
 
@@ -148,7 +149,7 @@ class ExportDocument(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     format: Literal["hostd-memory-export"]
-    version: Literal[2]
+    version: Literal[3]
     exported_at: str | None = None
     domain: str | None = None
     include_versions: bool = False
@@ -174,7 +175,12 @@ def _migrate_v1(document: dict[str, Any]) -> dict[str, Any]:
     return migrated
 
 
-MIGRATIONS = {1: _migrate_v1}
+def _migrate_v2(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 -> 3: nothing moves; tags and links are simply absent."""
+    return {**document, "version": 3}
+
+
+MIGRATIONS = {1: _migrate_v1, 2: _migrate_v2}
 
 
 def unwrap(data: dict[str, Any]) -> dict[str, Any]:
