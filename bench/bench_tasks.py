@@ -77,9 +77,9 @@ CREATE_RATIO_TARGET = 1.5
 
 def fill(data_dir: Path, count: int) -> None:
     """Write ``count`` tasks in a realistic mix straight into the plugin's store."""
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         ids: list[str] = []
         for n in range(count):
@@ -111,9 +111,9 @@ def fill(data_dir: Path, count: int) -> None:
 
 def worst_case(data_dir: Path) -> None:
     """5,000 pending P0 tasks waiting on one unfinished task, then 5,000 ready P2 tasks."""
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         store.create(title="gate", description="", priority="P2", task_id="gate", depends_on=[])
         store.set_status("gate", "in_progress")
@@ -132,11 +132,11 @@ def fill_for_search(data_dir: Path, count: int) -> None:
     queries range from a handful of matches to hundreds. A label on every fifth task, a note on
     every tenth. Seeded, so every run searches the same list.
     """
-    from hostd_tasks.store import TaskEdit, TaskStore
+    from hostd_tasks.store import SqliteTaskStore, TaskEdit
 
     chance = random.Random(15)
     weights = [1 / (rank + 1) for rank in range(len(TOPICS))]
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         for n in range(count):
             english = chance.choices(TOPICS, weights, k=3)
@@ -179,9 +179,9 @@ async def stdio_search(config: Path) -> dict[str, list[float]]:
 
 
 def search_totals(data_dir: Path) -> dict[str, int]:
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         return {
             query: store.list_page(status=None, priority=None, limit=1, after=None, query=query).total
