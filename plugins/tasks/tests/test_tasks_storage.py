@@ -223,3 +223,24 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
         # Ids copied explicitly are never handed out again by the team database.
         fresh = await create(client, "made in the team")
     assert fresh["task_id"] not in ids
+
+
+def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres_url: str) -> None:
+    pytest.importorskip("psycopg")
+    config = write_config(tmp_path, ["tasks"], config={"language": "en", **TEAM})
+
+    def migrate(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hostd", "db", "migrate", *flags, "--config", str(config)],
+            env={**os.environ, TEAM_DATABASE_ENV: postgres_url, "HOSTD_CACHE_DIR": "off"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    pending = migrate("--check")
+    assert pending.returncode == 1 and "tasks: version 0 of 1" in pending.stdout, pending.stdout
+    applied = migrate()
+    assert applied.returncode == 0 and "tasks: version 1: current" in applied.stdout, applied.stdout
+    assert migrate("--check").returncode == 0
