@@ -244,3 +244,41 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
     applied = migrate()
     assert applied.returncode == 0 and "tasks: version 1: current" in applied.stdout, applied.stdout
     assert migrate("--check").returncode == 0
+
+
+def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:
+    """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
+    pytest.importorskip("psycopg")
+    from hostd_db import PostgresDatabase
+    from hostd_tasks.store import NEXT_READY
+    from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore, _PgConnection
+
+    database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
+    store = PostgresTaskStore(database)
+    try:
+        with database.write() as conn:
+            conn.execute(
+                "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
+                "SELECT 'b-' || n, 'bulk ' || n, (ARRAY['completed', 'in_progress', 'blocked', 'pending'])"
+                "[1 + n % 4], n % 3, now(), now() FROM generate_series(1, 10000) AS n"
+            )
+            conn.execute("ANALYZE")
+        statements = {
+            "claim": (NEXT_READY + store.claim_lock, ()),
+            "by id": (f"SELECT {store.record_columns} FROM tasks AS t WHERE t.task_id = ?", ("b-5000",)),
+            "first page": (
+                f"SELECT {store.record_columns} FROM tasks AS t ORDER BY t.priority, t.seq LIMIT 100",
+                (),
+            ),
+        }
+        with database.write() as raw:
+            conn = _PgConnection(raw)
+            plans = {
+                name: "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, parameters))
+                for name, (sql, parameters) in statements.items()
+            }
+        assert store.get("b-5000").title == "bulk 5000"
+    finally:
+        database.close()
+    for name, plan in plans.items():
+        assert "Seq Scan on tasks" not in plan, f"{name}:\n{plan}"

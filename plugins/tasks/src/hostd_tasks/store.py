@@ -159,6 +159,11 @@ SQLITE_FAILED_BLOCKERS = """
         UNION
         SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
 """
+#: The most urgent pending task that waits on nothing: an index walk over ``tasks_by_status``.
+NEXT_READY = (
+    "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
+    f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
+)
 #: A pending task waiting on a failed dependency or subtask.
 STUCK_BEHIND_FAILED = """
     t.status = 'pending' AND (
@@ -1063,10 +1068,7 @@ class SqlTaskStore(ABC):
         With ``claim`` the pick and the move to in_progress happen in one write transaction
         under the picked row's lock, so two agents asking at once never receive the same task.
         """
-        query = (
-            "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
-            f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
-        )
+        query = NEXT_READY
 
         def work(conn: Connection) -> NextTask:
             if not claim:
