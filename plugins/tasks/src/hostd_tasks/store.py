@@ -782,16 +782,17 @@ class SqlTaskStore(ABC):
         wanted = list(dict.fromkeys(depends_on))
         if task_id is not None and task_id in wanted:
             raise DependencyCycle([task_id, task_id])
-        seq: int | None = None
-        if task_id is None:
-            task_id, seq = self._allocate(conn)
-        elif _exists(conn, task_id) or _deleted_at(conn, task_id) is not None:
+        if task_id is not None and (_exists(conn, task_id) or _deleted_at(conn, task_id) is not None):
             raise TaskExists(task_id, deleted=not _exists(conn, task_id))
         missing = [dep for dep in wanted if not _exists(conn, dep)]
         if missing:
             raise DependenciesMissing(missing)
         if parent_id is not None and not _exists(conn, parent_id):
             raise TaskNotFound(parent_id, argument="parent_id", deleted_at=_deleted_at(conn, parent_id))
+        seq: int | None = None
+        if task_id is None:
+            # Only once the arguments are known good: a PostgreSQL sequence does not roll back.
+            task_id, seq = self._allocate(conn)
         columns = (
             "task_id, title, description, status, priority, created_at, updated_at, parent_id, acceptance"
         )
