@@ -53,6 +53,6 @@ def hostd_team_database(context: PluginContext) -> Any:
 
 @hookimpl
 def hostd_copy_to_team_database(context: PluginContext) -> CopyReport:
-    from hostd_tasks.copy import copy_to_team_database
+    from hostd_tasks.team_copy import copy_to_team_database
 
     return copy_to_team_database(context)
