@@ -19,7 +19,14 @@
   single Chinese character, each matching from a few to a few hundred tasks (first page of 100).
   Target: median round trip < 15 ms.
 
-Run: ``.venv/bin/python bench/bench_tasks.py`` (everything) or ``... bench_tasks.py --only search``.
+- Claims (``--only claims``, its own section of RESULTS.md): 8 OS processes, each an in-process
+  host (8 concurrent clients of the store), call ``get_next_task(claim=true)`` until nothing is
+  pending, from 10,000 pending tasks, on each backend: one SQLite file, and the team database on
+  a PostgreSQL server this script starts (``hostd_testing.postgres.running_postgres``, as the
+  tests do). Reports claims per second and checks every task was claimed exactly once.
+
+Run: ``.venv/bin/python bench/bench_tasks.py`` (everything) or ``... bench_tasks.py --only search``
+(or ``--only claims``).
 """
 
 from __future__ import annotations
@@ -77,9 +84,9 @@ CREATE_RATIO_TARGET = 1.5
 
 def fill(data_dir: Path, count: int) -> None:
     """Write ``count`` tasks in a realistic mix straight into the plugin's store."""
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         ids: list[str] = []
         for n in range(count):
@@ -111,9 +118,9 @@ def fill(data_dir: Path, count: int) -> None:
 
 def worst_case(data_dir: Path) -> None:
     """5,000 pending P0 tasks waiting on one unfinished task, then 5,000 ready P2 tasks."""
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         store.create(title="gate", description="", priority="P2", task_id="gate", depends_on=[])
         store.set_status("gate", "in_progress")
@@ -132,11 +139,11 @@ def fill_for_search(data_dir: Path, count: int) -> None:
     queries range from a handful of matches to hundreds. A label on every fifth task, a note on
     every tenth. Seeded, so every run searches the same list.
     """
-    from hostd_tasks.store import TaskEdit, TaskStore
+    from hostd_tasks.store import SqliteTaskStore, TaskEdit
 
     chance = random.Random(15)
     weights = [1 / (rank + 1) for rank in range(len(TOPICS))]
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         for n in range(count):
             english = chance.choices(TOPICS, weights, k=3)
@@ -179,9 +186,9 @@ async def stdio_search(config: Path) -> dict[str, list[float]]:
 
 
 def search_totals(data_dir: Path) -> dict[str, int]:
-    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store import SqliteTaskStore
 
-    store = TaskStore(data_dir / "tasks" / "tasks.db")
+    store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
         return {
             query: store.list_page(status=None, priority=None, limit=1, after=None, query=query).total
@@ -365,13 +372,159 @@ def ms(value: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description="tasks benchmarks")
     parser.add_argument(
-        "--only", choices=["all", "next-and-create", "search"], default="all", help="run only this case"
+        "--only",
+        choices=["all", "next-and-create", "search", "claims"],
+        default="all",
+        help="run only this case",
     )
     only = parser.parse_args().only
+    if only in ("all", "claims"):
+        run_claims()
     if only in ("all", "search"):
         run_search()
     if only in ("all", "next-and-create"):
         run_next_and_create()
+
+
+# --- claims: 8 processes, 10,000 tasks, each backend -------------------------------------------
+
+CLAIM_TASKS = 10_000
+CLAIMERS = 8
+BENCH_DATABASE_ENV = "HOSTD_BENCH_DATABASE_URL"
+
+
+def claim_config(data_dir: Path, backend: str) -> dict[str, Any]:
+    storage = {"storage": {"url_env": BENCH_DATABASE_ENV}} if backend == "postgres" else {}
+    return {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}, **storage}
+
+
+def fill_pending(data_dir: Path, backend: str, count: int) -> list[str]:
+    """``count`` pending tasks (priorities mixed) written through the backend's own store."""
+    from hostd_tasks.store import SqliteTaskStore, TaskStore
+
+    store: TaskStore
+    closing: Any
+    if backend == "postgres":
+        from hostd_db import PostgresDatabase
+        from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore
+
+        database = PostgresDatabase(os.environ[BENCH_DATABASE_ENV], "tasks", PG_MIGRATIONS)
+        store, closing = PostgresTaskStore(database), database
+    else:
+        store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
+        closing = store
+    try:
+        return [
+            store.create(
+                title=f"claim me {n}",
+                description="",
+                priority=("P0", "P1", "P2")[n % 3],
+                task_id=None,
+                depends_on=[],
+            ).task_id
+            for n in range(count)
+        ]
+    finally:
+        closing.close()
+
+
+def claimer(data_dir: str, backend: str, barrier: Any, results: Any) -> None:
+    """One client: claim until nothing is pending; report the ids and when it started and ended."""
+    host = Host(config_from_mapping(claim_config(Path(data_dir), backend), data_dir=Path(data_dir)))
+    host.startup()
+    claimed: list[str] = []
+    answers: list[str] = []
+
+    async def run() -> None:
+        while True:
+            envelope, is_error = await host.call("get_next_task", {"claim": True})
+            if is_error:
+                answers.append(str(envelope["error"]))
+                return
+            if envelope["task"] is None:
+                answers.append(str(envelope["reason"]))
+                return
+            claimed.append(envelope["task"]["task_id"])
+
+    try:
+        barrier.wait(120)
+        started = time.perf_counter()
+        anyio.run(run)
+        ended = time.perf_counter()
+    finally:
+        host.shutdown()
+    results.put({"claimed": claimed, "answers": answers, "start": started, "end": ended})
+
+
+def claim_run(backend: str) -> dict[str, Any]:
+    import multiprocessing
+
+    data_dir = SCRATCH / f"claims-{backend}" / "data"
+    shutil.rmtree(data_dir.parent, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    ids = fill_pending(data_dir, backend, CLAIM_TASKS)
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(CLAIMERS), context.Queue()
+    processes = [
+        context.Process(target=claimer, args=(str(data_dir), backend, barrier, results))
+        for _ in range(CLAIMERS)
+    ]
+    for process in processes:
+        process.start()
+    reports = [results.get(timeout=900) for _ in processes]
+    for process in processes:
+        process.join()
+    claimed = [task_id for report in reports for task_id in report["claimed"]]
+    seconds = max(r["end"] for r in reports) - min(r["start"] for r in reports)
+    return {
+        "backend": backend,
+        "claims": len(claimed),
+        "seconds": seconds,
+        "per_second": len(claimed) / seconds,
+        "per_client": sorted(len(r["claimed"]) for r in reports),
+        "exactly_once": sorted(claimed) == sorted(ids),
+        "answers": sorted({answer for r in reports for answer in r["answers"]}),
+    }
+
+
+def run_claims() -> None:
+    from hostd_testing.postgres import running_postgres
+
+    runs = [claim_run("sqlite")]
+    with running_postgres() as server:
+        os.environ[BENCH_DATABASE_ENV] = server.create_database("bench")
+        runs.append(claim_run("postgres"))
+    for run in runs:
+        print(run["backend"], {k: v for k, v in run.items() if k != "backend"}, file=sys.stderr)
+        assert run["exactly_once"], f"{run['backend']}: a task was claimed twice or never"
+        assert run["answers"] == ["none_pending"], run["answers"]
+    rows = [
+        [
+            run["backend"],
+            f"{run['claims']:,}",
+            f"{run['seconds']:.1f}",
+            f"{run['per_second']:.0f}",
+            f"{min(run['per_client'])}-{max(run['per_client'])}",
+            "yes" if run["exactly_once"] else "NO",
+        ]
+        for run in runs
+    ]
+    body = (
+        f"{CLAIMERS} OS processes, each an in-process host, call `get_next_task(claim=true)` until none is "
+        f"pending, from {CLAIM_TASKS:,} pending tasks (P0-P2 mixed). PostgreSQL: a local server started by "
+        "the script (fsync off, as in the tests), claims with `FOR UPDATE SKIP LOCKED`; SQLite: one file "
+        "in WAL mode, claims under its write lock. Every claimer's last answer was `none_pending`.\n\n"
+        + table(
+            ["backend", "claims", "seconds", "claims / s", "claims per client", "every task exactly once"],
+            rows,
+        )
+    )
+    write_section(
+        "tasks-claims",
+        "tasks: 8 concurrent clients claiming from 10,000 tasks",
+        body,
+        packages=("hostd-tasks", "psycopg"),
+    )
 
 
 def run_next_and_create() -> None:

@@ -15,6 +15,9 @@ from mcp import Client
 
 from hostd import hookimpl
 
+#: The environment variable the PostgreSQL test configs name in ``storage.url_env``.
+TEAM_DATABASE_ENV = "HOSTD_TASKS_TEST_DATABASE_URL"
+
 #: The ``connect`` fixture: ``connect(plugins=None, *, language="en", extra_plugins=None)`` opens a client.
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 

@@ -20,24 +20,28 @@ BARRIER_TIMEOUT = 60.0
 WORK_AFTER_CLAIM_S = 0.002
 
 
-def _host(data_dir: str) -> Any:
+def _host(data_dir: str, backend: dict[str, Any] | None = None) -> Any:
+    """A started host on ``data_dir``; ``backend`` is the conftest's store config ({} for SQLite)."""
     from hostd.config import config_from_mapping
     from hostd.host import Host
 
     host = Host(
         config_from_mapping(
-            {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=Path(data_dir)
+            {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}, **(backend or {})},
+            data_dir=Path(data_dir),
         )
     )
     host.startup()
     return host
 
 
-def create_tasks(data_dir: str, worker: int, count: int, barrier: Any, results: Any) -> None:
+def create_tasks(
+    data_dir: str, backend: dict[str, Any], worker: int, count: int, barrier: Any, results: Any
+) -> None:
     """Create ``count`` tasks as fast as possible once every worker is ready."""
     import anyio
 
-    host = _host(data_dir)
+    host = _host(data_dir, backend)
     created: list[str] = []
     errors: list[str] = []
 
@@ -61,11 +65,13 @@ def create_tasks(data_dir: str, worker: int, count: int, barrier: Any, results: 
     results.put({"worker": worker, "ids": created, "errors": errors, "start": started, "end": finished})
 
 
-def claim_until_empty(data_dir: str, worker: int, barrier: Any, results: Any) -> None:
+def claim_until_empty(
+    data_dir: str, backend: dict[str, Any], worker: int, barrier: Any, results: Any
+) -> None:
     """Claim the next task again and again until nothing is pending."""
     import anyio
 
-    host = _host(data_dir)
+    host = _host(data_dir, backend)
     claimed: list[dict[str, str]] = []
     errors: list[str] = []
     reasons: list[str] = []
@@ -104,14 +110,16 @@ def claim_until_empty(data_dir: str, worker: int, barrier: Any, results: Any) ->
     )
 
 
-def edit_and_claim(data_dir: str, worker: int, rounds: int, barrier: Any, results: Any) -> None:
+def edit_and_claim(
+    data_dir: str, backend: dict[str, Any], worker: int, rounds: int, barrier: Any, results: Any
+) -> None:
     """Each round: append a note to a shared task, rename this worker's own task, claim a task and note it.
 
     The notes and titles are what a lost edit would lose; the claims what a double claim would repeat.
     """
     import anyio
 
-    host = _host(data_dir)
+    host = _host(data_dir, backend)
     claimed: list[str] = []
     errors: list[str] = []
 
@@ -147,14 +155,14 @@ def edit_and_claim(data_dir: str, worker: int, rounds: int, barrier: Any, result
     results.put({"worker": worker, "claimed": claimed, "errors": errors, "start": started, "end": finished})
 
 
-def write_until_killed(data_dir: str, name: str) -> None:
+def write_until_killed(data_dir: str, name: str, backend: dict[str, Any]) -> None:
     """Create a task and claim the next one, round after round, printing each finished round.
 
     Run as a script by the killed-process test, which SIGKILLs it at a random moment.
     """
     import anyio
 
-    host = _host(data_dir)
+    host = _host(data_dir, backend)
 
     async def run() -> None:
         for n in range(1_000_000):
@@ -170,4 +178,4 @@ def write_until_killed(data_dir: str, name: str) -> None:
 
 
 if __name__ == "__main__":
-    write_until_killed(sys.argv[1], sys.argv[2])
+    write_until_killed(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

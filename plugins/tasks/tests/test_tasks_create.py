@@ -57,6 +57,15 @@ async def test_generated_ids_skip_ids_a_caller_already_chose(connect_in_memory: 
     assert len(set(later)) == 3
 
 
+async def test_a_refused_create_uses_up_no_generated_id(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        first = await create(client, "generated")
+        await refused(client, "create_task", {"title": "x", "depends_on": ["ghost"]}, "NOT_FOUND")
+        await refused(client, "create_task", {"title": "x", "parent_id": "ghost"}, "NOT_FOUND")
+        second = await create(client, "generated again")
+    assert (first["task_id"], second["task_id"]) == ("t-1", "t-2")
+
+
 @pytest.mark.parametrize("priority", ["P0", "P1", "P2"])
 async def test_each_priority_is_accepted(connect_in_memory: Connect, priority: str) -> None:
     async with connect_in_memory() as client:

@@ -1,4 +1,8 @@
-"""Several OS processes sharing one task list: no task lost on create, none claimed twice."""
+"""Several OS processes sharing one task list: no task lost on create, none claimed twice.
+
+Each test runs on both stores (the ``backend`` fixture): one SQLite file, and the team database
+on PostgreSQL, where the processes share nothing but the server.
+"""
 
 from __future__ import annotations
 
@@ -58,8 +62,10 @@ def assert_overlapped(results: list[dict[str, Any]]) -> None:
     assert latest_start < earliest_end, "the workers ran one after another, not together"
 
 
-def list_all(data_dir: Path) -> list[dict[str, Any]]:
-    host = Host(config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=data_dir))
+def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
+    host = Host(
+        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=data_dir)
+    )
     host.startup()
     try:
         tasks: list[dict[str, Any]] = []
@@ -83,23 +89,29 @@ def list_all(data_dir: Path) -> list[dict[str, Any]]:
         host.shutdown()
 
 
-def test_four_processes_creating_100_tasks_each_keep_all_400(hostd_data_dir: Path) -> None:
-    results = run_workers(tasks_workers.create_tasks, lambda n: (str(hostd_data_dir), n, PER_WORKER))
+def test_four_processes_creating_100_tasks_each_keep_all_400(
+    hostd_data_dir: Path, backend: dict[str, Any]
+) -> None:
+    results = run_workers(tasks_workers.create_tasks, lambda n: (str(hostd_data_dir), backend, n, PER_WORKER))
     assert [r["errors"] for r in results] == [[]] * WORKERS
     assert_overlapped(results)
     created = [task_id for r in results for task_id in r["ids"]]
     assert len(created) == WORKERS * PER_WORKER
     assert len(set(created)) == len(created), "two processes were given the same id"
-    stored = list_all(hostd_data_dir)
+    stored = list_all(hostd_data_dir, backend)
     assert sorted(t["task_id"] for t in stored) == sorted(created)
     assert {t["title"] for t in stored} == {
         f"worker {w} task {n}" for w in range(WORKERS) for n in range(PER_WORKER)
     }
 
 
-def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd_data_dir: Path) -> None:
+def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
+    hostd_data_dir: Path, backend: dict[str, Any]
+) -> None:
     host = Host(
-        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+        config_from_mapping(
+            {"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=hostd_data_dir
+        )
     )
     host.startup()
     try:
@@ -118,7 +130,7 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd
     finally:
         host.shutdown()
 
-    results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), n))
+    results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), backend, n))
     assert [r["errors"] for r in results] == [[]] * WORKERS
     assert_overlapped(results)
     claimed = [c["task_id"] for r in results for c in r["claimed"]]
@@ -129,17 +141,19 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(hostd
     for r in results:
         priorities = [c["priority"] for c in r["claimed"]]
         assert priorities == sorted(priorities), "claims must follow urgency order in every process"
-    assert {t["status"] for t in list_all(hostd_data_dir)} == {"in_progress"}
+    assert {t["status"] for t in list_all(hostd_data_dir, backend)} == {"in_progress"}
 
 
 EDIT_ROUNDS = 50
 
 
 def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twice(
-    hostd_data_dir: Path,
+    hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
     host = Host(
-        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
+        config_from_mapping(
+            {"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=hostd_data_dir
+        )
     )
     host.startup()
     try:
@@ -163,10 +177,12 @@ def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twic
     finally:
         host.shutdown()
 
-    results = run_workers(tasks_workers.edit_and_claim, lambda n: (str(hostd_data_dir), n, EDIT_ROUNDS))
+    results = run_workers(
+        tasks_workers.edit_and_claim, lambda n: (str(hostd_data_dir), backend, n, EDIT_ROUNDS)
+    )
     assert [r["errors"] for r in results] == [[]] * WORKERS
     assert_overlapped(results)
-    by_id = {t["task_id"]: t for t in list_all(hostd_data_dir)}
+    by_id = {t["task_id"]: t for t in list_all(hostd_data_dir, backend)}
     shared_notes = sorted(note["text"] for n in range(10) for note in by_id[f"shared-{n}"]["notes"])
     assert shared_notes == sorted(f"w{w} r{n}" for w in range(WORKERS) for n in range(EDIT_ROUNDS)), (
         "an edit was lost"
@@ -188,7 +204,9 @@ def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twic
 
 
 @pytest.mark.slow
-def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_dir: Path) -> None:
+def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
+    hostd_data_dir: Path, backend: dict[str, Any]
+) -> None:
     """SIGKILL a process creating and claiming tasks ten times: no half round, no lost claim."""
     worker = Path(tasks_workers.__file__)
     chance = random.Random(20261123)
@@ -198,7 +216,7 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_d
     for run in range(10):
         name = f"run{run}"
         process = subprocess.Popen(
-            [sys.executable, str(worker), str(hostd_data_dir), name],
+            [sys.executable, str(worker), str(hostd_data_dir), name, json.dumps(backend)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -221,7 +239,7 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_d
         for database in hostd_data_dir.rglob("*.db"):
             with sqlite3.connect(database) as conn:
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        tasks = list_all(hostd_data_dir)
+        tasks = list_all(hostd_data_dir, backend)
         mine = sorted(int(t["title"].split()[1]) for t in tasks if t["title"].startswith(f"{name} "))
         # Every printed round is stored; the round it was in is stored whole or not at all.
         assert mine == list(range(len(mine))) and len(mine) in (len(rounds), len(rounds) + 1)
@@ -234,6 +252,6 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(hostd_data_d
         assert len(set(claimed_by_round.values())) == len(claimed_by_round)
         assert len(claimed_by_round) <= len(in_progress) <= len(claimed_by_round) + run + 1
         assert {t["status"] for t in tasks} <= {"pending", "in_progress"}
-    assert sorted(t["title"] for t in list_all(hostd_data_dir)) == sorted(titles_written)
+    assert sorted(t["title"] for t in list_all(hostd_data_dir, backend)) == sorted(titles_written)
     # Proof the kills landed inside the work, not only between finished rounds.
     assert unprinted_writes >= 1

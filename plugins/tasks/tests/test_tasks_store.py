@@ -18,19 +18,19 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
-from hostd_tasks.store import TaskEdit, TaskStore
+from hostd_tasks.store import SqliteTaskStore, TaskEdit
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[TaskStore]:
-    opened = TaskStore(tmp_path / "tasks.db")
+def store(tmp_path: Path) -> Iterator[SqliteTaskStore]:
+    opened = SqliteTaskStore(tmp_path / "tasks.db")
     try:
         yield opened
     finally:
         opened.close()
 
 
-def fill(store: TaskStore, count: int) -> None:
+def fill(store: SqliteTaskStore, count: int) -> None:
     """Add ``count`` tasks in one transaction: a realistic mix, a third done, some with dependencies."""
     stamp = datetime.now(UTC).isoformat(timespec="microseconds")
     statuses = ["completed", "completed", "in_progress", "blocked", "failed", "pending"]
@@ -52,7 +52,7 @@ def fill(store: TaskStore, count: int) -> None:
 
 
 @contextmanager
-def counting_steps(store: TaskStore) -> Iterator[list[int]]:
+def counting_steps(store: SqliteTaskStore) -> Iterator[list[int]]:
     """Count the SQLite VM steps run on this thread's connection inside the block."""
     steps = [0]
 
@@ -68,13 +68,13 @@ def counting_steps(store: TaskStore) -> Iterator[list[int]]:
         conn.set_progress_handler(None, 1)
 
 
-def steps_of(store: TaskStore, operation: Callable[[], Any]) -> int:
+def steps_of(store: SqliteTaskStore, operation: Callable[[], Any]) -> int:
     with counting_steps(store) as steps:
         operation()
     return steps[0]
 
 
-def hot_operations(store: TaskStore, label: str) -> dict[str, Callable[[], Any]]:
+def hot_operations(store: SqliteTaskStore, label: str) -> dict[str, Callable[[], Any]]:
     """Create a task, change a status, read the next task and claim it: what a busy list repeats."""
     return {
         "create": lambda: store.create(
@@ -87,7 +87,7 @@ def hot_operations(store: TaskStore, label: str) -> dict[str, Callable[[], Any]]
     }
 
 
-def test_hot_paths_cost_the_same_at_10000_tasks_as_at_100(store: TaskStore) -> None:
+def test_hot_paths_cost_the_same_at_10000_tasks_as_at_100(store: SqliteTaskStore) -> None:
     fill(store, 100)
     with store.db.write() as conn:  # bulk-1 done, so the new P0 task is ready and claimable
         conn.execute("UPDATE tasks SET status = 'completed' WHERE task_id = 'bulk-1'")
@@ -100,7 +100,7 @@ def test_hot_paths_cost_the_same_at_10000_tasks_as_at_100(store: TaskStore) -> N
         )
 
 
-def test_hot_statements_never_scan_the_task_table(store: TaskStore) -> None:
+def test_hot_statements_never_scan_the_task_table(store: SqliteTaskStore) -> None:
     fill(store, 50)
     statements: list[str] = []
     conn = store.db.connection()
@@ -122,12 +122,12 @@ def test_hot_statements_never_scan_the_task_table(store: TaskStore) -> None:
 
 def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
-    first = TaskStore(path)
+    first = SqliteTaskStore(path)
     try:
         first.create(title="keep me", description="d", priority="P1", task_id=None, depends_on=[])
     finally:
         first.close()
-    second = TaskStore(path)
+    second = SqliteTaskStore(path)
     try:
         page = second.list_page(status=None, priority=None, limit=10, after=None)
     finally:
@@ -161,7 +161,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
 
-    store = TaskStore(path)
+    store = SqliteTaskStore(path)
     try:
         base, following = store.get("base"), store.get("next")
         found = store.list_page(status=None, priority=None, limit=10, after=None, query="数据库")
@@ -190,7 +190,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: TaskStore) -> None:
+def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStore) -> None:
     """Editing, appending a note and deleting a task cost the same in a big list as in a small one."""
 
     def operations(label: str) -> dict[str, Callable[[], Any]]:

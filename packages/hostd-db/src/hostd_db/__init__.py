@@ -10,7 +10,7 @@ versioned migrations applied exactly once across processes. Failures a person ca
 Importing this package loads no driver.
 """
 
-from hostd_db.errors import DatabaseError
+from hostd_db.errors import DatabaseError, busy_as_file_locked
 from hostd_db.postgres import PostgresDatabase, SchemaStatus, schema_name
 from hostd_db.urls import describe_url, is_postgres_url
 
@@ -18,6 +18,7 @@ __all__ = [
     "DatabaseError",
     "PostgresDatabase",
     "SchemaStatus",
+    "busy_as_file_locked",
     "describe_url",
     "is_postgres_url",
     "schema_name",

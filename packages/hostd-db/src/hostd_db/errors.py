@@ -7,9 +7,14 @@ name the database's host and port, never its password.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-__all__ = ["DatabaseError"]
+__all__ = ["DatabaseError", "busy_as_file_locked"]
+
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
 
 
 class _Text(NamedTuple):
@@ -103,3 +108,24 @@ class DatabaseError(Exception):
     def hint(self, language: str = "en") -> str:
         text = _TEXTS[self.reason]
         return self._render(text.hint_zh if language == "zh" else text.hint_en)
+
+
+@contextmanager
+def busy_as_file_locked(where: str, timeout_ms: int) -> Iterator[None]:
+    """Inside the block, SQLite's "database is locked/busy" becomes ``DatabaseError`` FILE_LOCKED.
+
+    For SQLite stores (``hostd_fs.Database`` waits ``timeout_ms`` before giving up): the file
+    stayed locked by another process, which the caller can only retry, never an INTERNAL error.
+    """
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        code = getattr(exc, "sqlite_errorcode", None)
+        busy = code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED) if code is not None else None
+        if busy is None:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+        if not busy:
+            raise
+        raise DatabaseError("busy", where=where, timeout_ms=timeout_ms) from None

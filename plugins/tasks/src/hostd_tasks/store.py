@@ -1,7 +1,12 @@
-"""The task store: one SQLite file shared by every hostd process and thread that serves tasks.
+"""The task store: the rules once (``SqlTaskStore``), on one SQLite file or on the team's PostgreSQL.
 
-Built on ``hostd_fs.Database`` (WAL, busy timeout, a connection per thread, ``BEGIN IMMEDIATE``
-for writes), so two IDE windows can share a list. Every operation a busy list repeats --
+``TaskStore`` is the interface the tools use; ``SqliteTaskStore`` (here) keeps the list in one
+file shared by every hostd process and thread of one user, ``store_postgres.PostgresTaskStore``
+in the team database. The rest of this docstring is about the SQLite file; the PostgreSQL schema
+mirrors it (same tables and indexes, the search index a ``tsvector`` column).
+
+The SQLite store is built on ``hostd_fs.Database`` (WAL, busy timeout, a connection per thread,
+``BEGIN IMMEDIATE`` for writes), so two IDE windows can share a list. Every operation a busy list repeats --
 creating a task, changing a status, finding the next task -- is an index seek, so it costs the
 same with 10,000 tasks as with 100:
 
@@ -25,13 +30,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol, TypeVar
 
+from hostd_db import busy_as_file_locked
 from hostd_fs import Database, Migration
 
 from hostd_tasks.models import (
@@ -121,9 +128,10 @@ def _add_subtasks_labels_notes_history_and_search(conn: sqlite3.Connection) -> N
 # the end and never edit one, since existing tasks.db files have already run it.
 MIGRATIONS.append(_add_subtasks_labels_notes_history_and_search)
 
-#: The columns every record is read from, in ``_record`` order; dependencies come as a JSON array,
-#: subtask counts as a JSON object. Labels and notes are read per page (see ``_records``).
-RECORD_COLUMNS = """
+T = TypeVar("T")
+
+#: SQLite's ``record_columns`` (see ``SqlTaskStore``).
+SQLITE_RECORD_COLUMNS = """
     t.task_id, t.title, t.description, t.status, t.priority, t.linked_session_id, t.created_at, t.updated_at,
     (SELECT json_group_array(depends_on) FROM
         (SELECT d.depends_on FROM task_dependencies AS d WHERE d.task_id = t.task_id ORDER BY d.position)),
@@ -143,15 +151,26 @@ WAITING_ON_SUBTASK = """
     EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status <> 'completed')
 """
 
-#: The failed tasks a task waits on, directly: dependencies and subtasks (a JSON array, '[]' if none).
-FAILED_BLOCKERS = """
+#: SQLite's ``failed_blockers``: the failed tasks a task waits on, directly (a JSON array).
+SQLITE_FAILED_BLOCKERS = """
     (SELECT json_group_array(blocker) FROM (
         SELECT d.depends_on AS blocker FROM task_dependencies AS d
         JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = t.task_id AND dep.status = 'failed'
         UNION
         SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
 """
-STUCK_BEHIND_FAILED = f"t.status = 'pending' AND {FAILED_BLOCKERS} <> '[]'"
+#: The most urgent pending task that waits on nothing: an index walk over ``tasks_by_status``.
+NEXT_READY = (
+    "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
+    f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
+)
+#: A pending task waiting on a failed dependency or subtask.
+STUCK_BEHIND_FAILED = """
+    t.status = 'pending' AND (
+        EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
+                WHERE d.task_id = t.task_id AND dep.status = 'failed')
+        OR EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
+"""
 #: Stuck tasks named in one get_next_task answer; get_task_stats counts them all.
 STUCK_SHOWN = 20
 #: History entries one get_task answer shows (the newest); the total is always given.
@@ -355,6 +374,18 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def _moment(value: object) -> datetime:
+    """A stored time as an aware UTC datetime: ISO text (SQLite) or a timestamptz value (PostgreSQL)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    return datetime.fromisoformat(str(value))
+
+
+def _json(value: object, empty: object) -> Any:
+    """A JSON aggregate read from a record row (text on both backends; NULL when nothing matched)."""
+    return json.loads(str(value)) if value else empty
+
+
 def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> TaskRecord:
     (
         task_id,
@@ -370,7 +401,7 @@ def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> Task
         acceptance,
         kids,
     ) = row
-    counts: dict[str, int] = json.loads(str(kids)) if kids else {}
+    counts: dict[str, int] = _json(kids, {})
     subtasks = None
     if counts:
         by_status = dict.fromkeys(STATUSES, 0)
@@ -382,10 +413,10 @@ def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> Task
         description=str(description),
         status=status,  # type: ignore[arg-type]
         priority=priority_name(int(rank)),  # type: ignore[call-overload]
-        depends_on=json.loads(str(depends)) if depends else [],
+        depends_on=_json(depends, []),
         linked_session_id=None if session is None else str(session),
-        created_at=datetime.fromisoformat(str(created)),
-        updated_at=datetime.fromisoformat(str(updated)),
+        created_at=_moment(created),
+        updated_at=_moment(updated),
         parent_id=None if parent is None else str(parent),
         labels=labels,
         acceptance=str(acceptance),
@@ -394,34 +425,15 @@ def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> Task
     )
 
 
-def _records(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> list[TaskRecord]:
-    """Whole records for rows of RECORD_COLUMNS: labels and notes read in one query each per page.
+class Connection(Protocol):
+    """What the store needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own shape)."""
 
-    Read apart from the row (not as JSON inside it) so a note holding any character, NUL
-    included, comes back exactly as written.
-    """
-    ids = [str(row[0]) for row in rows]
-    labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
-    notes: dict[str, list[Note]] = {task_id: [] for task_id in ids}
-    if ids:
-        # One JSON parameter, not one '?' per id: a page of 1,000 stays under any SQLite's variable limit.
-        page = (json.dumps(ids),)
-        for task_id, label in conn.execute(
-            "SELECT task_id, label FROM task_labels WHERE task_id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY task_id, label",
-            page,
-        ):
-            labels[task_id].append(label)
-        for task_id, text, at in conn.execute(
-            "SELECT task_id, text, at FROM task_notes WHERE task_id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY seq",
-            page,
-        ):
-            notes[task_id].append(Note(text=text, at=datetime.fromisoformat(at)))
-    return [_record(row, labels[task_id], notes[task_id]) for row, task_id in zip(rows, ids, strict=True)]
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
 
 
-def _history(conn: sqlite3.Connection, task_id: str, event: str, details: dict[str, object], at: str) -> None:
+def _history(conn: Connection, task_id: str, event: str, details: dict[str, object], at: str) -> None:
     """Append one entry to a task's history; ``actor`` stays null until tasks know who calls."""
     conn.execute(
         "INSERT INTO task_history (task_id, event, at, details) VALUES (?, ?, ?, ?)",
@@ -429,26 +441,7 @@ def _history(conn: sqlite3.Connection, task_id: str, event: str, details: dict[s
     )
 
 
-def _reindex(conn: sqlite3.Connection, task_id: str) -> None:
-    """Rewrite a task's row of the search index from what is stored now."""
-    seq, title, description, acceptance = conn.execute(
-        "SELECT seq, title, description, acceptance FROM tasks WHERE task_id = ?", (task_id,)
-    ).fetchone()
-    notes = [
-        text
-        for (text,) in conn.execute("SELECT text FROM task_notes WHERE task_id = ? ORDER BY seq", (task_id,))
-    ]
-    labels = [
-        label for (label,) in conn.execute("SELECT label FROM task_labels WHERE task_id = ?", (task_id,))
-    ]
-    conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
-    conn.execute(
-        "INSERT INTO task_search (rowid, body) VALUES (?, ?)",
-        (seq, indexed_text(title, description, acceptance, *notes, " ".join(labels))),
-    )
-
-
-def _waits_on(conn: sqlite3.Connection, task_id: str) -> list[str]:
+def _waits_on(conn: Connection, task_id: str) -> list[str]:
     """What a task waits on before it is offered: its dependencies, and (for a parent) its subtasks."""
     return [
         str(other)
@@ -460,7 +453,7 @@ def _waits_on(conn: sqlite3.Connection, task_id: str) -> list[str]:
     ]
 
 
-def _wait_path(conn: sqlite3.Connection, start: str, goal: str) -> list[str] | None:
+def _wait_path(conn: Connection, start: str, goal: str) -> list[str] | None:
     """The shortest 'waits on' path from ``start`` to ``goal`` (both included), or None.
 
     Breadth-first over the stored edges; it visits at most what ``start`` transitively waits on.
@@ -483,60 +476,186 @@ def _wait_path(conn: sqlite3.Connection, start: str, goal: str) -> list[str] | N
     return None
 
 
-def _exists(conn: sqlite3.Connection, task_id: str) -> bool:
+def _exists(conn: Connection, task_id: str) -> bool:
     return conn.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone() is not None
 
 
-def _deleted_at(conn: sqlite3.Connection, task_id: str) -> datetime | None:
+def _deleted_at(conn: Connection, task_id: str) -> datetime | None:
     row = conn.execute("SELECT deleted_at FROM deleted_tasks WHERE task_id = ?", (task_id,)).fetchone()
-    return None if row is None else datetime.fromisoformat(str(row[0]))
+    return None if row is None else _moment(row[0])
 
 
-def _neighbours(conn: sqlite3.Connection, sql: str, task_id: str) -> list[Neighbour]:
+def _neighbours(conn: Connection, sql: str, task_id: str) -> list[Neighbour]:
     return [
         Neighbour(str(other), str(title), status)
         for other, title, status in conn.execute(sql, (task_id,)).fetchall()
     ]
 
 
-class TaskStore:
-    """Tasks and their dependencies in one SQLite file, safe across threads and processes."""
+class TaskStore(Protocol):
+    """What the tools (and the ``tasks.links`` service) ask of a task store, whichever database holds it.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.db = Database(path, list(MIGRATIONS))
+    ``SqliteTaskStore`` (one file, the default) and ``PostgresTaskStore`` (the team database)
+    answer every call alike; ``access.store_for`` picks one when the plugin first needs it.
+    """
 
-    def close(self) -> None:
-        self.db.close()
+    def close(self) -> None: ...
+    def get(self, task_id: str) -> TaskRecord: ...
+    def details(self, task_id: str) -> TaskDetails: ...
+    def create(
+        self,
+        *,
+        title: str,
+        description: str,
+        priority: Priority,
+        task_id: str | None,
+        depends_on: Sequence[str],
+        parent_id: str | None = None,
+        labels: Sequence[str] = (),
+        acceptance: str = "",
+    ) -> TaskRecord: ...
+    def split(
+        self, task_id: str, subtasks: Sequence[dict[str, object]]
+    ) -> tuple[TaskRecord, list[TaskRecord]]: ...
+    def update(self, task_id: str, edit: TaskEdit) -> Update: ...
+    def delete(self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool) -> Deletion: ...
+    def list_page(
+        self,
+        *,
+        status: Status | None,
+        priority: Priority | None,
+        limit: int,
+        after: tuple[int, int] | None,
+        label: str | None = None,
+        parent_id: str | None = None,
+        query: str | None = None,
+    ) -> Page: ...
+    def set_status(self, task_id: str, new_status: Status) -> StatusChange: ...
+    def next_task(self, *, claim: bool) -> NextTask: ...
+    def stats(self) -> Stats: ...
+    def link_session(self, task_id: str, session_id: str) -> SessionLink: ...
+    def tasks_for_session(self, session_id: str) -> list[TaskRecord]: ...
 
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        with self.db.read() as conn:
-            yield conn
 
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        with self.db.write() as conn:
-            yield conn
+class SqlTaskStore(ABC):
+    """The task rules, written once in SQL both databases understand; subclasses supply the rest.
 
-    # --- single records ------------------------------------------------------------------
+    What differs between SQLite and PostgreSQL is kept to a few members: how a transaction is
+    run (``_read``/``_write``, each taking a unit of work that may be run again), the JSON
+    aggregates of a record, how a page of ids is passed, the search index, new ids, and locks.
+    SQLite's write transaction locks the whole file, so its locks are no-ops; PostgreSQL locks
+    the rows a write changes and serialises the writes that reshape the list (see there).
+    """
 
-    @staticmethod
-    def _fetch(conn: sqlite3.Connection, task_id: str, *, argument: str = "task_id") -> TaskRecord:
+    #: The columns every record is read from, in ``_record`` order; dependencies come as a JSON
+    #: array, subtask counts as a JSON object (text). Labels and notes are read per page.
+    record_columns: str
+    #: The failed tasks a task waits on, directly: dependencies and subtasks (a JSON array of ids).
+    failed_blockers: str
+    #: Appended to the claim's SELECT: the lock that makes one claimer the only one.
+    claim_lock = ""
+    #: Appended when the first look found nothing: a lock that waits for claims still in flight.
+    claim_lock_waiting = ""
+
+    # --- what a backend supplies ---------------------------------------------------------
+
+    @abstractmethod
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one read transaction that sees one consistent snapshot."""
+
+    @abstractmethod
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one write transaction (run again if the database asks for it)."""
+
+    @abstractmethod
+    def _ids_in(self, column: str, ids: list[str]) -> tuple[str, object]:
+        """A condition 'column is one of ids' and its one parameter (a page may hold 1,000 ids)."""
+
+    @abstractmethod
+    def _search_filter(self, query: str) -> tuple[str, object]:
+        """A condition on ``t`` for tasks matching every term of ``query``, and its parameter."""
+
+    @abstractmethod
+    def _store_search(self, conn: Connection, seq: int, text_parts: list[str]) -> None:
+        """Replace the search index entry of the task at ``seq``."""
+
+    @abstractmethod
+    def _drop_search(self, conn: Connection, seq: int) -> None:
+        """Remove the search index entry of a task about to be deleted."""
+
+    @abstractmethod
+    def _allocate(self, conn: Connection) -> tuple[str, int | None]:
+        """A generated task id never used before, and the ``seq`` to insert it with (None: the default)."""
+
+    def _lock_task(self, conn: Connection, task_id: str) -> None:  # noqa: B027 - a no-op by design
+        """Hold the task's row until the transaction ends (SQLite's write lock already does)."""
+
+    def _lock_list(self, conn: Connection) -> None:  # noqa: B027 - a no-op by design
+        """Serialise writes that reshape the list: create, split, update, delete."""
+
+    def close(self) -> None:  # noqa: B027 - a store with nothing of its own to close
+        """Release what the store holds."""
+
+    # --- records -------------------------------------------------------------------------
+
+    def _records(self, conn: Connection, rows: Sequence[Sequence[object]]) -> list[TaskRecord]:
+        """Whole records for rows of ``record_columns``: labels and notes read in one query each per page.
+
+        Read apart from the row (not as JSON inside it) so a note holding any character, NUL
+        included, comes back exactly as written.
+        """
+        ids = [str(row[0]) for row in rows]
+        labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
+        notes: dict[str, list[Note]] = {task_id: [] for task_id in ids}
+        if ids:
+            condition, page = self._ids_in("task_id", ids)
+            for task_id, label in conn.execute(
+                f"SELECT task_id, label FROM task_labels WHERE {condition} ORDER BY task_id, label", (page,)
+            ):
+                labels[task_id].append(label)
+            for task_id, text, at in conn.execute(
+                f"SELECT task_id, text, at FROM task_notes WHERE {condition} ORDER BY seq", (page,)
+            ):
+                notes[task_id].append(Note(text=text, at=_moment(at)))
+        return [_record(row, labels[task_id], notes[task_id]) for row, task_id in zip(rows, ids, strict=True)]
+
+    def _fetch(self, conn: Connection, task_id: str, *, argument: str = "task_id") -> TaskRecord:
         row = conn.execute(
-            f"SELECT {RECORD_COLUMNS} FROM tasks AS t WHERE t.task_id = ?", (task_id,)
+            f"SELECT {self.record_columns} FROM tasks AS t WHERE t.task_id = ?", (task_id,)
         ).fetchone()
         if row is None:
             raise TaskNotFound(task_id, argument=argument, deleted_at=_deleted_at(conn, task_id))
-        return _records(conn, [row])[0]
+        return self._records(conn, [row])[0]
+
+    def _fetch_locked(self, conn: Connection, task_id: str) -> TaskRecord:
+        """The task as it is now, its row held by this transaction until it ends."""
+        self._lock_task(conn, task_id)
+        return self._fetch(conn, task_id)
+
+    def _reindex(self, conn: Connection, task_id: str) -> None:
+        """Rewrite a task's entry of the search index from what is stored now."""
+        seq, title, description, acceptance = conn.execute(
+            "SELECT seq, title, description, acceptance FROM tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
+        notes = [
+            str(text)
+            for (text,) in conn.execute(
+                "SELECT text FROM task_notes WHERE task_id = ? ORDER BY seq", (task_id,)
+            )
+        ]
+        labels = [
+            str(label)
+            for (label,) in conn.execute("SELECT label FROM task_labels WHERE task_id = ?", (task_id,))
+        ]
+        self._store_search(conn, int(seq), [title, description, acceptance, *notes, " ".join(labels)])
 
     def get(self, task_id: str) -> TaskRecord:
-        with self._reading() as conn:
-            return self._fetch(conn, task_id)
+        return self._read(lambda conn: self._fetch(conn, task_id))
 
     def details(self, task_id: str) -> TaskDetails:
         """A task (or a deleted task's last record) with its history and its neighbours both ways."""
-        with self._reading() as conn:
+
+        def work(conn: Connection) -> TaskDetails:
             deleted_at = None
             try:
                 task = self._fetch(conn, task_id)
@@ -551,7 +670,7 @@ class TaskStore:
                 "SELECT COUNT(*) FROM task_history WHERE task_id = ?", (task_id,)
             ).fetchone()
             history = [
-                HistoryEntry(str(event), datetime.fromisoformat(str(at)), actor, json.loads(str(details)))
+                HistoryEntry(str(event), _moment(at), actor, json.loads(str(details)))
                 for event, at, actor, details in reversed(
                     conn.execute(
                         "SELECT event, at, actor, details FROM task_history WHERE task_id = ? "
@@ -577,7 +696,11 @@ class TaskStore:
                 "SELECT task_id, title, status FROM tasks WHERE parent_id = ? ORDER BY priority, seq",
                 task_id,
             )
-        return TaskDetails(task, deleted_at, history, int(history_total), depends_on, dependents, subtasks)
+            return TaskDetails(
+                task, deleted_at, history, int(history_total), depends_on, dependents, subtasks
+            )
+
+        return self._read(work)
 
     # --- create --------------------------------------------------------------------------
 
@@ -594,7 +717,9 @@ class TaskStore:
         acceptance: str = "",
     ) -> TaskRecord:
         """Add a pending task; its dependencies and its parent must already exist."""
-        with self._writing() as conn:
+
+        def work(conn: Connection) -> TaskRecord:
+            self._lock_list(conn)
             created = self._insert(
                 conn,
                 title=title,
@@ -609,6 +734,8 @@ class TaskStore:
             )
             return self._fetch(conn, created)
 
+        return self._write(work)
+
     def split(
         self, task_id: str, subtasks: Sequence[dict[str, object]]
     ) -> tuple[TaskRecord, list[TaskRecord]]:
@@ -617,8 +744,10 @@ class TaskStore:
         Each item takes ``create``'s keyword arguments (parent aside); a later item may depend
         on an earlier one by the task_id it was given.
         """
-        with self._writing() as conn:
-            self._fetch(conn, task_id)
+
+        def work(conn: Connection) -> tuple[TaskRecord, list[TaskRecord]]:
+            self._lock_list(conn)
+            self._fetch_locked(conn, task_id)
             stamp = _stamp(utc_now())
             created = [
                 self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp})  # type: ignore[arg-type]
@@ -628,9 +757,11 @@ class TaskStore:
             conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
             return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
 
+        return self._write(work)
+
     def _insert(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         *,
         title: str,
         description: str,
@@ -651,20 +782,37 @@ class TaskStore:
         wanted = list(dict.fromkeys(depends_on))
         if task_id is not None and task_id in wanted:
             raise DependencyCycle([task_id, task_id])
-        if task_id is None:
-            task_id = self._generate_id(conn)
-        elif _exists(conn, task_id) or _deleted_at(conn, task_id) is not None:
+        if task_id is not None and (_exists(conn, task_id) or _deleted_at(conn, task_id) is not None):
             raise TaskExists(task_id, deleted=not _exists(conn, task_id))
         missing = [dep for dep in wanted if not _exists(conn, dep)]
         if missing:
             raise DependenciesMissing(missing)
         if parent_id is not None and not _exists(conn, parent_id):
             raise TaskNotFound(parent_id, argument="parent_id", deleted_at=_deleted_at(conn, parent_id))
-        conn.execute(
-            "INSERT INTO tasks (task_id, title, description, status, priority, created_at, updated_at, "
-            "parent_id, acceptance) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
-            (task_id, title, description, priority_rank(priority), stamp, stamp, parent_id, acceptance),
+        seq: int | None = None
+        if task_id is None:
+            # Only once the arguments are known good: a PostgreSQL sequence does not roll back.
+            task_id, seq = self._allocate(conn)
+        columns = (
+            "task_id, title, description, status, priority, created_at, updated_at, parent_id, acceptance"
         )
+        values: tuple[object, ...] = (
+            task_id,
+            title,
+            description,
+            priority_rank(priority),
+            stamp,
+            stamp,
+            parent_id,
+            acceptance,
+        )
+        if seq is None:
+            conn.execute(f"INSERT INTO tasks ({columns}) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)", values)
+        else:
+            conn.execute(
+                f"INSERT INTO tasks (seq, {columns}) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                (seq, *values),
+            )
         conn.executemany(
             "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
             [(task_id, dep, position) for position, dep in enumerate(wanted)],
@@ -678,7 +826,7 @@ class TaskStore:
                 path = _wait_path(conn, dep, task_id)
                 if path is not None:
                     raise DependencyCycle([task_id, *path])
-        _reindex(conn, task_id)
+        self._reindex(conn, task_id)
         created: dict[str, object] = {"title": title, "priority": priority}
         if parent_id is not None:
             created["parent_id"] = parent_id
@@ -687,23 +835,14 @@ class TaskStore:
         _history(conn, task_id, "created", created, stamp)
         return task_id
 
-    @staticmethod
-    def _generate_id(conn: sqlite3.Connection) -> str:
-        """``t-<n>``: short, readable, in creation order; skips numbers already taken or deleted."""
-        (highest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tasks").fetchone()
-        number = int(highest) + 1
-        while _exists(conn, f"{GENERATED_ID_PREFIX}{number}") or (
-            _deleted_at(conn, f"{GENERATED_ID_PREFIX}{number}") is not None
-        ):
-            number += 1
-        return f"{GENERATED_ID_PREFIX}{number}"
-
     # --- update --------------------------------------------------------------------------
 
     def update(self, task_id: str, edit: TaskEdit) -> Update:
         """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
-        with self._writing() as conn:
-            before = self._fetch(conn, task_id)
+
+        def work(conn: Connection) -> Update:
+            self._lock_list(conn)
+            before = self._fetch_locked(conn, task_id)
             stamp = _stamp(utc_now())
             changes: dict[str, object] = {}
             scalar = {"title": edit.title, "description": edit.description, "acceptance": edit.acceptance}
@@ -730,11 +869,10 @@ class TaskStore:
             if edit.parent_id is not None:
                 self._move_under(conn, before, edit.parent_id or None, changes)
             if edit.append_note is not None:
-                (written,) = conn.execute(
-                    "SELECT COALESCE(SUM(LENGTH(text)), 0) FROM task_notes WHERE task_id = ?", (task_id,)
-                ).fetchone()
+                # Counted here, not with SQL LENGTH: PostgreSQL stores a NUL as two characters.
+                written = sum(len(note.text) for note in before.notes)
                 if written + len(edit.append_note) > NOTES_TOTAL_MAX:
-                    raise NotesTooLong(task_id, int(written), len(edit.append_note))
+                    raise NotesTooLong(task_id, written, len(edit.append_note))
                 conn.execute(
                     "INSERT INTO task_notes (task_id, text, at) VALUES (?, ?, ?)",
                     (task_id, edit.append_note, stamp),
@@ -744,12 +882,14 @@ class TaskStore:
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
                 _history(conn, task_id, "edited", changes, stamp)
                 if changes.keys() & {"title", "description", "acceptance", "labels", "append_note"}:
-                    _reindex(conn, task_id)
+                    self._reindex(conn, task_id)
             return Update(self._fetch(conn, task_id), sorted(changes))
+
+        return self._write(work)
 
     @staticmethod
     def _replace_dependencies(
-        conn: sqlite3.Connection, before: TaskRecord, wanted: list[str], changes: dict[str, object]
+        conn: Connection, before: TaskRecord, wanted: list[str], changes: dict[str, object]
     ) -> None:
         task_id = before.task_id
         if wanted == before.depends_on:
@@ -772,7 +912,7 @@ class TaskStore:
 
     @staticmethod
     def _move_under(
-        conn: sqlite3.Connection, before: TaskRecord, parent_id: str | None, changes: dict[str, object]
+        conn: Connection, before: TaskRecord, parent_id: str | None, changes: dict[str, object]
     ) -> None:
         task_id = before.task_id
         if parent_id == before.parent_id:
@@ -796,8 +936,10 @@ class TaskStore:
         tasks depend on it unless ``drop_dependencies``: then those dependencies are dropped and
         each dependent's history says so.
         """
-        with self._writing() as conn:
-            task = self._fetch(conn, task_id)
+
+        def work(conn: Connection) -> Deletion:
+            self._lock_list(conn)
+            task = self._fetch_locked(conn, task_id)
             if task.status == "in_progress" and not even_if_in_progress:
                 raise DeleteRefused(task_id, in_progress=True)
             subtasks = [
@@ -829,7 +971,7 @@ class TaskStore:
             (seq,) = conn.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
             for table in ("task_dependencies", "task_labels", "task_notes"):
                 conn.execute(f"DELETE FROM {table} WHERE task_id = ?", (task_id,))
-            conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
+            self._drop_search(conn, int(seq))
             conn.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
             conn.execute(
                 "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
@@ -837,6 +979,8 @@ class TaskStore:
             )
             _history(conn, task_id, "deleted", {"status": task.status, "dropped_from": dependents}, stamp)
             return Deletion(task, dependents)
+
+        return self._write(work)
 
     # --- list ----------------------------------------------------------------------------
 
@@ -872,33 +1016,38 @@ class TaskStore:
             filters.append("t.parent_id = ?")
             values.append(parent_id)
         if query is not None:
-            filters.append("t.seq IN (SELECT rowid FROM task_search WHERE task_search MATCH ?)")
-            values.append(match_expression(query))
-        where = " AND ".join(filters) or "1"
+            condition, parameter = self._search_filter(query)
+            filters.append(condition)
+            values.append(parameter)
+        where = " AND ".join(filters) or "1 = 1"
         page_where, page_values = where, list(values)
         if after is not None:
             page_where += " AND (t.priority, t.seq) > (?, ?)"
             page_values += list(after)
-        with self._reading() as conn:
+
+        def work(conn: Connection) -> Page:
             if parent_id is not None:
                 self._fetch(conn, parent_id, argument="parent_id")
             (total,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {where}", values).fetchone()
             rows = conn.execute(
-                f"SELECT {RECORD_COLUMNS}, t.priority, t.seq FROM tasks AS t WHERE {page_where} "
+                f"SELECT {self.record_columns}, t.priority, t.seq FROM tasks AS t WHERE {page_where} "
                 "ORDER BY t.priority, t.seq LIMIT ?",
                 [*page_values, limit + 1],
             ).fetchall()
             more = len(rows) > limit
             rows = rows[:limit]
             next_after = (int(rows[-1][-2]), int(rows[-1][-1])) if more and rows else None
-            return Page(_records(conn, [row[:-2] for row in rows]), int(total), next_after)
+            return Page(self._records(conn, [row[:-2] for row in rows]), int(total), next_after)
+
+        return self._read(work)
 
     # --- status --------------------------------------------------------------------------
 
     def set_status(self, task_id: str, new_status: Status) -> StatusChange:
-        """Move a task along the transition table; the same status again changes nothing."""
-        with self._writing() as conn:
-            current = self._fetch(conn, task_id)
+        """Move a task along the transition table (under its row lock); the same status again is no change."""
+
+        def work(conn: Connection) -> StatusChange:
+            current = self._fetch_locked(conn, task_id)
             if current.status == new_status:
                 return StatusChange(current, current.status, changed=False)
             if new_status not in allowed_next(current.status):
@@ -910,21 +1059,27 @@ class TaskStore:
             _history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp)
             return StatusChange(self._fetch(conn, task_id), current.status, changed=True)
 
+        return self._write(work)
+
     # --- next ----------------------------------------------------------------------------
 
     def next_task(self, *, claim: bool) -> NextTask:
         """The most urgent pending leaf of work whose dependencies and subtasks are all completed.
 
-        With ``claim`` the pick and the move to in_progress happen in one write transaction,
-        so two agents asking at once never receive the same task.
+        With ``claim`` the pick and the move to in_progress happen in one write transaction
+        under the picked row's lock, so two agents asking at once never receive the same task.
         """
-        query = (
-            "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
-            f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
-        )
-        opened = self._writing() if claim else self._reading()
-        with opened as conn:
-            row = conn.execute(query).fetchone()
+        query = NEXT_READY
+
+        def work(conn: Connection) -> NextTask:
+            if not claim:
+                row = conn.execute(query).fetchone()
+            else:
+                # Skip rows other claimers hold; if that leaves none, wait for their claims to end
+                # and look again, so "nothing pending" is never said of a task still being claimed.
+                row = conn.execute(query + self.claim_lock).fetchone()
+                if row is None and self.claim_lock_waiting:
+                    row = conn.execute(query + self.claim_lock_waiting).fetchone()
             if row is None:
                 return self._why_none(conn)
             seq, task_id = row
@@ -936,8 +1091,9 @@ class TaskStore:
                 _history(conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp)
             return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
 
-    @staticmethod
-    def _why_none(conn: sqlite3.Connection) -> NextTask:
+        return self._write(work) if claim else self._read(work)
+
+    def _why_none(self, conn: Connection) -> NextTask:
         counts = dict(conn.execute("SELECT status, COUNT(*) FROM tasks GROUP BY status").fetchall())
         pending = int(counts.get("pending", 0))
         reason: NoTaskReason
@@ -948,10 +1104,10 @@ class TaskStore:
         else:
             reason = "waiting_on_dependencies"
         stuck = tuple(
-            StuckTask(str(task_id), str(title), json.loads(str(failed)))
+            StuckTask(str(task_id), str(title), _json(failed, []))
             for task_id, title, failed in conn.execute(
-                f"SELECT t.task_id, t.title, {FAILED_BLOCKERS} FROM tasks AS t WHERE {STUCK_BEHIND_FAILED} "
-                "ORDER BY t.priority, t.seq LIMIT ?",
+                f"SELECT t.task_id, t.title, {self.failed_blockers} FROM tasks AS t "
+                f"WHERE {STUCK_BEHIND_FAILED} ORDER BY t.priority, t.seq LIMIT ?",
                 (STUCK_SHOWN,),
             )
         )
@@ -969,7 +1125,7 @@ class TaskStore:
     # --- stats ---------------------------------------------------------------------------
 
     def stats(self) -> Stats:
-        with self._reading() as conn:
+        def work(conn: Connection) -> tuple[list[Any], int, int, Any]:
             counts = conn.execute(
                 "SELECT status, priority, COUNT(*) FROM tasks GROUP BY status, priority"
             ).fetchall()
@@ -993,6 +1149,9 @@ class TaskStore:
                 oldest = conn.execute(
                     "SELECT task_id, created_at FROM tasks WHERE seq = ?", (min(oldest_seqs),)
                 ).fetchone()
+            return counts, int(waiting), int(stuck), oldest
+
+        counts, waiting, stuck, oldest = self._read(work)
         by_status = dict.fromkeys(STATUSES, 0)
         by_priority = dict.fromkeys(PRIORITIES, 0)
         for status, rank, count in counts:
@@ -1002,18 +1161,19 @@ class TaskStore:
             total=sum(by_status.values()),
             by_status=by_status,
             by_priority=by_priority,
-            waiting_on_dependencies=int(waiting),
-            stuck_behind_failed=int(stuck),
+            waiting_on_dependencies=waiting,
+            stuck_behind_failed=stuck,
             oldest_pending_task_id=str(oldest[0]) if oldest else None,
-            oldest_pending_created_at=datetime.fromisoformat(str(oldest[1])) if oldest else None,
+            oldest_pending_created_at=_moment(oldest[1]) if oldest else None,
         )
 
     # --- sessions ------------------------------------------------------------------------
 
     def link_session(self, task_id: str, session_id: str) -> SessionLink:
         """Link (or re-link) a task to a session; linking the same session again changes nothing."""
-        with self._writing() as conn:
-            before = self._fetch(conn, task_id)
+
+        def work(conn: Connection) -> SessionLink:
+            before = self._fetch_locked(conn, task_id)
             if before.linked_session_id == session_id:
                 return SessionLink(before, before.linked_session_id)
             stamp = _stamp(utc_now())
@@ -1030,11 +1190,79 @@ class TaskStore:
             )
             return SessionLink(self._fetch(conn, task_id), before.linked_session_id)
 
+        return self._write(work)
+
     def tasks_for_session(self, session_id: str) -> list[TaskRecord]:
-        with self._reading() as conn:
+        def work(conn: Connection) -> list[TaskRecord]:
             rows = conn.execute(
-                f"SELECT {RECORD_COLUMNS} FROM tasks AS t WHERE t.linked_session_id = ? "
+                f"SELECT {self.record_columns} FROM tasks AS t WHERE t.linked_session_id = ? "
                 "ORDER BY t.priority, t.seq",
                 (session_id,),
             ).fetchall()
-            return _records(conn, rows)
+            return self._records(conn, rows)
+
+        return self._read(work)
+
+
+#: How long a SQLite write waits for another process's write lock before the call is FILE_LOCKED.
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+class SqliteTaskStore(SqlTaskStore):
+    """Tasks and their dependencies in one SQLite file, safe across threads and processes.
+
+    Every write holds the file's write lock (``BEGIN IMMEDIATE``), so writes never interleave;
+    a lock held by another process past the busy timeout is ``FILE_LOCKED``, never INTERNAL.
+    """
+
+    record_columns = SQLITE_RECORD_COLUMNS
+    failed_blockers = SQLITE_FAILED_BLOCKERS
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int | None = None) -> None:
+        self.path = path
+        self.busy_timeout_ms = SQLITE_BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+        self.db = Database(path, list(MIGRATIONS), busy_timeout_ms=self.busy_timeout_ms)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _run(
+        self,
+        opened: Callable[[], AbstractContextManager[sqlite3.Connection]],
+        work: Callable[[Connection], T],
+    ) -> T:
+        with busy_as_file_locked(str(self.path), self.busy_timeout_ms), opened() as conn:
+            return work(conn)
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        return self._run(self.db.read, work)
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        return self._run(self.db.write, work)
+
+    def _ids_in(self, column: str, ids: list[str]) -> tuple[str, object]:
+        # One JSON parameter, not one '?' per id: a page of 1,000 stays under any SQLite's variable limit.
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(ids)
+
+    def _search_filter(self, query: str) -> tuple[str, object]:
+        return "t.seq IN (SELECT rowid FROM task_search WHERE task_search MATCH ?)", match_expression(query)
+
+    def _store_search(self, conn: Connection, seq: int, text_parts: list[str]) -> None:
+        conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
+        conn.execute("INSERT INTO task_search (rowid, body) VALUES (?, ?)", (seq, indexed_text(*text_parts)))
+
+    def _drop_search(self, conn: Connection, seq: int) -> None:
+        conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
+
+    def _allocate(self, conn: Connection) -> tuple[str, int | None]:
+        """``t-<n>``: short, readable, in creation order; skips numbers already taken or deleted.
+
+        ``n`` starts at the rowid SQLite gives the new row; the write lock makes it this writer's.
+        """
+        (highest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tasks").fetchone()
+        number = int(highest) + 1
+        while _exists(conn, f"{GENERATED_ID_PREFIX}{number}") or (
+            _deleted_at(conn, f"{GENERATED_ID_PREFIX}{number}") is not None
+        ):
+            number += 1
+        return f"{GENERATED_ID_PREFIX}{number}", None

@@ -1,0 +1,224 @@
+"""``hostd db copy`` for tasks: a user's SQLite list into the team database, history and all.
+
+Each local task (and each deletion record) is looked up by id in the team database:
+
+- absent: copied whole -- its record, labels, notes, dependencies, parent, session link and
+  history, timestamps kept -- placed after the team's tasks in the local order (a new ``seq``);
+- present and equal field by field (record, labels, notes, dependencies, history): unchanged,
+  so a second run changes nothing;
+- present and different: a conflict, reported and never overwritten. A task that depends on,
+  or is a subtask of, a task in conflict is not copied either (its dependency would name a
+  different task than the one it meant) and is reported too.
+
+Both sides are read with the same dialect-neutral SQL (``snapshot``), so "equal" means equal
+as the tools would answer it. Everything runs in one transaction under the list lock: all of
+it is copied, or none.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hostd import CopyReport, PluginContext
+from hostd_tasks.access import DEFAULT_DATABASE, open_local_store, team_database
+from hostd_tasks.store import Connection, _moment, _stamp
+from hostd_tasks.store_postgres import PostgresTaskStore
+
+TASK_COLUMNS = (
+    "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance"
+)
+
+
+def _history(conn: Connection, task_id: str) -> list[tuple[Any, ...]]:
+    return [
+        (str(event), _moment(at), actor, json.loads(str(details)))
+        for event, at, actor, details in conn.execute(
+            "SELECT event, at, actor, details FROM task_history WHERE task_id = ? ORDER BY seq", (task_id,)
+        )
+    ]
+
+
+def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
+    """Everything stored about a live task, in comparable Python values; None when there is none."""
+    row = conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+    if row is None:
+        return None
+    title, description, status, priority, session, created, updated, parent, acceptance = row
+    return {
+        "task": {
+            "title": title,
+            "description": description,
+            "status": status,
+            "priority": int(priority),
+            "linked_session_id": session,
+            "created_at": _moment(created),
+            "updated_at": _moment(updated),
+            "parent_id": parent,
+            "acceptance": acceptance,
+        },
+        "labels": sorted(
+            str(label)
+            for (label,) in conn.execute("SELECT label FROM task_labels WHERE task_id = ?", (task_id,))
+        ),
+        "depends_on": [
+            str(dep)
+            for (dep,) in conn.execute(
+                "SELECT depends_on FROM task_dependencies WHERE task_id = ? ORDER BY position", (task_id,)
+            )
+        ],
+        "notes": [
+            (str(text), _moment(at))
+            for text, at in conn.execute(
+                "SELECT text, at FROM task_notes WHERE task_id = ? ORDER BY seq", (task_id,)
+            )
+        ],
+        "history": _history(conn, task_id),
+    }
+
+
+def deleted_snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
+    """A deleted task's last record, deletion time and history; None when the id was never deleted."""
+    row = conn.execute(
+        "SELECT record, deleted_at FROM deleted_tasks WHERE task_id = ?", (task_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    return {
+        "record": json.loads(str(row[0])),
+        "deleted_at": _moment(row[1]),
+        "history": _history(conn, task_id),
+    }
+
+
+def _read_local(conn: Connection) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every local task (in list order) and every deletion record, as snapshots."""
+    live = {
+        str(task_id): snapshot(conn, str(task_id))
+        for (task_id,) in conn.execute("SELECT task_id FROM tasks ORDER BY seq").fetchall()
+    }
+    deleted = {
+        str(task_id): deleted_snapshot(conn, str(task_id))
+        for (task_id,) in conn.execute(
+            "SELECT task_id FROM deleted_tasks ORDER BY deleted_at, task_id"
+        ).fetchall()
+    }
+    return {k: v for k, v in live.items() if v}, {k: v for k, v in deleted.items() if v}
+
+
+def _insert_history(conn: Connection, task_id: str, history: list[tuple[Any, ...]]) -> None:
+    conn.executemany(
+        "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
+        [
+            (task_id, event, _stamp(at), actor, json.dumps(details, ensure_ascii=False))
+            for event, at, actor, details in history
+        ],
+    )
+
+
+def copy_to_team_database(context: PluginContext) -> CopyReport:
+    """Copy the plugin's SQLite list (the ``database`` setting) into its team tables."""
+    report = CopyReport()
+    database = context.settings.database if context.settings is not None else DEFAULT_DATABASE
+    if not (context.data_dir / database).exists():
+        return report
+    local_store = open_local_store(context)
+    try:
+        local, local_deleted = local_store._read(_read_local)
+    finally:
+        local_store.close()
+    team = PostgresTaskStore(team_database(context))
+
+    def differs(task_id: str) -> str:
+        return context.text(
+            en=f"task {task_id} differs in the team database",
+            zh=f"任务 {task_id} 在团队数据库中的内容与本地不同",
+        )
+
+    def work(conn: Connection) -> CopyReport:
+        report.copied.clear()
+        report.unchanged.clear()
+        report.conflicts.clear()
+        team._lock_list(conn)
+        new: list[str] = []
+        unchanged = 0
+        conflicted: set[str] = set()
+        for task_id, mine in local.items():
+            theirs = snapshot(conn, task_id)
+            if theirs is None and deleted_snapshot(conn, task_id) is None:
+                new.append(task_id)
+            elif theirs == mine:
+                unchanged += 1
+            else:
+                conflicted.add(task_id)
+                report.conflicts.append(differs(task_id))
+        # A new task waiting on a task in conflict would wait on someone else's task: hold it back.
+        held = True
+        while held:
+            held = False
+            for task_id in list(new):
+                waits_on = [*local[task_id]["depends_on"], local[task_id]["task"]["parent_id"]]
+                blocker = next((other for other in waits_on if other in conflicted), None)
+                if blocker is not None:
+                    new.remove(task_id)
+                    conflicted.add(task_id)
+                    held = True
+                    report.conflicts.append(
+                        context.text(
+                            en=f"task {task_id} not copied: it waits on task {blocker}, which is in conflict",
+                            zh=f"任务 {task_id} 未复制：它等待的任务 {blocker} 存在冲突",
+                        )
+                    )
+        for task_id in new:  # rows first (parents later: a parent may come after its subtask)
+            task = {**local[task_id]["task"], "parent_id": None}
+            conn.execute(
+                f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    task_id,
+                    *(_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
+                ),
+            )
+        for task_id in new:
+            mine = local[task_id]
+            if mine["task"]["parent_id"] is not None:
+                conn.execute(
+                    "UPDATE tasks SET parent_id = ? WHERE task_id = ?", (mine["task"]["parent_id"], task_id)
+                )
+            conn.executemany(
+                "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+                [(task_id, dep, position) for position, dep in enumerate(mine["depends_on"])],
+            )
+            conn.executemany(
+                "INSERT INTO task_labels (task_id, label) VALUES (?, ?)",
+                [(task_id, label) for label in mine["labels"]],
+            )
+            conn.executemany(
+                "INSERT INTO task_notes (task_id, text, at) VALUES (?, ?, ?)",
+                [(task_id, text, _stamp(at)) for text, at in mine["notes"]],
+            )
+            _insert_history(conn, task_id, mine["history"])
+            team._reindex(conn, task_id)
+        deleted_copied = deleted_unchanged = 0
+        for task_id, mine in local_deleted.items():
+            theirs = deleted_snapshot(conn, task_id)
+            if theirs is None and snapshot(conn, task_id) is None:
+                conn.execute(
+                    "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
+                    (task_id, json.dumps(mine["record"], ensure_ascii=False), _stamp(mine["deleted_at"])),
+                )
+                _insert_history(conn, task_id, mine["history"])
+                deleted_copied += 1
+            elif theirs == mine:
+                deleted_unchanged += 1
+            else:
+                report.conflicts.append(
+                    context.text(
+                        en=f"deleted task {task_id} differs in the team database",
+                        zh=f"已删除的任务 {task_id} 在团队数据库中的内容与本地不同",
+                    )
+                )
+        report.copied.update({"tasks": len(new), "deleted tasks": deleted_copied})
+        report.unchanged.update({"tasks": unchanged, "deleted tasks": deleted_unchanged})
+        return report
+
+    return team._write(work)

@@ -1,0 +1,284 @@
+"""Where tasks are kept: a busy SQLite file, a failing team database, and ``hostd db copy``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hostd_testing import in_memory_client, write_config
+from tasks_support import TEAM_DATABASE_ENV, call, create, ok, refused, walk_to
+
+pytestmark = pytest.mark.anyio
+
+TEAM = {"storage": {"url_env": TEAM_DATABASE_ENV, "connect_timeout_seconds": 2}}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_busy_sqlite_file_is_file_locked_with_a_hint_and_nothing_written(
+    hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch, language: str
+) -> None:
+    monkeypatch.setattr("hostd_tasks.store.SQLITE_BUSY_TIMEOUT_MS", 200)
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config={"language": language}) as client:
+        await create(client, "first")
+        other = sqlite3.connect(hostd_data_dir / "tasks" / "tasks.db", isolation_level=None)
+        try:
+            other.execute("BEGIN EXCLUSIVE")
+            error = await refused(client, "create_task", {"title": "second"}, "FILE_LOCKED")
+        finally:
+            other.close()
+        listed = await ok(client, "list_tasks")
+    assert [t["title"] for t in listed["tasks"]] == ["first"]
+    assert error["hint"] and "200" in error["message"]
+    if language == "zh":
+        assert "锁定" in error["message"] and "locked" not in error["message"]
+
+
+# --- the team database failing mid-call --------------------------------------------------------
+
+
+def _hold_row_lock(url: str, task_id: str, locked: threading.Event, release: threading.Event) -> None:
+    """Another client holding a task's row, as a slow agent would."""
+    import psycopg
+
+    with psycopg.connect(url, options="-c search_path=tasks") as conn, conn.transaction():
+        conn.execute("SELECT 1 FROM tasks WHERE task_id = %s FOR UPDATE", (task_id,))
+        locked.set()
+        release.wait(30)
+
+
+async def _with_row_held(url: str, task_id: str, during: Any) -> Any:
+    locked, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_row_lock, args=(url, task_id, locked, release))
+    holder.start()
+    try:
+        assert await anyio.to_thread.run_sync(locked.wait, 30)
+        return await during()
+    finally:
+        release.set()
+        await anyio.to_thread.run_sync(holder.join)
+
+
+async def test_a_statement_past_the_timeout_is_timeout_and_changes_nothing(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    config = {"language": "en", "storage": {**TEAM["storage"], "statement_timeout_ms": 300}}
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=config) as client:
+        await create(client, "held", task_id="held")
+
+        async def move() -> dict[str, Any]:
+            return await refused(
+                client, "update_task_status", {"task_id": "held", "new_status": "in_progress"}, "TIMEOUT"
+            )
+
+        error = await _with_row_held(postgres_url, "held", move)
+        task = (await ok(client, "get_task", {"task_id": "held"}))["task"]
+    assert "300 ms" in error["message"] and error["hint"]
+    assert task["status"] == "pending"
+
+
+async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    async with in_memory_client(
+        ["tasks"], data_dir=hostd_data_dir, config={"language": "en", **TEAM}
+    ) as client:
+        await create(client, "held", task_id="held")
+
+        async def move_while_cut_off() -> tuple[dict[str, Any], bool]:
+            async with anyio.create_task_group() as group:
+                answers: list[tuple[dict[str, Any], bool]] = []
+
+                async def moving() -> None:
+                    answers.append(
+                        await call(client, "update_task_status", {"task_id": "held", "new_status": "failed"})
+                    )
+
+                group.start_soon(moving)
+                # Wait (by asking the server, not by sleeping) until the call waits on the row lock,
+                # then end its connection the way a database restart or a network cut would.
+                with psycopg.connect(postgres_url, autocommit=True) as admin:
+                    for _ in range(600):
+                        cut = admin.execute(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE application_name = 'hostd-tasks' AND wait_event_type = 'Lock'"
+                        ).fetchall()
+                        if cut:
+                            break
+                        await anyio.sleep(0.01)
+            return answers[0]
+
+        envelope, is_error = await _with_row_held(postgres_url, "held", move_while_cut_off)
+        task = (await ok(client, "get_task", {"task_id": "held"}))["task"]
+    assert is_error and envelope["error"]["code"] == "UNAVAILABLE", envelope
+    assert envelope["error"]["hint"]
+    assert task["status"] == "pending"
+
+
+# --- storage wins over the database setting ----------------------------------------------------
+
+
+async def test_with_storage_the_team_database_is_used_not_the_sqlite_file(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    config = {"language": "en", **TEAM, "plugins": {"tasks": {"database": "mine.db"}}}
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=config) as client:
+        await create(client, "in the team database", task_id="team-1")
+    assert not (hostd_data_dir / "tasks" / "mine.db").exists()
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=config) as client:
+        assert (await ok(client, "get_task", {"task_id": "team-1"}))["task"][
+            "title"
+        ] == "in the team database"
+
+
+# --- hostd db copy -----------------------------------------------------------------------------
+
+
+def _db_copy(config: Path, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hostd", "db", "copy", "--config", str(config)],
+        env={**os.environ, TEAM_DATABASE_ENV: url, "HOSTD_CACHE_DIR": "off"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def _fill_local_list(client: Any) -> None:
+    """A list using every feature: labels, notes, dependencies, subtasks, links, statuses, a deletion."""
+    await create(client, "design", task_id="design", labels=["Arch"], acceptance="reviewed")
+    await create(client, "build 数据库", depends_on=["design"], priority="P0", description="nul\x00inside")
+    await ok(
+        client, "split_task", {"task_id": "design", "subtasks": [{"title": "draft"}, {"title": "review"}]}
+    )
+    await ok(client, "update_task", {"task_id": "design", "append_note": "first note"})
+    await ok(client, "link_task_session", {"task_id": "design", "session_id": "plan-1"})
+    await walk_to(client, "t-2", "completed")
+    await create(client, "scrap", task_id="scrap")
+    await create(client, "needs scrap", task_id="needs-scrap", depends_on=["scrap"])
+    await ok(client, "delete_task", {"task_id": "scrap", "drop_dependencies": True})
+
+
+async def _everything(client: Any, ids: list[str]) -> dict[str, Any]:
+    """What a client can see of the list: every task in full, the list, search and stats."""
+
+    def strip(envelope: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in envelope.items() if k != "metadata"}
+
+    seen = {task_id: strip(await ok(client, "get_task", {"task_id": task_id})) for task_id in ids}
+    seen["list"] = strip(await ok(client, "list_tasks"))
+    seen["search"] = strip(await ok(client, "list_tasks", {"query": "数据"}))
+    stats = strip(await ok(client, "get_task_stats"))
+    stats.pop("oldest_pending_age_seconds", None)
+    seen["stats"] = stats
+    return seen
+
+
+async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and_reports_conflicts(
+    tmp_path: Path, hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    local = {"language": "en"}
+    team = {"language": "en", **TEAM}
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=local) as client:
+        await _fill_local_list(client)
+        ids = [t["task_id"] for t in (await ok(client, "list_tasks"))["tasks"]] + ["scrap"]
+        before = await _everything(client, ids)
+    config = write_config(tmp_path, ["tasks"], config={**team, "data_dir": str(hostd_data_dir)})
+
+    first = _db_copy(config, postgres_url)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "tasks: deleted tasks: 1 copied, 0 unchanged, tasks: 5 copied, 0 unchanged" in first.stdout
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=team) as client:
+        assert await _everything(client, ids) == before
+
+    second = _db_copy(config, postgres_url)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "tasks: deleted tasks: 0 copied, 1 unchanged, tasks: 0 copied, 5 unchanged" in second.stdout
+
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=local) as client:
+        await ok(client, "update_task", {"task_id": "design", "title": "design, changed locally"})
+        await create(client, "new work", task_id="later")
+    third = _db_copy(config, postgres_url)
+    assert third.returncode == 1
+    assert "tasks: CONFLICT task design differs in the team database" in third.stdout
+    assert "tasks: 1 copied, 4 unchanged" in third.stdout
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=team) as client:
+        assert (await ok(client, "get_task", {"task_id": "design"}))["task"]["title"] == "design"
+        assert (await ok(client, "get_task", {"task_id": "later"}))["task"]["title"] == "new work"
+        # Ids copied explicitly are never handed out again by the team database.
+        fresh = await create(client, "made in the team")
+    assert fresh["task_id"] not in ids
+
+
+def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres_url: str) -> None:
+    pytest.importorskip("psycopg")
+    config = write_config(tmp_path, ["tasks"], config={"language": "en", **TEAM})
+
+    def migrate(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hostd", "db", "migrate", *flags, "--config", str(config)],
+            env={**os.environ, TEAM_DATABASE_ENV: postgres_url, "HOSTD_CACHE_DIR": "off"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    pending = migrate("--check")
+    assert pending.returncode == 1 and "tasks: version 0 of 1" in pending.stdout, pending.stdout
+    applied = migrate()
+    assert applied.returncode == 0 and "tasks: version 1: current" in applied.stdout, applied.stdout
+    assert migrate("--check").returncode == 0
+
+
+def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:
+    """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
+    pytest.importorskip("psycopg")
+    from hostd_db import PostgresDatabase
+    from hostd_tasks.store import NEXT_READY
+    from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore, _PgConnection
+
+    database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
+    store = PostgresTaskStore(database)
+    try:
+        with database.write() as conn:
+            conn.execute(
+                "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
+                "SELECT 'b-' || n, 'bulk ' || n, (ARRAY['completed', 'in_progress', 'blocked', 'pending'])"
+                "[1 + n % 4], n % 3, now(), now() FROM generate_series(1, 10000) AS n"
+            )
+            conn.execute("ANALYZE")
+        statements = {
+            "claim": (NEXT_READY + store.claim_lock, ()),
+            "by id": (f"SELECT {store.record_columns} FROM tasks AS t WHERE t.task_id = ?", ("b-5000",)),
+            "first page": (
+                f"SELECT {store.record_columns} FROM tasks AS t ORDER BY t.priority, t.seq LIMIT 100",
+                (),
+            ),
+        }
+        with database.write() as raw:
+            conn = _PgConnection(raw)
+            plans = {
+                name: "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, parameters))
+                for name, (sql, parameters) in statements.items()
+            }
+        assert store.get("b-5000").title == "bulk 5000"
+    finally:
+        database.close()
+    for name, plan in plans.items():
+        assert "Seq Scan on tasks" not in plan, f"{name}:\n{plan}"
