@@ -61,13 +61,20 @@ def test_serve_refuses_memory_on_a_team_database(tmp_path: Path, language: str, 
         assert "memory cannot" not in served.stderr and "storage" in served.stderr  # the key is named
 
 
-def test_config_check_and_db_migrate_refuse_memory_on_a_team_database(tmp_path: Path) -> None:
+def test_config_check_db_and_call_refuse_memory_on_a_team_database(tmp_path: Path) -> None:
     config = _config(tmp_path, "en", "[memory, tasks]")
-    for command in (["config", "check"], ["db", "migrate"], ["db", "copy"]):
+    commands = (
+        ["config", "check"],
+        ["db", "migrate"],
+        ["db", "copy"],
+        ["call", "create_memory", "--arg", "uri=core://x", "--arg", "content=x"],
+    )
+    for command in commands:
         done = _hostd(config, *command)
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert "memory cannot use the team database yet" in done.stderr, command
         assert "cannot be reached" not in done.stderr  # refused before connecting
+    assert not (tmp_path / "data" / "memory").exists()
 
 
 async def test_the_in_process_host_refuses_memory_on_a_team_database(
