@@ -44,9 +44,18 @@ def test_group(plugin: str) -> list[str]:
     return [req for req in group if isinstance(req, str) and not req.startswith("hostd")]
 
 
+def locked_version(package: str) -> str:
+    """The version of ``package`` pinned in uv.lock, so a session's tool matches the developers'."""
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    for entry in lock.get("package", []):
+        if entry.get("name") == package:
+            return str(entry["version"])
+    raise RuntimeError(f"{package} is not in uv.lock")
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    session.install("ruff>=0.8")
+    session.install(f"ruff=={locked_version('ruff')}")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
