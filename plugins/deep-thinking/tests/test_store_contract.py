@@ -210,3 +210,74 @@ def test_two_processes_append_400_thoughts_without_gaps(postgres_url: str) -> No
             assert mine == [f"{who} {number}" for number in range(1, 201)]
     finally:
         store.close()
+
+
+@pytest.fixture
+def search(store: Any, tmp_path: Path) -> Iterator[Any]:
+    """``search(text, session_id=None, limit=20)`` -> (hits, truncated, strict) on the store's backend:
+    the SQLite FTS5 index beside the files, or the store's own tsvector search on PostgreSQL."""
+    from hostd_deep_thinking.search import SearchIndex, plan_query
+
+    index = SearchIndex(store, tmp_path / "search.db") if isinstance(store, SessionStore) else store
+
+    def run(text: str, session_id: str | None = None, limit: int = 20) -> Any:
+        plan = plan_query(text)
+        assert plan is not None
+        return index.search(plan, session_id, limit)
+
+    yield run
+    if index is not store:
+        index.close()
+
+
+def _found(result: Any) -> list[tuple[str, int]]:
+    return sorted((hit.session_id, hit.sequence) for hit in result[0])
+
+
+def test_search_finds_words_by_prefix_and_folds_case_and_accents(store: Any, search: Any) -> None:
+    add(store, "en", 1, "Planning the Café opening")
+    add(store, "en", 2, "Budget for the opening party")
+    assert _found(search("plan")) == [("en", 1)]
+    assert _found(search("cafe")) == [("en", 1)]
+    assert _found(search("OPENING")) == [("en", 1), ("en", 2)]
+    assert _found(search("op")) == []  # two letters are a whole word, not a prefix
+    hit = search("budget")[0][0]
+    assert (hit.session_name, hit.thought_number, hit.kind, hit.content) == (
+        "en",
+        2,
+        "regular",
+        "Budget for the opening party",
+    )
+
+
+def test_search_finds_chinese_of_one_two_and_more_characters(store: Any, search: Any) -> None:
+    add(store, "zh", 1, "我们需要重新思考这个方案")
+    add(store, "zh", 2, "预算不够，思路要改")
+    add(store, "zh", 3, "考试安排")
+    assert _found(search("思")) == [("zh", 1), ("zh", 2)]
+    assert _found(search("思考")) == [("zh", 1)]
+    assert _found(search("重新思考")) == [("zh", 1)]
+    assert _found(search("案")) == [("zh", 1)]  # a run's last character
+    assert _found(search("考试")) == [("zh", 3)]
+    assert _found(search("思维")) == []
+
+
+def test_search_requires_every_term_then_falls_back_to_any(store: Any, search: Any) -> None:
+    add(store, "s", 1, "apples and pears")
+    add(store, "s", 2, "apples only")
+    hits, truncated, strict = search("apples pears")
+    assert [(hit.sequence, strict, truncated) for hit in hits] == [(1, True, False)]
+    hits, _, strict = search("pears bananas")
+    assert [hit.sequence for hit in hits] == [1] and not strict
+
+
+def test_search_ranks_scopes_labels_limits_and_forgets_deleted_sessions(store: Any, search: Any) -> None:
+    add(store, "a", 1, "a long note that mentions the river once among many other words here")
+    add(store, "a", 2, "river river river")
+    add(store, "b", 1, "river crossing", stage="analysis", tags=["渡河"])
+    hits, truncated, _ = search("river", limit=2)
+    assert truncated and (hits[0].session_id, hits[0].sequence) == ("a", 2)
+    assert _found(search("river", session_id="b")) == [("b", 1)]
+    assert _found(search("analysis")) == [("b", 1)] and _found(search("渡河")) == [("b", 1)]
+    store.delete("b")
+    assert _found(search("river")) == [("a", 1), ("a", 2)]

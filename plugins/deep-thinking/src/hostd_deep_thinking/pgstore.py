@@ -15,6 +15,13 @@ Why it is built this way:
   gaps; a deadlock or serialization failure runs the whole append again (``run``).
 - Each process keeps the sessions it used (``generation`` changes whenever a session is
   replaced), so an append reads only the thoughts added since, not the whole session.
+- Search: each thought row carries a ``tsvector`` built here in Python from the same words the
+  SQLite FTS5 index holds (``search.words_text``: CJK runs as bigrams plus their last
+  character; case and diacritics folded as FTS5's ``unicode61 remove_diacritics 2`` does),
+  with the stage and tags at weight B. Queries are built the same way (a CJK term is the
+  phrase of its bigrams, one character a prefix; words from three letters are prefixes), so
+  1-2 character Chinese queries find what they find on SQLite. Lexemes are passed as quoted
+  literals, never parsed by a text search configuration.
 - Backups are rows named as the file store names its files, newest ``BACKUPS_KEPT`` kept per
   session; a delete's backup ends in ``DELETED_LABEL`` so a restore finds it first.
 """
@@ -23,11 +30,14 @@ from __future__ import annotations
 
 import copy
 import datetime
+import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hostd_deep_thinking.search import _CJK_RUN, Hit, Query, words_text
 from hostd_deep_thinking.store import (
     BACKUPS_KEPT,
     CACHED_SESSIONS,
@@ -68,8 +78,10 @@ MIGRATIONS: list[str] = [
         session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
         seq integer NOT NULL CHECK (seq > 0),
         thought jsonb NOT NULL,
+        words tsvector NOT NULL,
         PRIMARY KEY (session_id, seq)
     );
+    CREATE INDEX thoughts_words ON thoughts USING gin (words);
     CREATE TABLE backups (
         session_id text NOT NULL,
         name text NOT NULL,
@@ -89,6 +101,57 @@ def _jsonb(value: Any) -> Any:
     from psycopg.types.json import Jsonb
 
     return Jsonb(value)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: tsvector positions stop at 16383; later words keep that position (they are still found).
+_LAST_POSITION = 16383
+
+
+def _fold(text: str) -> str:
+    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _tokens(text: str) -> list[str]:
+    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
+    return _TOKEN.findall(_fold(words_text(text)))
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def thought_words(thought: dict[str, Any]) -> str:
+    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
+    content = _tokens(str(thought.get("content") or ""))
+    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
+    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
+    start = len(content) + 2  # labels are never a phrase with the content's last word
+    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
+    return " ".join(parts)
+
+
+def _term_query(term: str) -> str | None:
+    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
+    if _CJK_RUN.fullmatch(term):
+        if len(term) == 1:
+            return _lexeme(term) + ":*"
+        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
+    tokens = _TOKEN.findall(_fold(term))
+    if not tokens:
+        return None
+    prefix = ":*" if len(term) >= 3 else ""
+    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
+
+
+def search_queries(query: Query) -> tuple[str, str] | None:
+    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
+    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
+    if not terms:
+        return None
+    return " & ".join(terms), " | ".join(terms)
 
 
 def _clone(state: SessionState) -> SessionState:
@@ -233,8 +296,11 @@ class PostgresSessionStore:
         )
         with conn.cursor() as cursor:
             cursor.executemany(
-                "INSERT INTO thoughts (session_id, seq, thought) VALUES (%s, %s, %s)",
-                [(session_id, int(thought["seq"]), _jsonb(thought)) for thought in state.thoughts],
+                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
+                [
+                    (session_id, int(thought["seq"]), _jsonb(thought), thought_words(thought))
+                    for thought in state.thoughts
+                ],
             )
         self._backup(conn, state)
         return generation, state
@@ -308,8 +374,8 @@ class PostgresSessionStore:
             thought["seq"] = state.last_seq + 1
             state.apply(thought, adjustment)
             conn.execute(
-                "INSERT INTO thoughts (session_id, seq, thought) VALUES (%s, %s, %s)",
-                (session_id, thought["seq"], _jsonb(thought)),
+                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
+                (session_id, thought["seq"], _jsonb(thought), thought_words(thought)),
             )
             self._save_meta(conn, state)
             state.compacted_seq = state.last_seq
@@ -458,6 +524,53 @@ class PostgresSessionStore:
             return summaries, int(total["n"]) if total else 0
 
         return self.database.run(work, write=False)
+
+    def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]:
+        """Hits best first, whether more were found than ``limit``, and whether every term was required
+        (as ``SearchIndex.search``): all terms first, any term when that finds nothing."""
+        queries = search_queries(query)
+        if queries is None:
+            return [], False, True
+        every, anyone = queries
+
+        def matches(conn: Conn, expression: str) -> list[dict[str, Any]]:
+            where = "t.words @@ q.query" + (" AND t.session_id = %s" if session_id else "")
+            parameters: list[Any] = [expression, *([session_id] if session_id else []), limit + 1]
+            return list(
+                conn.execute(
+                    "SELECT t.session_id, s.meta->>'name' AS name, t.seq, t.thought,"
+                    " ts_rank(t.words, q.query) AS score"
+                    " FROM thoughts t JOIN sessions s USING (session_id), CAST(%s AS tsquery) AS q(query)"
+                    f" WHERE {where} ORDER BY score DESC, t.session_id, t.seq LIMIT %s",
+                    parameters,
+                )
+            )
+
+        def work(conn: Conn) -> tuple[list[dict[str, Any]], bool]:
+            rows = matches(conn, every)
+            if not rows and len(query.terms) > 1:
+                return matches(conn, anyone), False
+            return rows, True
+
+        rows, strict = self.database.run(work, write=False)
+        hits = []
+        for row in rows[:limit]:
+            thought = row["thought"]
+            hits.append(
+                Hit(
+                    session_id=str(row["session_id"]),
+                    session_name=str(row["name"] or row["session_id"]),
+                    sequence=int(row["seq"]),
+                    thought_number=int(thought["thought_number"]),
+                    kind=str(thought.get("type") or "regular"),
+                    branch_id=thought.get("branch_id"),
+                    stage=thought.get("stage"),
+                    tags=[str(tag) for tag in thought.get("tags") or []],
+                    content=str(thought["content"]),
+                    score=float(row["score"]),
+                )
+            )
+        return hits, len(rows) > limit, strict
 
     def default_session(self) -> str | None:
         def work(conn: Conn) -> str | None:
