@@ -1,12 +1,12 @@
 """Sessions in the team database (PostgreSQL): the same operations as ``store.SessionStore``, as rows.
 
-Not served yet: the tools still open the file store, and the plugin refuses ``storage`` at
-start-up (see ``plugin.refuse_team_database``) until the tools, search and ``hostd db copy``
-use this store too. It is tested against the same contract as the file store
-(``tests/test_store_contract.py``).
+``tools.open_store`` picks it when ``storage`` is configured. Every ``client`` test of the
+plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two side by side.
 
 Why it is built this way:
 
+- Documents and thoughts are ``json`` (kept as sent; ``jsonb`` refuses ``\\u0000``, which a
+  thought may hold).
 - A session is one row (its metadata, adjustments, the summary ``list_sessions`` shows and
   the columns it filters and sorts on) and its thoughts are rows keyed by
   ``(session_id, seq)``: sequence numbers are unique per session by the primary key.
@@ -21,13 +21,16 @@ Why it is built this way:
   with the stage and tags at weight B. Queries are built the same way (a CJK term is the
   phrase of its bigrams, one character a prefix; words from three letters are prefixes), so
   1-2 character Chinese queries find what they find on SQLite. Lexemes are passed as quoted
-  literals, never parsed by a text search configuration.
+  literals, never parsed by a text search configuration. Ranking is ``ts_rank`` divided by
+  the log of the thought's length, so (as with BM25) a short thought about the query ranks
+  above a long one mentioning it once.
 - Backups are rows named as the file store names its files, newest ``BACKUPS_KEPT`` kept per
   session; a delete's backup ends in ``DELETED_LABEL`` so a restore finds it first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import re
@@ -48,6 +51,7 @@ from hostd_deep_thinking.store import (
     SessionNotFound,
     SessionState,
     SessionUnreadable,
+    WouldBlock,
     check_document,
     check_thought,
     utc_now,
@@ -64,10 +68,10 @@ MIGRATIONS: list[str] = [
     CREATE TABLE sessions (
         session_id text PRIMARY KEY,
         generation bigint NOT NULL,
-        meta jsonb NOT NULL,
-        adjustments jsonb NOT NULL,
+        meta json NOT NULL,
+        adjustments json NOT NULL,
         last_seq integer NOT NULL,
-        summary jsonb NOT NULL,
+        summary json NOT NULL,
         status text NOT NULL,
         updated_at text NOT NULL
     );
@@ -77,7 +81,7 @@ MIGRATIONS: list[str] = [
     CREATE TABLE thoughts (
         session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
         seq integer NOT NULL CHECK (seq > 0),
-        thought jsonb NOT NULL,
+        thought json NOT NULL,
         words tsvector NOT NULL,
         PRIMARY KEY (session_id, seq)
     );
@@ -85,7 +89,7 @@ MIGRATIONS: list[str] = [
     CREATE TABLE backups (
         session_id text NOT NULL,
         name text NOT NULL,
-        document jsonb NOT NULL,
+        document json NOT NULL,
         PRIMARY KEY (session_id, name)
     );
     CREATE TABLE default_session (
@@ -97,13 +101,16 @@ MIGRATIONS: list[str] = [
 ]
 
 
-def _jsonb(value: Any) -> Any:
-    from psycopg.types.json import Jsonb
+def _json(value: Any) -> Any:
+    """``json``, not ``jsonb``: thoughts are stored verbatim, and ``jsonb`` refuses a NUL character."""
+    from psycopg.types.json import Json
 
-    return Jsonb(value)
+    return Json(value)
 
 
 _TOKEN = re.compile(r"[^\W_]+")
+#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
+_LONGEST_TOKEN = 500
 #: tsvector positions stop at 16383; later words keep that position (they are still found).
 _LAST_POSITION = 16383
 
@@ -116,7 +123,7 @@ def _fold(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
-    return _TOKEN.findall(_fold(words_text(text)))
+    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
 
 
 def _lexeme(token: str) -> str:
@@ -139,10 +146,10 @@ def _term_query(term: str) -> str | None:
         if len(term) == 1:
             return _lexeme(term) + ":*"
         return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
-    tokens = _TOKEN.findall(_fold(term))
+    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
     if not tokens:
         return None
-    prefix = ":*" if len(term) >= 3 else ""
+    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
     return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
 
 
@@ -247,10 +254,10 @@ class PostgresSessionStore:
             "UPDATE sessions SET meta = %s, adjustments = %s, last_seq = %s, summary = %s, status = %s,"
             " updated_at = %s WHERE session_id = %s",
             (
-                _jsonb(state.meta),
-                _jsonb(state.adjustments),
+                _json(state.meta),
+                _json(state.adjustments),
                 state.last_seq,
-                _jsonb(summary),
+                _json(summary),
                 summary["status"],
                 str(summary["updated_at"]),
                 state.session_id,
@@ -264,7 +271,7 @@ class PostgresSessionStore:
         conn.execute(
             "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
             " ON CONFLICT (session_id, name) DO UPDATE SET document = EXCLUDED.document",
-            (state.session_id, name, _jsonb(state.to_document())),
+            (state.session_id, name, _json(state.to_document())),
         )
         conn.execute(
             "DELETE FROM backups WHERE session_id = %s AND name NOT IN ("
@@ -286,10 +293,10 @@ class PostgresSessionStore:
             (
                 session_id,
                 generation,
-                _jsonb(state.meta),
-                _jsonb(state.adjustments),
+                _json(state.meta),
+                _json(state.adjustments),
                 state.last_seq,
-                _jsonb(summary),
+                _json(summary),
                 summary["status"],
                 str(summary["updated_at"]),
             ),
@@ -298,7 +305,7 @@ class PostgresSessionStore:
             cursor.executemany(
                 "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
                 [
-                    (session_id, int(thought["seq"]), _jsonb(thought), thought_words(thought))
+                    (session_id, int(thought["seq"]), _json(thought), thought_words(thought))
                     for thought in state.thoughts
                 ],
             )
@@ -355,9 +362,11 @@ class PostgresSessionStore:
     ) -> Appended:
         """Add one thought planned by ``plan(state)`` with the session's row locked (see the module doc).
 
-        ``blocking`` is accepted for the file store's callers: a row lock is held only for one
-        short transaction, so there is nothing to hand back to the event loop.
+        ``blocking=False`` (the event loop asking) is always ``WouldBlock``: every append is a
+        database round trip, which belongs in a worker thread.
         """
+        if not blocking:
+            raise WouldBlock
 
         def work(conn: Conn) -> tuple[int, SessionState, Appended]:
             found = self._state(conn, session_id, lock=True)
@@ -375,7 +384,7 @@ class PostgresSessionStore:
             state.apply(thought, adjustment)
             conn.execute(
                 "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
-                (session_id, thought["seq"], _jsonb(thought), thought_words(thought)),
+                (session_id, thought["seq"], _json(thought), thought_words(thought)),
             )
             self._save_meta(conn, state)
             state.compacted_seq = state.last_seq
@@ -448,6 +457,18 @@ class PostgresSessionStore:
             return [str(row["name"]) for row in rows]
 
         return self.database.run(work, write=False)
+
+    def backup_names(self, session_id: str) -> list[str]:
+        """The session's backups as ``restore_session`` names them, newest first."""
+        return list(reversed(self.backups(session_id)))
+
+    def backup_id(self, session_id: str, kept: str) -> str | None:
+        """What ``delete`` returns is already the backup's name."""
+        return kept
+
+    def session_lock(self, session_id: str) -> contextlib.nullcontext[None]:
+        """Nothing to hold: ``load`` hands out a copy no other thread changes."""
+        return contextlib.nullcontext()
 
     def restore(
         self, session_id: str, backup_name: str | None = None, *, replace: bool = False
@@ -539,7 +560,7 @@ class PostgresSessionStore:
             return list(
                 conn.execute(
                     "SELECT t.session_id, s.meta->>'name' AS name, t.seq, t.thought,"
-                    " ts_rank(t.words, q.query) AS score"
+                    " ts_rank(t.words, q.query, 1) AS score"
                     " FROM thoughts t JOIN sessions s USING (session_id), CAST(%s AS tsquery) AS q(query)"
                     f" WHERE {where} ORDER BY score DESC, t.session_id, t.seq LIMIT %s",
                     parameters,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import HostError, PluginContext, hookimpl
+from hostd import PluginContext, hookimpl
 from hostd_deep_thinking import tools
 from hostd_deep_thinking.service import SessionService
 
@@ -41,29 +42,8 @@ def hostd_settings_model() -> type[BaseModel]:
     return Settings
 
 
-def refuse_team_database(context: PluginContext) -> None:
-    """Stop start-up when ``storage`` is configured: sessions have no PostgreSQL store yet.
-
-    Keeping them in each user's data folder while the rest of the profile shares one database
-    would look shared and not be, so the host (serve, call, config check) exits 2 instead.
-    """
-    if context.storage is None:
-        return
-    raise HostError(
-        context.text(
-            en="deep-thinking cannot keep its sessions in the team database yet (`storage` is set): "
-            "remove deep-thinking from profiles.<name>.plugins, or run it with a config without "
-            "`storage` (its sessions then stay in the data folder)",
-            zh="deep-thinking 暂不能把会话保存在团队数据库中（已配置 storage）："
-            "请从 profiles.<名称>.plugins 中移除 deep-thinking，"
-            "或使用不含 storage 的配置运行它（会话保存在数据文件夹中）",
-        )
-    )
-
-
 @hookimpl
 def hostd_register_tools(register: Callable[..., None], context: PluginContext) -> None:
-    refuse_team_database(context)
     register(tools.sequential_thinking, destructive=False)
     register(tools.create_session, destructive=False)
     register(tools.get_session, read_only=True)
@@ -80,6 +60,12 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
     register(tools.search_thoughts, read_only=True)
     register(tools.summarize_session, read_only=True)
+
+
+@hookimpl
+def hostd_team_database(context: PluginContext) -> Any:
+    """The sessions' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
+    return tools.team_database(context)
 
 
 @hookimpl
