@@ -87,3 +87,62 @@ async def test_a_session_locked_past_the_statement_timeout_is_a_timeout_error(
             assert "毫秒" in envelope["error"]["message"]
         answer = await ok(client, "sequential_thinking", **thought(2, 3, session_id="busy"))
         assert answer["sequence"] == 2  # the refused call left no gap
+
+
+async def _local_sessions(data_dir: Path, roots: Path) -> None:
+    """Sessions in the data folder: one with revisions and branches, one archived, one deleted."""
+    from conftest import sample_session
+
+    async with in_memory_client([PLUGIN], data_dir=data_dir, config=config_for(roots)) as client:
+        await sample_session(client, "trip")
+        await ok(
+            client,
+            "sequential_thinking",
+            **thought(1, 2, "标签", session_id="labels", stage="分析", tags=["t"]),
+        )
+        await ok(client, "update_session_status", session_id="labels", status="archived")
+        await ok(client, "sequential_thinking", **thought(1, 1, "to be deleted", session_id="gone"))
+        await ok(client, "delete_session", session_id="gone")
+
+
+@pytest.mark.slow
+async def test_db_copy_copies_every_field_once_and_never_overwrites(
+    tmp_path: Path, hostd_roots: Path, postgres_url: str
+) -> None:
+    from hostd_db import PostgresDatabase
+    from hostd_deep_thinking.pgstore import MIGRATIONS, PostgresSessionStore
+    from hostd_deep_thinking.store import SessionStore
+
+    data_dir = tmp_path / "data"
+    await _local_sessions(data_dir, hostd_roots)
+    first = _hostd(tmp_path, postgres_url, "db", "copy")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (
+        "deep-thinking: backups: 6 copied, 0 unchanged, sessions: 2 copied, 0 unchanged, "
+        "thoughts: 9 copied, 0 unchanged" in first.stdout
+    )
+    local = SessionStore(data_dir / PLUGIN)
+    team = PostgresSessionStore(PostgresDatabase(postgres_url, "deep-thinking", MIGRATIONS))
+    try:
+        for session_id in ("trip", "labels", "gone"):
+            mine, theirs = local.load(session_id), team.load(session_id)
+            assert (mine is None, theirs is None) == (session_id == "gone", session_id == "gone")
+            if mine is not None and theirs is not None:
+                assert theirs.to_document() == mine.to_document()  # every field, thoughts included
+            assert team.backup_names(session_id) == local.backup_names(session_id)
+        restored, _, _ = team.restore("gone")
+        assert [t["content"] for t in restored.thoughts] == ["to be deleted"]
+        team.delete("gone")
+
+        again = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "0 copied" in again.stdout and "sessions: 0 copied, 2 unchanged" in again.stdout
+
+        team.append("trip", lambda state: ({**state.thoughts[-1], "content": "team-only"}, None))
+        conflict = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert conflict.returncode == 1
+        assert "deep-thinking: CONFLICT session 'trip' differs in the team database" in conflict.stdout
+        assert team.load("trip").thoughts[-1]["content"] == "team-only"  # never overwritten
+    finally:
+        local.close()
+        team.close()

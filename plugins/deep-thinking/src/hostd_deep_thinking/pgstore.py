@@ -38,6 +38,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hostd_deep_thinking.search import _CJK_RUN, Hit, Query, words_text
@@ -181,6 +182,17 @@ def _backup_name(seq: int, label: str = "") -> str:
     return f"{stamp}-s{seq:04d}{label}.json"
 
 
+@dataclass
+class CopyOutcome:
+    """What ``copy_in`` did with one session: ``session`` is copied / unchanged / conflict / absent."""
+
+    session: str = "absent"
+    thoughts_copied: int = 0
+    backups_copied: int = 0
+    backups_unchanged: int = 0
+    differing_backups: list[str] = field(default_factory=list)
+
+
 def _taken_by_delete(name: str) -> bool:
     return name.removesuffix(".json").endswith(DELETED_LABEL)
 
@@ -280,7 +292,9 @@ class PostgresSessionStore:
         )
         return name
 
-    def _install(self, conn: Conn, document: dict[str, Any]) -> tuple[int, SessionState]:
+    def _install(
+        self, conn: Conn, document: dict[str, Any], *, backup: bool = True
+    ) -> tuple[int, SessionState]:
         """Write a whole session (replacing any rows of that id) and back it up, as the file store does."""
         state = SessionState.from_document(document)
         session_id = state.session_id
@@ -309,7 +323,8 @@ class PostgresSessionStore:
                     for thought in state.thoughts
                 ],
             )
-        self._backup(conn, state)
+        if backup:
+            self._backup(conn, state)
         return generation, state
 
     # --- the store's operations (as ``SessionStore``) ---------------------------------------
@@ -530,6 +545,50 @@ class PostgresSessionStore:
         generation, state, name, replaced = self.database.run(work)
         self._remember(generation, state)
         return state, name, replaced
+
+    def copy_in(
+        self, session_id: str, document: dict[str, Any] | None, backups: list[tuple[str, dict[str, Any]]]
+    ) -> CopyOutcome:
+        """Copy one local session (its document, if it still exists, and its backups) without
+        overwriting anything: what the team database already holds identically is ``unchanged``,
+        what it holds differently is a conflict (``hostd db copy``)."""
+
+        def work(conn: Conn) -> tuple[CopyOutcome, tuple[int, SessionState] | None]:
+            outcome = CopyOutcome()
+            for name, kept in backups:
+                inserted = conn.execute(
+                    "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (session_id, name) DO NOTHING RETURNING name",
+                    (session_id, name, _json(kept)),
+                ).fetchone()
+                if inserted is not None:
+                    outcome.backups_copied += 1
+                    continue
+                row = conn.execute(
+                    "SELECT document FROM backups WHERE session_id = %s AND name = %s", (session_id, name)
+                ).fetchone()
+                if row is not None and row["document"] == kept:
+                    outcome.backups_unchanged += 1
+                else:
+                    outcome.differing_backups.append(name)
+            if document is None:
+                return outcome, None
+            try:
+                existing = self._state(conn, session_id, lock=True)
+            except SessionUnreadable:
+                outcome.session = "conflict"
+                return outcome, None
+            if existing is None:
+                installed = self._install(conn, copy.deepcopy(document), backup=False)
+                outcome.session, outcome.thoughts_copied = "copied", len(installed[1].thoughts)
+                return outcome, installed
+            outcome.session = "unchanged" if existing[1].to_document() == document else "conflict"
+            return outcome, None
+
+        outcome, installed = self.database.run(work)
+        if installed is not None:
+            self._remember(*installed)
+        return outcome
 
     def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
         """Sessions newest first with how many match, from the summary column (no thought is read)."""

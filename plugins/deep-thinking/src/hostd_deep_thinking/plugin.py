@@ -69,5 +69,17 @@ def hostd_team_database(context: PluginContext) -> Any:
 
 
 @hookimpl
+def hostd_copy_to_team_database(context: PluginContext) -> Any:
+    """``hostd db copy``: this data folder's sessions and backups into the team database."""
+    from hostd_deep_thinking.pgstore import PostgresSessionStore
+    from hostd_deep_thinking.teamcopy import copy_local_sessions
+
+    store = tools.open_store(context)
+    if not isinstance(store, PostgresSessionStore):
+        return None  # no `storage`: the sessions already are the local ones
+    return copy_local_sessions(context, store)
+
+
+@hookimpl
 def hostd_register_services(register: Callable[[str, object], None], context: PluginContext) -> None:
     register("deep-thinking.sessions", SessionService(context))
