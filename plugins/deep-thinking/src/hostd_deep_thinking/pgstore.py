@@ -378,7 +378,8 @@ class PostgresSessionStore:
         """Add one thought planned by ``plan(state)`` with the session's row locked (see the module doc).
 
         ``blocking=False`` (the event loop asking) is always ``WouldBlock``: every append is a
-        database round trip, which belongs in a worker thread.
+        database round trip, which belongs in a worker thread (``sequential_thinking`` sends
+        team-database calls there directly).
         """
         if not blocking:
             raise WouldBlock

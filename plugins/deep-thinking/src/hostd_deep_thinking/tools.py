@@ -399,8 +399,11 @@ async def sequential_thinking(
 
     try:
         try:
-            # The common case (a known session, lock free) is a few file operations: done right here;
-            # anything that could wait (lock held elsewhere, loading, creating) goes to a worker thread.
+            # The common case on files (a known session, lock free) is a few file operations: done
+            # right here; anything that could wait (lock held elsewhere, loading, creating, and every
+            # database round trip) goes to a worker thread.
+            if not isinstance(store, SessionStore):
+                raise WouldBlock
             target, appended, change = attempt(False)
         except WouldBlock:
             target, appended, change = await anyio.to_thread.run_sync(attempt, True)
