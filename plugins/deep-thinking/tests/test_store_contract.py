@@ -1,8 +1,7 @@
 """The session store contract, run unchanged against both backends: the files and PostgreSQL.
 
-The PostgreSQL store is not served yet (the plugin refuses `storage` at start-up); these
-tests pin down that it already keeps the same promises as the file store, operation by
-operation, so wiring the tools to it changes nothing a client sees.
+The tool tests (every ``client`` test) already run on both; these pin the stores down
+operation by operation, including search and appends from two processes at once.
 """
 
 from __future__ import annotations
