@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PLUGIN, TEAM_DB_ENV, config_for, fails, ok, thought
+from conftest import PLUGIN, TEAM_DB_ENV, call, config_for, fails, ok, thought
 from hostd_testing import in_memory_client, write_config
 
 pytestmark = pytest.mark.anyio
@@ -146,3 +146,42 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     finally:
         local.close()
         team.close()
+
+
+async def test_a_connection_lost_mid_call_is_unavailable_and_leaves_no_gap(
+    hostd_data_dir: Path, hostd_roots: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+    import psycopg
+
+    monkeypatch.setenv(TEAM_DB_ENV, postgres_url)
+    config: dict[str, Any] = {**config_for(hostd_roots), "storage": {"url_env": TEAM_DB_ENV}}
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
+        await ok(client, "sequential_thinking", **thought(1, 3, session_id="cut"))
+        answers: list[dict[str, Any]] = []
+
+        async def blocked_call() -> None:
+            answers.append(await call(client, "sequential_thinking", **thought(2, 3, session_id="cut")))
+
+        with (
+            psycopg.connect(postgres_url, autocommit=True) as admin,
+            psycopg.connect(postgres_url) as holder,
+            holder.transaction(),
+        ):
+            holder.execute("SELECT 1 FROM deep_thinking.sessions WHERE session_id = 'cut' FOR UPDATE")
+            async with anyio.create_task_group() as group:
+                group.start_soon(blocked_call)
+                waiting = None
+                with anyio.fail_after(20):
+                    while waiting is None:  # the call's connection is waiting for the row lock
+                        waiting = admin.execute(
+                            "SELECT pid FROM pg_stat_activity WHERE application_name = "
+                            "'hostd-deep-thinking' AND wait_event_type = 'Lock'"
+                        ).fetchone()
+                        await anyio.sleep(0.01)
+                admin.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
+        (envelope,) = answers
+        assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
+        assert envelope["error"]["hint"]
+        answer = await ok(client, "sequential_thinking", **thought(2, 3, session_id="cut"))
+        assert answer["sequence"] == 2  # the lost call wrote nothing
