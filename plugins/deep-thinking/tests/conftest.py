@@ -27,14 +27,46 @@ BROWSER_ARGS = [
 ]
 
 
+#: The environment variable the team-database variant's config names in ``storage.url_env``.
+TEAM_DB_ENV = "HOSTD_DEEP_THINKING_TEST_DB"
+
+
 def config_for(roots: Path, language: str = "en") -> dict[str, Any]:
     return {"language": language, "allowed_roots": [str(roots)]}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "files_only: about the session files themselves; not run against the team database"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The team-database variant of a ``files_only`` test is not collected (it has nothing to check)."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend") if callspec is not None else None
+        (dropped if backend == "postgres" and item.get_closest_marker("files_only") else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(params=["files", "postgres"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Where the sessions live, as config: the data folder (default), or the team database
+    (``storage`` with a fresh PostgreSQL database per test). Every ``client`` test runs on both."""
+    if request.param == "files":
+        return {}
+    monkeypatch.setenv(TEAM_DB_ENV, request.getfixturevalue("postgres_url"))
+    return {"storage": {"url_env": TEAM_DB_ENV}}
+
+
 @pytest.fixture
-async def client(hostd_data_dir: Path, hostd_roots: Path) -> AsyncIterator[Client]:
+async def client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, Any]) -> AsyncIterator[Client]:
     async with in_memory_client(
-        [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)
+        [PLUGIN], data_dir=hostd_data_dir, config={**config_for(hostd_roots), **backend}
     ) as connected:
         yield connected
 

@@ -34,6 +34,7 @@ async def test_json_export_is_complete_and_reimportable(client: Client) -> None:
     assert copy["session"]["branches"] == ["stay-home", "bus"]
 
 
+@pytest.mark.files_only
 async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(
     client: Client, hostd_data_dir
 ) -> None:

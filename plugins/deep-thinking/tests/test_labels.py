@@ -59,6 +59,7 @@ async def test_filtered_pages_follow_the_cursor(client: Client) -> None:
     assert seen == list(range(2, 251, 2))
 
 
+@pytest.mark.files_only
 async def test_official_fields_only_store_exactly_what_they_did(client: Client, hostd_data_dir: Path) -> None:
     answer = await ok(client, "sequential_thinking", **thought(1, 1, session_id="plain"))
     assert "stage" not in answer and "tags" not in answer

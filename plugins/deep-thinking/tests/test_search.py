@@ -95,6 +95,7 @@ async def test_another_process_sees_the_same_index(hostd_data_dir: Path, hostd_r
         assert (await ok(first, "search_thoughts", query="first"))["hits"] == []
 
 
+@pytest.mark.files_only
 async def test_missing_or_damaged_index_is_rebuilt(client: Client, hostd_data_dir: Path) -> None:
     await add(client, "keep", "rebuild me from the sessions")
     assert found(await ok(client, "search_thoughts", query="rebuild")) == [("keep", 1)]
@@ -139,6 +140,7 @@ async def test_chinese_server_messages(hostd_data_dir: Path, hostd_roots: Path) 
         assert "characters" not in error["message"] and "query" in error["message"]
 
 
+@pytest.mark.files_only
 async def test_a_quiet_folder_is_not_scanned_but_every_change_is_seen(
     client: Client, hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,6 +177,7 @@ async def test_a_quiet_folder_is_not_scanned_but_every_change_is_seen(
     store.close()
 
 
+@pytest.mark.files_only
 async def test_an_index_deleted_while_serving_is_rebuilt(client: Client, hostd_data_dir: Path) -> None:
     await add(client, "gone", "find me again")
     assert found(await ok(client, "search_thoughts", query="find")) == [("gone", 1)]

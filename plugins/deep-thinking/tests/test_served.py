@@ -206,8 +206,10 @@ async def test_hostd_call_cli(tmp_path: Path, hostd_roots: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_two_server_processes_add_200_thoughts_each(tmp_path: Path, hostd_roots: Path) -> None:
-    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+async def test_two_server_processes_add_200_thoughts_each(
+    tmp_path: Path, hostd_roots: Path, backend: dict[str, Any]
+) -> None:
+    config = write_config(tmp_path, [PLUGIN], config={**config_for(hostd_roots), **backend})
     ready = [anyio.Event(), anyio.Event()]
     start = anyio.Event()
     order: list[str] = []
@@ -235,15 +237,17 @@ async def test_two_server_processes_add_200_thoughts_each(tmp_path: Path, hostd_
     switches = sum(1 for x, y in itertools.pairwise(order) if x != y)
     assert switches > 10, "the two servers did not overlap"
     async with served_client(config) as client:
-        contents, cursor = [], None
+        contents, sequences, cursor = [], [], None
         while True:
             page = await ok(
                 client, "get_session", session_id="shared", **({"cursor": cursor} if cursor else {})
             )
             contents += [t["content"] for t in page["thoughts"]]
+            sequences += [t["sequence"] for t in page["thoughts"]]
             cursor = page["next_cursor"]
             if cursor is None:
                 break
     assert len(contents) == 400 and len(set(contents)) == 400
+    assert sequences == list(range(1, 401))  # unique and without gaps
     for index in (0, 1):
         assert [c for c in contents if c.startswith(f"w{index}-")] == [f"w{index}-{n}" for n in range(1, 201)]

@@ -103,6 +103,7 @@ async def test_list_sessions_reflects_the_journal(client: Client) -> None:
     await list_reflects_the_journal(client)
 
 
+@pytest.mark.files_only
 async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Path) -> None:
     await sample_session(client, "gone")
     deleted = await ok(client, "delete_session", session_id="gone")
@@ -131,6 +132,7 @@ async def test_a_deleted_session_is_restored_from_its_backup(client: Client) -> 
     assert answer["thoughtHistoryLength"] == 9 and answer["sequence"] == 9
 
 
+@pytest.mark.files_only
 async def test_restore_refuses_a_live_session_unless_told_to_overwrite(
     client: Client, hostd_data_dir: Path
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +60,24 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
     register(tools.search_thoughts, read_only=True)
     register(tools.summarize_session, read_only=True)
+
+
+@hookimpl
+def hostd_team_database(context: PluginContext) -> Any:
+    """The sessions' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
+    return tools.team_database(context)
+
+
+@hookimpl
+def hostd_copy_to_team_database(context: PluginContext) -> Any:
+    """``hostd db copy``: this data folder's sessions and backups into the team database."""
+    from hostd_deep_thinking.pgstore import PostgresSessionStore
+    from hostd_deep_thinking.teamcopy import copy_local_sessions
+
+    store = tools.open_store(context)
+    if not isinstance(store, PostgresSessionStore):
+        return None  # no `storage`: the sessions already are the local ones
+    return copy_local_sessions(context, store)
 
 
 @hookimpl

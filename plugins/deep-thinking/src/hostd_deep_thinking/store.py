@@ -32,7 +32,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from hostd_deep_thinking.search import Hit, Query
 
 from hostd_deep_thinking.jsonshape import shape_problem
 
@@ -334,6 +339,45 @@ class Appended:
     max_regular_label: int
     notes: list[dict[str, Any]]
     compaction_due: bool = False
+
+
+class SessionBackend(Protocol):
+    """What the tools need from a sessions store: ``SessionStore`` (files, the default) and
+    ``pgstore.PostgresSessionStore`` (the team database) both provide it, with the same rules."""
+
+    def load(self, session_id: str) -> SessionState | None: ...
+    def exists(self, session_id: str) -> bool: ...
+    def create(self, document: dict[str, Any], *, replace: bool = False) -> SessionState: ...
+    def append(
+        self,
+        session_id: str,
+        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        *,
+        create: Callable[[], dict[str, Any]] | None = None,
+        blocking: bool = True,
+    ) -> Appended: ...
+    def compact(self, session_id: str) -> SessionState: ...
+    def update_meta(
+        self, session_id: str, change: Callable[[SessionState], Any]
+    ) -> tuple[SessionState, Any]: ...
+    def delete(self, session_id: str) -> str | None: ...
+    def backup_id(self, session_id: str, kept: str) -> str | None: ...
+    def backup_names(self, session_id: str) -> list[str]: ...
+    def restore(
+        self, session_id: str, backup_name: str | None = None, *, replace: bool = False
+    ) -> tuple[SessionState, str, bool]: ...
+    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]: ...
+    def session_lock(self, session_id: str) -> AbstractContextManager[None]: ...
+    def default_session(self) -> str | None: ...
+    def set_default_session(self, session_id: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class Searcher(Protocol):
+    """Full-text search over a store's thoughts: ``search.SearchIndex`` beside the files, or the
+    PostgreSQL store itself."""
+
+    def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]: ...
 
 
 @dataclass
@@ -926,6 +970,15 @@ class SessionStore:
 
     def backups(self, session_id: str) -> list[Path]:
         return sorted(self._backup_files(session_id))
+
+    def backup_names(self, session_id: str) -> list[str]:
+        """The session's backups as ``restore_session`` names them, newest first."""
+        return [path.name for path in reversed(self.backups(session_id))]
+
+    def backup_id(self, session_id: str, kept: str) -> str | None:
+        """The backup name of what ``delete`` kept; None when it was a damaged document set aside."""
+        path = Path(kept)
+        return path.name if path.parent == self.backups_dir / session_id else None
 
     # --- durability --------------------------------------------------------------------
 

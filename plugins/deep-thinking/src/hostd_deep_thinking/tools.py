@@ -59,6 +59,8 @@ from hostd_deep_thinking.models import (
 from hostd_deep_thinking.store import (
     Appended,
     BackupNotFound,
+    Searcher,
+    SessionBackend,
     SessionExists,
     SessionNotFound,
     SessionState,
@@ -71,7 +73,7 @@ from hostd_deep_thinking.templates import TEMPLATES, Template, TemplateProblem, 
 from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, label_key, plan_thought
 
 if TYPE_CHECKING:
-    from hostd_deep_thinking.search import SearchIndex
+    from hostd_db import PostgresDatabase
 
 PAGE_SIZE = 100
 MAX_QUERY_CHARS = 1000
@@ -91,10 +93,25 @@ SessionId = Annotated[
 # --- plumbing ------------------------------------------------------------------------
 
 
-def open_store(plugin: PluginContext) -> SessionStore:
-    """The plugin's one store, opened on first use and closed by the host at shut-down."""
+def team_database(plugin: PluginContext) -> PostgresDatabase:
+    """The plugin's tables in the team database (``storage`` in the config), opened once."""
+    from hostd_deep_thinking.pgstore import MIGRATIONS
 
-    def factory() -> SessionStore:
+    return plugin.resource("team-db", lambda: plugin.team_database(MIGRATIONS))
+
+
+def open_store(plugin: PluginContext) -> SessionBackend:
+    """The plugin's one store, opened on first use and closed by the host at shut-down: the team
+    database when ``storage`` is configured, else the session files in the plugin's data folder."""
+
+    # Opened before the store: ``resource`` holds its lock while a factory runs.
+    database = team_database(plugin) if plugin.storage is not None else None
+
+    def factory() -> SessionBackend:
+        if database is not None:
+            from hostd_deep_thinking.pgstore import PostgresSessionStore
+
+            return PostgresSessionStore(database)
         settings = plugin.settings
         return SessionStore(
             plugin.data_dir,
@@ -105,11 +122,14 @@ def open_store(plugin: PluginContext) -> SessionStore:
     return plugin.resource("store", factory)
 
 
-def open_search(plugin: PluginContext) -> SearchIndex:
-    """The plugin's search index (``search.db``), opened on first use and closed at shut-down."""
+def open_search(plugin: PluginContext) -> Searcher:
+    """What searches the thoughts: the PostgreSQL store itself, or the SQLite index beside the files
+    (``search.db``), opened on first use and closed at shut-down."""
     from hostd_deep_thinking.search import INDEX_FILE, SearchIndex
 
     store = open_store(plugin)
+    if not isinstance(store, SessionStore):
+        return cast("Searcher", store)
     return plugin.resource("search", lambda: SearchIndex(store, plugin.data_dir / INDEX_FILE))
 
 
@@ -379,8 +399,11 @@ async def sequential_thinking(
 
     try:
         try:
-            # The common case (a known session, lock free) is a few file operations: done right here;
-            # anything that could wait (lock held elsewhere, loading, creating) goes to a worker thread.
+            # The common case on files (a known session, lock free) is a few file operations: done
+            # right here; anything that could wait (lock held elsewhere, loading, creating, and every
+            # database round trip) goes to a worker thread.
+            if not isinstance(store, SessionStore):
+                raise WouldBlock
             target, appended, change = attempt(False)
         except WouldBlock:
             target, appended, change = await anyio.to_thread.run_sync(attempt, True)
@@ -719,9 +742,7 @@ def delete_session(ctx: ToolContext, session_id: SessionId) -> DeleteSessionOutp
         backup = store.delete(session_id)
     except SessionNotFound:
         raise not_found(ctx, session_id) from None
-    backup_id = None
-    if backup is not None and Path(backup).parent == store.backups_dir / session_id:
-        backup_id = Path(backup).name  # else it is a damaged document set aside, not a backup
+    backup_id = None if backup is None else store.backup_id(session_id, backup)
     restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None
     if restore_call is not None:
         message = ctx.text(
@@ -787,7 +808,7 @@ def restore_session(
         ) from None
     except SessionUnreadable as exc:
         raise unreadable(ctx, exc) from None
-    kept = [path.name for path in reversed(store.backups(session_id))]
+    kept = store.backup_names(session_id)
     return RestoreSessionOutput(
         session=summary_of(state), restored_from=restored_from, replaced=replaced and overwrite, backups=kept
     ).with_message(

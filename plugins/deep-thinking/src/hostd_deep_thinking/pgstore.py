@@ -1,0 +1,677 @@
+"""Sessions in the team database (PostgreSQL): the same operations as ``store.SessionStore``, as rows.
+
+``tools.open_store`` picks it when ``storage`` is configured. Every ``client`` test of the
+plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two side by side.
+
+Why it is built this way:
+
+- Documents and thoughts are ``json`` (kept as sent; ``jsonb`` refuses ``\\u0000``, which a
+  thought may hold).
+- A session is one row (its metadata, adjustments, the summary ``list_sessions`` shows and
+  the columns it filters and sorts on) and its thoughts are rows keyed by
+  ``(session_id, seq)``: sequence numbers are unique per session by the primary key.
+- Appending locks the session's row (``SELECT ... FOR UPDATE``) and takes ``last_seq + 1``
+  in the same transaction, so appends from any number of processes are numbered without
+  gaps; a deadlock or serialization failure runs the whole append again (``run``).
+- Each process keeps the sessions it used (``generation`` changes whenever a session is
+  replaced), so an append reads only the thoughts added since, not the whole session.
+- Search: each thought row carries a ``tsvector`` built here in Python from the same words the
+  SQLite FTS5 index holds (``search.words_text``: CJK runs as bigrams plus their last
+  character; case and diacritics folded as FTS5's ``unicode61 remove_diacritics 2`` does),
+  with the stage and tags at weight B. Queries are built the same way (a CJK term is the
+  phrase of its bigrams, one character a prefix; words from three letters are prefixes), so
+  1-2 character Chinese queries find what they find on SQLite. Lexemes are passed as quoted
+  literals, never parsed by a text search configuration. Ranking is ``ts_rank`` divided by
+  the log of the thought's length, so (as with BM25) a short thought about the query ranks
+  above a long one mentioning it once.
+- Backups are rows named as the file store names its files, newest ``BACKUPS_KEPT`` kept per
+  session; a delete's backup ends in ``DELETED_LABEL`` so a restore finds it first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hostd_deep_thinking.search import _CJK_RUN, Hit, Query, words_text
+from hostd_deep_thinking.store import (
+    BACKUPS_KEPT,
+    CACHED_SESSIONS,
+    DELETED_LABEL,
+    Appended,
+    BackupNotFound,
+    SessionExists,
+    SessionNotFound,
+    SessionState,
+    SessionUnreadable,
+    WouldBlock,
+    check_document,
+    check_thought,
+    utc_now,
+)
+
+if TYPE_CHECKING:
+    from hostd_db import PostgresDatabase
+    from psycopg import Connection
+
+    Conn = Connection[dict[str, Any]]
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        session_id text PRIMARY KEY,
+        generation bigint NOT NULL,
+        meta json NOT NULL,
+        adjustments json NOT NULL,
+        last_seq integer NOT NULL,
+        summary json NOT NULL,
+        status text NOT NULL,
+        updated_at text NOT NULL
+    );
+    CREATE INDEX sessions_newest_first ON sessions (updated_at DESC, session_id DESC);
+    CREATE INDEX sessions_by_status ON sessions (status, updated_at DESC, session_id DESC);
+    CREATE SEQUENCE session_generations;
+    CREATE TABLE thoughts (
+        session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
+        seq integer NOT NULL CHECK (seq > 0),
+        thought json NOT NULL,
+        words tsvector NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX thoughts_words ON thoughts USING gin (words);
+    CREATE TABLE backups (
+        session_id text NOT NULL,
+        name text NOT NULL,
+        document json NOT NULL,
+        PRIMARY KEY (session_id, name)
+    );
+    CREATE TABLE default_session (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        session_id text NOT NULL,
+        since text NOT NULL
+    );
+    """,
+]
+
+
+def _json(value: Any) -> Any:
+    """``json``, not ``jsonb``: thoughts are stored verbatim, and ``jsonb`` refuses a NUL character."""
+    from psycopg.types.json import Json
+
+    return Json(value)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
+_LONGEST_TOKEN = 500
+#: tsvector positions stop at 16383; later words keep that position (they are still found).
+_LAST_POSITION = 16383
+
+
+def _fold(text: str) -> str:
+    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _tokens(text: str) -> list[str]:
+    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
+    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def thought_words(thought: dict[str, Any]) -> str:
+    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
+    content = _tokens(str(thought.get("content") or ""))
+    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
+    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
+    start = len(content) + 2  # labels are never a phrase with the content's last word
+    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
+    return " ".join(parts)
+
+
+def _term_query(term: str) -> str | None:
+    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
+    if _CJK_RUN.fullmatch(term):
+        if len(term) == 1:
+            return _lexeme(term) + ":*"
+        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
+    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
+    if not tokens:
+        return None
+    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
+    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
+
+
+def search_queries(query: Query) -> tuple[str, str] | None:
+    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
+    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
+    if not terms:
+        return None
+    return " & ".join(terms), " | ".join(terms)
+
+
+def _clone(state: SessionState) -> SessionState:
+    """A copy an append may change without touching the cached state until it commits."""
+    return SessionState(
+        meta=copy.deepcopy(state.meta),
+        thoughts=list(state.thoughts),
+        adjustments=list(state.adjustments),
+        latest_by_label=dict(state.latest_by_label),
+        branches={branch: list(seqs) for branch, seqs in state.branches.items()},
+        last_seq=state.last_seq,
+        compacted_seq=state.compacted_seq,
+        max_regular_label=state.max_regular_label,
+    )
+
+
+def _backup_name(seq: int, label: str = "") -> str:
+    """Named as the file store names its backup files, so answers look the same on both backends."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-s{seq:04d}{label}.json"
+
+
+@dataclass
+class CopyOutcome:
+    """What ``copy_in`` did with one session: ``session`` is copied / unchanged / conflict / absent."""
+
+    session: str = "absent"
+    thoughts_copied: int = 0
+    backups_copied: int = 0
+    backups_unchanged: int = 0
+    differing_backups: list[str] = field(default_factory=list)
+
+
+def _taken_by_delete(name: str) -> bool:
+    return name.removesuffix(".json").endswith(DELETED_LABEL)
+
+
+class PostgresSessionStore:
+    """All sessions of a team, in the ``deep_thinking`` schema. Thread-safe; processes may share it."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+        self._cache: OrderedDict[str, tuple[int, SessionState]] = OrderedDict()
+        self._guard = threading.Lock()
+
+    # --- the per-process cache ------------------------------------------------------------
+
+    def _cached(self, session_id: str, generation: int) -> SessionState | None:
+        with self._guard:
+            entry = self._cache.get(session_id)
+            if entry is None or entry[0] != generation:
+                return None
+            self._cache.move_to_end(session_id)
+            return _clone(entry[1])
+
+    def _remember(self, generation: int, state: SessionState) -> None:
+        with self._guard:
+            self._cache[state.session_id] = (generation, _clone(state))
+            self._cache.move_to_end(state.session_id)
+            while len(self._cache) > CACHED_SESSIONS:
+                self._cache.popitem(last=False)
+
+    def _forget(self, session_id: str) -> None:
+        with self._guard:
+            self._cache.pop(session_id, None)
+
+    # --- reading rows ---------------------------------------------------------------------
+
+    def _state(self, conn: Conn, session_id: str, *, lock: bool) -> tuple[int, SessionState] | None:
+        """The session as the database holds it (its row locked when ``lock``), from the cache plus
+        the thoughts added since; a row that fails the document checks is ``SessionUnreadable``."""
+        row = conn.execute(
+            "SELECT generation, meta, adjustments, last_seq FROM sessions WHERE session_id = %s"
+            + (" FOR UPDATE" if lock else ""),
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        generation = int(row["generation"])
+        state = self._cached(session_id, generation) or SessionState(meta={})
+        # The row's metadata is current (another process may have changed the status); the
+        # thoughts after the cached ones are read and applied on top.
+        state.meta = dict(row["meta"])
+        try:
+            check_document({**state.meta, "adjustments": row["adjustments"], "thoughts": []})
+            for found in conn.execute(
+                "SELECT thought FROM thoughts WHERE session_id = %s AND seq > %s ORDER BY seq",
+                (session_id, state.last_seq),
+            ):
+                state.apply(check_thought(found["thought"]), None)
+            state.adjustments = list(row["adjustments"])
+            state.last_seq = max(state.last_seq, int(row["last_seq"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SessionUnreadable(session_id, f"the session's rows are damaged ({exc})", None) from None
+        state.compacted_seq = state.last_seq
+        return generation, state
+
+    # --- writing rows ---------------------------------------------------------------------
+
+    @staticmethod
+    def _save_meta(conn: Conn, state: SessionState) -> None:
+        summary = state.summary()
+        conn.execute(
+            "UPDATE sessions SET meta = %s, adjustments = %s, last_seq = %s, summary = %s, status = %s,"
+            " updated_at = %s WHERE session_id = %s",
+            (
+                _json(state.meta),
+                _json(state.adjustments),
+                state.last_seq,
+                _json(summary),
+                summary["status"],
+                str(summary["updated_at"]),
+                state.session_id,
+            ),
+        )
+
+    @staticmethod
+    def _backup(conn: Conn, state: SessionState, label: str = "") -> str:
+        """Keep the session's document as a backup row; only the newest ``BACKUPS_KEPT`` stay."""
+        name = _backup_name(state.last_seq, label)
+        conn.execute(
+            "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
+            " ON CONFLICT (session_id, name) DO UPDATE SET document = EXCLUDED.document",
+            (state.session_id, name, _json(state.to_document())),
+        )
+        conn.execute(
+            "DELETE FROM backups WHERE session_id = %s AND name NOT IN ("
+            " SELECT name FROM backups WHERE session_id = %s ORDER BY name DESC LIMIT %s)",
+            (state.session_id, state.session_id, BACKUPS_KEPT),
+        )
+        return name
+
+    def _install(
+        self, conn: Conn, document: dict[str, Any], *, backup: bool = True
+    ) -> tuple[int, SessionState]:
+        """Write a whole session (replacing any rows of that id) and back it up, as the file store does."""
+        state = SessionState.from_document(document)
+        session_id = state.session_id
+        conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
+        generation = int(conn.execute("SELECT nextval('session_generations') AS g").fetchone()["g"])  # type: ignore[index]
+        summary = state.summary()
+        conn.execute(
+            "INSERT INTO sessions (session_id, generation, meta, adjustments, last_seq, summary, status,"
+            " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                session_id,
+                generation,
+                _json(state.meta),
+                _json(state.adjustments),
+                state.last_seq,
+                _json(summary),
+                summary["status"],
+                str(summary["updated_at"]),
+            ),
+        )
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
+                [
+                    (session_id, int(thought["seq"]), _json(thought), thought_words(thought))
+                    for thought in state.thoughts
+                ],
+            )
+        if backup:
+            self._backup(conn, state)
+        return generation, state
+
+    # --- the store's operations (as ``SessionStore``) ---------------------------------------
+
+    def load(self, session_id: str) -> SessionState | None:
+        found = self.database.run(lambda conn: self._state(conn, session_id, lock=False), write=False)
+        if found is None:
+            self._forget(session_id)
+            return None
+        self._remember(*found)
+        return found[1]
+
+    def exists(self, session_id: str) -> bool:
+        def work(conn: Conn) -> bool:
+            return (
+                conn.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)).fetchone()
+                is not None
+            )
+
+        return self.database.run(work, write=False)
+
+    def create(self, document: dict[str, Any], *, replace: bool = False) -> SessionState:
+        """Store a new session (or replace one, after a backup of it); returns its state."""
+        session_id = document["session_id"]
+
+        def work(conn: Conn) -> tuple[int, SessionState]:
+            try:
+                existing = self._state(conn, session_id, lock=True)
+            except SessionUnreadable:
+                if not replace:
+                    raise
+                existing = None  # damaged rows are replaced; there is nothing readable to back up
+            if existing is not None and not replace:
+                raise SessionExists(session_id)
+            if existing is not None:
+                self._backup(conn, existing[1])
+            return self._install(conn, document)
+
+        generation, state = self.database.run(work)
+        self._remember(generation, state)
+        return state
+
+    def append(
+        self,
+        session_id: str,
+        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        *,
+        create: Callable[[], dict[str, Any]] | None = None,
+        blocking: bool = True,
+    ) -> Appended:
+        """Add one thought planned by ``plan(state)`` with the session's row locked (see the module doc).
+
+        ``blocking=False`` (the event loop asking) is always ``WouldBlock``: every append is a
+        database round trip, which belongs in a worker thread (``sequential_thinking`` sends
+        team-database calls there directly).
+        """
+        if not blocking:
+            raise WouldBlock
+
+        def work(conn: Conn) -> tuple[int, SessionState, Appended]:
+            found = self._state(conn, session_id, lock=True)
+            created = False
+            if found is None:
+                if create is None:
+                    raise SessionNotFound(session_id)
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
+                found = self._state(conn, session_id, lock=True)  # created by another process meanwhile?
+                if found is None:
+                    found, created = self._install(conn, create()), True
+            generation, state = found
+            thought, adjustment = plan(state)
+            thought["seq"] = state.last_seq + 1
+            state.apply(thought, adjustment)
+            conn.execute(
+                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
+                (session_id, thought["seq"], _json(thought), thought_words(thought)),
+            )
+            self._save_meta(conn, state)
+            state.compacted_seq = state.last_seq
+            appended = Appended(
+                thought=thought,
+                adjustment=adjustment,
+                created=created,
+                thought_count=len(state.thoughts),
+                branches=list(state.branches),
+                template_id=state.meta.get("template_id"),
+                max_regular_label=state.max_regular_label,
+                notes=[],
+            )
+            return generation, state, appended
+
+        generation, state, appended = self.database.run(work)
+        self._remember(generation, state)
+        return appended
+
+    def compact(self, session_id: str) -> SessionState:
+        """Nothing to fold on PostgreSQL (every thought is already a row); the session as it is."""
+        state = self.load(session_id)
+        if state is None:
+            raise SessionNotFound(session_id)
+        return state
+
+    def update_meta(self, session_id: str, change: Callable[[SessionState], Any]) -> tuple[SessionState, Any]:
+        """Change a session's metadata (status, ...) and back it up, as the file store's compaction does."""
+
+        def work(conn: Conn) -> tuple[int, SessionState, Any]:
+            found = self._state(conn, session_id, lock=True)
+            if found is None:
+                raise SessionNotFound(session_id)
+            generation, state = found
+            result = change(state)
+            state.meta["updated_at"] = utc_now()
+            self._save_meta(conn, state)
+            self._backup(conn, state)
+            return generation, state, result
+
+        generation, state, result = self.database.run(work)
+        self._remember(generation, state)
+        return state, result
+
+    def delete(self, session_id: str) -> str | None:
+        """Back the session up (the backup's name ends in ``-deleted``), then remove it; returns that name."""
+
+        def work(conn: Conn) -> str | None:
+            try:
+                found = self._state(conn, session_id, lock=True)
+            except SessionUnreadable:
+                conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
+                return None
+            if found is None:
+                raise SessionNotFound(session_id)
+            name = self._backup(conn, found[1], DELETED_LABEL)
+            conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
+            return name
+
+        try:
+            return self.database.run(work)
+        finally:
+            self._forget(session_id)
+
+    def backups(self, session_id: str) -> list[str]:
+        """The session's backup names, oldest first (as the file store sorts its files)."""
+
+        def work(conn: Conn) -> list[str]:
+            rows = conn.execute("SELECT name FROM backups WHERE session_id = %s ORDER BY name", (session_id,))
+            return [str(row["name"]) for row in rows]
+
+        return self.database.run(work, write=False)
+
+    def backup_names(self, session_id: str) -> list[str]:
+        """The session's backups as ``restore_session`` names them, newest first."""
+        return list(reversed(self.backups(session_id)))
+
+    def backup_id(self, session_id: str, kept: str) -> str | None:
+        """What ``delete`` returns is already the backup's name."""
+        return kept
+
+    def session_lock(self, session_id: str) -> contextlib.nullcontext[None]:
+        """Nothing to hold: ``load`` hands out a copy no other thread changes."""
+        return contextlib.nullcontext()
+
+    def restore(
+        self, session_id: str, backup_name: str | None = None, *, replace: bool = False
+    ) -> tuple[SessionState, str, bool]:
+        """Bring a session back from a backup: the named one, else the one its last delete took, else
+        the newest readable one. Returns the state, the backup's name and whether a live session was
+        replaced (the same rules as the file store)."""
+
+        def work(conn: Conn) -> tuple[int, SessionState, str, bool]:
+            rows = list(
+                conn.execute(
+                    "SELECT name, document FROM backups WHERE session_id = %s ORDER BY name", (session_id,)
+                )
+            )
+            names = [str(row["name"]) for row in reversed(rows)]
+            if backup_name is not None:
+                chosen = [row for row in rows if row["name"] == backup_name]
+                if not chosen:
+                    raise BackupNotFound(session_id, names)
+            else:
+                chosen = sorted(
+                    rows,
+                    key=lambda row: (
+                        str(row["name"]).removesuffix(".json").endswith(DELETED_LABEL),
+                        row["name"],
+                    ),
+                    reverse=True,
+                )
+            for row in chosen:
+                try:
+                    document = check_document(row["document"])
+                except (ValueError, KeyError, TypeError) as exc:
+                    if backup_name is not None:
+                        raise SessionUnreadable(
+                            session_id, f"backup {row['name']} is damaged ({exc})", None
+                        ) from None
+                    continue
+                if document["session_id"] == session_id:
+                    break
+            else:
+                raise BackupNotFound(session_id, names)
+            try:
+                existing = self._state(conn, session_id, lock=True)
+            except SessionUnreadable:
+                if not replace:
+                    raise
+                existing = None
+            replaced = (
+                conn.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)).fetchone()
+                is not None
+            )
+            if existing is not None and not replace:
+                raise SessionExists(session_id)
+            if existing is not None:
+                self._backup(conn, existing[1])
+            generation, state = self._install(conn, copy.deepcopy(document))
+            return generation, state, str(row["name"]), replaced
+
+        generation, state, name, replaced = self.database.run(work)
+        self._remember(generation, state)
+        return state, name, replaced
+
+    def copy_in(
+        self, session_id: str, document: dict[str, Any] | None, backups: list[tuple[str, dict[str, Any]]]
+    ) -> CopyOutcome:
+        """Copy one local session (its document, if it still exists, and its backups) without
+        overwriting anything: what the team database already holds identically is ``unchanged``,
+        what it holds differently is a conflict (``hostd db copy``)."""
+
+        def work(conn: Conn) -> tuple[CopyOutcome, tuple[int, SessionState] | None]:
+            outcome = CopyOutcome()
+            for name, kept in backups:
+                inserted = conn.execute(
+                    "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (session_id, name) DO NOTHING RETURNING name",
+                    (session_id, name, _json(kept)),
+                ).fetchone()
+                if inserted is not None:
+                    outcome.backups_copied += 1
+                    continue
+                row = conn.execute(
+                    "SELECT document FROM backups WHERE session_id = %s AND name = %s", (session_id, name)
+                ).fetchone()
+                if row is not None and row["document"] == kept:
+                    outcome.backups_unchanged += 1
+                else:
+                    outcome.differing_backups.append(name)
+            if document is None:
+                return outcome, None
+            try:
+                existing = self._state(conn, session_id, lock=True)
+            except SessionUnreadable:
+                outcome.session = "conflict"
+                return outcome, None
+            if existing is None:
+                installed = self._install(conn, copy.deepcopy(document), backup=False)
+                outcome.session, outcome.thoughts_copied = "copied", len(installed[1].thoughts)
+                return outcome, installed
+            outcome.session = "unchanged" if existing[1].to_document() == document else "conflict"
+            return outcome, None
+
+        outcome, installed = self.database.run(work)
+        if installed is not None:
+            self._remember(*installed)
+        return outcome
+
+    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Sessions newest first with how many match, from the summary column (no thought is read)."""
+
+        def work(conn: Conn) -> tuple[list[dict[str, Any]], int]:
+            where, parameters = ("WHERE status = %s", [status]) if status is not None else ("", [])
+            rows = conn.execute(
+                f"SELECT summary FROM sessions {where} ORDER BY updated_at DESC, session_id DESC LIMIT %s",
+                [*parameters, limit],
+            )
+            summaries = [dict(row["summary"]) for row in rows]
+            total = conn.execute(f"SELECT count(*) AS n FROM sessions {where}", parameters).fetchone()
+            return summaries, int(total["n"]) if total else 0
+
+        return self.database.run(work, write=False)
+
+    def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]:
+        """Hits best first, whether more were found than ``limit``, and whether every term was required
+        (as ``SearchIndex.search``): all terms first, any term when that finds nothing."""
+        queries = search_queries(query)
+        if queries is None:
+            return [], False, True
+        every, anyone = queries
+
+        def matches(conn: Conn, expression: str) -> list[dict[str, Any]]:
+            where = "t.words @@ q.query" + (" AND t.session_id = %s" if session_id else "")
+            parameters: list[Any] = [expression, *([session_id] if session_id else []), limit + 1]
+            return list(
+                conn.execute(
+                    "SELECT t.session_id, s.meta->>'name' AS name, t.seq, t.thought,"
+                    " ts_rank(t.words, q.query, 1) AS score"
+                    " FROM thoughts t JOIN sessions s USING (session_id), CAST(%s AS tsquery) AS q(query)"
+                    f" WHERE {where} ORDER BY score DESC, t.session_id, t.seq LIMIT %s",
+                    parameters,
+                )
+            )
+
+        def work(conn: Conn) -> tuple[list[dict[str, Any]], bool]:
+            rows = matches(conn, every)
+            if not rows and len(query.terms) > 1:
+                return matches(conn, anyone), False
+            return rows, True
+
+        rows, strict = self.database.run(work, write=False)
+        hits = []
+        for row in rows[:limit]:
+            thought = row["thought"]
+            hits.append(
+                Hit(
+                    session_id=str(row["session_id"]),
+                    session_name=str(row["name"] or row["session_id"]),
+                    sequence=int(row["seq"]),
+                    thought_number=int(thought["thought_number"]),
+                    kind=str(thought.get("type") or "regular"),
+                    branch_id=thought.get("branch_id"),
+                    stage=thought.get("stage"),
+                    tags=[str(tag) for tag in thought.get("tags") or []],
+                    content=str(thought["content"]),
+                    score=float(row["score"]),
+                )
+            )
+        return hits, len(rows) > limit, strict
+
+    def default_session(self) -> str | None:
+        def work(conn: Conn) -> str | None:
+            row = conn.execute("SELECT session_id FROM default_session").fetchone()
+            return None if row is None else str(row["session_id"])
+
+        return self.database.run(work, write=False)
+
+    def set_default_session(self, session_id: str) -> None:
+        def work(conn: Conn) -> None:
+            conn.execute(
+                "INSERT INTO default_session (singleton, session_id, since) VALUES (true, %s, %s)"
+                " ON CONFLICT (singleton) DO UPDATE"
+                " SET session_id = EXCLUDED.session_id, since = EXCLUDED.since",
+                (session_id, utc_now()),
+            )
+
+        self.database.run(work)
+
+    def close(self) -> None:
+        with self._guard:
+            self._cache.clear()
+        self.database.close()
