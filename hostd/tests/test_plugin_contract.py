@@ -297,3 +297,26 @@ def test_a_host_that_never_started_shuts_nothing_down(hostd_data_dir: Path) -> N
     host = make_host(hostd_data_dir, {"one": Recorder("one", events)})
     host.shutdown()
     assert events == []
+
+
+def test_a_resource_factory_may_open_another_resource(tmp_path: Path) -> None:
+    """A store opened through resource() may open its database through resource() too."""
+    import threading
+
+    from hostd import PluginContext, Services
+
+    context = PluginContext(name="p", settings=None, language="en", data_root=tmp_path, services=Services())
+    finished = threading.Event()
+
+    def open_store() -> dict[str, object]:
+        return {"database": context.resource("database", object)}
+
+    def run() -> None:
+        store = context.resource("store", open_store)
+        assert store["database"] is context.resource("database", object)
+        finished.set()
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert finished.is_set(), "resource() deadlocked when a factory opened another resource"

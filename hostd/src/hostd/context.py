@@ -144,7 +144,8 @@ class PluginContext:
     storage: TeamStorage | None = None
     logger: logging.Logger = field(init=False)
     _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    _resource_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    # Re-entrant: a factory may open another resource of the same plugin (a store and its database).
+    _resource_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.logger = logging.getLogger(f"hostd.plugin.{self.name}")

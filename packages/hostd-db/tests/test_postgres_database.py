@@ -237,3 +237,14 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
 )
 def test_describe_url_keeps_host_port_and_database_only(url: str, described: str) -> None:
     assert describe_url(url) == described
+
+
+def test_a_statement_the_server_refuses_is_not_reported_as_a_lost_connection(notes: PostgresDatabase) -> None:
+    import psycopg
+
+    # A tsvector word over 2,046 bytes is refused (program_limit_exceeded, an OperationalError):
+    # the request's fault, not the connection's.
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded), notes.read() as connection:
+        connection.execute("SELECT %s::tsvector", ("x" * 5000,))
+    with notes.read() as connection:
+        assert connection.execute("SELECT 1 AS one").fetchone() == {"one": 1}

@@ -56,6 +56,20 @@ _FIRST_BACKOFF_S = 0.005
 _LONGEST_BACKOFF_S = 0.2
 
 
+#: Server-side codes that mean the session itself ended (admin shutdown, crash, cannot connect now).
+_SESSION_ENDED = frozenset({"57P01", "57P02", "57P03"})
+
+
+def _is_connection_failure(exc: Exception) -> bool:
+    """A broken link to the server: client-side (no SQLSTATE), class 08, or the session terminated.
+
+    Other operational errors (a word too long for a tsvector, a full disk) are faults of the
+    request or the server, not a lost connection, and must not be reported as one.
+    """
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _SESSION_ENDED
+
+
 @dataclass(frozen=True)
 class SchemaStatus:
     """Where one component's tables stand against the code's migrations."""
@@ -206,8 +220,8 @@ class PostgresDatabase:
                 "statement_timeout", where=self.where, timeout_ms=self._statement_timeout_ms
             ) from None
         except psycopg.OperationalError as exc:
-            if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
-                raise
+            if not _is_connection_failure(exc):
+                raise  # retried by run() (serialization, deadlock) or a real fault, not a lost link
             logger.warning("database %s: connection lost: %s", self.where, exc)
             raise DatabaseError("connection_lost", where=self.where) from None
 
