@@ -140,8 +140,9 @@ async def test_export_carries_authors_and_import_keeps_them(
     assert _authors(after["versions"]) == [(3, "dave"), (2, "bob"), (1, "alice")]
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
 async def test_import_without_authors_credits_the_importer_and_keeps_unknown_ones_unknown(
-    memory_client: MemoryClient, login_as: Callable[[str], None]
+    memory_client: MemoryClient, login_as: Callable[[str], None], language: str
 ) -> None:
     """An older export (no author fields) is the importing member's; ``null`` stays "from before"."""
     stamp = "2025-01-01T00:00:00Z"
@@ -167,7 +168,7 @@ async def test_import_without_authors_credits_the_importer_and_keeps_unknown_one
             {"uri": "old://bad", "content": "x", "author": "not a member!"},
         ],
     }
-    async with memory_client() as client:
+    async with memory_client(language=language) as client:
         login_as("carol")
         imported = await ok(client, "import_memories", data=document)
         credited = await ok(client, "get_memory_versions", uri="old://export")
@@ -176,6 +177,9 @@ async def test_import_without_authors_credits_the_importer_and_keeps_unknown_one
     assert imported["created"] == 2 and missing["error"]["code"] == "NOT_FOUND"
     [problem] = imported["errors"]
     assert problem["index"] == 2 and problem["field"] == "author" and problem["code"] == "INVALID_ARGUMENT"
+    assert problem["problem"] == "invalid_member_name:author"
+    if language == "zh":
+        assert problem["message"] == "author 不是有效的成员名（字母、数字、'_'、'-'、'.'）"
     assert _authors(credited["versions"]) == [(2, "carol"), (1, "carol")]
     assert _authors(unknown["versions"]) == [(2, None), (1, None)]
 

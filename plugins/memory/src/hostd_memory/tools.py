@@ -1825,6 +1825,10 @@ def _import_problem_text(
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
         "invalid_tag": (f"{name} holds an invalid tag", f"{name} 含有无效的标签"),
         "invalid_relation": (f"{name} is not a valid relation name", f"{name} 不是有效的关系名称"),
+        "invalid_member_name": (
+            f"{name} is not a team member's name (letters, digits, '_', '-', '.')",
+            f"{name} 不是有效的成员名（字母、数字、'_'、'-'、'.'）",
+        ),
         "link_target_missing": (
             "the link's target is neither in the input nor in the store; the link was not added",
             "链接的目标既不在输入中也不在存储中；未添加该链接",

@@ -25,6 +25,7 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -109,7 +110,15 @@ Time = Annotated[str, AfterValidator(_encodable), AfterValidator(_utc_time)]
 Version = Annotated[int, Field(ge=1, le=MAX_VERSION)]
 # Each tag is checked by normalise_tags; the list's own bound keeps a hostile document cheap to refuse.
 Tags = Annotated[list[Text], Field(max_length=1_000), AfterValidator(_tags)]
-Author = Annotated[str, Field(pattern=MEMBER_NAME_PATTERN)] | None
+
+
+def _member_name(value: str) -> str:
+    if not re.match(MEMBER_NAME_PATTERN, value):
+        raise PydanticCustomError("invalid_member_name", "not a team member's name")
+    return value
+
+
+Author = Annotated[str, AfterValidator(_member_name)] | None
 
 
 class ExportedLink(BaseModel):
