@@ -35,13 +35,14 @@ def main() -> None:
     started = time.time()
     for i in range(int(count)):
         if action == "create":
-            store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "")
+            store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "", author=name)
         else:
             line = f"{name} edit {i}"
             store.update(
                 "shared://target",
                 edit=lambda current, line=line: (current + "\n" + line, "append"),
                 change=Change(),
+                author=name,
             )
     print(json.dumps({"name": name, "started": started, "ended": time.time()}))
     store.close()
@@ -49,12 +50,13 @@ def main() -> None:
 
 def write_until_killed(store: MemoryStore, name: str) -> None:
     for i in range(1_000_000):
-        store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "")
+        store.create(MemoryUri("load", f"{name}/{i}"), f"memory {i} from {name}", 5, "", author=name)
         line = f"{name} edit {i}"
         store.update(
             "shared://target",
             edit=lambda current, line=line: (current + "\n" + line, "append"),
             change=Change(),
+            author=name,
         )
         print(i, flush=True)
 

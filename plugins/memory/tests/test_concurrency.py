@@ -69,14 +69,20 @@ def test_four_processes_creating_250_each_lose_nothing(tmp_path: Path) -> None:
 def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     store = MemoryStore(db)
-    store.create(MemoryUri("shared", "target"), "start", 5, "")
+    store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
     store.close()
     spans = run_on_barrier(tmp_path, db, [("a", "update", 100), ("b", "update", 100)])
     assert_overlapped(spans)
     with sqlite3.connect(db) as conn:
         older = [r[0] for r in conn.execute("SELECT version FROM memory_versions ORDER BY version")]
         current, content = conn.execute("SELECT version, content FROM memories").fetchone()
+        appends = conn.execute(
+            "SELECT content, author FROM memory_versions WHERE version > 1 "
+            "UNION ALL SELECT content, author FROM memories"
+        ).fetchall()
     assert sorted([*older, current]) == list(range(1, 202))
+    # Each version names the process that appended its last line.
+    assert len(appends) == 200 and all(text.splitlines()[-1].split()[0] == author for text, author in appends)
     assert len(set(older)) == len(older) and current == 201
     lines = content.splitlines()[1:]
     assert sorted(lines) == sorted([f"a edit {i}" for i in range(100)] + [f"b edit {i}" for i in range(100)])
@@ -84,11 +90,13 @@ def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201
 
 def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "memory.db")
-    store.create(MemoryUri("shared", "target"), "start", 5, "")
+    store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
 
     def work(n: int) -> None:
-        store.create(MemoryUri("thread", str(n)), f"thread memory {n}", 5, "")
-        store.update("shared://target", edit=lambda c: (c + f"\n{n}", "append"), change=Change())
+        store.create(MemoryUri("thread", str(n)), f"thread memory {n}", 5, "", author="test")
+        store.update(
+            "shared://target", edit=lambda c: (c + f"\n{n}", "append"), change=Change(), author="test"
+        )
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(work, range(80)))
@@ -103,7 +111,7 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
     """SIGKILL a writing process a dozen times: every commit is whole, the indexes agree with it."""
     db = tmp_path / "memory.db"
     store = MemoryStore(db)
-    store.create(MemoryUri("shared", "target"), "start", 5, "")
+    store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
     store.close()
     chance = random.Random(20261123)
     rounds_done: dict[str, int] = {}
@@ -158,7 +166,7 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
     assert kills_between_the_two_writes >= 1
     # The killed writers left no lock behind: a new store writes at once and reads all of it.
     store = MemoryStore(db)
-    store.create(MemoryUri("after", "kills"), "written after the kills", 5, "")
+    store.create(MemoryUri("after", "kills"), "written after the kills", 5, "", author="test")
     memory, _versions, total = store.versions("shared://target")
     store.close()
     assert (

@@ -44,7 +44,7 @@ def filled(tmp_path: Path, count: int) -> MemoryStore:
             [],
         )
     )
-    memories.import_items(items, "skip", ImportReport())
+    memories.import_items(items, "skip", ImportReport(), author="test")
     return memories
 
 
@@ -102,7 +102,7 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
     monkeypatch.setattr(store, "RELAXED_RANK_CAP", 20)
     memories = MemoryStore(tmp_path / "memory.db")
     items = bulk(300, "第{i}条 common words", first=[("target://oldest", "限流阈值 common 每秒 50 次")])
-    memories.import_items(items, "skip", ImportReport())
+    memories.import_items(items, "skip", ImportReport(), author="test")
     hits = memories.search(search.plan_query("限流 words"), Filters(), 10)
     memories.close()
     assert hits[0].memory.uri == "target://oldest" and hits[0].stage == "any_term"
@@ -118,7 +118,9 @@ def test_a_service_name_in_many_memories_still_ranks(tmp_path: Path, monkeypatch
         ("notes://wanted-timeout", "billing-service: the client timeout is 5s"),
         ("notes://other-timeout-2", "media-service: the client timeout is 5s"),
     ]
-    memories.import_items(bulk(200, "billing-service note {i}", first=first), "skip", ImportReport())
+    memories.import_items(
+        bulk(200, "billing-service note {i}", first=first), "skip", ImportReport(), author="test"
+    )
     hits = memories.search(search.plan_query("what is the timeout setup of billing-service"), Filters(), 10)
     memories.close()
     assert hits[0].memory.uri == "notes://wanted-timeout"
@@ -127,7 +129,7 @@ def test_a_service_name_in_many_memories_still_ranks(tmp_path: Path, monkeypatch
 def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_path: Path) -> None:
     memories = MemoryStore(tmp_path / "memory.db")
     items = bulk(1_200, "memory {i}: limited edition", last=[("target://deploy", "Deploying the rate limit")])
-    memories.import_items(items, "skip", ImportReport())
+    memories.import_items(items, "skip", ImportReport(), author="test")
     conn = memories._conn()
     total = memories._total(conn)
     expression, _ = memories._strict_expression(
@@ -142,11 +144,14 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
 
 def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: Path) -> None:
     memories = MemoryStore(tmp_path / "memory.db")
-    memories.import_items(bulk(1_000, "entry {i} about caching"), "skip", ImportReport())
+    memories.import_items(bulk(1_000, "entry {i} about caching"), "skip", ImportReport(), author="test")
     conn = memories._conn()
     structure = conn.execute("SELECT block FROM memory_words_data WHERE id = 10").fetchone()[0]
     updated, _ = memories.update(
-        "bulk://n7", edit=lambda content: ("now about sharding", "replace"), change=store.Change()
+        "bulk://n7",
+        edit=lambda content: ("now about sharding", "replace"),
+        change=store.Change(),
+        author="test",
     )
     purged = memories.purge("bulk://n8")
     cached = memories.search(search.plan_query("caching"), Filters(), 100)

@@ -44,6 +44,7 @@ async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_cli
             "cursor",
             *FILTERS,
             "linked_to",
+            "author",
         },
         "get_memory_stats": set(),
         "export_memories": {

@@ -15,6 +15,13 @@ from hostd import ToolOutput
 Status = Literal["active", "deprecated", "archived", "deleted"]
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
+# A team member's name, as the host's tokens file allows it (the id rule of DESIGN.md).
+MEMBER_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+AUTHOR_DESCRIPTION = (
+    "The team member who wrote {what} (the caller's member name: the HTTP token's owner, else the "
+    "local login name); null for versions from before members were recorded"
+)
+
 # The highest version number the version tools accept, and so the highest an import may bring in.
 MAX_VERSION = 10_000_000
 # The largest count an import may bring in: every JSON reader holds it exactly (2**53 - 1), far
@@ -58,6 +65,7 @@ class MemoryRecord(BaseModel):
     created_at: str
     updated_at: str
     version: int
+    author: str | None = Field(description=AUTHOR_DESCRIPTION.format(what="the current version"))
 
 
 class ListedMemory(BaseModel):
@@ -87,6 +95,7 @@ class VersionSummary(BaseModel):
     tags: list[str]
     size: int
     preview: str
+    author: str | None = Field(description=AUTHOR_DESCRIPTION.format(what="this version"))
 
 
 class MentionedUri(BaseModel):
@@ -344,6 +353,8 @@ class DiffVersionsResult(ToolOutput):
     version2: int
     content1: str
     content2: str
+    author1: str | None = Field(description=AUTHOR_DESCRIPTION.format(what="version1"))
+    author2: str | None = Field(description=AUTHOR_DESCRIPTION.format(what="version2"))
     diff: str = Field(description="Unified diff from version1 to version2")
     identical: bool
     truncated: bool = Field(description="True when contents or diff were cut to fit the answer budget")

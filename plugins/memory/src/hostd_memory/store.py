@@ -3,10 +3,12 @@
 Layout: ``memories`` holds each memory's current state (and its current version number
 and change note); ``memory_versions`` holds every earlier version, so version *n* of a
 memory is either a row there or the memory itself. ``aliases`` point other URIs at a
-memory. Two FTS5 indexes follow ``memories`` through triggers (see ``search.py`` for what
-each answers). Writes run in ``BEGIN IMMEDIATE`` transactions through ``hostd_fs.Database``,
-so threads and processes sharing the file serialise their read-modify-write steps and
-version numbers never collide.
+memory. Each version names its ``author``, the member who wrote it (``None`` for versions from
+before members were recorded); the write methods take it from the caller, so every store of
+this plugin records it the same way. Two FTS5 indexes follow ``memories`` through triggers
+(see ``search.py`` for what each answers). Writes run in ``BEGIN IMMEDIATE`` transactions
+through ``hostd_fs.Database``, so threads and processes sharing the file serialise their
+read-modify-write steps and version numbers never collide.
 
 The store speaks in plain rows and raises the exceptions below; the tools turn those into
 messages in the user's language.
@@ -34,9 +36,11 @@ VISIBLE = "m.status != 'deleted'"
 
 _MEMORY_COLUMNS = (
     "m.id, m.uri, m.domain, m.path, m.content, m.priority, m.disclosure, m.status, m.access_count, "
-    "m.last_accessed_at, m.created_at, m.updated_at, m.version, m.change, m.change_note, m.tags"
+    "m.last_accessed_at, m.created_at, m.updated_at, m.version, m.change, m.change_note, m.tags, m.author"
 )
-_VERSION_COLUMNS = "version, content, priority, disclosure, status, change, change_note, created_at, tags"
+_VERSION_COLUMNS = (
+    "version, content, priority, disclosure, status, change, change_note, created_at, tags, author"
+)
 
 SCHEMA_V1 = [
     """CREATE TABLE memories (
@@ -186,7 +190,16 @@ def _tags_and_links_v3(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memories_by_change ON memories (updated_at)")
 
 
-MIGRATIONS = [_schema_v1, _words_vocabulary_v2, _tags_and_links_v3]
+def _authors_v4(conn: sqlite3.Connection) -> None:
+    """Who wrote each version: the member's name on the memory (its current version) and on each
+    kept version. Versions written before this have none (NULL: from before members were recorded).
+    The index serves ``list_memories(author=...)``."""
+    conn.execute("ALTER TABLE memories ADD COLUMN author TEXT")
+    conn.execute("ALTER TABLE memory_versions ADD COLUMN author TEXT")
+    conn.execute("CREATE INDEX memories_by_author ON memories (author, priority, updated_at DESC, id DESC)")
+
+
+MIGRATIONS = [_schema_v1, _words_vocabulary_v2, _tags_and_links_v3, _authors_v4]
 
 # Related memories (read_memory): the memory's first RELATED_TEXT_CHARS characters give at most
 # RELATED_TERMS terms; a term or tag is "rare" when at most RELATED_RARE memories hold it, counted
@@ -321,12 +334,14 @@ class MemoryRow:
     change_note: str
     tags: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
+    author: str | None = None  # the member who wrote the current version (None: before members)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> MemoryRow:
         values = tuple(row)
         memory = cls(*values[:15])
         memory.tags = json.loads(values[15])
+        memory.author = values[16]
         return memory
 
 
@@ -342,12 +357,14 @@ class VersionRow:
     created_at: str
     tags: list[str] = field(default_factory=list)
     current: bool = False
+    author: str | None = None  # the member who wrote this version (None: before members)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> VersionRow:
         values = tuple(row)
         version = cls(*values[:8])
         version.tags = json.loads(values[8])
+        version.author = values[9]
         return version
 
 
@@ -449,6 +466,7 @@ class ImportItem:
     index: int = -1  # its position in the document's memories (-1: not from a document)
     tags: list[str] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)  # (target URI, relation), outgoing
+    author: str | None = None  # who wrote the current version (resolved by the importer: see transfer)
 
 
 @dataclass
@@ -476,6 +494,7 @@ class Filters:
     updated_after: str | None = None
     updated_before: str | None = None
     linked_to: int | None = None  # a memory id: memories linked to or from it
+    author: str | None = None  # memories whose current version this member wrote
 
     @property
     def only_visible(self) -> bool:
@@ -492,6 +511,7 @@ class Filters:
                 self.updated_after,
                 self.updated_before,
                 self.linked_to,
+                self.author,
             )
         )
 
@@ -504,6 +524,9 @@ class Filters:
         if self.domain is not None:
             clauses.append(f"{alias}.domain = ?")
             params.append(self.domain)
+        if self.author is not None:
+            clauses.append(f"{alias}.author = ?")
+            params.append(self.author)
         if self.priority_min is not None:
             clauses.append(f"{alias}.priority >= ?")
             params.append(self.priority_min)
@@ -631,15 +654,23 @@ class MemoryStore:
     # --- create, change, delete ---------------------------------------------------------
 
     def create(
-        self, uri: MemoryUri, content: str, priority: int, disclosure: str, tags: Sequence[str] = ()
+        self,
+        uri: MemoryUri,
+        content: str,
+        priority: int,
+        disclosure: str,
+        tags: Sequence[str] = (),
+        *,
+        author: str | None,
     ) -> MemoryRow:
+        """Version 1 of a new memory, written by ``author`` (the calling member)."""
         stamp = now_iso()
         with self._write() as conn:
             self._ensure_free(conn, str(uri))
             conn.execute(
                 "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
-                "updated_at, tags) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "updated_at, tags, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     str(uri),
                     uri.domain,
@@ -650,6 +681,7 @@ class MemoryStore:
                     stamp,
                     stamp,
                     json.dumps(list(tags)),
+                    author,
                 ),
             )
             memory = self._memory_by_uri(conn, str(uri))
@@ -657,12 +689,20 @@ class MemoryStore:
         return memory
 
     def _apply(
-        self, conn: sqlite3.Connection, memory: MemoryRow, change: Change, kind: str, note: str = ""
+        self,
+        conn: sqlite3.Connection,
+        memory: MemoryRow,
+        change: Change,
+        kind: str,
+        note: str = "",
+        *,
+        author: str | None,
     ) -> MemoryRow:
-        """Keep the current state as a version row, then write the new state as version n+1."""
+        """Keep the current state (with its author) as a version row, then write the new state as
+        version n+1 by ``author``. Every versioned change passes here, so none goes unattributed."""
         conn.execute(
             "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-            "change, change_note, created_at, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "change, change_note, created_at, tags, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
                 memory.version,
@@ -674,6 +714,7 @@ class MemoryStore:
                 memory.change_note,
                 memory.updated_at,
                 json.dumps(memory.tags),
+                memory.author,
             ),
         )
         stamp = now_iso()
@@ -688,10 +729,11 @@ class MemoryStore:
             change=kind,
             change_note=note,
             updated_at=stamp,
+            author=author,
         )
         conn.execute(
             "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, tags = ?, "
-            "version = ?, change = ?, change_note = ?, updated_at = ? WHERE id = ?",
+            "version = ?, change = ?, change_note = ?, updated_at = ?, author = ? WHERE id = ?",
             (
                 updated.content,
                 updated.priority,
@@ -702,13 +744,15 @@ class MemoryStore:
                 kind,
                 note,
                 stamp,
+                author,
                 memory.id,
             ),
         )
         return updated
 
-    def update(self, uri: str, *, edit: Any, change: Change) -> tuple[MemoryRow, str]:
-        """Apply ``edit`` (a function of the current content giving (new content, kind)) and ``change``.
+    def update(self, uri: str, *, edit: Any, change: Change, author: str | None) -> tuple[MemoryRow, str]:
+        """Apply ``edit`` (a function of the current content giving (new content, kind)) and ``change``
+        as a new version by ``author``.
 
         Raises ``NothingChanged`` when the result equals the current state.
         """
@@ -727,14 +771,15 @@ class MemoryStore:
                 kind = "status"
             if change.changes_nothing(memory):
                 raise NothingChanged(memory.uri)
-            updated = self._apply(conn, memory, change, kind)
+            updated = self._apply(conn, memory, change, kind, author=author)
         updated.aliases = memory.aliases
         return updated, kind
 
-    def soft_delete(self, uri: str) -> MemoryRow:
+    def soft_delete(self, uri: str, *, author: str | None) -> MemoryRow:
+        """Mark the memory deleted as a new version by ``author`` (rollback brings it back)."""
         with self._write() as conn:
             memory, _ = self._resolve(conn, uri)
-            return self._apply(conn, memory, Change(status="deleted"), "status", "deleted")
+            return self._apply(conn, memory, Change(status="deleted"), "status", "deleted", author=author)
 
     def remove_alias(self, alias_uri: str) -> str | None:
         """Delete an alias; the URI of the memory it pointed to, or None if it is not an alias."""
@@ -817,6 +862,7 @@ class MemoryStore:
             memory.updated_at,
             tags=list(memory.tags),
             current=True,
+            author=memory.author,
         )
 
     def _version(self, conn: sqlite3.Connection, memory: MemoryRow, version: int) -> VersionRow:
@@ -835,7 +881,7 @@ class MemoryStore:
         memory, _ = self._resolve(conn, uri, include_deleted=True)
         return memory, self._version(conn, memory, first), self._version(conn, memory, second)
 
-    def rollback(self, uri: str, version: int) -> tuple[MemoryRow, VersionRow, bool]:
+    def rollback(self, uri: str, version: int, *, author: str | None) -> tuple[MemoryRow, VersionRow, bool]:
         """Restore a version's content, priority and disclosure as a new version; and whether it changed.
 
         A soft-deleted memory comes back as active; otherwise its status stays as it is. When the
@@ -855,7 +901,7 @@ class MemoryStore:
             )
             if change.changes_nothing(memory):
                 return memory, target, False
-            updated = self._apply(conn, memory, change, "rollback", f"to version {version}")
+            updated = self._apply(conn, memory, change, "rollback", f"to version {version}", author=author)
             updated.aliases = self._aliases_of(conn, memory.id)
         return updated, target, True
 
@@ -1402,7 +1448,7 @@ class MemoryStore:
     # --- sessions -----------------------------------------------------------------------
 
     def save_session(
-        self, title: str, summary: str, memory: tuple[MemoryUri, str, int] | None
+        self, title: str, summary: str, memory: tuple[MemoryUri, str, int] | None, *, author: str | None
     ) -> tuple[int, str, MemoryRow | None]:
         """Record a session and, when ``memory`` is given, create its memory in the same transaction.
 
@@ -1421,9 +1467,18 @@ class MemoryStore:
                     suffix += 1
                 conn.execute(
                     "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
-                    "updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, '', ?, ?)",
-                    (str(candidate), candidate.domain, candidate.path, content, priority, stamp, stamp),
+                    "updated_at, author) "
+                    "VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
+                    (
+                        str(candidate),
+                        candidate.domain,
+                        candidate.path,
+                        content,
+                        priority,
+                        stamp,
+                        stamp,
+                        author,
+                    ),
                 )
                 created = self._memory_by_uri(conn, str(candidate))
                 memory_uri = str(candidate)
@@ -1495,8 +1550,14 @@ class MemoryStore:
 
     # --- import -------------------------------------------------------------------------
 
-    def import_items(self, items: Sequence[ImportItem], strategy: str, report: ImportReport) -> None:
-        """Apply validated items in one transaction (all or nothing if the database fails)."""
+    def import_items(
+        self, items: Sequence[ImportItem], strategy: str, report: ImportReport, *, author: str | None
+    ) -> None:
+        """Apply validated items in one transaction (all or nothing if the database fails).
+
+        A new memory keeps the authors its item carries; an overwrite or merge is a new version by
+        ``author`` (the importing member).
+        """
         stamp = now_iso()
         with self._write() as conn:
             for item in items:
@@ -1523,7 +1584,7 @@ class MemoryStore:
                     if change.changes_nothing(existing):
                         report.unchanged.append(uri)  # an identical version would only bury the history
                     else:
-                        self._apply(conn, existing, change, "import", strategy)
+                        self._apply(conn, existing, change, "import", strategy, author=author)
                         done.append(uri)
                 self._import_aliases(conn, item, report)
             for item in items:  # links last: their targets may come later in the document
@@ -1552,8 +1613,8 @@ class MemoryStore:
         change, note = (current.change, current.change_note) if current else ("import", "")
         cursor = conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
-            "created_at, updated_at, version, change, change_note, tags) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, version, change, change_note, tags, author) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 str(item.uri),
                 item.uri.domain,
@@ -1569,13 +1630,14 @@ class MemoryStore:
                 change,
                 note,
                 json.dumps(item.tags),
+                item.author,
             ),
         )
         memory_id = cursor.lastrowid
         if older:
             conn.executemany(
                 "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-                "change, change_note, created_at, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "change, change_note, created_at, tags, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         memory_id,
@@ -1588,6 +1650,7 @@ class MemoryStore:
                         v.change_note,
                         v.created_at,
                         json.dumps(v.tags),
+                        v.author,
                     )
                     for v in older
                 ],

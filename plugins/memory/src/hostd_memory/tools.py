@@ -133,6 +133,14 @@ TagsFilter = Annotated[
     list[Tag] | None,
     Field(description="Only memories carrying every one of these tags (case-insensitive)", max_length=32),
 ]
+AuthorFilter = Annotated[
+    str | None,
+    Field(
+        description="Only memories whose current version this team member wrote (a member name, e.g. alice)",
+        min_length=1,
+        max_length=64,
+    ),
+]
 TIME_EXAMPLE = "2026-05-01, 2026-05-01T09:30:00 or 2026-05-01T09:30:00+08:00"
 
 
@@ -282,6 +290,29 @@ def _domain(ctx: ToolContext, domain: str | None) -> str | None:
             ),
             details={"argument": "domain"},
         ) from None
+
+
+def _author(ctx: ToolContext, author: str | None) -> str | None:
+    """A member name to filter by, or INVALID_ARGUMENT naming ``author`` (no member has such a name)."""
+    import re
+
+    from hostd_memory.models import MEMBER_NAME_PATTERN
+
+    if author is None or re.match(MEMBER_NAME_PATTERN, author):
+        return author
+    raise ToolError(
+        "INVALID_ARGUMENT",
+        ctx.text(
+            en=f"author {author[:80]!r} is not a member name.",
+            zh=f"author {author[:80]!r} 不是有效的成员名。",
+        ),
+        hint=ctx.text(
+            en="Give a member's name as the tokens file lists it (letters, digits, '_', '-', '.'; "
+            "not starting with '.'), e.g. alice.",
+            zh="请给出令牌文件中的成员名（字母、数字、'_'、'-'、'.'，不以 '.' 开头），例如 alice。",
+        ),
+        details={"argument": "author"},
+    )
 
 
 def _priority_range(ctx: ToolContext, low: int | None, high: int | None) -> None:
@@ -569,6 +600,7 @@ def _record(memory: MemoryRow) -> MemoryRecord:
         created_at=memory.created_at,
         updated_at=memory.updated_at,
         version=memory.version,
+        author=memory.author,
     )
 
 
@@ -604,6 +636,7 @@ def _version_summary(version: VersionRow) -> VersionSummary:
         tags=list(version.tags),
         size=len(version.content),
         preview=_preview(version.content),
+        author=version.author,
     )
 
 
@@ -847,7 +880,9 @@ def create_memory(
         raise _blank_content(ctx, "content")
     clean_tags = _tags(ctx, tags) or []
     with _store_errors(ctx):
-        memory = _store(ctx).create(parsed, content, priority, disclosure or "", clean_tags)
+        memory = _store(ctx).create(
+            parsed, content, priority, disclosure or "", clean_tags, author=ctx.member
+        )
     return CreateMemoryResult(
         uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=_record(memory)
     ).with_message(
@@ -1009,6 +1044,7 @@ def update_memory(
                 str(target),
                 edit=edit,
                 change=Change(priority=priority, disclosure=disclosure, status=status, tags=new_tags),
+                author=ctx.member,
             )
         except NothingChanged:
             current, _ = store.resolve(str(target))
@@ -1071,7 +1107,7 @@ def delete_memory(
                     zh=f"已彻底删除 {memory.uri}，包括 {versions} 个版本和 {len(aliases)} 个别名。",
                 )
             )
-        memory = store.soft_delete(str(parsed))
+        memory = store.soft_delete(str(parsed), author=ctx.member)
     return DeleteMemoryResult(uri=memory.uri, action="soft_deleted", memory=_record(memory)).with_message(
         ctx.text(
             en=f"Deleted {memory.uri} (soft: rollback_memory to version {memory.version - 1} restores it).",
@@ -1248,7 +1284,9 @@ def save_session(
         uri = MemoryUri("session", f"{today}/{_slug(clean_title)}")
         memory_spec = (uri, f"# {clean_title}\n\n{body}", 5)
     with _store_errors(ctx):
-        session_id, stamp, memory = _store(ctx).save_session(clean_title, body, memory_spec)
+        session_id, stamp, memory = _store(ctx).save_session(
+            clean_title, body, memory_spec, author=ctx.member
+        )
     session = SessionRecord(
         id=session_id,
         title=clean_title,
@@ -1295,10 +1333,12 @@ def list_memories(
             max_length=600,
         ),
     ] = None,
+    author: AuthorFilter = None,
 ) -> ListMemoriesResult:
     """List memories, most important first (priority 0 first), then most recently updated. Filters: domain,
     status, inclusive priority bounds, tags (all of them), creation and change times, links to or from a
-    memory. A truncated answer has next_cursor for the next page."""
+    memory, the member who wrote the current version (author). A truncated answer has next_cursor for the
+    next page."""
     from hostd_memory.store import Filters
 
     _priority_range(ctx, priority_min, priority_max)
@@ -1326,6 +1366,7 @@ def list_memories(
         created_before=times["created_before"],
         updated_after=times["updated_after"],
         updated_before=times["updated_before"],
+        author=_author(ctx, author),
     )
     signature = fingerprint(
         filters.domain,
@@ -1336,6 +1377,7 @@ def list_memories(
         *filters.tags,
         *times.values(),
         linked_id,
+        *([filters.author] if filters.author is not None else []),  # cursors from before stay valid
     )
     after = _cursor_position(ctx, cursor, "list", signature)
     with _store_errors(ctx):
@@ -1665,10 +1707,10 @@ def import_memories(
             ),
             details={"argument": argument, "problem": exc.problem, "where": exc.where},
         ) from None
-    items, problems = transfer.check_items(document)
+    items, problems = transfer.check_items(document, ctx.member)
     report = ImportReport()
     with _store_errors(ctx):
-        _store(ctx).import_items(items, strategy, report)
+        _store(ctx).import_items(items, strategy, report, author=ctx.member)
     found = [*problems, *report.errors]
     if graph is not None:
         for problem in found:
@@ -1783,6 +1825,10 @@ def _import_problem_text(
         "alias_taken": ("this alias URI is taken; the alias was not added", "该别名 URI 已被占用，未添加"),
         "invalid_tag": (f"{name} holds an invalid tag", f"{name} 含有无效的标签"),
         "invalid_relation": (f"{name} is not a valid relation name", f"{name} 不是有效的关系名称"),
+        "invalid_member_name": (
+            f"{name} is not a team member's name (letters, digits, '_', '-', '.')",
+            f"{name} 不是有效的成员名（字母、数字、'_'、'-'、'.'）",
+        ),
         "link_target_missing": (
             "the link's target is neither in the input nor in the store; the link was not added",
             "链接的目标既不在输入中也不在存储中；未添加该链接",
@@ -1970,7 +2016,7 @@ def rollback_memory(
     holds that state (e.g. the current version), nothing is written and changed is false."""
     parsed = _writable(ctx, uri, "uri")
     with _store_errors(ctx):
-        memory, restored, changed = _store(ctx).rollback(str(parsed), version)
+        memory, restored, changed = _store(ctx).rollback(str(parsed), version, author=ctx.member)
     result = RollbackMemoryResult(
         uri=memory.uri,
         restored_version=restored.version,
@@ -2034,6 +2080,8 @@ def diff_versions(
         version2=version2,
         content1=content1,
         content2=content2,
+        author1=first.author,
+        author2=second.author,
         diff=diff_text,
         identical=first.content == second.content,
         truncated=cut1 or cut2 or cut3,

@@ -12,6 +12,12 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
   them; a build that knows only version 2 refuses a version 3 export instead of silently
   dropping its tags and links.
 
+  Optional fields added to version 3 later need no new format version: an older build ignores
+  them and keeps everything else. So far: ``author`` on each memory (its current version) and on
+  each version, the team member who wrote it. An import keeps the authors a document carries
+  (``null``: from before members were recorded) and records the importing member where the
+  field is absent (older exports, the official server's files).
+
 ``import_memories`` also reads the JSONL file of the official ``@modelcontextprotocol/server-memory``
 (``official_graph_document``): entities become memories, relations become links.
 """
@@ -19,13 +25,14 @@ The document is plain JSON, so it travels through an MCP answer (``export_memori
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from hostd_memory.models import MAX_COUNT, MAX_VERSION
+from hostd_memory.models import MAX_COUNT, MAX_VERSION, MEMBER_NAME_PATTERN
 from hostd_memory.store import (
     BadLabel,
     ImportItem,
@@ -105,6 +112,15 @@ Version = Annotated[int, Field(ge=1, le=MAX_VERSION)]
 Tags = Annotated[list[Text], Field(max_length=1_000), AfterValidator(_tags)]
 
 
+def _member_name(value: str) -> str:
+    if not re.match(MEMBER_NAME_PATTERN, value):
+        raise PydanticCustomError("invalid_member_name", "not a team member's name")
+    return value
+
+
+Author = Annotated[str, AfterValidator(_member_name)] | None
+
+
 class ExportedLink(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -124,6 +140,7 @@ class ExportedVersion(BaseModel):
     change_note: Text = Field(default="", max_length=500)
     created_at: Time
     tags: Tags = Field(default_factory=list)
+    author: Author = None  # see _author_of: absent and null differ
 
 
 class ExportedMemory(BaseModel):
@@ -143,6 +160,7 @@ class ExportedMemory(BaseModel):
     relations: dict[str, Any] | None = None  # derived from content; informative only
     tags: Tags = Field(default_factory=list)
     links: list[ExportedLink] = Field(default_factory=list, max_length=10_000)
+    author: Author = None  # see _author_of: absent and null differ
 
 
 class ExportDocument(BaseModel):
@@ -222,7 +240,13 @@ def _problem(index: int, raw: Any, problem: str, field: str | None, **extra: Any
     return {"index": index, "uri": _echo(uri), "problem": problem, "field": field, **extra}
 
 
-def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
+def _author_of(part: ExportedMemory | ExportedVersion, importer: str | None) -> str | None:
+    """The author a document gives (``null`` included: written before members were recorded), else
+    the importing member: a document from before authors were exported says nothing either way."""
+    return part.author if "author" in part.model_fields_set else importer
+
+
+def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> ImportItem:
     """One memory of the document, validated and normalised; raises what is wrong with it."""
     exported = ExportedMemory.model_validate(raw)
     uri = parse_uri(exported.uri)
@@ -250,6 +274,7 @@ def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
             v.change_note,
             v.created_at,
             tags=v.tags,
+            author=_author_of(v, importer),
         )
         for v in exported.versions or []
     ]
@@ -280,11 +305,16 @@ def _check_item(index: int, raw: Any, seen: set[str]) -> ImportItem:
         index=index,
         tags=exported.tags,
         links=links,
+        author=_author_of(exported, importer),
     )
 
 
-def check_items(document: ExportDocument) -> tuple[list[ImportItem], list[dict[str, Any]]]:
+def check_items(
+    document: ExportDocument, importer: str | None
+) -> tuple[list[ImportItem], list[dict[str, Any]]]:
     """Every memory of the document checked on its own: the good ones, and what was wrong with the rest.
+
+    ``importer`` (the calling member) is the author of whatever the document gives no author for.
 
     Each problem names the item's index, its URI as given, the field at fault and a problem code
     (``<pydantic error type>:<field>`` for a bad value). An item with any problem is left out whole.
@@ -294,7 +324,7 @@ def check_items(document: ExportDocument) -> tuple[list[ImportItem], list[dict[s
     seen: set[str] = set()
     for index, raw in enumerate(document.memories):
         try:
-            item = _check_item(index, raw, seen)
+            item = _check_item(index, raw, seen, importer)
         except ValidationError as exc:
             first = exc.errors(include_url=False, include_input=False)[0]
             where = ".".join(str(p) for p in first["loc"]) or None
@@ -389,6 +419,7 @@ def exported_memory(
         "updated_at": memory.updated_at,
         "version": memory.version,
         "tags": list(memory.tags),
+        "author": memory.author,
     }
     if links:
         entry["links"] = [{"to": uri, "relation": relation} for uri, relation in links]
@@ -407,6 +438,7 @@ def exported_memory(
                 "change_note": v.change_note,
                 "created_at": v.created_at,
                 "tags": list(v.tags),
+                "author": v.author,
             }
             for v in versions
         ]
