@@ -17,6 +17,8 @@ same with 10,000 tasks as with 100:
 
 - ``tasks(parent_id, status)`` finds a parent's open subtasks (get_next_task hands out leaf work)
   and ``task_dependencies(depends_on)`` a task's dependents (delete, get_task, cycle checks);
+- ``tasks(created_by, priority, seq)`` and ``tasks(claimed_by, priority, seq)`` serve list_tasks'
+  member filters in list order;
 - labels, notes and history sit in their own tables keyed by task; ``task_search`` is an FTS5
   index (rowid = seq) of each task's text, kept in step by every write (see ``search``).
 
