@@ -62,6 +62,8 @@ RECORD_KEYS = {
     "acceptance",
     "notes",
     "subtasks",
+    "created_by",
+    "claimed_by",
 }
 
 

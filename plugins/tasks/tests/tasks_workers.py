@@ -8,6 +8,7 @@ times so the test can prove the calls overlapped.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,16 @@ BARRIER_TIMEOUT = 60.0
 #: re-take SQLite's write lock the instant it lets go, and the others (sleeping in their busy
 #: handlers) would never get a turn: correct, but it would not show claims interleaving.
 WORK_AFTER_CLAIM_S = 0.002
+
+
+def act_as(member: str) -> None:
+    """Make this process's in-process calls those of ``member``: the host takes the local login
+    name for them, and ``getpass`` reads it from ``LOGNAME`` first."""
+    os.environ["LOGNAME"] = member
+
+
+def worker_member(worker: int) -> str:
+    return f"agent-{worker}"
 
 
 def _host(data_dir: str, backend: dict[str, Any] | None = None) -> Any:
@@ -68,11 +79,12 @@ def create_tasks(
 def claim_until_empty(
     data_dir: str, backend: dict[str, Any], worker: int, barrier: Any, results: Any
 ) -> None:
-    """Claim the next task again and again until nothing is pending."""
+    """Claim the next task again and again until nothing is pending, as the member ``agent-<worker>``."""
     import anyio
 
+    act_as(worker_member(worker))
     host = _host(data_dir, backend)
-    claimed: list[dict[str, str]] = []
+    claimed: list[dict[str, str | None]] = []
     errors: list[str] = []
     reasons: list[str] = []
 
@@ -87,7 +99,12 @@ def claim_until_empty(
                 reasons.append(str(envelope["reason"]))
                 return
             claimed.append(
-                {"task_id": task["task_id"], "priority": task["priority"], "status": task["status"]}
+                {
+                    "task_id": task["task_id"],
+                    "priority": task["priority"],
+                    "status": task["status"],
+                    "claimed_by": task["claimed_by"],
+                }
             )
             await anyio.sleep(WORK_AFTER_CLAIM_S)
 

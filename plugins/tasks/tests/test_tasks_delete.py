@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import anyio
@@ -37,7 +38,7 @@ async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(
     assert details["deleted_at"] is not None
     assert details["task"]["title"] == doomed["title"]
     assert [entry["event"] for entry in details["history"]] == ["created", "edited", "deleted"]
-    assert details["history"][-1]["by"] is None
+    assert details["history"][-1]["by"] == getpass.getuser()  # the local member
     assert "deleted" in again["message"] and "get_task" in again["hint"]
     assert again["details"]["deleted_at"]
     assert edit["details"]["task_id"] == "doomed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from datetime import datetime
 
 import pytest
@@ -41,7 +42,7 @@ async def test_history_records_every_kind_of_change_in_order(connect: Connect) -
     ]
     stamps = [datetime.fromisoformat(entry["at"]) for entry in details["history"]]
     assert stamps == sorted(stamps) and all(stamp.utcoffset() is not None for stamp in stamps)
-    assert all(entry["by"] is None for entry in details["history"])
+    assert all(entry["by"] == getpass.getuser() for entry in details["history"])  # the local member
     assert details["history_total"] == len(events)
     assert details["task"]["status"] == "blocked" and details["deleted_at"] is None
 

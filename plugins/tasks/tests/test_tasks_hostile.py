@@ -33,6 +33,8 @@ async def test_bad_task_ids_are_refused_everywhere(connect_in_memory: Connect, t
                 "subtasks.0.task_id",
             ),
             ("list_tasks", {"parent_id": task_id}, "parent_id"),
+            ("list_tasks", {"created_by": task_id}, "created_by"),
+            ("list_tasks", {"claimed_by": task_id}, "claimed_by"),
         ]
         if task_id:  # "" is how update_task makes a task top-level, so it is a valid parent_id there
             calls.append(("update_task", {"task_id": "ok-1", "parent_id": task_id}, "parent_id"))

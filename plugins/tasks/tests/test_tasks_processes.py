@@ -6,6 +6,7 @@ on PostgreSQL, where the processes share nothing but the server.
 
 from __future__ import annotations
 
+import getpass
 import json
 import multiprocessing
 import queue
@@ -62,31 +63,48 @@ def assert_overlapped(results: list[dict[str, Any]]) -> None:
     assert latest_start < earliest_end, "the workers ran one after another, not together"
 
 
-def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
+def on_host(data_dir: Path, backend: dict[str, Any], work: Any) -> Any:
+    """Run ``work(host)`` (a coroutine function) on a host of its own over the shared list."""
     host = Host(
         config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=data_dir)
     )
     host.startup()
     try:
-        tasks: list[dict[str, Any]] = []
-
-        async def walk() -> None:
-            cursor = None
-            while True:
-                arguments: dict[str, Any] = {"limit": 1000}
-                if cursor:
-                    arguments["cursor"] = cursor
-                envelope, is_error = await host.call("list_tasks", arguments)
-                assert not is_error, envelope
-                tasks.extend(envelope["tasks"])
-                cursor = envelope["next_cursor"]
-                if cursor is None:
-                    return
-
-        anyio.run(walk)
-        return tasks
+        return anyio.run(work, host)
     finally:
         host.shutdown()
+
+
+def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
+    async def walk(host: Host) -> list[dict[str, Any]]:
+        tasks: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            arguments: dict[str, Any] = {"limit": 1000}
+            if cursor:
+                arguments["cursor"] = cursor
+            envelope, is_error = await host.call("list_tasks", arguments)
+            assert not is_error, envelope
+            tasks.extend(envelope["tasks"])
+            cursor = envelope["next_cursor"]
+            if cursor is None:
+                return tasks
+
+    return on_host(data_dir, backend, walk)  # type: ignore[no-any-return]
+
+
+def histories(data_dir: Path, backend: dict[str, Any], ids: list[str]) -> dict[str, list[tuple[str, Any]]]:
+    """Each task's history as (event, by) pairs."""
+
+    async def read(host: Host) -> dict[str, list[tuple[str, Any]]]:
+        found = {}
+        for task_id in ids:
+            envelope, is_error = await host.call("get_task", {"task_id": task_id})
+            assert not is_error, envelope
+            found[task_id] = [(entry["event"], entry["by"]) for entry in envelope["history"]]
+        return found
+
+    return on_host(data_dir, backend, read)  # type: ignore[no-any-return]
 
 
 def test_four_processes_creating_100_tasks_each_keep_all_400(
@@ -142,6 +160,14 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
         priorities = [c["priority"] for c in r["claimed"]]
         assert priorities == sorted(priorities), "claims must follow urgency order in every process"
     assert {t["status"] for t in list_all(hostd_data_dir, backend)} == {"in_progress"}
+    # Each claim is recorded as its process's member: on the record and in the task's history.
+    claimer = {c["task_id"]: tasks_workers.worker_member(r["worker"]) for r in results for c in r["claimed"]}
+    assert all(c["claimed_by"] == claimer[c["task_id"]] for r in results for c in r["claimed"])
+    assert {t["task_id"]: t["claimed_by"] for t in list_all(hostd_data_dir, backend)} == claimer
+    seeder = getpass.getuser()
+    assert histories(hostd_data_dir, backend, seeded) == {
+        task_id: [("created", seeder), ("claimed", member)] for task_id, member in claimer.items()
+    }
 
 
 EDIT_ROUNDS = 50

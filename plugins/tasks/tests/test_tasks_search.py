@@ -150,3 +150,13 @@ async def test_a_one_letter_query_is_a_word_prefix(connect_in_memory: Connect) -
         await create(client, "box of nails", task_id="box")
         assert await ids(client, query="x") == ["x"], "words starting with x, not every x inside a word"
         assert await ids(client, query="B") == ["box"]
+
+
+async def test_a_query_holding_nul_is_searched_not_internal(connect_in_memory: Connect) -> None:
+    """NUL separates words, in the query as in the indexed text (FTS5 once read it as the end of
+    the query's string literal and answered INTERNAL)."""
+    async with connect_in_memory() as client:
+        await create(client, "holds a nul", task_id="nul", description="nul\x00inside")
+        await create(client, "other", task_id="other", description="nul and inside, apart")
+        assert await ids(client, query="nul\x00ins") == ["nul"]
+        assert await ids(client, query="a\x00b") == []

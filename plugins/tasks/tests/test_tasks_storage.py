@@ -157,16 +157,20 @@ def _db_copy(config: Path, url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def _fill_local_list(client: Any) -> None:
-    """A list using every feature: labels, notes, dependencies, subtasks, links, statuses, a deletion."""
+async def _fill_local_list(client: Any, act_as: Any) -> None:
+    """A list using every feature: labels, notes, dependencies, subtasks, links, statuses, a deletion,
+    written by two members (``act_as(name)`` switches the local login name the host records)."""
+    act_as("alice")
     await create(client, "design", task_id="design", labels=["Arch"], acceptance="reviewed")
     await create(client, "build 数据库", depends_on=["design"], priority="P0", description="nul\x00inside")
     await ok(
         client, "split_task", {"task_id": "design", "subtasks": [{"title": "draft"}, {"title": "review"}]}
     )
+    act_as("bob")
     await ok(client, "update_task", {"task_id": "design", "append_note": "first note"})
     await ok(client, "link_task_session", {"task_id": "design", "session_id": "plan-1"})
     await walk_to(client, "t-2", "completed")
+    await walk_to(client, "t-3", "in_progress")
     await create(client, "scrap", task_id="scrap")
     await create(client, "needs scrap", task_id="needs-scrap", depends_on=["scrap"])
     await ok(client, "delete_task", {"task_id": "scrap", "drop_dependencies": True})
@@ -195,9 +199,14 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
     local = {"language": "en"}
     team = {"language": "en", **TEAM}
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=local) as client:
-        await _fill_local_list(client)
+        await _fill_local_list(client, lambda member: monkeypatch.setenv("LOGNAME", member))
         ids = [t["task_id"] for t in (await ok(client, "list_tasks"))["tasks"]] + ["scrap"]
         before = await _everything(client, ids)
+    # The members are part of what must arrive: who created, who claimed, who did each change.
+    assert (before["t-2"]["task"]["created_by"], before["t-2"]["task"]["claimed_by"]) == ("alice", "bob")
+    assert (before["t-3"]["task"]["created_by"], before["t-3"]["task"]["claimed_by"]) == ("alice", "bob")
+    assert [entry["by"] for entry in before["design"]["history"]] == ["alice", "alice", "bob", "bob"]
+    assert before["scrap"]["task"]["created_by"] == "bob"
     config = write_config(tmp_path, ["tasks"], config={**team, "data_dir": str(hostd_data_dir)})
 
     first = _db_copy(config, postgres_url)
@@ -240,10 +249,43 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
         )
 
     pending = migrate("--check")
-    assert pending.returncode == 1 and "tasks: version 0 of 1" in pending.stdout, pending.stdout
+    assert pending.returncode == 1 and "tasks: version 0 of 2" in pending.stdout, pending.stdout
     applied = migrate()
-    assert applied.returncode == 0 and "tasks: version 1: current" in applied.stdout, applied.stdout
+    assert applied.returncode == 0 and "tasks: version 2: current" in applied.stdout, applied.stdout
     assert migrate("--check").returncode == 0
+
+
+def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
+    """Tasks and history written before members were recorded read as null (unknown)."""
+    pytest.importorskip("psycopg")
+    from hostd_db import PostgresDatabase
+    from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore
+
+    old = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS[:1])
+    try:
+        with old.write() as conn:
+            conn.execute(
+                "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
+                "VALUES ('old', 'from before members', 'pending', 0, now(), now())"
+            )
+            conn.execute("INSERT INTO task_history (task_id, event, at) VALUES ('old', 'created', now())")
+    finally:
+        old.close()
+    database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
+    store = PostgresTaskStore(database)
+    try:
+        before = store.get("old")
+        history = store.details("old").history
+        claimed = store.next_task(claim=True, by="erin").task
+        mine = store.list_page(status=None, priority=None, limit=10, after=None, claimed_by="erin")
+        status = database.schema_status()
+    finally:
+        database.close()
+    assert (before.created_by, before.claimed_by) == (None, None)
+    assert [(h.event, h.by) for h in history] == [("created", None)]
+    assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
+    assert [t.task_id for t in mine.tasks] == ["old"]
+    assert (status.current, status.known) == (2, 2)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:

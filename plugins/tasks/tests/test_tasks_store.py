@@ -7,6 +7,7 @@ how busy the machine is. A full scan would grow a hundredfold between the two si
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -185,9 +186,58 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     assert offered.task is not None and offered.task.task_id == "next"
     assert after.labels == ["upgrade"] and [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
+    """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
+    from hostd_fs import Database
+    from hostd_tasks.store import MIGRATIONS
+
+    path = tmp_path / "tasks.db"
+    stamp = "2026-01-02T03:04:05.123456+00:00"
+    old_record = {  # a deleted task's last record as version 2 stored it: no member fields
+        "task_id": "gone", "title": "gone", "description": "", "status": "pending", "priority": "P2",
+        "depends_on": [], "linked_session_id": None, "parent_id": None, "labels": [], "acceptance": "",
+        "notes": [], "subtasks": None, "created_at": stamp, "updated_at": stamp,
+    }  # fmt: skip
+    with Database(path, MIGRATIONS[:2]) as old, old.write() as conn:
+        conn.execute(
+            "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
+            "VALUES ('old', 'from before members', 'in_progress', 1, ?, ?)",
+            (stamp, stamp),
+        )
+        conn.executemany(
+            "INSERT INTO task_history (task_id, event, at, details) VALUES (?, ?, ?, '{}')",
+            [("old", "created", stamp), ("old", "claimed", stamp), ("gone", "created", stamp)],
+        )
+        conn.execute(
+            "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES ('gone', ?, ?)",
+            (json.dumps(old_record), stamp),
+        )
+
+    store = SqliteTaskStore(path)
+    try:
+        before = store.get("old")
+        history = store.details("old").history
+        gone = store.details("gone").task
+        released = store.set_status("old", "pending", by="erin").task
+        claimed = store.next_task(claim=True, by="erin").task
+        unknown = store.list_page(status=None, priority=None, limit=10, after=None, created_by="erin")
+        mine = store.list_page(status=None, priority=None, limit=10, after=None, claimed_by="erin")
+    finally:
+        store.close()
+    assert (before.created_by, before.claimed_by) == (None, None)
+    assert [(h.event, h.by) for h in history] == [("created", None), ("claimed", None)]
+    assert (gone.created_by, gone.claimed_by) == (None, None)
+    assert released.claimed_by is None
+    assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
+    assert unknown.total == 0 and [t.task_id for t in mine.tasks] == ["old"]
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStore) -> None:

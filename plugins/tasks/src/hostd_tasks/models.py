@@ -5,6 +5,7 @@ Kept free of storage and of the host so the rules can be read (and tested) in on
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -20,6 +21,8 @@ PRIORITIES: tuple[Priority, ...] = get_args(Priority)
 #: DESIGN.md's rule for identifiers that become record names: no '/', never '.' or '..'.
 ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
 ID_RE = re.compile(ID_PATTERN)
+#: Team members' names follow the same rule (the host's tokens file enforces it on every name).
+MEMBER_PATTERN = ID_PATTERN
 
 TITLE_MAX = 200
 #: Long enough for a real brief, short enough that one task cannot bloat every list answer.
@@ -52,6 +55,21 @@ TRANSITIONS: dict[Status, tuple[Status, ...]] = {
 def allowed_next(status: Status) -> tuple[Status, ...]:
     """The statuses a task in ``status`` may move to."""
     return TRANSITIONS[status]
+
+
+def claimer_after(status: Status, claimer: str | None, by: str | None) -> str | None:
+    """Who holds a task once ``by`` has moved it to ``status`` (``claimer`` held it before).
+
+    Moving it to in_progress makes it the mover's; back to pending it is nobody's (released,
+    retried or reopened: whoever takes it next claims it anew, and the history keeps who held
+    it before); any other move keeps the last claimer, so a finished or stuck task still says
+    who worked on it.
+    """
+    if status == "in_progress":
+        return by
+    if status == "pending":
+        return None
+    return claimer
 
 
 def priority_rank(priority: Priority) -> int:
@@ -134,6 +152,27 @@ class TaskRecord(BaseModel):
     subtasks: SubtaskProgress | None = Field(description="Its subtasks' progress; null when it has none")
     created_at: datetime = Field(description="When the task was created (UTC)")
     updated_at: datetime = Field(description="When the task last changed (UTC)")
+    created_by: str | None = Field(
+        description="The member who created the task; null when unknown (created before members were "
+        "recorded)"
+    )
+    claimed_by: str | None = Field(
+        description="The member who last moved the task to in_progress (claimed it); kept while it is "
+        "in_progress, blocked, completed or failed, null once it is pending again or never claimed"
+    )
+
+    @classmethod
+    def from_stored_json(cls, text: str | bytes) -> TaskRecord:
+        """A record kept as JSON (a deleted task's last one); those kept before members were
+        recorded have no member fields: unknown, so null."""
+        raw = json.loads(text)
+        for member_field in MEMBER_FIELDS:
+            raw.setdefault(member_field, None)
+        return cls.model_validate(raw)
+
+
+#: The record's fields that name team members; absent (unknown) in records from before them.
+MEMBER_FIELDS = ("created_by", "claimed_by")
 
 
 class Settings(BaseModel):

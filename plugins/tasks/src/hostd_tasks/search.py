@@ -45,7 +45,9 @@ def indexed_text(*parts: str) -> str:
 
 
 def _literal(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
+    """An FTS5 string: quotes doubled, and NUL (which would end FTS5's reading of the query)
+    written as the space it is to the tokenizer anyway: 'a', NUL, 'b' stays the phrase "a b"."""
+    return '"' + text.replace('"', '""').replace("\x00", " ") + '"'
 
 
 def _term_expression(term: str) -> str:

@@ -17,6 +17,8 @@ same with 10,000 tasks as with 100:
 
 - ``tasks(parent_id, status)`` finds a parent's open subtasks (get_next_task hands out leaf work)
   and ``task_dependencies(depends_on)`` a task's dependents (delete, get_task, cycle checks);
+- ``tasks(created_by, priority, seq)`` and ``tasks(claimed_by, priority, seq)`` serve list_tasks'
+  member filters in list order;
 - labels, notes and history sit in their own tables keyed by task; ``task_search`` is an FTS5
   index (rowid = seq) of each task's text, kept in step by every write (see ``search``).
 
@@ -51,6 +53,7 @@ from hostd_tasks.models import (
     SubtaskProgress,
     TaskRecord,
     allowed_next,
+    claimer_after,
     priority_name,
     priority_rank,
 )
@@ -127,6 +130,16 @@ def _add_subtasks_labels_notes_history_and_search(conn: sqlite3.Connection) -> N
 # Each migration runs once per database, in order, counted in PRAGMA user_version: add new ones at
 # the end and never edit one, since existing tasks.db files have already run it.
 MIGRATIONS.append(_add_subtasks_labels_notes_history_and_search)
+# Version 3: team members. Who created a task and who claimed it; tasks from before stay null
+# (unknown), as do their history entries' ``actor``. Indexed in list order for list_tasks' filters.
+MIGRATIONS.append(
+    """
+    ALTER TABLE tasks ADD COLUMN created_by TEXT;
+    ALTER TABLE tasks ADD COLUMN claimed_by TEXT;
+    CREATE INDEX tasks_by_creator ON tasks (created_by, priority, seq);
+    CREATE INDEX tasks_by_claimer ON tasks (claimed_by, priority, seq);
+    """
+)
 
 T = TypeVar("T")
 
@@ -137,7 +150,8 @@ SQLITE_RECORD_COLUMNS = """
         (SELECT d.depends_on FROM task_dependencies AS d WHERE d.task_id = t.task_id ORDER BY d.position)),
     t.parent_id, t.acceptance,
     (SELECT json_group_object(status, n) FROM
-        (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status))
+        (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status)),
+    t.created_by, t.claimed_by
 """
 
 #: True for a task that still waits on a dependency which is not completed.
@@ -400,6 +414,8 @@ def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> Task
         parent,
         acceptance,
         kids,
+        created_by,
+        claimed_by,
     ) = row
     counts: dict[str, int] = _json(kids, {})
     subtasks = None
@@ -422,6 +438,8 @@ def _record(row: Sequence[object], labels: list[str], notes: list[Note]) -> Task
         acceptance=str(acceptance),
         notes=notes,
         subtasks=subtasks,
+        created_by=None if created_by is None else str(created_by),
+        claimed_by=None if claimed_by is None else str(claimed_by),
     )
 
 
@@ -433,11 +451,13 @@ class Connection(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
 
 
-def _history(conn: Connection, task_id: str, event: str, details: dict[str, object], at: str) -> None:
-    """Append one entry to a task's history; ``actor`` stays null until tasks know who calls."""
+def _history(
+    conn: Connection, task_id: str, event: str, details: dict[str, object], at: str, by: str | None
+) -> None:
+    """Append one entry to a task's history, made by the member ``by`` (stored as ``actor``)."""
     conn.execute(
-        "INSERT INTO task_history (task_id, event, at, details) VALUES (?, ?, ?, ?)",
-        (task_id, event, at, json.dumps(details, ensure_ascii=False)),
+        "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
+        (task_id, event, at, by, json.dumps(details, ensure_ascii=False)),
     )
 
 
@@ -497,6 +517,8 @@ class TaskStore(Protocol):
 
     ``SqliteTaskStore`` (one file, the default) and ``PostgresTaskStore`` (the team database)
     answer every call alike; ``access.store_for`` picks one when the plugin first needs it.
+    Every write takes ``by``, the member making it (the tools pass ``ToolContext.member``); it is
+    recorded on what it creates or claims and on each history entry. None records "unknown".
     """
 
     def close(self) -> None: ...
@@ -513,12 +535,15 @@ class TaskStore(Protocol):
         parent_id: str | None = None,
         labels: Sequence[str] = (),
         acceptance: str = "",
+        by: str | None = None,
     ) -> TaskRecord: ...
     def split(
-        self, task_id: str, subtasks: Sequence[dict[str, object]]
+        self, task_id: str, subtasks: Sequence[dict[str, object]], *, by: str | None = None
     ) -> tuple[TaskRecord, list[TaskRecord]]: ...
-    def update(self, task_id: str, edit: TaskEdit) -> Update: ...
-    def delete(self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool) -> Deletion: ...
+    def update(self, task_id: str, edit: TaskEdit, *, by: str | None = None) -> Update: ...
+    def delete(
+        self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool, by: str | None = None
+    ) -> Deletion: ...
     def list_page(
         self,
         *,
@@ -529,11 +554,13 @@ class TaskStore(Protocol):
         label: str | None = None,
         parent_id: str | None = None,
         query: str | None = None,
+        created_by: str | None = None,
+        claimed_by: str | None = None,
     ) -> Page: ...
-    def set_status(self, task_id: str, new_status: Status) -> StatusChange: ...
-    def next_task(self, *, claim: bool) -> NextTask: ...
+    def set_status(self, task_id: str, new_status: Status, *, by: str | None = None) -> StatusChange: ...
+    def next_task(self, *, claim: bool, by: str | None = None) -> NextTask: ...
     def stats(self) -> Stats: ...
-    def link_session(self, task_id: str, session_id: str) -> SessionLink: ...
+    def link_session(self, task_id: str, session_id: str, *, by: str | None = None) -> SessionLink: ...
     def tasks_for_session(self, session_id: str) -> list[TaskRecord]: ...
 
 
@@ -665,7 +692,7 @@ class SqlTaskStore(ABC):
                 (record,) = conn.execute(
                     "SELECT record FROM deleted_tasks WHERE task_id = ?", (task_id,)
                 ).fetchone()
-                task, deleted_at = TaskRecord.model_validate_json(record), missing.deleted_at
+                task, deleted_at = TaskRecord.from_stored_json(record), missing.deleted_at
             (history_total,) = conn.execute(
                 "SELECT COUNT(*) FROM task_history WHERE task_id = ?", (task_id,)
             ).fetchone()
@@ -715,8 +742,9 @@ class SqlTaskStore(ABC):
         parent_id: str | None = None,
         labels: Sequence[str] = (),
         acceptance: str = "",
+        by: str | None = None,
     ) -> TaskRecord:
-        """Add a pending task; its dependencies and its parent must already exist."""
+        """Add a pending task, created by the member ``by``; its dependencies and parent must exist."""
 
         def work(conn: Connection) -> TaskRecord:
             self._lock_list(conn)
@@ -731,13 +759,14 @@ class SqlTaskStore(ABC):
                 labels=labels,
                 acceptance=acceptance,
                 stamp=_stamp(utc_now()),
+                by=by,
             )
             return self._fetch(conn, created)
 
         return self._write(work)
 
     def split(
-        self, task_id: str, subtasks: Sequence[dict[str, object]]
+        self, task_id: str, subtasks: Sequence[dict[str, object]], *, by: str | None = None
     ) -> tuple[TaskRecord, list[TaskRecord]]:
         """Create several subtasks of one task in one transaction: all of them, or none.
 
@@ -750,10 +779,10 @@ class SqlTaskStore(ABC):
             self._fetch_locked(conn, task_id)
             stamp = _stamp(utc_now())
             created = [
-                self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp})  # type: ignore[arg-type]
+                self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp, "by": by})  # type: ignore[arg-type]
                 for spec in subtasks
             ]
-            _history(conn, task_id, "split", {"subtasks": created}, stamp)
+            _history(conn, task_id, "split", {"subtasks": created}, stamp, by)
             conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
             return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
 
@@ -772,6 +801,7 @@ class SqlTaskStore(ABC):
         labels: Sequence[str],
         acceptance: str,
         stamp: str,
+        by: str | None,
     ) -> str:
         """Insert one pending task inside the caller's write transaction; return its id.
 
@@ -794,7 +824,8 @@ class SqlTaskStore(ABC):
             # Only once the arguments are known good: a PostgreSQL sequence does not roll back.
             task_id, seq = self._allocate(conn)
         columns = (
-            "task_id, title, description, status, priority, created_at, updated_at, parent_id, acceptance"
+            "task_id, title, description, status, priority, created_at, updated_at, parent_id, acceptance, "
+            "created_by"
         )
         values: tuple[object, ...] = (
             task_id,
@@ -805,12 +836,15 @@ class SqlTaskStore(ABC):
             stamp,
             parent_id,
             acceptance,
+            by,
         )
         if seq is None:
-            conn.execute(f"INSERT INTO tasks ({columns}) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)", values)
+            conn.execute(
+                f"INSERT INTO tasks ({columns}) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)", values
+            )
         else:
             conn.execute(
-                f"INSERT INTO tasks (seq, {columns}) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                f"INSERT INTO tasks (seq, {columns}) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
                 (seq, *values),
             )
         conn.executemany(
@@ -832,12 +866,12 @@ class SqlTaskStore(ABC):
             created["parent_id"] = parent_id
         if wanted:
             created["depends_on"] = wanted
-        _history(conn, task_id, "created", created, stamp)
+        _history(conn, task_id, "created", created, stamp, by)
         return task_id
 
     # --- update --------------------------------------------------------------------------
 
-    def update(self, task_id: str, edit: TaskEdit) -> Update:
+    def update(self, task_id: str, edit: TaskEdit, *, by: str | None = None) -> Update:
         """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
 
         def work(conn: Connection) -> Update:
@@ -880,7 +914,7 @@ class SqlTaskStore(ABC):
                 changes["append_note"] = {"text": edit.append_note}
             if changes:
                 conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
-                _history(conn, task_id, "edited", changes, stamp)
+                _history(conn, task_id, "edited", changes, stamp, by)
                 if changes.keys() & {"title", "description", "acceptance", "labels", "append_note"}:
                     self._reindex(conn, task_id)
             return Update(self._fetch(conn, task_id), sorted(changes))
@@ -929,7 +963,9 @@ class SqlTaskStore(ABC):
 
     # --- delete --------------------------------------------------------------------------
 
-    def delete(self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool) -> Deletion:
+    def delete(
+        self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool, by: str | None = None
+    ) -> Deletion:
         """Remove a task; its last record and its history stay, so get_task can still explain it.
 
         Refused while an agent works on it (unless asked), while it has subtasks, and while other
@@ -967,6 +1003,7 @@ class SqlTaskStore(ABC):
                     "dependency_dropped",
                     {"depends_on": task_id, "because": "deleted"},
                     stamp,
+                    by,
                 )
             (seq,) = conn.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
             for table in ("task_dependencies", "task_labels", "task_notes"):
@@ -977,7 +1014,7 @@ class SqlTaskStore(ABC):
                 "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
                 (task_id, task.model_dump_json(), stamp),
             )
-            _history(conn, task_id, "deleted", {"status": task.status, "dropped_from": dependents}, stamp)
+            _history(conn, task_id, "deleted", {"status": task.status, "dropped_from": dependents}, stamp, by)
             return Deletion(task, dependents)
 
         return self._write(work)
@@ -994,6 +1031,8 @@ class SqlTaskStore(ABC):
         label: str | None = None,
         parent_id: str | None = None,
         query: str | None = None,
+        created_by: str | None = None,
+        claimed_by: str | None = None,
     ) -> Page:
         """Most urgent first (P0..P2, then oldest); ``after`` is the (priority, seq) keyset cursor.
 
@@ -1015,6 +1054,10 @@ class SqlTaskStore(ABC):
         if parent_id is not None:
             filters.append("t.parent_id = ?")
             values.append(parent_id)
+        for column, member in (("created_by", created_by), ("claimed_by", claimed_by)):
+            if member is not None:
+                filters.append(f"t.{column} = ?")
+                values.append(member)
         if query is not None:
             condition, parameter = self._search_filter(query)
             filters.append(condition)
@@ -1043,8 +1086,11 @@ class SqlTaskStore(ABC):
 
     # --- status --------------------------------------------------------------------------
 
-    def set_status(self, task_id: str, new_status: Status) -> StatusChange:
-        """Move a task along the transition table (under its row lock); the same status again is no change."""
+    def set_status(self, task_id: str, new_status: Status, *, by: str | None = None) -> StatusChange:
+        """Move a task along the transition table (under its row lock); the same status again is no change.
+
+        The move also settles who holds it (``claimer_after``): ``by`` on a move to in_progress.
+        """
 
         def work(conn: Connection) -> StatusChange:
             current = self._fetch_locked(conn, task_id)
@@ -1054,20 +1100,22 @@ class SqlTaskStore(ABC):
                 raise TransitionRefused(task_id, current.status, new_status)
             stamp = _stamp(utc_now())
             conn.execute(
-                "UPDATE tasks SET status = ?, updated_at = ? WHERE task_id = ?", (new_status, stamp, task_id)
+                "UPDATE tasks SET status = ?, updated_at = ?, claimed_by = ? WHERE task_id = ?",
+                (new_status, stamp, claimer_after(new_status, current.claimed_by, by), task_id),
             )
-            _history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp)
+            _history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp, by)
             return StatusChange(self._fetch(conn, task_id), current.status, changed=True)
 
         return self._write(work)
 
     # --- next ----------------------------------------------------------------------------
 
-    def next_task(self, *, claim: bool) -> NextTask:
+    def next_task(self, *, claim: bool, by: str | None = None) -> NextTask:
         """The most urgent pending leaf of work whose dependencies and subtasks are all completed.
 
         With ``claim`` the pick and the move to in_progress happen in one write transaction
-        under the picked row's lock, so two agents asking at once never receive the same task.
+        under the picked row's lock, so two agents asking at once never receive the same task;
+        the member ``by`` becomes its ``claimed_by``.
         """
         query = NEXT_READY
 
@@ -1086,9 +1134,10 @@ class SqlTaskStore(ABC):
             if claim:
                 stamp = _stamp(utc_now())
                 conn.execute(
-                    "UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE seq = ?", (stamp, seq)
+                    "UPDATE tasks SET status = 'in_progress', updated_at = ?, claimed_by = ? WHERE seq = ?",
+                    (stamp, claimer_after("in_progress", None, by), seq),
                 )
-                _history(conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp)
+                _history(conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp, by)
             return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
 
         return self._write(work) if claim else self._read(work)
@@ -1169,7 +1218,7 @@ class SqlTaskStore(ABC):
 
     # --- sessions ------------------------------------------------------------------------
 
-    def link_session(self, task_id: str, session_id: str) -> SessionLink:
+    def link_session(self, task_id: str, session_id: str, *, by: str | None = None) -> SessionLink:
         """Link (or re-link) a task to a session; linking the same session again changes nothing."""
 
         def work(conn: Connection) -> SessionLink:
@@ -1187,6 +1236,7 @@ class SqlTaskStore(ABC):
                 "linked",
                 {"session_id": session_id, "previous_session_id": before.linked_session_id},
                 stamp,
+                by,
             )
             return SessionLink(self._fetch(conn, task_id), before.linked_session_id)
 

@@ -92,6 +92,13 @@ PG_MIGRATIONS: list[str] = [
         deleted_at timestamptz NOT NULL
     );
     """,
+    # Team members: who created a task and who claimed it (null for tasks from before: unknown),
+    # indexed in list order for list_tasks' filters. SQLite's version 3 is the same.
+    """
+    ALTER TABLE tasks ADD COLUMN created_by text COLLATE "C", ADD COLUMN claimed_by text COLLATE "C";
+    CREATE INDEX tasks_by_creator ON tasks (created_by, priority, seq);
+    CREATE INDEX tasks_by_claimer ON tasks (claimed_by, priority, seq);
+    """,
 ]
 
 #: The advisory lock of writes that reshape the list (a per-database key; the schema is per plugin).
@@ -103,7 +110,9 @@ PG_RECORD_COLUMNS = """
         WHERE d.task_id = t.task_id),
     t.parent_id, t.acceptance,
     (SELECT json_object_agg(k.status, k.n)::text FROM
-        (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status) AS k)
+        (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status)
+        AS k),
+    t.created_by, t.claimed_by
 """
 
 PG_FAILED_BLOCKERS = """

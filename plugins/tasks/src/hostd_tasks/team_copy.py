@@ -2,8 +2,9 @@
 
 Each local task (and each deletion record) is looked up by id in the team database:
 
-- absent: copied whole -- its record, labels, notes, dependencies, parent, session link and
-  history, timestamps kept -- placed after the team's tasks in the local order (a new ``seq``);
+- absent: copied whole -- its record (with who created and who claimed it), labels, notes,
+  dependencies, parent, session link and history (with who made each change), timestamps kept --
+  placed after the team's tasks in the local order (a new ``seq``);
 - present and equal field by field (record, labels, notes, dependencies, history): unchanged,
   so a second run changes nothing;
 - present and different: a conflict, reported and never overwritten. A task that depends on,
@@ -26,7 +27,8 @@ from hostd_tasks.store import Connection, _moment, _stamp
 from hostd_tasks.store_postgres import PostgresTaskStore
 
 TASK_COLUMNS = (
-    "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance"
+    "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance, "
+    "created_by, claimed_by"
 )
 
 
@@ -44,7 +46,9 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
     if row is None:
         return None
-    title, description, status, priority, session, created, updated, parent, acceptance = row
+    title, description, status, priority, session, created, updated, parent, acceptance, creator, claimer = (
+        row
+    )
     return {
         "task": {
             "title": title,
@@ -56,6 +60,8 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             "updated_at": _moment(updated),
             "parent_id": parent,
             "acceptance": acceptance,
+            "created_by": creator,
+            "claimed_by": claimer,
         },
         "labels": sorted(
             str(label)
@@ -171,12 +177,12 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
                     )
         for task_id in new:  # rows first (parents later: a parent may come after its subtask)
             task = {**local[task_id]["task"], "parent_id": None}
+            values = [
+                task_id,
+                *(_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
+            ]
             conn.execute(
-                f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    task_id,
-                    *(_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
-                ),
+                f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values
             )
         for task_id in new:
             mine = local[task_id]

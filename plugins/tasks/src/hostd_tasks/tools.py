@@ -22,6 +22,7 @@ from hostd_tasks.models import (
     ID_PATTERN,
     LABEL_PATTERN,
     LABELS_MAX,
+    MEMBER_PATTERN,
     NOTE_MAX,
     NOTES_TOTAL_MAX,
     STATUSES,
@@ -143,7 +144,9 @@ class HistoryEntryOut(BaseModel):
         description="created, edited, status, claimed, linked, split, dependency_dropped or deleted"
     )
     at: datetime = Field(description="When it happened (UTC)")
-    by: str | None = Field(description="Who did it; null for now (team members come later)")
+    by: str | None = Field(
+        description="The member who made the change; null when unknown (recorded before members were)"
+    )
     details: dict[str, Any] = Field(description="What changed: e.g. {'from': 'pending', 'to': 'failed'}")
 
 
@@ -496,6 +499,7 @@ def create_task(
             parent_id=parent_id,
             labels=_clean_labels(labels),
             acceptance=acceptance,
+            by=ctx.member,
         )
     waits = ""
     if task.depends_on:
@@ -542,8 +546,23 @@ def list_tasks(
             max_length=QUERY_MAX,
         ),
     ] = None,
+    created_by: Annotated[
+        str | None,
+        Field(
+            description="Only tasks this team member created (their exact name); omit for all",
+            pattern=MEMBER_PATTERN,
+        ),
+    ] = None,
+    claimed_by: Annotated[
+        str | None,
+        Field(
+            description="Only tasks this team member holds or last held: claimed (moved to in_progress) and "
+            "not back to pending (their exact name); omit for all",
+            pattern=MEMBER_PATTERN,
+        ),
+    ] = None,
 ) -> TaskListAnswer:
-    """List tasks, most urgent first (P0, P1, P2, then oldest), with the total count and a cursor for more. Filter by status, priority, label, parent task, or text (query)."""  # noqa: E501
+    """List tasks, most urgent first (P0, P1, P2, then oldest), with the total count and a cursor for more. Filter by status, priority, label, parent task, text (query), or the member who created or claimed them."""  # noqa: E501
     after = None
     if cursor is not None:
         rank, seq = cursor.split(":")
@@ -566,6 +585,8 @@ def list_tasks(
             label=label.lower() if label is not None else None,
             parent_id=parent_id,
             query=query,
+            created_by=created_by,
+            claimed_by=claimed_by,
         )
     next_cursor = f"{page.next_after[0]}:{page.next_after[1]}" if page.next_after else None
     more = ctx.text(en=" More with next_cursor.", zh="使用 next_cursor 查看更多。") if next_cursor else ""
@@ -587,7 +608,7 @@ def update_task_status(
 ) -> StatusAnswer:
     """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing."""  # noqa: E501
     with _refusals_explained(ctx):
-        change = store_for(ctx.plugin).set_status(task_id, new_status)
+        change = store_for(ctx.plugin).set_status(task_id, new_status, by=ctx.member)
     task = change.task
     answer = StatusAnswer(
         task=task,
@@ -621,7 +642,7 @@ def get_next_task(
 
     With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. When none is ready, task is null and the message says why.
     """  # noqa: E501
-    found = store_for(ctx.plugin).next_task(claim=claim)
+    found = store_for(ctx.plugin).next_task(claim=claim, by=ctx.member)
     stuck = [StuckTaskOut(task_id=s.task_id, title=s.title, failed=s.failed) for s in found.stuck]
     answer = NextTaskAnswer(task=found.task, claimed=found.claimed, reason=found.reason, stuck=stuck)
     task = found.task
@@ -768,7 +789,7 @@ def link_task_session(
         store.get(task_id)  # an unknown task is reported before the session is looked up
     check, summary = _check_session(ctx, session_id)
     with _refusals_explained(ctx):
-        link = store.link_session(task_id, session_id)
+        link = store.link_session(task_id, session_id, by=ctx.member)
     answer = LinkAnswer(
         task=link.task,
         session_checked=check == "checked",
@@ -857,7 +878,7 @@ def update_task(
             hint_zh="要更改状态，请使用 update_task_status。",
         )
     with _refusals_explained(ctx, missing_code="INVALID_ARGUMENT"):
-        update = store_for(ctx.plugin).update(task_id, edit)
+        update = store_for(ctx.plugin).update(task_id, edit, by=ctx.member)
     answer = UpdateAnswer(task=update.task, changed=update.changed)
     if not update.changed:
         return answer.with_message(
@@ -886,7 +907,10 @@ def delete_task(
     """Delete a task: it leaves every list and get_next_task; get_task still shows its last record and history. Refused while other tasks depend on it (unless drop_dependencies=true), while it has subtasks, and while it is in_progress (unless even_if_in_progress=true)."""  # noqa: E501
     with _refusals_explained(ctx):
         deletion = store_for(ctx.plugin).delete(
-            task_id, drop_dependencies=drop_dependencies, even_if_in_progress=even_if_in_progress
+            task_id,
+            drop_dependencies=drop_dependencies,
+            even_if_in_progress=even_if_in_progress,
+            by=ctx.member,
         )
     answer = DeleteAnswer(task=deletion.task, dropped_from=deletion.dropped_from)
     message = ctx.text(
@@ -943,7 +967,7 @@ def split_task(
         for n, spec in enumerate(subtasks)
     ]
     with _refusals_explained(ctx):
-        parent, children = store_for(ctx.plugin).split(task_id, specs)
+        parent, children = store_for(ctx.plugin).split(task_id, specs, by=ctx.member)
     ids = ", ".join(child.task_id for child in children)
     return SplitAnswer(task=parent, subtasks=children).with_message(
         ctx.text(
