@@ -278,8 +278,8 @@ class ToolContext:
         self._cancelled = threading.Event()
         self.member = calling_member()
         """Who is calling: over HTTP the member owning the token (``default`` for ``token_env``'s
-        token, ``anonymous`` on a loopback bind without tokens), over stdio and ``hostd call`` the
-        local login name. Record it with what a member writes."""
+        token), otherwise (stdio, ``hostd call``, a loopback bind without tokens) the local login
+        name. Record it with what a member writes."""
         self._loop_token: Any = None
         try:  # lets sync tools, and threads they start, reach the event loop that serves the call
             import anyio.lowlevel
