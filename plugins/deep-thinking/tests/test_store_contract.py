@@ -6,6 +6,7 @@ operation by operation, including search and appends from two processes at once.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,11 +176,34 @@ def test_listing_is_newest_first_filtered_and_counted(store: Any) -> None:
     assert rows[0]["thought_count"] == 1 and rows[0]["status"] == "active"
 
 
-def test_the_default_session_is_remembered(store: Any) -> None:
-    assert store.default_session() is None
-    store.set_default_session("a")
-    store.set_default_session("b")
-    assert store.default_session() == "b"
+def test_the_default_session_is_remembered_per_member(store: Any) -> None:
+    assert store.default_session("alice") is None
+    store.set_default_session("alice", "a")
+    store.set_default_session("alice", "b")
+    assert store.default_session("alice") == "b"
+    assert store.default_session("bob") is None  # alice's pointer is hers alone
+    store.set_default_session("bob", "c")
+    assert (store.default_session("alice"), store.default_session("bob")) == ("b", "c")
+
+
+def _write_shared_default(store: Any, session_id: str) -> None:
+    """The one default-session pointer a store kept before members were recorded."""
+    if isinstance(store, SessionStore):
+        store.default_path.write_text(json.dumps({"session_id": session_id, "since": "2026-01-01"}))
+    else:
+        store.database.run(
+            lambda conn: conn.execute(
+                "INSERT INTO default_session (session_id, since) VALUES (%s, '2026-01-01')", (session_id,)
+            )
+        )
+
+
+def test_the_default_of_before_members_is_kept_by_members_without_their_own(store: Any) -> None:
+    """An upgraded store goes on with the session the default pointed at, until a member starts anew."""
+    _write_shared_default(store, "old")
+    assert store.default_session("alice") == "old" and store.default_session("bob") == "old"
+    store.set_default_session("alice", "new")
+    assert store.default_session("alice") == "new" and store.default_session("bob") == "old"
 
 
 def _writer(url: str, barrier: Any, who: str, count: int) -> None:

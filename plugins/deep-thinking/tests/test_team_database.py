@@ -42,9 +42,9 @@ def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subpro
 
 def test_migrate_then_sessions_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
     pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
-    assert pending.returncode == 1 and "deep-thinking: version 0 of 1" in pending.stdout
+    assert pending.returncode == 1 and "deep-thinking: version 0 of 2" in pending.stdout
     applied = _hostd(tmp_path, postgres_url, "db", "migrate")
-    assert applied.returncode == 0 and "deep-thinking: version 1: current" in applied.stdout
+    assert applied.returncode == 0 and "deep-thinking: version 2: current" in applied.stdout
     arguments = json.dumps({**thought(1, 2, "团队共享的思考"), "session_id": "team"})
     first = _hostd(tmp_path, postgres_url, "call", "sequential_thinking", "--json", arguments)
     assert first.returncode == 0, first.stderr

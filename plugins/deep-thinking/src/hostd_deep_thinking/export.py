@@ -26,6 +26,7 @@ from hostd_deep_thinking.models import (
     MAX_TAGS,
     MAX_THOUGHT_CHARS,
     MAX_THOUGHTS,
+    MEMBER_NAME_PATTERN,
     SESSION_ID_PATTERN,
 )
 from hostd_deep_thinking.store import FORMAT_VERSION, SessionState, utc_now
@@ -180,6 +181,11 @@ def label_words(thought: dict[str, Any], text: Text) -> str | None:
     return " · ".join(parts) or None
 
 
+def author_words(thought: dict[str, Any], text: Text) -> str | None:
+    """Who added the thought ('by alice'), or None for thoughts from before members were recorded."""
+    return text(en=f"by {thought['by']}", zh=f"作者：{thought['by']}") if thought.get("by") else None
+
+
 def to_markdown(state: SessionState, text: Text) -> str:
     meta = state.meta
     lines = [f"# {_md(str(meta.get('name', state.session_id)))}", ""]
@@ -193,6 +199,8 @@ def to_markdown(state: SessionState, text: Text) -> str:
         f"- **{text(en='Created', zh='创建时间')}:** {meta.get('created_at', '')}",
         f"- **{text(en='Updated', zh='更新时间')}:** {meta.get('updated_at', '')}",
     ]
+    if meta.get("created_by"):
+        lines.append(f"- **{text(en='Created by', zh='创建者')}:** {_md(str(meta['created_by']))}")
     if meta.get("template_id"):
         lines.append(f"- **{text(en='Template', zh='模板')}:** {meta['template_id']}")
     lines += ["", f"## {text(en='Main line', zh='主线')}", ""]
@@ -205,6 +213,9 @@ def to_markdown(state: SessionState, text: Text) -> str:
         heading = f"### {text(en='Thought', zh='思考')} {label} · #{thought['seq']}"
         if kind:
             heading += f" · **{kind}**"
+        author = author_words(thought, text)
+        if author:
+            heading += f" · {_md(author)}"
         block = [heading, ""]
         labels = label_words(thought, text)
         if labels:
@@ -256,11 +267,16 @@ def to_text(state: SessionState, text: Text) -> str:
         f"{text(en='Status', zh='状态')}: {meta.get('status', 'active')}",
         f"{text(en='Thoughts', zh='思考数')}: {len(state.thoughts)}",
         f"{text(en='Planned total', zh='计划总数')}: {meta.get('total_thoughts') or '-'}",
-        "",
     ]
+    if meta.get("created_by"):
+        lines.append(f"{text(en='Created by', zh='创建者')}: {visible(str(meta['created_by']))}")
+    lines.append("")
 
     def block(thought: dict[str, Any], indent: str) -> list[str]:
         head = f"{indent}[{thought['thought_number']}] #{thought['seq']} {thought['type']}"
+        author = author_words(thought, text)
+        if author:
+            head += f" {visible(author)}"
         refs = _reference_words(thought, text)
         if refs:
             head += " - " + "; ".join(refs)
@@ -375,6 +391,7 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
             '<div class="meta">',
             f'<span class="label">{_h(text(en="Thought", zh="思考"))} {_h(thought["thought_number"])}</span>',
             f'<span class="seq">#{seq}</span>{tags}',
+            *([f'<span class="by">{_h(author)}</span>'] if (author := author_words(thought, text)) else []),
             f'<time datetime="{_h(thought.get("timestamp", ""))}">{_when(thought.get("timestamp"))}</time>',
             "</div>",
         ]
@@ -409,6 +426,8 @@ def to_html(state: SessionState, text: Text, language: str) -> str:
         fact(text(en="Updated", zh="更新时间"), _when(meta.get("updated_at"))),
         fact(text(en="Session", zh="会话"), f"<code>{_h(state.session_id)}</code>"),
     ]
+    if meta.get("created_by"):
+        facts.append(fact(text(en="Created by", zh="创建者"), _h(meta["created_by"])))
     if meta.get("template_id"):
         facts.append(fact(text(en="Template", zh="模板"), _h(meta["template_id"])))
     body = [
@@ -497,6 +516,7 @@ class ImportedThought(BaseModel):
     tags: list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] = Field(
         default_factory=list, max_length=MAX_TAGS
     )
+    by: str | None = Field(default=None, pattern=MEMBER_NAME_PATTERN)
 
 
 class ImportedAdjustment(BaseModel):
@@ -516,6 +536,7 @@ class ImportedSession(BaseModel):
     status: str = Field(default="active", pattern=r"^(active|completed|archived)$")
     metadata: dict[str, Any] = Field(default_factory=dict)
     template_id: str | None = Field(default=None, max_length=64)
+    created_by: str | None = Field(default=None, pattern=MEMBER_NAME_PATTERN)
     total_thoughts: int | None = Field(default=None, ge=1)
     adjustments: list[ImportedAdjustment] = Field(default_factory=list)
     thoughts: list[ImportedThought] = Field(default_factory=list, max_length=MAX_THOUGHTS)
@@ -577,9 +598,11 @@ def _validation_problem(exc: ValidationError) -> ImportProblem:
     return ImportProblem(where, en=first["msg"], zh=f"取值无效（{first['type']}）")
 
 
-def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
+def parse_import(raw: Any, session_id: str | None, *, importer: str | None = None) -> dict[str, Any]:
     """A stored session document from an export (any known version) or a bare spec-shaped session.
 
+    The session keeps the ``created_by`` it carries; one without (an older export, another
+    program's document) is recorded as created by ``importer``. Thoughts keep their ``by``, if any.
     Anything else is refused before a byte is stored: a document without a ``thoughts`` list
     (``{}``, another program's layout) is not an empty session.
     """
@@ -651,6 +674,8 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
             thoughts[-1]["stage"] = item.stage
         if item.tags:
             thoughts[-1]["tags"] = item.tags
+        if item.by is not None:
+            thoughts[-1]["by"] = item.by
         latest_by_label[item.thought_number] = seq
         last_seq = seq
     return {
@@ -664,6 +689,7 @@ def parse_import(raw: Any, session_id: str | None) -> dict[str, Any]:
         "metadata": session.metadata,
         "template_id": session.template_id,
         "is_default": False,
+        "created_by": session.created_by or importer,
         "total_thoughts": session.total_thoughts or (thoughts[-1]["total_thoughts"] if thoughts else None),
         "last_seq": last_seq,
         "recovery_log": [],

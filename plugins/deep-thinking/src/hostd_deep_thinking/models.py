@@ -16,6 +16,8 @@ from hostd import ToolOutput
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
 #: A backup's file name as the store writes it; never a path.
 BACKUP_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
+#: A team member's name, as the host's tokens file allows it (the same rule as identifiers).
+MEMBER_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
 #: The issue's rule for branch identifiers.
 BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -75,6 +77,10 @@ class ThoughtRecord(BaseModel):
     timestamp: str = Field(description="When the thought was stored (ISO 8601, UTC)")
     stage: str | None = Field(default=None, description="The thinking stage the client gave (free text)")
     tags: list[str] = Field(default_factory=list, description="The tags the client gave")
+    by: str | None = Field(
+        default=None,
+        description="The member who added the thought; null for thoughts from before members were recorded",
+    )
 
 
 class TemplateStep(BaseModel):
@@ -117,6 +123,10 @@ class SessionSummary(BaseModel):
     total_thoughts: int | None = Field(default=None, description="The latest planned total")
     template_id: str | None = None
     is_default: bool = Field(default=False, description="Started implicitly by a call without session_id")
+    created_by: str | None = Field(
+        default=None,
+        description="The member who created the session; null for sessions from before members were recorded",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
     branches: list[str] = Field(default_factory=list)
 

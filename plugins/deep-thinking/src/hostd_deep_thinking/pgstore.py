@@ -99,6 +99,18 @@ MIGRATIONS: list[str] = [
         since text NOT NULL
     );
     """,
+    # 2: who created each session (list_sessions filters on it), and a default session per member.
+    # The singleton default_session stays: it is the default of members without their own yet.
+    """
+    ALTER TABLE sessions ADD COLUMN created_by text;
+    UPDATE sessions SET created_by = meta->>'created_by';
+    CREATE INDEX sessions_by_creator ON sessions (created_by, updated_at DESC, session_id DESC);
+    CREATE TABLE member_default_session (
+        member text PRIMARY KEY,
+        session_id text NOT NULL,
+        since text NOT NULL
+    );
+    """,
 ]
 
 
@@ -303,7 +315,7 @@ class PostgresSessionStore:
         summary = state.summary()
         conn.execute(
             "INSERT INTO sessions (session_id, generation, meta, adjustments, last_seq, summary, status,"
-            " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            " updated_at, created_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 session_id,
                 generation,
@@ -313,6 +325,7 @@ class PostgresSessionStore:
                 _json(summary),
                 summary["status"],
                 str(summary["updated_at"]),
+                summary["created_by"],
             ),
         )
         with conn.cursor() as cursor:
@@ -591,11 +604,16 @@ class PostgresSessionStore:
             self._remember(*installed)
         return outcome
 
-    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
+    def list_summaries(
+        self, status: str | None, limit: int, created_by: str | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
         """Sessions newest first with how many match, from the summary column (no thought is read)."""
+        filters = (("status", status), ("created_by", created_by))
+        chosen = [(column, value) for column, value in filters if value is not None]
+        where = ("WHERE " + " AND ".join(f"{column} = %s" for column, _ in chosen)) if chosen else ""
+        parameters: list[Any] = [value for _, value in chosen]
 
         def work(conn: Conn) -> tuple[list[dict[str, Any]], int]:
-            where, parameters = ("WHERE status = %s", [status]) if status is not None else ("", [])
             rows = conn.execute(
                 f"SELECT summary FROM sessions {where} ORDER BY updated_at DESC, session_id DESC LIMIT %s",
                 [*parameters, limit],
@@ -653,20 +671,26 @@ class PostgresSessionStore:
             )
         return hits, len(rows) > limit, strict
 
-    def default_session(self) -> str | None:
+    def default_session(self, member: str) -> str | None:
+        """The member's default session, else the team's one of before members were recorded."""
+
         def work(conn: Conn) -> str | None:
-            row = conn.execute("SELECT session_id FROM default_session").fetchone()
-            return None if row is None else str(row["session_id"])
+            row = conn.execute(
+                "SELECT COALESCE((SELECT session_id FROM member_default_session WHERE member = %s),"
+                " (SELECT session_id FROM default_session)) AS session_id",
+                (member,),
+            ).fetchone()
+            return None if row is None or row["session_id"] is None else str(row["session_id"])
 
         return self.database.run(work, write=False)
 
-    def set_default_session(self, session_id: str) -> None:
+    def set_default_session(self, member: str, session_id: str) -> None:
         def work(conn: Conn) -> None:
             conn.execute(
-                "INSERT INTO default_session (singleton, session_id, since) VALUES (true, %s, %s)"
-                " ON CONFLICT (singleton) DO UPDATE"
+                "INSERT INTO member_default_session (member, session_id, since) VALUES (%s, %s, %s)"
+                " ON CONFLICT (member) DO UPDATE"
                 " SET session_id = EXCLUDED.session_id, since = EXCLUDED.since",
-                (session_id, utc_now()),
+                (member, session_id, utc_now()),
             )
 
         self.database.run(work)

@@ -8,7 +8,9 @@ Layout under the plugin's data folder::
     backups/<id>/<stamp>-s<seq>[-deleted].json   the last 10 copies, taken at compaction and before
                               deletes/imports (a delete's ends in -deleted; restore_session reads them)
     index.jsonl               one summary line per change (creation, compaction, status, deletion)
-    default-session.json      which session calls without ``session_id`` go to
+    default-sessions.json     per member, which session their calls without ``session_id`` go to
+    default-session.json      the one pointer of before members were recorded: the default of every
+                              member who has none of their own yet (read, never written now)
     .locks/                   lock files
 
 Adding a thought takes the session's cross-process lock, reads only the journal bytes other
@@ -179,6 +181,7 @@ class SessionState:
             "total_thoughts": meta.get("total_thoughts"),
             "template_id": meta.get("template_id"),
             "is_default": bool(meta.get("is_default", False)),
+            "created_by": meta.get("created_by"),
             "metadata": meta.get("metadata", {}),
             "branches": list(self.branches),
         }
@@ -193,7 +196,9 @@ def new_document(
     template_id: str | None = None,
     total_thoughts: int | None = None,
     is_default: bool = False,
+    created_by: str | None = None,
 ) -> dict[str, Any]:
+    """A new, empty session; ``created_by`` is the member creating it (None only for internal repairs)."""
     now = utc_now()
     return {
         "format_version": FORMAT_VERSION,
@@ -206,6 +211,7 @@ def new_document(
         "metadata": metadata or {},
         "template_id": template_id,
         "is_default": is_default,
+        "created_by": created_by,
         "total_thoughts": total_thoughts,
         "last_seq": 0,
         "recovery_log": [],
@@ -233,7 +239,7 @@ def check_thought(thought: Any) -> dict[str, Any]:
     _expect(
         thought.get("type", "regular") in _THOUGHT_TYPES, f"thought #{thought['seq']} has an unknown type"
     )
-    for name in ("branch_id", "timestamp", "stage"):
+    for name in ("branch_id", "timestamp", "stage", "by"):
         _expect(isinstance(thought.get(name) or "", str), f"thought #{thought['seq']}'s {name} is not text")
     tags = thought.get("tags", [])
     _expect(
@@ -268,6 +274,7 @@ def check_document(document: Any) -> dict[str, Any]:
         isinstance(document.get("total_thoughts") or 0, int), "the document's total_thoughts is not a number"
     )
     _expect(isinstance(document.get("template_id") or "", str), "the document's template_id is not text")
+    _expect(isinstance(document.get("created_by") or "", str), "the document's created_by is not text")
     metadata = document.get("metadata", {})
     _expect(isinstance(metadata, dict), "the document's metadata is not an object")
     problem = shape_problem(metadata)
@@ -366,10 +373,12 @@ class SessionBackend(Protocol):
     def restore(
         self, session_id: str, backup_name: str | None = None, *, replace: bool = False
     ) -> tuple[SessionState, str, bool]: ...
-    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]: ...
+    def list_summaries(
+        self, status: str | None, limit: int, created_by: str | None = None
+    ) -> tuple[list[dict[str, Any]], int]: ...
     def session_lock(self, session_id: str) -> AbstractContextManager[None]: ...
-    def default_session(self) -> str | None: ...
-    def set_default_session(self, session_id: str) -> None: ...
+    def default_session(self, member: str) -> str | None: ...
+    def set_default_session(self, member: str, session_id: str) -> None: ...
     def close(self) -> None: ...
 
 
@@ -475,6 +484,7 @@ class SessionStore:
         self.lock_dir = root / ".locks"
         self.index_path = root / "index.jsonl"
         self.default_path = root / "default-session.json"
+        self.member_defaults_path = root / "default-sessions.json"
         for folder in (self.sessions_dir, self.backups_dir, self.lock_dir):
             folder.mkdir(parents=True, exist_ok=True)
         self.compact_every = max(1, compact_every)
@@ -488,6 +498,7 @@ class SessionStore:
         self._digests: dict[str, _JournalDigest] = {}
         self._verdicts: dict[str, tuple[tuple[int, int, int], str | None]] = {}
         self._default: tuple[tuple[int, int] | None, str | None] = (None, None)
+        self._member_defaults: tuple[tuple[int, int] | None, dict[str, str]] = (None, {})
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
         self._closed = False
@@ -1138,7 +1149,9 @@ class SessionStore:
         self._verdicts[session_id] = (signature, problem)
         return problem
 
-    def list_summaries(self, status: str | None, limit: int) -> tuple[list[dict[str, Any]], int]:
+    def list_summaries(
+        self, status: str | None, limit: int, created_by: str | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
         """Sessions newest first, from the index plus what their journals added since compaction.
 
         The index is written at compaction only (adding a thought never touches it), so each
@@ -1169,6 +1182,8 @@ class SessionStore:
                 del self._digests[gone]
         if status is not None:
             rows = [row for row in rows if row.get("status") == status]
+        if created_by is not None:
+            rows = [row for row in rows if row.get("created_by") == created_by]
         rows.sort(key=lambda row: (str(row.get("updated_at", "")), str(row["session_id"])), reverse=True)
         return rows[:limit], len(rows)
 
@@ -1290,10 +1305,31 @@ class SessionStore:
                 continue  # loading the session reports damaged lines
         return thoughts, offset + complete
 
-    # --- the default session -----------------------------------------------------------
+    # --- the default session ---------------------------------------------------------------
 
-    def default_session(self) -> str | None:
-        """The session calls without ``session_id`` go to (cached until the file changes)."""
+    def default_session(self, member: str) -> str | None:
+        """The session ``member``'s calls without ``session_id`` go to: their own pointer, else the
+        one pointer of before members were recorded (so an upgrade continues the same session)."""
+        own = self._member_pointers().get(member)
+        return own if own is not None else self._shared_default()
+
+    def _member_pointers(self) -> dict[str, str]:
+        """Every member's default session (cached until the file changes)."""
+        pointer = _stat(self.member_defaults_path)
+        key = (pointer.st_ino, pointer.st_mtime_ns) if pointer else None
+        cached_key, cached = self._member_defaults
+        if key == cached_key:
+            return cached
+        pointers: dict[str, str] = {}
+        if pointer is not None:
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+                raw = json.loads(self.member_defaults_path.read_bytes())
+                pointers = {str(member): str(entry["session_id"]) for member, entry in raw.items()}
+        self._member_defaults = (key, pointers)
+        return pointers
+
+    def _shared_default(self) -> str | None:
+        """The pointer written before members were recorded (cached until the file changes)."""
         pointer = _stat(self.default_path)
         key = (pointer.st_ino, pointer.st_mtime_ns) if pointer else None
         cached_key, cached_id = self._default
@@ -1308,8 +1344,16 @@ class SessionStore:
         self._default = (key, session_id)
         return session_id
 
-    def set_default_session(self, session_id: str) -> None:
+    def set_default_session(self, member: str, session_id: str) -> None:
+        """Point ``member``'s calls without ``session_id`` at ``session_id`` (other members' stay)."""
         from hostd_fs import atomic_write
 
-        atomic_write(self.default_path, json.dumps({"session_id": session_id, "since": utc_now()}))
-        self._default = (None, None)
+        with self._lock(self.member_defaults_path):
+            try:
+                raw = json.loads(self.member_defaults_path.read_bytes())
+                pointers = raw if isinstance(raw, dict) else {}
+            except (OSError, ValueError):
+                pointers = {}
+            pointers[member] = {"session_id": session_id, "since": utc_now()}
+            atomic_write(self.member_defaults_path, json.dumps(pointers, ensure_ascii=False))
+        self._member_defaults = (None, {})

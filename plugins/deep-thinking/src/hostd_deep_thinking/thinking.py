@@ -35,6 +35,8 @@ class ThoughtRequest:
     needs_more_thoughts: bool = False
     stage: str | None = None
     tags: tuple[str, ...] = field(default=())
+    by: str | None = None
+    """The calling member, recorded with the thought so a shared session says who thought what."""
 
     @property
     def is_branch(self) -> bool:
@@ -255,4 +257,6 @@ def plan_thought(
         thought["stage"] = request.stage
     if request.tags:
         thought["tags"] = list(request.tags)
+    if request.by is not None:
+        thought["by"] = request.by
     return thought, adjustment, notices

@@ -29,6 +29,7 @@ from hostd_deep_thinking.models import (
     MAX_TAGS,
     MAX_THOUGHT_CHARS,
     MAX_THOUGHTS,
+    MEMBER_NAME_PATTERN,
     SESSION_ID_PATTERN,
     Adjustment,
     DefaultSessionChange,
@@ -217,6 +218,7 @@ def record_of(thought: dict[str, Any]) -> ThoughtRecord:
         timestamp=thought.get("timestamp", ""),
         stage=thought.get("stage"),
         tags=list(thought.get("tags") or []),
+        by=thought.get("by"),
     )
 
 
@@ -238,7 +240,7 @@ def recovery_notices(ctx: ToolContext, notes: list[dict[str, Any]]) -> list[Noti
 def default_session_document(ctx: ToolContext, session_id: str) -> dict[str, Any]:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     name = ctx.text(en=f"Thinking session {now}", zh=f"思考会话 {now}")
-    return new_document(session_id, name=name, is_default=True)
+    return new_document(session_id, name=name, is_default=True, created_by=ctx.member)
 
 
 def check_metadata(ctx: ToolContext, metadata: dict[str, Any]) -> None:
@@ -353,6 +355,7 @@ async def sequential_thinking(
         branch_from_thought=branchFromThought,
         branch_id=branchId,
         needs_more_thoughts=needsMoreThoughts,
+        by=ctx.member,
     )
     check_request(request, ctx.text)
     store = open_store(ctx.plugin)
@@ -372,11 +375,11 @@ async def sequential_thinking(
             appended = store.append(
                 session_id,
                 lambda state: plan(state, False),
-                create=lambda: new_document(session_id, name=session_id),
+                create=lambda: new_document(session_id, name=session_id, created_by=ctx.member),
                 blocking=blocking,
             )
             return session_id, appended, None
-        current = store.default_session()
+        current = store.default_session(ctx.member)
         change: DefaultSessionChange | None = None
         if current and not request.starts_conversation:
             try:
@@ -394,7 +397,7 @@ async def sequential_thinking(
             create=lambda: default_session_document(ctx, target),
             blocking=blocking,
         )
-        store.set_default_session(target)
+        store.set_default_session(ctx.member, target)
         return target, appended, change
 
     try:
@@ -520,6 +523,7 @@ def create_session(
         metadata=metadata,
         template_id=template_id,
         total_thoughts=total,
+        created_by=ctx.member,
     )
     try:
         state = open_store(ctx.plugin).create(document)
@@ -685,11 +689,19 @@ def list_sessions(
     ctx: ToolContext,
     status: Annotated[SessionStatus | None, Field(description="Only sessions with this status")] = None,
     limit: Annotated[int, Field(description="At most this many sessions, newest first", ge=1, le=1000)] = 50,
+    created_by: Annotated[
+        str | None,
+        Field(
+            description="Only sessions this member created (a member name: letters, digits, '_', '-', '.')",
+            pattern=MEMBER_NAME_PATTERN,
+        ),
+    ] = None,
 ) -> ListSessionsOutput:
-    """List sessions (newest first, thoughts not yet compacted included), optionally by status."""
+    """List sessions (newest first, thoughts not yet compacted included), optionally by status or by the
+    member who created them."""
     from pydantic import ValidationError
 
-    rows, total = open_store(ctx.plugin).list_summaries(status, limit)
+    rows, total = open_store(ctx.plugin).list_summaries(status, limit, created_by)
     sessions = []
     unreadable_ids: list[str] = []
     for row in rows:
@@ -1075,7 +1087,7 @@ def import_session(
 
     raw = _read_import(ctx, path_or_data)
     try:
-        document = parse_import(raw, session_id)
+        document = parse_import(raw, session_id, importer=ctx.member)
     except ImportProblem as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
