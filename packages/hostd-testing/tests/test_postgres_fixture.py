@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hostd_testing import postgres
 from hostd_testing.postgres import PostgresServer
@@ -36,3 +38,33 @@ def test_missing_server_skips_with_install_hint_locally(monkeypatch: pytest.Monk
     monkeypatch.delenv(postgres.REQUIRE_ENV, raising=False)
     with pytest.raises(pytest.skip.Exception, match="apt-get install postgresql"):
         postgres._unavailable("initdb was not found")
+
+
+def test_a_server_left_by_a_killed_run_is_stopped_and_removed() -> None:
+    import subprocess
+    import sys
+
+    # A run killed before its teardown: the child starts a server, prints its folder, and is killed.
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from hostd_testing.postgres import running_postgres\n"
+            "with running_postgres() as server:\n"
+            "    print(server.folder, flush=True)\n"
+            "    time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    folder = Path(child.stdout.readline().strip())
+    child.kill()
+    child.wait()
+    pid_file = folder / "data" / "postmaster.pid"
+    assert pid_file.exists(), "the killed run's server should still be running"
+    bindir = postgres.find_bindir()
+    assert bindir is not None
+    assert folder in postgres.reap_abandoned(bindir)
+    assert not folder.exists()

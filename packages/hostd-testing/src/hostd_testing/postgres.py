@@ -138,6 +138,43 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"PostgreSQL tests skipped: {reason}; {INSTALL_HINT}")
 
 
+OWNER_FILE = "owner.pid"
+FOLDER_PREFIX = "hostd-pg-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_abandoned(bindir: Path) -> list[Path]:
+    """Stop the servers of test runs that were killed before their teardown, and remove their folders.
+
+    ``pg_ctl`` detaches the server, so a test process killed by a timeout or a signal leaves it
+    running; each folder names the process that owns it, and a folder whose owner is gone is
+    abandoned. Returns the folders removed.
+    """
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue  # not ours, or still being set up
+        if _alive(owner):
+            continue
+        server = PostgresServer(bindir=bindir, folder=folder, port=0)
+        if (server.data / "postmaster.pid").exists():
+            server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 @contextlib.contextmanager
 def running_postgres() -> Iterator[PostgresServer]:
     """Start a server in a fresh temporary folder; stop it and remove the folder afterwards."""
@@ -148,7 +185,9 @@ def running_postgres() -> Iterator[PostgresServer]:
     if os.geteuid() == 0 and shutil.which("runuser") is None:
         _unavailable("running as root needs runuser to start the server as the postgres user")
     # A folder the postgres user can enter: pytest's tmp_path is private to root.
-    folder = Path(tempfile.mkdtemp(prefix="hostd-pg-"))
+    reap_abandoned(bindir)
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+    (folder / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     if os.geteuid() == 0:
         shutil.chown(folder, user="postgres", group="postgres")
     server = PostgresServer(bindir=bindir, folder=folder, port=_free_port())
