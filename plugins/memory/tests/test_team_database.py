@@ -138,3 +138,83 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
         await ok(client, "update_memory", uri="cut://a", content="v2")
         versions = await ok(client, "get_memory_versions", uri="cut://a")
         assert [v["version"] for v in versions["versions"]] == [2, 1]
+
+
+async def _local_memories(data_dir: Path, roots: Path) -> None:
+    """Memories in the data folder's SQLite file: versions, aliases, tags, links, a deleted one."""
+    config = {"language": "en", "allowed_roots": [str(roots)]}
+    async with in_memory_client(["memory"], data_dir=data_dir, config=config) as client:
+        await ok(client, "create_memory", uri="proj://db", content="数据库 v1", tags=["db", "团队"])
+        await ok(client, "update_memory", uri="proj://db", content="数据库 v2", priority=2)
+        await ok(client, "update_memory", uri="proj://db", tags=["db"])
+        await ok(client, "add_alias", target_uri="proj://db", alias_uri="old://database")
+        await ok(
+            client, "create_memory", uri="proj://cache", content="cache notes", disclosure="when caching"
+        )
+        await ok(client, "link_memories", from_uri="proj://cache", to_uri="proj://db", relation="depends on")
+        await ok(client, "create_memory", uri="proj://gone", content="to be deleted")
+        await ok(client, "delete_memory", uri="proj://gone")
+        await ok(client, "save_session", title="sprint", summary="we chose postgres")
+
+
+@pytest.mark.slow
+async def test_db_copy_copies_every_field_once_and_never_overwrites(
+    tmp_path: Path, hostd_roots: Path, postgres_url: str
+) -> None:
+    from hostd_db import PostgresDatabase
+    from hostd_memory.store import MemoryStore
+    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from hostd_memory.team_copy import snapshot
+
+    data_dir = tmp_path / "data"
+    await _local_memories(data_dir, hostd_roots)
+    first = _hostd(tmp_path, postgres_url, "db", "copy")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (
+        "memory: links: 1 copied, 0 unchanged, memories: 4 copied, 0 unchanged, "
+        "sessions: 1 copied, 0 unchanged, versions: 7 copied, 0 unchanged\n" in first.stdout
+    ), first.stdout
+    local = MemoryStore(data_dir / "memory" / "memory.db")
+    database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
+    team = PostgresMemoryStore(database)
+    try:
+        uris = [r[0] for r in local._conn().execute("SELECT uri FROM memories ORDER BY id")]
+        assert len(uris) == 4  # the session's memory too
+        for uri in uris:
+            mine, theirs = snapshot(local._conn(), uri), snapshot(team._conn(), uri)
+            assert mine is not None and theirs is not None
+            assert theirs[1] == mine[1], uri  # state, every version, tags, aliases, authors
+        (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
+        assert cache == ("proj://db", "depends on")
+        assert [h.memory.uri for h in team.search(_plan("数据库"), _filters(), 5)] == ["proj://db"]
+        assert team.resolve("old://database")[0].uri == "proj://db"
+
+        again = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert (
+            "memory: links: 0 copied, 1 unchanged, memories: 0 copied, 4 unchanged, "
+            "sessions: 0 copied, 1 unchanged, versions: 0 copied, 7 unchanged\n" in again.stdout
+        ), again.stdout
+
+        from hostd_memory.store import Change
+
+        team.update("proj://db", edit=None, change=Change(priority=9), author="team")
+        conflict = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert conflict.returncode == 1, conflict.stdout
+        assert "memory: CONFLICT memory proj://db differs in the team database" in conflict.stdout
+        assert team.resolve("proj://db")[0].priority == 9  # never overwritten
+    finally:
+        local.close()
+        database.close()
+
+
+def _plan(query: str) -> Any:
+    from hostd_memory.search import plan_query
+
+    return plan_query(query)
+
+
+def _filters() -> Any:
+    from hostd_memory.store import Filters
+
+    return Filters()

@@ -34,3 +34,12 @@ def hostd_team_database(context: PluginContext) -> Any:
     from hostd_memory.tools import team_database
 
     return team_database(context)
+
+
+@hookimpl
+def hostd_copy_to_team_database(context: PluginContext) -> Any:
+    """``hostd db copy``: this data folder's memories (versions, aliases, tags, links) into the
+    team database."""
+    from hostd_memory.team_copy import copy_to_team_database
+
+    return copy_to_team_database(context)
