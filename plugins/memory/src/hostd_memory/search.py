@@ -473,7 +473,18 @@ def _lexeme(token: str) -> str:
 
 
 def ts_vector(path: str, content: str, disclosure: str) -> str:
-    """The ``tsvector`` literal of a memory: each field's tokens with positions and its weight.
+    """The ``tsvector`` literal of a memory: each field's tokens with positions and its weight."""
+    return ts_vector_literal(ts_entries(path, content, disclosure))
+
+
+def ts_vector_literal(entries: dict[str, list[str]]) -> str:
+    return " ".join(
+        f"{_lexeme(token)}:{','.join(dict.fromkeys(places))}" for token, places in entries.items()
+    )
+
+
+def ts_entries(path: str, content: str, disclosure: str) -> dict[str, list[str]]:
+    """Each token of a memory with its positions and weights (``12A``), in text order, capped.
 
     Fields follow each other with a gap of positions, so no phrase spans two of them.
     """
@@ -494,9 +505,7 @@ def ts_vector(path: str, content: str, disclosure: str) -> str:
                 places.append(f"{min(position, MAX_TS_POSITION)}{weight}")
                 size += 2
         position += 10
-    return " ".join(
-        f"{_lexeme(token)}:{','.join(dict.fromkeys(places))}" for token, places in entries.items()
-    )
+    return entries
 
 
 _FTS_TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|(\()|(\))|(\*)|(AND|OR)\b|(\{?\w+\}?)\s*:)')
