@@ -181,3 +181,17 @@ async def test_a_memory_of_two_million_characters_is_stored_whole_and_found(
         for query in ("开头标记", "标记", "needle-word"):
             assert uris(await ok(client, "search_memory", query=query))[:1] == ["big://one"], query
     assert read["content_length"] == 2_000_000 and read["content"].startswith(head)
+
+
+async def test_a_word_new_to_the_store_is_found_as_soon_as_its_memory_is_created(
+    memory_client: MemoryClient,
+) -> None:
+    """Token counts steer a search (PostgreSQL reuses them briefly): a word searched for while no
+    memory held it must not stay "absent" once a memory with it exists."""
+    async with memory_client() as client:
+        await seeded(client)
+        for query in ("zeppelin", "飞艇", "zeppelins 飞艇"):
+            assert uris(await ok(client, "search_memory", query=query)) == [], query
+        await ok(client, "create_memory", uri="notes://airship", content="The zeppelin 飞艇 arrived late")
+        for query in ("zeppelin", "飞艇", "zeppelins 飞艇"):
+            assert uris(await ok(client, "search_memory", query=query))[:1] == ["notes://airship"], query
