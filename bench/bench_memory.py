@@ -22,7 +22,10 @@ Ours is seeded in bulk through ``import_memories``; theirs by writing its JSONL 
 MEMORY_FILE_PATH), since it rewrites the whole file on every insert.
 
 Run: ``.venv/bin/python bench/bench_memory.py`` (installs the npm server into bench/.work);
-``--only filters`` runs only the issue 16 cases (seeds its own 100,000 memories, no npm needed).
+``--only filters`` runs only the issue 16 cases (seeds its own 100,000 memories, no npm needed);
+``--only backends`` runs SQLite and the team database (PostgreSQL, a server the script starts)
+side by side at ``--memories`` N (section ``memory-backends``: search round trips, insert cost at
+1,000 and N, nDCG@10), ``--only postgres`` only its PostgreSQL cases.
 
 The 100,000 memories carry tags and creation times (``with_tags_and_times``): a service tag
 (1 in 12), a kind (1 in 8) and a team (1 in 50), created over one year.
@@ -39,7 +42,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +71,8 @@ TEAMS = 50
 YEAR_START = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 FILTERED_SEARCHES = 200
 READS = 200
+BENCH_DATABASE_ENV = "HOSTD_BENCH_MEMORY_DATABASE_URL"
+BACKEND_INSERTS = 300  # create_memory calls timed at N = 1,000 and at N (each backend)
 
 
 def install_official_server() -> tuple[Path, str]:
@@ -104,15 +109,19 @@ def benchmark_queries(count: int, seed: int = 3) -> list[str]:
     return queries
 
 
-def our_config(directory: Path) -> Path:
+def our_config(directory: Path, backend: str = "sqlite") -> Path:
+    """A config serving memory alone: its SQLite file, or with ``backend="postgres"`` the team
+    database whose URL is in ``$BENCH_DATABASE_ENV``."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "hostd.yaml"
+    storage = {"storage": {"url_env": BENCH_DATABASE_ENV}} if backend == "postgres" else {}
     path.write_text(
         yaml.safe_dump(
             {
                 "data_dir": str(directory / "data"),
                 "language": "en",
                 "profiles": {"default": {"plugins": ["memory"]}},
+                **storage,
             }
         ),
         encoding="utf-8",
@@ -120,11 +129,11 @@ def our_config(directory: Path) -> Path:
     return path
 
 
-def ours(directory: Path) -> Client:
+def ours(directory: Path, backend: str = "sqlite") -> Client:
     return Client(
         StdioServerParameters(
             command=sys.executable,
-            args=["-m", "hostd", "serve", "--config", str(our_config(directory))],
+            args=["-m", "hostd", "serve", "--config", str(our_config(directory, backend))],
             env=dict(os.environ),
         )
     )
@@ -586,16 +595,148 @@ async def run() -> None:
     )
 
 
+async def backend_case(
+    backend: str, total: int, fresh_database: Callable[[], None] = lambda: None
+) -> dict[str, Any]:
+    """One backend: insert cost at N = 1,000 and at ``total``, search round trips at ``total``,
+    nDCG@10 on the labelled set (its own fresh store: ``fresh_database`` points the team
+    database's variable at a new database before each store)."""
+    fresh_database()
+    directory = SCRATCH / f"backends-{backend}"
+    if directory.exists():
+        shutil.rmtree(directory)
+    corpus = build_corpus(total, seed=303, context_sentences=CONTEXT)
+    result: dict[str, Any] = {"backend": backend, "total": total}
+    async with ours(directory, backend) as client:
+        seeded = await seed_ours(client, corpus[:1_000])
+        result["insert_1k"] = await our_inserts(client, BACKEND_INSERTS, "at-1k")
+        seeded += await seed_ours(client, corpus[1_000:])
+        result["seeded_s"] = seeded
+        result["insert_n"] = await our_inserts(client, BACKEND_INSERTS, "at-n")
+        result["search"] = await searches(client, "search_memory", benchmark_queries(SEARCHES), ours_=True)
+        result["short"] = await searches(client, "search_memory", SHORT_QUERIES * 10, ours_=True)
+    memories, queries = load()
+    eval_directory = SCRATCH / f"eval-{backend}"
+    if eval_directory.exists():
+        shutil.rmtree(eval_directory)
+    scores = []
+    fresh_database()
+    async with ours(eval_directory, backend) as client:
+        await seed_ours(client, memories)
+        for query in queries:
+            _, answer = await timed(client, "search_memory", {"query": query["query"], "limit": 10})
+            ranked = [hit["uri"] for hit in answer.structured_content["hits"]]
+            scores.append((query["style"], ndcg_at_10(ranked, set(query["relevant"]))))
+    result["ndcg"] = summarise(scores)
+    return result
+
+
+def write_backends_section(runs: list[dict[str, Any]], total: int) -> None:
+    verdict = {True: "met", False: "**missed**"}
+    by = {run["backend"]: run for run in runs}
+    rows = []
+    for run in runs:
+        ratio = median(run["insert_n"]) / median(run["insert_1k"])
+        rows.append(
+            [
+                run["backend"],
+                f"{run['seeded_s']:.0f} s",
+                ms(median(run["search"])),
+                ms(p95(run["search"])),
+                ms(median(run["short"])),
+                ms(median(run["insert_1k"])),
+                ms(median(run["insert_n"])),
+                f"{ratio:.2f}x ({verdict[ratio <= 1.3]})",
+                f"{run['ndcg']['all']:.3f}",
+            ]
+        )
+    notes = []
+    if "postgres" in by:
+        pg = by["postgres"]
+        notes.append(
+            f"PostgreSQL search median {ms(median(pg['search']))} at N = {total:,}: "
+            f"< 15 ms {verdict[median(pg['search']) < 15]}."
+        )
+        if "sqlite" in by:
+            gap = pg["ndcg"]["all"] - by["sqlite"]["ndcg"]["all"]
+            notes.append(
+                f"nDCG@10 PostgreSQL minus SQLite: {gap:+.3f} "
+                f"(within 0.03 or better: {verdict[gap >= -0.03]})."
+            )
+    styles = sorted(runs[0]["ndcg"])
+    quality_rows = [[style, *(f"{run['ndcg'][style]:.3f}" for run in runs)] for style in styles]
+    body = "\n\n".join(
+        [
+            f"hostd memory over stdio with the official Python MCP client (round trips), N = {total:,} "
+            "memories of bench/memory_eval/generate.py seeded through import_memories, on the SQLite "
+            "file and on the team database (PostgreSQL 15 started by the script with initdb/pg_ctl on "
+            "127.0.0.1, `storage` in the config). Insert cost: the median of "
+            f"{BACKEND_INSERTS} `create_memory` calls at N = 1,000 and at N; target at most 1.3x. "
+            f"Search: {SEARCHES} queries of every style (limit 10), then the 1-2 character Chinese "
+            "queries; target for PostgreSQL: median under 15 ms.",
+            table(
+                [
+                    "backend",
+                    "seeding",
+                    "search median",
+                    "search p95",
+                    "1-2 char median",
+                    "create at 1,000",
+                    f"create at {total:,}",
+                    "ratio (<= 1.3x)",
+                    "nDCG@10",
+                ],
+                rows,
+            ),
+            " ".join(notes),
+            "nDCG@10 by query style (bench/memory_eval, 2,100 memories, 66 labelled queries):",
+            table(["style", *(run["backend"] for run in runs)], quality_rows),
+        ]
+    )
+    write_section(
+        "memory-backends",
+        f"memory: SQLite and PostgreSQL side by side at {total:,} memories",
+        body,
+        packages=("hostd-memory", "hostd-db"),
+    )
+
+
+async def run_backends(total: int, backends: Sequence[str]) -> None:
+    """The side-by-side cases; PostgreSQL is a throw-away server this script starts."""
+    from hostd_testing.postgres import running_postgres
+
+    runs = []
+    if "sqlite" in backends:
+        runs.append(await backend_case("sqlite", total))
+    if "postgres" in backends:
+        with running_postgres() as server:
+
+            def fresh_database() -> None:
+                os.environ[BENCH_DATABASE_ENV] = server.create_database("bench")
+
+            runs.append(await backend_case("postgres", total, fresh_database))
+    write_backends_section(runs, total)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--only",
-        choices=["all", "filters"],
+        choices=["all", "filters", "backends", "postgres"],
         default="all",
-        help="filters: only the tag/time filter and related-memory cases at 100,000 (no npm)",
+        help="filters: only the tag/time filter and related-memory cases at 100,000 (no npm); "
+        "backends: SQLite and PostgreSQL side by side (section memory-backends); postgres: only the "
+        "PostgreSQL cases of that section",
+    )
+    parser.add_argument(
+        "--memories", type=int, default=100_000, help="N for --only backends/postgres (default 100,000)"
     )
     arguments = parser.parse_args()
-    anyio.run(run_filters_only if arguments.only == "filters" else run)
+    if arguments.only in ("backends", "postgres"):
+        chosen = ["postgres"] if arguments.only == "postgres" else ["sqlite", "postgres"]
+        anyio.run(run_backends, arguments.memories, chosen)
+    else:
+        anyio.run(run_filters_only if arguments.only == "filters" else run)
 
 
 if __name__ == "__main__":

@@ -248,3 +248,22 @@ def test_a_statement_the_server_refuses_is_not_reported_as_a_lost_connection(not
         connection.execute("SELECT %s::tsvector", ("x" * 5000,))
     with notes.read() as connection:
         assert connection.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+
+
+def test_autocommit_runs_each_statement_on_its_own_in_the_schema_and_translates_failures(
+    postgres_url: str,
+) -> None:
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS, statement_timeout_ms=100)
+    try:
+        with database.autocommit() as connection:
+            connection.execute("INSERT INTO notes (body) VALUES ('kept')")
+            row = connection.execute(
+                "SELECT count(*) AS n, current_schema() AS schema, now() = statement_timestamp() AS alone "
+                "FROM notes"
+            ).fetchone()
+        assert row == {"n": 1, "schema": "notes", "alone": True}  # committed, in no open transaction
+        with pytest.raises(DatabaseError) as slow, database.autocommit() as connection:
+            connection.execute("SELECT pg_sleep(2)")
+        assert slow.value.code == "TIMEOUT"
+    finally:
+        database.close()

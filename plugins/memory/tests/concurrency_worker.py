@@ -1,6 +1,7 @@
 """A separate process writing to a shared memory store (run by test_concurrency.py).
 
 Usage: python concurrency_worker.py DB_PATH BARRIER_DIR NAME create|update COUNT
+(DB_PATH may be a postgresql:// URL: the team database's store.)
 Waits for BARRIER_DIR/go before writing, then prints its start and end times as JSON.
 
 `forever` (COUNT ignored, no barrier) creates a memory and appends a line to shared://target
@@ -18,9 +19,19 @@ from hostd_memory.store import Change, MemoryStore
 from hostd_memory.uris import MemoryUri
 
 
+def open_store(target: str) -> MemoryStore:
+    """The SQLite file at ``target``, or the team database's store when it is a PostgreSQL URL."""
+    if not target.startswith("postgresql://"):
+        return MemoryStore(Path(target))
+    from hostd_db import PostgresDatabase
+    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+
+    return PostgresMemoryStore(PostgresDatabase(target, "memory", PG_MIGRATIONS, max_connections=2))
+
+
 def main() -> None:
     db_path, barrier, name, action, count = sys.argv[1:6]
-    store = MemoryStore(Path(db_path))
+    store = open_store(db_path)
     if action == "forever":
         write_until_killed(store, name)
         return

@@ -19,7 +19,9 @@ from hostd_memory.uris import MemoryUri
 WORKER = Path(__file__).with_name("concurrency_worker.py")
 
 
-def run_on_barrier(tmp_path: Path, db: Path, jobs: list[tuple[str, str, int]]) -> list[dict[str, float]]:
+def run_on_barrier(
+    tmp_path: Path, db: Path | str, jobs: list[tuple[str, str, int]]
+) -> list[dict[str, float]]:
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     processes = [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import MemoryClient, call, ok
+from conftest import MemoryClient, call, ok, sqlite_only
 from hostd_testing import HttpServer, write_config
 
 pytestmark = pytest.mark.anyio
@@ -184,6 +184,7 @@ async def test_import_without_authors_credits_the_importer_and_keeps_unknown_one
     assert _authors(unknown["versions"]) == [(2, None), (1, None)]
 
 
+@sqlite_only
 async def test_a_database_of_the_schema_before_members_upgrades_with_null_authors(
     memory_client: MemoryClient, hostd_data_dir: Path, login_as: Callable[[str], None]
 ) -> None:

@@ -160,3 +160,38 @@ async def test_lone_surrogates_and_control_characters_in_uris_are_refused(
         for uri in ["a://\x07bell", "a://x\u2028y", "a://\ufeffbom"]:
             envelope = await call(client, "create_memory", uri=uri, content="x")
             assert envelope["error"]["code"] == "INVALID_ARGUMENT", uri
+
+
+@pytest.mark.slow  # about 10 s on SQLite (its trigram index of 2 MB of text)
+async def test_a_memory_of_two_million_characters_is_stored_whole_and_found(
+    memory_client: MemoryClient,
+) -> None:
+    """The largest memory allowed, of random CJK text (about two million distinct bigrams: more than
+    a PostgreSQL tsvector can hold, so its index is capped there), is stored whole and found by
+    its opening words, Chinese and English."""
+    import random
+
+    chance = random.Random(2_000_000)
+    head = "开头标记 needle-word "
+    body = "".join(chr(0x4E00 + chance.randrange(3000)) for _ in range(2_000_000 - len(head)))
+    async with memory_client(budget=100_000) as client:
+        await ok(client, "create_memory", uri="big://one", content=head + body)
+        await ok(client, "create_memory", uri="small://one", content="开头 only a needle")
+        read = await ok(client, "read_memory", uri="big://one")
+        for query in ("开头标记", "标记", "needle-word"):
+            assert uris(await ok(client, "search_memory", query=query))[:1] == ["big://one"], query
+    assert read["content_length"] == 2_000_000 and read["content"].startswith(head)
+
+
+async def test_a_word_new_to_the_store_is_found_as_soon_as_its_memory_is_created(
+    memory_client: MemoryClient,
+) -> None:
+    """Token counts steer a search (PostgreSQL reuses them briefly): a word searched for while no
+    memory held it must not stay "absent" once a memory with it exists."""
+    async with memory_client() as client:
+        await seeded(client)
+        for query in ("zeppelin", "飞艇", "zeppelins 飞艇"):
+            assert uris(await ok(client, "search_memory", query=query)) == [], query
+        await ok(client, "create_memory", uri="notes://airship", content="The zeppelin 飞艇 arrived late")
+        for query in ("zeppelin", "飞艇", "zeppelins 飞艇"):
+            assert uris(await ok(client, "search_memory", query=query))[:1] == ["notes://airship"], query

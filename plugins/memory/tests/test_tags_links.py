@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import MemoryClient, call, error_code, ok
+from conftest import TEAM_DATABASE_ENV, MemoryClient, call, error_code, ok, sqlite_only
 
 pytestmark = pytest.mark.anyio
 
@@ -144,6 +145,18 @@ async def test_a_bad_tag_answers_in_chinese_without_english(memory_client: Memor
 
 
 def _set_times(db: Path, uri: str, created: str, updated: str) -> None:
+    """Back-date a memory in whichever store the test runs on (the team database when ``backend``
+    named one, else the SQLite file ``db``)."""
+    url = os.environ.get(TEAM_DATABASE_ENV)
+    if url:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as pg:
+            pg.execute(
+                "UPDATE memory.memories SET created_at = %s, updated_at = %s WHERE uri = %s",
+                (created, updated, uri),
+            )
+        return
     with sqlite3.connect(db) as conn:
         conn.execute(
             "UPDATE memories SET created_at = ?, updated_at = ? WHERE uri = ?", (created, updated, uri)
@@ -353,6 +366,7 @@ async def test_read_memory_lists_memories_sharing_rare_terms_or_tags(memory_clie
 # --- schema upgrade ------------------------------------------------------------------------------
 
 
+@sqlite_only
 async def test_a_database_of_the_previous_schema_upgrades_in_place(
     memory_client: MemoryClient, hostd_data_dir: Path
 ) -> None:

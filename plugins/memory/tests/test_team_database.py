@@ -1,41 +1,34 @@
-"""Memory and the team database (``storage`` in the config): not supported yet, so refused clearly.
+"""memory on the team database (``storage``), through real processes and real failures.
 
-The memory store has no PostgreSQL backend yet. Serving memories from each replica's own SQLite
-file while the config names a shared database would split a team's memories silently, so every
-command that would use the team database stops, in the configured language, before anything
-is written.
+The tool behaviour itself is checked on both backends by every ``memory_client`` test (see
+``conftest.backend``); here: migrations and sharing between processes, a database that is down,
+a statement that waits too long, and a connection lost in the middle of a write.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hostd_testing import in_memory_client
+from conftest import TEAM_DATABASE_ENV, call, ok
+from hostd_testing import in_memory_client, write_config
 
-from hostd import HostError
-
-# Nothing listens here: the refusal must come before any connection is tried.
-UNUSED_URL = "postgresql://team:hunter2-secret@127.0.0.1:9/hostd"
+pytestmark = pytest.mark.anyio
 
 
-def _config(tmp_path: Path, language: str, plugins: str = "[memory]") -> Path:
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        f"data_dir: {tmp_path / 'data'}\n"
-        f"language: {language}\n"
-        "storage: {url_env: TEAM_DB, connect_timeout_seconds: 1}\n"
-        f"profiles:\n  default:\n    plugins: {plugins}\n",
-        encoding="utf-8",
+def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subprocess.CompletedProcess[str]:
+    config = write_config(
+        tmp_path,
+        ["memory"],
+        config={"language": language, "storage": {"url_env": "TEAM_DB", "connect_timeout_seconds": 2}},
     )
-    return path
-
-
-def _hostd(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOSTD_CACHE_DIR": "off", "TEAM_DB": UNUSED_URL}
+    env = {**os.environ, "HOSTD_CACHE_DIR": "off", "TEAM_DB": url}
     return subprocess.run(
         [sys.executable, "-m", "hostd", *args, "--config", str(config)],
         env=env,
@@ -47,45 +40,181 @@ def _hostd(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    ("language", "expected"),
-    [("en", "memory cannot use the team database yet"), ("zh", "记忆插件暂不支持团队数据库")],
-)
-def test_serve_refuses_memory_on_a_team_database(tmp_path: Path, language: str, expected: str) -> None:
-    served = _hostd(_config(tmp_path, language), "serve")
-    assert served.returncode == 2, served.stderr
-    assert expected in served.stderr
-    assert "hunter2" not in served.stderr + served.stdout
-    assert not (tmp_path / "data" / "memory").exists()  # no local file was opened instead
-    if language == "zh":
-        assert "memory cannot" not in served.stderr and "storage" in served.stderr  # the key is named
+def test_migrate_then_memories_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
+    pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
+    assert pending.returncode == 1 and "memory: version 0 of 1" in pending.stdout
+    applied = _hostd(tmp_path, postgres_url, "db", "migrate")
+    assert applied.returncode == 0 and "memory: version 1: current" in applied.stdout
+    arguments = json.dumps({"uri": "team://cache", "content": "团队共享的缓存策略", "tags": ["团队"]})
+    created = _hostd(tmp_path, postgres_url, "call", "create_memory", "--json", arguments)
+    assert created.returncode == 0, created.stderr
+    for query in ("缓存", "存", "团队共享"):  # two, one and four characters, from another process
+        found = _hostd(tmp_path, postgres_url, "call", "search_memory", "--arg", f"query={query}")
+        assert found.returncode == 0, found.stderr
+        assert [hit["uri"] for hit in json.loads(found.stdout)["hits"]] == ["team://cache"], query
+    assert not (tmp_path / "data" / "memory").exists()  # nothing was kept locally
 
 
-def test_config_check_db_and_call_refuse_memory_on_a_team_database(tmp_path: Path) -> None:
-    config = _config(tmp_path, "en", "[memory, tasks]")
-    commands = (
-        ["config", "check"],
-        ["db", "migrate"],
-        ["db", "copy"],
-        ["call", "create_memory", "--arg", "uri=core://x", "--arg", "content=x"],
-    )
-    for command in commands:
-        done = _hostd(config, *command)
-        assert done.returncode == 2, (command, done.stdout, done.stderr)
-        assert "memory cannot use the team database yet" in done.stderr, command
-        assert "cannot be reached" not in done.stderr  # refused before connecting
-    assert not (tmp_path / "data" / "memory").exists()
+def test_a_database_down_at_start_up_is_exit_2_naming_it_without_the_password(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = _hostd(tmp_path, f"postgresql://hostd:secret@127.0.0.1:{port}/team", "serve")
+    assert result.returncode == 2
+    assert "memory: " in result.stderr and f"127.0.0.1:{port}/team" in result.stderr
+    assert "secret" not in result.stderr and "Traceback" not in result.stderr
 
 
-async def test_the_in_process_host_refuses_memory_on_a_team_database(
-    hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+def _team_config(hostd_roots: Path, language: str = "en", **storage: Any) -> dict[str, Any]:
+    return {
+        "language": language,
+        "allowed_roots": [str(hostd_roots)],
+        "storage": {"url_env": TEAM_DATABASE_ENV, **storage},
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_write_waiting_past_the_statement_timeout_is_a_timeout_error(
+    hostd_data_dir: Path, hostd_roots: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
-    monkeypatch.setenv("TEAM_DB", UNUSED_URL)
-    config = {"language": "en", "storage": {"url_env": "TEAM_DB"}}
-    with pytest.raises(HostError, match="memory cannot use the team database yet"):
-        async with in_memory_client(["memory"], data_dir=hostd_data_dir, config=config):
-            pass
-    assert not (hostd_data_dir / "memory").exists()
+    import psycopg
+    from hostd_memory.store_postgres import WRITE_LOCK_KEY
+
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    config = _team_config(hostd_roots, language, statement_timeout_ms=300)
+    async with in_memory_client(["memory"], data_dir=hostd_data_dir, config=config) as client:
+        await ok(client, "create_memory", uri="busy://a", content="v1")
+        with psycopg.connect(postgres_url) as other, other.transaction():
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            envelope = await call(client, "update_memory", uri="busy://a", content="v2")
+        assert envelope["error"]["code"] == "TIMEOUT", envelope
+        assert "300" in envelope["error"]["message"] and envelope["error"]["hint"]
+        if language == "zh":
+            assert "毫秒" in envelope["error"]["message"]
+        await ok(client, "update_memory", uri="busy://a", content="v2")
+        versions = await ok(client, "get_memory_versions", uri="busy://a")
+        assert [v["version"] for v in versions["versions"]] == [2, 1]  # the refused call left no gap
 
 
-pytestmark = pytest.mark.anyio
+async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
+    hostd_data_dir: Path, hostd_roots: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+    import psycopg
+    from hostd_memory.store_postgres import WRITE_LOCK_KEY
+
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    async with in_memory_client(
+        ["memory"], data_dir=hostd_data_dir, config=_team_config(hostd_roots)
+    ) as client:
+        await ok(client, "create_memory", uri="cut://a", content="v1")
+        answers: list[dict[str, Any]] = []
+
+        async def blocked_call() -> None:
+            answers.append(await call(client, "update_memory", uri="cut://a", content="v2"))
+
+        with (
+            psycopg.connect(postgres_url, autocommit=True) as admin,
+            psycopg.connect(postgres_url) as holder,
+            holder.transaction(),
+        ):
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            async with anyio.create_task_group() as group:
+                group.start_soon(blocked_call)
+                waiting = None
+                with anyio.fail_after(20):
+                    while waiting is None:  # the call's connection is waiting for the write lock
+                        waiting = admin.execute(
+                            "SELECT pid FROM pg_stat_activity WHERE application_name = "
+                            "'hostd-memory' AND wait_event_type = 'Lock'"
+                        ).fetchone()
+                        await anyio.sleep(0.01)
+                admin.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
+        (envelope,) = answers
+        assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
+        assert envelope["error"]["hint"]
+        read = await ok(client, "read_memory", uri="cut://a")
+        assert read["content"] == "v1" and read["memory"]["version"] == 1  # nothing half-applied
+        await ok(client, "update_memory", uri="cut://a", content="v2")
+        versions = await ok(client, "get_memory_versions", uri="cut://a")
+        assert [v["version"] for v in versions["versions"]] == [2, 1]
+
+
+async def _local_memories(data_dir: Path, roots: Path) -> None:
+    """Memories in the data folder's SQLite file: versions, aliases, tags, links, a deleted one."""
+    config = {"language": "en", "allowed_roots": [str(roots)]}
+    async with in_memory_client(["memory"], data_dir=data_dir, config=config) as client:
+        await ok(client, "create_memory", uri="proj://db", content="数据库 v1", tags=["db", "团队"])
+        await ok(client, "update_memory", uri="proj://db", content="数据库 v2", priority=2)
+        await ok(client, "update_memory", uri="proj://db", tags=["db"])
+        await ok(client, "add_alias", target_uri="proj://db", alias_uri="old://database")
+        await ok(
+            client, "create_memory", uri="proj://cache", content="cache notes", disclosure="when caching"
+        )
+        await ok(client, "link_memories", from_uri="proj://cache", to_uri="proj://db", relation="depends on")
+        await ok(client, "create_memory", uri="proj://gone", content="to be deleted")
+        await ok(client, "delete_memory", uri="proj://gone")
+        await ok(client, "save_session", title="sprint", summary="we chose postgres")
+
+
+@pytest.mark.slow
+async def test_db_copy_copies_every_field_once_and_never_overwrites(
+    tmp_path: Path, hostd_roots: Path, postgres_url: str
+) -> None:
+    from hostd_db import PostgresDatabase
+    from hostd_memory.store import MemoryStore
+    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from hostd_memory.team_copy import snapshot
+
+    data_dir = tmp_path / "data"
+    await _local_memories(data_dir, hostd_roots)
+    first = _hostd(tmp_path, postgres_url, "db", "copy")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (
+        "memory: links: 1 copied, 0 unchanged, memories: 4 copied, 0 unchanged, "
+        "sessions: 1 copied, 0 unchanged, versions: 7 copied, 0 unchanged\n" in first.stdout
+    ), first.stdout
+    local = MemoryStore(data_dir / "memory" / "memory.db")
+    database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
+    team = PostgresMemoryStore(database)
+    try:
+        uris = [r[0] for r in local._conn().execute("SELECT uri FROM memories ORDER BY id")]
+        assert len(uris) == 4  # the session's memory too
+        for uri in uris:
+            mine, theirs = snapshot(local._conn(), uri), snapshot(team._conn(), uri)
+            assert mine is not None and theirs is not None
+            assert theirs[1] == mine[1], uri  # state, every version, tags, aliases, authors
+        (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
+        assert cache == ("proj://db", "depends on")
+        assert [h.memory.uri for h in team.search(_plan("数据库"), _filters(), 5)] == ["proj://db"]
+        assert team.resolve("old://database")[0].uri == "proj://db"
+
+        again = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert (
+            "memory: links: 0 copied, 1 unchanged, memories: 0 copied, 4 unchanged, "
+            "sessions: 0 copied, 1 unchanged, versions: 0 copied, 7 unchanged\n" in again.stdout
+        ), again.stdout
+
+        from hostd_memory.store import Change
+
+        team.update("proj://db", edit=None, change=Change(priority=9), author="team")
+        conflict = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert conflict.returncode == 1, conflict.stdout
+        assert "memory: CONFLICT memory proj://db differs in the team database" in conflict.stdout
+        assert team.resolve("proj://db")[0].priority == 9  # never overwritten
+    finally:
+        local.close()
+        database.close()
+
+
+def _plan(query: str) -> Any:
+    from hostd_memory.search import plan_query
+
+    return plan_query(query)
+
+
+def _filters() -> Any:
+    from hostd_memory.store import Filters
+
+    return Filters()

@@ -1,18 +1,17 @@
 """hostd hooks of the memory plugin: its settings model and its 18 tools.
 
-Nothing heavy happens here: the SQLite store opens on the first tool call
-(``ToolContext.plugin.resource("store", ...)``) and the host closes it at shut-down.
-
-The store has no PostgreSQL backend yet, so a config with ``storage`` (the team database) is
-refused at start-up and by ``hostd config check`` / ``hostd db ...``: quietly serving each
-replica's own SQLite file would split a team's memories between machines.
+Nothing heavy happens here: the store opens on the first tool call (``tools.store_for``) and the
+host closes it at shut-down. Without ``storage`` it is the SQLite file in the data folder; with
+``storage`` the team database (PostgreSQL), which the host migrates or checks at start-up through
+``hostd_team_database``; ``hostd db copy`` moves the local file's memories into it through
+``hostd_copy_to_team_database``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hostd import HostError, PluginContext, hookimpl
+from hostd import PluginContext, hookimpl
 from hostd_memory.models import Settings
 
 
@@ -29,34 +28,18 @@ def hostd_register_tools(register: Any, context: PluginContext) -> None:
         register(function, **options)
 
 
-def refuse_team_database(context: PluginContext) -> None:
-    """Stop before anything is opened when the config names a team database memory cannot use yet."""
-    if context.storage is None:
-        return
-    raise HostError(
-        context.text(
-            en=(
-                "memory cannot use the team database yet: its store is a SQLite file only, and serving "
-                "each server's own file would split the team's memories. Serve memory from a config "
-                "without `storage` (its memories stay in the data folder), or take `memory` out of this "
-                "profile's `plugins`."
-            ),
-            zh=(
-                "记忆插件暂不支持团队数据库：它的存储目前只有 SQLite 文件，"
-                "各服务器各用自己的文件会把团队的记忆分散到多台机器上。"
-                "请用不含 `storage` 的配置单独运行记忆插件（记忆保存在数据目录中），"
-                "或把 `memory` 从当前配置方案的 `plugins` 列表中去掉。"
-            ),
-        )
-    )
+@hookimpl
+def hostd_team_database(context: PluginContext) -> Any:
+    """The memories' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
+    from hostd_memory.tools import team_database
+
+    return team_database(context)
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext) -> None:
-    """Called only with ``storage``: refuse here so ``hostd config check`` and ``hostd db`` say so too."""
-    refuse_team_database(context)
+def hostd_copy_to_team_database(context: PluginContext) -> Any:
+    """``hostd db copy``: this data folder's memories (versions, aliases, tags, links) into the
+    team database."""
+    from hostd_memory.team_copy import copy_to_team_database
 
-
-@hookimpl
-def hostd_startup(context: PluginContext) -> None:
-    refuse_team_database(context)
+    return copy_to_team_database(context)

@@ -431,3 +431,183 @@ def error_key_terms(message: str) -> list[str]:
         if is_cjk(term) or (len(term) >= 3 and term.lower() not in ENGLISH_STOPWORDS and not term.isdigit()):
             terms.append(term)
     return terms[:MAX_TERMS]
+
+
+# --- PostgreSQL: the same tokens as a tsvector, the same expressions as a tsquery -------------
+#
+# On the team database ``memory_words`` is a ``tsvector`` column of ``memories`` built here: the
+# text ``words_text`` gives, cut the way FTS5's ``unicode61 remove_diacritics 2`` cuts it (letters
+# and digits, lower-case, accents dropped). PostgreSQL's own parser never sees the text (its
+# rules and the server locale would split CJK differently). The FTS5 expressions the store and
+# preload build are translated (``ts_query``), so both backends answer the same queries.
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: PostgreSQL keeps positions up to 16,383 and lexemes under 2 KiB: longer words are cut at 500
+#: characters (under 2 KiB in any script) on both sides, so they still match.
+MAX_TS_POSITION = 16_383
+MAX_TS_TOKEN = 500
+#: A tsvector holds at most 1 MiB: a memory's distinct tokens are indexed in text order until
+#: about this many bytes, each with at most TS_POSITIONS_KEPT positions. Longer memories (a
+#: 2,000,000-character one) are found by every token of their first ~900 KB of distinct tokens.
+TS_VECTOR_BUDGET = 900_000
+TS_POSITIONS_KEPT = 16
+#: Weights by field, as the BM25 weights of the SQLite index (path 4, disclosure 2, content 1).
+TS_FIELD_WEIGHTS = {"path": "A", "disclosure": "B", "content": "D"}
+
+
+def _fold(text: str) -> str:
+    """Lower-case without accents, as FTS5's ``remove_diacritics`` does."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def index_tokens(text: str) -> list[str]:
+    """The tokens ``memory_words`` holds for a text, in order."""
+    return [token[:MAX_TS_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def ts_vector(path: str, content: str, disclosure: str) -> str:
+    """The ``tsvector`` literal of a memory: each field's tokens with positions and its weight."""
+    return ts_vector_literal(ts_entries(path, content, disclosure))
+
+
+def ts_vector_literal(entries: dict[str, list[str]]) -> str:
+    return " ".join(
+        f"{_lexeme(token)}:{','.join(dict.fromkeys(places))}" for token, places in entries.items()
+    )
+
+
+def ts_entries(path: str, content: str, disclosure: str) -> dict[str, list[str]]:
+    """Each token of a memory with its positions and weights (``12A``), in text order, capped.
+
+    Fields follow each other with a gap of positions, so no phrase spans two of them.
+    """
+    entries: dict[str, list[str]] = {}
+    size = 0
+    position = 0
+    for name, text in (("path", path), ("disclosure", disclosure), ("content", content)):
+        weight = TS_FIELD_WEIGHTS[name]
+        for token in index_tokens(text):
+            position += 1
+            places = entries.get(token)
+            if places is None:
+                if size > TS_VECTOR_BUDGET:
+                    continue
+                places = entries[token] = []
+                size += len(token.encode()) + 8
+            if len(places) < TS_POSITIONS_KEPT:
+                places.append(f"{min(position, MAX_TS_POSITION)}{weight}")
+                size += 2
+        position += 10
+    return entries
+
+
+_FTS_TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|(\()|(\))|(\*)|(AND|OR)\b|(\{?\w+\}?)\s*:)')
+
+
+@dataclass
+class _Node:
+    kind: str  # "phrase", "and", "or"
+    text: str = ""
+    prefix: bool = False
+    column: str | None = None
+    children: list[_Node] = field(default_factory=list)
+
+
+def parse_expression(expression: str) -> _Node:
+    """The subset of FTS5 query syntax this plugin writes: string literals (``*`` for a prefix),
+    parentheses, AND, OR (AND binds tighter) and a column filter (``content : ...``)."""
+    items: list[tuple[str, str]] = []
+    position = 0
+    while position < len(expression):
+        if not expression[position:].strip():
+            break
+        match = _FTS_TOKEN.match(expression, position)
+        if match is None:
+            raise ValueError(
+                f"unexpected FTS5 syntax at {position}: {expression[position : position + 20]!r}"
+            )
+        position = match.end()
+        literal, opening, closing, star, operator, column = match.groups()
+        if literal is not None:
+            items.append(("phrase", literal.replace('""', '"')))
+        elif opening:
+            items.append(("(", ""))
+        elif closing:
+            items.append((")", ""))
+        elif star:
+            items.append(("*", ""))
+        elif operator:
+            items.append((operator, ""))
+        else:
+            items.append(("column", column.strip("{}")))
+    index = 0
+
+    def peek() -> str | None:
+        return items[index][0] if index < len(items) else None
+
+    def take() -> tuple[str, str]:
+        nonlocal index
+        index += 1
+        return items[index - 1]
+
+    def primary(column: str | None) -> _Node:
+        kind, text = take()
+        if kind == "column":
+            return primary(text)
+        if kind == "(":
+            node = disjunction(column)
+            take()
+            return node
+        prefix = peek() == "*"
+        if prefix:
+            take()
+        return _Node("phrase", text, prefix, column)
+
+    def conjunction(column: str | None) -> _Node:
+        parts = [primary(column)]
+        while peek() == "AND":
+            take()
+            parts.append(primary(column))
+        return parts[0] if len(parts) == 1 else _Node("and", children=parts)
+
+    def disjunction(column: str | None) -> _Node:
+        parts = [conjunction(column)]
+        while peek() == "OR":
+            take()
+            parts.append(conjunction(column))
+        return parts[0] if len(parts) == 1 else _Node("or", children=parts)
+
+    return disjunction(None)
+
+
+def ts_query(expression: str) -> str | None:
+    """The ``tsquery`` literal matching what an FTS5 ``memory_words`` expression matches (None:
+    it holds no token, so it matches nothing)."""
+
+    def render(node: _Node) -> str | None:
+        if node.kind == "phrase":
+            tokens = [t[:MAX_TS_TOKEN] for t in _TOKEN.findall(_fold(node.text))]
+            if not tokens:
+                return None
+            weight = TS_FIELD_WEIGHTS.get(node.column or "", "")
+            marks = [f":{weight}" if weight else ""] * len(tokens)
+            if node.prefix:
+                marks[-1] = f":*{weight}"
+            phrase = " <-> ".join(_lexeme(t) + m for t, m in zip(tokens, marks, strict=True))
+            return f"({phrase})" if len(tokens) > 1 else phrase
+        parts = [render(child) for child in node.children]
+        if node.kind == "and":
+            if any(p is None for p in parts):
+                return None
+            return "(" + " & ".join(p for p in parts if p) + ")"
+        kept = [p for p in parts if p]
+        return "(" + " | ".join(kept) + ")" if kept else None
+
+    return render(parse_expression(expression))

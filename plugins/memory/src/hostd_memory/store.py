@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hostd_memory import search as search_text
 from hostd_memory.uris import MemoryUri, mentioned_uris, mentions
@@ -556,8 +556,24 @@ class Filters:
         return " AND ".join(clauses), params
 
 
+class Connection(Protocol):
+    """What the store's SQL needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own
+    shape; the team database's connections are adapted to it, see ``store_postgres``)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+
 class MemoryStore:
-    """Every read and write of the memory database; safe to share between threads."""
+    """Every read and write of the memory database; safe to share between threads.
+
+    The SQL here is shared with the team database (``store_postgres.PostgresMemoryStore``),
+    which overrides the connections, the full-text parts and the few spellings kept as
+    attributes and small methods (``_TAG_LIST``, ``_index_hint``, ``_insert_returning_id``...)."""
+
+    #: The shared tags of a group, joined by U+001F.
+    _TAG_LIST = "group_concat(t.tag, char(31))"
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
         from hostd_fs import Database
@@ -587,7 +603,7 @@ class MemoryStore:
         run.__name__ = getattr(migration, "__name__", "migration")
         return run
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> Connection:
         """This thread's connection, with the SQL functions the triggers call."""
         conn = self._db.connection()
         if getattr(self._prepared, "conn", None) is not conn:
@@ -596,35 +612,35 @@ class MemoryStore:
         return conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         self._conn()
         with self._db.write() as conn:
             yield conn
 
     # --- lookups ------------------------------------------------------------------------
 
-    def _memory_by_uri(self, conn: sqlite3.Connection, uri: str) -> MemoryRow | None:
+    def _memory_by_uri(self, conn: Connection, uri: str) -> MemoryRow | None:
         row = conn.execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.uri = ?", (uri,)).fetchone()
         return MemoryRow.from_row(row) if row else None
 
-    def _memory_by_id(self, conn: sqlite3.Connection, memory_id: int) -> MemoryRow:
+    def _memory_by_id(self, conn: Connection, memory_id: int) -> MemoryRow:
         row = conn.execute(
             f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)
         ).fetchone()
         return MemoryRow.from_row(row)
 
-    def _alias_target(self, conn: sqlite3.Connection, uri: str) -> int | None:
+    def _alias_target(self, conn: Connection, uri: str) -> int | None:
         row = conn.execute("SELECT memory_id FROM aliases WHERE alias_uri = ?", (uri,)).fetchone()
         return int(row[0]) if row else None
 
-    def _aliases_of(self, conn: sqlite3.Connection, memory_id: int) -> list[str]:
+    def _aliases_of(self, conn: Connection, memory_id: int) -> list[str]:
         rows = conn.execute(
             "SELECT alias_uri FROM aliases WHERE memory_id = ? ORDER BY alias_uri", (memory_id,)
         )
         return [r[0] for r in rows]
 
     def _resolve(
-        self, conn: sqlite3.Connection, uri: str, *, include_deleted: bool = False
+        self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
         """The memory ``uri`` names, directly or through an alias, and the alias used if any."""
         memory = self._memory_by_uri(conn, uri)
@@ -643,7 +659,7 @@ class MemoryStore:
     def resolve(self, uri: str, *, include_deleted: bool = False) -> tuple[MemoryRow, str | None]:
         return self._resolve(self._conn(), uri, include_deleted=include_deleted)
 
-    def _ensure_free(self, conn: sqlite3.Connection, uri: str) -> None:
+    def _ensure_free(self, conn: Connection, uri: str) -> None:
         existing = self._memory_by_uri(conn, uri)
         if existing is not None:
             raise AlreadyExists(uri, "deleted" if existing.status == "deleted" else "memory")
@@ -688,9 +704,14 @@ class MemoryStore:
         assert memory is not None
         return memory
 
+    @staticmethod
+    def _insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:
+        """Run one INSERT into a table with an ``id`` column; the new row's id."""
+        return int(conn.execute(sql, params).lastrowid or 0)
+
     def _apply(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         memory: MemoryRow,
         change: Change,
         kind: str,
@@ -837,11 +858,11 @@ class MemoryStore:
         """The memory, its versions newest first (the current one included) and how many there are."""
         conn = self._conn()
         memory, _ = self._resolve(conn, uri, include_deleted=True)
-        older_limit = -1 if limit is None else max(0, limit - 1)
-        rows = conn.execute(
-            f"SELECT {_VERSION_COLUMNS} "
-            "FROM memory_versions WHERE memory_id = ? ORDER BY version DESC LIMIT ?",
-            (memory.id, older_limit),
+        older = f"SELECT {_VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version DESC"
+        rows = (
+            conn.execute(older, (memory.id,))
+            if limit is None
+            else conn.execute(older + " LIMIT ?", (memory.id, max(0, limit - 1)))
         ).fetchall()
         total = conn.execute(
             "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
@@ -865,7 +886,7 @@ class MemoryStore:
             author=memory.author,
         )
 
-    def _version(self, conn: sqlite3.Connection, memory: MemoryRow, version: int) -> VersionRow:
+    def _version(self, conn: Connection, memory: MemoryRow, version: int) -> VersionRow:
         if version == memory.version:
             return self._current_version(memory)
         row = conn.execute(
@@ -930,17 +951,21 @@ class MemoryStore:
         conn = self._conn()
         found: dict[str, None] = {}
         for name in [memory.uri, *memory.aliases]:
-            rows = conn.execute(
-                f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
-                f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
-                ("content : " + search_text.fts_literal(name), memory.id),
-            )
-            for uri, content in rows:
+            for uri, content in self._mention_candidates(conn, name, memory.id):
                 if mentions(content, name):
                     found.setdefault(uri)
                     if len(found) >= limit:
                         return list(found)
         return list(found)
+
+    def _mention_candidates(self, conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
+        """(uri, content) of at most 200 visible memories, other than ``memory_id``, whose content
+        may mention ``name`` (the caller checks with ``mentions``)."""
+        return conn.execute(
+            f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
+            ("content : " + search_text.fts_literal(name), memory_id),
+        )
 
     # --- listings -----------------------------------------------------------------------
 
@@ -956,16 +981,15 @@ class MemoryStore:
             [priority, priority, updated_at, updated_at, memory_id],
         )
 
-    def _selective_source(
-        self, conn: sqlite3.Connection, filters: Filters
-    ) -> tuple[int, str, str, list[Any]]:
+    def _selective_source(self, conn: Connection, filters: Filters) -> tuple[int, str, str, list[Any]]:
         """The filter keeping the fewest memories, counted up to ``LISTING_SELECTIVE`` + 1:
         (count, index hint, driving clause, its params) to read only what it keeps."""
         bound = LISTING_SELECTIVE + 1
         best: tuple[int, str, str, list[Any]] | None = None
         for tag in filters.tags:
             count = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?)", (tag, bound)
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
+                (tag, bound),
             ).fetchone()[0]
             if best is None or count < best[0]:
                 clause = " AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag = ?)"
@@ -977,24 +1001,30 @@ class MemoryStore:
             if low is None and high is None:
                 continue
             count = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY {index} "
-                f"WHERE {column} >= ? AND {column} < ? LIMIT ?)",
+                f"SELECT count(*) FROM (SELECT 1 FROM memories {self._index_hint(index)} "
+                f"WHERE {column} >= ? AND {column} < ? LIMIT ?) AS bounded",
                 (low or "", high or "\uffff", bound),
             ).fetchone()[0]
             if best is None or count < best[0]:
-                best = (count, f"INDEXED BY {index}", "", [])
+                best = (count, self._index_hint(index), "", [])
         assert best is not None
         return best
 
+    @staticmethod
+    def _index_hint(index: str) -> str:
+        """SQLite's planner is told which index drives a listing (PostgreSQL picks its own)."""
+        return f"INDEXED BY {index}"
+
     def _walk_rank(
-        self, conn: sqlite3.Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
+        self, conn: Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
     ) -> list[MemoryRow] | None:
         """The page, if the first ``LISTING_WALK`` memories in rank order after ``after`` hold it."""
         keyset, keyset_params = self._after_rank("m", after)
         cursor = conn.execute(
-            f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m INDEXED BY memories_by_rank "
-            f"WHERE 1{keyset} ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC",
-            [*params, *keyset_params],
+            f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m "
+            f"{self._index_hint('memories_by_rank')} WHERE 1 = 1{keyset} "
+            "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
+            [*params, *keyset_params, LISTING_WALK],
         )
         kept: list[int] = []
         walked = 0
@@ -1174,7 +1204,7 @@ class MemoryStore:
 
     @staticmethod
     def _ranked_visible(
-        conn: sqlite3.Connection, table: str, expression: str, bound: str, bounds: list[int], limit: int
+        conn: Connection, table: str, expression: str, bound: str, bounds: list[int], limit: int
     ) -> list[tuple[int, float]] | None:
         """The best matches ranked by FTS5 alone, deleted ones left out; None if too many of them were.
 
@@ -1200,13 +1230,13 @@ class MemoryStore:
         return rows if len(rows) == limit or len(best) < wanted else None
 
     @staticmethod
-    def _total(conn: sqlite3.Connection) -> int:
+    def _total(conn: Connection) -> int:
         """About how many memories there are (the newest id: cheap, and close enough)."""
         return int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
 
     def _count_tokens(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         pieces: Iterable[search_text.Piece],
         total: int,
         counts: dict[str, int],
@@ -1232,17 +1262,22 @@ class MemoryStore:
                         counts[token] = known
                     else:
                         wanted[token] = None
-        tokens = list(wanted)
+        for token, count in self._bounded_counts(conn, list(wanted), bound).items():
+            counts[token] = count
+            if count > RELAXED_RANK_CAP:
+                self._large_counts[token] = count
+
+    def _bounded_counts(self, conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
+        """How many memories hold each index token, counted up to ``bound`` (queries that stop there)."""
+        counts: dict[str, int] = {}
         for start in range(0, len(tokens), TOKEN_COUNT_BATCH):
             chunk = tokens[start : start + TOKEN_COUNT_BATCH]
-            sql = "SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk))
             params: list[Any] = []
             for token in chunk:
                 params += [search_text.fts_literal(token), bound]
-            for token, count in zip(chunk, conn.execute(sql, params).fetchone(), strict=True):
-                counts[token] = int(count)
-                if count > RELAXED_RANK_CAP:
-                    self._large_counts[token] = int(count)
+            row = conn.execute("SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk)), params).fetchone()
+            counts.update(zip(chunk, (int(c) for c in row), strict=True))
+        return counts
 
     @staticmethod
     def _cut(
@@ -1270,7 +1305,7 @@ class MemoryStore:
         return found_in, search_text.Piece(tuple(existing))
 
     def _strict_expression(
-        self, conn: sqlite3.Connection, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
+        self, conn: Connection, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
     ) -> tuple[str | None, float]:
         """Every piece must match, a word as its forms that occur; and at most how many memories match.
 
@@ -1346,6 +1381,10 @@ class MemoryStore:
         # only add to the score.
         return f"({fetched}) AND ({everything})", everything, together > RELAXED_RANK_CAP
 
+    def _words_clause(self, expression: str) -> tuple[str, list[Any]]:
+        """A condition keeping the memories ``expression`` matches in ``memory_words``."""
+        return " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)", [expression]
+
     @staticmethod
     def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
         clause = ""
@@ -1376,8 +1415,9 @@ class MemoryStore:
         elif plan.strict_trigram:
             extra, extra_params = scan, scan_params
             if words:
-                extra += " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)"
-                extra_params = [*extra_params, words]
+                words_sql, words_params = self._words_clause(words)
+                extra += words_sql
+                extra_params = [*extra_params, *words_params]
             strict = self._ranked("memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap)
         elif words:
             strict = self._ranked("memory_words", words, filters, scan, scan_params, limit, cap)
@@ -1482,11 +1522,11 @@ class MemoryStore:
                 )
                 created = self._memory_by_uri(conn, str(candidate))
                 memory_uri = str(candidate)
-            cursor = conn.execute(
+            session_id = self._insert_returning_id(
+                conn,
                 "INSERT INTO sessions (title, summary, memory_uri, created_at) VALUES (?, ?, ?, ?)",
                 (title, summary, memory_uri, stamp),
             )
-            session_id = int(cursor.lastrowid or 0)
         return session_id, stamp, created
 
     # --- statistics ---------------------------------------------------------------------
@@ -1529,11 +1569,7 @@ class MemoryStore:
             f"WHERE {VISIBLE}"
         ).fetchone()[0]
         links = conn.execute("SELECT count(*) FROM memory_links").fetchone()[0]
-        size = sum(
-            p.stat().st_size
-            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
-            if p.exists()
-        )
+        size = self._database_bytes(conn)
         return {
             "by_status": by_status,
             "by_domain": by_domain,
@@ -1547,6 +1583,14 @@ class MemoryStore:
             "tag_count": int(tag_count),
             "link_count": int(links),
         }
+
+    def _database_bytes(self, conn: Connection) -> int:
+        """What the store takes on disk (the file with its journal)."""
+        return sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+            if p.exists()
+        )
 
     # --- import -------------------------------------------------------------------------
 
@@ -1603,7 +1647,7 @@ class MemoryStore:
         with self._write() as conn:
             conn.execute("INSERT INTO memory_words (memory_words) VALUES ('optimize')")
 
-    def _insert_imported(self, conn: sqlite3.Connection, item: ImportItem, stamp: str) -> None:
+    def _insert_imported(self, conn: Connection, item: ImportItem, stamp: str) -> None:
         versions = sorted(item.versions, key=lambda v: v.version)
         current_version = item.version or (versions[-1].version if versions else 1)
         older = [v for v in versions if v.version < current_version]
@@ -1611,7 +1655,8 @@ class MemoryStore:
         updated_at = item.updated_at or created_at
         current = next((v for v in versions if v.version == current_version), None)
         change, note = (current.change, current.change_note) if current else ("import", "")
-        cursor = conn.execute(
+        memory_id = self._insert_returning_id(
+            conn,
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
             "created_at, updated_at, version, change, change_note, tags, author) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -1633,7 +1678,6 @@ class MemoryStore:
                 item.author,
             ),
         )
-        memory_id = cursor.lastrowid
         if older:
             conn.executemany(
                 "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
@@ -1670,7 +1714,7 @@ class MemoryStore:
             content=content, priority=min(existing.priority, item.priority), disclosure=disclosure, tags=tags
         )
 
-    def _import_aliases(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
+    def _import_aliases(self, conn: Connection, item: ImportItem, report: ImportReport) -> None:
         uri = str(item.uri)
         memory = self._memory_by_uri(conn, uri)
         if memory is None:
@@ -1696,7 +1740,7 @@ class MemoryStore:
                 (alias, memory.id, now_iso()),
             )
 
-    def _import_links(self, conn: sqlite3.Connection, item: ImportItem, report: ImportReport) -> None:
+    def _import_links(self, conn: Connection, item: ImportItem, report: ImportReport) -> None:
         """The item's outgoing links whose target exists (a memory or an alias); a link already there
         is left as it is, so importing twice adds nothing."""
         if not item.links:
@@ -1721,13 +1765,13 @@ class MemoryStore:
 
     # --- links --------------------------------------------------------------------------
 
-    def _memory_id_of(self, conn: sqlite3.Connection, uri: str) -> int | None:
+    def _memory_id_of(self, conn: Connection, uri: str) -> int | None:
         """The id of the memory ``uri`` names, directly or as an alias (deleted ones too)."""
         row = conn.execute("SELECT id FROM memories WHERE uri = ?", (uri,)).fetchone()
         return int(row[0]) if row else self._alias_target(conn, uri)
 
     @staticmethod
-    def _insert_link(conn: sqlite3.Connection, from_id: int, to_id: int, relation: str) -> int:
+    def _insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> int:
         """Add a link unless it is there; 1 if it was added, else 0."""
         cursor = conn.execute(
             "INSERT OR IGNORE INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
@@ -1822,7 +1866,7 @@ class MemoryStore:
             tag
             for tag in memory.tags
             if conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?)",
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
                 (tag, RELATED_RARE + 1),
             ).fetchone()[0]
             <= RELATED_RARE
@@ -1830,7 +1874,7 @@ class MemoryStore:
         if rare_tags:
             marks = ",".join("?" * len(rare_tags))
             for memory_id, shared in conn.execute(
-                f"SELECT t.memory_id, group_concat(t.tag, char(31)) FROM memory_tags t "
+                f"SELECT t.memory_id, {self._TAG_LIST} FROM memory_tags t "
                 f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
                 f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
                 [*rare_tags, memory.id, limit],
@@ -1863,9 +1907,7 @@ class MemoryStore:
         rows = self.memories_for(list(found))
         return [(rows[i], *found[i]) for i in found if i in rows]
 
-    def _rare_pieces(
-        self, conn: sqlite3.Connection, memory: MemoryRow
-    ) -> list[tuple[int, search_text.Piece, str]]:
+    def _rare_pieces(self, conn: Connection, memory: MemoryRow) -> list[tuple[int, search_text.Piece, str]]:
         """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
 
         A piece here is one exact index token (a word as written, a CJK bigram) or phrase, not a
@@ -1886,14 +1928,7 @@ class MemoryStore:
             for t in dict.fromkeys(t for form in forms for t in form.split(" "))
             if t not in self._common_tokens and t not in self._large_counts  # known to be common
         ]
-        counts: dict[str, int] = {}
-        for start in range(0, len(tokens), TOKEN_COUNT_BATCH):
-            chunk = tokens[start : start + TOKEN_COUNT_BATCH]
-            params: list[Any] = []
-            for token in chunk:
-                params += [search_text.fts_literal(token), RELATED_RARE + 2]
-            row = conn.execute("SELECT " + ", ".join([_BOUNDED_COUNT] * len(chunk)), params).fetchone()
-            counts.update(zip(chunk, (int(c) for c in row), strict=True))
+        counts = self._bounded_counts(conn, tokens, RELATED_RARE + 2)
         if len(self._common_tokens) < COMMON_TOKENS_KEPT:  # a token's count falls only rarely: remember it
             self._common_tokens.update(t for t, c in counts.items() if c > RELATED_RARE + 1)
         rare = []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import Field
 
-from hostd import ToolContext, ToolError
+from hostd import PluginContext, ToolContext, ToolError
 from hostd_memory.models import (
     MAX_VERSION,
     AddAliasResult,
@@ -75,6 +75,8 @@ from hostd_memory.paging import (
 from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, parse_uri
 
 if TYPE_CHECKING:
+    from hostd_db import PostgresDatabase
+
     from hostd_memory.store import Filters, MemoryRow, MemoryStore, VersionRow
 
 R = TypeVar("R")
@@ -187,14 +189,36 @@ def _settings(ctx: ToolContext) -> Settings:
 
 
 def _store(ctx: ToolContext) -> MemoryStore:
-    settings = _settings(ctx)
+    return store_for(ctx.plugin)
 
-    def open_store() -> MemoryStore:
-        from hostd_memory.store import MemoryStore
 
-        return MemoryStore(ctx.data_dir / settings.database)
+def team_database(context: PluginContext) -> PostgresDatabase:
+    """The plugin's tables in the team database, opened once per server (``storage`` must be set)."""
+    from hostd_memory.store_postgres import PG_MIGRATIONS
 
-    return ctx.plugin.resource("store", open_store)
+    return context.resource("team-database", lambda: context.team_database(PG_MIGRATIONS))
+
+
+def open_local_store(context: PluginContext) -> MemoryStore:
+    """A new store on the plugin's SQLite file (the ``database`` setting): the caller closes it."""
+    from hostd_memory.store import MemoryStore
+
+    settings = context.settings if isinstance(context.settings, Settings) else Settings()
+    return MemoryStore(context.data_dir / settings.database)
+
+
+def store_for(context: PluginContext) -> MemoryStore:
+    """The plugin's store, opened on first use and shared by every thread: the team database when
+    the config has ``storage`` (the ``database`` setting is then unused), else the SQLite file."""
+    if context.storage is not None:
+
+        def open_team_store() -> MemoryStore:
+            from hostd_memory.store_postgres import PostgresMemoryStore
+
+            return PostgresMemoryStore(team_database(context))
+
+        return context.resource("store", open_team_store)
+    return context.resource("store", lambda: open_local_store(context))
 
 
 def _budget(ctx: ToolContext) -> int:

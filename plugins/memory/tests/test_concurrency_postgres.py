@@ -1,0 +1,150 @@
+"""The team database under real processes: concurrent appends and a writer SIGKILLed mid-write.
+
+The same workers as ``test_concurrency.py`` (``concurrency_worker.py`` given a postgresql:// URL);
+the checks read the ``memory`` schema directly.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_concurrency import WORKER, assert_overlapped, run_on_barrier
+
+psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
+
+from hostd_memory.store import AlreadyExists, MemoryStore  # noqa: E402
+from hostd_memory.uris import MemoryUri  # noqa: E402
+
+
+@pytest.fixture
+def team_store(postgres_url: str) -> Iterator[MemoryStore]:
+    from hostd_db import PostgresDatabase
+    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+
+    database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
+    yield PostgresMemoryStore(database)
+    database.close()
+
+
+def _rows(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET search_path = memory")
+        return conn.execute(sql, params).fetchall()
+
+
+@pytest.mark.slow
+def test_two_processes_appending_100_times_each_make_versions_1_to_201(
+    tmp_path: Path, postgres_url: str, team_store: MemoryStore
+) -> None:
+    team_store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
+    spans = run_on_barrier(tmp_path, postgres_url, [("a", "update", 100), ("b", "update", 100)])
+    assert_overlapped(spans)
+    older = [r[0] for r in _rows(postgres_url, "SELECT version FROM memory_versions ORDER BY version")]
+    ((current, content),) = _rows(postgres_url, "SELECT version, content FROM memories")
+    appends = _rows(
+        postgres_url,
+        "SELECT content, author FROM memory_versions WHERE version > 1 "
+        "UNION ALL SELECT content, author FROM memories",
+    )
+    assert [*older, current] == list(range(1, 202)) and current == 201  # no gap, none doubled
+    assert len(appends) == 200 and all(text.splitlines()[-1].split()[0] == author for text, author in appends)
+    lines = content.splitlines()[1:]
+    assert sorted(lines) == sorted([f"a edit {i}" for i in range(100)] + [f"b edit {i}" for i in range(100)])
+
+
+def test_of_concurrent_creates_of_one_uri_one_succeeds_the_others_already_exist(
+    team_store: MemoryStore,
+) -> None:
+    def create(n: int) -> str:
+        try:
+            team_store.create(MemoryUri("race", "one"), f"writer {n}", 5, "", author=f"w{n}")
+        except AlreadyExists:
+            return "exists"
+        return "created"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(create, range(16)))
+    assert outcomes.count("created") == 1 and outcomes.count("exists") == 15
+    memory, _versions, total = team_store.versions("race://one")
+    assert total == 1 and memory.version == 1
+
+
+@pytest.mark.slow
+def test_a_writer_killed_at_random_points_loses_no_acknowledged_write_on_postgres(
+    tmp_path: Path, postgres_url: str, team_store: MemoryStore
+) -> None:
+    """SIGKILL a writing process a dozen times: every acknowledged round is there, none is half
+    there, versions have no gap, and the word index agrees with every committed memory."""
+    team_store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
+    chance = random.Random(20261124)
+    rounds_done: dict[str, int] = {}
+    kills_between_the_two_writes = 0
+    for run in range(12):
+        name = f"k{run}"
+        worker = subprocess.Popen(
+            [sys.executable, str(WORKER), postgres_url, str(tmp_path), name, "forever", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert worker.stdout is not None
+        wanted = chance.randint(1, 25)
+        printed = -1
+        while printed + 1 < wanted:  # let it write a random number of rounds, then kill it mid-work
+            line = worker.stdout.readline()
+            assert line, worker.communicate()[1]
+            printed = int(line)
+        time.sleep(chance.uniform(0, 0.004))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+        rest = worker.stdout.read()
+        worker.stdout.close()
+        worker.stderr.close()  # type: ignore[union-attr]
+        printed = max([printed, *(int(n) for n in rest.split())])
+        rounds_done[name] = printed + 1
+
+        older = [r[0] for r in _rows(postgres_url, "SELECT version FROM memory_versions ORDER BY version")]
+        ((current, content),) = _rows(
+            postgres_url, "SELECT version, content FROM memories WHERE domain = 'shared'"
+        )
+        ((created,),) = _rows(
+            postgres_url,
+            "SELECT count(*) FROM memories WHERE domain = 'load' AND path LIKE %s",
+            (f"{name}/%",),
+        )
+        ((indexed,),) = _rows(
+            postgres_url,
+            "SELECT count(*) FROM memories WHERE words @@ %s::tsquery",
+            (f"'from' <-> '{name}'",),
+        )
+        ((unindexed,),) = _rows(postgres_url, "SELECT count(*) FROM memories WHERE words IS NULL")
+        assert [*older, current] == list(range(1, current + 1)), "a version is missing or doubled"
+        edits = [line for line in content.splitlines()[1:] if line.startswith(f"{name} ")]
+        # The rounds it printed are committed; the one it was in may or may not be, never half.
+        assert edits == [f"{name} edit {i}" for i in range(len(edits))]
+        assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
+        assert created in (len(edits), len(edits) + 1) and indexed == created and unindexed == 0
+        kills_between_the_two_writes += created - len(edits)
+
+    assert kills_between_the_two_writes >= 1  # the kills landed inside the work
+    # The killed writers left no lock behind: the next write goes through at once.
+    team_store.create(MemoryUri("after", "kills"), "written after the kills", 5, "", author="test")
+    memory, _versions, total = team_store.versions("shared://target")
+    assert (
+        total
+        == memory.version
+        == 1
+        + sum(
+            len([line for line in memory.content.splitlines() if line.startswith(f"{name} ")])
+            for name in rounds_done
+        )
+    )
