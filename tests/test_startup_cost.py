@@ -12,7 +12,7 @@ import pytest
 
 # Whole libraries (matched by top-level package) and single modules that must wait for a tool call.
 HEAVY_PACKAGES = ["bs4", "lxml", "markdownify", "requests", "sqlite3", "playwright", "difflib"]
-HEAVY_MODULES = ["hostd_fs.database"]
+HEAVY_MODULES = ["hostd_db.sqlite"]
 
 PROBE = """
 import json, sys

@@ -8,74 +8,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import multiprocessing
-import queue
 import random
 import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
 from typing import Any
 
-from hostd_fs import Database, FsError, atomic_write, kept_lock, locked_append, path_lock
-
-# -- running work in several processes at once ------------------------------------------------------
-
-SPAWN = multiprocessing.get_context("spawn")
-
-
-def _collect(results: Any, processes: list[Any], timeout: float = 120) -> list[Any]:
-    """One result per process, failing fast (not after the timeout) when a process dies."""
-    collected: list[Any] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(collected) < len(processes):
-            try:
-                collected.append(results.get(timeout=0.2))
-            except queue.Empty:
-                failed = [process.exitcode for process in processes if process.exitcode not in (None, 0)]
-                assert not failed, f"a worker process failed with exit codes {failed}"
-                assert time.monotonic() < deadline, "the worker processes did not finish in time"
-    finally:
-        for process in processes:
-            process.join(timeout=30)
-    assert [process.exitcode for process in processes] == [0] * len(processes)
-    return collected
-
-
-def run_processes_on_barrier(
-    target: Callable[..., None], per_process_args: list[tuple[Any, ...]]
-) -> list[Any]:
-    """Run `target(*args, barrier, results)` in one process per args; returns what they put.
-
-    "spawn" children share nothing with the test process (no inherited locks or connections),
-    as two server processes would.
-    """
-    barrier = SPAWN.Barrier(len(per_process_args))
-    results = SPAWN.Queue()
-    processes = [SPAWN.Process(target=target, args=(*args, barrier, results)) for args in per_process_args]
-    for process in processes:
-        process.start()
-    return _collect(results, processes)
-
-
-def run_in_process(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
-    """Run `target(*args, results)` in a fresh process; returns what it put."""
-    results = SPAWN.Queue()
-    process = SPAWN.Process(target=target, args=(*args, results))
-    process.start()
-    [result] = _collect(results, [process])
-    return result
-
-
-def assert_overlapped(intervals: list[tuple[float, float]]) -> None:
-    """Every worker was still working when the last one started."""
-    assert max(start for start, _ in intervals) < min(end for _, end in intervals), intervals
-
+from hostd_fs import FsError, atomic_write, kept_lock, locked_append, path_lock
 
 # -- sections appended concurrently ----------------------------------------------------------------
 
@@ -186,45 +129,6 @@ def append_past_file_size_limit(
         results.put((error.code, error.reason, error.details.get("errno")))
     else:
         results.put(None)
-
-
-# -- a database shared by processes ----------------------------------------------------------------
-
-MIGRATIONS = [
-    # Each migration logs itself: a migration applied twice would log twice (or fail to create).
-    "CREATE TABLE applied (n INTEGER NOT NULL); INSERT INTO applied VALUES (1);",
-    """
-    CREATE TABLE items (id INTEGER PRIMARY KEY, writer TEXT NOT NULL, n INTEGER NOT NULL);
-    CREATE TABLE counter (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
-    INSERT INTO counter VALUES (1, 0);
-    CREATE TRIGGER items_no_negative BEFORE INSERT ON items WHEN NEW.n < 0
-    BEGIN SELECT RAISE(ABORT, 'negative n; not allowed'); END;
-    INSERT INTO applied VALUES (2);
-    """,
-]
-
-
-def open_and_insert(db_path: Path, writer: str, count: int, barrier: Barrier, results: Any) -> None:
-    barrier.wait()
-    started = time.monotonic()
-    with Database(db_path, MIGRATIONS) as database:
-        database.connection()
-        for n in range(count):
-            with database.write() as connection:
-                connection.execute("INSERT INTO items (writer, n) VALUES (?, ?)", (writer, n))
-    results.put((started, time.monotonic()))
-
-
-def increment_counter(db_path: Path, times: int, barrier: Barrier, results: Any) -> None:
-    with Database(db_path, MIGRATIONS) as database:
-        database.connection()
-        barrier.wait()
-        started = time.monotonic()
-        for _ in range(times):
-            with database.write() as connection:
-                value = connection.execute("SELECT value FROM counter WHERE id = 1").fetchone()[0]
-                connection.execute("UPDATE counter SET value = ? WHERE id = 1", (value + 1,))
-    results.put((started, time.monotonic()))
 
 
 # -- whole versions written by a process that gets killed ------------------------------------------

@@ -10,14 +10,12 @@ from pathlib import Path
 
 import pytest
 from fs_test_workers import (
-    SPAWN,
-    assert_overlapped,
     count_in_threads_after_barrier,
     hold_kept_lock,
-    run_processes_on_barrier,
 )
 from hostd_fs import FsError, KeptLock, close_kept_locks, kept_lock
 from hostd_fs import kept_locks as kept_locks_module
+from hostd_testing.processes import SPAWN, assert_overlapped, run_processes_on_barrier
 
 PROCESSES = 4
 THREADS_EACH = 4

@@ -12,17 +12,14 @@ from pathlib import Path
 
 import pytest
 from fs_test_workers import (
-    SPAWN,
     append_past_file_size_limit,
     append_sections,
     append_sections_after_barrier,
-    assert_overlapped,
     hold_path_lock,
     parse_sections,
-    run_in_process,
-    run_processes_on_barrier,
 )
 from hostd_fs import AppendResult, FsError, locked_append, locked_overwrite, path_lock
+from hostd_testing.processes import SPAWN, assert_overlapped, run_in_process, run_processes_on_barrier
 
 WRITERS = 8
 SECTIONS_EACH = 50

@@ -190,12 +190,12 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
 ) -> None:
     """A memory.db of schema 3 (tags and links, no authors) opens; its versions have no author
     ("from before members were recorded") and the next change records its member."""
-    from hostd_fs import Database
+    from hostd_db import SqliteDatabase
     from hostd_memory import store
 
     path = hostd_data_dir / "memory" / "memory.db"
     old = store.MemoryStore.__new__(store.MemoryStore)
-    database = Database(path, [old._with_functions(m) for m in store.MIGRATIONS[:3]])
+    database = SqliteDatabase(path, [old._with_functions(m) for m in store.MIGRATIONS[:3]])
     conn = database.connection()
     store.MemoryStore._register(conn)
     with database.write() as tx:

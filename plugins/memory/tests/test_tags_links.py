@@ -371,12 +371,12 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
     memory_client: MemoryClient, hostd_data_dir: Path
 ) -> None:
     """A memory.db written by schema 2 (before tags and links) opens, keeps everything, and takes tags."""
-    from hostd_fs import Database
+    from hostd_db import SqliteDatabase
     from hostd_memory import store
 
     path = hostd_data_dir / "memory" / "memory.db"
     old = store.MemoryStore.__new__(store.MemoryStore)
-    database = Database(path, [old._with_functions(m) for m in store.MIGRATIONS[:2]])
+    database = SqliteDatabase(path, [old._with_functions(m) for m in store.MIGRATIONS[:2]])
     conn = database.connection()
     store.MemoryStore._register(conn)
     with database.write() as tx:

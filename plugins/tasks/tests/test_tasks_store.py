@@ -141,12 +141,12 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
-    from hostd_fs import Database
+    from hostd_db import SqliteDatabase
     from hostd_tasks.store import MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
-    with Database(path, MIGRATIONS[:1]) as old, old.write() as conn:
+    with SqliteDatabase(path, MIGRATIONS[:1]) as old, old.write() as conn:
         conn.executemany(
             "INSERT INTO tasks (task_id, title, description, status, priority, linked_session_id, "
             "created_at, "
@@ -193,7 +193,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
-    from hostd_fs import Database
+    from hostd_db import SqliteDatabase
     from hostd_tasks.store import MIGRATIONS
 
     path = tmp_path / "tasks.db"
@@ -203,7 +203,7 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
         "depends_on": [], "linked_session_id": None, "parent_id": None, "labels": [], "acceptance": "",
         "notes": [], "subtasks": None, "created_at": stamp, "updated_at": stamp,
     }  # fmt: skip
-    with Database(path, MIGRATIONS[:2]) as old, old.write() as conn:
+    with SqliteDatabase(path, MIGRATIONS[:2]) as old, old.write() as conn:
         conn.execute(
             "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
             "VALUES ('old', 'from before members', 'in_progress', 1, ?, ?)",

@@ -1,25 +1,44 @@
 """The database layer hostd plugins share.
 
-SQLite stays the embedded default (``hostd_fs.Database`` today; it moves here when the plugin
-stores gain their PostgreSQL twins). PostgreSQL serves teams: ``PostgresDatabase`` keeps a
-pool, a schema per plugin, transactions retried on serialization failures and deadlocks, and
-versioned migrations applied exactly once across processes. Failures a person can act on are
+SQLite is the embedded default for one user: ``SqliteDatabase`` (a file shared by threads and
+processes: WAL, busy timeout, ``BEGIN IMMEDIATE`` writes, migrations counted in
+``user_version``). PostgreSQL serves teams: ``PostgresDatabase`` keeps a pool, a schema per
+plugin, transactions retried on serialization failures and deadlocks, and versioned
+migrations applied exactly once across processes. Failures a person can act on are
 ``DatabaseError`` with a stable code (``UNAVAILABLE``, ``TIMEOUT``, ``CONFLICT``,
 ``FILE_LOCKED``, ``SCHEMA_TOO_NEW``, ``SCHEMA_OUTDATED``).
 
-Importing this package loads no driver.
+Importing this package loads no driver: ``sqlite3`` is imported when ``SqliteDatabase`` is
+first used, psycopg when a ``PostgresDatabase`` first connects.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from hostd_db.errors import DatabaseError, busy_as_file_locked
 from hostd_db.postgres import PostgresDatabase, SchemaStatus, schema_name
 from hostd_db.urls import describe_url, is_postgres_url
 
+if TYPE_CHECKING:
+    from hostd_db.sqlite import SqliteDatabase, SqliteMigration
+
 __all__ = [
     "DatabaseError",
     "PostgresDatabase",
     "SchemaStatus",
+    "SqliteDatabase",
+    "SqliteMigration",
     "busy_as_file_locked",
     "describe_url",
     "is_postgres_url",
     "schema_name",
 ]
+
+_LAZY = frozenset({"SqliteDatabase", "SqliteMigration"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from hostd_db import sqlite
+
+        return getattr(sqlite, name)
+    raise AttributeError(f"module 'hostd_db' has no attribute {name!r}")

@@ -114,7 +114,7 @@ class DatabaseError(Exception):
 def busy_as_file_locked(where: str, timeout_ms: int) -> Iterator[None]:
     """Inside the block, SQLite's "database is locked/busy" becomes ``DatabaseError`` FILE_LOCKED.
 
-    For SQLite stores (``hostd_fs.Database`` waits ``timeout_ms`` before giving up): the file
+    For SQLite stores (``SqliteDatabase`` waits ``timeout_ms`` before giving up): the file
     stayed locked by another process, which the caller can only retry, never an INTERNAL error.
     """
     import sqlite3

@@ -1,15 +1,11 @@
 """Shared file-system safety for hostd plugins: the path sandbox (user files are opened beneath
 a root's descriptor, so a swapped symlink cannot redirect them), portable file names, atomic
 writes, locks that exclude threads and processes (per user file, or kept per lock file for a
-plugin's own data), the locked appends and overwrites built on them, and a SQLite helper for
-stores that several threads and processes share.
-
-`Database` is imported on first use, so importing this package does not load sqlite3.
+plugin's own data), the locked appends and overwrites built on them. (The SQLite helper moved
+to hostd-db, beside the PostgreSQL layer: ``hostd_db.SqliteDatabase``.)
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from hostd_fs.atomic import atomic_write
 from hostd_fs.beneath import RootedPath, read_beneath, resolve_beneath
@@ -20,18 +16,13 @@ from hostd_fs.locking import AppendResult, locked_append, locked_overwrite, path
 from hostd_fs.paths import HOSTILE_PATHS, Expectation, resolve_in_roots
 from hostd_fs.roots import effective_roots
 
-if TYPE_CHECKING:
-    from hostd_fs.database import Database, Migration
-
 __all__ = [
     "HOSTILE_PATHS",
     "REASONS",
     "AppendResult",
-    "Database",
     "Expectation",
     "FsError",
     "KeptLock",
-    "Migration",
     "RootedPath",
     "atomic_write",
     "clean_filename",
@@ -46,13 +37,3 @@ __all__ = [
     "resolve_beneath",
     "resolve_in_roots",
 ]
-
-_LAZY = frozenset({"Database", "Migration"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from hostd_fs import database
-
-        return getattr(database, name)
-    raise AttributeError(f"module 'hostd_fs' has no attribute {name!r}")

@@ -159,9 +159,9 @@ class SearchIndex:
                 self._database.close()
                 self._database, self._known = None, {}
             if self._database is None:
-                from hostd_fs import Database
+                from hostd_db import SqliteDatabase
 
-                self._database = Database(self.path, [SCHEMA])
+                self._database = SqliteDatabase(self.path, [SCHEMA])
                 self._database.connection()  # creates the file
                 self._opened_inode = self.path.stat().st_ino
             return self._database

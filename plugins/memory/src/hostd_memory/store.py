@@ -7,7 +7,7 @@ memory. Each version names its ``author``, the member who wrote it (``None`` for
 before members were recorded); the write methods take it from the caller, so every store of
 this plugin records it the same way. Two FTS5 indexes follow ``memories`` through triggers
 (see ``search.py`` for what each answers). Writes run in ``BEGIN IMMEDIATE`` transactions
-through ``hostd_fs.Database``, so threads and processes sharing the file serialise their
+through ``hostd_db.SqliteDatabase``, so threads and processes sharing the file serialise their
 read-modify-write steps and version numbers never collide.
 
 The store speaks in plain rows and raises the exceptions below; the tools turn those into
@@ -576,13 +576,13 @@ class MemoryStore:
     _TAG_LIST = "group_concat(t.tag, char(31))"
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
-        from hostd_fs import Database
+        from hostd_db import SqliteDatabase
 
         self.path = path
         self._prepared = threading.local()
         self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
         self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
-        self._db = Database(
+        self._db = SqliteDatabase(
             path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
         )
 

@@ -5,7 +5,7 @@ file shared by every hostd process and thread of one user, ``store_postgres.Post
 in the team database. The rest of this docstring is about the SQLite file; the PostgreSQL schema
 mirrors it (same tables and indexes, the search index a ``tsvector`` column).
 
-The SQLite store is built on ``hostd_fs.Database`` (WAL, busy timeout, a connection per thread,
+The SQLite store is built on ``hostd_db.SqliteDatabase`` (WAL, busy timeout, a connection per thread,
 ``BEGIN IMMEDIATE`` for writes), so two IDE windows can share a list. Every operation a busy list repeats --
 creating a task, changing a status, finding the next task -- is an index seek, so it costs the
 same with 10,000 tasks as with 100:
@@ -40,8 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from hostd_db import busy_as_file_locked
-from hostd_fs import Database, Migration
+from hostd_db import SqliteDatabase, SqliteMigration, busy_as_file_locked
 
 from hostd_tasks.models import (
     NOTES_TOTAL_MAX,
@@ -59,7 +58,7 @@ from hostd_tasks.models import (
 )
 from hostd_tasks.search import indexed_text, match_expression
 
-MIGRATIONS: list[Migration] = [
+MIGRATIONS: list[SqliteMigration] = [
     """
     CREATE TABLE tasks (
         seq INTEGER PRIMARY KEY,
@@ -1271,7 +1270,7 @@ class SqliteTaskStore(SqlTaskStore):
     def __init__(self, path: Path, *, busy_timeout_ms: int | None = None) -> None:
         self.path = path
         self.busy_timeout_ms = SQLITE_BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
-        self.db = Database(path, list(MIGRATIONS), busy_timeout_ms=self.busy_timeout_ms)
+        self.db = SqliteDatabase(path, list(MIGRATIONS), busy_timeout_ms=self.busy_timeout_ms)
 
     def close(self) -> None:
         self.db.close()

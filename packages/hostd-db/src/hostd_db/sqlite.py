@@ -1,4 +1,5 @@
-"""A SQLite store safe for many threads and several processes: WAL, busy timeout, migrations.
+"""The embedded default: a SQLite file safe for many threads and several processes (WAL, busy
+timeout, migrations), beside the PostgreSQL layer in ``hostd_db.postgres``.
 
 Why it is built this way:
 
@@ -26,9 +27,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["Database", "Migration"]
+__all__ = ["SqliteDatabase", "SqliteMigration"]
 
-Migration = str | Callable[[sqlite3.Connection], None]
+SqliteMigration = str | Callable[[sqlite3.Connection], None]
 
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
@@ -64,7 +65,7 @@ class _ThreadConnection(threading.local):
     generation: int = -1
 
 
-class Database:
+class SqliteDatabase:
     """A SQLite database file with per-thread connections, WAL and versioned migrations.
 
     `migrations[i]` is SQL (one or more statements) or a callable taking the connection; it
@@ -75,7 +76,7 @@ class Database:
     def __init__(
         self,
         path: Path,
-        migrations: Sequence[Migration],
+        migrations: Sequence[SqliteMigration],
         *,
         busy_timeout_ms: int = 10_000,
     ) -> None:
@@ -149,7 +150,7 @@ class Database:
         for connection in connections:
             connection.close()
 
-    def __enter__(self) -> Database:
+    def __enter__(self) -> SqliteDatabase:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
