@@ -59,6 +59,8 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     (``storage`` with a fresh PostgreSQL database per test). Every ``client`` test runs on both."""
     if request.param == "files":
         return {}
+    # The lowest-direct session installs no extras: without the driver there is no team backend.
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
     monkeypatch.setenv(TEAM_DB_ENV, request.getfixturevalue("postgres_url"))
     return {"storage": {"url_env": TEAM_DB_ENV}}
 
