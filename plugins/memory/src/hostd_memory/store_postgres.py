@@ -19,16 +19,17 @@ does differently:
   ``ts_rank`` with the SQLite BM25 field weights. Substring terms (SQLite's trigram index) are
   ``strpos`` scans, and mentions are found through the word index (the URI as a phrase).
 - PostgreSQL text cannot hold NUL, which memory text may: strings cross the connection through
-  ``_to_pg`` / ``_from_pg``, a reversible escape that leaves every other string as it is.
+  ``encode_text`` / ``decode_text``, a reversible escape that leaves every other string as it is.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+
+from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
 
 from hostd_memory import search as search_text
 from hostd_memory.store import VISIBLE, Connection, Filters, MemoryStore
@@ -156,40 +157,7 @@ PG_MIGRATIONS: list[str] = [
     """,
 ]
 
-# --- NUL-safe text ------------------------------------------------------------------------------
-
-#: A private-use character escapes itself and NUL; text without either passes unchanged.
-_ESCAPE = "\ue000"
-_ESCAPED = re.compile(f"{_ESCAPE}(.)", re.DOTALL)
-_UNESCAPE = {"e": _ESCAPE, "0": "\x00"}
-
-
-def _to_pg(value: object) -> object:
-    if isinstance(value, str) and ("\x00" in value or _ESCAPE in value):
-        return value.replace(_ESCAPE, _ESCAPE + "e").replace("\x00", _ESCAPE + "0")
-    return value
-
-
-def _from_pg(value: object) -> object:
-    if isinstance(value, str) and _ESCAPE in value:
-        return _ESCAPED.sub(lambda m: _UNESCAPE.get(m.group(1), m.group(0)), value)
-    return value
-
-
-def _rows_decoded(cursor: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
-    """A psycopg row factory: tuples, strings unescaped (see ``_to_pg``)."""
-    return lambda values: tuple(_from_pg(value) for value in values)
-
-
-_SQL_CACHE: dict[str, str] = {}
-
-
-def _pg_sql(sql: str) -> str:
-    """The store's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
-    converted = _SQL_CACHE.get(sql)
-    if converted is None:
-        converted = _SQL_CACHE[sql] = sql.replace("%", "%%").replace("?", "%s")
-    return converted
+# NUL-safe text and placeholders: hostd_db.pgtext.
 
 
 class _PgConnection:
@@ -199,15 +167,15 @@ class _PgConnection:
         self._connection = connection
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        cursor = self._connection.cursor(row_factory=_rows_decoded)
-        cursor.execute(_pg_sql(sql), [_to_pg(value) for value in parameters])
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
+        cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
         return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        rows = [[_to_pg(value) for value in row] for row in parameters]
-        cursor = self._connection.cursor(row_factory=_rows_decoded)
+        rows = [[encode_text(value) for value in row] for row in parameters]
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
         if rows:
-            cursor.executemany(_pg_sql(sql), rows)
+            cursor.executemany(qmark_to_pyformat(sql), rows)
         return cursor
 
 

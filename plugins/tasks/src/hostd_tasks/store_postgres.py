@@ -17,14 +17,15 @@
   (no ``MAX()+1``), numbers already taken by a given id skipped.
 - Search: a ``tsvector`` column (``simple``, built in Python: see ``search``) with a GIN index.
 - PostgreSQL text cannot hold NUL, which task text may: strings cross the connection through
-  ``_to_pg`` / ``_from_pg``, a reversible escape that leaves every other string as it is.
+  ``encode_text`` / ``decode_text``, a reversible escape that leaves every other string as it is.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
 
 from hostd_tasks.search import ts_query, ts_vector
 from hostd_tasks.store import GENERATED_ID_PREFIX, Connection, SqlTaskStore, T, _deleted_at, _exists
@@ -123,40 +124,7 @@ PG_FAILED_BLOCKERS = """
         SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed') AS b)
 """
 
-# --- NUL-safe text ------------------------------------------------------------------------------
-
-#: A private-use character escapes itself and NUL; text without either passes unchanged.
-_ESCAPE = "\ue000"
-_ESCAPED = re.compile(f"{_ESCAPE}(.)", re.DOTALL)
-_UNESCAPE = {"e": _ESCAPE, "0": "\x00"}
-
-
-def _to_pg(value: object) -> object:
-    if isinstance(value, str) and ("\x00" in value or _ESCAPE in value):
-        return value.replace(_ESCAPE, _ESCAPE + "e").replace("\x00", _ESCAPE + "0")
-    return value
-
-
-def _from_pg(value: object) -> object:
-    if isinstance(value, str) and _ESCAPE in value:
-        return _ESCAPED.sub(lambda m: _UNESCAPE.get(m.group(1), m.group(0)), value)
-    return value
-
-
-def _rows_decoded(cursor: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
-    """A psycopg row factory: tuples, strings unescaped (see ``_to_pg``)."""
-    return lambda values: tuple(_from_pg(value) for value in values)
-
-
-_SQL_CACHE: dict[str, str] = {}
-
-
-def _pg_sql(sql: str) -> str:
-    """The store's ``?`` placeholders as psycopg's ``%s`` (the store's SQL holds no other ``?`` or ``%``)."""
-    converted = _SQL_CACHE.get(sql)
-    if converted is None:
-        converted = _SQL_CACHE[sql] = sql.replace("?", "%s")
-    return converted
+# NUL-safe text and placeholders: hostd_db.pgtext.
 
 
 class _PgConnection:
@@ -166,15 +134,15 @@ class _PgConnection:
         self._connection = connection
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        cursor = self._connection.cursor(row_factory=_rows_decoded)
-        cursor.execute(_pg_sql(sql), [_to_pg(value) for value in parameters])
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
+        cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
         return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        rows = [[_to_pg(value) for value in row] for row in parameters]
-        cursor = self._connection.cursor(row_factory=_rows_decoded)
+        rows = [[encode_text(value) for value in row] for row in parameters]
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
         if rows:
-            cursor.executemany(_pg_sql(sql), rows)
+            cursor.executemany(qmark_to_pyformat(sql), rows)
         return cursor
 
 

@@ -1,0 +1,49 @@
+"""Text that PostgreSQL can hold, and the store SQL both backends share.
+
+PostgreSQL's text types refuse NUL, which SQLite (and a user's memory or task) may hold. A
+private-use character escapes itself and NUL, so any string round-trips; text holding neither
+passes unchanged. Stores written once for SQLite's ``?`` placeholders run on psycopg through
+``qmark_to_pyformat``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["decode_text", "decoded_tuple_rows", "encode_text", "qmark_to_pyformat"]
+
+_ESCAPE = "\ue000"
+_ESCAPED = re.compile(f"{_ESCAPE}(.)", re.DOTALL)
+_UNESCAPE = {"e": _ESCAPE, "0": "\x00"}
+
+
+def encode_text(value: object) -> object:
+    """A parameter as PostgreSQL may store it: NUL and the escape character escaped."""
+    if isinstance(value, str) and ("\x00" in value or _ESCAPE in value):
+        return value.replace(_ESCAPE, _ESCAPE + "e").replace("\x00", _ESCAPE + "0")
+    return value
+
+
+def decode_text(value: object) -> object:
+    """The inverse of ``encode_text``."""
+    if isinstance(value, str) and _ESCAPE in value:
+        return _ESCAPED.sub(lambda m: _UNESCAPE.get(m.group(1), m.group(0)), value)
+    return value
+
+
+def decoded_tuple_rows(cursor: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """A psycopg row factory: tuples, strings decoded (see ``encode_text``)."""
+    return lambda values: tuple(decode_text(value) for value in values)
+
+
+_SQL_CACHE: dict[str, str] = {}
+
+
+def qmark_to_pyformat(sql: str) -> str:
+    """SQLite's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    converted = _SQL_CACHE.get(sql)
+    if converted is None:
+        converted = _SQL_CACHE[sql] = sql.replace("%", "%%").replace("?", "%s")
+    return converted
