@@ -86,7 +86,8 @@ async def ask(
 ) -> SampleResult:
     """Ask the client's model through MCP sampling, if the client offers it."""
     answer = await ctx.sample(prompt, max_tokens=50)
-    return SampleResult(available=answer.available, text=answer.text, reason=answer.reason)
+    reason = ctx.render(answer.reason) if answer.reason else None
+    return SampleResult(available=answer.available, text=answer.text, reason=reason)
 
 
 async def count_slowly(

@@ -305,7 +305,9 @@ def test_a_resource_factory_may_open_another_resource(tmp_path: Path) -> None:
 
     from hostd import PluginContext, Services
 
-    context = PluginContext(name="p", settings=None, language="en", data_root=tmp_path, services=Services())
+    context = PluginContext(
+        name="p", settings=None, language="en", host_data_dir=tmp_path, services=Services()
+    )
     finished = threading.Event()
 
     def open_store() -> dict[str, object]:

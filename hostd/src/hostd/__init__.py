@@ -1,21 +1,40 @@
 """hostd: a small MCP host that serves tools from pluggy plugins.
 
-The public API for plugin authors is what this module exports; everything else is the
-host's own business and may change.
+The public API for plugin authors is what this module exports, plus ``hostd.paging``; it is
+typed (``py.typed``) and stable within a major version. Everything else is the host's own
+business and may change.
 """
 
-from hostd.context import CopyReport, PluginContext, SamplingResult, Services, ToolContext, ToolOutput
-from hostd.errors import HostError, ToolError
+from hostd_errors import CodedError, Text
+
+from hostd.context import (
+    CopyReport,
+    PluginContext,
+    RegisterService,
+    RegisterTool,
+    SamplingResult,
+    Services,
+    ToolContext,
+    ToolOutput,
+)
+from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
+from hostd.ids import ID_PATTERN
+from hostd.tools import ToolFunction
 
 __all__ = [
+    "ID_PATTERN",
+    "CodedError",
     "CopyReport",
-    "HostError",
     "PluginContext",
+    "RegisterService",
+    "RegisterTool",
     "SamplingResult",
     "Services",
+    "Text",
     "ToolContext",
     "ToolError",
+    "ToolFunction",
     "ToolOutput",
     "hookimpl",
 ]

@@ -16,8 +16,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from hostd_errors import Message, Text, render
 from pydantic import BaseModel, PrivateAttr
 
 from hostd.errors import HostError
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from hostd.tools import ToolFunction
 
 T = TypeVar("T")
+#: A plugin's settings model (``hostd_settings_model``); ``None`` for a plugin that takes none.
+SettingsT = TypeVar("SettingsT")
 
 
 class ToolOutput(BaseModel):
@@ -38,15 +41,15 @@ class ToolOutput(BaseModel):
     not be declared; give the human message with ``with_message``.
     """
 
-    _message: str | None = PrivateAttr(default=None)
+    _message: Message | None = PrivateAttr(default=None)
 
-    def with_message(self, message: str) -> Self:
-        """Set the envelope's ``message`` for this answer and return ``self``."""
+    def with_message(self, message: Message) -> Self:
+        """Set the envelope's ``message`` (a ``hostd.Text``, rendered by the host) and return ``self``."""
         self._message = message
         return self
 
     @property
-    def envelope_message(self) -> str | None:
+    def envelope_message(self) -> Message | None:
         return self._message
 
 
@@ -65,10 +68,10 @@ class RegisterTool(Protocol):
         idempotent: bool = False,
         open_world: bool = False,
         uses_roots: bool = False,
-        allow_extra_arguments: bool = False,
     ) -> None: ...
 
 
+#: The callback ``hostd_register_services`` receives: ``register(name, service)``.
 RegisterService = Callable[[str, object], None]
 
 
@@ -131,13 +134,18 @@ class CopyReport:
 
 
 @dataclass(eq=False)
-class PluginContext:
-    """Everything one plugin gets from the host for its whole life in one server."""
+class PluginContext(Generic[SettingsT]):
+    """Everything one plugin gets from the host for its whole life in one server.
+
+    Generic in the plugin's settings model: annotate ``PluginContext[MySettings]`` and
+    ``settings`` is that model, validated from the config with its defaults filled in.
+    """
 
     name: str
-    settings: Any
+    settings: SettingsT
     language: Language
-    data_root: Path
+    #: The host's data folder, shared by every plugin; a plugin keeps its files in ``data_dir``.
+    host_data_dir: Path
     services: Services
     allowed_roots: list[Path] | None = None
     #: The team database (``storage`` in the config), or None: keep the embedded files.
@@ -153,7 +161,7 @@ class PluginContext:
     @property
     def data_dir(self) -> Path:
         """This plugin's own folder under the host's ``data_dir`` (created on first use)."""
-        path = self.data_root / self.name
+        path = self.host_data_dir / self.name
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -164,6 +172,11 @@ class PluginContext:
     def text(self, *, en: str, zh: str) -> str:
         """The sentence in the host's language."""
         return pick(self.language, en=en, zh=zh)
+
+    def render(self, text: Message) -> str:
+        """``text`` in the server's language, for what a tool writes into documents it produces
+        (answers and errors carry ``Text`` and are rendered by the host)."""
+        return cast(str, render(text, self.language))
 
     def team_database(self, migrations: Sequence[Any]) -> PostgresDatabase:
         """This plugin's tables in the team database (its own schema), with the config's pool settings.
@@ -214,8 +227,13 @@ class SamplingResult:
 
     available: bool
     text: str | None = None
-    reason: str | None = None
+    reason: Text | None = None
     model: str | None = None
+
+
+_NO_SAMPLING = Text(
+    en="the client did not declare the sampling capability", zh="客户端未声明采样（sampling）能力"
+)
 
 
 class ClientInputNeeded(BaseException):
@@ -258,23 +276,28 @@ def calling_member() -> str:
     return local_member()
 
 
-class ToolContext:
-    """Per-call context: the plugin's context plus the calling client's channel."""
+class ToolContext(Generic[SettingsT]):
+    """Per-call context: what the plugin has for its whole life, plus the calling client's channel.
+
+    Generic in the plugin's settings model, like ``PluginContext``. A tool needs nothing else:
+    settings, data folder, logger, services, the plugin's long-lived ``resource``s, the client's
+    roots, progress and sampling are all here.
+    """
 
     def __init__(
         self,
-        plugin: PluginContext,
+        plugin: PluginContext[SettingsT],
         *,
-        tool_name: str,
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
         cwd: Path | None = None,
+        uses_roots: bool = True,
     ) -> None:
         self.plugin = plugin
-        self.tool_name = tool_name
         self._channel = channel
         self._client_roots = client_roots
         self._cwd = cwd
+        self._uses_roots = uses_roots
         self._cancelled = threading.Event()
         self.member = calling_member()
         """Who is calling: over HTTP the member owning the token (``default`` for ``token_env``'s
@@ -290,7 +313,7 @@ class ToolContext:
 
     # The plugin's long-lived things, for convenience.
     @property
-    def settings(self) -> Any:
+    def settings(self) -> SettingsT:
         return self.plugin.settings
 
     @property
@@ -316,6 +339,14 @@ class ToolContext:
     def text(self, *, en: str, zh: str) -> str:
         return self.plugin.text(en=en, zh=zh)
 
+    def render(self, text: Message) -> str:
+        """``text`` in the server's language (for content the tool writes, not for answers)."""
+        return self.plugin.render(text)
+
+    def resource(self, key: str, factory: Callable[[], T]) -> T:
+        """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""
+        return self.plugin.resource(key, factory)
+
     # Per call.
     @property
     def cancelled(self) -> bool:
@@ -329,8 +360,16 @@ class ToolContext:
         """The effective roots (configured ∩ client's, else either, else the working folder).
 
         Raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason NO_ROOT) when none is usable;
-        the host turns that into an error envelope.
+        the host turns that into an error envelope. The client is asked for its roots only for
+        tools registered with ``uses_roots=True``; calling this from any other tool is a bug the
+        first test of the tool finds (a RuntimeError, answered INTERNAL), never a silent fallback
+        to the configured roots alone.
         """
+        if not self._uses_roots:
+            raise RuntimeError(
+                "ToolContext.roots() called by a tool registered without uses_roots=True: "
+                "register it with uses_roots=True so the host asks the client for its roots"
+            )
         from hostd_fs import effective_roots
 
         return effective_roots(self.plugin.allowed_roots, self._client_roots, self._cwd)
@@ -368,9 +407,7 @@ class ToolContext:
         before asking that a second run would write twice.
         """
         if self._channel is None or not self._channel.can_sample:
-            return SamplingResult(
-                available=False, reason="the client did not declare the sampling capability"
-            )
+            return SamplingResult(available=False, reason=_NO_SAMPLING)
         return await self._channel.sample(prompt, system, max_tokens)
 
     def sample_sync(
@@ -378,9 +415,7 @@ class ToolContext:
     ) -> SamplingResult:
         """``sample`` for sync tools (they run in a worker thread)."""
         if self._channel is None or not self._channel.can_sample:
-            return SamplingResult(
-                available=False, reason="the client did not declare the sampling capability"
-            )
+            return SamplingResult(available=False, reason=_NO_SAMPLING)
         import anyio.from_thread
 
         channel = self._channel

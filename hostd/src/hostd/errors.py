@@ -1,8 +1,11 @@
-"""The one error type tools raise, and the stable codes the envelope carries."""
+"""The error tools raise, and the stable codes the envelope carries.
+
+``HostError`` is the host's own (config and start-up problems) and is not part of the plugin API.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from hostd_errors import CodedError
 
 #: Codes every plugin may use; plugins add their own (INVALID_URL, CHALLENGE, ...).
 STANDARD_CODES: frozenset[str] = frozenset(
@@ -25,28 +28,14 @@ STANDARD_CODES: frozenset[str] = frozenset(
 )
 
 
-class ToolError(Exception):
+class ToolError(CodedError):
     """A failure the model can act on: becomes an ``isError`` envelope, never a traceback.
 
-    ``message`` and ``hint`` are already in the caller's language (use
-    ``ToolContext.text(en=..., zh=...)``); ``details`` must be JSON-serialisable.
+    ``message`` and ``hint`` are ``hostd.Text`` (a plain string where the words read the same
+    in both languages); the host renders them in the server's language. ``details`` must be
+    JSON-serialisable. Stores may raise it (or any ``hostd_errors.CodedError``) directly: the
+    host answers every coded error the same way, so no plugin needs a translator of its own.
     """
-
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        hint: str | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        if not code or code.upper() != code or " " in code:
-            raise ValueError(f"error codes are UPPER_SNAKE, got {code!r}")
-        self.code = code
-        self.message = message
-        self.hint = hint
-        self.details = details or {}
 
 
 class HostError(Exception):

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
+from hostd_errors import CodedError, render
 from pydantic import BaseModel, ValidationError
 
 from hostd.config import LoadedConfig, format_validation_error
 from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, ToolContext
-from hostd.errors import HostError, ToolError
+from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
 from hostd.schema_cache import SchemaCache
@@ -46,11 +47,6 @@ def schema_cache_dir() -> Path | None:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("hostd", appauthor=False)) / "tool-schemas"
-
-
-def _call_hook(impl: pluggy.HookImpl, **available: Any) -> Any:
-    """Call one plugin's implementation with the arguments it asks for (it may ask for fewer)."""
-    return impl.function(**{name: available[name] for name in impl.argnames})
 
 
 class Host:
@@ -80,6 +76,22 @@ class Host:
 
     # --- assembly ----------------------------------------------------------------------
 
+    def _call_hook(self, hook_name: str, plugin_name: str, **arguments: Any) -> Any:
+        """One plugin's implementation of a hook, called through pluggy.
+
+        Each plugin gets its own context, so the host calls the hook once per plugin: a subset
+        caller without the other plugins' implementations (their wrappers stay), so hookwrappers,
+        ``wrapper=True`` implementations and pluggy's tracing run as they would for one call.
+        """
+        caller = getattr(self.manager.hook, hook_name)
+        others = [
+            impl.plugin
+            for impl in caller.get_hookimpls()
+            if impl.plugin_name != plugin_name and not (impl.hookwrapper or impl.wrapper)
+        ]
+        results = self.manager.subset_hook_caller(hook_name, remove_plugins=others)(**arguments)
+        return results[0] if results else None
+
     def _impls(self, hook_name: str) -> list[tuple[str, pluggy.HookImpl]]:
         """Implementations of one hook in plugin load order, with the plugin's name."""
         caller = getattr(self.manager.hook, hook_name)
@@ -88,7 +100,10 @@ class Host:
 
     def _build_contexts(self) -> None:
         sections = self.loaded.config.plugins
-        models = {name: _call_hook(impl) for name, impl in self._impls("hostd_settings_model")}
+        models = {
+            name: self._call_hook("hostd_settings_model", name)
+            for name, _ in self._impls("hostd_settings_model")
+        }
         host_roots = self.loaded.allowed_roots
         storage = self._team_storage()
         for name in self.plugin_names:
@@ -100,7 +115,7 @@ class Host:
                 name=name,
                 settings=settings,
                 language=self.language,
-                data_root=self.loaded.data_dir,
+                host_data_dir=self.loaded.data_dir,
                 services=self.services,
                 allowed_roots=roots,
                 storage=storage,
@@ -124,8 +139,8 @@ class Host:
         if self.loaded.config.storage is None:
             return []
         found = []
-        for name, impl in self._impls("hostd_team_database"):
-            database = _call_hook(impl, context=self.contexts[name])
+        for name, _ in self._impls("hostd_team_database"):
+            database = self._call_hook("hostd_team_database", name, context=self.contexts[name])
             if database is not None:
                 found.append((name, database))
         return found
@@ -135,11 +150,11 @@ class Host:
         from hostd_db import DatabaseError
 
         reports = []
-        for name, impl in self._impls("hostd_copy_to_team_database"):
+        for name, _ in self._impls("hostd_copy_to_team_database"):
             try:
-                report = _call_hook(impl, context=self.contexts[name])
+                report = self._call_hook("hostd_copy_to_team_database", name, context=self.contexts[name])
             except DatabaseError as exc:
-                raise HostError(f"{name}: {exc.message('en')} {exc.hint('en')}") from None
+                raise HostError(f"{name}: {exc.message.en} {exc.hint.en if exc.hint else ''}") from None
             if report is not None:
                 reports.append((name, report))
         return reports
@@ -156,7 +171,7 @@ class Host:
             try:
                 status = database.migrate() if migrate else database.schema_status()
             except DatabaseError as exc:
-                raise HostError(f"{name}: {exc.message('en')} {exc.hint('en')}") from None
+                raise HostError(f"{name}: {exc.message.en} {exc.hint.en if exc.hint else ''}") from None
             statuses.append((name, status))
         return statuses
 
@@ -193,13 +208,13 @@ class Host:
         return narrowed
 
     def _register_services(self) -> None:
-        for name, impl in self._impls("hostd_register_services"):
+        for name, _ in self._impls("hostd_register_services"):
             context = self.contexts[name]
 
             def register(service_name: str, service: object, _plugin: str = name) -> None:
                 self.services.add(service_name, service, plugin=_plugin)
 
-            _call_hook(impl, register=register, context=context)
+            self._call_hook("hostd_register_services", name, register=register, context=context)
 
     def _register_tools(self) -> None:
         selections = self.loaded.profile.tools
@@ -210,7 +225,7 @@ class Host:
                 f"{', '.join(sorted(unknown_sections))}"
             )
         cache_dir = schema_cache_dir()
-        for name, impl in self._impls("hostd_register_tools"):
+        for name, _ in self._impls("hostd_register_tools"):
             offered: list[ToolSpec] = []
             installed = name not in self._extra_plugins  # in-line plugins have no stable files to key on
             cache = SchemaCache.for_plugin(
@@ -226,7 +241,7 @@ class Host:
             ) -> None:
                 _into.append(build_tool_spec(function, plugin=_plugin, cache=_cache, **options))
 
-            _call_hook(impl, register=register, context=self.contexts[name])
+            self._call_hook("hostd_register_tools", name, register=register, context=self.contexts[name])
             cache.save()
             self._add_plugin_tools(name, offered)
 
@@ -263,18 +278,18 @@ class Host:
     # --- life cycle --------------------------------------------------------------------
 
     def startup(self) -> None:
-        for name, impl in self._impls("hostd_startup"):
-            _call_hook(impl, context=self.contexts[name])
+        for name, _ in self._impls("hostd_startup"):
+            self._call_hook("hostd_startup", name, context=self.contexts[name])
             self._started.append(name)
         logger.debug("started plugins: %s", ", ".join(self.plugin_names))
 
     def shutdown(self) -> None:
         """Shut plugins down in reverse order, then close what they opened lazily."""
         started = set(self._started)
-        for name, impl in reversed(self._impls("hostd_shutdown")):
+        for name, _ in reversed(self._impls("hostd_shutdown")):
             if name in started:
                 try:
-                    _call_hook(impl, context=self.contexts[name])
+                    self._call_hook("hostd_shutdown", name, context=self.contexts[name])
                 except Exception:
                     logger.exception("plugin %s failed to shut down cleanly", name)
         for name in reversed(self.plugin_names):
@@ -315,10 +330,10 @@ class Host:
             ), True
         context = ToolContext(
             self.contexts[spec.plugin],
-            tool_name=name,
             channel=channel,
             client_roots=client_roots,
             cwd=self.cwd,
+            uses_roots=spec.uses_roots,
         )
         kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
         if spec.context_parameter:
@@ -333,10 +348,9 @@ class Host:
         except anyio.get_cancelled_exc_class():
             context._mark_cancelled()
             raise
-        except ToolError as exc:
-            return error_envelope(
-                exc.code, exc.message, hint=exc.hint, details=exc.details, started=started
-            ), True
+        except CodedError as exc:
+            message, hint, details = exc.rendered(self.language)
+            return error_envelope(exc.code, message, hint=hint, details=details, started=started), True
         except Exception as exc:
             try:
                 mapped = self._map_known_exception(exc)
@@ -351,7 +365,9 @@ class Host:
         if not isinstance(result, spec.output_model):
             logger.error("tool %s returned %r instead of %s", name, type(result), spec.output_model.__name__)
             return self._internal(name, started), True
-        message = result.envelope_message or self.text(en=f"{name} succeeded.", zh=f"{name} 执行成功。")
+        message = render(result.envelope_message, self.language) or self.text(
+            en=f"{name} succeeded.", zh=f"{name} 执行成功。"
+        )
         try:
             return success_envelope(result, message, started), False
         except Exception:
@@ -359,21 +375,10 @@ class Host:
             return self._internal(name, started), True
 
     def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
-        """File-system and database errors from the shared libraries carry their own code and hint."""
-        from hostd_db import DatabaseError
-        from hostd_fs import FsError
-
-        if isinstance(exc, DatabaseError):
-            return exc.code, exc.message(self.language), exc.hint(self.language), dict(exc.details)
+        """SQLite's own busy and disk-full errors, which a plugin's store may let through."""
         sqlite3 = sys.modules.get("sqlite3")  # only a plugin that opened SQLite can raise its errors
         if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
             return self._sqlite_failure(str(exc).lower())
-        if isinstance(exc, FsError):
-            details = dict(exc.details)
-            details["reason"] = exc.reason
-            if exc.path is not None:
-                details.setdefault("path", exc.path)
-            return exc.code, exc.message(self.language), exc.hint(self.language), details
         return None
 
     def _sqlite_failure(self, text: str) -> tuple[str, str, str | None, dict[str, Any]] | None:

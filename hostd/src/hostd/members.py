@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hostd.errors import HostError
+from hostd.ids import ID_PATTERN
 
 logger = logging.getLogger("hostd.members")
 
-MEMBER_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$")  # the id rule of DESIGN.md
+MEMBER_NAME = re.compile(ID_PATTERN)
 MIN_TOKEN_LENGTH = 16
 TOKEN_ENV_MEMBER = "default"
 RELOAD_CHECK_SECONDS = 1.0

@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
+from hostd_errors import Text
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -156,7 +157,10 @@ def _sampling_result(
     blocks = result.content if isinstance(result.content, list) else [result.content]
     text = "".join(block.text for block in blocks if isinstance(block, types.TextContent))
     if not text:
-        return SamplingResult(available=False, reason="the client's model returned no text")
+        return SamplingResult(
+            available=False,
+            reason=Text(en="the client's model returned no text", zh="客户端模型没有返回文字"),
+        )
     return SamplingResult(available=True, text=text, model=result.model)
 
 
@@ -201,10 +205,20 @@ class SdkChannel:
                     params.messages, max_tokens=max_tokens, system_prompt=system
                 )
         except MCPError as exc:
-            return SamplingResult(available=False, reason=f"the client declined: {exc.message}")
+            return SamplingResult(
+                available=False,
+                reason=Text(en="the client declined: {why}", zh="客户端拒绝了请求：{why}").format(
+                    why=exc.message
+                ),
+            )
         except Exception as exc:
             logger.warning("sampling request failed: %s", exc)
-            return SamplingResult(available=False, reason=f"sampling failed: {type(exc).__name__}")
+            return SamplingResult(
+                available=False,
+                reason=Text(en="sampling failed ({kind})", zh="采样失败（{kind}）").format(
+                    kind=type(exc).__name__
+                ),
+            )
         return _sampling_result(result)
 
 

@@ -41,7 +41,6 @@ class ToolSpec:
     function: ToolFunction
     description: str
     input_fields: dict[str, Any]
-    allow_extra_arguments: bool
     output_model: type[ToolOutput]
     context_parameter: str | None
     is_async: bool
@@ -56,7 +55,7 @@ class ToolSpec:
     def input_model(self) -> type[BaseModel]:
         """The model arguments are validated with (built on first use when schemas came from cache)."""
         if self._input_model is None:
-            self._input_model = _input_model(self.name, self.input_fields, self.allow_extra_arguments)
+            self._input_model = _input_model(self.name, self.input_fields)
         return self._input_model
 
     def renamed(self, name: str) -> ToolSpec:
@@ -83,7 +82,6 @@ def build_tool_spec(
     idempotent: bool = False,
     open_world: bool = False,
     uses_roots: bool = False,
-    allow_extra_arguments: bool = False,
     cache: SchemaCache | None = None,
 ) -> ToolSpec:
     """Check a plugin's tool function against the contract and derive its schemas.
@@ -105,7 +103,7 @@ def build_tool_spec(
     context_parameter: str | None = None
     for parameter in signature.parameters.values():
         annotation = hints.get(parameter.name, inspect.Parameter.empty)
-        if annotation is ToolContext:
+        if annotation is ToolContext or typing.get_origin(annotation) is ToolContext:
             context_parameter = parameter.name
             continue
         if annotation is inspect.Parameter.empty:
@@ -135,7 +133,6 @@ def build_tool_spec(
         function=function,
         description=text,
         input_fields=fields,
-        allow_extra_arguments=allow_extra_arguments,
         output_model=output_model,
         context_parameter=context_parameter,
         is_async=inspect.iscoroutinefunction(function),
@@ -143,7 +140,7 @@ def build_tool_spec(
         annotations=annotations,
         title=title,
     )
-    key = f"{function.__module__}.{function.__qualname__}:{tool_name}:{allow_extra_arguments}"
+    key = f"{function.__module__}.{function.__qualname__}:{tool_name}"
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         spec.input_schema, spec.output_schema = cached["input"], cached["output"]
@@ -161,8 +158,8 @@ def build_tool_spec(
     return spec
 
 
-def _input_model(tool_name: str, fields: dict[str, Any], allow_extra: bool) -> type[BaseModel]:
-    config = ConfigDict(extra="ignore" if allow_extra else "forbid")
+def _input_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
+    config = ConfigDict(extra="forbid")
     model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
     return model
 

@@ -68,8 +68,8 @@ def test_schema_status_and_refusing_a_newer_schema(notes: PostgresDatabase, post
         with pytest.raises(DatabaseError) as refused:
             older_code.read().__enter__()
         assert refused.value.code == "SCHEMA_TOO_NEW"
-        assert "version 2" in refused.value.message("en") and "up to 1" in refused.value.message("en")
-        assert "升级" in refused.value.hint("zh")
+        assert "version 2" in refused.value.message.en and "up to 1" in refused.value.message.en
+        assert "升级" in refused.value.hint.zh
     finally:
         older_code.close()
 
@@ -81,7 +81,7 @@ def test_without_auto_migrate_an_outdated_schema_says_what_to_run(postgres_url: 
         with pytest.raises(DatabaseError) as outdated:
             database.write().__enter__()
         assert outdated.value.code == "SCHEMA_OUTDATED"
-        assert "hostd db migrate" in outdated.value.hint("en")
+        assert "hostd db migrate" in outdated.value.hint.en
         database.migrate()
         with database.write() as connection:
             connection.execute("INSERT INTO notes (body) VALUES ('after migrate')")
@@ -189,7 +189,7 @@ def test_an_unreachable_server_names_the_host_and_never_the_password(postgres_se
         database.read().__enter__()
     error = unreachable.value
     assert error.code == "UNAVAILABLE"
-    text = error.message("en") + error.hint("en") + error.message("zh") + str(error.details)
+    text = error.message.en + error.hint.en + error.message.zh + str(error.details)
     assert f"127.0.0.1:{closed_port}/hostd" in text
     assert "s3cret" not in text and "team" not in text
 
@@ -199,7 +199,7 @@ def test_a_slow_statement_is_timeout(postgres_url: str) -> None:
     try:
         with pytest.raises(DatabaseError) as slow, database.read() as connection:
             connection.execute("SELECT pg_sleep(2)")
-        assert slow.value.code == "TIMEOUT" and "100 ms" in slow.value.message("en")
+        assert slow.value.code == "TIMEOUT" and "100 ms" in slow.value.message.en
     finally:
         database.close()
 

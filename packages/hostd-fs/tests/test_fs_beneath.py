@@ -70,7 +70,7 @@ def test_a_folder_swapped_for_a_symlink_after_resolving_is_refused(
     with pytest.raises(FsError) as caught:
         WRITES[operation](target, lock_dir)
     assert (caught.value.code, caught.value.reason) == ("PATH_NOT_ALLOWED", "PATH_CHANGED")
-    assert caught.value.message("zh") and "符号链接" in caught.value.message("zh")
+    assert caught.value.message.zh and "符号链接" in caught.value.message.zh
     assert sorted(os.listdir(outside / "deeper")) == ["a.md"]
     assert (outside / "deeper" / "a.md").read_text() == "outside, untouched"
 
@@ -102,7 +102,7 @@ def test_a_hard_link_is_never_written(
         WRITES[operation](target, lock_dir)
     error = caught.value
     assert (error.code, error.reason, error.details["links"]) == ("PATH_NOT_ALLOWED", "HARD_LINK", 2)
-    assert "硬链接" in error.message("zh") and "hard link" in error.message("en") and error.hint("en")
+    assert "硬链接" in error.message.zh and "hard link" in error.message.en and error.hint.en
     assert (outside / "secret.md").read_text() == "outside, untouched"
     assert sorted(os.listdir(root)) == ["x.md"]
 
@@ -164,7 +164,7 @@ def test_a_path_1500_folders_deep_is_path_too_long_with_a_hint(root: Path) -> No
         resolve_beneath("a/" * 1500 + "x.md", [root])
     error = caught.value
     assert (error.code, error.reason, error.details["depth_limit"]) == ("PATH_TOO_LONG", "TOO_LONG", 128)
-    assert "128" in error.hint("en") and "128" in error.hint("zh")
+    assert "128" in error.hint.en and "128" in error.hint.zh
     assert list(root.iterdir()) == []
     assert resolve_beneath("a/" * 100 + "x.md", [root]).names[-1] == "x.md"
 
@@ -188,7 +188,7 @@ def test_only_broken_client_roots_refuse_instead_of_falling_back_to_the_cwd(tmp_
         "NO_ROOT",
         "invalid_client_roots",
     )
-    assert "NUL" in error.hint("en") and "NUL" in error.hint("zh")
+    assert "NUL" in error.hint.en and "NUL" in error.hint.zh
 
 
 def test_a_broken_configured_root_alone_is_refused_not_widened(tmp_path: Path) -> None:

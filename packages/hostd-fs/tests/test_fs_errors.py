@@ -39,10 +39,12 @@ def test_os_errors_map_to_stable_codes(error_number: int, code: str, reason: str
 
 def test_an_unknown_error_keeps_its_errno_and_reports_reads_as_read_errors() -> None:
     exc = OSError(errno.EIO, "Input/output error")
-    assert fs_error_from_os(exc, "f").details == {"errno": errno.EIO, "strerror": "Input/output error"}
+    error = fs_error_from_os(exc, "f")
+    assert error.facts == {"errno": errno.EIO, "strerror": "Input/output error"}
+    assert error.details == {**error.facts, "reason": "OS_ERROR", "path": "f"}
     read_error = fs_error_from_os(exc, "f", reading=True)
     assert (read_error.code, read_error.reason) == ("READ_ERROR", "OS_ERROR")
-    assert "Reading" in read_error.message("en")
+    assert "Reading" in read_error.message.en
 
 
 # The details each raiser provides for its reason.
@@ -70,18 +72,18 @@ def test_every_reason_speaks_english_and_chinese(reason: str, cause: str | None)
         details["cause"] = cause
     error = path_error(reason, "/notes/a.md", **details)
     for language in ("en", "zh", "zh-CN", "fr"):
-        assert error.message(language).strip()
-        assert error.hint(language).strip()
-    assert CJK.search(error.message("zh")) and CJK.search(error.hint("zh"))
-    assert not CJK.search(error.message("en")) and not CJK.search(error.hint("en"))
-    assert "?" not in error.message("en") + error.hint("en"), "a placeholder was left unfilled"
-    assert str(error) == error.message("en")
+        assert error.message.render(language).strip()
+        assert error.hint.render(language).strip()
+    assert CJK.search(error.message.zh) and CJK.search(error.hint.zh)
+    assert not CJK.search(error.message.en) and not CJK.search(error.hint.en)
+    assert "?" not in error.message.en + error.hint.en, "a placeholder was left unfilled"
+    assert str(error) == error.message.en
 
 
 def test_the_english_message_is_the_exception_text() -> None:
     error = fs_error_from_os(OSError(errno.ENOSPC, "No space left on device"), "/d/a.md")
     assert str(error) == "The disk holding '/d/a.md' is full (or your quota is used up)."
-    assert "磁盘已满" in error.message("zh")
+    assert "磁盘已满" in error.message.zh
 
 
 def test_errors_survive_pickling_across_processes() -> None:
@@ -100,7 +102,7 @@ def test_a_huge_path_is_abbreviated_in_messages_but_kept_whole() -> None:
     path = "a" * 5000 + ".md"
     error = path_error("TOO_LONG", path)
     assert error.path == path
-    assert len(error.message("en")) < 400 and len(error.message("zh")) < 400
+    assert len(error.message.en) < 400 and len(error.message.zh) < 400
 
 
 def test_the_readme_documents_every_reason_with_its_code() -> None:

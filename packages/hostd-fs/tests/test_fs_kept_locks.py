@@ -88,7 +88,7 @@ def test_another_process_holding_the_lock_makes_this_one_time_out(tmp_path: Path
             pass
         assert (caught.value.code, caught.value.reason) == ("FILE_LOCKED", "LOCK_TIMEOUT")
         assert caught.value.path == "notes/session.json"
-        assert caught.value.details == {"timeout": 0.1}
+        assert caught.value.facts == {"timeout": 0.1}
     finally:
         release.set()
         holder.join(timeout=30)

@@ -158,7 +158,7 @@ def test_another_thread_waits_for_the_lock_and_times_out(tmp_path: Path, lock_di
         thread.start()
         thread.join()
     assert [(error.code, error.reason) for error in errors] == [("FILE_LOCKED", "LOCK_TIMEOUT")]
-    assert "0.2" in errors[0].message("en")
+    assert "0.2" in errors[0].message.en
     with path_lock(target, lock_dir=lock_dir, timeout=0):
         pass  # released: free again at once
 
@@ -173,7 +173,7 @@ def test_another_process_holding_the_lock_makes_this_one_time_out(tmp_path: Path
         with pytest.raises(FsError) as caught, path_lock(target, lock_dir=lock_dir, timeout=0.2):
             pass
         assert caught.value.reason == "LOCK_TIMEOUT"
-        assert "锁定" in caught.value.message("zh")
+        assert "锁定" in caught.value.message.zh
     finally:
         release.set()
         holder.join(timeout=30)

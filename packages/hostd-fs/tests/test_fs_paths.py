@@ -70,7 +70,7 @@ def test_a_symlink_loop_is_reported_as_such(root: Path, path: str) -> None:
 def test_a_nul_byte_is_refused_before_anything_else(root: Path) -> None:
     error = refusal("notes/a\x00.md", [root])
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NUL_BYTE")
-    assert "\x00" not in error.message("en")
+    assert "\x00" not in error.message.en
 
 
 @pytest.mark.parametrize(
@@ -177,13 +177,13 @@ def test_lone_surrogates_are_invalid_encoding(root: Path, path: str) -> None:
     assert error.path is not None
     error.path.encode("utf-8")  # shown with escapes, so the envelope can carry it
     assert "\\u" in error.path
-    assert "Unicode" in error.message("en") and "UTF-8" in error.hint("zh")
+    assert "Unicode" in error.message.en and "UTF-8" in error.hint.zh
 
 
 def test_without_roots_nothing_is_allowed() -> None:
     error = refusal("a.md", [])
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
-    assert "allowed_roots" in error.hint("en")
+    assert "allowed_roots" in error.hint.en
 
 
 @pytest.mark.parametrize("path", HOSTILE_PATHS)

@@ -58,9 +58,9 @@ def test_disjoint_roots_raise_no_root_saying_they_do_not_overlap() -> None:
         effective_roots(["/notes"], ["file:///projects/app"])
     error = caught.value
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
-    assert "do not overlap" in error.hint("en")
-    assert "/notes" in error.hint("en")
-    assert "没有重叠" in error.hint("zh")
+    assert "do not overlap" in error.hint.en
+    assert "/notes" in error.hint.en
+    assert "没有重叠" in error.hint.zh
 
 
 def test_without_any_roots_the_working_directory_is_used(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_root_and_home_are_never_implicit(cwd: Path) -> None:
         effective_roots(None, None, cwd=cwd)
     error = caught.value
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
-    assert "allowed_roots" in error.hint("en") and "allowed_roots" in error.hint("zh")
+    assert "allowed_roots" in error.hint.en and "allowed_roots" in error.hint.zh
 
 
 def test_root_and_home_may_still_be_configured_explicitly() -> None:

@@ -14,6 +14,7 @@ first used, psycopg when a ``PostgresDatabase`` first connects.
 
 from typing import TYPE_CHECKING, Any
 
+from hostd_db.clock import utc_now, utc_stamp
 from hostd_db.errors import DatabaseError, busy_as_file_locked
 from hostd_db.postgres import PostgresDatabase, SchemaStatus, schema_name
 from hostd_db.urls import describe_url, is_postgres_url
@@ -31,6 +32,8 @@ __all__ = [
     "describe_url",
     "is_postgres_url",
     "schema_name",
+    "utc_now",
+    "utc_stamp",
 ]
 
 _LAZY = frozenset({"SqliteDatabase", "SqliteMigration"})

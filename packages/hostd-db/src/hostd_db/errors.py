@@ -1,7 +1,7 @@
 """One error type for database failures a tool can explain: stable codes, bilingual advice.
 
-It has the same shape as ``hostd_fs.FsError`` (``code``, ``reason``, ``details``,
-``message(language)``, ``hint(language)``), so the host renders both the same way. Messages
+It is a ``hostd_errors.CodedError`` like ``hostd_fs.FsError`` (``code``, ``message``, ``hint``,
+``details``, plus the finer ``reason``), so the host renders every one the same way. Messages
 name the database's host and port, never its password.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
+
+from hostd_errors import CodedError, Text
 
 __all__ = ["DatabaseError", "busy_as_file_locked"]
 
@@ -83,31 +85,29 @@ _TEXTS: dict[str, _Text] = {
 }
 
 
-class _Defaulting(dict[str, Any]):
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
-class DatabaseError(Exception):
+class DatabaseError(CodedError):
     """A database failure with a stable ``code`` and ``reason`` and advice in two languages."""
 
     def __init__(self, reason: str, *, where: str, **details: Any) -> None:
         text = _TEXTS[reason]
         self.reason = reason
-        self.code = text.code
-        self.details: dict[str, Any] = {"where": where, **details}
-        super().__init__(self.message("en"))
+        facts: dict[str, Any] = {"where": where, **details}
+        super().__init__(
+            text.code,
+            Text(en=text.message_en, zh=text.message_zh).format(**facts),
+            hint=Text(en=text.hint_en, zh=text.hint_zh).format(**facts),
+            details={**facts, "reason": reason},
+        )
+        self._facts = facts
 
-    def _render(self, template: str) -> str:
-        return template.format_map(_Defaulting(self.details))
+    def __reduce__(self) -> tuple[Any, ...]:
+        facts = dict(self._facts)
+        where = facts.pop("where")
+        return (_rebuild_database_error, (self.reason, where, facts))
 
-    def message(self, language: str = "en") -> str:
-        text = _TEXTS[self.reason]
-        return self._render(text.message_zh if language == "zh" else text.message_en)
 
-    def hint(self, language: str = "en") -> str:
-        text = _TEXTS[self.reason]
-        return self._render(text.hint_zh if language == "zh" else text.hint_en)
+def _rebuild_database_error(reason: str, where: str, facts: dict[str, Any]) -> DatabaseError:
+    return DatabaseError(reason, where=where, **facts)
 
 
 @contextmanager

@@ -1,8 +1,9 @@
 """One error type for every file-system refusal or failure, with stable codes and bilingual advice.
 
 Tools turn an `FsError` into the error envelope: `code` is the tool-level code the client sees,
-`reason` says precisely what went wrong (stable, documented in the README), and `message()` /
-`hint()` give a person a sentence in English or Simplified Chinese saying what to do next.
+`reason` says precisely what went wrong (stable, documented in the README), and `message` /
+`hint` give a person a sentence (``hostd_errors.Text``, English and Simplified Chinese) saying
+what to do next. It is a ``CodedError``, so the host answers it like any other.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from hostd_errors import CodedError, Text
 
 __all__ = ["FsError", "fs_error_from_os"]
 
@@ -250,15 +253,12 @@ class _Placeholders(dict[str, Any]):
         return "?"
 
 
-def _is_chinese(language: str) -> bool:
-    return language.lower().replace("_", "-").startswith("zh")
-
-
-class FsError(Exception):
+class FsError(CodedError):
     """A file-system refusal or failure a tool reports to its caller.
 
     `code` is the tool-level error code, `reason` the finer stable cause; `details` carries
-    machine-readable facts (limits, roots, errno). `str(error)` is the English message.
+    machine-readable facts (limits, roots, errno) and, for the answer, the reason and path.
+    `message` and `hint` are bilingual ``Text``; `str(error)` is the English message.
     """
 
     def __init__(
@@ -268,48 +268,42 @@ class FsError(Exception):
         path: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
-        self.code = code
         self.reason = reason
         self.path = path
-        self.details: dict[str, Any] = dict(details or {})
-        super().__init__(self.message("en"))
+        facts: dict[str, Any] = dict(details or {})
+        text = _text_for(code, reason, facts)
+        message = Text(
+            en=_render(text.message_en, path, facts, False), zh=_render(text.message_zh, path, facts, True)
+        )
+        hint = Text(en=_render(text.hint_en, path, facts, False), zh=_render(text.hint_zh, path, facts, True))
+        answer_details = {**facts, "reason": reason}
+        if path is not None:
+            answer_details.setdefault("path", path)
+        super().__init__(code, message, hint=hint, details=answer_details)
+        #: The facts the error was raised with (without the reason and path the answer adds).
+        self.facts = facts
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The default pickling calls cls(*args) with the message only; errors cross process
-        # boundaries (multiprocessing, worker pools), so rebuild from the real fields.
-        return (type(self), (self.code, self.reason, self.path, self.details))
+        return (type(self), (self.code, self.reason, self.path, self.facts))
 
     def __repr__(self) -> str:
         return f"FsError(code={self.code!r}, reason={self.reason!r}, path={self.path!r})"
 
-    def _text(self) -> _Text:
-        variant = "read" if self.code == "READ_ERROR" else self.details.get("cause")
-        return _TEXTS.get(f"{self.reason}/{variant}") or _TEXTS.get(self.reason) or _TEXTS["OS_ERROR"]
 
-    def _render(self, template: str, chinese: bool) -> str:
-        if self.path is None:
-            quoted = "该路径" if chinese else "the path"
-        else:
-            shown = _abbreviate(self.path)
-            quoted = f"“{shown}”" if chinese else f"'{shown}'"
-        values = _Placeholders({key: _display(value) for key, value in self.details.items()})
-        values["path"] = quoted
-        return template.format_map(values)
+def _text_for(code: str, reason: str, details: dict[str, Any]) -> _Text:
+    variant = "read" if code == "READ_ERROR" else details.get("cause")
+    return _TEXTS.get(f"{reason}/{variant}") or _TEXTS.get(reason) or _TEXTS["OS_ERROR"]
 
-    def _localized(self, language: str, *, hint: bool) -> str:
-        text = self._text()
-        chinese = _is_chinese(language)
-        if hint:
-            return self._render(text.hint_zh if chinese else text.hint_en, chinese)
-        return self._render(text.message_zh if chinese else text.message_en, chinese)
 
-    def message(self, language: str = "en") -> str:
-        """A sentence saying what went wrong, in English ("en") or Simplified Chinese ("zh")."""
-        return self._localized(language, hint=False)
-
-    def hint(self, language: str = "en") -> str:
-        """A sentence telling a person what to do about it, in "en" or "zh"."""
-        return self._localized(language, hint=True)
+def _render(template: str, path: str | None, details: dict[str, Any], chinese: bool) -> str:
+    if path is None:
+        quoted = "该路径" if chinese else "the path"
+    else:
+        shown = _abbreviate(path)
+        quoted = f"“{shown}”" if chinese else f"'{shown}'"
+    values = _Placeholders({key: _display(value) for key, value in details.items()})
+    values["path"] = quoted
+    return template.format_map(values)
 
 
 def _abbreviate(text: str) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import anyio
 from pydantic import Field
 
-from hostd import PluginContext, ToolContext, ToolError
+from hostd import PluginContext, Text, ToolContext, ToolError
 from hostd_deep_thinking.jsonshape import MAX_NESTING, NotFiniteNumber, refuse_constant, shape_problem
 from hostd_deep_thinking.models import (
     BACKUP_NAME_PATTERN,
@@ -1272,14 +1272,14 @@ def summarize_session(
         if answer.available and answer.text and answer.text.strip():
             text, summarizer, model = answer.text.strip() + "\n", "sampling", answer.model
         else:
-            reason = answer.reason or "empty answer"
+            reason = answer.reason or Text(en="empty answer", zh="空回答")
             warnings.append(
                 Notice(
                     code="SAMPLING_FAILED",
                     message=ctx.text(
-                        en=f"The client's model did not write the summary ({reason}); "
+                        en=f"The client's model did not write the summary ({reason.en}); "
                         "this is the structural summary.",
-                        zh=f"客户端模型未生成摘要（{reason}）；以下为根据会话结构生成的摘要。",
+                        zh=f"客户端模型未生成摘要（{reason.zh}）；以下为根据会话结构生成的摘要。",
                     ),
                 )
             )

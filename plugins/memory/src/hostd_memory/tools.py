@@ -2129,8 +2129,9 @@ ALL_TOOLS: list[tuple[Callable[..., Any], dict[str, bool]]] = [
     (save_session, {"destructive": False}),
     (list_memories, {"read_only": True}),
     (get_memory_stats, {"read_only": True}),
-    (export_memories, {"destructive": False, "uses_roots": True}),
-    (import_memories, {"destructive": True}),
+    # Export may overwrite an existing file (overwrite=true), like deep-thinking's export_session.
+    (export_memories, {"destructive": True, "uses_roots": True}),
+    (import_memories, {"destructive": True, "uses_roots": True}),
     (add_alias, {"destructive": False}),
     (link_memories, {"destructive": False, "idempotent": True}),
     (unlink_memories, {"destructive": True}),

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hostd import ToolContext, ToolError
+from hostd import Text, ToolContext, ToolError
 from hostd_wechat.frontmatter import split_front_matter
 from hostd_wechat.models import FileProblem, SectionOverview, SummarizeResult
 from hostd_wechat.settings import Settings, settings_of
@@ -117,7 +117,7 @@ def _collect(
             try:
                 found.append(resolve_in_roots(entry, roots, allow_missing=False, expect="file"))
             except FsError as exc:
-                problems.append(FileProblem(path=entry, code=exc.code, message=exc.message(ctx.language)))
+                problems.append(FileProblem(path=entry, code=exc.code, message=ctx.render(exc.message)))
         return list(dict.fromkeys(found))
     if _bad_glob(pattern):
         raise ToolError(
@@ -137,7 +137,7 @@ def _collect(
         try:
             resolved = resolve_in_roots(str(match), roots, allow_missing=False, expect="any")
         except FsError as exc:
-            problems.append(FileProblem(path=str(match), code=exc.code, message=exc.message(ctx.language)))
+            problems.append(FileProblem(path=str(match), code=exc.code, message=ctx.render(exc.message)))
             continue
         if resolved.is_file():
             found.append(resolved)
@@ -287,7 +287,7 @@ def _read(
         )
         text = raw.decode("utf-8")
     except FsError as exc:
-        problems.append(FileProblem(path=str(path), code=exc.code, message=exc.message(ctx.language)))
+        problems.append(FileProblem(path=str(path), code=exc.code, message=ctx.render(exc.message)))
         return None
     except (OSError, UnicodeDecodeError) as exc:
         reason = (
@@ -384,11 +384,11 @@ def _write_summaries_by_sampling(
         max_tokens=min(8000, 300 * len(articles) + 200),
     )
     if not result.available or not result.text:
+        why = result.reason or Text(en="empty answer", zh="空回答")
         warnings.append(
             ctx.text(
-                en=f"The client's model did not write the summaries ({result.reason}); "
-                "used extractive summaries.",
-                zh=f"客户端模型未生成摘要（{result.reason}）；已改用抽取式摘要。",
+                en=f"The client's model did not write the summaries ({why.en}); used extractive summaries.",
+                zh=f"客户端模型未生成摘要（{why.zh}）；已改用抽取式摘要。",
             )
         )
         return False
@@ -683,8 +683,8 @@ def _write(ctx: ToolContext, output_path: str, document: str) -> tuple[Path, int
         error = fs_error_from_os(exc, output_path)
         raise ToolError(
             "WRITE_ERROR",
-            error.message(ctx.language),
-            hint=error.hint(ctx.language),
+            error.message,
+            hint=error.hint,
             details={"path": output_path, "reason": error.reason},
         ) from None
     except FsError as exc:
@@ -692,7 +692,7 @@ def _write(ctx: ToolContext, output_path: str, document: str) -> tuple[Path, int
             raise
         raise ToolError(
             "WRITE_ERROR",
-            exc.message(ctx.language),
-            hint=exc.hint(ctx.language),
+            exc.message,
+            hint=exc.hint,
             details={"path": output_path, "reason": exc.reason},
         ) from None
