@@ -20,7 +20,13 @@ nox.options.error_on_missing_interpreters = True
 
 ROOT = Path(__file__).resolve().parent
 PYTHON = "3.11"
-SHARED = ["hostd", "packages/hostd-errors", "packages/hostd-fs", "packages/hostd-db", "packages/hostd-testing"]
+SHARED = [
+    "hostd",
+    "packages/hostd-errors",
+    "packages/hostd-fs",
+    "packages/hostd-db",
+    "packages/hostd-testing",
+]
 PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
 PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
 

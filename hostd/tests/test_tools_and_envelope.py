@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,6 @@ async def test_argument_errors_speak_chinese_when_the_host_does(
         envelope = envelope_of(await c.call_tool("echo", arguments))
     assert envelope["error"]["message"] == message
     assert hint_part in envelope["error"]["hint"]
+    # No English leaks into a Chinese answer: the only Latin words are the argument names and values.
+    words = set(re.findall(r"[A-Za-z]{3,}", envelope["error"]["message"] + envelope["error"]["hint"]))
+    assert words <= {"text", "times", "style", "plain", "upper"}, words

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hostd_errors import Text
 from pydantic_core import ErrorDetails
 
 from hostd.i18n import pick
@@ -54,7 +55,14 @@ ZH_KINDS = {
 
 
 def reason(error: ErrorDetails, language: str) -> str:
-    """Why the value was refused, without the argument's name."""
+    """Why the value was refused, without the argument's name.
+
+    A plugin's own validator speaks both languages by raising ``ValueError(Text(...))``; any
+    other message pydantic produced is English and is not shown in a Chinese answer.
+    """
+    raised = error.get("ctx", {}).get("error")
+    if isinstance(raised, ValueError) and raised.args and isinstance(raised.args[0], Text):
+        return raised.args[0].render(language).rstrip("。.")
     if language == "zh" and error["type"] in ZH_REASONS:
         try:
             ctx = {key: str(value).replace(" or ", " 或 ") for key, value in error.get("ctx", {}).items()}
@@ -62,7 +70,7 @@ def reason(error: ErrorDetails, language: str) -> str:
         except (KeyError, IndexError):
             pass
     if language == "zh":
-        return f"取值无效（{error['msg']}）"
+        return "取值无效"
     return error["msg"]
 
 
@@ -86,7 +94,9 @@ def describe_valid(schema: dict[str, Any], argument: str, language: str) -> str:
             name = ZH_KINDS.get(kind, kind) if language == "zh" else kind
             parts.append(name + (f" ({', '.join(bounds)})" if bounds else ""))
     valid = pick(language, en=" or ", zh=" 或 ").join(dict.fromkeys(p for p in parts if p)) or "-"
-    description = prop.get("description", "")
+    # Parameter descriptions are written in English (they are the tool's schema): a Chinese
+    # answer says what is valid from the schema's facts alone.
+    description = prop.get("description", "") if language != "zh" else ""
     text = pick(language, en=f"'{argument}' expects {valid}", zh=f"'{argument}' 需要：{valid}")
     return text + (f": {description}" if description else "")
 
