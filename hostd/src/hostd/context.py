@@ -92,9 +92,6 @@ class Services:
         entry = self._by_name.get(name)
         return entry[1] if entry else None
 
-    def names(self) -> list[str]:
-        return sorted(self._by_name)
-
 
 @functools.cache
 def shared_lock_dir() -> Path:
