@@ -114,8 +114,8 @@ def bench_network() -> tuple[list[float], int]:
 
 
 def bench_parse() -> tuple[int, float, float]:
+    from hostd_wechat.markdown import article_markdown
     from hostd_wechat.parse import parse_article
-    from hostd_wechat.read_tool import article_markdown
 
     pages = sorted(
         page

@@ -214,7 +214,7 @@ async def test_fuzz(connect, hostd_roots):
 
 
 async def test_plugin_settings_are_validated(hostd_data_dir, hostd_roots):
-    from hostd import HostError
+    from hostd.errors import HostError
 
     with pytest.raises(HostError, match="max_content_bytes"):
         async with in_memory_client(

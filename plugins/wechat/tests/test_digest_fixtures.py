@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hostd_wechat.extractive import markdown_text
+from hostd_wechat.markdown import article_markdown
 from hostd_wechat.parse import parse_article
-from hostd_wechat.read_tool import article_markdown
-from hostd_wechat.summarize import markdown_text
 from wechat_testlib import LABELLED, UNLABELLED, call, require_fixtures, wechat_client
 
 pytestmark = pytest.mark.anyio

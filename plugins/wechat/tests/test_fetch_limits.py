@@ -13,7 +13,7 @@ import anyio
 import neighbour_plugin
 import pytest
 from hostd_testing import envelope_of, in_memory_client, write_config
-from hostd_wechat.settings import Settings
+from hostd_wechat.models import Settings
 from pydantic import ValidationError
 from wechat_testlib import ArticleServer, call, plugin_settings, wechat_client
 

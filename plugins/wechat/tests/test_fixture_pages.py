@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 from hostd_wechat.frontmatter import FIELDS, split_front_matter
+from hostd_wechat.markdown import article_markdown
 from hostd_wechat.parse import ParsedArticle, parse_article
-from hostd_wechat.read_tool import article_markdown
 from wechat_testlib import LABELLED, UNLABELLED, require_fixtures
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -405,7 +405,7 @@ def test_links_to_stored_images_are_one_token_and_http_is_upgraded_only_to_a_lis
 
 
 def test_image_settings_are_checked_when_the_config_is_read() -> None:
-    from hostd_wechat.settings import Settings
+    from hostd_wechat.models import Settings
     from pydantic import ValidationError
 
     assert Settings().image_url_prefixes == ["https://mmbiz.qpic.cn/", "https://mmbiz.qlogo.cn/"]

@@ -333,3 +333,26 @@ async def test_cancelling_mid_batch_stops_fetching_and_leaves_no_half_written_fi
     assert leftovers == []
     for path in folder.glob("*.md"):
         assert path.read_text(encoding="utf-8").rstrip().endswith("END-OF-ARTICLE")
+
+
+async def test_a_zh_server_explains_refused_links_and_a_bad_pattern_in_chinese(
+    hostd_data_dir, hostd_roots, article_server
+) -> None:
+    """Every sentence of a zh answer is Chinese: item hints (with the refusal) and argument errors."""
+    async with wechat_client(
+        hostd_data_dir, hostd_roots, settings=plugin_settings(article_server), language="zh"
+    ) as client:
+        envelope = await call(
+            client,
+            "read_wechat_articles",
+            {"urls": ["https://example.com/s/x", "mp.weixin.qq.com/s/abc"], "response_format": "detailed"},
+        )
+        bad = await call(
+            client, "read_wechat_articles", {"urls": ["https://example.com/s/x"], "filename_pattern": "{id}"}
+        )
+    hints = [item["hint"] for item in envelope["items"]]
+    assert "不在允许的 URL 前缀之下" in hints[0] and "缺少协议" in hints[1]
+    for hint in hints:
+        assert "not under" not in hint and "scheme" not in hint and "Only links" not in hint
+    assert bad["error"]["code"] == "INVALID_ARGUMENT"
+    assert "未知的占位符 {id}" in bad["error"]["message"] and "unknown" not in bad["error"]["message"]

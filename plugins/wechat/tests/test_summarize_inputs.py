@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from wechat_testlib import call, wechat_client
 
+from hostd import Text
+
 pytestmark = pytest.mark.anyio
 
 ARTICLE = (
@@ -109,23 +111,12 @@ async def test_refused_files_are_explained_in_chinese(hostd_data_dir, hostd_root
 
 
 def _read_in_thread(path: Path) -> tuple[threading.Thread, dict[str, Any]]:
-    from hostd_wechat.summarize_tool import _read
-
-    class Ctx:
-        language = "en"
-
-        @staticmethod
-        def text(*, en: str, zh: str) -> str:
-            return en
-
-        @staticmethod
-        def roots() -> list[Path]:  # the file's own folder is the allowed root
-            return [path.parent]
+    from hostd_wechat.sources import read_source
 
     outcome: dict[str, Any] = {"problems": [], "warnings": []}
 
-    def run() -> None:
-        outcome["article"] = _read(Ctx(), path, outcome["problems"], outcome["warnings"])
+    def run() -> None:  # the file's own folder is the allowed root
+        outcome["article"] = read_source(path, [path.parent], outcome["problems"], outcome["warnings"])
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -201,7 +192,7 @@ async def test_globs_still_match_like_pathlib(hostd_data_dir, hostd_roots) -> No
 async def test_a_walk_past_its_bound_stops_and_says_which_bound(
     hostd_data_dir, hostd_roots, monkeypatch
 ) -> None:
-    import hostd_wechat.summarize_tool as tool
+    import hostd_wechat.sources as tool
 
     for index in range(30):
         _write(hostd_roots, f"in/d{index:02}/a.md")
@@ -216,20 +207,12 @@ async def test_a_walk_past_its_bound_stops_and_says_which_bound(
 
 
 def test_a_cancelled_call_stops_walking(tmp_path) -> None:
-    from hostd_wechat.summarize_tool import _glob_matcher, _walk_matching
+    from hostd_wechat.sources import glob_matcher, walk_matching
 
     from hostd import ToolError
 
-    class CancelledCtx:
-        language = "en"
-        cancelled = True
-
-        @staticmethod
-        def text(*, en: str, zh: str) -> str:
-            return en
-
     _write(tmp_path, "a/b.md")
-    ctx: Any = CancelledCtx()
     with pytest.raises(ToolError) as raised:
-        _walk_matching(ctx, tmp_path, _glob_matcher(ctx, "**/*.md"))
+        walk_matching(tmp_path, glob_matcher("**/*.md"), lambda: True)
+    assert raised.value.message == Text(en="Cancelled.", zh="已取消。")
     assert raised.value.code == "CANCELLED"

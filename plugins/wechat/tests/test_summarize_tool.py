@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from hostd_wechat.summarize import split_sentences
+from hostd_wechat.extractive import split_sentences
 from wechat_testlib import call, wechat_client
 
 pytestmark = pytest.mark.anyio
@@ -298,3 +298,37 @@ def test_chinese_sentences_keep_closing_quotes_and_brackets() -> None:
         "English follows.",
         "Done?",
     ]
+
+
+async def test_a_zh_server_says_why_a_file_was_skipped_in_chinese(hostd_data_dir, hostd_roots) -> None:
+    _write(hostd_roots, "in/good.md", ENGLISH_ARTICLE)
+    _write(hostd_roots, "in/bad.md", b"\xff\xfe\x00garbage\x80")
+    mixed = await _summarize(
+        hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "m.md"}, language="zh"
+    )
+    assert mixed["status"] == "success" and mixed["article_count"] == 1
+    assert [e["code"] for e in mixed["errors"]] == ["READ_ERROR"]
+    assert mixed["errors"][0]["message"] == "无法读取：不是 UTF-8 文本"
+    assert mixed["warnings"] == ["已跳过 bad.md：不是 UTF-8 文本。"]
+    assert mixed["message"].startswith("已将 1 篇文章汇总到")
+
+
+async def test_the_digest_limits_take_their_new_and_their_first_spelling(hostd_data_dir, hostd_roots) -> None:
+    from hostd_wechat.models import Settings
+
+    for key in ("max_digest_chars", "summary_max_output_chars"):
+        assert Settings.model_validate({key: 1234}).max_digest_chars == 1234
+    for key in ("max_sampling_prompt_chars", "sampling_prompt_max_chars"):
+        assert Settings.model_validate({key: 5678}).max_sampling_prompt_chars == 5678
+    for copy in range(4):
+        _write(hostd_roots, f"in/copy{copy}.md", ENGLISH_ARTICLE)
+    too_long = await _summarize(
+        hostd_data_dir,
+        hostd_roots,
+        {"input_dir": "in", "output_path": "t.md"},
+        settings={"wechat": {"max_digest_chars": 1000}},
+        language="zh",
+    )
+    assert too_long["error"]["code"] == "TOO_LONG" and too_long["error"]["details"]["budget"] == 1000
+    assert "max_digest_chars" in too_long["error"]["message"] and "brief" in too_long["error"]["hint"]
+    assert "characters" not in too_long["error"]["message"]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hostd_wechat.frontmatter import render_front_matter, split_front_matter, word_count
 from hostd_wechat.naming import NameReservations, file_name, pattern_problem
 from hostd_wechat.page_data import decode_js_string, read_page_data
 from hostd_wechat.parse import article_id_from_url, to_china_iso
 from hostd_wechat.urls import UrlPrefix, check_url
+
+from hostd import Text
 
 WECHAT = [UrlPrefix.parse("https://mp.weixin.qq.com/s")]
 
@@ -44,11 +48,15 @@ def test_wechat_links_pass(url: str) -> None:
     ],
 )
 def test_other_links_are_refused(url: str) -> None:
-    assert check_url(url, WECHAT) is not None
+    refusal = check_url(url, WECHAT)
+    assert refusal is not None
+    # Said in both languages: the item's hint carries it into a zh server's answer.
+    words = re.sub(r"'[^']*'|URL|https://", "", refusal.zh)  # quoted values, URL, https:// read the same
+    assert refusal.en and refusal.zh and not re.search(r"[A-Za-z]{3,}", words)
 
 
 def test_bad_prefixes_are_refused_by_the_settings() -> None:
-    from hostd_wechat.settings import Settings
+    from hostd_wechat.models import Settings
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError):
@@ -72,8 +80,9 @@ def test_times_become_iso_in_china_time() -> None:
 
 def test_pattern_accepts_only_the_three_placeholders() -> None:
     assert pattern_problem("{date}_{title}-{account_name}") is None
-    assert pattern_problem("{title}{id}") == "unknown placeholder {id}"
-    assert pattern_problem("{title") == "unbalanced braces"
+    assert pattern_problem("{title}{id}") == Text(en="unknown placeholder {id}", zh="未知的占位符 {id}")
+    assert pattern_problem("{title") == Text(en="unbalanced braces", zh="花括号不成对")
+    assert pattern_problem("  ") == Text(en="empty pattern", zh="模式为空")
     assert pattern_problem("{0}") is not None and pattern_problem("{title.__class__}") is not None
 
 

@@ -40,7 +40,7 @@ class Settings(BaseModel):
     )
 
 
-class UpdateSummaryResult(ToolOutput):
+class UpdateSummaryOutput(ToolOutput):
     """What ``update_summary`` did; the envelope adds status, message and metadata."""
 
     file_path: str = Field(description="Absolute path of the file written (symlinks resolved)")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from hostd import PluginContext, hookimpl
+from hostd import PluginContext, RegisterTool, hookimpl
 from hostd_summary_writer.models import Settings
 from hostd_summary_writer.tools import update_summary
 
@@ -15,7 +13,7 @@ def hostd_settings_model() -> type[Settings]:
 
 
 @hookimpl
-def hostd_register_tools(register: Any, context: PluginContext) -> None:
+def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
     # Overwrite replaces a file and every append adds a new section: destructive, not idempotent.
     register(
         update_summary,

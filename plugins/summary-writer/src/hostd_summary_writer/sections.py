@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import datetime
 
+from hostd import Text
+
 #: Characters that show nothing but that ``str.isspace`` does not count as space.
 INVISIBLE_CHARACTERS = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e")
 
-DEFAULT_HEADINGS: dict[str, str] = {"zh": "总结更新", "en": "Summary update"}
+#: The separator's heading when ``separator_heading`` is not configured, in the server's language.
+DEFAULT_HEADING = Text(en="Summary update", zh="总结更新")
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from hostd import ToolContext, ToolError
-from hostd_summary_writer.models import Settings, UpdateSummaryResult, WriteMode
-from hostd_summary_writer.sections import DEFAULT_HEADINGS, is_blank, is_markdown_path, section_bytes
+from hostd import Text, ToolContext, ToolError
+from hostd_summary_writer.models import Settings, UpdateSummaryOutput, WriteMode
+from hostd_summary_writer.sections import DEFAULT_HEADING, is_blank, is_markdown_path, section_bytes
 
 if TYPE_CHECKING:
     from hostd_fs import RootedPath
 
 
 def update_summary(
-    ctx: ToolContext,
+    ctx: ToolContext[Settings],
     content: Annotated[
         str,
         Field(description="The summary to write, as Markdown text. Must not be empty or only whitespace."),
@@ -41,7 +41,7 @@ def update_summary(
             "the file already has text; 'overwrite' replaces the whole file with the content."
         ),
     ] = "append",
-) -> UpdateSummaryResult:
+) -> UpdateSummaryOutput:
     """Write an AI-generated summary into a local Markdown file (.md or .markdown).
 
     mode='append' (the default) adds the content at the end of the file; when the file already
@@ -51,42 +51,39 @@ def update_summary(
     the first root, and missing parent folders are created. Answers the absolute path written,
     the bytes written, and whether the file was created.
     """
-    settings: Settings = ctx.settings or Settings()
-    data = _checked_content(ctx, content, settings.max_content_bytes)
+    data = _checked_content(content, ctx.settings.max_content_bytes)
     target = _resolved_target(ctx, file_path)
     if mode == "append":
-        bytes_written, created, separator_added = _append(ctx, target, data, settings)
+        bytes_written, created, separator_added = _append(ctx, target, data)
         if created:
-            message = ctx.text(
-                en=f"Summary written to new file (created): {target}", zh=f"总结已写入新创建的文件：{target}"
+            message = Text(
+                en="Summary written to new file (created): {path}", zh="总结已写入新创建的文件：{path}"
             )
         else:
-            message = ctx.text(en=f"Summary appended to file: {target}", zh=f"总结已成功追加至文件：{target}")
+            message = Text(en="Summary appended to file: {path}", zh="总结已成功追加至文件：{path}")
     else:
-        bytes_written, created = _overwrite(ctx, target, data, settings)
+        bytes_written, created = _overwrite(ctx, target, data)
         separator_added = False
-        message = ctx.text(
-            en=f"Summary written to file (replaced): {target}", zh=f"总结已成功覆盖写入文件：{target}"
-        )
-    return UpdateSummaryResult(
+        message = Text(en="Summary written to file (replaced): {path}", zh="总结已成功覆盖写入文件：{path}")
+    return UpdateSummaryOutput(
         file_path=str(target),
         mode=mode,
         bytes_written=bytes_written,
         created=created,
         separator_added=separator_added,
-    ).with_message(message)
+    ).with_message(message.format(path=str(target)))
 
 
-def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
+def _checked_content(content: str, max_bytes: int) -> bytes:
     """The content as UTF-8, or the error the spec asks for (blank, too long, not text)."""
     if is_blank(content):
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(
+            Text(
                 en="Invalid content: must not be empty or only whitespace",
                 zh="无效的 content：不能为空或仅包含空白字符",
             ),
-            hint=ctx.text(
+            hint=Text(
                 en="Pass the summary text to write as 'content'.", zh="请在 content 中提供要写入的总结文本。"
             ),
             details={"argument": "content"},
@@ -94,15 +91,15 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError:
-        raise _not_unicode_error(ctx, "content") from None
+        raise _not_unicode_error("content") from None
     if len(data) > max_bytes:
         raise ToolError(
             "TOO_LONG",
-            ctx.text(
-                en=f"Content is too long: {len(data)} bytes of UTF-8, the limit is {max_bytes}",
-                zh=f"内容过长：UTF-8 编码为 {len(data)} 字节，上限为 {max_bytes} 字节",
-            ),
-            hint=ctx.text(
+            Text(
+                en="Content is too long: {size} bytes of UTF-8, the limit is {max_bytes}",
+                zh="内容过长：UTF-8 编码为 {size} 字节，上限为 {max_bytes} 字节",
+            ).format(size=len(data), max_bytes=max_bytes),
+            hint=Text(
                 en="Split the summary into several calls in append mode, or raise "
                 "plugins.summary-writer.max_content_bytes in the config.",
                 zh="请分多次以 append 模式写入，或在配置中调高 plugins.summary-writer.max_content_bytes。",
@@ -112,25 +109,25 @@ def _checked_content(ctx: ToolContext, content: str, max_bytes: int) -> bytes:
     return data
 
 
-def _resolved_target(ctx: ToolContext, file_path: str) -> RootedPath:
+def _resolved_target(ctx: ToolContext[Settings], file_path: str) -> RootedPath:
     """The file inside the effective roots; the writers re-open it beneath the root and make its folders."""
     from hostd_fs import resolve_beneath
 
     if not is_markdown_path(file_path):
         raise ToolError(
             "INVALID_ARGUMENT",
-            ctx.text(
+            Text(
                 en="Invalid file_path: must end with .md or .markdown",
                 zh="无效的 file_path：必须以 .md 或 .markdown 结尾",
             ),
-            hint=ctx.text(
+            hint=Text(
                 en="Use a Markdown file name, for example notes/summary.md.",
                 zh="请使用 Markdown 文件名，例如 notes/summary.md。",
             ),
             details={"argument": "file_path"},
         )
     if not _is_unicode_text(file_path):
-        raise _not_unicode_error(ctx, "file_path")
+        raise _not_unicode_error("file_path")
     return resolve_beneath(file_path, ctx.roots(), expect="file")
 
 
@@ -143,45 +140,37 @@ def _is_unicode_text(text: str) -> bool:
     return True
 
 
-def _not_unicode_error(ctx: ToolContext, argument: str) -> ToolError:
+def _not_unicode_error(argument: str) -> ToolError:
     return ToolError(
         "INVALID_ARGUMENT",
-        ctx.text(
-            en=f"Invalid {argument}: it holds characters that are not valid Unicode text (lone surrogates)",
-            zh=f"无效的 {argument}：包含无效的 Unicode 字符（孤立代理项）",
-        ),
-        hint=ctx.text(en="Send it as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送。"),
+        Text(
+            en="Invalid {argument}: it holds characters that are not valid Unicode text (lone surrogates)",
+            zh="无效的 {argument}：包含无效的 Unicode 字符（孤立代理项）",
+        ).format(argument=argument),
+        hint=Text(en="Send it as proper UTF-8 text.", zh="请以正确的 UTF-8 文本发送。"),
         details={"argument": argument},
     )
 
 
-def _heading(ctx: ToolContext, settings: Settings) -> str:
-    return settings.separator_heading or DEFAULT_HEADINGS.get(ctx.language, DEFAULT_HEADINGS["en"])
+def _heading(ctx: ToolContext[Settings]) -> str:
+    return ctx.settings.separator_heading or ctx.render(DEFAULT_HEADING)
 
 
-def _append(ctx: ToolContext, target: RootedPath, data: bytes, settings: Settings) -> tuple[int, bool, bool]:
-    from hostd_fs import fs_error_from_os, locked_append
+def _append(ctx: ToolContext[Settings], target: RootedPath, data: bytes) -> tuple[int, bool, bool]:
+    """Append under the file's lock; hostd-fs raises its FsError (a CodedError) for every failure."""
+    from hostd_fs import locked_append
 
-    heading = _heading(ctx, settings)
-    try:
-        result = locked_append(
-            target,
-            lambda size: section_bytes(data, heading, size),
-            lock_dir=ctx.lock_dir,
-            timeout=settings.lock_timeout_seconds,
-        )
-    except OSError as exc:
-        raise fs_error_from_os(exc, str(target)) from None
+    heading = _heading(ctx)
+    result = locked_append(
+        target,
+        lambda size: section_bytes(data, heading, size),
+        lock_dir=ctx.lock_dir,
+        timeout=ctx.settings.lock_timeout_seconds,
+    )
     return result.bytes_written, result.created, result.previous_size > 0
 
 
-def _overwrite(ctx: ToolContext, target: RootedPath, data: bytes, settings: Settings) -> tuple[int, bool]:
-    from hostd_fs import fs_error_from_os, locked_overwrite
+def _overwrite(ctx: ToolContext[Settings], target: RootedPath, data: bytes) -> tuple[int, bool]:
+    from hostd_fs import locked_overwrite
 
-    try:
-        bytes_written, created = locked_overwrite(
-            target, data, lock_dir=ctx.lock_dir, timeout=settings.lock_timeout_seconds
-        )
-    except OSError as exc:
-        raise fs_error_from_os(exc, str(target)) from None
-    return bytes_written, created
+    return locked_overwrite(target, data, lock_dir=ctx.lock_dir, timeout=ctx.settings.lock_timeout_seconds)

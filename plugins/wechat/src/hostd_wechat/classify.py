@@ -41,7 +41,6 @@ class PageVerdict:
     ok: bool
     error_code: str | None = None
     reason: str | None = None
-    message: str | None = None
 
 
 OK = PageVerdict(ok=True)
@@ -69,14 +68,14 @@ def _match_rules(text: str) -> PageVerdict | None:
     lowered = text.lower()
     for code, reason, phrases in _MESSAGE_RULES:
         if any(phrase.lower() in lowered for phrase in phrases):
-            return PageVerdict(ok=False, error_code=code, reason=reason, message=text[:200])
+            return PageVerdict(ok=False, error_code=code, reason=reason)
     return None
 
 
 def classify_page(soup: BeautifulSoup, raw: str, *, http_status: int = 200) -> PageVerdict:
     """Classify a fetched page (``raw`` is its decoded HTML)."""
     if any(marker in raw for marker in _CAPTCHA_MARKERS) or ("poc_token" in raw and "cgiData" in raw):
-        return PageVerdict(ok=False, error_code="CHALLENGE", reason="verification", message="captcha page")
+        return PageVerdict(ok=False, error_code="CHALLENGE", reason="verification")
     message = _message_text(soup)
     if message:
         verdict = _match_rules(message)
@@ -85,19 +84,12 @@ def classify_page(soup: BeautifulSoup, raw: str, *, http_status: int = 200) -> P
     if has_article_layout(soup, raw):
         return OK
     if http_status == 404:
-        return PageVerdict(ok=False, error_code="NOT_FOUND", reason="http_404", message="HTTP 404")
+        return PageVerdict(ok=False, error_code="NOT_FOUND", reason="http_404")
     # No article layout: the sentence may sit in the <title>, in plain text, or (old pages) in an
     # escaped script string, so the visible text and then the raw page are searched.
     title = soup.title.get_text(" ") if soup.title else ""
     for text in (_collapse(title + " " + soup.get_text(" ")), raw):
         verdict = _match_rules(text)
         if verdict is not None:
-            return PageVerdict(
-                ok=False,
-                error_code=verdict.error_code,
-                reason=verdict.reason,
-                message=_collapse(title) or verdict.reason,
-            )
-    return PageVerdict(
-        ok=False, error_code="NOT_FOUND", reason="unavailable", message="no article on the page"
-    )
+            return verdict
+    return PageVerdict(ok=False, error_code="NOT_FOUND", reason="unavailable")

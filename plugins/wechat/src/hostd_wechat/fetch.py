@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
+from hostd import Text
 from hostd_wechat.classify import CAPTCHA_PATH
 from hostd_wechat.urls import UrlPrefix, check_url, redirect_is_captcha
 
@@ -39,6 +40,10 @@ _SAFE_IN_QUERY = _SAFE_IN_PATH + "?"
 
 
 PAGE_ACCEPT = "text/html,application/xhtml+xml"
+
+#: What a failed fetch's ``detail`` says (shown after the item's hint in a detailed answer).
+CAPTCHA_REDIRECT = Text(en="redirected to the captcha page", zh="被重定向到验证码页面")
+RESPONSE_TOO_LARGE = Text(en="more than {max_bytes} bytes", zh="超过 {max_bytes} 字节")
 
 
 @dataclass
@@ -67,7 +72,7 @@ class FetchResult:
     charset: str = ""
     error_code: str | None = None
     reason: str | None = None
-    detail: str = ""
+    detail: Text | None = None
 
     @property
     def ok(self) -> bool:
@@ -121,7 +126,7 @@ class _Retryable(Exception):
     """A failure worth another try (5xx, timeout, dropped connection)."""
 
     def __init__(self, result: FetchResult) -> None:
-        super().__init__(result.detail)
+        super().__init__(str(result.detail or ""))
         self.result = result
 
 
@@ -259,7 +264,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                             http_status=status,
                             error_code="NETWORK_ERROR",
                             reason="server_error",
-                            detail=f"HTTP {status}",
+                            detail=Text.same(f"HTTP {status}"),
                         )
                     )
                 if status == 429:
@@ -269,7 +274,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                         http_status=429,
                         error_code="CHALLENGE",
                         reason="rate_limited",
-                        detail="HTTP 429",
+                        detail=Text.same("HTTP 429"),
                     )
                 if status >= 400 and not options.read_error_bodies:
                     return FetchResult(
@@ -278,7 +283,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                         http_status=status,
                         error_code="NOT_FOUND" if status in (404, 410) else "NETWORK_ERROR",
                         reason=f"http_{status}",
-                        detail=f"HTTP {status}",
+                        detail=Text.same(f"HTTP {status}"),
                     )
                 return _read_body(response, url, current, options, attempt)
         except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -291,7 +296,9 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                         final_url=current,
                         error_code="TIMEOUT",
                         reason="timeout",
-                        detail=f"no complete answer within {options.timeout_s:g} s",
+                        detail=Text(
+                            en="no complete answer within {seconds} s", zh="{seconds} 秒内没有收到完整的回答"
+                        ).format(seconds=f"{options.timeout_s:g}"),
                     )
                 ) from None
             raise _Retryable(
@@ -300,7 +307,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
                     final_url=current,
                     error_code="NETWORK_ERROR",
                     reason="connection_failed",
-                    detail=type(exc).__name__,
+                    detail=Text.same(type(exc).__name__),
                 )
             ) from None
     return FetchResult(
@@ -308,7 +315,7 @@ def _fetch_once(url: str, options: FetchOptions, canceller: FetchCanceller) -> F
         final_url=current,
         error_code="INVALID_URL",
         reason="too_many_redirects",
-        detail=f"more than {MAX_REDIRECTS} redirects",
+        detail=Text(en="more than {count} redirects", zh="重定向超过 {count} 次").format(count=MAX_REDIRECTS),
     )
 
 
@@ -320,7 +327,7 @@ def _refused_redirect(url: str, target: str, status: int, options: FetchOptions)
             http_status=status,
             error_code="CHALLENGE",
             reason="verification",
-            detail="redirected to the captcha page",
+            detail=CAPTCHA_REDIRECT,
         )
     refusal = check_url(target, options.prefixes)
     if refusal is not None:
@@ -330,7 +337,8 @@ def _refused_redirect(url: str, target: str, status: int, options: FetchOptions)
             http_status=status,
             error_code="INVALID_URL",
             reason="redirect_not_allowed",
-            detail=f"redirect to {target[:200]}: {refusal}",
+            detail=Text(en="redirect to {target}: ", zh="重定向到 {target}：").format(target=target[:200])
+            + refusal,
         )
     return None
 
@@ -358,7 +366,7 @@ def _read_body(
             http_status=response.status,
             error_code="TOO_LONG",
             reason="response_too_large",
-            detail=f"more than {options.max_bytes} bytes ({size}+)",
+            detail=RESPONSE_TOO_LARGE.format(max_bytes=options.max_bytes) + f" ({size}+)",
         )
 
     declared = response.getheader("Content-Length", "") or ""

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from hostd import Text
 from hostd_wechat.classify import CAPTCHA_PATH
-from hostd_wechat.fetch import FetchOptions, FetchResult
+from hostd_wechat.fetch import CAPTCHA_REDIRECT, RESPONSE_TOO_LARGE, FetchOptions, FetchResult
 from hostd_wechat.urls import check_url, redirect_is_captcha
 
 CHROMIUM_ARGS = (
@@ -40,12 +41,18 @@ _CONTENT_READY = """() => {
 }"""
 
 
-def headless_unavailable_reason(chromium_path: str) -> str | None:
+def headless_unavailable_reason(chromium_path: str) -> Text | None:
     """``None`` when the headless strategy can run, else what is missing."""
     if importlib.util.find_spec("playwright") is None:
-        return "playwright is not installed (pip install 'hostd-wechat[headless]')"
+        return Text(
+            en="playwright is not installed (pip install 'hostd-wechat[headless]')",
+            zh="未安装 playwright（pip install 'hostd-wechat[headless]'）",
+        )
     if not Path(chromium_path).is_file():
-        return f"no Chromium at {chromium_path} (install Debian's chromium package or set chromium_path)"
+        return Text(
+            en="no Chromium at {path} (install Debian's chromium package or set chromium_path)",
+            zh="{path} 处没有 Chromium（请安装 Debian 的 chromium 软件包，或设置 chromium_path）",
+        ).format(path=chromium_path)
     return None
 
 
@@ -83,35 +90,27 @@ def render_page(
                 finally:
                     browser.close()
         except PlaywrightTimeout as exc:
-            return FetchResult(
-                url, error_code="TIMEOUT", reason="timeout", detail=str(exc).splitlines()[0][:200]
-            )
+            return FetchResult(url, error_code="TIMEOUT", reason="timeout", detail=_first_line(exc))
         except PlaywrightError as exc:
             if blocked:
-                return _blocked_result(url, blocked[0], options)
+                return _blocked_result(url, blocked[0])
             return FetchResult(
                 url,
                 error_code="NETWORK_ERROR",
                 reason="browser_error",
-                detail=str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__,
+                detail=_first_line(exc),
             )
     if blocked:
-        return _blocked_result(url, blocked[0], options)
+        return _blocked_result(url, blocked[0])
     if redirect_is_captcha(final_url, CAPTCHA_PATH):
-        return FetchResult(
-            url,
-            final_url=final_url,
-            error_code="CHALLENGE",
-            reason="verification",
-            detail="redirected to the captcha page",
-        )
+        return _captcha_result(url, final_url)
     if len(html.encode("utf-8")) > options.max_bytes:
         return FetchResult(
             url,
             final_url=final_url,
             error_code="TOO_LONG",
             reason="response_too_large",
-            detail=f"more than {options.max_bytes} bytes",
+            detail=RESPONSE_TOO_LARGE.format(max_bytes=options.max_bytes),
         )
     status = response.status if response is not None else 200
     return FetchResult(url, final_url=final_url, html=html, http_status=status)
@@ -146,19 +145,28 @@ def _guard(route: Any, options: FetchOptions, blocked: list[str]) -> None:
     route.continue_()
 
 
-def _blocked_result(url: str, target: str, options: FetchOptions) -> FetchResult:
+def _first_line(exc: Exception) -> Text:
+    """The browser's own words about a failure (a diagnostic, shown as Playwright wrote it)."""
+    return Text.same(str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+
+
+def _captcha_result(url: str, final_url: str) -> FetchResult:
+    return FetchResult(
+        url, final_url=final_url, error_code="CHALLENGE", reason="verification", detail=CAPTCHA_REDIRECT
+    )
+
+
+def _blocked_result(url: str, target: str) -> FetchResult:
+    """The answer for a navigation ``_guard`` refused: the captcha page, or outside the prefixes."""
     if redirect_is_captcha(target, CAPTCHA_PATH):
-        return FetchResult(
-            url,
-            final_url=target,
-            error_code="CHALLENGE",
-            reason="verification",
-            detail="redirected to the captcha page",
-        )
+        return _captcha_result(url, target)
     return FetchResult(
         url,
         final_url=target,
         error_code="INVALID_URL",
         reason="redirect_not_allowed",
-        detail=f"navigation to {target[:200]} is outside the allowed prefixes",
+        detail=Text(
+            en="navigation to {target} is outside the allowed prefixes",
+            zh="导航到 {target} 超出了允许的前缀",
+        ).format(target=target[:200]),
     )

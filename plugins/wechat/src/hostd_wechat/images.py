@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
 
+from hostd import Text
 from hostd_wechat.fetch import FetchCanceller, FetchOptions, fetch_bytes
-from hostd_wechat.models import MAX_IMAGE_PROBLEMS, ArticleImages, ImageProblem
-from hostd_wechat.settings import Settings
-from hostd_wechat.urls import UrlPrefix, check_url
+from hostd_wechat.models import MAX_IMAGE_PROBLEMS, ArticleImages, ImageProblem, Settings
+from hostd_wechat.urls import MALFORMED_URL, UrlPrefix, check_url
 
 IMAGE_ACCEPT = "image/webp,image/png,image/jpeg,image/gif;q=0.9,*/*;q=0.1"
 ASSETS_SUFFIX = ".assets"
@@ -74,12 +74,12 @@ def markdown_link(folder_name: str, file_name: str) -> str:
     return f"{encoded}/{file_name}"
 
 
-def admitted_url(raw: str, base_url: str, prefixes: list[UrlPrefix]) -> tuple[str | None, str | None]:
+def admitted_url(raw: str, base_url: str, prefixes: list[UrlPrefix]) -> tuple[str | None, Text | None]:
     """``(url to fetch, None)`` for an allowed image link, else ``(None, why not)``."""
     try:
         url = urljoin(base_url, raw.strip())
     except ValueError:
-        return None, "malformed URL"
+        return None, MALFORMED_URL
     refusal = check_url(url, prefixes)
     if refusal is None:
         return url, None
@@ -128,7 +128,6 @@ class ImageDownloader:
         canceller: FetchCanceller,
         cancelled: Callable[[], bool],
         roots: Callable[[], list[Path]],
-        text: Callable[..., str],
     ) -> None:
         self.settings = settings
         self.options = dataclasses.replace(
@@ -143,7 +142,6 @@ class ImageDownloader:
         self.canceller = canceller
         self.cancelled = cancelled
         self.roots = roots
-        self.text = text
         self._lock = threading.Lock()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
@@ -170,11 +168,12 @@ class ImageDownloader:
 
     def localise(
         self, image_urls: list[str], *, base_url: str, markdown_path: Path
-    ) -> tuple[dict[str, str], ArticleImages]:
+    ) -> tuple[dict[str, str], ArticleImages, Text | None]:
         """Store the images of the article saved at ``markdown_path``.
 
-        Returns the links to rewrite (remote link as written in the page -> relative path) and
-        the item's report.
+        Returns the links to rewrite (remote link as written in the page -> relative path), the
+        item's report, and the warning for images left remote by a limit (the caller renders it
+        into the report's ``warning``).
         """
         distinct = list(dict.fromkeys(url for url in image_urls if url))
         folder = markdown_path.parent / assets_folder_name(markdown_path.name)
@@ -207,14 +206,17 @@ class ImageDownloader:
                 remote += 1
                 if len(problems) < MAX_IMAGE_PROBLEMS:
                     problems.append(ImageProblem(url=raw, reason=result.reason or "cancelled"))
-        return links, ArticleImages(
-            found=len(distinct),
-            saved=len(links),
-            remote=remote,
-            bytes_written=written,
-            folder=str(folder) if links else None,
-            problems=problems,
-            warning=self._warning(len(distinct), budget),
+        return (
+            links,
+            ArticleImages(
+                found=len(distinct),
+                saved=len(links),
+                remote=remote,
+                bytes_written=written,
+                folder=str(folder) if links else None,
+                problems=problems,
+            ),
+            self._warning(len(distinct), budget),
         )
 
     @staticmethod
@@ -225,29 +227,28 @@ class ImageDownloader:
             return _Outcome(reason="cancelled")
         return outcome.result()
 
-    def _warning(self, found: int, budget: _ArticleBudget) -> str | None:
+    def _warning(self, found: int, budget: _ArticleBudget) -> Text | None:
         warnings = []
         most = self.settings.max_images_per_article
         if found > most:
             warnings.append(
-                self.text(
-                    en=f"The article links {found} images; only the first {most} were considered "
+                Text(
+                    en="The article links {found} images; only the first {most} were considered "
                     "(setting max_images_per_article), the rest keep their remote links.",
-                    zh=f"本文链接了 {found} 张图片，只处理了前 {most} 张（设置 max_images_per_article），"
+                    zh="本文链接了 {found} 张图片，只处理了前 {most} 张（设置 max_images_per_article），"
                     "其余保留远程链接。",
-                )
+                ).format(found=found, most=most)
             )
         if budget.exhausted:
-            limit = self.settings.max_image_bytes_per_article
             warnings.append(
-                self.text(
-                    en=f"The article's images reached {limit} bytes (setting max_image_bytes_per_article); "
+                Text(
+                    en="The article's images reached {limit} bytes (setting max_image_bytes_per_article); "
                     "the images past it keep their remote links.",
-                    zh=f"本文图片已达 {limit} 字节（设置 max_image_bytes_per_article），"
+                    zh="本文图片已达 {limit} 字节（设置 max_image_bytes_per_article），"
                     "超出部分保留远程链接。",
-                )
+                ).format(limit=self.settings.max_image_bytes_per_article)
             )
-        return " ".join(warnings) or None
+        return Text.join(warnings, en=" ", zh="") if warnings else None
 
     def _store(self, url: str, folder: Path, budget: _ArticleBudget, roots: list[Path]) -> _Outcome:
         """Download one image and store it under its content name (runs in the executor)."""

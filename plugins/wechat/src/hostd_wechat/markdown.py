@@ -1,4 +1,6 @@
-"""Turning an article body (cleaned HTML) into Markdown with markdownify.
+"""An article as the Markdown file the reader gets: front matter, title heading, body.
+
+The body (cleaned HTML) goes through markdownify.
 
 WeChat's editors write code blocks as ``<pre>`` holding one ``<code>`` per line or lines split
 by ``<br>``, with the language in ``data-lang`` or a class; those are normalised first so the
@@ -12,8 +14,12 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hostd_wechat.frontmatter import FIELDS, render_front_matter, word_count
+
 if TYPE_CHECKING:
     from bs4 import Tag
+
+    from hostd_wechat.parse import ParsedArticle
 
 _LANGUAGE_CLASS = re.compile(r"^(?:language|lang|code-snippet_|code-snippet__|hljs)-?_?([A-Za-z0-9+#.-]+)$")
 _IGNORED_LANGUAGE_WORDS = frozenset({"fix", "code", "snippet", "line", "index", "hljs", "js_darkmode"})
@@ -99,8 +105,8 @@ def _relink_images(body: Tag, image_links: Mapping[str, str]) -> None:
             image["src"] = image_links[source]
 
 
-def html_to_markdown(body_html: str, image_links: Mapping[str, str] | None = None) -> tuple[str, bool]:
-    """The Markdown of ``body_html`` and whether it is real Markdown (False: plain-text fallback).
+def html_to_markdown(body_html: str, image_links: Mapping[str, str] | None = None) -> str:
+    """The Markdown of ``body_html`` (its plain text when markdownify cannot convert it).
 
     ``image_links`` maps image sources to the relative paths that replace them.
     """
@@ -109,13 +115,44 @@ def html_to_markdown(body_html: str, image_links: Mapping[str, str] | None = Non
     soup = make_soup(f"<div id='hostd-body'>{body_html}</div>")
     body = soup.find("div", id="hostd-body")
     if body is None:
-        return "", True
+        return ""
     if image_links:
         _relink_images(body, image_links)
     try:
         _normalise_code_blocks(body)
         _collapse_source_whitespace(body)
-        return tidy(_converter().convert_soup(body)), True
+        return tidy(_converter().convert_soup(body))
     except Exception:  # markdownify meeting a page it cannot handle: keep the words at least
         text = body.get_text("\n")
-        return tidy("\n".join(line.strip() for line in text.splitlines())), False
+        return tidy("\n".join(line.strip() for line in text.splitlines()))
+
+
+def article_markdown(
+    article: ParsedArticle,
+    *,
+    source_url: str,
+    retrieved_at: str,
+    image_links: dict[str, str] | None = None,
+) -> str:
+    """The whole file: front matter, a blank line, the title heading and the body.
+
+    ``image_links`` (remote image link -> relative path) points stored images at their files.
+    """
+    body = html_to_markdown(article.body_html, image_links) if article.body_html else ""
+    metadata: dict[str, Any] = {
+        "title": article.title,
+        "account_name": article.account_name,
+        "author": article.author,
+        "publish_time": article.publish_time or "",
+        "canonical_url": article.canonical_url,
+        "source_url": source_url,
+        "retrieved_at": retrieved_at,
+        "article_id": article.article_id,
+        "word_count": word_count(article.body_text),
+        "images": article.images,
+    }
+    assert tuple(metadata) == FIELDS
+    if article.publish_time_raw and article.publish_time_raw != article.publish_time:
+        metadata["publish_time_raw"] = article.publish_time_raw
+    heading = f"# {article.title}\n\n" if article.title else ""
+    return render_front_matter(metadata) + heading + body

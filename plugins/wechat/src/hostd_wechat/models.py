@@ -1,12 +1,96 @@
-"""The answers of the two tools (their fields become the envelope's top-level fields)."""
+"""The plugin's settings (config section ``plugins.wechat``) and the answers of its two tools.
+
+The tools' answer models end in ``Output``; their fields become the envelope's top-level fields.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hostd import ToolOutput
+
+DEFAULT_USER_AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0 Safari/537.36"
+)
+
+# An HTTP header value: printable Latin-1 only. No CR/LF (header injection), no other control
+# characters (C0, DEL, C1), nothing beyond U+00FF (U+2028 included), which http.client cannot encode.
+USER_AGENT_PATTERN = r"^[\x20-\x7e\xa0-\xff]+$"
+#: WeChat's image CDN: article images live on mmbiz.qpic.cn, a few (covers, stickers) on mmbiz.qlogo.cn.
+DEFAULT_IMAGE_PREFIXES = ("https://mmbiz.qpic.cn/", "https://mmbiz.qlogo.cn/")
+UserAgent = Annotated[str, Field(min_length=1, max_length=512, pattern=USER_AGENT_PATTERN)]
+
+
+class Settings(BaseModel):
+    """How the plugin fetches articles and writes summaries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_url_prefixes: list[str] = Field(
+        default_factory=lambda: ["https://mp.weixin.qq.com/s"],
+        min_length=1,
+        description="URLs (and redirect targets) must match one of these: same scheme, host and port, "
+        "path under the prefix's path.",
+    )
+    max_response_bytes: int = Field(
+        default=20 * 1024 * 1024, ge=1024, description="Pages larger than this are refused."
+    )
+    max_retries: int = Field(default=2, ge=0, le=2, description="Retries after a 5xx answer or a timeout.")
+    retry_backoff_ms: int = Field(
+        default=500, ge=0, le=10_000, description="First retry delay; doubles each time."
+    )
+    chromium_path: str = Field(
+        default="/usr/bin/chromium", description="The system Chromium for headless fetches."
+    )
+    default_user_agent: UserAgent = Field(
+        default=DEFAULT_USER_AGENT, description="User-Agent header: printable Latin-1 characters."
+    )
+    use_sampling: Literal["auto", "never"] = Field(
+        default="auto", description="auto: let the client's model write summaries when it offers sampling."
+    )
+    image_url_prefixes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_IMAGE_PREFIXES),
+        description="images: local downloads only images (and redirect targets) under these prefixes; "
+        "an http:// image link is fetched over https:// when only that is listed.",
+    )
+    max_image_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, description="An image larger than this stays remote."
+    )
+    max_images_per_article: int = Field(
+        default=200, ge=1, le=10_000, description="Images past this count in one article stay remote."
+    )
+    max_image_bytes_per_article: int = Field(
+        default=256 * 1024 * 1024,
+        ge=1024,
+        description="Once an article's images reach this many bytes, the rest stay remote.",
+    )
+    # Limits are spelled ``max_<what>_<unit>``; the first spellings stay accepted (configs in use).
+    max_sampling_prompt_chars: int = Field(
+        default=24_000,
+        ge=1_000,
+        le=400_000,
+        validation_alias=AliasChoices("max_sampling_prompt_chars", "sampling_prompt_max_chars"),
+        description="Cap of the one sampling prompt (was sampling_prompt_max_chars).",
+    )
+    max_digest_chars: int = Field(
+        default=2_000_000,
+        ge=1_000,
+        validation_alias=AliasChoices("max_digest_chars", "summary_max_output_chars"),
+        description="Past this a digest is refused with TOO_LONG (was summary_max_output_chars).",
+    )
+
+    @field_validator("allowed_url_prefixes", "image_url_prefixes")
+    @classmethod
+    def _prefixes_parse(cls, value: list[str]) -> list[str]:
+        from hostd_wechat.urls import UrlPrefix
+
+        for prefix in value:
+            UrlPrefix.parse(prefix)
+        return value
+
 
 #: How many images left remote an item lists by URL (the counts cover them all).
 MAX_IMAGE_PROBLEMS = 20
@@ -64,7 +148,9 @@ class ArticleItem(BaseModel):
     images: ArticleImages | None = Field(default=None, exclude_if=_is_none)
 
 
-class ReadArticlesResult(ToolOutput):
+class ReadArticlesOutput(ToolOutput):
+    """What ``read_wechat_articles`` did: the counts and one item per URL, in the order given."""
+
     summary: BatchSummary
     items: list[ArticleItem]
 
@@ -82,7 +168,9 @@ class FileProblem(BaseModel):
     message: str
 
 
-class SummarizeResult(ToolOutput):
+class SummarizeOutput(ToolOutput):
+    """What ``summarize_articles`` wrote, and what it skipped or warned about."""
+
     saved: bool
     path: str
     bytes_written: int

@@ -6,6 +6,8 @@ import re
 import threading
 from pathlib import Path
 
+from hostd import Text
+
 PLACEHOLDERS = ("date", "title", "account_name")
 DEFAULT_PATTERN = "{title}"
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -13,13 +15,20 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME_BUDGET = 240
 
 
-def pattern_problem(pattern: str) -> str | None:
-    """``None`` when ``pattern`` uses only known placeholders and balanced braces."""
+EMPTY_PATTERN = Text(en="empty pattern", zh="模式为空")
+UNKNOWN_PLACEHOLDER = Text(en="unknown placeholder {placeholder}", zh="未知的占位符 {placeholder}")
+UNBALANCED_BRACES = Text(en="unbalanced braces", zh="花括号不成对")
+
+
+def pattern_problem(pattern: str) -> Text | None:
+    """``None`` when ``pattern`` is not blank and uses only known placeholders and balanced braces."""
+    if not pattern.strip():
+        return EMPTY_PATTERN
     unknown = [name for name in _PLACEHOLDER.findall(pattern) if name not in PLACEHOLDERS]
     if unknown:
-        return f"unknown placeholder {{{unknown[0]}}}"
+        return UNKNOWN_PLACEHOLDER.format(placeholder="{" + unknown[0] + "}")
     if "{" in _PLACEHOLDER.sub("", pattern) or "}" in _PLACEHOLDER.sub("", pattern):
-        return "unbalanced braces"
+        return UNBALANCED_BRACES
     return None
 
 

@@ -72,7 +72,6 @@ class ParsedArticle:
     body_html: str = ""
     body_text: str = ""
     image_urls: list[str] = field(default_factory=list)
-    body_source: str = "js_content"
 
     @property
     def images(self) -> int:
@@ -314,7 +313,6 @@ def _fill_body(article: ParsedArticle, soup: BeautifulSoup, data: PageData) -> N
     if article.item_show_type in PAGE_DATA_BODY_TYPES or container is None:
         body_html = _page_data_body(data)
         if body_html or data.picture_urls or container is None:
-            article.body_source = "page_data"
             images = "".join(f'<p><img src="{_attr(u)}" alt=""/></p>' for u in data.picture_urls)
             body = make_soup(f"<div>{body_html}{images}</div>").div
             if body is not None:

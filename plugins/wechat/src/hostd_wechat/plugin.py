@@ -6,12 +6,10 @@ tool calls that need them.
 
 from __future__ import annotations
 
-from typing import Any
-
-from hostd import PluginContext, hookimpl
-from hostd_wechat.read_tool import read_wechat_articles
-from hostd_wechat.settings import Settings
-from hostd_wechat.summarize_tool import summarize_articles
+from hostd import PluginContext, RegisterTool, hookimpl
+from hostd_wechat.models import Settings
+from hostd_wechat.tools.digest import summarize_articles
+from hostd_wechat.tools.read import read_wechat_articles
 
 
 @hookimpl
@@ -20,7 +18,7 @@ def hostd_settings_model() -> type[Settings]:
 
 
 @hookimpl
-def hostd_register_tools(register: Any, context: PluginContext) -> None:
+def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
     register(
         read_wechat_articles,
         title="Read WeChat articles to Markdown",

@@ -12,6 +12,8 @@ import posixpath
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from hostd import Text
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -48,24 +50,36 @@ def _normalise_path(path: str) -> str:
     return normalised if normalised.startswith("/") else "/" + normalised
 
 
-def check_url(url: str, prefixes: list[UrlPrefix]) -> str | None:
-    """``None`` when ``url`` may be fetched, else the reason it may not (a short English phrase)."""
+EMPTY_URL = Text(en="empty URL", zh="URL 为空")
+UNSAFE_CHARACTERS = Text(en="control characters or backslashes in the URL", zh="URL 中有控制字符或反斜杠")
+MALFORMED_URL = Text(en="malformed URL", zh="URL 格式不正确")
+SCHEME_NOT_ALLOWED = Text(en="scheme {scheme} is not allowed", zh="不允许协议 {scheme}")
+USER_INFO = Text(en="URLs with user info are not allowed", zh="不允许带用户信息的 URL")
+NO_SCHEME = Text(en="no scheme (such as https://)", zh="缺少协议（例如 https://）")
+NO_HOST = Text(en="no host", zh="缺少主机名")
+NOT_UNDER_PREFIX = Text(en="not under an allowed URL prefix", zh="不在允许的 URL 前缀之下")
+
+
+def check_url(url: str, prefixes: list[UrlPrefix]) -> Text | None:
+    """``None`` when ``url`` may be fetched, else the reason it may not (a short phrase)."""
     if not isinstance(url, str) or not url.strip():
-        return "empty URL"
+        return EMPTY_URL
     if any(ord(char) < 0x20 or char == "\x7f" for char in url) or "\\" in url:
-        return "control characters or backslashes in the URL"
+        return UNSAFE_CHARACTERS
     try:
         parts = urlsplit(url.strip())
         port = parts.port
     except ValueError:
-        return "malformed URL"
+        return MALFORMED_URL
+    if not parts.scheme:
+        return NO_SCHEME
     if parts.scheme not in _DEFAULT_PORTS:
-        return f"scheme {parts.scheme or '(none)'!r} is not allowed"
+        return SCHEME_NOT_ALLOWED.format(scheme=repr(parts.scheme))
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        return "URLs with user info are not allowed"
+        return USER_INFO
     host = (parts.hostname or "").lower()
     if not host:
-        return "no host"
+        return NO_HOST
     port = port or _DEFAULT_PORTS[parts.scheme]
     path = _normalise_path(parts.path or "/")
     for prefix in prefixes:
@@ -73,7 +87,7 @@ def check_url(url: str, prefixes: list[UrlPrefix]) -> str | None:
             path
         ):
             return None
-    return "not under an allowed URL prefix"
+    return NOT_UNDER_PREFIX
 
 
 def redirect_is_captcha(url: str, captcha_path: str) -> bool:
