@@ -11,13 +11,13 @@ from typing import Any, Literal
 from hostd.paging import Page
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import ToolOutput
+from hostd import ID_PATTERN, ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 # A team member's name, as the host's tokens file allows it (the id rule of DESIGN.md).
-MEMBER_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+MEMBER_NAME_PATTERN = ID_PATTERN
 AUTHOR_DESCRIPTION = (
     "The team member who wrote {what} (the caller's member name: the HTTP token's owner, else the "
     "local login name); null for versions from before members were recorded"

@@ -5,11 +5,13 @@ INVALID_ARGUMENT (or PERMISSION_DENIED / NOT_FOUND for a system URI) that names 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field
 
 from hostd import Text, ToolError
+from hostd_memory.models import MEMBER_NAME_PATTERN
 from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, parse_uri
 
 MAX_CONTENT = 2_000_000
@@ -206,10 +208,6 @@ def domain_filter(domain: str | None) -> str | None:
 
 def author_filter(author: str | None) -> str | None:
     """A member name to filter by, or INVALID_ARGUMENT naming ``author`` (no member has such a name)."""
-    import re
-
-    from hostd_memory.models import MEMBER_NAME_PATTERN
-
     if author is None or re.match(MEMBER_NAME_PATTERN, author):
         return author
     raise ToolError(
