@@ -1,6 +1,6 @@
 """The memory store in the team database (PostgreSQL): the same rules as SQLite, for many machines.
 
-``MemoryStore`` (store.py) holds the rules and their SQL; this module supplies what PostgreSQL
+``MemoryStore`` (the rest of ``store/``) holds the rules and their SQL; this module supplies what PostgreSQL
 does differently:
 
 - Writes run in one transaction each (``PostgresDatabase.write``) that first takes one
