@@ -24,7 +24,7 @@ def open_store(target: str) -> MemoryStore:
     if not target.startswith("postgresql://"):
         return MemoryStore(Path(target))
     from hostd_db import PostgresDatabase
-    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
 
     return PostgresMemoryStore(PostgresDatabase(target, "memory", PG_MIGRATIONS, max_connections=2))
 

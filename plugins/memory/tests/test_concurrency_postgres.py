@@ -21,14 +21,16 @@ from test_concurrency import WORKER, assert_overlapped, run_on_barrier
 
 psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
 
-from hostd_memory.store import AlreadyExists, MemoryStore  # noqa: E402
+from hostd_memory.store import MemoryStore  # noqa: E402
 from hostd_memory.uris import MemoryUri  # noqa: E402
+
+from hostd import ToolError  # noqa: E402
 
 
 @pytest.fixture
 def team_store(postgres_url: str) -> Iterator[MemoryStore]:
     from hostd_db import PostgresDatabase
-    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
 
     database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
     yield PostgresMemoryStore(database)
@@ -67,7 +69,8 @@ def test_of_concurrent_creates_of_one_uri_one_succeeds_the_others_already_exist(
     def create(n: int) -> str:
         try:
             team_store.create(MemoryUri("race", "one"), f"writer {n}", 5, "", author=f"w{n}")
-        except AlreadyExists:
+        except ToolError as exc:
+            assert exc.code == "ALREADY_EXISTS" and exc.details["existing"] == "memory", exc
             return "exists"
         return "created"
 

@@ -151,7 +151,7 @@ async def test_an_export_file_imports_back_through_input_path(
 async def test_input_path_refuses_what_it_must_not_read(
     memory_client: MemoryClient, hostd_roots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hostd_memory import tools
+    from hostd_memory.tools import import_export
 
     outside = tmp_path / "outside.jsonl"
     outside.write_text(GRAPH, encoding="utf-8")
@@ -175,7 +175,7 @@ async def test_input_path_refuses_what_it_must_not_read(
             ),
             "neither": await error_code(client, "import_memories"),
         }
-        monkeypatch.setattr(tools, "MAX_INPUT_BYTES", 100)
+        monkeypatch.setattr(import_export, "MAX_INPUT_BYTES", 100)
         too_big = await call(client, "import_memories", input_path="big.jsonl")
         stats = await ok(client, "get_memory_stats")
     assert codes == {

@@ -68,7 +68,7 @@ def test_only_common_tokens_keep_the_rarest(tmp_path: Path) -> None:
 def test_capped_ranking_still_returns_matches_and_honours_filters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "STRICT_RANK_CAP", 20)
+    monkeypatch.setattr(store.tuning, "STRICT_RANK_CAP", 20)
     memories = filled(tmp_path, 300)
     broad = memories.search(search.plan_query("common words"), Filters(), 10)
     narrow = memories.search(search.plan_query("common words"), Filters(domain="bulk", priority_max=5), 10)
@@ -99,7 +99,7 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The relaxed stage ranks the memories holding the rarest pieces, not the newest matches."""
-    monkeypatch.setattr(store, "RELAXED_RANK_CAP", 20)
+    monkeypatch.setattr(store.tuning, "RELAXED_RANK_CAP", 20)
     memories = MemoryStore(tmp_path / "memory.db")
     items = bulk(300, "第{i}条 common words", first=[("target://oldest", "限流阈值 common 每秒 50 次")])
     memories.import_items(items, "skip", ImportReport(), author="test")
@@ -111,7 +111,7 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
 
 def test_a_service_name_in_many_memories_still_ranks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A piece too broad to fetch by (more than the cap) still adds to the score of the candidates."""
-    monkeypatch.setattr(store, "RELAXED_RANK_CAP", 20)
+    monkeypatch.setattr(store.tuning, "RELAXED_RANK_CAP", 20)
     memories = MemoryStore(tmp_path / "memory.db")
     first = [
         ("notes://other-timeout", "chat-service: the client timeout is 5s"),

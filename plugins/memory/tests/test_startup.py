@@ -29,6 +29,7 @@ def test_registering_the_tools_loads_no_store_sqlite_or_search_code() -> None:
         "created_after",
         "created_before",
         "ctx",
+        "cursor",
         "domain",
         "limit",
         "priority_max",

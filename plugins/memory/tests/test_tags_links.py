@@ -418,8 +418,8 @@ async def test_filtered_listings_page_the_same_whichever_way_they_are_read(
     """list_page reads a tag's memories, a time window, or walks the rank order: same pages each way."""
     from hostd_memory import store
 
-    monkeypatch.setattr(store, "LISTING_WALK", walk)
-    monkeypatch.setattr(store, "LISTING_SELECTIVE", selective)
+    monkeypatch.setattr(store.tuning, "LISTING_WALK", walk)
+    monkeypatch.setattr(store.tuning, "LISTING_SELECTIVE", selective)
     async with memory_client() as client:
         for i in range(30):
             tags = ["even" if i % 2 == 0 else "odd", *(["third"] if i % 3 == 0 else [])]

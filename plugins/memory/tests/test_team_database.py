@@ -78,7 +78,7 @@ async def test_a_write_waiting_past_the_statement_timeout_is_a_timeout_error(
     hostd_data_dir: Path, hostd_roots: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
     import psycopg
-    from hostd_memory.store_postgres import WRITE_LOCK_KEY
+    from hostd_memory.store.postgres import WRITE_LOCK_KEY
 
     monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
     config = _team_config(hostd_roots, language, statement_timeout_ms=300)
@@ -101,7 +101,7 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
 ) -> None:
     import anyio
     import psycopg
-    from hostd_memory.store_postgres import WRITE_LOCK_KEY
+    from hostd_memory.store.postgres import WRITE_LOCK_KEY
 
     monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
     async with in_memory_client(
@@ -163,7 +163,7 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
 ) -> None:
     from hostd_db import PostgresDatabase
     from hostd_memory.store import MemoryStore
-    from hostd_memory.store_postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
     from hostd_memory.team_copy import snapshot
 
     data_dir = tmp_path / "data"

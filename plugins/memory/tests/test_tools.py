@@ -32,7 +32,7 @@ async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_cli
             "tags",
         },
         "delete_memory": {"uri", "force"},
-        "search_memory": {"query", "domain", "limit", "priority_min", "priority_max", *FILTERS},
+        "search_memory": {"query", "domain", "limit", "priority_min", "priority_max", *FILTERS, "cursor"},
         "preload_memory": {"context_type", "context_data"},
         "save_session": {"title", "summary"},
         "list_memories": {
@@ -53,16 +53,17 @@ async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_cli
             "include_relations",
             "output_path",
             "overwrite",
+            "limit",
             "cursor",
         },
         "import_memories": {"data", "strategy", "input_path"},
         "add_alias": {"target_uri", "alias_uri"},
         "link_memories": {"from_uri", "to_uri", "relation"},
         "unlink_memories": {"from_uri", "to_uri", "relation"},
-        "get_memory_versions": {"uri", "limit"},
+        "get_memory_versions": {"uri", "limit", "cursor"},
         "rollback_memory": {"uri", "version"},
         "diff_versions": {"uri", "version1", "version2"},
-        "list_rollbacks": {"uri", "limit"},
+        "list_rollbacks": {"uri", "limit", "cursor"},
     }
     async with memory_client() as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -380,7 +381,10 @@ async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_c
         page1 = await ok(client, "list_memories", limit=2)
         page2 = await ok(client, "list_memories", limit=2, cursor=page1["next_cursor"])
         page3 = await ok(client, "list_memories", limit=2, cursor=page2["next_cursor"])
-        wrong = await call(client, "list_memories", limit=3, cursor=page1["next_cursor"])
+        # A cursor is bound to the listing and its filters, not to the page size.
+        resized = await ok(client, "list_memories", limit=3, cursor=page1["next_cursor"])
+        wrong = await call(client, "list_memories", limit=2, status="active", cursor=page1["next_cursor"])
+        foreign = await call(client, "search_memory", query="memory", cursor=page1["next_cursor"])
         bad_range = await call(client, "list_memories", priority_min=6, priority_max=2)
     uris = [m["memory"]["uri"] for m in everything["memories"]]
     assert uris == ["d0://m4", "d1://m1", "d0://m2", "d0://m0", "d1://m3"]
@@ -388,7 +392,10 @@ async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_c
     assert [m["memory"]["uri"] for m in ranged["memories"]] == ["d0://m4", "d0://m2", "d0://m0"]
     paged = [m["memory"]["uri"] for p in (page1, page2, page3) for m in p["memories"]]
     assert paged == uris and page1["truncated"] and not page3["truncated"] and page3["next_cursor"] is None
+    assert [m["memory"]["uri"] for m in resized["memories"]] == uris[2:]
     assert wrong["error"]["code"] == "INVALID_ARGUMENT" and bad_range["error"]["code"] == "INVALID_ARGUMENT"
+    assert wrong["error"]["details"] == {"argument": "cursor", "reason": "other_filters"}
+    assert foreign["error"]["details"] == {"argument": "cursor", "reason": "other_listing"}
 
 
 async def test_boot_index_and_recent_views(memory_client: MemoryClient) -> None:

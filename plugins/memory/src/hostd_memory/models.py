@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from hostd.paging import Page
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import ToolOutput
+from hostd import ID_PATTERN, ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
 
 # A team member's name, as the host's tokens file allows it (the id rule of DESIGN.md).
-MEMBER_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+MEMBER_NAME_PATTERN = ID_PATTERN
 AUTHOR_DESCRIPTION = (
     "The team member who wrote {what} (the caller's member name: the HTTP token's owner, else the "
     "local login name); null for versions from before members were recorded"
@@ -206,7 +207,7 @@ class ImportProblem(BaseModel):
 # --- answers -------------------------------------------------------------------------------
 
 
-class ReadMemoryResult(ToolOutput):
+class ReadMemoryOutput(Page):
     uri: str = Field(description="The URI read, normalised")
     kind: Literal["memory", "boot", "index", "recent"]
     via_alias: str | None = Field(default=None, description="The alias the URI was, when it was one")
@@ -218,25 +219,23 @@ class ReadMemoryResult(ToolOutput):
     relations: Relations | None = None
     memories: list[CoreMemory] | list[ListedMemory] | None = None
     index: list[IndexGroup] | None = None
-    truncated: bool = False
-    next_cursor: str | None = None
 
 
-class CreateMemoryResult(ToolOutput):
+class CreateMemoryOutput(ToolOutput):
     uri: str
     id: int
     created_at: str
     memory: MemoryRecord
 
 
-class UpdateMemoryResult(ToolOutput):
+class UpdateMemoryOutput(ToolOutput):
     uri: str
     mode: UpdateMode
     previous_version: int
     memory: MemoryRecord
 
 
-class DeleteMemoryResult(ToolOutput):
+class DeleteMemoryOutput(ToolOutput):
     uri: str
     action: Literal["soft_deleted", "removed", "alias_removed"]
     target_uri: str | None = Field(default=None, description="For an alias: the memory it pointed to (kept)")
@@ -245,15 +244,14 @@ class DeleteMemoryResult(ToolOutput):
     removed_aliases: list[str] = Field(default_factory=list)
 
 
-class SearchMemoryResult(ToolOutput):
+class SearchMemoryOutput(Page):
     query: str
     terms: list[str] = Field(description="The terms the query was split into")
     count: int
     hits: list[SearchHit]
-    truncated: bool = False
 
 
-class PreloadMemoryResult(ToolOutput):
+class PreloadMemoryOutput(ToolOutput):
     context_type: Literal["file", "directory", "error", "intent"]
     search_terms: list[str]
     core: list[CoreMemory]
@@ -261,19 +259,17 @@ class PreloadMemoryResult(ToolOutput):
     truncated: bool = False
 
 
-class SaveSessionResult(ToolOutput):
+class SaveSessionOutput(ToolOutput):
     session: SessionRecord
     memory: MemoryRecord | None = None
 
 
-class ListMemoriesResult(ToolOutput):
+class ListMemoriesOutput(Page):
     count: int
     memories: list[ListedMemory]
-    truncated: bool
-    next_cursor: str | None = None
 
 
-class MemoryStatsResult(ToolOutput):
+class MemoryStatsOutput(ToolOutput):
     total: int = Field(description="Memories of every status but deleted")
     by_status: dict[str, int]
     by_domain: dict[str, int]
@@ -288,18 +284,16 @@ class MemoryStatsResult(ToolOutput):
     link_count: int
 
 
-class ExportMemoriesResult(ToolOutput):
+class ExportMemoriesOutput(Page):
     count: int = Field(description="Memories in this answer (or in the file)")
     document: dict[str, Any] | None = Field(
         default=None, description="The export document (absent when written)"
     )
     output_path: str | None = None
     bytes_written: int | None = None
-    truncated: bool = False
-    next_cursor: str | None = None
 
 
-class ImportMemoriesResult(ToolOutput):
+class ImportMemoriesOutput(ToolOutput):
     strategy: Literal["skip", "overwrite", "merge"]
     format_version: int = Field(description="The document's format version (older ones are migrated)")
     created: int
@@ -317,27 +311,27 @@ class ImportMemoriesResult(ToolOutput):
     errors: list[ImportProblem]
 
 
-class AddAliasResult(ToolOutput):
+class AddAliasOutput(ToolOutput):
     alias_uri: str
     target_uri: str
     memory: MemoryRecord
 
 
-class MemoryVersionsResult(ToolOutput):
+class MemoryVersionsOutput(Page):
     uri: str
     current_version: int
     total: int
     versions: list[VersionSummary]
 
 
-class ListRollbacksResult(ToolOutput):
+class ListRollbacksOutput(Page):
     uri: str
     current_version: int
     total: int = Field(description="How many versions there are to roll back to (all but the current)")
     rollbacks: list[RollbackOption] = Field(description="Earlier versions, newest first (never the current)")
 
 
-class RollbackMemoryResult(ToolOutput):
+class RollbackMemoryOutput(ToolOutput):
     uri: str
     restored_version: int
     new_version: int = Field(description="The memory's version now (unchanged when changed is false)")
@@ -347,7 +341,7 @@ class RollbackMemoryResult(ToolOutput):
     memory: MemoryRecord
 
 
-class DiffVersionsResult(ToolOutput):
+class DiffVersionsOutput(ToolOutput):
     uri: str
     version1: int
     version2: int
@@ -360,14 +354,14 @@ class DiffVersionsResult(ToolOutput):
     truncated: bool = Field(description="True when contents or diff were cut to fit the answer budget")
 
 
-class LinkMemoriesResult(ToolOutput):
+class LinkMemoriesOutput(ToolOutput):
     from_uri: str
     to_uri: str
     relation: str = Field(description="The relation name as stored (normalised)")
     created: bool = Field(description="False when the link was already there (nothing changed)")
 
 
-class UnlinkMemoriesResult(ToolOutput):
+class UnlinkMemoriesOutput(ToolOutput):
     from_uri: str
     to_uri: str
     removed: list[str] = Field(description="The relation names of the links removed")

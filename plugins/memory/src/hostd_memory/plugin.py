@@ -1,6 +1,6 @@
 """hostd hooks of the memory plugin: its settings model and its 18 tools.
 
-Nothing heavy happens here: the store opens on the first tool call (``tools.store_for``) and the
+Nothing heavy happens here: the store opens on the first tool call (``store.store_for``) and the
 host closes it at shut-down. Without ``storage`` it is the SQLite file in the data folder; with
 ``storage`` the team database (PostgreSQL), which the host migrates or checks at start-up through
 ``hostd_team_database``; ``hostd db copy`` moves the local file's memories into it through
@@ -9,10 +9,13 @@ host closes it at shut-down. Without ``storage`` it is the SQLite file in the da
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from hostd import PluginContext, hookimpl
+from hostd import CopyReport, PluginContext, RegisterTool, hookimpl
 from hostd_memory.models import Settings
+
+if TYPE_CHECKING:
+    from hostd_db import PostgresDatabase
 
 
 @hookimpl
@@ -21,23 +24,51 @@ def hostd_settings_model() -> type[Settings]:
 
 
 @hookimpl
-def hostd_register_tools(register: Any, context: PluginContext) -> None:
-    from hostd_memory.tools import ALL_TOOLS
+def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
+    from hostd_memory.tools.import_export import export_memories, import_memories
+    from hostd_memory.tools.linking import add_alias, link_memories, unlink_memories
+    from hostd_memory.tools.reading import get_memory_stats, list_memories, read_memory
+    from hostd_memory.tools.searching import preload_memory, search_memory
+    from hostd_memory.tools.versions import (
+        diff_versions,
+        get_memory_versions,
+        list_rollbacks,
+        rollback_memory,
+    )
+    from hostd_memory.tools.writing import create_memory, delete_memory, save_session, update_memory
 
-    for function, options in ALL_TOOLS:
-        register(function, **options)
+    # read_memory counts an access, so it is not read-only (nor destructive).
+    register(read_memory, read_only=False, destructive=False)
+    register(create_memory, destructive=False)
+    register(update_memory, destructive=False)
+    register(delete_memory, destructive=True)
+    register(search_memory, read_only=True)
+    register(preload_memory, read_only=True)
+    register(save_session, destructive=False)
+    register(list_memories, read_only=True)
+    register(get_memory_stats, read_only=True)
+    # Export may overwrite an existing file (overwrite=true), like deep-thinking's export_session.
+    register(export_memories, destructive=True, uses_roots=True)
+    register(import_memories, destructive=True, uses_roots=True)
+    register(add_alias, destructive=False)
+    register(link_memories, destructive=False, idempotent=True)
+    register(unlink_memories, destructive=True)
+    register(get_memory_versions, read_only=True)
+    register(rollback_memory, destructive=False)
+    register(diff_versions, read_only=True)
+    register(list_rollbacks, read_only=True)
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext) -> Any:
+def hostd_team_database(context: PluginContext[Settings]) -> PostgresDatabase:
     """The memories' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
-    from hostd_memory.tools import team_database
+    from hostd_memory.store import team_database
 
     return team_database(context)
 
 
 @hookimpl
-def hostd_copy_to_team_database(context: PluginContext) -> Any:
+def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
     """``hostd db copy``: this data folder's memories (versions, aliases, tags, links) into the
     team database."""
     from hostd_memory.team_copy import copy_to_team_database

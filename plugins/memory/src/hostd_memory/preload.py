@@ -7,16 +7,16 @@ matched, so a memory naming the exact path beats one that only shares a folder n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hostd import Text
 from hostd_memory import search as search_text
 from hostd_memory.store import MemoryRow, MemoryStore
 
 PROBE_LIMIT = 30
-Text = Callable[..., str]  # ToolContext.text: text(en=..., zh=...)
 RESULT_LIMIT = 20
-DISCLOSURE_REASON = "\0disclosure"  # replaced by a sentence naming the disclosure
+DISCLOSURE_REASON = Text.same("\0disclosure")  # replaced by a sentence naming the disclosure
 
 
 @dataclass(frozen=True)
@@ -24,18 +24,21 @@ class Probe:
     table: str  # "memory_fts" (substring) or "memory_words" (words and bigrams)
     expression: str
     weight: float
-    reason: str
+    reason: Text  # rendered by the tool in the server's language
 
 
-def _term_probe(term: str, weight: float, reason: str) -> Probe | None:
-    """A probe for one term: substring when it is long enough, words index when it is short."""
+def _term_probe(term: str, weight: float, reason: Text) -> Probe | None:
+    """A probe for one term: substring when it is long enough, words index when it is short; none for
+    a term holding NUL (an FTS5 query is a C string: NUL would end it mid-literal)."""
+    if "\x00" in term:
+        return None
     if len(term) >= 3:
         return Probe("memory_fts", search_text.fts_literal(term), weight, reason)
     expression = search_text.short_term_expression(term)
     return Probe("memory_words", expression, weight, reason) if expression else None
 
 
-def _path_probes(text: Text, data: str, *, is_directory: bool) -> tuple[list[Probe], list[str]]:
+def _path_probes(data: str, *, is_directory: bool) -> tuple[list[Probe], list[str]]:
     """Probes for a path, most specific first; each term once, however often the path repeats it
     (``hostd/src/hostd``, or the stem ``cli`` of ``cli/cli.py``), so no reason or score counts twice."""
     parts = search_text.path_terms(data, is_directory=is_directory)
@@ -43,7 +46,7 @@ def _path_probes(text: Text, data: str, *, is_directory: bool) -> tuple[list[Pro
     terms: list[str] = []
     seen: set[str] = set()
 
-    def add(term: str, weight: float, reason: str) -> None:
+    def add(term: str, weight: float, reason: Text) -> None:
         if term.lower() in seen:
             return
         seen.add(term.lower())
@@ -52,19 +55,19 @@ def _path_probes(text: Text, data: str, *, is_directory: bool) -> tuple[list[Pro
         if probe is not None:
             probes.append(probe)
 
-    add(parts.full, 4.0, text(en=f"mentions the path {parts.full}", zh=f"提到路径 {parts.full}"))
+    add(parts.full, 4.0, Text(en=f"mentions the path {parts.full}", zh=f"提到路径 {parts.full}"))
     if parts.tail:
-        add(parts.tail, 3.0, text(en=f"mentions {parts.tail}", zh=f"提到 {parts.tail}"))
+        add(parts.tail, 3.0, Text(en=f"mentions {parts.tail}", zh=f"提到 {parts.tail}"))
     if parts.name:
-        add(parts.name, 2.0, text(en=f"mentions the file name {parts.name}", zh=f"提到文件名 {parts.name}"))
+        add(parts.name, 2.0, Text(en=f"mentions the file name {parts.name}", zh=f"提到文件名 {parts.name}"))
     if parts.stem and len(parts.stem) >= 3:
-        add(parts.stem, 1.5, text(en=f"mentions {parts.stem}", zh=f"提到 {parts.stem}"))
+        add(parts.stem, 1.5, Text(en=f"mentions {parts.stem}", zh=f"提到 {parts.stem}"))
     for folder in parts.folders:
-        add(folder, 1.0, text(en=f"mentions the folder {folder}", zh=f"提到文件夹 {folder}"))
+        add(folder, 1.0, Text(en=f"mentions the folder {folder}", zh=f"提到文件夹 {folder}"))
     return probes, terms
 
 
-def _error_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
+def _error_probes(data: str) -> tuple[list[Probe], list[str]]:
     terms = search_text.error_key_terms(data)
     probes: list[Probe] = []
     for term in terms:
@@ -72,7 +75,7 @@ def _error_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
         if not search_text.is_cjk(term) and (
             any(c.isupper() for c in term[1:]) or "_" in term or term.isupper()
         ):
-            probe = _term_probe(term, 2.0, text(en=f"mentions {term}", zh=f"提到 {term}"))
+            probe = _term_probe(term, 2.0, Text(en=f"mentions {term}", zh=f"提到 {term}"))
             if probe:
                 probes.append(probe)
     expression = search_text.relaxed_expression(" ".join(terms))
@@ -82,13 +85,13 @@ def _error_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
                 "memory_words",
                 expression,
                 1.0,
-                text(en="shares terms with the error", zh="与错误信息有相同的词"),
+                Text(en="shares terms with the error", zh="与错误信息有相同的词"),
             )
         )
     return probes, terms
 
 
-def _intent_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
+def _intent_probes(data: str) -> tuple[list[Probe], list[str]]:
     terms = search_text.split_terms(data)
     probes: list[Probe] = []
     long_terms = [t for t in terms if len(t) >= 3]
@@ -98,7 +101,7 @@ def _intent_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
                 "memory_fts",
                 " AND ".join(search_text.fts_literal(t) for t in long_terms),
                 2.0,
-                text(en="mentions every word of the intent", zh="包含意图中的每个词"),
+                Text(en="mentions every word of the intent", zh="包含意图中的每个词"),
             )
         )
     expression = search_text.relaxed_expression(data)
@@ -108,7 +111,7 @@ def _intent_probes(text: Text, data: str) -> tuple[list[Probe], list[str]]:
                 "memory_words",
                 expression,
                 1.0,
-                text(en="shares words with the intent", zh="与意图有相同的词"),
+                Text(en="shares words with the intent", zh="与意图有相同的词"),
             )
         )
     return probes, terms
@@ -122,23 +125,23 @@ def _disclosure_probe(terms: Iterable[str]) -> Probe | None:
 
 
 def related_memories(
-    store: MemoryStore, context_type: str, data: str, *, exclude: set[int], text: Text
-) -> tuple[list[tuple[MemoryRow, list[str]]], list[str]]:
+    store: MemoryStore, context_type: str, data: str, *, exclude: set[int]
+) -> tuple[list[tuple[MemoryRow, list[Text]]], list[str]]:
     """Memories fitting the context, best first, each with its reasons; and the terms looked for."""
     if context_type in ("file", "directory"):
-        probes, terms = _path_probes(text, data, is_directory=context_type == "directory")
+        probes, terms = _path_probes(data, is_directory=context_type == "directory")
         disclosure_terms = [t for t in terms[1:] if "/" not in t] or terms
     elif context_type == "error":
-        probes, terms = _error_probes(text, data)
+        probes, terms = _error_probes(data)
         disclosure_terms = terms
     else:
-        probes, terms = _intent_probes(text, data)
+        probes, terms = _intent_probes(data)
         disclosure_terms = terms
     disclosure = _disclosure_probe(disclosure_terms)
     if disclosure:
         probes.append(disclosure)
     scores: dict[int, float] = {}
-    reasons: dict[int, list[str]] = {}
+    reasons: dict[int, list[Text]] = {}
     for probe in probes:
         for memory_id, _ in store.match_ids(probe.table, probe.expression, PROBE_LIMIT):
             if memory_id in exclude:
@@ -152,7 +155,7 @@ def related_memories(
     found = [(memories[i], reasons[i]) for i in ranked[:RESULT_LIMIT] if i in memories]
     for memory, why in found:
         if DISCLOSURE_REASON in why:
-            why[why.index(DISCLOSURE_REASON)] = text(
+            why[why.index(DISCLOSURE_REASON)] = Text(
                 en=f"its disclosure fits this context: {memory.disclosure}",
                 zh=f"其触发条件与此情境相符：{memory.disclosure}",
             )

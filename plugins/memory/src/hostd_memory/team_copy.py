@@ -21,8 +21,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hostd_db import utc_stamp
+
 from hostd import CopyReport, PluginContext
-from hostd_memory.store import Connection, MemoryStore, now_iso
+from hostd_memory.models import Settings
+from hostd_memory.store import MemoryStore
+from hostd_memory.store.rows import Connection
 
 _STATE = (
     "uri, domain, path, content, priority, disclosure, status, access_count, last_accessed_at, "
@@ -73,7 +77,7 @@ def _insert(conn: Connection, store: MemoryStore, local: dict[str, Any]) -> int:
     for alias in local["aliases"]:
         conn.execute(
             "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",
-            (alias, memory_id, now_iso()),
+            (alias, memory_id, utc_stamp()),
         )
     return memory_id
 
@@ -87,7 +91,7 @@ def _taken(conn: Connection, uri: str) -> bool:
     )
 
 
-def copy_memories(context: PluginContext, local: MemoryStore, team: MemoryStore) -> CopyReport:
+def copy_memories(context: PluginContext[Settings], local: MemoryStore, team: MemoryStore) -> CopyReport:
     """Copy every memory, link and session of ``local`` into ``team`` (see the module's rules)."""
     reader = local._conn()
     uris = [str(r[0]) for r in reader.execute("SELECT uri FROM memories ORDER BY id")]
@@ -167,15 +171,13 @@ def copy_memories(context: PluginContext, local: MemoryStore, team: MemoryStore)
     return report
 
 
-def copy_to_team_database(context: PluginContext) -> CopyReport | None:
+def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
     """Copy the plugin's SQLite file (the ``database`` setting) into its team tables."""
-    from hostd_memory.models import Settings
-    from hostd_memory.tools import open_local_store, store_for
+    from hostd_memory.store import open_local_store, store_for
 
     if context.storage is None:
         return None  # no team database: the memories already are the local ones
-    settings = context.settings if isinstance(context.settings, Settings) else Settings()
-    if not (context.data_dir / settings.database).exists():
+    if not (context.data_dir / context.settings.database).exists():
         return CopyReport()
     local = open_local_store(context)
     try:

@@ -104,12 +104,13 @@ def _relation(value: str) -> str:
         ) from None
 
 
-Text = Annotated[str, AfterValidator(_encodable)]
+# Text SQLite can store (not hostd.Text: this module speaks no language).
+StoredText = Annotated[str, AfterValidator(_encodable)]
 Content = Annotated[str, AfterValidator(_encodable), AfterValidator(_has_text)]
 Time = Annotated[str, AfterValidator(_encodable), AfterValidator(_utc_time)]
 Version = Annotated[int, Field(ge=1, le=MAX_VERSION)]
 # Each tag is checked by normalise_tags; the list's own bound keeps a hostile document cheap to refuse.
-Tags = Annotated[list[Text], Field(max_length=1_000), AfterValidator(_tags)]
+Tags = Annotated[list[StoredText], Field(max_length=1_000), AfterValidator(_tags)]
 
 
 def _member_name(value: str) -> str:
@@ -124,20 +125,20 @@ Author = Annotated[str, AfterValidator(_member_name)] | None
 class ExportedLink(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    to: Text
-    relation: Annotated[Text, AfterValidator(_relation)]
+    to: StoredText
+    relation: Annotated[StoredText, AfterValidator(_relation)]
 
 
 class ExportedVersion(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     version: Version
-    content: Text
+    content: StoredText
     priority: int = Field(ge=0, le=10)
-    disclosure: Text = ""
+    disclosure: StoredText = ""
     status: Literal["active", "deprecated", "archived", "deleted"] = "active"
-    change: Text = Field(default="import", max_length=32)
-    change_note: Text = Field(default="", max_length=500)
+    change: StoredText = Field(default="import", max_length=32)
+    change_note: StoredText = Field(default="", max_length=500)
     created_at: Time
     tags: Tags = Field(default_factory=list)
     author: Author = None  # see _author_of: absent and null differ
@@ -146,16 +147,16 @@ class ExportedVersion(BaseModel):
 class ExportedMemory(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    uri: Text
+    uri: StoredText
     content: Content
     priority: int = Field(default=5, ge=0, le=10)
-    disclosure: Text = ""
+    disclosure: StoredText = ""
     status: Literal["active", "deprecated", "archived"] = "active"
     access_count: int = Field(default=0, ge=0, le=MAX_COUNT)
     created_at: Time | None = None
     updated_at: Time | None = None
     version: Version | None = None
-    aliases: list[Text] = Field(default_factory=list)
+    aliases: list[StoredText] = Field(default_factory=list)
     versions: list[ExportedVersion] | None = None
     relations: dict[str, Any] | None = None  # derived from content; informative only
     tags: Tags = Field(default_factory=list)

@@ -1,6 +1,6 @@
 """The memory store in the team database (PostgreSQL): the same rules as SQLite, for many machines.
 
-``MemoryStore`` (store.py) holds the rules and their SQL; this module supplies what PostgreSQL
+``MemoryStore`` (the rest of ``store/``) holds the rules and their SQL; this module supplies what PostgreSQL
 does differently:
 
 - Writes run in one transaction each (``PostgresDatabase.write``) that first takes one
@@ -29,10 +29,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from hostd_db import utc_stamp
 from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
 
 from hostd_memory import search as search_text
-from hostd_memory.store import VISIBLE, Connection, Filters, MemoryStore
+from hostd_memory.store import MemoryStore, tuning
+from hostd_memory.store.rows import Connection, Filters
+from hostd_memory.store.schema import VISIBLE
 
 if TYPE_CHECKING:
     import psycopg
@@ -282,12 +285,11 @@ class PostgresMemoryStore(MemoryStore):
 
     @staticmethod
     def _insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> int:
-        from hostd_memory.store import now_iso
 
         cursor = conn.execute(
             "INSERT INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT DO NOTHING",
-            (from_id, to_id, relation, now_iso()),
+            (from_id, to_id, relation, utc_stamp()),
         )
         return int(cursor.rowcount or 0)
 
@@ -451,8 +453,6 @@ class PostgresMemoryStore(MemoryStore):
             )
         ]
         if floor is not None and len(rows) < limit:
-            from hostd_memory.store import RANK_WIDEN_MAX
-
-            wider = cap * 10 if cap is not None and cap * 10 <= RANK_WIDEN_MAX else None
+            wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
             return self._ranked(table, expression, filters, extra, extra_params, limit, wider)
         return rows

@@ -1,0 +1,414 @@
+"""Listings in rank order (keyset pages), the system views, statistics, mentions and links."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hostd_db import utc_stamp
+
+from hostd_memory import search as search_text
+from hostd_memory.store import refusals, tuning
+from hostd_memory.store.rows import (
+    Connection,
+    Filters,
+    MemoryRow,
+    VersionRow,
+)
+from hostd_memory.store.schema import (
+    MEMORY_COLUMNS,
+    STATUSES,
+    VERSION_COLUMNS,
+    VISIBLE,
+)
+from hostd_memory.store.writes import Writes
+from hostd_memory.uris import mentions
+
+
+class Listings(Writes):
+    """What the listing tools and read_memory's relations read."""
+
+    # --- relations ----------------------------------------------------------------------
+
+    def existing_uris(self, uris: Sequence[str]) -> set[str]:
+        """Which of ``uris`` name a visible memory or an alias."""
+        if not uris:
+            return set()
+        conn = self._conn()
+        marks = ",".join("?" * len(uris))
+        found = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT uri FROM memories m WHERE uri IN ({marks}) AND {VISIBLE}", list(uris)
+            )
+        }
+        found |= {
+            r[0]
+            for r in conn.execute(f"SELECT alias_uri FROM aliases WHERE alias_uri IN ({marks})", list(uris))
+        }
+        return found
+
+    def mentioned_by(self, memory: MemoryRow, limit: int = 20) -> list[str]:
+        """Visible memories whose content mentions this memory's URI or one of its aliases."""
+        conn = self._conn()
+        found: dict[str, None] = {}
+        for name in [memory.uri, *memory.aliases]:
+            for uri, content in self._mention_candidates(conn, name, memory.id):
+                if mentions(content, name):
+                    found.setdefault(uri)
+                    if len(found) >= limit:
+                        return list(found)
+        return list(found)
+
+    def _mention_candidates(self, conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
+        """(uri, content) of at most 200 visible memories, other than ``memory_id``, whose content
+        may mention ``name`` (the caller checks with ``mentions``)."""
+        return conn.execute(
+            f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
+            ("content : " + search_text.fts_literal(name), memory_id),
+        )
+
+    # --- listings -----------------------------------------------------------------------
+
+    @staticmethod
+    def _after_rank(alias: str, after: list[Any] | None) -> tuple[str, list[Any]]:
+        """The keyset condition 'after this row' in rank order (priority, then newest change)."""
+        if after is None:
+            return "", []
+        priority, updated_at, memory_id = after
+        return (
+            f" AND ({alias}.priority > ? OR ({alias}.priority = ? AND ({alias}.updated_at < ? OR "
+            f"({alias}.updated_at = ? AND {alias}.id < ?))))",
+            [priority, priority, updated_at, updated_at, memory_id],
+        )
+
+    def _selective_source(self, conn: Connection, filters: Filters) -> tuple[int, str, str, list[Any]]:
+        """The filter keeping the fewest memories, counted up to ``tuning.LISTING_SELECTIVE`` + 1:
+        (count, index hint, driving clause, its params) to read only what it keeps."""
+        bound = tuning.LISTING_SELECTIVE + 1
+        best: tuple[int, str, str, list[Any]] | None = None
+        for tag in filters.tags:
+            count = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
+                (tag, bound),
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                clause = " AND m.id IN (SELECT memory_id FROM memory_tags WHERE tag = ?)"
+                best = (count, "", clause, [tag])
+        for index, column, low, high in (
+            ("memories_by_creation", "created_at", filters.created_after, filters.created_before),
+            ("memories_by_change", "updated_at", filters.updated_after, filters.updated_before),
+        ):
+            if low is None and high is None:
+                continue
+            count = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM memories {self._index_hint(index)} "
+                f"WHERE {column} >= ? AND {column} < ? LIMIT ?) AS bounded",
+                (low or "", high or "\uffff", bound),
+            ).fetchone()[0]
+            if best is None or count < best[0]:
+                best = (count, self._index_hint(index), "", [])
+        assert best is not None
+        return best
+
+    @staticmethod
+    def _index_hint(index: str) -> str:
+        """SQLite's planner is told which index drives a listing (PostgreSQL picks its own)."""
+        return f"INDEXED BY {index}"
+
+    def _walk_rank(
+        self, conn: Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
+    ) -> list[MemoryRow] | None:
+        """The page, if the first ``tuning.LISTING_WALK`` memories in rank order after ``after`` hold it."""
+        keyset, keyset_params = self._after_rank("m", after)
+        cursor = conn.execute(
+            f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m "
+            f"{self._index_hint('memories_by_rank')} WHERE 1 = 1{keyset} "
+            "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
+            [*params, *keyset_params, tuning.LISTING_WALK],
+        )
+        kept: list[int] = []
+        walked = 0
+        try:
+            while walked < tuning.LISTING_WALK and len(kept) < limit:
+                batch = cursor.fetchmany(min(500, tuning.LISTING_WALK - walked))
+                if not batch:
+                    break
+                walked += len(batch)
+                kept += [int(r[0]) for r in batch if r[1]]
+        finally:
+            cursor.close()
+        if len(kept) < limit and walked >= tuning.LISTING_WALK:
+            return None
+        kept = kept[:limit]
+        rows = self.memories_for(kept)
+        return [rows[i] for i in kept if i in rows]
+
+    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        """Most important first, then most recently updated; ``after`` is the last row's key.
+
+        Under tag or time filters, a filter keeping at most ``tuning.LISTING_SELECTIVE`` memories is read
+        alone and sorted. Otherwise the first ``tuning.LISTING_WALK`` memories in rank order are checked
+        against the filters, which finds a page at once when the filters keep many; only if they
+        hold too few is the most selective filter's whole set read and sorted.
+        """
+        conn = self._conn()
+        where, params = filters.sql()
+        keyset, keyset_params = self._after_rank("m", after)
+        order = "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?"
+        has_time = any(
+            v is not None
+            for v in (
+                filters.created_after,
+                filters.created_before,
+                filters.updated_after,
+                filters.updated_before,
+            )
+        )
+        if filters.linked_to is None and (filters.tags or has_time):
+            count, hint, driver, driver_params = self._selective_source(conn, filters)
+            if count > tuning.LISTING_SELECTIVE:
+                walked = self._walk_rank(conn, where, params, after, limit)  # aliases included
+                if walked is not None:
+                    return walked
+            # Sort ids and keys only (the contents stay on disk), then read the page's rows.
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT m.id FROM memories m {hint} WHERE {where}{driver}{keyset} {order}",
+                    [*params, *driver_params, *keyset_params, limit],
+                )
+            ]
+            found = self.memories_for(ids)
+            return [found[i] for i in ids if i in found]
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where}{keyset} {order}",
+            [*params, *keyset_params, limit],
+        ).fetchall()
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        where, params = Filters().sql()
+        if after is not None:
+            where += " AND (m.updated_at < ? OR (m.updated_at = ? AND m.id < ?))"
+            params += [after[0], after[0], after[1]]
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
+                "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+                [*params, limit],
+            )
+            .fetchall()
+        )
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def index_page(self, after: str | None, limit: int) -> list[tuple[str, str, int]]:
+        """Active URIs with domain and priority, in URI order."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? "
+                "ORDER BY uri LIMIT ?",
+                (after or "", limit),
+            )
+            .fetchall()
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
+        where, params = filters.sql()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?",
+                [*params, after, limit],
+            )
+            .fetchall()
+        )
+        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+    def all_versions(self, memory: MemoryRow) -> list[VersionRow]:
+        """Every version, oldest first, the current one last."""
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version",
+                (memory.id,),
+            )
+            .fetchall()
+        )
+        return [*(VersionRow.from_row(r) for r in rows), self._current_version(memory)]
+
+    def memories_for(self, ids: Sequence[int]) -> dict[int, MemoryRow]:
+        """The memories with these ids (any status), with their aliases, by id."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = (
+            self._conn()
+            .execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", list(ids))
+            .fetchall()
+        )
+        return {m.id: m for m in self._with_aliases([MemoryRow.from_row(r) for r in rows])}
+
+    def _with_aliases(self, memories: list[MemoryRow]) -> list[MemoryRow]:
+        if not memories:
+            return memories
+        by_id = {m.id: m for m in memories}
+        marks = ",".join("?" * len(by_id))
+        for alias_uri, memory_id in self._conn().execute(
+            f"SELECT alias_uri, memory_id FROM aliases WHERE memory_id IN ({marks}) ORDER BY alias_uri",
+            list(by_id),
+        ):
+            by_id[memory_id].aliases.append(alias_uri)
+        return memories
+
+    # --- statistics ---------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        conn = self._conn()
+        by_status = {s: 0 for s in STATUSES}
+        by_status.update(
+            {r[0]: int(r[1]) for r in conn.execute("SELECT status, count(*) FROM memories GROUP BY status")}
+        )
+        by_domain = {
+            r[0]: int(r[1])
+            for r in conn.execute(
+                f"SELECT domain, count(*) FROM memories m WHERE {VISIBLE} GROUP BY domain ORDER BY domain"
+            )
+        }
+        accesses = conn.execute(
+            f"SELECT coalesce(sum(access_count), 0) FROM memories m WHERE {VISIBLE}"
+        ).fetchone()[0]
+        most_read = [
+            (r[0], int(r[1]))
+            for r in conn.execute(
+                f"SELECT uri, access_count FROM memories m WHERE {VISIBLE} AND access_count > 0 "
+                "ORDER BY access_count DESC, uri LIMIT 5"
+            )
+        ]
+        older = conn.execute("SELECT count(*) FROM memory_versions").fetchone()[0]
+        aliases = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
+        sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        by_tag = {
+            r[0]: int(r[1])
+            for r in conn.execute(
+                f"SELECT t.tag, count(*) AS n FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+                f"WHERE {VISIBLE} GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT ?",
+                (tuning.STATS_TAGS,),
+            )
+        }
+        tag_count = conn.execute(
+            "SELECT count(DISTINCT t.tag) FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+            f"WHERE {VISIBLE}"
+        ).fetchone()[0]
+        links = conn.execute("SELECT count(*) FROM memory_links").fetchone()[0]
+        size = self._database_bytes(conn)
+        return {
+            "by_status": by_status,
+            "by_domain": by_domain,
+            "total_accesses": int(accesses),
+            "most_read": most_read,
+            "version_count": int(older) + sum(by_status.values()),
+            "alias_count": int(aliases),
+            "session_count": int(sessions),
+            "database_bytes": size,
+            "by_tag": by_tag,
+            "tag_count": int(tag_count),
+            "link_count": int(links),
+        }
+
+    def _database_bytes(self, conn: Connection) -> int:
+        """What the store takes on disk (the file with its journal)."""
+        return sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+            if p.exists()
+        )
+
+    # --- links --------------------------------------------------------------------------
+
+    def _memory_id_of(self, conn: Connection, uri: str) -> int | None:
+        """The id of the memory ``uri`` names, directly or as an alias (deleted ones too)."""
+        row = conn.execute("SELECT id FROM memories WHERE uri = ?", (uri,)).fetchone()
+        return int(row[0]) if row else self._alias_target(conn, uri)
+
+    @staticmethod
+    def _insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> int:
+        """Add a link unless it is there; 1 if it was added, else 0."""
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
+            (from_id, to_id, relation, utc_stamp()),
+        )
+        return int(cursor.rowcount or 0)
+
+    def link(self, from_uri: str, to_uri: str, relation: str) -> tuple[MemoryRow, MemoryRow, bool]:
+        """Link two visible memories (through aliases); whether the link is new."""
+        with self._write() as conn:
+            source, _ = self._resolve(conn, from_uri)
+            target, _ = self._resolve(conn, to_uri)
+            if source.id == target.id:
+                raise refusals.self_link(source.uri)
+            added = self._insert_link(conn, source.id, target.id, relation)
+        return source, target, bool(added)
+
+    def unlink(
+        self, from_uri: str, to_uri: str, relation: str | None
+    ) -> tuple[MemoryRow, MemoryRow, list[str]]:
+        """Remove the link of that relation (every link from one to the other when None); the
+        relations removed. Works on deleted memories too, so a stale link can always go."""
+        with self._write() as conn:
+            source, _ = self._resolve(conn, from_uri, include_deleted=True)
+            target, _ = self._resolve(conn, to_uri, include_deleted=True)
+            where = "from_id = ? AND to_id = ?" + (" AND relation = ?" if relation is not None else "")
+            params: list[Any] = [source.id, target.id] + ([relation] if relation is not None else [])
+            removed = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT relation FROM memory_links WHERE {where} ORDER BY relation", params
+                )
+            ]
+            if not removed:
+                raise refusals.link_not_found(source.uri, target.uri, relation)
+            conn.execute(f"DELETE FROM memory_links WHERE {where}", params)
+        return source, target, removed
+
+    def links_of(
+        self, memory_id: int, limit: int = 50
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """(outgoing, incoming) links of a memory as (other URI, relation), visible memories only."""
+        conn = self._conn()
+        outgoing = [
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
+                f"WHERE l.from_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                (memory_id, limit),
+            )
+        ]
+        incoming = [
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.from_id "
+                f"WHERE l.to_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                (memory_id, limit),
+            )
+        ]
+        return outgoing, incoming
+
+    def outgoing_links(self, memory_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        """Every outgoing link of these memories (to visible ones), for export."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        found: dict[int, list[tuple[str, str]]] = {}
+        for from_id, uri, relation in self._conn().execute(
+            f"SELECT l.from_id, m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
+            f"WHERE l.from_id IN ({marks}) AND {VISIBLE} ORDER BY l.from_id, m.uri, l.relation",
+            list(memory_ids),
+        ):
+            found.setdefault(int(from_id), []).append((uri, relation))
+        return found

@@ -1,0 +1,119 @@
+"""add_alias, link_memories and unlink_memories: other URIs for a memory, and typed links
+between memories.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from hostd import Text, ToolContext, ToolError
+from hostd_memory.models import (
+    AddAliasOutput,
+    LinkMemoriesOutput,
+    Settings,
+    UnlinkMemoriesOutput,
+)
+from hostd_memory.tools.answers import (
+    record,
+)
+from hostd_memory.tools.arguments import (
+    RelationArg,
+    relation_name,
+    writable_uri,
+)
+
+LinkEndArg = Annotated[
+    str, Field(description="URI of a memory (an alias leads to its memory)", min_length=1, max_length=600)
+]
+
+
+def add_alias(
+    ctx: ToolContext[Settings],
+    target_uri: Annotated[
+        str,
+        Field(
+            description="URI of the existing memory (an alias of it works too)", min_length=1, max_length=600
+        ),
+    ],
+    alias_uri: Annotated[
+        str, Field(description="The new URI that will also lead to the memory", min_length=1, max_length=600)
+    ],
+) -> AddAliasOutput:
+    """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the
+    alias must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles
+    are impossible."""
+    from hostd_memory.store import store_for
+
+    target = writable_uri(target_uri, "target_uri")
+    alias = writable_uri(alias_uri, "alias_uri")
+    if alias == target:
+        raise ToolError(
+            "INVALID_ARGUMENT",
+            Text(en="alias_uri is the same URI as target_uri.", zh="alias_uri 与 target_uri 相同。"),
+            hint=Text(en="Give the alias a different URI.", zh="请为别名使用不同的 URI。"),
+            details={"argument": "alias_uri"},
+        )
+    memory = store_for(ctx).add_alias(str(target), str(alias))
+    return AddAliasOutput(alias_uri=str(alias), target_uri=memory.uri, memory=record(memory)).with_message(
+        Text(en=f"{alias} now leads to {memory.uri}.", zh=f"{alias} 现在指向 {memory.uri}。")
+    )
+
+
+def link_memories(
+    ctx: ToolContext[Settings], from_uri: LinkEndArg, to_uri: LinkEndArg, relation: RelationArg
+) -> LinkMemoriesOutput:
+    """Link one memory to another with a relation name in free text ('depends on', 'contradicts', '参考').
+    Links join the memories themselves: an alias links its memory, and renaming through aliases keeps
+    them. read_memory shows links both ways; list_memories(linked_to=...) lists a memory's neighbours.
+    Linking again is harmless (created: false); cycles are allowed, a memory linked to itself is not."""
+    from hostd_memory.store import store_for
+
+    source_uri = writable_uri(from_uri, "from_uri")
+    target_uri = writable_uri(to_uri, "to_uri")
+    name = relation_name(relation)
+    source, target, created = store_for(ctx).link(str(source_uri), str(target_uri), name)
+    result = LinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, relation=name, created=created)
+    if not created:
+        return result.with_message(
+            Text(
+                en=f"{source.uri} already links to {target.uri} ({name}); nothing changed.",
+                zh=f"{source.uri} 已链接到 {target.uri}（{name}），未作改动。",
+            )
+        )
+    return result.with_message(
+        Text(
+            en=f"Linked {source.uri} to {target.uri} ({name}).",
+            zh=f"已将 {source.uri} 链接到 {target.uri}（{name}）。",
+        )
+    )
+
+
+def unlink_memories(
+    ctx: ToolContext[Settings],
+    from_uri: LinkEndArg,
+    to_uri: LinkEndArg,
+    relation: Annotated[
+        str | None,
+        Field(
+            description="The relation to remove; omitted: every link from from_uri to to_uri",
+            min_length=1,
+            max_length=100,
+        ),
+    ] = None,
+) -> UnlinkMemoriesOutput:
+    """Remove the link from one memory to another (one relation, or all of them between the two in that
+    direction). Works when either memory is soft-deleted too. NOT_FOUND when there is no such link."""
+    from hostd_memory.store import store_for
+
+    source_uri = writable_uri(from_uri, "from_uri")
+    target_uri = writable_uri(to_uri, "to_uri")
+    name = relation_name(relation) if relation is not None else None
+    source, target, removed = store_for(ctx).unlink(str(source_uri), str(target_uri), name)
+    return UnlinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, removed=removed).with_message(
+        Text(
+            en=f"Removed {len(removed)} link(s) from {source.uri} to {target.uri}.",
+            zh=f"已删除从 {source.uri} 到 {target.uri} 的 {len(removed)} 个链接。",
+        )
+    )

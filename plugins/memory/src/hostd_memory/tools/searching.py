@@ -1,0 +1,192 @@
+"""search_memory (ranked full-text search with filters) and preload_memory (what to know
+before working on a file, folder, error or intent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Literal, cast
+
+from hostd.paging import (
+    DEFAULT_LIMIT,
+    Cursor,
+    Limit,
+    decode_cursor,
+    encode_cursor,
+    fill_within_budget,
+    size_of,
+)
+from pydantic import Field
+
+from hostd import Text, ToolContext, ToolError
+from hostd_memory.models import (
+    PreloadItem,
+    PreloadMemoryOutput,
+    SearchHit,
+    SearchMemoryOutput,
+    Settings,
+    Status,
+)
+from hostd_memory.tools.answers import (
+    budget_of,
+    clip,
+    core_entry,
+    preview,
+)
+from hostd_memory.tools.arguments import (
+    CreatedAfter,
+    CreatedBefore,
+    DomainArg,
+    PriorityMax,
+    PriorityMin,
+    TagsFilter,
+    UpdatedAfter,
+    UpdatedBefore,
+    check_priority_range,
+    domain_filter,
+    tag_list,
+    time_bounds,
+)
+
+
+def search_memory(
+    ctx: ToolContext[Settings],
+    query: Annotated[
+        str,
+        Field(
+            description="Words to find, Chinese or English; any length, even one character. "
+            "Taken as plain text (quotes, *, OR are not operators)",
+            min_length=1,
+            max_length=1_000,
+        ),
+    ],
+    domain: DomainArg = None,
+    limit: Limit = DEFAULT_LIMIT,
+    priority_min: PriorityMin = None,
+    priority_max: PriorityMax = None,
+    tags: TagsFilter = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    updated_after: UpdatedAfter = None,
+    updated_before: UpdatedBefore = None,
+    cursor: Cursor = None,
+) -> SearchMemoryOutput:
+    """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
+    every term first, then those holding some. Works for Chinese and English, including one- and
+    two-character queries. Each hit has a snippet around the match. Filters: domain, priority, tags (all of
+    them), creation and change times. Deleted memories are never returned. More hits than fit come in
+    pages: pass next_cursor."""
+    from hostd_memory import search as search_text
+    from hostd_memory.store import Filters, store_for
+
+    check_priority_range(priority_min, priority_max)
+    times = time_bounds(
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+    )
+    filters = Filters(
+        domain=domain_filter(domain),
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tuple(tag_list(tags) or ()),
+        created_after=times["created_after"],
+        created_before=times["created_before"],
+        updated_after=times["updated_after"],
+        updated_before=times["updated_before"],
+    )
+    plan = search_text.plan_query(query)
+    if plan.empty:
+        stripped = query.strip()
+        if not stripped:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                Text(en="The query is empty.", zh="查询为空。"),
+                hint=Text(en="Give some words to look for.", zh="请给出要查找的词。"),
+                details={"argument": "query"},
+            )
+        plan = search_text.QueryPlan(terms=[stripped], strict_scan=[stripped])
+    # The ranking has no keyset: a page starts after the hits given so far (its position).
+    arguments = {"query": query, **dataclasses.asdict(filters), "tags": list(filters.tags)}
+    given = int(decode_cursor(cursor, "search_memory", arguments) or 0)
+    hits = store_for(ctx).search(plan, filters, given + limit + 1)
+    shown = [
+        SearchHit(
+            uri=h.memory.uri,
+            priority=h.memory.priority,
+            status=cast(Status, h.memory.status),
+            disclosure=clip(h.memory.disclosure, 300)[0],
+            aliases=h.memory.aliases,
+            tags=h.memory.tags,
+            snippet=search_text.snippet(h.memory.content, plan.terms),
+            score=round(h.score, 4),
+            matched="any_term" if h.stage == "any_term" else "all_terms",
+            updated_at=h.memory.updated_at,
+        )
+        for h in hits[given : given + limit]
+    ]
+    taken, cut = fill_within_budget(shown, budget_of(ctx))
+    more = cut or len(hits) > given + limit
+    return SearchMemoryOutput(
+        query=query,
+        terms=plan.terms,
+        count=len(taken),
+        hits=taken,
+        truncated=more,
+        next_cursor=encode_cursor("search_memory", arguments, given + len(taken)) if more else None,
+    ).with_message(
+        Text(
+            en=f"{len(taken)} memor{'y' if len(taken) == 1 else 'ies'} found for {query!r}.",
+            zh=f"找到 {len(taken)} 条与 {query!r} 相关的记忆。",
+        )
+    )
+
+
+def preload_memory(
+    ctx: ToolContext[Settings],
+    context_type: Annotated[
+        Literal["file", "directory", "error", "intent"],
+        Field(
+            description="What context_data is: file or directory path, error message, or the user's intent"
+        ),
+    ],
+    context_data: Annotated[
+        str, Field(description="The path, error text or intent", min_length=1, max_length=20_000)
+    ],
+) -> PreloadMemoryOutput:
+    """Load memories worth having before working on something: the core memories (priority <= 2) and
+    related ones, each with why it matched. file: memories mentioning the path, its name or folders;
+    directory: its folders; error: its key terms (numbers, addresses, paths stripped); intent: its
+    words. Every type also matches memories whose disclosure fits the context."""
+    from hostd_memory.preload import related_memories
+    from hostd_memory.store import store_for
+
+    store = store_for(ctx)
+    budget = budget_of(ctx)
+    core_rows = store.core_memories(None, 30)
+    found, terms = related_memories(store, context_type, context_data, exclude={m.id for m in core_rows})
+    core, core_cut = fill_within_budget([core_entry(m, 1_500) for m in core_rows], budget // 2)
+    related_items = [
+        PreloadItem(
+            uri=m.uri,
+            priority=m.priority,
+            tags=m.tags,
+            reasons=[ctx.render(reason) for reason in reasons],
+            preview=preview(m.content),
+        )
+        for m, reasons in found
+    ]
+    related, related_cut = fill_within_budget(related_items, budget - sum(size_of(c) for c in core))
+    return PreloadMemoryOutput(
+        context_type=context_type,
+        search_terms=terms,
+        core=core,
+        related=related,
+        truncated=core_cut or related_cut or len(core_rows) >= 30,
+    ).with_message(
+        Text(
+            en=f"{len(core)} core and {len(related)} related memories for this {context_type}.",
+            zh=f"为该 {context_type} 加载了 {len(core)} 条核心记忆和 {len(related)} 条相关记忆。",
+        )
+    )

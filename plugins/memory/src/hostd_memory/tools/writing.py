@@ -1,0 +1,333 @@
+"""create_memory, update_memory (patch, append, replace or metadata), delete_memory and
+save_session: every change is a new version of the memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Literal, cast
+
+from pydantic import Field
+
+from hostd import Text, ToolContext, ToolError
+from hostd_memory.models import (
+    CreateMemoryOutput,
+    DeleteMemoryOutput,
+    SaveSessionOutput,
+    SessionRecord,
+    Settings,
+    UpdateMemoryOutput,
+    UpdateMode,
+)
+from hostd_memory.tools.answers import (
+    record,
+)
+from hostd_memory.tools.arguments import (
+    MAX_CONTENT,
+    MAX_DISCLOSURE,
+    OptionalPriority,
+    PriorityArg,
+    Tag,
+    TagsArg,
+    UriArg,
+    tag_list,
+    writable_uri,
+)
+from hostd_memory.uris import MemoryUri
+
+
+def create_memory(
+    ctx: ToolContext[Settings],
+    uri: UriArg,
+    content: Annotated[str, Field(description="The memory's text", min_length=1, max_length=MAX_CONTENT)],
+    priority: PriorityArg = 5,
+    disclosure: Annotated[
+        str | None,
+        Field(description="When to bring this memory up (a trigger condition)", max_length=MAX_DISCLOSURE),
+    ] = None,
+    tags: TagsArg = None,
+) -> CreateMemoryOutput:
+    """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when
+    the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
+    normal, 6-10 low. Tags (e.g. ["rust", "部署"]) are case-folded; list and search filter by them."""
+    from hostd_memory.store import store_for
+
+    parsed = writable_uri(uri, "uri")
+    if not content.strip():
+        raise blank_content("content")
+    clean_tags = tag_list(tags) or []
+    memory = store_for(ctx).create(parsed, content, priority, disclosure or "", clean_tags, author=ctx.member)
+    return CreateMemoryOutput(
+        uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory)
+    ).with_message(
+        Text(
+            en=f"Created {memory.uri} (priority {priority}).",
+            zh=f"已创建 {memory.uri}（优先级 {priority}）。",
+        )
+    )
+
+
+def _invalid_combination(en: str, zh: str, argument: str) -> ToolError:
+    return ToolError(
+        "INVALID_ARGUMENT",
+        Text(en=en, zh=zh),
+        hint=Text(
+            en="Modes: patch (old_string + new_string), append (append=true + content), replace (content), "
+            "or metadata only (priority, disclosure, status).",
+            zh="模式：补丁（old_string + new_string）、追加（append=true + content）、全量替换（content），"
+            "或仅元数据（priority、disclosure、status）。",
+        ),
+        details={"argument": argument},
+    )
+
+
+def blank_content(argument: str) -> ToolError:
+    """The error for a memory left without text (the spec: content must not be empty)."""
+    if argument == "new_string":
+        en, zh = (
+            "The patch would leave the memory empty or only whitespace.",
+            "该补丁会使记忆为空或只剩空白。",
+        )
+    else:
+        en, zh = f"{argument} is empty or only whitespace.", f"参数 {argument} 为空或只有空白。"
+    return ToolError(
+        "INVALID_ARGUMENT",
+        Text(en=en, zh=zh),
+        hint=Text(
+            en="A memory needs some text; to remove one, use delete_memory.",
+            zh="记忆需要有文字内容；要删除记忆，请用 delete_memory。",
+        ),
+        details={"argument": argument},
+    )
+
+
+def _update_mode(
+    content: str | None, old_string: str | None, new_string: str | None, append: bool
+) -> Literal["patch", "append", "replace"] | None:
+    if old_string is not None or new_string is not None:
+        if old_string is None or new_string is None:
+            missing = "old_string" if old_string is None else "new_string"
+            raise _invalid_combination(
+                f"A patch needs both old_string and new_string ({missing} is missing).",
+                f"补丁需要同时提供 old_string 和 new_string（缺少 {missing}）。",
+                missing,
+            )
+        if content is not None or append:
+            raise _invalid_combination(
+                "A patch (old_string/new_string) cannot be combined with content or append.",
+                "补丁（old_string/new_string）不能与 content 或 append 同时使用。",
+                "content" if content is not None else "append",
+            )
+        if old_string == "":
+            raise _invalid_combination("old_string must not be empty.", "old_string 不能为空。", "old_string")
+        return "patch"
+    if append:
+        if content is None:
+            raise _invalid_combination(
+                "append=true needs content (the text to add).",
+                "append=true 需要提供 content（要追加的文本）。",
+                "content",
+            )
+        return "append"
+    return "replace" if content is not None else None
+
+
+def update_memory(
+    ctx: ToolContext[Settings],
+    uri: UriArg,
+    content: Annotated[
+        str | None,
+        Field(description="New full content, or with append=true the text to add", max_length=MAX_CONTENT),
+    ] = None,
+    old_string: Annotated[
+        str | None,
+        Field(description="Patch: text to replace; must occur exactly once", max_length=MAX_CONTENT),
+    ] = None,
+    new_string: Annotated[
+        str | None, Field(description="Patch: the replacement text", max_length=MAX_CONTENT)
+    ] = None,
+    append: Annotated[bool, Field(description="Append content to the end instead of replacing")] = False,
+    priority: OptionalPriority = None,
+    disclosure: Annotated[
+        str | None, Field(description="New trigger condition", max_length=MAX_DISCLOSURE)
+    ] = None,
+    status: Annotated[
+        Literal["active", "deprecated", "archived"] | None,
+        Field(description="New status: active, deprecated or archived"),
+    ] = None,
+    tags: Annotated[
+        list[Tag] | None,
+        Field(
+            description="The memory's new tags, replacing the old ones ([] removes them all); "
+            "versioned like content",
+            max_length=32,
+        ),
+    ] = None,
+) -> UpdateMemoryOutput:
+    """Change a memory; every change makes a new version (rollback_memory undoes it). Modes: patch
+    (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
+    content), replace (content), or metadata only (priority, disclosure, status, tags). Content modes may
+    carry metadata too."""
+    from hostd_memory.store import Change, store_for
+    from hostd_memory.store.refusals import patch_conflict
+
+    mode = _update_mode(content, old_string, new_string, append)
+    if mode is None and priority is None and disclosure is None and status is None and tags is None:
+        raise _invalid_combination(
+            "Nothing to update: give content, a patch, or metadata (priority, disclosure, status, tags).",
+            "没有要更新的内容：请提供 content、补丁或元数据（priority、disclosure、status、tags）。",
+            "content",
+        )
+    target = writable_uri(uri, "uri")
+    new_tags = tag_list(tags)
+    edit: Callable[[str], tuple[str, str]] | None = None
+    if mode == "patch":
+        assert old_string is not None and new_string is not None
+
+        def edit(current: str) -> tuple[str, str]:
+            occurrences = current.count(old_string)
+            if occurrences != 1:
+                raise patch_conflict(occurrences)
+            patched = current.replace(old_string, new_string, 1)
+            if not patched.strip():
+                raise blank_content("new_string")
+            return patched, "patch"
+    elif mode == "append":
+        addition = content or ""
+
+        def edit(current: str) -> tuple[str, str]:
+            joiner = "\n" if current and addition and not current.endswith("\n") else ""
+            return current + joiner + addition, "append"
+    elif mode == "replace":
+        replacement = content or ""
+        if not replacement.strip():
+            raise blank_content("content")
+
+        def edit(current: str) -> tuple[str, str]:
+            return replacement, "replace"
+
+    memory, kind = store_for(ctx).update(
+        str(target),
+        edit=edit,
+        change=Change(priority=priority, disclosure=disclosure, status=status, tags=new_tags),
+        author=ctx.member,
+    )
+    if kind is None:
+        return UpdateMemoryOutput(
+            uri=memory.uri,
+            mode=mode or "metadata",
+            previous_version=memory.version,
+            memory=record(memory),
+        ).with_message(
+            Text(
+                en=f"{memory.uri} already holds this; nothing changed (still version {memory.version}).",
+                zh=f"{memory.uri} 已是该内容，未作改动（仍为版本 {memory.version}）。",
+            )
+        )
+    return UpdateMemoryOutput(
+        uri=memory.uri,
+        mode=cast(UpdateMode, kind),
+        previous_version=memory.version - 1,
+        memory=record(memory),
+    ).with_message(
+        Text(
+            en=f"Updated {memory.uri} ({kind}); now version {memory.version}.",
+            zh=f"已更新 {memory.uri}（{kind}），当前版本 {memory.version}。",
+        )
+    )
+
+
+def delete_memory(
+    ctx: ToolContext[Settings],
+    uri: UriArg,
+    force: Annotated[
+        bool, Field(description="Remove for good with all versions and aliases (cannot be undone)")
+    ] = False,
+) -> DeleteMemoryOutput:
+    """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept,
+    and rollback_memory restores it. force=true removes it with its versions and aliases for good.
+    Deleting an alias URI removes only the alias."""
+    from hostd_memory.store import store_for
+
+    parsed = writable_uri(uri, "uri")
+    store = store_for(ctx)
+    target = store.remove_alias(str(parsed))
+    if target is not None:
+        return DeleteMemoryOutput(uri=str(parsed), action="alias_removed", target_uri=target).with_message(
+            Text(
+                en=f"Removed the alias {parsed}; the memory {target} is unchanged.",
+                zh=f"已删除别名 {parsed}；记忆 {target} 未受影响。",
+            )
+        )
+    if force:
+        memory, versions, aliases = store.purge(str(parsed))
+        return DeleteMemoryOutput(
+            uri=memory.uri, action="removed", removed_versions=versions, removed_aliases=aliases
+        ).with_message(
+            Text(
+                en=f"Removed {memory.uri} for good, with {versions} version(s) and {len(aliases)} alias(es).",
+                zh=f"已彻底删除 {memory.uri}，包括 {versions} 个版本和 {len(aliases)} 个别名。",
+            )
+        )
+    memory = store.soft_delete(str(parsed), author=ctx.member)
+    return DeleteMemoryOutput(uri=memory.uri, action="soft_deleted", memory=record(memory)).with_message(
+        Text(
+            en=f"Deleted {memory.uri} (soft: rollback_memory to version {memory.version - 1} restores it).",
+            zh=f"已删除 {memory.uri}（软删除：rollback_memory 回滚到版本 {memory.version - 1} 即可恢复）。",
+        )
+    )
+
+
+def _slug(title: str) -> str:
+    slug = re.sub(r"[^\w]+", "-", title.lower(), flags=re.UNICODE).strip("-_")
+    return slug[:60].strip("-_") or "session"
+
+
+def save_session(
+    ctx: ToolContext[Settings],
+    title: Annotated[str | None, Field(description="Title of the session", max_length=200)] = None,
+    summary: Annotated[
+        str | None,
+        Field(
+            description="Summary of the session; when given, also saved as a memory "
+            "at session://YYYY-MM-DD/<slug>",
+            max_length=MAX_CONTENT,
+        ),
+    ] = None,
+) -> SaveSessionOutput:
+    """Record the current session. With a summary, also create a session memory at
+    session://YYYY-MM-DD/<slug> (a numeric suffix keeps same-day titles apart). Returns the session
+    record and the memory."""
+    from hostd_db import utc_now
+
+    from hostd_memory.store import store_for
+
+    clean_title = " ".join((title or "").split())
+    today = utc_now().date().isoformat()
+    if not clean_title:  # the title is stored: in the server's language
+        clean_title = ctx.render(Text(en=f"Session {today}", zh=f"会话 {today}"))
+    memory_spec = None
+    body = (summary or "").strip()
+    if body:
+        uri = MemoryUri("session", f"{today}/{_slug(clean_title)}")
+        memory_spec = (uri, f"# {clean_title}\n\n{body}", 5)
+    session_id, stamp, memory = store_for(ctx).save_session(clean_title, body, memory_spec, author=ctx.member)
+    session = SessionRecord(
+        id=session_id,
+        title=clean_title,
+        summary=body,
+        created_at=stamp,
+        memory_uri=memory.uri if memory else None,
+    )
+    if memory is None:
+        message = Text(
+            en=f"Recorded session {session_id} ({clean_title}); no summary, so no memory.",
+            zh=f"已记录会话 {session_id}（{clean_title}）；没有摘要，因此未创建记忆。",
+        )
+    else:
+        message = Text(
+            en=f"Recorded session {session_id} and saved its summary at {memory.uri}.",
+            zh=f"已记录会话 {session_id}，摘要已保存到 {memory.uri}。",
+        )
+    return SaveSessionOutput(session=session, memory=record(memory) if memory else None).with_message(message)
