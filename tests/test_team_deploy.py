@@ -194,19 +194,22 @@ async def until_answered(
 
 
 async def chaos(cluster: Cluster, ledger: Ledger, total: int, exit_codes: list[int]) -> None:
-    """SIGTERM one replica at a quarter of the work, SIGKILL another at half; restart both."""
+    """SIGTERM one replica at 40% of the work, SIGKILL another at 65%; restart both.
+
+    The 400 creates are the first third: both signals land while appends, thoughts and claims
+    are all in flight."""
 
     async def wait_for(share: float) -> None:
         while ledger.done < total * share:
             await anyio.sleep(0.02)
 
     stopped, killed = cluster.replicas[2], cluster.replicas[1]
-    await wait_for(0.25)
+    await wait_for(0.4)
     ledger.phase = "sigterm"
     stopped.signal(signal.SIGTERM)
     exit_codes.append(await anyio.to_thread.run_sync(stopped.wait, 30))
     ledger.phase = "stopped"
-    await wait_for(0.5)
+    await wait_for(0.65)
     ledger.phase = "sigkill"
     killed.signal(signal.SIGKILL)
     await anyio.to_thread.run_sync(killed.wait, 30)
