@@ -306,9 +306,19 @@ def main() -> None:
         "what 3 replicas can gain over 1 is at most the second core, less what those others take. "
         "The replicas share nothing but the database, so the ratio measures this machine more than "
         "hostd: with a core per replica, and the database and clients elsewhere, they scale as far as "
-        f"the database allows. Memory: each replica's RSS after the run within {MEMORY_GROWTH_LIMIT}x of its "
+        "the database allows. Not every call spreads: create_memory takes the memory store's one "
+        "write lock (a PostgreSQL advisory lock: one memory write at a time, team-wide), so more "
+        "replicas only queue more writers on it. "
+        f"Memory: each replica's RSS after the run within {MEMORY_GROWTH_LIMIT}x of its "
         "RSS after start-up is the bound checked.\n"
     )
+    busy_elsewhere = max(share["other"] for share in used)
+    if busy_elsewhere > 0.25:
+        body += (
+            f"\n**Not a quiet machine:** processes outside this set-up used up to {busy_elsewhere:.2f} of "
+            f"the {cores} cores during these runs, so the figures are lower than the set-up can do and "
+            "the ratio mostly measures what was left over.\n"
+        )
     tools = sorted({name for run in runs for name in run["tools"]})
     body += "\n\nPer tool (p50 / p99 ms, calls):\n\n" + benchlib.table(
         ["tool", *(f"{run['replicas']} replica(s)" for run in runs)],
@@ -341,7 +351,10 @@ def _pg_version(bindir: Path | None) -> str:
     if bindir is None:
         return "?"
     out = subprocess.run([str(bindir / "postgres"), "--version"], capture_output=True, text=True).stdout
-    return out.split()[-1] if out.strip() else "?"
+    import re
+
+    found = re.search(r"\d+\.\d+", out)
+    return found.group(0) if found else "?"
 
 
 def _cores() -> int:
