@@ -1,6 +1,7 @@
 """The team deployment, end to end: the real nginx running ``deploy/nginx.conf`` in front of three
-real stateless ``hostd serve`` replicas sharing one store, 8 members working at once on both
-protocol eras, one replica killed (SIGKILL) and one stopped (SIGTERM) mid-run, both restarted.
+real stateless ``hostd serve`` replicas sharing one PostgreSQL database (``storage``), 8 members
+working at once on both protocol eras, one replica killed (SIGKILL) and one stopped (SIGTERM)
+mid-run, both restarted.
 
 What is asserted, exactly (a client retries a call only when no replica answered it: a refused
 or reset connection, 502/503/504 from nginx, or an answer stream cut short; see ``NoAnswer``):
@@ -9,26 +10,33 @@ or reset connection, 502/503/504 from nginx, or an answer stream cut short; see 
   exactly once. A write retried after "no answer" may be present more than once (the lost
   attempt may have run before the replica died), but never more often than it was attempted.
 - Memory: one memory, 2 members x 100 appends. Its version, and its count of stored versions, is
-  1 + the appends applied (201 when no append was applied twice), and the newest versions listed
-  (as many as fit one answer) run without a gap.
+  1 + the appends applied (201 when no append was applied twice), the newest versions listed
+  (as many as fit one answer) run without a gap, and every version's ``author`` (diff_versions
+  against the version before) is the member whose append it added.
 - Thoughts: one session, 2 members x 100 thoughts; sequence numbers run 1..N without a gap or a
-  duplicate, N the thoughts applied.
-- Tasks: 80 created (own ids, so a retried create answers ALREADY_EXISTS, counted as done), then
-  all 8 members claim until none is left: no task is acknowledged to two claims, every task ends
-  claimed, and the claims nobody heard back about are no more than the claim attempts without
-  an answer.
+  duplicate, N the thoughts applied, each thought's ``by`` the member who sent it.
+- Tasks: 400 created by the 8 members (own ids, so a retried create answers ALREADY_EXISTS,
+  counted as done; ``created_by`` the creator), then all 8 members claim until none is left: no
+  task is acknowledged to two claims, every task ends claimed, each acknowledged claim's task has
+  ``claimed_by`` the member who got it, a task whose claim nobody heard back about is held by a
+  member who had a claim go unanswered, and those are no more than the claim attempts without an
+  answer.
 - The SIGTERMed replica exits 0, and a write that went unanswered while it was stopping was not
   run by it (it appears once: calls in flight are finished, not cut; a request that reached one of
   its idle kept-alive connections as it closed is refused unrun, nginx answers 502, the client
   retries). Every answer a member got is a real envelope (no tool error other
   than ALREADY_EXISTS for a retried create).
 
-The store backend is one fixture (``store_backend``): SQLite in one shared data dir today.
+The store backend is one fixture (``store_backend``): a fresh database on the session's
+throw-away PostgreSQL server (``hostd_testing.postgres``), reached through ``storage.url_env``.
+Without Debian's PostgreSQL or nginx the test skips, naming the package; CI sets
+``HOSTD_REQUIRE_POSTGRES=1`` / ``HOSTD_REQUIRE_NGINX=1`` so it fails instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections import Counter
@@ -39,6 +47,7 @@ from typing import Any
 import anyio
 import pytest
 import yaml
+from hostd_testing.postgres import PostgresServer
 from team_cluster import (
     HANDSHAKE,
     MODERN,
@@ -54,9 +63,10 @@ from team_cluster import (
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 MEMBERS = {f"m{i}": f"member-{i}-token-0123456789" for i in range(1, 9)}
 STATE_SECRET = "team-test-state-secret-0123456789abcdef"
-TASKS_PER_MEMBER = 10
+TASKS_PER_MEMBER = 50
 APPENDS_PER_WRITER = 100
 THOUGHTS_PER_THINKER = 100
+MARK = re.compile(r"\[m\d-a\d+\]")  # what an append adds: [member-aN]
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +79,45 @@ def nginx_binary() -> str:
     return binary
 
 
-@pytest.fixture(scope="module", params=["sqlite"])
-def store_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Config keys that put every replica on one shared store (SQLite files in one data dir)."""
-    return {"data_dir": str(tmp_path_factory.mktemp("shared-data"))}
+@dataclass
+class StoreBackend:
+    """What puts every replica on one shared store: config keys, the environment they name, and a
+    way to ask the database itself (not a replica) a question."""
+
+    config: dict[str, Any]
+    env: dict[str, str]
+    server: PostgresServer
+    database: str
+
+    def query(self, sql: str) -> str:
+        return self.server.psql(sql, self.database).strip()
+
+
+@pytest.fixture(scope="module")
+def store_backend(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> StoreBackend:
+    """A fresh database on the session's PostgreSQL server, named to the replicas by ``url_env``."""
+    url = postgres_server.create_database("team")
+    return StoreBackend(
+        config={
+            "data_dir": str(tmp_path_factory.mktemp("replica-data")),  # nothing kept there: all in PG
+            "storage": {"url_env": "HOSTD_DATABASE_URL"},
+        },
+        env={"HOSTD_DATABASE_URL": url},
+        server=postgres_server,
+        database=url.rsplit("/", 1)[1],
+    )
 
 
 @dataclass
 class Cluster:
     balancer: Balancer
     replicas: list[Replica]
+    store: StoreBackend
 
 
 @pytest.fixture(scope="module")
 def cluster(
-    nginx_binary: str, store_backend: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+    nginx_binary: str, store_backend: StoreBackend, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     folder = tmp_path_factory.mktemp("team")
     tokens = folder / "tokens.yaml"
@@ -99,7 +133,7 @@ def cluster(
     config.write_text(
         yaml.safe_dump(
             {
-                **store_backend,
+                **store_backend.config,
                 "language": "en",
                 "profiles": {
                     "team": {"plugins": ["memory", "deep-thinking", "tasks"], "transport": transport}
@@ -108,14 +142,14 @@ def cluster(
         ),
         encoding="utf-8",
     )
-    env = {"HOSTD_STATE_SECRET": STATE_SECRET, "HOSTD_CACHE_DIR": str(folder / "cache")}
+    env = {"HOSTD_STATE_SECRET": STATE_SECRET, "HOSTD_CACHE_DIR": str(folder / "cache"), **store_backend.env}
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
     balancer = Balancer(nginx_binary, folder / "nginx", free_port())
     try:
         for replica in replicas:
             replica.start()
         balancer.start([replica.port for replica in replicas])
-        yield Cluster(balancer, replicas)
+        yield Cluster(balancer, replicas, store_backend)
     finally:
         balancer.stop()
         for replica in replicas:
@@ -160,19 +194,22 @@ async def until_answered(
 
 
 async def chaos(cluster: Cluster, ledger: Ledger, total: int, exit_codes: list[int]) -> None:
-    """SIGTERM one replica at a quarter of the work, SIGKILL another at half; restart both."""
+    """SIGTERM one replica at 40% of the work, SIGKILL another at 65%; restart both.
+
+    The 400 creates are the first third: both signals land while appends, thoughts and claims
+    are all in flight."""
 
     async def wait_for(share: float) -> None:
         while ledger.done < total * share:
             await anyio.sleep(0.02)
 
     stopped, killed = cluster.replicas[2], cluster.replicas[1]
-    await wait_for(0.25)
+    await wait_for(0.4)
     ledger.phase = "sigterm"
     stopped.signal(signal.SIGTERM)
     exit_codes.append(await anyio.to_thread.run_sync(stopped.wait, 30))
     ledger.phase = "stopped"
-    await wait_for(0.5)
+    await wait_for(0.65)
     ledger.phase = "sigkill"
     killed.signal(signal.SIGKILL)
     await anyio.to_thread.run_sync(killed.wait, 30)
@@ -189,7 +226,20 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
     memory_uri, session_id = f"team://shared-{tag}", f"s-{tag}"
     ledger = Ledger()
     claims: dict[str, list[str]] = {name: [] for name in names}
-    claim_attempts_unanswered = [0]
+    claims_unanswered: Counter[str] = Counter()  # per member: claim attempts that got no answer
+
+    async def create_tasks(member: str) -> None:
+        for k in range(TASKS_PER_MEMBER):
+            task_id = f"{tag}-{member}-{k}"
+            answer = await until_answered(
+                ledger,
+                task_id,
+                lambda task_id=task_id: clients[member].call(
+                    "create_task", {"title": task_id, "task_id": task_id}
+                ),
+            )
+            ok = answer["status"] == "success"
+            assert ok or (answer["error"]["code"] == "ALREADY_EXISTS" and ledger.unanswered[task_id]), answer
 
     async def setup() -> None:
         created = await until_answered(
@@ -198,18 +248,9 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             lambda: clients["m1"].call("create_memory", {"uri": memory_uri, "content": "start"}),
         )
         assert created["status"] == "success" or created["error"]["code"] == "ALREADY_EXISTS"
-        for member in names:
-            for k in range(TASKS_PER_MEMBER):
-                task_id = f"{tag}-{member}-{k}"
-                answer = await until_answered(
-                    ledger,
-                    task_id,
-                    lambda member=member, task_id=task_id: clients[member].call(
-                        "create_task", {"title": task_id, "task_id": task_id}
-                    ),
-                )
-                ok = answer["status"] == "success"
-                assert ok or (answer["error"]["code"] == "ALREADY_EXISTS" and ledger.unanswered[task_id])
+        async with anyio.create_task_group() as creators:
+            for member in names:
+                creators.start_soon(create_tasks, member)
 
     async def append(member: str) -> None:
         for i in range(APPENDS_PER_WRITER):
@@ -247,7 +288,7 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             try:
                 answer = await clients[member].call("get_next_task", {"claim": True})
             except NoAnswer:
-                claim_attempts_unanswered[0] += 1
+                claims_unanswered[member] += 1
                 ledger.no_answer("claim")
                 await anyio.sleep(0.1)
                 continue
@@ -262,7 +303,7 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
     exit_codes: list[int] = []
     started = time.monotonic()
     try:
-        with anyio.fail_after(100):
+        with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
                 group.start_soon(chaos, cluster, ledger, total, exit_codes)
                 await setup()
@@ -285,9 +326,14 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
     try:
         await check_memory(checker, ledger, memory_uri)
         await check_thoughts(checker, ledger, session_id)
-        await check_tasks(checker, claims, tag, claim_attempts_unanswered[0])
+        await check_tasks(checker, claims, tag, claims_unanswered)
     finally:
         await checker.aclose()
+    # The replicas' store is the PostgreSQL database itself: its rows, not a replica's files.
+    held = cluster.store.query(
+        f"SELECT count(*) FROM tasks.tasks WHERE task_id LIKE '{tag}-%' AND status = 'in_progress'"
+    )
+    assert int(held) == len(MEMBERS) * TASKS_PER_MEMBER
 
 
 def assert_applied_counts(ledger: Ledger, found: Counter[str], prefix: str) -> int:
@@ -307,11 +353,9 @@ def assert_applied_counts(ledger: Ledger, found: Counter[str], prefix: str) -> i
 
 
 async def check_memory(client: TeamClient, ledger: Ledger, uri: str) -> None:
-    import re
-
     read = await client.call("read_memory", {"uri": uri})
     content = read["content"] if "content" in read else read["memory"]["content"]
-    applied = assert_applied_counts(ledger, Counter(re.findall(r"\[m\d-a\d+\]", content)), "-a")
+    applied = assert_applied_counts(ledger, Counter(MARK.findall(content)), "-a")
     assert applied >= 2 * APPENDS_PER_WRITER
     versions = await client.call("get_memory_versions", {"uri": uri, "limit": 100})
     assert versions["current_version"] == versions["total"] == 1 + applied
@@ -320,6 +364,34 @@ async def check_memory(client: TeamClient, ledger: Ledger, uri: str) -> None:
     numbers = [version["version"] for version in versions["versions"]]
     assert len(numbers) >= 10
     assert numbers == list(range(1 + applied, 1 + applied - len(numbers), -1)), "a gap in the history"
+    await check_authors(client, uri, 1 + applied)
+
+
+async def check_authors(client: TeamClient, uri: str, current: int) -> None:
+    """Each version after the first adds one member's mark, and its author is that member."""
+    wrong: list[str] = []
+
+    async def one(version: int) -> None:
+        diff = await client.call("diff_versions", {"uri": uri, "version1": version - 1, "version2": version})
+        assert diff["status"] == "success", diff
+        assert not diff["truncated"] or len(diff["diff"]) < 400, "the diff itself was cut"
+        lines = diff["diff"].splitlines()[2:]  # past the ---/+++ header
+        added = Counter(MARK.findall("\n".join(line for line in lines if line.startswith("+"))))
+        added -= Counter(MARK.findall("\n".join(line for line in lines if line.startswith("-"))))
+        authors = {mark[1:].split("-")[0] for mark in added.elements()}
+        if sum(added.values()) != 1 or authors != {diff["author2"]}:
+            wrong.append(f"v{version}: adds {dict(added)}, author {diff['author2']}")
+
+    limiter = anyio.CapacityLimiter(8)
+
+    async def limited(version: int) -> None:
+        async with limiter:
+            await one(version)
+
+    async with anyio.create_task_group() as group:
+        for version in range(2, current + 1):
+            group.start_soon(limited, version)
+    assert not wrong, f"versions whose author is not the member who appended: {wrong[:5]}"
 
 
 async def check_thoughts(client: TeamClient, ledger: Ledger, session_id: str) -> None:
@@ -336,20 +408,38 @@ async def check_thoughts(client: TeamClient, ledger: Ledger, session_id: str) ->
     sequences = [thought["sequence"] for thought in thoughts]
     assert sequences == list(range(1, len(thoughts) + 1)), "a gap or a duplicate in the sequence"
     applied = assert_applied_counts(ledger, Counter(thought["content"] for thought in thoughts), "-t")
+    wrong = [t for t in thoughts if t["by"] != t["content"][1:].split("-")[0]]
+    assert not wrong, f"thoughts recorded with another member as their author: {wrong[:3]}"
     assert applied == len(thoughts) >= 2 * THOUGHTS_PER_THINKER
 
 
-async def check_tasks(client: TeamClient, claims: dict[str, list[str]], tag: str, unanswered: int) -> None:
-    acknowledged = [task for member_claims in claims.values() for task in member_claims]
-    assert len(acknowledged) == len(set(acknowledged)), "a task was handed to two claims"
-    listed = await client.call("list_tasks", {"limit": 1000})
-    ours = {
-        task["task_id"]: task["status"] for task in listed["tasks"] if task["task_id"].startswith(f"{tag}-")
-    }
+async def check_tasks(
+    client: TeamClient, claims: dict[str, list[str]], tag: str, unanswered: Counter[str]
+) -> None:
+    acknowledged = {task: member for member, member_claims in claims.items() for task in member_claims}
+    assert len(acknowledged) == sum(map(len, claims.values())), "a task was handed to two claims"
+    ours: dict[str, dict[str, Any]] = {}
+    cursor = None
+    while True:
+        page = await client.call("list_tasks", {"limit": 1000, **({"cursor": cursor} if cursor else {})})
+        ours.update(
+            {task["task_id"]: task for task in page["tasks"] if task["task_id"].startswith(f"{tag}-")}
+        )
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
     assert len(ours) == len(MEMBERS) * TASKS_PER_MEMBER
-    assert set(ours.values()) == {"in_progress"}, "a task left unclaimed"
+    assert {task["status"] for task in ours.values()} == {"in_progress"}, "a task left unclaimed"
+    assert all(task["created_by"] == task_id.split("-")[1] for task_id, task in ours.items())
     assert set(acknowledged) <= set(ours)
-    assert len(ours) - len(acknowledged) <= unanswered, "claims went missing without a lost answer"
+    wrong = {t: (m, ours[t]["claimed_by"]) for t, m in acknowledged.items() if ours[t]["claimed_by"] != m}
+    assert not wrong, f"claimed_by is not the member the claim was acknowledged to: {wrong}"
+    unheard = {task_id: task["claimed_by"] for task_id, task in ours.items() if task_id not in acknowledged}
+    assert len(unheard) <= sum(unanswered.values()), "claims went missing without a lost answer"
+    for member, held in Counter(unheard.values()).items():
+        assert held <= unanswered[member], (
+            f"{member} holds {held} unheard-of claims, lost {unanswered[member]}"
+        )
 
 
 async def official_client_smoke(cluster: Cluster, era: str) -> None:

@@ -432,11 +432,25 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             return input_round.input_required()
         return envelope_result(envelope, is_error)
 
+    def input_schema(name: str) -> dict[str, Any] | None:
+        """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
+        headers. Without this hook the SDK runs (and serialises) a whole tools/list for every
+        tools/call to find it, which cost more than most calls. A tool outside the member's
+        profile has none, as in the list they see."""
+        from hostd.transports import REQUEST_MEMBER
+
+        spec = host.tools.get(name)
+        allowed = profile_tools.allowed(REQUEST_MEMBER.get())
+        if spec is None or (allowed is not None and name not in allowed):
+            return None
+        return spec.input_schema
+
     server: Server[Any] = Server(
         "hostd",
         version=hostd_version(),
         title="hostd",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )

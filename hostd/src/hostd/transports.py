@@ -10,6 +10,7 @@ idle time, the cap on open connections) lives in a subclass of uvicorn's h11 pro
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import sys
 import threading
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("hostd.transport")
 
 MEMBER_SCOPE_KEY = "hostd.member"
+#: The member whose token the guard accepted, while their request is handled: for the SDK hooks
+#: that get no request (``get_tool_input_schema``). The scope's ``MEMBER_SCOPE_KEY`` is the same.
+REQUEST_MEMBER: contextvars.ContextVar[Member | None] = contextvars.ContextVar(
+    "hostd_request_member", default=None
+)
 """Where the guard leaves the authenticated ``Member`` in the ASGI scope, for the server to read."""
 PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
@@ -353,7 +359,11 @@ class GuardMiddleware:
         async def replay() -> Message:
             return pending.pop(0) if pending else await receive()
 
-        await self.app(scope, replay, send)
+        token = REQUEST_MEMBER.set(member[0] if member else None)
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            REQUEST_MEMBER.reset(token)
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
