@@ -293,8 +293,8 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
     """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
     pytest.importorskip("psycopg")
     from hostd_db import PostgresDatabase
-    from hostd_tasks.store.sql import NEXT_READY
     from hostd_tasks.store.postgres import PostgresTaskStore, _PgConnection
+    from hostd_tasks.store.queries import NEXT_READY
     from hostd_tasks.store.schema import PG_MIGRATIONS
 
     database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
-from hostd_tasks.store.interface import TaskEdit
+from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.store.sqlite import SqliteTaskStore
 
 

@@ -8,8 +8,8 @@ folder (``sqlite``).
 
 The modules of this package, by responsibility:
 
-- ``interface``: what the tools ask of a store (``TaskStore``) and the answers it gives;
-- ``sql``: the rules, once, in SQL both databases understand (``SqlTaskStore``);
+- ``writes`` (``TaskStore``), on ``queries`` and ``base``: the rules, once, in SQL both databases
+  understand; ``results``: what the store answers beyond a single record;
 - ``sqlite`` / ``postgres``: what each database does its own way;
 - ``schema``: the tables and their migrations; ``rows``: rows into records, shared small queries;
 - ``search``: the text index (Chinese included); ``refusals``: the errors the rules raise;
@@ -27,8 +27,8 @@ from hostd_tasks.models import Settings
 if TYPE_CHECKING:
     from hostd_db import PostgresDatabase
 
-    from hostd_tasks.store.interface import TaskStore
     from hostd_tasks.store.sqlite import SqliteTaskStore
+    from hostd_tasks.store.writes import TaskStore
 
 STORE_KEY = "store"
 TEAM_DATABASE_KEY = "team-database"

@@ -1,6 +1,6 @@
 """The task store in the team database (PostgreSQL): the same rules as SQLite, for many machines.
 
-``SqlTaskStore`` holds the rules; this module supplies what PostgreSQL does differently:
+``TaskStore`` holds the rules; this module supplies what PostgreSQL does differently:
 
 - Transactions go through ``PostgresDatabase.run``, which runs a unit of work again on a
   serialization failure or a deadlock (a bounded number of times) and turns a lost connection
@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
 
+from hostd_tasks.store.base import GENERATED_ID_PREFIX, T
 from hostd_tasks.store.rows import Connection, deletion_time, is_live
 from hostd_tasks.store.search import ts_query, ts_vector
-from hostd_tasks.store.sql import GENERATED_ID_PREFIX, SqlTaskStore, T
+from hostd_tasks.store.writes import TaskStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -79,7 +80,7 @@ class _PgConnection:
         return cursor
 
 
-class PostgresTaskStore(SqlTaskStore):
+class PostgresTaskStore(TaskStore):
     """The tasks of a team, in the ``tasks`` schema of the team database."""
 
     record_columns = PG_RECORD_COLUMNS

@@ -46,7 +46,7 @@ def json_or(value: object, empty: object) -> Any:
 
 
 def record_from_row(row: Sequence[object], labels: list[str], notes: list[Note]) -> TaskRecord:
-    """A record from a row of ``SqlTaskStore.record_columns`` with its labels and notes."""
+    """A record from a row of ``TaskStore.record_columns`` with its labels and notes."""
     (
         task_id,
         title,

@@ -1,7 +1,7 @@
 """The task store on one SQLite file, shared by every hostd process and thread of one user.
 
 Built on ``hostd_db.SqliteDatabase`` (WAL, busy timeout, a connection per thread, ``BEGIN
-IMMEDIATE`` for writes), so two IDE windows can share a list. The rules are ``SqlTaskStore``'s;
+IMMEDIATE`` for writes), so two IDE windows can share a list. The rules are ``TaskStore``'s;
 this module supplies what SQLite does its own way: JSON aggregates, the FTS5 search index, ids
 from the highest ``seq``, and the busy timeout that turns a long-held lock into FILE_LOCKED.
 """
@@ -16,12 +16,13 @@ from pathlib import Path
 
 from hostd_db import SqliteDatabase, busy_as_file_locked
 
+from hostd_tasks.store.base import GENERATED_ID_PREFIX, T
 from hostd_tasks.store.rows import Connection, deletion_time, is_live
 from hostd_tasks.store.schema import SQLITE_MIGRATIONS
 from hostd_tasks.store.search import indexed_text, match_expression
-from hostd_tasks.store.sql import GENERATED_ID_PREFIX, SqlTaskStore, T
+from hostd_tasks.store.writes import TaskStore
 
-#: SQLite's ``record_columns`` (see ``SqlTaskStore``).
+#: SQLite's ``record_columns`` (see ``TaskStore``).
 SQLITE_RECORD_COLUMNS = """
     t.task_id, t.title, t.description, t.status, t.priority, t.linked_session_id, t.created_at, t.updated_at,
     (SELECT json_group_array(depends_on) FROM
@@ -45,7 +46,7 @@ SQLITE_FAILED_BLOCKERS = """
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
 
-class SqliteTaskStore(SqlTaskStore):
+class SqliteTaskStore(TaskStore):
     """Tasks and their dependencies in one SQLite file, safe across threads and processes.
 
     Every write holds the file's write lock (``BEGIN IMMEDIATE``), so writes never interleave;

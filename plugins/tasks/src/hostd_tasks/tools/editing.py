@@ -10,7 +10,7 @@ from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
 from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, NOTES_TOTAL_MAX, SUBTASKS_MAX, Priority
 from hostd_tasks.store import store_for
-from hostd_tasks.store.interface import TaskEdit
+from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.tools.arguments import (
     ACCEPTANCE,
     DESCRIPTION,

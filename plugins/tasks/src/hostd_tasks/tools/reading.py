@@ -13,7 +13,7 @@ from hostd_tasks.links import SessionCheck, ask_sessions
 from hostd_tasks.models import Settings, StatsOutput, TaskDetailsOutput, TaskListOutput
 from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
 from hostd_tasks.store import store_for
-from hostd_tasks.store.interface import ListPosition
+from hostd_tasks.store.results import ListPosition
 from hostd_tasks.store.search import match_expression
 from hostd_tasks.tools.arguments import MEMBER_PATTERN, Label, invalid_argument
 
