@@ -342,10 +342,15 @@ async def check_thoughts(client: TeamClient, ledger: Ledger, session_id: str) ->
 async def check_tasks(client: TeamClient, claims: dict[str, list[str]], tag: str, unanswered: int) -> None:
     acknowledged = [task for member_claims in claims.values() for task in member_claims]
     assert len(acknowledged) == len(set(acknowledged)), "a task was handed to two claims"
-    listed = await client.call("list_tasks", {"limit": 1000})
-    ours = {
-        task["task_id"]: task["status"] for task in listed["tasks"] if task["task_id"].startswith(f"{tag}-")
-    }
+    tasks: list[dict[str, Any]] = []
+    arguments: dict[str, Any] = {"limit": 100}  # list_tasks' largest page: walk them all
+    while True:
+        listed = await client.call("list_tasks", arguments)
+        tasks += listed["tasks"]
+        if listed["next_cursor"] is None:
+            break
+        arguments = {"limit": 100, "cursor": listed["next_cursor"]}
+    ours = {task["task_id"]: task["status"] for task in tasks if task["task_id"].startswith(f"{tag}-")}
     assert len(ours) == len(MEMBERS) * TASKS_PER_MEMBER
     assert set(ours.values()) == {"in_progress"}, "a task left unclaimed"
     assert set(acknowledged) <= set(ours)
