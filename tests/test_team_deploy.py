@@ -421,7 +421,7 @@ async def check_tasks(
     ours: dict[str, dict[str, Any]] = {}
     cursor = None
     while True:
-        page = await client.call("list_tasks", {"limit": 1000, **({"cursor": cursor} if cursor else {})})
+        page = await client.call("list_tasks", {"limit": 100, **({"cursor": cursor} if cursor else {})})
         ours.update(
             {task["task_id"]: task for task in page["tasks"] if task["task_id"].startswith(f"{tag}-")}
         )

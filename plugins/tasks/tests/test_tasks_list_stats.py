@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hostd.paging import encode_cursor
 from tasks_support import Connect, create, ok, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +33,7 @@ async def test_list_is_most_urgent_first_then_oldest(connect: Connect) -> None:
         listed = await ok(client, "list_tasks")
     assert [t["title"] for t in listed["tasks"]] == ["b", "d", "c", "f", "a", "e"]
     assert listed["total"] == 6
-    assert listed["next_cursor"] is None
+    assert listed["next_cursor"] is None and listed["truncated"] is False
 
 
 async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
@@ -61,6 +62,7 @@ async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
             seen += [t["title"] for t in page["tasks"]]
             pages += 1
             cursor = page["next_cursor"]
+            assert page["truncated"] is (cursor is not None)
             if cursor is None:
                 break
     assert pages == 2
@@ -80,14 +82,85 @@ async def test_the_cursor_keeps_the_filter_order(connect_in_memory: Connect) -> 
     assert second["next_cursor"] is None
 
 
-@pytest.mark.parametrize("cursor", ["abc", "3:1", "0:", ":5", "0:1:2", "0:" + "9" * 19, "-1:5"])
+#: list_tasks' filters, all omitted: what a cursor of the unfiltered list is bound to.
+NO_FILTERS = dict.fromkeys(
+    ["status", "priority", "label", "parent_id", "query", "created_by", "claimed_by"], None
+)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "abc",
+        "3:1",  # the readable cursors of before are not cursors any more
+        "0:",
+        ":5",
+        "0:1:2",
+        "0:" + "9" * 19,
+        "-1:5",
+        "x" * 3000,
+        # Bound to the right listing and filters, but holding no list position:
+        encode_cursor("list_tasks", NO_FILTERS, [3, 1]),
+        encode_cursor("list_tasks", NO_FILTERS, [0, -1]),
+        encode_cursor("list_tasks", NO_FILTERS, "0:5"),
+        encode_cursor("list_tasks", NO_FILTERS, [0, 1, 2]),
+        encode_cursor("list_tasks", NO_FILTERS, [True, 1]),
+    ],
+)
 async def test_a_malformed_cursor_is_invalid(connect_in_memory: Connect, cursor: str) -> None:
     async with connect_in_memory() as client:
         error = await refused(client, "list_tasks", {"cursor": cursor}, "INVALID_ARGUMENT")
     assert error["details"]["argument"] == "cursor"
 
 
-@pytest.mark.parametrize("limit", [0, 1001, -5])
+async def test_a_cursor_from_other_filters_or_another_listing_is_refused(
+    connect_in_memory: Connect,
+) -> None:
+    """A cursor resumes the listing it was made for, with the same filters, and nothing else."""
+    async with connect_in_memory() as client:
+        for n in range(6):
+            await create(client, f"t{n}", priority=f"P{n % 2}", labels=["x"])
+        first = await ok(client, "list_tasks", {"limit": 1, "priority": "P0"})
+        cursor = first["next_cursor"]
+        assert cursor and first["truncated"] is True
+        other_filters = [
+            {"priority": "P1"},
+            {},
+            {"priority": "P0", "status": "pending"},
+            {"priority": "P0", "label": "x"},
+            {"priority": "P0", "query": "t0"},
+            {"priority": "P0", "created_by": "someone"},
+        ]
+        refusals = [
+            await refused(client, "list_tasks", {**filters, "limit": 1, "cursor": cursor}, "INVALID_ARGUMENT")
+            for filters in other_filters
+        ]
+        foreign = encode_cursor("list_memories", {"priority": "P0"}, [0, 1])
+        other_listing = await refused(
+            client, "list_tasks", {"priority": "P0", "cursor": foreign}, "INVALID_ARGUMENT"
+        )
+        # The same filters (a label in another case is the same label) still resume the list.
+        again = await ok(client, "list_tasks", {"limit": 1, "priority": "P0", "cursor": cursor})
+    for error in refusals:
+        assert error["details"] == {"argument": "cursor", "reason": "other_filters"}, error
+    assert other_listing["details"] == {"argument": "cursor", "reason": "other_listing"}
+    assert [t["title"] for t in again["tasks"]] == ["t2"]
+
+
+async def test_limit_defaults_to_20_and_pages_the_rest(connect_in_memory: Connect) -> None:
+    async with connect_in_memory() as client:
+        for n in range(25):
+            await create(client, f"t{n}")
+        first = await ok(client, "list_tasks")
+        rest = await ok(client, "list_tasks", {"cursor": first["next_cursor"]})
+        whole = await ok(client, "list_tasks", {"limit": 100})
+    assert len(first["tasks"]) == 20 and first["total"] == 25 and first["truncated"] is True
+    assert len(rest["tasks"]) == 5 and rest["next_cursor"] is None and rest["truncated"] is False
+    assert [t["title"] for t in first["tasks"] + rest["tasks"]] == [t["title"] for t in whole["tasks"]]
+    assert len(whole["tasks"]) == 25 and whole["next_cursor"] is None
+
+
+@pytest.mark.parametrize("limit", [0, 101, 1001, -5])
 async def test_limit_out_of_range_is_invalid(connect_in_memory: Connect, limit: int) -> None:
     async with connect_in_memory() as client:
         error = await refused(client, "list_tasks", {"limit": limit}, "INVALID_ARGUMENT")

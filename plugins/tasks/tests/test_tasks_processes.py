@@ -80,7 +80,7 @@ def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
         tasks: list[dict[str, Any]] = []
         cursor = None
         while True:
-            arguments: dict[str, Any] = {"limit": 1000}
+            arguments: dict[str, Any] = {"limit": 100}
             if cursor:
                 arguments["cursor"] = cursor
             envelope, is_error = await host.call("list_tasks", arguments)

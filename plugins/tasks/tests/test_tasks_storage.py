@@ -24,7 +24,7 @@ TEAM = {"storage": {"url_env": TEAM_DATABASE_ENV, "connect_timeout_seconds": 2}}
 async def test_a_busy_sqlite_file_is_file_locked_with_a_hint_and_nothing_written(
     hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
-    monkeypatch.setattr("hostd_tasks.store.SQLITE_BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr("hostd_tasks.store.sqlite.SQLITE_BUSY_TIMEOUT_MS", 200)
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config={"language": language}) as client:
         await create(client, "first")
         other = sqlite3.connect(hostd_data_dir / "tasks" / "tasks.db", isolation_level=None)
@@ -259,7 +259,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     """Tasks and history written before members were recorded read as null (unknown)."""
     pytest.importorskip("psycopg")
     from hostd_db import PostgresDatabase
-    from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore
+    from hostd_tasks.store.postgres import PostgresTaskStore
+    from hostd_tasks.store.schema import PG_MIGRATIONS
 
     old = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS[:1])
     try:
@@ -292,8 +293,9 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
     """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
     pytest.importorskip("psycopg")
     from hostd_db import PostgresDatabase
-    from hostd_tasks.store import NEXT_READY
-    from hostd_tasks.store_postgres import PG_MIGRATIONS, PostgresTaskStore, _PgConnection
+    from hostd_tasks.store.postgres import PostgresTaskStore, _PgConnection
+    from hostd_tasks.store.queries import NEXT_READY
+    from hostd_tasks.store.schema import PG_MIGRATIONS
 
     database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
     store = PostgresTaskStore(database)

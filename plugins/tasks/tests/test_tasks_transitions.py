@@ -65,7 +65,7 @@ async def test_every_pair_through_a_real_server(connect_served: Connect) -> None
 
 
 async def test_the_plugin_table_matches_the_issue() -> None:
-    from hostd_tasks.models import TRANSITIONS
+    from hostd_tasks.rules import TRANSITIONS
 
     assert {(s, t) for s, targets in TRANSITIONS.items() for t in targets} == ALLOWED
 

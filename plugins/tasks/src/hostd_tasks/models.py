@@ -1,6 +1,9 @@
-"""The task model: statuses, priorities, the allowed status moves and the record every answer carries.
+"""What the plugin is configured with and what its tools answer: the settings, the task record
+and the tool output models (every one named ``*Output``).
 
-Kept free of storage and of the host so the rules can be read (and tested) in one place.
+The store builds the records and the small items (``RelatedTask``, ``HistoryEntry``,
+``StuckTask``) directly, so a tool answers what the store found without copying it field by
+field. The rules these records obey live in ``rules``.
 """
 
 from __future__ import annotations
@@ -8,77 +11,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from hostd.paging import Page
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
-Status = Literal["pending", "in_progress", "completed", "failed", "blocked"]
-Priority = Literal["P0", "P1", "P2"]
-
-STATUSES: tuple[Status, ...] = get_args(Status)
-PRIORITIES: tuple[Priority, ...] = get_args(Priority)
-
-#: DESIGN.md's rule for identifiers that become record names: no '/', never '.' or '..'.
-ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
-ID_RE = re.compile(ID_PATTERN)
-#: Team members' names follow the same rule (the host's tokens file enforces it on every name).
-MEMBER_PATTERN = ID_PATTERN
-
-TITLE_MAX = 200
-#: Long enough for a real brief, short enough that one task cannot bloat every list answer.
-DESCRIPTION_MAX = 20_000
-#: Dependencies one task may name; more than this is a plan, not a task.
-DEPENDENCIES_MAX = 100
-#: How to check a task is done: as long as a description, since it often lists steps.
-ACCEPTANCE_MAX = 20_000
-#: One appended note; longer text belongs in the description.
-NOTE_MAX = 5_000
-#: All notes of one task together: past this append_note answers TOO_LONG, so a task that is
-#: appended to in a loop cannot grow without bound and bloat every answer that carries it.
-NOTES_TOTAL_MAX = 20_000
-#: Labels per task, and the shape of one label (1-40 characters, no whitespace, comma or control).
-LABELS_MAX = 20
-LABEL_PATTERN = r"^[^\s,\x00-\x1f\x7f]{1,40}$"
-#: Subtasks one split_task call may create.
-SUBTASKS_MAX = 50
-
-#: Every allowed move; anything else (apart from staying put) is refused as a conflict.
-TRANSITIONS: dict[Status, tuple[Status, ...]] = {
-    "pending": ("in_progress", "blocked", "failed"),
-    "in_progress": ("completed", "failed", "blocked", "pending"),
-    "blocked": ("pending", "in_progress"),
-    "failed": ("pending",),
-    "completed": ("pending",),
-}
-
-
-def allowed_next(status: Status) -> tuple[Status, ...]:
-    """The statuses a task in ``status`` may move to."""
-    return TRANSITIONS[status]
-
-
-def claimer_after(status: Status, claimer: str | None, by: str | None) -> str | None:
-    """Who holds a task once ``by`` has moved it to ``status`` (``claimer`` held it before).
-
-    Moving it to in_progress makes it the mover's; back to pending it is nobody's (released,
-    retried or reopened: whoever takes it next claims it anew, and the history keeps who held
-    it before); any other move keeps the last claimer, so a finished or stuck task still says
-    who worked on it.
-    """
-    if status == "in_progress":
-        return by
-    if status == "pending":
-        return None
-    return claimer
-
-
-def priority_rank(priority: Priority) -> int:
-    """P0 -> 0 (most urgent) ... P2 -> 2, the order stored and sorted on."""
-    return PRIORITIES.index(priority)
-
-
-def priority_name(rank: int) -> Priority:
-    return PRIORITIES[rank]
+from hostd import ID_PATTERN, ToolOutput
+from hostd_tasks.rules import Priority, Status
 
 
 def lean_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -113,6 +52,9 @@ def lean_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
 
 #: Records answered many at a time carry a lean schema (see ``lean_schema``).
 RECORD_CONFIG = ConfigDict(frozen=True, json_schema_extra=lean_schema)
+
+
+# --- the task record ---------------------------------------------------------------------------
 
 
 class Note(BaseModel):
@@ -175,6 +117,169 @@ class TaskRecord(BaseModel):
 MEMBER_FIELDS = ("created_by", "claimed_by")
 
 
+class RelatedTask(BaseModel):
+    """A related task, shortly: enough to decide whether to open it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="The related task's id")
+    title: str = Field(description="Its title")
+    status: Status = Field(description="Its status")
+
+
+class HistoryEntry(BaseModel):
+    """One change in a task's history."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event: str = Field(
+        description="created, edited, status, claimed, linked, split, dependency_dropped or deleted"
+    )
+    at: datetime = Field(description="When it happened (UTC)")
+    by: str | None = Field(
+        description="The member who made the change; null when unknown (recorded before members were)"
+    )
+    details: dict[str, Any] = Field(description="What changed: e.g. {'from': 'pending', 'to': 'failed'}")
+
+
+class StuckTask(BaseModel):
+    """A pending task that waits on failed work: it will not be offered until that is retried."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="A pending task that cannot be offered")
+    title: str = Field(description="Its title")
+    failed: list[str] = Field(description="The failed dependencies or subtasks it waits on")
+
+
+class LinkedSession(BaseModel):
+    """A deep-thinking session's summary, as that plugin's ``deep-thinking.sessions`` service gives it."""
+
+    session_id: str = Field(description="The session's id")
+    name: str | None = Field(default=None, description="The session's name")
+    status: str | None = Field(default=None, description="The session's status")
+    thought_count: int | None = Field(default=None, description="How many thoughts the session holds")
+
+
+# --- tool outputs ------------------------------------------------------------------------------
+
+
+class TaskOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record")
+
+
+#: MCP clients check every answer against the output schema keyword by keyword: spelling each
+#: record out there cost a 100-task page more than the search itself (about half of its 16 ms
+#: round trip over stdio, measured in bench/bench_tasks.py). So a page's items are described and
+#: their keys required, not spelled out, as the host does for ``metadata``; every single-task
+#: answer (create_task, update_task, get_task...) spells it out.
+RECORD_PAGE_ITEMS = {
+    "type": "object",
+    "description": "A task record, the same as create_task's or get_task's 'task'",
+    "required": list(TaskRecord.model_fields),
+}
+
+
+class TaskListOutput(Page):
+    tasks: Annotated[list[TaskRecord], WithJsonSchema({"type": "array", "items": RECORD_PAGE_ITEMS})] = Field(
+        description="Tasks, most urgent first (P0 before P1 before P2, then oldest)"
+    )
+    total: int = Field(description="How many tasks match the filters, across all pages")
+
+
+class UpdateOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record after the call")
+    changed: list[str] = Field(
+        description="The fields this call changed (sorted); empty when every value given was already so"
+    )
+
+
+class DeleteOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's last record, as it was when deleted")
+    dropped_from: list[str] = Field(
+        description="Tasks that depended on it and no longer do (with drop_dependencies=true)"
+    )
+
+
+class SplitOutput(ToolOutput):
+    task: TaskRecord = Field(description="The parent task, with its subtasks' progress")
+    subtasks: list[TaskRecord] = Field(description="The subtasks created, in the order given")
+
+
+class TaskDetailsOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record (for a deleted task: its last one)")
+    deleted_at: datetime | None = Field(description="When the task was deleted; null for a live task")
+    history: list[HistoryEntry] = Field(
+        description="What happened to the task, oldest first (the newest 200 entries)"
+    )
+    history_total: int = Field(description="All history entries of the task")
+    depends_on: list[RelatedTask] = Field(description="The tasks it depends on, with their status")
+    dependents: list[RelatedTask] = Field(description="The tasks that depend on it")
+    subtasks: list[RelatedTask] = Field(description="Its subtasks, most urgent first")
+    session: LinkedSession | None = Field(
+        description="The linked deep-thinking session's summary, when linked and deep-thinking answers"
+    )
+    session_checked: bool = Field(
+        description="True when deep-thinking was asked about the linked session and answered"
+    )
+
+
+class StatusOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record after the call")
+    previous_status: Status = Field(description="The status before the call")
+    changed: bool = Field(description="False when the task already had the requested status")
+    allowed_next: list[Status] = Field(description="Statuses the task may move to from its status now")
+
+
+NoTaskReason = Literal["empty", "none_pending", "waiting_on_dependencies"]
+
+
+class NextTaskOutput(ToolOutput):
+    task: TaskRecord | None = Field(description="The most urgent ready task, or null when none is ready")
+    claimed: bool = Field(description="True when this call moved the task to in_progress for the caller")
+    reason: NoTaskReason | None = Field(
+        description="Why no task was offered: the list is empty, no task is pending, or every pending "
+        "task waits on an unfinished dependency or subtask; null when a task was offered"
+    )
+    stuck: list[StuckTask] = Field(
+        description="When no task is ready: pending tasks that wait on failed work (retry or drop it), "
+        "at most 20; empty otherwise"
+    )
+
+
+class StatsOutput(ToolOutput):
+    total: int = Field(description="Number of tasks")
+    by_status: dict[Status, int] = Field(description="Task count per status")
+    by_priority: dict[Priority, int] = Field(description="Task count per priority")
+    completion_rate: float | None = Field(
+        description="Completed tasks / all tasks (0..1); null when there are none"
+    )
+    waiting_on_dependencies: int = Field(description="Pending tasks that wait on an unfinished dependency")
+    stuck_behind_failed: int = Field(
+        description="Pending tasks that wait on a failed dependency or subtask: they will not be offered "
+        "until it is retried or the dependency dropped"
+    )
+    oldest_pending_task_id: str | None = Field(description="The pending task created first, if any")
+    oldest_pending_age_seconds: float | None = Field(
+        description="Its age in seconds; null with no pending task"
+    )
+
+
+class LinkOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record, with its linked_session_id")
+    session_checked: bool = Field(
+        description="True when deep-thinking confirmed the session exists; false when it is not loaded "
+        "or could not answer (the link is then stored unchecked)"
+    )
+    session: LinkedSession | None = Field(
+        description="The session's summary from deep-thinking, when available"
+    )
+    previous_session_id: str | None = Field(description="The session the task was linked to before, if any")
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
 class Settings(BaseModel):
     """The ``plugins.tasks`` section of the config."""
 
@@ -185,6 +290,6 @@ class Settings(BaseModel):
     @field_validator("database")
     @classmethod
     def _plain_file_name(cls, value: str) -> str:
-        if not ID_RE.match(value):
+        if not re.match(ID_PATTERN, value):
             raise ValueError("must be a plain file name (letters, digits, '.', '_', '-'), not a path")
         return value

@@ -21,24 +21,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hostd import CopyReport, PluginContext
-from hostd_tasks.access import DEFAULT_DATABASE, open_local_store, team_database
-from hostd_tasks.store import Connection, _moment, _stamp
-from hostd_tasks.store_postgres import PostgresTaskStore
+from hostd import CopyReport, PluginContext, Text
+from hostd_tasks.models import HistoryEntry, Settings
+from hostd_tasks.store import local_database_path, open_local_store, team_database
+from hostd_tasks.store.postgres import PostgresTaskStore
+from hostd_tasks.store.rows import Connection, history_of, stored_moment, stored_stamp
 
 TASK_COLUMNS = (
     "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance, "
     "created_by, claimed_by"
 )
-
-
-def _history(conn: Connection, task_id: str) -> list[tuple[Any, ...]]:
-    return [
-        (str(event), _moment(at), actor, json.loads(str(details)))
-        for event, at, actor, details in conn.execute(
-            "SELECT event, at, actor, details FROM task_history WHERE task_id = ? ORDER BY seq", (task_id,)
-        )
-    ]
 
 
 def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
@@ -56,8 +48,8 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             "status": status,
             "priority": int(priority),
             "linked_session_id": session,
-            "created_at": _moment(created),
-            "updated_at": _moment(updated),
+            "created_at": stored_moment(created),
+            "updated_at": stored_moment(updated),
             "parent_id": parent,
             "acceptance": acceptance,
             "created_by": creator,
@@ -74,12 +66,12 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             )
         ],
         "notes": [
-            (str(text), _moment(at))
+            (str(text), stored_moment(at))
             for text, at in conn.execute(
                 "SELECT text, at FROM task_notes WHERE task_id = ? ORDER BY seq", (task_id,)
             )
         ],
-        "history": _history(conn, task_id),
+        "history": history_of(conn, task_id),
     }
 
 
@@ -92,8 +84,8 @@ def deleted_snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
         return None
     return {
         "record": json.loads(str(row[0])),
-        "deleted_at": _moment(row[1]),
-        "history": _history(conn, task_id),
+        "deleted_at": stored_moment(row[1]),
+        "history": history_of(conn, task_id),
     }
 
 
@@ -112,21 +104,26 @@ def _read_local(conn: Connection) -> tuple[dict[str, dict[str, Any]], dict[str, 
     return {k: v for k, v in live.items() if v}, {k: v for k, v in deleted.items() if v}
 
 
-def _insert_history(conn: Connection, task_id: str, history: list[tuple[Any, ...]]) -> None:
+def _insert_history(conn: Connection, task_id: str, history: list[HistoryEntry]) -> None:
     conn.executemany(
         "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
         [
-            (task_id, event, _stamp(at), actor, json.dumps(details, ensure_ascii=False))
-            for event, at, actor, details in history
+            (
+                task_id,
+                entry.event,
+                stored_stamp(entry.at),
+                entry.by,
+                json.dumps(entry.details, ensure_ascii=False),
+            )
+            for entry in history
         ],
     )
 
 
-def copy_to_team_database(context: PluginContext) -> CopyReport:
+def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
     """Copy the plugin's SQLite list (the ``database`` setting) into its team tables."""
     report = CopyReport()
-    database = context.settings.database if context.settings is not None else DEFAULT_DATABASE
-    if not (context.data_dir / database).exists():
+    if not local_database_path(context).exists():
         return report
     local_store = open_local_store(context)
     try:
@@ -136,9 +133,11 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
     team = PostgresTaskStore(team_database(context))
 
     def differs(task_id: str) -> str:
-        return context.text(
-            en=f"task {task_id} differs in the team database",
-            zh=f"任务 {task_id} 在团队数据库中的内容与本地不同",
+        return context.render(
+            Text(
+                en=f"task {task_id} differs in the team database",
+                zh=f"任务 {task_id} 在团队数据库中的内容与本地不同",
+            )
         )
 
     def work(conn: Connection) -> CopyReport:
@@ -170,16 +169,19 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
                     conflicted.add(task_id)
                     held = True
                     report.conflicts.append(
-                        context.text(
-                            en=f"task {task_id} not copied: it waits on task {blocker}, which is in conflict",
-                            zh=f"任务 {task_id} 未复制：它等待的任务 {blocker} 存在冲突",
+                        context.render(
+                            Text(
+                                en=f"task {task_id} not copied: it waits on task {blocker}, "
+                                "which is in conflict",
+                                zh=f"任务 {task_id} 未复制：它等待的任务 {blocker} 存在冲突",
+                            )
                         )
                     )
         for task_id in new:  # rows first (parents later: a parent may come after its subtask)
             task = {**local[task_id]["task"], "parent_id": None}
             values = [
                 task_id,
-                *(_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
+                *(stored_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
             ]
             conn.execute(
                 f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values
@@ -200,7 +202,7 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
             )
             conn.executemany(
                 "INSERT INTO task_notes (task_id, text, at) VALUES (?, ?, ?)",
-                [(task_id, text, _stamp(at)) for text, at in mine["notes"]],
+                [(task_id, text, stored_stamp(at)) for text, at in mine["notes"]],
             )
             _insert_history(conn, task_id, mine["history"])
             team._reindex(conn, task_id)
@@ -210,7 +212,11 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
             if theirs is None and snapshot(conn, task_id) is None:
                 conn.execute(
                     "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
-                    (task_id, json.dumps(mine["record"], ensure_ascii=False), _stamp(mine["deleted_at"])),
+                    (
+                        task_id,
+                        json.dumps(mine["record"], ensure_ascii=False),
+                        stored_stamp(mine["deleted_at"]),
+                    ),
                 )
                 _insert_history(conn, task_id, mine["history"])
                 deleted_copied += 1
@@ -218,9 +224,11 @@ def copy_to_team_database(context: PluginContext) -> CopyReport:
                 deleted_unchanged += 1
             else:
                 report.conflicts.append(
-                    context.text(
-                        en=f"deleted task {task_id} differs in the team database",
-                        zh=f"已删除的任务 {task_id} 在团队数据库中的内容与本地不同",
+                    context.render(
+                        Text(
+                            en=f"deleted task {task_id} differs in the team database",
+                            zh=f"已删除的任务 {task_id} 在团队数据库中的内容与本地不同",
+                        )
                     )
                 )
         report.copied.update({"tasks": len(new), "deleted tasks": deleted_copied})

@@ -1,0 +1,304 @@
+"""The store's queries: one task in full, a page of the list, the next ready task, statistics.
+
+Each runs in one read transaction (one snapshot), except ``next_task(claim=True)``: the pick and
+the move to in_progress are one write transaction, so two agents asking at once never receive
+the same task. Every query here is an index walk where a busy list repeats it (see ``schema``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hostd_db import utc_now
+
+from hostd_tasks.models import NoTaskReason, StuckTask, TaskRecord
+from hostd_tasks.rules import (
+    PRIORITIES,
+    STATUSES,
+    Priority,
+    Status,
+    claimer_after,
+    priority_name,
+    priority_rank,
+)
+from hostd_tasks.store import refusals
+from hostd_tasks.store.base import StoreBase
+from hostd_tasks.store.results import (
+    ListPage,
+    ListPosition,
+    NextTask,
+    Stats,
+    TaskDetails,
+)
+from hostd_tasks.store.rows import (
+    Connection,
+    append_history,
+    deletion_time,
+    history_of,
+    json_or,
+    related_tasks,
+    stored_moment,
+    stored_stamp,
+)
+
+#: True for a task that still waits on a dependency which is not completed.
+WAITING_ON_DEPENDENCY = """
+    EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
+            WHERE d.task_id = t.task_id AND dep.status <> 'completed')
+"""
+
+#: True for a parent with a subtask not completed: the work to hand out is the subtask.
+WAITING_ON_SUBTASK = """
+    EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status <> 'completed')
+"""
+
+#: The most urgent pending task that waits on nothing: an index walk over ``tasks_by_status``.
+NEXT_READY = (
+    "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
+    f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
+)
+#: A pending task waiting on a failed dependency or subtask.
+STUCK_BEHIND_FAILED = """
+    t.status = 'pending' AND (
+        EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
+                WHERE d.task_id = t.task_id AND dep.status = 'failed')
+        OR EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
+"""
+#: Stuck tasks named in one get_next_task answer; get_task_stats counts them all.
+STUCK_SHOWN = 20
+#: History entries one get_task answer shows (the newest); the total is always given.
+HISTORY_SHOWN = 200
+
+
+class TaskQueries(StoreBase):
+    """Reading the list: records, pages, the next task, counts."""
+
+    def get(self, task_id: str) -> TaskRecord:
+        return self._read(lambda conn: self._fetch(conn, task_id))
+
+    def details(self, task_id: str) -> TaskDetails:
+        """A task (or a deleted task's last record) with its history and its neighbours both ways."""
+
+        def work(conn: Connection) -> TaskDetails:
+            task = self._fetch_or_none(conn, task_id)
+            deleted_at = None
+            if task is None:
+                deleted_at = deletion_time(conn, task_id)
+                if deleted_at is None:
+                    raise refusals.task_not_found(task_id)
+                (record,) = conn.execute(
+                    "SELECT record FROM deleted_tasks WHERE task_id = ?", (task_id,)
+                ).fetchone()
+                task = TaskRecord.from_stored_json(record)
+            (history_total,) = conn.execute(
+                "SELECT COUNT(*) FROM task_history WHERE task_id = ?", (task_id,)
+            ).fetchone()
+            history = history_of(conn, task_id, newest=HISTORY_SHOWN)
+            depends_on = related_tasks(
+                conn,
+                "SELECT dep.task_id, dep.title, dep.status FROM task_dependencies AS d "
+                "JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = ? ORDER BY d.position",
+                task_id,
+            )
+            dependents = related_tasks(
+                conn,
+                "SELECT t.task_id, t.title, t.status FROM task_dependencies AS d "
+                "JOIN tasks AS t ON t.task_id = d.task_id WHERE d.depends_on = ? ORDER BY t.priority, t.seq",
+                task_id,
+            )
+            subtasks = related_tasks(
+                conn,
+                "SELECT task_id, title, status FROM tasks WHERE parent_id = ? ORDER BY priority, seq",
+                task_id,
+            )
+            return TaskDetails(
+                task, deleted_at, history, int(history_total), depends_on, dependents, subtasks
+            )
+
+        return self._read(work)
+
+    # --- list ----------------------------------------------------------------------------
+
+    def list_page(
+        self,
+        *,
+        status: Status | None,
+        priority: Priority | None,
+        limit: int,
+        after: ListPosition | None,
+        label: str | None = None,
+        parent_id: str | None = None,
+        query: str | None = None,
+        created_by: str | None = None,
+        claimed_by: str | None = None,
+    ) -> ListPage:
+        """Most urgent first (P0..P2, then oldest); ``after`` is the (priority, seq) keyset cursor.
+
+        ``query`` must hold a word (``match_expression`` is not None); the tool checks that first.
+        """
+        filters: list[str] = []
+        values: list[object] = []
+        if status is not None:
+            filters.append("t.status = ?")
+            values.append(status)
+        if priority is not None:
+            filters.append("t.priority = ?")
+            values.append(priority_rank(priority))
+        if label is not None:
+            filters.append(
+                "EXISTS (SELECT 1 FROM task_labels AS l WHERE l.task_id = t.task_id AND l.label = ?)"
+            )
+            values.append(label)
+        if parent_id is not None:
+            filters.append("t.parent_id = ?")
+            values.append(parent_id)
+        for column, member in (("created_by", created_by), ("claimed_by", claimed_by)):
+            if member is not None:
+                filters.append(f"t.{column} = ?")
+                values.append(member)
+        if query is not None:
+            condition, parameter = self._search_filter(query)
+            filters.append(condition)
+            values.append(parameter)
+        where = " AND ".join(filters) or "1 = 1"
+        page_where, page_values = where, list(values)
+        if after is not None:
+            page_where += " AND (t.priority, t.seq) > (?, ?)"
+            page_values += list(after)
+
+        def work(conn: Connection) -> ListPage:
+            if parent_id is not None:
+                self._fetch(conn, parent_id, argument="parent_id")
+            (total,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {where}", values).fetchone()
+            rows = conn.execute(
+                f"SELECT {self.record_columns}, t.priority, t.seq FROM tasks AS t WHERE {page_where} "
+                "ORDER BY t.priority, t.seq LIMIT ?",
+                [*page_values, limit + 1],
+            ).fetchall()
+            more = len(rows) > limit
+            rows = rows[:limit]
+            next_after = (int(rows[-1][-2]), int(rows[-1][-1])) if more and rows else None
+            return ListPage(self._records(conn, [row[:-2] for row in rows]), int(total), next_after)
+
+        return self._read(work)
+
+    # --- next ----------------------------------------------------------------------------
+
+    def next_task(self, *, claim: bool, by: str | None = None) -> NextTask:
+        """The most urgent pending leaf of work whose dependencies and subtasks are all completed.
+
+        With ``claim`` the pick and the move to in_progress happen in one write transaction
+        under the picked row's lock, so two agents asking at once never receive the same task;
+        the member ``by`` becomes its ``claimed_by``.
+        """
+        query = NEXT_READY
+
+        def work(conn: Connection) -> NextTask:
+            if not claim:
+                row = conn.execute(query).fetchone()
+            else:
+                # Skip rows other claimers hold; if that leaves none, wait for their claims to end
+                # and look again, so "nothing pending" is never said of a task still being claimed.
+                row = conn.execute(query + self.claim_lock).fetchone()
+                if row is None and self.claim_lock_waiting:
+                    row = conn.execute(query + self.claim_lock_waiting).fetchone()
+            if row is None:
+                return self._why_none(conn)
+            seq, task_id = row
+            if claim:
+                stamp = stored_stamp(utc_now())
+                conn.execute(
+                    "UPDATE tasks SET status = 'in_progress', updated_at = ?, claimed_by = ? WHERE seq = ?",
+                    (stamp, claimer_after("in_progress", None, by), seq),
+                )
+                append_history(
+                    conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp, by
+                )
+            return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
+
+        return self._write(work) if claim else self._read(work)
+
+    def _why_none(self, conn: Connection) -> NextTask:
+        counts = dict(conn.execute("SELECT status, COUNT(*) FROM tasks GROUP BY status").fetchall())
+        pending = int(counts.get("pending", 0))
+        reason: NoTaskReason
+        if not counts:
+            reason = "empty"
+        elif pending == 0:
+            reason = "none_pending"
+        else:
+            reason = "waiting_on_dependencies"
+        stuck = tuple(
+            StuckTask(task_id=str(task_id), title=str(title), failed=json_or(failed, []))
+            for task_id, title, failed in conn.execute(
+                f"SELECT t.task_id, t.title, {self.failed_blockers} FROM tasks AS t "
+                f"WHERE {STUCK_BEHIND_FAILED} ORDER BY t.priority, t.seq LIMIT ?",
+                (STUCK_SHOWN,),
+            )
+        )
+        return NextTask(
+            None,
+            claimed=False,
+            reason=reason,
+            pending=pending,
+            waiting=pending,  # nothing was offered, so every pending task waits
+            in_progress=int(counts.get("in_progress", 0)),
+            blocked=int(counts.get("blocked", 0)),
+            stuck=stuck,
+        )
+
+    # --- stats ---------------------------------------------------------------------------
+
+    def stats(self) -> Stats:
+        def work(conn: Connection) -> tuple[list[Any], int, int, Any]:
+            counts = conn.execute(
+                "SELECT status, priority, COUNT(*) FROM tasks GROUP BY status, priority"
+            ).fetchall()
+            (waiting,) = conn.execute(
+                f"SELECT COUNT(*) FROM tasks AS t WHERE t.status = 'pending' AND {WAITING_ON_DEPENDENCY}"
+            ).fetchone()
+            (stuck,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {STUCK_BEHIND_FAILED}").fetchone()
+            # Oldest pending: one index seek per priority instead of a scan of every pending task.
+            oldest_seqs = [
+                seq
+                for (seq,) in (
+                    conn.execute(
+                        "SELECT MIN(seq) FROM tasks WHERE status = 'pending' AND priority = ?", (rank,)
+                    ).fetchone()
+                    for rank in range(len(PRIORITIES))
+                )
+                if seq is not None
+            ]
+            oldest = None
+            if oldest_seqs:
+                oldest = conn.execute(
+                    "SELECT task_id, created_at FROM tasks WHERE seq = ?", (min(oldest_seqs),)
+                ).fetchone()
+            return counts, int(waiting), int(stuck), oldest
+
+        counts, waiting, stuck, oldest = self._read(work)
+        by_status = dict.fromkeys(STATUSES, 0)
+        by_priority = dict.fromkeys(PRIORITIES, 0)
+        for status, rank, count in counts:
+            by_status[status] += count
+            by_priority[priority_name(rank)] += count
+        return Stats(
+            total=sum(by_status.values()),
+            by_status=by_status,
+            by_priority=by_priority,
+            waiting_on_dependencies=waiting,
+            stuck_behind_failed=stuck,
+            oldest_pending_task_id=str(oldest[0]) if oldest else None,
+            oldest_pending_created_at=stored_moment(oldest[1]) if oldest else None,
+        )
+
+    def tasks_for_session(self, session_id: str) -> list[TaskRecord]:
+        def work(conn: Connection) -> list[TaskRecord]:
+            rows = conn.execute(
+                f"SELECT {self.record_columns} FROM tasks AS t WHERE t.linked_session_id = ? "
+                "ORDER BY t.priority, t.seq",
+                (session_id,),
+            ).fetchall()
+            return self._records(conn, rows)
+
+        return self._read(work)

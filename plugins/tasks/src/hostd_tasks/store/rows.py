@@ -1,0 +1,168 @@
+"""Rows and connections: how a task's stored row becomes its record, and the small reads and
+writes every operation of the store shares (existence, history, the 'waits on' graph).
+
+Both databases read the same rows through the same ``Connection`` shape (``?`` parameters,
+tuples), so everything here is written once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from hostd_tasks.models import HistoryEntry, Note, RelatedTask, SubtaskProgress, TaskRecord
+from hostd_tasks.rules import STATUSES, priority_name
+
+
+class Connection(Protocol):
+    """What the store needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own shape)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+
+def stored_stamp(moment: datetime) -> str:
+    """A time as the store writes it: fixed-width ISO text, so stored stamps also sort as text.
+
+    ``+00:00``, not ``hostd_db.utc_stamp``'s ``Z``: every existing tasks.db (and each deleted
+    task's stored record) holds this spelling, and one spelling keeps comparisons of the text exact.
+    """
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def stored_moment(value: object) -> datetime:
+    """A stored time as an aware UTC datetime: ISO text (SQLite) or a timestamptz value (PostgreSQL)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    return datetime.fromisoformat(str(value))
+
+
+def json_or(value: object, empty: object) -> Any:
+    """A JSON aggregate read from a record row (text on both backends; NULL when nothing matched)."""
+    return json.loads(str(value)) if value else empty
+
+
+def record_from_row(row: Sequence[object], labels: list[str], notes: list[Note]) -> TaskRecord:
+    """A record from a row of ``TaskStore.record_columns`` with its labels and notes."""
+    (
+        task_id,
+        title,
+        description,
+        status,
+        rank,
+        session,
+        created,
+        updated,
+        depends,
+        parent,
+        acceptance,
+        kids,
+        created_by,
+        claimed_by,
+    ) = row
+    counts: dict[str, int] = json_or(kids, {})
+    subtasks = None
+    if counts:
+        by_status = dict.fromkeys(STATUSES, 0)
+        by_status.update(counts)  # type: ignore[arg-type]
+        subtasks = SubtaskProgress(total=sum(counts.values()), by_status=by_status)
+    return TaskRecord(
+        task_id=str(task_id),
+        title=str(title),
+        description=str(description),
+        status=status,  # type: ignore[arg-type]
+        priority=priority_name(int(rank)),  # type: ignore[call-overload]
+        depends_on=json_or(depends, []),
+        linked_session_id=None if session is None else str(session),
+        created_at=stored_moment(created),
+        updated_at=stored_moment(updated),
+        parent_id=None if parent is None else str(parent),
+        labels=labels,
+        acceptance=str(acceptance),
+        notes=notes,
+        subtasks=subtasks,
+        created_by=None if created_by is None else str(created_by),
+        claimed_by=None if claimed_by is None else str(claimed_by),
+    )
+
+
+def append_history(
+    conn: Connection, task_id: str, event: str, details: dict[str, object], at: str, by: str | None
+) -> None:
+    """Append one entry to a task's history, made by the member ``by`` (stored as ``actor``)."""
+    conn.execute(
+        "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
+        (task_id, event, at, by, json.dumps(details, ensure_ascii=False)),
+    )
+
+
+def waits_on(conn: Connection, task_id: str) -> list[str]:
+    """What a task waits on before it is offered: its dependencies, and (for a parent) its subtasks."""
+    return [
+        str(other)
+        for (other,) in conn.execute(
+            "SELECT depends_on FROM task_dependencies WHERE task_id = ? "
+            "UNION ALL SELECT task_id FROM tasks WHERE parent_id = ?",
+            (task_id, task_id),
+        )
+    ]
+
+
+def wait_path(conn: Connection, start: str, goal: str) -> list[str] | None:
+    """The shortest 'waits on' path from ``start`` to ``goal`` (both included), or None.
+
+    Breadth-first over the stored edges; it visits at most what ``start`` transitively waits on.
+    """
+    came_from: dict[str, str | None] = {start: None}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            if node == goal:
+                path = [node]
+                while (previous := came_from[path[-1]]) is not None:
+                    path.append(previous)
+                return path[::-1]
+            for other in waits_on(conn, node):
+                if other not in came_from:
+                    came_from[other] = node
+                    following.append(other)
+        frontier = following
+    return None
+
+
+def is_live(conn: Connection, task_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone() is not None
+
+
+def deletion_time(conn: Connection, task_id: str) -> datetime | None:
+    row = conn.execute("SELECT deleted_at FROM deleted_tasks WHERE task_id = ?", (task_id,)).fetchone()
+    return None if row is None else stored_moment(row[0])
+
+
+def related_tasks(conn: Connection, sql: str, task_id: str) -> list[RelatedTask]:
+    """The tasks ``sql`` finds for ``task_id``, as (task_id, title, status) rows."""
+    return [
+        RelatedTask(task_id=str(other), title=str(title), status=status)
+        for other, title, status in conn.execute(sql, (task_id,)).fetchall()
+    ]
+
+
+def history_of(conn: Connection, task_id: str, *, newest: int | None = None) -> list[HistoryEntry]:
+    """A task's history, oldest first; only the ``newest`` entries when given."""
+    if newest is None:
+        rows = conn.execute(
+            "SELECT event, at, actor, details FROM task_history WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT event, at, actor, details FROM task_history WHERE task_id = ? ORDER BY seq DESC LIMIT ?",
+            (task_id, newest),
+        ).fetchall()[::-1]
+    return [
+        HistoryEntry(event=str(event), at=stored_moment(at), by=actor, details=json.loads(str(details)))
+        for event, at, actor, details in rows
+    ]

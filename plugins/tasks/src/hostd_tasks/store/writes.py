@@ -1,0 +1,395 @@
+"""The task store (``TaskStore``): every write, on top of the queries (``queries``) and the
+backend contract (``base``), written once in SQL both databases understand.
+
+``SqliteTaskStore`` (one file, the default) and ``PostgresTaskStore`` (the team database) answer
+every call alike; ``store_for`` picks one when the plugin first needs it. What the rules refuse
+is raised as ``hostd.ToolError`` where it is found (``refusals``), inside the transaction, so
+nothing of a refused call is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hostd_db import utc_now
+
+from hostd_tasks.models import TaskRecord
+from hostd_tasks.rules import (
+    NOTES_TOTAL_MAX,
+    Priority,
+    Status,
+    allowed_next,
+    claimer_after,
+    priority_rank,
+)
+from hostd_tasks.store import refusals
+from hostd_tasks.store.queries import TaskQueries
+from hostd_tasks.store.results import (
+    Deletion,
+    SessionLink,
+    StatusChange,
+    TaskEdit,
+    Update,
+)
+from hostd_tasks.store.rows import (
+    Connection,
+    append_history,
+    deletion_time,
+    is_live,
+    stored_stamp,
+    wait_path,
+)
+
+
+class TaskStore(TaskQueries):
+    """Creating, splitting, editing, deleting tasks, moving their status and linking sessions.
+
+    Every write takes ``by``, the member making it (the tools pass ``ToolContext.member``); it is
+    recorded on what it creates or claims and on each history entry. None records "unknown".
+    """
+
+    # --- create --------------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        title: str,
+        description: str,
+        priority: Priority,
+        task_id: str | None,
+        depends_on: Sequence[str],
+        parent_id: str | None = None,
+        labels: Sequence[str] = (),
+        acceptance: str = "",
+        by: str | None = None,
+    ) -> TaskRecord:
+        """Add a pending task, created by the member ``by``; its dependencies and parent must exist."""
+
+        def work(conn: Connection) -> TaskRecord:
+            self._lock_list(conn)
+            created = self._insert(
+                conn,
+                title=title,
+                description=description,
+                priority=priority,
+                task_id=task_id,
+                depends_on=depends_on,
+                parent_id=parent_id,
+                labels=labels,
+                acceptance=acceptance,
+                stamp=stored_stamp(utc_now()),
+                by=by,
+            )
+            return self._fetch(conn, created)
+
+        return self._write(work)
+
+    def split(
+        self, task_id: str, subtasks: Sequence[dict[str, object]], *, by: str | None = None
+    ) -> tuple[TaskRecord, list[TaskRecord]]:
+        """Create several subtasks of one task in one transaction: all of them, or none.
+
+        Each item takes ``create``'s keyword arguments (parent aside); a later item may depend
+        on an earlier one by the task_id it was given.
+        """
+
+        def work(conn: Connection) -> tuple[TaskRecord, list[TaskRecord]]:
+            self._lock_list(conn)
+            self._fetch_locked(conn, task_id)
+            stamp = stored_stamp(utc_now())
+            created = [
+                self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp, "by": by})  # type: ignore[arg-type]
+                for spec in subtasks
+            ]
+            append_history(conn, task_id, "split", {"subtasks": created}, stamp, by)
+            conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
+            return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
+
+        return self._write(work)
+
+    def _insert(
+        self,
+        conn: Connection,
+        *,
+        title: str,
+        description: str,
+        priority: Priority,
+        task_id: str | None,
+        depends_on: Sequence[str],
+        parent_id: str | None,
+        labels: Sequence[str],
+        acceptance: str,
+        stamp: str,
+        by: str | None,
+    ) -> str:
+        """Insert one pending task inside the caller's write transaction; return its id.
+
+        A new task has no dependents, so the only cycle it can close runs through its parent:
+        depending on its parent (or any ancestor), which waits on it as a subtask. Without a
+        parent the one cycle a caller can ask for is a task naming itself.
+        """
+        wanted = list(dict.fromkeys(depends_on))
+        if task_id is not None and task_id in wanted:
+            raise refusals.dependency_cycle([task_id, task_id])
+        if task_id is not None and (is_live(conn, task_id) or deletion_time(conn, task_id) is not None):
+            raise refusals.task_exists(task_id, deleted=not is_live(conn, task_id))
+        missing = [dep for dep in wanted if not is_live(conn, dep)]
+        if missing:  # create_task has always answered NOT_FOUND here
+            raise refusals.dependencies_missing(missing, code="NOT_FOUND")
+        if parent_id is not None and not is_live(conn, parent_id):
+            raise refusals.task_not_found(
+                parent_id, argument="parent_id", deleted_at=deletion_time(conn, parent_id)
+            )
+        seq: int | None = None
+        if task_id is None:
+            # Only once the arguments are known good: a PostgreSQL sequence does not roll back.
+            task_id, seq = self._allocate(conn)
+        columns = (
+            "task_id, title, description, status, priority, created_at, updated_at, parent_id, acceptance, "
+            "created_by"
+        )
+        values: tuple[object, ...] = (
+            task_id,
+            title,
+            description,
+            priority_rank(priority),
+            stamp,
+            stamp,
+            parent_id,
+            acceptance,
+            by,
+        )
+        if seq is None:
+            conn.execute(
+                f"INSERT INTO tasks ({columns}) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)", values
+            )
+        else:
+            conn.execute(
+                f"INSERT INTO tasks (seq, {columns}) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+                (seq, *values),
+            )
+        conn.executemany(
+            "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+            [(task_id, dep, position) for position, dep in enumerate(wanted)],
+        )
+        conn.executemany(
+            "INSERT INTO task_labels (task_id, label) VALUES (?, ?)",
+            [(task_id, label) for label in dict.fromkeys(labels)],
+        )
+        if parent_id is not None:
+            for dep in wanted:
+                path = wait_path(conn, dep, task_id)
+                if path is not None:
+                    raise refusals.dependency_cycle([task_id, *path])
+        self._reindex(conn, task_id)
+        created: dict[str, object] = {"title": title, "priority": priority}
+        if parent_id is not None:
+            created["parent_id"] = parent_id
+        if wanted:
+            created["depends_on"] = wanted
+        append_history(conn, task_id, "created", created, stamp, by)
+        return task_id
+
+    # --- update --------------------------------------------------------------------------
+
+    def update(self, task_id: str, edit: TaskEdit, *, by: str | None = None) -> Update:
+        """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
+
+        def work(conn: Connection) -> Update:
+            self._lock_list(conn)
+            before = self._fetch_locked(conn, task_id)
+            stamp = stored_stamp(utc_now())
+            changes: dict[str, object] = {}
+            scalar = {"title": edit.title, "description": edit.description, "acceptance": edit.acceptance}
+            for field, value in scalar.items():
+                if value is not None and value != getattr(before, field):
+                    conn.execute(f"UPDATE tasks SET {field} = ? WHERE task_id = ?", (value, task_id))
+                    changes[field] = {"from": getattr(before, field), "to": value}
+            if edit.priority is not None and edit.priority != before.priority:
+                conn.execute(
+                    "UPDATE tasks SET priority = ? WHERE task_id = ?", (priority_rank(edit.priority), task_id)
+                )
+                changes["priority"] = {"from": before.priority, "to": edit.priority}
+            if edit.labels is not None:
+                labels = sorted(dict.fromkeys(edit.labels))
+                if labels != before.labels:
+                    conn.execute("DELETE FROM task_labels WHERE task_id = ?", (task_id,))
+                    conn.executemany(
+                        "INSERT INTO task_labels (task_id, label) VALUES (?, ?)",
+                        [(task_id, x) for x in labels],
+                    )
+                    changes["labels"] = {"from": before.labels, "to": labels}
+            if edit.depends_on is not None:
+                self._replace_dependencies(conn, before, list(dict.fromkeys(edit.depends_on)), changes)
+            if edit.parent_id is not None:
+                self._move_under(conn, before, edit.parent_id or None, changes)
+            if edit.append_note is not None:
+                # Counted here, not with SQL LENGTH: PostgreSQL stores a NUL as two characters.
+                written = sum(len(note.text) for note in before.notes)
+                if written + len(edit.append_note) > NOTES_TOTAL_MAX:
+                    raise refusals.notes_too_long(task_id, written, len(edit.append_note))
+                conn.execute(
+                    "INSERT INTO task_notes (task_id, text, at) VALUES (?, ?, ?)",
+                    (task_id, edit.append_note, stamp),
+                )
+                changes["append_note"] = {"text": edit.append_note}
+            if changes:
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
+                append_history(conn, task_id, "edited", changes, stamp, by)
+                if changes.keys() & {"title", "description", "acceptance", "labels", "append_note"}:
+                    self._reindex(conn, task_id)
+            return Update(self._fetch(conn, task_id), sorted(changes))
+
+        return self._write(work)
+
+    @staticmethod
+    def _replace_dependencies(
+        conn: Connection, before: TaskRecord, wanted: list[str], changes: dict[str, object]
+    ) -> None:
+        task_id = before.task_id
+        if wanted == before.depends_on:
+            return
+        missing = [dep for dep in wanted if dep != task_id and not is_live(conn, dep)]
+        if missing:  # the argument update_task was given names no task
+            raise refusals.dependencies_missing(missing, code="INVALID_ARGUMENT")
+        conn.execute("DELETE FROM task_dependencies WHERE task_id = ?", (task_id,))
+        conn.executemany(
+            "INSERT INTO task_dependencies (task_id, depends_on, position) VALUES (?, ?, ?)",
+            [(task_id, dep, position) for position, dep in enumerate(wanted)],
+        )
+        for dep in wanted:
+            if dep in before.depends_on:
+                continue  # an edge that was already there closes no new loop
+            path = wait_path(conn, dep, task_id)
+            if path is not None:
+                raise refusals.dependency_cycle([task_id, *path])
+        changes["depends_on"] = {"from": before.depends_on, "to": wanted}
+
+    @staticmethod
+    def _move_under(
+        conn: Connection, before: TaskRecord, parent_id: str | None, changes: dict[str, object]
+    ) -> None:
+        task_id = before.task_id
+        if parent_id == before.parent_id:
+            return
+        if parent_id is not None:
+            if parent_id != task_id and not is_live(conn, parent_id):
+                raise refusals.task_not_found(
+                    parent_id, argument="parent_id", deleted_at=deletion_time(conn, parent_id)
+                )
+            # The parent will wait on this task: a loop if this task already waits on the parent.
+            path = wait_path(conn, task_id, parent_id)
+            if path is not None:
+                raise refusals.dependency_cycle([parent_id, *path], argument="parent_id")
+        conn.execute("UPDATE tasks SET parent_id = ? WHERE task_id = ?", (parent_id, task_id))
+        changes["parent_id"] = {"from": before.parent_id, "to": parent_id}
+
+    # --- delete --------------------------------------------------------------------------
+
+    def delete(
+        self, task_id: str, *, drop_dependencies: bool, even_if_in_progress: bool, by: str | None = None
+    ) -> Deletion:
+        """Remove a task; its last record and its history stay, so get_task can still explain it.
+
+        Refused while an agent works on it (unless asked), while it has subtasks, and while other
+        tasks depend on it unless ``drop_dependencies``: then those dependencies are dropped and
+        each dependent's history says so.
+        """
+
+        def work(conn: Connection) -> Deletion:
+            self._lock_list(conn)
+            task = self._fetch_locked(conn, task_id)
+            if task.status == "in_progress" and not even_if_in_progress:
+                raise refusals.delete_refused_in_progress(task_id)
+            subtasks = [
+                str(c) for (c,) in conn.execute("SELECT task_id FROM tasks WHERE parent_id = ?", (task_id,))
+            ]
+            if subtasks:
+                raise refusals.delete_refused_subtasks(task_id, subtasks)
+            dependents = [
+                str(d)
+                for (d,) in conn.execute(
+                    "SELECT task_id FROM task_dependencies WHERE depends_on = ? ORDER BY task_id", (task_id,)
+                )
+            ]
+            if dependents and not drop_dependencies:
+                raise refusals.delete_refused_dependents(task_id, dependents)
+            stamp = stored_stamp(utc_now())
+            for dependent in dependents:
+                conn.execute(
+                    "DELETE FROM task_dependencies WHERE task_id = ? AND depends_on = ?", (dependent, task_id)
+                )
+                conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, dependent))
+                append_history(
+                    conn,
+                    dependent,
+                    "dependency_dropped",
+                    {"depends_on": task_id, "because": "deleted"},
+                    stamp,
+                    by,
+                )
+            (seq,) = conn.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            for table in ("task_dependencies", "task_labels", "task_notes"):
+                conn.execute(f"DELETE FROM {table} WHERE task_id = ?", (task_id,))
+            self._drop_search(conn, int(seq))
+            conn.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+            conn.execute(
+                "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
+                (task_id, task.model_dump_json(), stamp),
+            )
+            append_history(
+                conn, task_id, "deleted", {"status": task.status, "dropped_from": dependents}, stamp, by
+            )
+            return Deletion(task, dependents)
+
+        return self._write(work)
+
+    # --- status --------------------------------------------------------------------------
+
+    def set_status(self, task_id: str, new_status: Status, *, by: str | None = None) -> StatusChange:
+        """Move a task along the transition table (under its row lock); the same status again is no change.
+
+        The move also settles who holds it (``claimer_after``): ``by`` on a move to in_progress.
+        """
+
+        def work(conn: Connection) -> StatusChange:
+            current = self._fetch_locked(conn, task_id)
+            if current.status == new_status:
+                return StatusChange(current, current.status, changed=False)
+            if new_status not in allowed_next(current.status):
+                raise refusals.transition_refused(task_id, current.status, new_status)
+            stamp = stored_stamp(utc_now())
+            conn.execute(
+                "UPDATE tasks SET status = ?, updated_at = ?, claimed_by = ? WHERE task_id = ?",
+                (new_status, stamp, claimer_after(new_status, current.claimed_by, by), task_id),
+            )
+            append_history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp, by)
+            return StatusChange(self._fetch(conn, task_id), current.status, changed=True)
+
+        return self._write(work)
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def link_session(self, task_id: str, session_id: str, *, by: str | None = None) -> SessionLink:
+        """Link (or re-link) a task to a session; linking the same session again changes nothing."""
+
+        def work(conn: Connection) -> SessionLink:
+            before = self._fetch_locked(conn, task_id)
+            if before.linked_session_id == session_id:
+                return SessionLink(before, before.linked_session_id)
+            stamp = stored_stamp(utc_now())
+            conn.execute(
+                "UPDATE tasks SET linked_session_id = ?, updated_at = ? WHERE task_id = ?",
+                (session_id, stamp, task_id),
+            )
+            append_history(
+                conn,
+                task_id,
+                "linked",
+                {"session_id": session_id, "previous_session_id": before.linked_session_id},
+                stamp,
+                by,
+            )
+            return SessionLink(self._fetch(conn, task_id), before.linked_session_id)
+
+        return self._write(work)
