@@ -81,17 +81,18 @@ def decode_cursor(cursor: str | None, listing: str, filters: object) -> Any:
         padded = cursor + "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
     except (ValueError, UnicodeError, binascii.Error):
-        raise _bad_cursor("malformed") from None
+        raise bad_cursor("malformed") from None
     if not isinstance(data, dict) or "p" not in data:
-        raise _bad_cursor("malformed")
+        raise bad_cursor("malformed")
     if data.get("l") != listing:
-        raise _bad_cursor("other_listing")
+        raise bad_cursor("other_listing")
     if data.get("f") != fingerprint(filters):
-        raise _bad_cursor("other_filters")
+        raise bad_cursor("other_filters")
     return data["p"]
 
 
-def _bad_cursor(reason: str) -> ToolError:
+def bad_cursor(reason: str = "malformed") -> ToolError:
+    """The one answer to a cursor that is not this listing's (also for a position a listing cannot use)."""
     return ToolError(
         "INVALID_ARGUMENT",
         Text(
@@ -137,6 +138,7 @@ __all__ = [
     "Cursor",
     "Limit",
     "Page",
+    "bad_cursor",
     "decode_cursor",
     "encode_cursor",
     "fill_within_budget",

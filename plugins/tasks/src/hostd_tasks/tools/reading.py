@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
+from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, bad_cursor, decode_cursor, encode_cursor
 from hostd_db import utc_now
 from pydantic import Field
 
-from hostd import ID_PATTERN, Text, ToolContext, ToolError
+from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import SessionCheck, ask_sessions
 from hostd_tasks.models import Settings, StatsOutput, TaskDetailsOutput, TaskListOutput
 from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
@@ -33,15 +33,7 @@ def _list_position(position: Any) -> ListPosition | None:
         and 0 <= position[1] < 2**63
     ):
         return position[0], position[1]
-    raise ToolError(
-        "INVALID_ARGUMENT",
-        Text(en="This cursor was not made by list_tasks.", zh="该游标不是 list_tasks 生成的。"),
-        hint=Text(
-            en="Pass next_cursor exactly as the previous answer gave it, or omit cursor to start again.",
-            zh="请原样传入上一次回答中的 next_cursor，或不传 cursor 从头开始。",
-        ),
-        details={"argument": "cursor", "reason": "malformed"},
-    )
+    raise bad_cursor("malformed")
 
 
 def list_tasks(
