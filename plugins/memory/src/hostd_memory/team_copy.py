@@ -23,7 +23,7 @@ from typing import Any
 
 from hostd_db import utc_stamp
 
-from hostd import CopyReport, PluginContext
+from hostd import CopyReport, PluginContext, Text
 from hostd_memory.models import Settings
 from hostd_memory.store import MemoryStore
 from hostd_memory.store.rows import Connection
@@ -111,15 +111,19 @@ def copy_memories(context: PluginContext[Settings], local: MemoryStore, team: Me
     report = CopyReport()
 
     def differs(uri: str) -> str:
-        return context.text(
-            en=f"memory {uri} differs in the team database",
-            zh=f"记忆 {uri} 在团队数据库中的内容与本地不同",
+        return context.render(
+            Text(
+                en=f"memory {uri} differs in the team database",
+                zh=f"记忆 {uri} 在团队数据库中的内容与本地不同",
+            )
         )
 
     def alias_taken(alias: str, uri: str) -> str:
-        return context.text(
-            en=f"alias {alias} of memory {uri} is taken in the team database",
-            zh=f"记忆 {uri} 的别名 {alias} 在团队数据库中已被占用",
+        return context.render(
+            Text(
+                en=f"alias {alias} of memory {uri} is taken in the team database",
+                zh=f"记忆 {uri} 的别名 {alias} 在团队数据库中已被占用",
+            )
         )
 
     def count(kind: str, copied: bool, how_many: int = 1) -> None:
