@@ -1,9 +1,13 @@
 """The CI matrix. ``nox`` runs every session; ``nox -s tests`` one of them.
 
-Sessions: lint, typecheck, tests (host, shared packages, cross-package tests), one session per
-plugin (a fresh venv with hostd and that plugin alone: it installs and runs on its own),
-lowest (lowest-direct resolution, smoke subset), wheels (built with --no-sources, installed
-outside the workspace, served and called through a real client).
+Sessions: lint, typecheck, tests (every suite in one pytest run, every distribution installed),
+one session per plugin (a fresh venv with hostd and that plugin alone: it installs and runs on
+its own), external (only the tests marked ``npm`` or ``browser``, which every other session
+deselects, so they run once), lowest (lowest-direct resolution, smoke subset), wheels (built
+with --no-sources, installed outside the workspace, served and called through a real client).
+
+Arguments after ``--`` go to pytest; a ``-m`` there replaces the session's own, so keep the
+exclusion in it: ``nox -s tests -- -m "not slow and not npm and not browser"``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,18 @@ nox.options.error_on_missing_interpreters = True
 
 ROOT = Path(__file__).resolve().parent
 PYTHON = "3.11"
-SHARED = ["hostd", "packages/hostd-errors", "packages/hostd-fs", "packages/hostd-db", "packages/hostd-testing"]
+SHARED = [
+    "hostd",
+    "packages/hostd-errors",
+    "packages/hostd-fs",
+    "packages/hostd-db",
+    "packages/hostd-testing",
+]
 PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
 PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
+#: Tests that reach npm or drive a browser run in the ``external`` session only.
+EXTERNAL = "npm or browser"
+NOT_EXTERNAL = "not npm and not browser"
 
 
 def sync_workspace(session: nox.Session, *extra: str) -> None:
@@ -62,13 +75,19 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
+    """mypy --strict (pyproject) over every src folder and the tests, in one run from the root."""
     sync_workspace(session)
+    session.run("mypy", *typed_folders())
+
+
+def typed_folders() -> list[str]:
+    """What the typecheck session (and pre-commit's mypy hook) checks: sources and tests."""
     sources = [
         "hostd/src",
-        *(str(p) for p in sorted(ROOT.glob("packages/*/src"))),
-        *(str(p) for p in sorted(ROOT.glob("plugins/*/src"))),
+        *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("packages/*/src"))),
+        *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("plugins/*/src"))),
     ]
-    session.run("mypy", *sources)
+    return [*sources, *suites(plugins=True)]
 
 
 def suites(*, plugins: bool) -> list[str]:
@@ -80,13 +99,20 @@ def suites(*, plugins: bool) -> list[str]:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every suite with every distribution installed (cross-plugin tests run here).
+    """Every suite in one pytest run with every distribution installed (cross-plugin tests run here).
 
-    One pytest run per suite: the suites are separate projects whose test modules may share names.
+    One run: importlib import mode keeps same-named test modules of two suites apart, and the
+    session-scoped fixtures (the PostgreSQL server) start once.
     """
     sync_workspace(session)
-    for suite in suites(plugins=True):
-        session.run(*PYTEST, suite, *session.posargs)
+    session.run(*PYTEST, "-m", NOT_EXTERNAL, *suites(plugins=True), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def external(session: nox.Session) -> None:
+    """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium."""
+    sync_workspace(session)
+    session.run(*PYTEST, "-m", EXTERNAL, *suites(plugins=True), *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -95,7 +121,7 @@ def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
     session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
-    session.run(*PYTEST, f"plugins/{plugin}/tests", *session.posargs)
+    session.run(*PYTEST, "-m", NOT_EXTERNAL, f"plugins/{plugin}/tests", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -105,8 +131,7 @@ def lowest(session: nox.Session) -> None:
     session.install(
         "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12"
     )
-    for suite in suites(plugins=True):
-        session.run(*PYTEST, "-m", "smoke", suite, *session.posargs, success_codes=[0, 5])
+    session.run(*PYTEST, "-m", f"smoke and {NOT_EXTERNAL}", *suites(plugins=True), *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -92,6 +92,7 @@ async def test_tasks_and_thinking_link_through_services(config_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.npm
 def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
     tmp_path: Path, every_plugin: list[str]
 ) -> None:

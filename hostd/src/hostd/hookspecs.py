@@ -28,17 +28,17 @@ def hostd_settings_model() -> type[BaseModel] | None:
 
 
 @hookspec
-def hostd_register_tools(register: RegisterTool, context: PluginContext) -> None:
+def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) -> None:
     """Register this plugin's tools by calling ``register(function, ...)`` once per tool."""
 
 
 @hookspec
-def hostd_register_services(register: RegisterService, context: PluginContext) -> None:
+def hostd_register_services(register: RegisterService, context: PluginContext[Any]) -> None:
     """Offer objects to other plugins by calling ``register(name, service)``."""
 
 
 @hookspec
-def hostd_team_database(context: PluginContext) -> Any:
+def hostd_team_database(context: PluginContext[Any]) -> Any:
     """Return this plugin's tables in the team database (``context.team_database(...)``), or None.
 
     Called only when ``storage`` is configured; the host migrates and checks what it gets
@@ -48,7 +48,7 @@ def hostd_team_database(context: PluginContext) -> Any:
 
 
 @hookspec
-def hostd_copy_to_team_database(context: PluginContext) -> CopyReport | None:
+def hostd_copy_to_team_database(context: PluginContext[Any]) -> CopyReport | None:
     """Copy this plugin's local store (SQLite file / JSON sessions in ``context.data_dir``) into its
     team database tables; return what was copied, already there, or in conflict (never overwritten).
 
@@ -57,12 +57,12 @@ def hostd_copy_to_team_database(context: PluginContext) -> CopyReport | None:
 
 
 @hookspec
-def hostd_startup(context: PluginContext) -> None:
+def hostd_startup(context: PluginContext[Any]) -> None:
     """Run once before the server accepts requests; keep it cheap (open stores lazily)."""
 
 
 @hookspec
-def hostd_shutdown(context: PluginContext) -> None:
+def hostd_shutdown(context: PluginContext[Any]) -> None:
     """Run once when the server stops, in reverse start-up order; close what you opened."""
 
 

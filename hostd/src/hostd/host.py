@@ -67,7 +67,7 @@ class Host:
             loaded.profile.plugins, extra_plugins=extra_plugins
         )
         self.services = Services()
-        self.contexts: dict[str, PluginContext] = {}
+        self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
         self._started: list[str] = []
         self._build_contexts()

@@ -33,7 +33,7 @@ def envelope_of(result: Any) -> dict[str, Any]:
 def _profile_config(
     plugins: list[str] | None, config: dict[str, Any] | None, settings: dict[str, Any] | None
 ) -> dict[str, Any]:
-    raw = json.loads(json.dumps(config or {}))
+    raw: dict[str, Any] = json.loads(json.dumps(config or {}))
     raw.setdefault("profiles", {"default": {"plugins": plugins}} if plugins is not None else {})
     if settings:
         raw.setdefault("plugins", {}).update(settings)
