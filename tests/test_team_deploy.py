@@ -28,6 +28,7 @@ The store backend is one fixture (``store_backend``): SQLite in one shared data 
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -204,8 +205,8 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
                 answer = await until_answered(
                     ledger,
                     task_id,
-                    lambda member=member, task_id=task_id: clients[member].call(
-                        "create_task", {"title": task_id, "task_id": task_id}
+                    functools.partial(
+                        clients[member].call, "create_task", {"title": task_id, "task_id": task_id}
                     ),
                 )
                 ok = answer["status"] == "success"
@@ -217,8 +218,10 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             answer = await until_answered(
                 ledger,
                 mark,
-                lambda mark=mark: clients[member].call(
-                    "update_memory", {"uri": memory_uri, "content": mark, "append": True}
+                functools.partial(
+                    clients[member].call,
+                    "update_memory",
+                    {"uri": memory_uri, "content": mark, "append": True},
                 ),
             )
             assert answer["status"] == "success", answer
@@ -237,7 +240,7 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             answer = await until_answered(
                 ledger,
                 mark,
-                lambda arguments=arguments: clients[member].call("sequential_thinking", arguments),
+                functools.partial(clients[member].call, "sequential_thinking", arguments),
             )
             assert answer["status"] == "success", answer
             ledger.acknowledged.add(mark)

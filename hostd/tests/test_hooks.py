@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +29,7 @@ FAKE_DATABASE_URL = "postgresql://tester@127.0.0.1:1/never-connected"
 URL_ENV = "HOSTD_HOOK_TEST_DATABASE_URL"
 
 
-def make_host(data_dir: Path, extra: dict[str, object], **config: Any) -> Host:
+def make_host(data_dir: Path, extra: Mapping[str, object], **config: Any) -> Host:
     """A host running the in-line plugins ``extra``; ``config`` holds the other top-level keys."""
     raw = {"profiles": {"default": {"plugins": list(extra)}}, **config}
     return Host(config_from_mapping(raw, data_dir=data_dir), extra_plugins=extra)
@@ -275,7 +276,7 @@ async def test_hook_hostd_startup(hostd_data_dir: Path) -> None:
     host.startup()
     # Once per plugin, in load order, with each plugin's own context (what it opens is kept).
     assert events == ["startup one", "startup two"]
-    assert host.contexts["one"].resource("store", lambda: None).name == "one"
+    assert host.contexts["one"].resource("store", lambda: Closing([], "not opened twice")).name == "one"
     host.shutdown()
     events.clear()
     async with in_memory_client(["one", "two"], data_dir=hostd_data_dir, extra_plugins=plugins) as client:
@@ -378,10 +379,15 @@ def test_a_monitor_sees_the_hook_calls(hostd_data_dir: Path) -> None:
     finished: list[tuple[str, object]] = []
     host = make_host(hostd_data_dir, {"one": LifeCycle([]), "two": LifeCycle([])})
 
-    def before(hook_name: str, impls: list[pluggy.HookImpl], kwargs: dict[str, Any]) -> None:
+    def before(hook_name: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
         seen.append((hook_name, [impl.plugin_name for impl in impls]))
 
-    def after(outcome: Any, hook_name: str, impls: Any, kwargs: dict[str, Any]) -> None:
+    def after(
+        outcome: pluggy.Result[Any],
+        hook_name: str,
+        impls: Sequence[pluggy.HookImpl],
+        kwargs: Mapping[str, Any],
+    ) -> None:
         finished.append((hook_name, outcome.get_result()))
 
     undo = host.manager.add_hookcall_monitoring(before, after)

@@ -182,7 +182,7 @@ class ServiceUser:
         text: str
 
     @staticmethod
-    def greet(ctx: ToolContext, name: Annotated[str, Field(description="who")]) -> ServiceUser.Greeting:
+    def greet(ctx: ToolContext[None], name: Annotated[str, Field(description="who")]) -> ServiceUser.Greeting:
         """Greet through another plugin's service when it is there."""
         greeter = ctx.services.get("probe.greeter")
         text = greeter(name) if greeter else "no greeter loaded"
@@ -245,7 +245,12 @@ def test_startup_opens_nothing_lazily_registered(hostd_data_dir: Path) -> None:
     host = make_host(hostd_data_dir, {"one": Recorder("one", [])})
     host.startup()
     assert opened == []
-    host.contexts["one"].resource("db", lambda: opened.append("db") or Closable([]))
+
+    def open_db() -> Closable:
+        opened.append("db")
+        return Closable([])
+
+    host.contexts["one"].resource("db", open_db)
     assert opened == ["db"]
     host.shutdown()
 

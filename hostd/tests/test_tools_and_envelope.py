@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostd_testing import envelope_of, in_memory_client
@@ -79,7 +80,12 @@ async def test_messages_follow_the_configured_language(hostd_data_dir: Path, pro
     ],
 )
 async def test_argument_errors_are_envelopes_naming_the_argument(
-    hostd_data_dir: Path, probe: object, arguments: dict, argument: str, problem: str, hint_part: str
+    hostd_data_dir: Path,
+    probe: object,
+    arguments: dict[str, Any],
+    argument: str,
+    problem: str,
+    hint_part: str,
 ) -> None:
     async with client(hostd_data_dir, probe, config={"language": "en"}) as c:
         result = await c.call_tool("echo", arguments)
@@ -191,7 +197,7 @@ async def test_success_and_error_envelopes_both_fit_the_output_schema(
     ],
 )
 async def test_argument_errors_speak_chinese_when_the_host_does(
-    hostd_data_dir: Path, probe: object, arguments: dict, message: str, hint_part: str
+    hostd_data_dir: Path, probe: object, arguments: dict[str, Any], message: str, hint_part: str
 ) -> None:
     async with client(hostd_data_dir, probe, config={"language": "zh"}) as c:
         envelope = envelope_of(await c.call_tool("echo", arguments))
