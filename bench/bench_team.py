@@ -15,19 +15,15 @@ import argparse
 import asyncio
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import benchlib
 import yaml
+from hostd_testing.team_cluster import MODERN, Balancer, NoAnswer, Replica, TeamClient, find_nginx, free_port
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))
-
-import benchlib  # noqa: E402
-from team_cluster import MODERN, Balancer, NoAnswer, Replica, TeamClient, find_nginx, free_port  # noqa: E402
 
 SEED_TASKS = 3000
 MEMORY_GROWTH_LIMIT = 1.5
