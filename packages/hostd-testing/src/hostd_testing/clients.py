@@ -198,3 +198,6 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            for stream in (process.stdout, process.stderr):  # unclosed pipes are ResourceWarnings
+                if stream is not None:
+                    stream.close()
