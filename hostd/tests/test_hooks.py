@@ -144,6 +144,9 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
     ) as client:
         assert seen == ["greeter"]  # called once, with the offering plugin's context
         assert await call(client, "relay", name="Ada") == envelope_ok(text="hej, Ada")
+    async with in_memory_client(["user"], data_dir=hostd_data_dir, extra_plugins=plugins) as client:
+        # Without the offering plugin the service is absent and its user degrades.
+        assert await call(client, "relay", name="Ada") == envelope_ok(text="nobody to say it")
     host = make_host(hostd_data_dir, plugins)
     assert host.services.names() == ["greeter.say"]
     with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
