@@ -6,8 +6,8 @@ its own), external (only the tests marked ``npm`` or ``browser``, which every ot
 deselects, so they run once), lowest (lowest-direct resolution, smoke subset), wheels (built
 with --no-sources, installed outside the workspace, served and called through a real client).
 
-Arguments after ``--`` go to pytest; a ``-m`` there replaces the session's own, so keep the
-exclusion in it: ``nox -s tests -- -m "not slow and not npm and not browser"``.
+Arguments after ``--`` go to pytest; a ``-m EXPR`` there is combined with the session's own
+(``nox -s tests -- -m "not slow"`` runs ``-m "(not slow) and not npm and not browser"``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovid
 #: Tests that reach npm or drive a browser run in the ``external`` session only.
 EXTERNAL = "npm or browser"
 NOT_EXTERNAL = "not npm and not browser"
+
+
+def pytest_args(marks: str, posargs: list[str]) -> list[str]:
+    """``-m marks`` and the session's arguments, a ``-m`` among them and-ed with ``marks``."""
+    rest = list(posargs)
+    for index, arg in enumerate(rest):
+        if arg == "-m" and index + 1 < len(rest):
+            marks = f"({rest[index + 1]}) and {marks}"
+            del rest[index : index + 2]
+            break
+    return ["-m", marks, *rest]
 
 
 def sync_workspace(session: nox.Session, *extra: str) -> None:
@@ -96,14 +107,14 @@ def tests(session: nox.Session) -> None:
     session-scoped fixtures (the PostgreSQL server) start once.
     """
     sync_workspace(session)
-    session.run(*PYTEST, "-m", NOT_EXTERNAL, *suites(plugins=True), *session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(NOT_EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
 def external(session: nox.Session) -> None:
     """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium."""
     sync_workspace(session)
-    session.run(*PYTEST, "-m", EXTERNAL, *suites(plugins=True), *session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
@@ -112,7 +123,7 @@ def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
     session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
-    session.run(*PYTEST, "-m", NOT_EXTERNAL, f"plugins/{plugin}/tests", *session.posargs)
+    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(NOT_EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
@@ -122,7 +133,7 @@ def lowest(session: nox.Session) -> None:
     session.install(
         "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12"
     )
-    session.run(*PYTEST, "-m", f"smoke and {NOT_EXTERNAL}", *suites(plugins=True), *session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(f"smoke and {NOT_EXTERNAL}", session.posargs))
 
 
 @nox.session(python=PYTHON)
