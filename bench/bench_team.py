@@ -21,9 +21,12 @@ from typing import Any
 
 import benchlib
 import yaml
-from hostd_testing.team_cluster import MODERN, Balancer, NoAnswer, Replica, TeamClient, find_nginx, free_port
 
 BENCH = Path(__file__).resolve().parent
+# The team deployment test's harness (replicas behind deploy/nginx.conf), loaded from its file.
+_cluster = benchlib.load_module(BENCH.parent / "tests" / "team_cluster.py")
+MODERN, Balancer, NoAnswer, Replica = _cluster.MODERN, _cluster.Balancer, _cluster.NoAnswer, _cluster.Replica
+TeamClient, find_nginx, free_port = _cluster.TeamClient, _cluster.find_nginx, _cluster.free_port
 
 SEED_TASKS = 3000
 MEMORY_GROWTH_LIMIT = 1.5

@@ -40,7 +40,7 @@ from typing import Any
 import anyio
 import pytest
 import yaml
-from hostd_testing.team_cluster import (
+from team_cluster import (
     HANDSHAKE,
     MODERN,
     NGINX_INSTALL,
