@@ -1,9 +1,13 @@
 """The CI matrix. ``nox`` runs every session; ``nox -s tests`` one of them.
 
-Sessions: lint, typecheck, tests (host, shared packages, cross-package tests), one session per
-plugin (a fresh venv with hostd and that plugin alone: it installs and runs on its own),
-lowest (lowest-direct resolution, smoke subset), wheels (built with --no-sources, installed
-outside the workspace, served and called through a real client).
+Sessions: lint, typecheck, tests (every suite in one pytest run, every distribution installed),
+one session per plugin (a fresh venv with hostd and that plugin alone: it installs and runs on
+its own), external (only the tests marked ``npm`` or ``browser``, which every other session
+deselects, so they run once), lowest (lowest-direct resolution, smoke subset), wheels (built
+with --no-sources, installed outside the workspace, served and called through a real client).
+
+Arguments after ``--`` go to pytest; a ``-m EXPR`` there is combined with the session's own
+(``nox -s tests -- -m "not slow"`` runs ``-m "(not slow) and not npm and not browser"``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,20 @@ SHARED = [
 ]
 PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
 PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
+#: Tests that reach npm or drive a browser run in the ``external`` session only.
+EXTERNAL = "npm or browser"
+NOT_EXTERNAL = "not npm and not browser"
+
+
+def pytest_args(marks: str, posargs: list[str]) -> list[str]:
+    """``-m marks`` and the session's arguments, a ``-m`` among them and-ed with ``marks``."""
+    rest = list(posargs)
+    for index, arg in enumerate(rest):
+        if arg == "-m" and index + 1 < len(rest):
+            marks = f"({rest[index + 1]}) and {marks}"
+            del rest[index : index + 2]
+            break
+    return ["-m", marks, *rest]
 
 
 def sync_workspace(session: nox.Session, *extra: str) -> None:
@@ -68,13 +86,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the sources and the typed test folders, as ``.ci/typecheck`` lists them
+    (pre-commit runs the same script)."""
     sync_workspace(session)
-    sources = [
-        "hostd/src",
-        *(str(p) for p in sorted(ROOT.glob("packages/*/src"))),
-        *(str(p) for p in sorted(ROOT.glob("plugins/*/src"))),
-    ]
-    session.run("mypy", *sources)
+    session.run("bash", str(ROOT / ".ci" / "typecheck"), external=True)  # the session's mypy: first on PATH
 
 
 def suites(*, plugins: bool) -> list[str]:
@@ -86,13 +101,20 @@ def suites(*, plugins: bool) -> list[str]:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every suite with every distribution installed (cross-plugin tests run here).
+    """Every suite in one pytest run with every distribution installed (cross-plugin tests run here).
 
-    One pytest run per suite: the suites are separate projects whose test modules may share names.
+    One run: importlib import mode keeps same-named test modules of two suites apart, and the
+    session-scoped fixtures (the PostgreSQL server) start once.
     """
     sync_workspace(session)
-    for suite in suites(plugins=True):
-        session.run(*PYTEST, suite, *session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(NOT_EXTERNAL, session.posargs))
+
+
+@nox.session(python=PYTHON)
+def external(session: nox.Session) -> None:
+    """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium."""
+    sync_workspace(session)
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
@@ -101,7 +123,7 @@ def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
     session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
-    session.run(*PYTEST, f"plugins/{plugin}/tests", *session.posargs)
+    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(NOT_EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
@@ -111,8 +133,7 @@ def lowest(session: nox.Session) -> None:
     session.install(
         "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12"
     )
-    for suite in suites(plugins=True):
-        session.run(*PYTEST, "-m", "smoke", suite, *session.posargs, success_codes=[0, 5])
+    session.run(*PYTEST, *suites(plugins=True), *pytest_args(f"smoke and {NOT_EXTERNAL}", session.posargs))
 
 
 @nox.session(python=PYTHON)

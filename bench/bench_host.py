@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,21 +20,12 @@ from pathlib import Path
 
 import anyio
 from benchlib import BENCH_DIR, median, p95, table, write_section
+from hostd_testing.raw_stdio import INITIALIZED, initialize, raw_stdio_server, request
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 ROOT = BENCH_DIR.parent
 BASELINE = BENCH_DIR / "baseline_server.py"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
 ECHO_PLUGIN = '''
 from typing import Annotated
 from pydantic import Field
@@ -61,22 +51,15 @@ def isolated_env(scratch: Path) -> dict[str, str]:
 def cold_start(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds from spawn to the initialize answer, and to the tools/list answer."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-    )
-    assert process.stdin and process.stdout
-    process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
-    process.stdin.flush()
-    json.loads(process.stdout.readline())
-    initialized = time.perf_counter() - started
-    process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-    process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n')
-    process.stdin.flush()
-    answer = json.loads(process.stdout.readline())
-    listed = time.perf_counter() - started
-    assert answer["result"]["tools"], answer
-    process.stdin.close()
-    process.wait(timeout=30)
+    with raw_stdio_server(command=command, env=env, capture_stderr=False) as server:
+        server.send(initialize(1, "bench"))
+        server.read_message()
+        initialized = time.perf_counter() - started
+        server.send(INITIALIZED, request(2, "tools/list"))
+        answer = server.read_message()
+        listed = time.perf_counter() - started
+        assert answer["result"]["tools"], answer
+        server.finish(timeout=30)
     return initialized, listed
 
 
@@ -153,7 +136,6 @@ def main() -> None:
         bare_init.append(init)
         bare_list.append(listed)
 
-    sys.path.insert(0, str(ROOT / "packages" / "hostd-testing" / "src"))
     from hostd_testing import install_plugin_source, write_config
 
     plugin_dir = install_plugin_source(

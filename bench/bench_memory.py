@@ -51,10 +51,8 @@ import yaml
 from benchlib import BENCH_DIR, WORK, median, p95, table, write_section
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "memory_eval"))
-from generate import ASPECTS, SERVICES, build_corpus
-from score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise
+from memory_eval.generate import ASPECTS, SERVICES, build_corpus
+from memory_eval.score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise
 
 SCRATCH = WORK / "memory"
 BASELINE = BENCH_DIR / "baseline_server.py"

@@ -18,20 +18,19 @@ import asyncio
 import os
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import benchlib
 import yaml
+from hostd_testing.postgres import INSTALL_HINT, PostgresServer, find_bindir, running_postgres
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))
-
-import benchlib  # noqa: E402
-from hostd_testing.postgres import INSTALL_HINT, PostgresServer, find_bindir, running_postgres  # noqa: E402
-from team_cluster import MODERN, Balancer, NoAnswer, Replica, TeamClient, find_nginx, free_port  # noqa: E402
+# The team deployment test's harness (replicas behind deploy/nginx.conf), loaded from its file.
+_cluster = benchlib.load_module(BENCH.parent / "tests" / "team_cluster.py")
+MODERN, Balancer, NoAnswer, Replica = _cluster.MODERN, _cluster.Balancer, _cluster.NoAnswer, _cluster.Replica
+TeamClient, find_nginx, free_port = _cluster.TeamClient, _cluster.find_nginx, _cluster.free_port
 
 SEED_TASKS = 3000
 MEMORY_GROWTH_LIMIT = 1.5

@@ -31,10 +31,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# The image case reuses the wechat tests' loopback servers (article pages and the stand-in CDN).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "wechat" / "tests"))
-from benchlib import WORK, median, table, write_section
+from benchlib import WORK, load_module, median, table, write_section
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 ARTICLES = 30
@@ -254,7 +251,15 @@ async def _images_round(root: Path, article_url: str, settings: dict) -> float:
 
 
 def bench_images() -> list[float]:
-    from wechat_testlib import ArticleServer, CdnServer, image_settings
+    # The wechat tests' loopback servers (article pages and the stand-in CDN), loaded from their file.
+    testlib = load_module(
+        Path(__file__).resolve().parents[1] / "plugins" / "wechat" / "tests" / "wechat_testlib.py"
+    )
+    ArticleServer, CdnServer, image_settings = (
+        testlib.ArticleServer,
+        testlib.CdnServer,
+        testlib.image_settings,
+    )
 
     root = Path(tempfile.mkdtemp(prefix="wechat-images-bench-"))
     try:

@@ -7,18 +7,30 @@ rewrites only that section, stamped with the commit, versions and date of the ru
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import platform
 import statistics
 import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from types import ModuleType
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "RESULTS.md"
 WORK = BENCH_DIR / ".work"  # scratch space (npm installs, data); ignored by git
 
 HEADER = "# Benchmark results\n\nWritten by the scripts in `bench/`; do not edit by hand.\n"
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a helper that lives beside a test suite, not in a package, from its file (no sys.path edits)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # dataclasses and pickling look the module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def median(values: list[float]) -> float:

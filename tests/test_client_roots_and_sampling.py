@@ -16,7 +16,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from hostd_testing import HttpServer, envelope_of, in_memory_client, served_client, write_config
+from hostd_testing import (
+    HttpServer,
+    envelope_of,
+    in_memory_client,
+    prompt_text,
+    root_for,
+    served_client,
+    write_config,
+)
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +51,7 @@ Growers in the hills reported a smaller but sweeter crop, and prices rose at the
 
 def roots_callback(*paths: Path) -> Any:
     async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=path.as_uri()) for path in paths])
+        return types.ListRootsResult(roots=[root_for(path) for path in paths])
 
     return list_roots
 
@@ -52,7 +60,7 @@ def sampling_callback(prompts: list[str]) -> Any:
     """The client's model: one known summary, in the block shape the digest asks for."""
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompts.append(params.messages[0].content.text)
+        prompts.append(prompt_text(params))
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=f"=== 1 ===\n{MODEL_SUMMARY}"),

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostd_testing import envelope_of, served_client, write_config
@@ -92,6 +93,7 @@ async def test_tasks_and_thinking_link_through_services(config_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.npm
 def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
     tmp_path: Path, every_plugin: list[str]
 ) -> None:
@@ -102,7 +104,7 @@ def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
     config = write_config(tmp_path, config={"allowed_roots": [str(root)]})
     hostd = str(Path(sys.executable).with_name("hostd"))
 
-    def inspector(*method: str) -> dict:
+    def inspector(*method: str) -> dict[str, Any]:
         done = subprocess.run(
             [
                 "npx",
@@ -121,7 +123,8 @@ def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
             env={**os.environ},
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        return json.loads(done.stdout)
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
 
     names = {tool["name"] for tool in inspector("--method", "tools/list")["tools"]}
     assert {

@@ -35,6 +35,7 @@ Without Debian's PostgreSQL or nginx the test skips, naming the package; CI sets
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -258,8 +259,10 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             answer = await until_answered(
                 ledger,
                 mark,
-                lambda mark=mark: clients[member].call(
-                    "update_memory", {"uri": memory_uri, "content": mark, "append": True}
+                functools.partial(
+                    clients[member].call,
+                    "update_memory",
+                    {"uri": memory_uri, "content": mark, "append": True},
                 ),
             )
             assert answer["status"] == "success", answer
@@ -278,7 +281,7 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             answer = await until_answered(
                 ledger,
                 mark,
-                lambda arguments=arguments: clients[member].call("sequential_thinking", arguments),
+                functools.partial(clients[member].call, "sequential_thinking", arguments),
             )
             assert answer["status"] == "success", answer
             ledger.acknowledged.add(mark)

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from hostd_testing import HttpServer, envelope_of, write_config
+from hostd_testing import HttpServer, envelope_of, root_for, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ async def test_roots_and_sampling_on_a_stateless_server(
 
     async def roots(context: Any) -> types.ListRootsResult:
         asked.append("roots")
-        return types.ListRootsResult(roots=[types.Root(uri=project.as_uri())])
+        return types.ListRootsResult(roots=[root_for(project)])
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         asked.append("sampling")

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 from hostd.plugins import installed_plugins
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -39,7 +40,9 @@ async def main() -> None:
             result = await client.call_tool(
                 "update_summary", {"content": "# From a wheel", "file_path": "w.md"}
             )
-            envelope = json.loads(result.content[0].text)
+            block = result.content[0]
+            assert isinstance(block, types.TextContent), block
+            envelope = json.loads(block.text)
             assert not result.is_error, envelope
             assert (scratch / "w.md").read_text(encoding="utf-8").startswith("# From a wheel")
         else:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import probe_plugin
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import probe_plugin  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -45,7 +45,7 @@ class FailResult(ToolOutput):
 
 
 def echo(
-    ctx: ToolContext,
+    ctx: ToolContext[ProbeSettings],
     text: Annotated[str, Field(description="Text to send back", min_length=1, max_length=10_000)],
     times: Annotated[int, Field(description="How many times to repeat it", ge=1, le=5)] = 1,
     style: Annotated[Literal["plain", "upper"], Field(description="How to render the text")] = "plain",
@@ -76,13 +76,14 @@ def fail(
     raise RuntimeError("secret internal detail that must not reach the client")
 
 
-def where(ctx: ToolContext) -> RootsResult:
+def where(ctx: ToolContext[ProbeSettings]) -> RootsResult:
     """List the effective roots this call may write under."""
     return RootsResult(roots=[str(root) for root in ctx.roots()])
 
 
 async def ask(
-    ctx: ToolContext, prompt: Annotated[str, Field(description="What to ask the client's model")]
+    ctx: ToolContext[ProbeSettings],
+    prompt: Annotated[str, Field(description="What to ask the client's model")],
 ) -> SampleResult:
     """Ask the client's model through MCP sampling, if the client offers it."""
     answer = await ctx.sample(prompt, max_tokens=50)
@@ -91,7 +92,7 @@ async def ask(
 
 
 async def count_slowly(
-    ctx: ToolContext,
+    ctx: ToolContext[ProbeSettings],
     steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)],
 ) -> ProgressResult:
     """Report progress ``steps`` times, pausing a little between steps."""
@@ -102,7 +103,7 @@ async def count_slowly(
 
 
 def count_in_thread(
-    ctx: ToolContext,
+    ctx: ToolContext[ProbeSettings],
     steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)],
 ) -> ProgressResult:
     """The same as count_slowly from a sync tool (runs in a worker thread)."""
@@ -111,7 +112,7 @@ def count_in_thread(
     return ProgressResult(steps=steps)
 
 
-def noisy(ctx: ToolContext) -> ProgressResult:
+def noisy(ctx: ToolContext[ProbeSettings]) -> ProgressResult:
     """Print to stdout and write to file descriptor 1, which must not corrupt the protocol."""
     import os
 
@@ -140,15 +141,15 @@ def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
 
 
 @hookimpl
-def hostd_register_services(register, context: PluginContext) -> None:  # type: ignore[no-untyped-def]
+def hostd_register_services(register, context: PluginContext[ProbeSettings]) -> None:  # type: ignore[no-untyped-def]
     register("probe.greeter", lambda name: f"{context.settings.greeting}, {name}")
 
 
 @hookimpl
-def hostd_startup(context: PluginContext) -> None:
+def hostd_startup(context: PluginContext[ProbeSettings]) -> None:
     EVENTS.append(f"startup:{context.name}")
 
 
 @hookimpl
-def hostd_shutdown(context: PluginContext) -> None:
+def hostd_shutdown(context: PluginContext[ProbeSettings]) -> None:
     EVENTS.append(f"shutdown:{context.name}")

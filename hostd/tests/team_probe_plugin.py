@@ -19,13 +19,13 @@ class LingerResult(ToolOutput):
     seconds: float
 
 
-def whoami(ctx: ToolContext) -> WhoResult:
+def whoami(ctx: ToolContext[None]) -> WhoResult:
     """Say which team member this call is made for."""
     return WhoResult(member=ctx.member).with_message(ctx.text(en="Identified.", zh="已识别。"))
 
 
 async def linger(
-    ctx: ToolContext,
+    ctx: ToolContext[None],
     seconds: Annotated[float, Field(description="How long to take", ge=0, le=30)],
 ) -> LingerResult:
     """Report progress once (the call is under way), then take ``seconds`` to answer."""
@@ -41,10 +41,10 @@ def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
 
 
 @hookimpl
-def hostd_startup(context: PluginContext) -> None:
+def hostd_startup(context: PluginContext[None]) -> None:
     (context.data_dir / "shutdown-ran").unlink(missing_ok=True)  # the host shuts down what started
 
 
 @hookimpl
-def hostd_shutdown(context: PluginContext) -> None:
+def hostd_shutdown(context: PluginContext[None]) -> None:
     (context.data_dir / "shutdown-ran").write_text("yes", encoding="utf-8")

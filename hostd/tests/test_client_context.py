@@ -7,14 +7,14 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from hostd_testing import envelope_of, in_memory_client, prompt_text, root_for
 
 pytestmark = pytest.mark.anyio
 
 
 def roots_callback(*paths: Path) -> Any:
     async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=path.as_uri()) for path in paths])
+        return types.ListRootsResult(roots=[root_for(path) for path in paths])
 
     return list_roots
 
@@ -84,7 +84,7 @@ async def test_sampling_asks_the_clients_model(hostd_data_dir: Path, probe: obje
     prompts: list[str] = []
 
     async def sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompts.append(params.messages[0].content.text)
+        prompts.append(prompt_text(params))
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text="forty-two"), model="test-model"
         )

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import anyio
 import mcp_types as types
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from hostd_testing import envelope_of, in_memory_client, prompt_text, root_for
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
@@ -37,7 +37,7 @@ class AskingPlugin:
         self.runs = 0
 
     async def ask_twice(
-        self, ctx: ToolContext, topic: Annotated[str, Field(description="What to ask about")]
+        self, ctx: ToolContext[None], topic: Annotated[str, Field(description="What to ask about")]
     ) -> Answers:
         """Ask the client's model two questions, the second built from the first answer."""
         self.runs += 1
@@ -46,14 +46,14 @@ class AskingPlugin:
         return Answers(texts=[first.text, second.text], runs=self.runs)
 
     def ask_in_thread(
-        self, ctx: ToolContext, topic: Annotated[str, Field(description="What to ask about")]
+        self, ctx: ToolContext[None], topic: Annotated[str, Field(description="What to ask about")]
     ) -> Answers:
         """Ask from a sync tool's worker thread, as the wechat digest does."""
         self.runs += 1
         return Answers(texts=[ctx.sample_sync(f"thread: {topic}").text], runs=self.runs)
 
     async def ask_at_once(
-        self, ctx: ToolContext, topic: Annotated[str, Field(description="What to ask about")]
+        self, ctx: ToolContext[None], topic: Annotated[str, Field(description="What to ask about")]
     ) -> Answers:
         """Ask two questions concurrently (a task group ends with both unanswered)."""
         self.runs += 1
@@ -67,7 +67,7 @@ class AskingPlugin:
             group.start_soon(ask, 2)
         return Answers(texts=[texts[1], texts[2]], runs=self.runs)
 
-    def careless(self, ctx: ToolContext) -> Answers:
+    def careless(self, ctx: ToolContext[None]) -> Answers:
         """Swallow every ``Exception`` around sampling, as careless plugin code might."""
         self.runs += 1
         try:
@@ -84,7 +84,7 @@ class AskingPlugin:
 
 def roots_callback(*paths: Path) -> Any:
     async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=path.as_uri()) for path in paths])
+        return types.ListRootsResult(roots=[root_for(path) for path in paths])
 
     return list_roots
 
@@ -93,7 +93,7 @@ def sampling_callback(prompts: list[str]) -> Any:
     """The client's model: answers ``model says <prompt>`` and records each prompt it saw."""
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompt = params.messages[0].content.text
+        prompt = prompt_text(params)
         prompts.append(prompt)
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text=f"model says {prompt}"), model="m"
@@ -186,7 +186,7 @@ async def test_sampling_without_the_capability_says_not_available(
 
 async def asked(tool: str, mode: str, data_dir: Path) -> tuple[dict[str, Any], list[str], int]:
     """Call one AskingPlugin tool; its envelope, the prompts the client's model saw, the tool's runs."""
-    plugin, prompts = AskingPlugin(), []
+    plugin, prompts = AskingPlugin(), list[str]()
     async with in_memory_client(
         ["asking"],
         data_dir=data_dir,
@@ -249,7 +249,7 @@ async def test_the_round_trip_on_the_wire(tmp_path: Path, probe: object) -> None
         assert [request.method for request in asking.input_requests.values()] == ["roots/list"]
         assert asking.request_state
         (key,) = asking.input_requests
-        answer = types.ListRootsResult(roots=[types.Root(uri=workspace.as_uri())])
+        answer = types.ListRootsResult(roots=[root_for(workspace)])
         done = await client.session.call_tool(
             "where", {}, input_responses={key: answer}, request_state=asking.request_state
         )
@@ -266,7 +266,7 @@ async def test_answers_nobody_asked_for_are_ignored(tmp_path: Path, probe: objec
         mode=MODERN,
         list_roots_callback=roots_callback(tmp_path),
     ) as client:
-        unsolicited = {"roots": types.ListRootsResult(roots=[types.Root(uri=elsewhere.as_uri())])}
+        unsolicited: dict[str, Any] = {"roots": types.ListRootsResult(roots=[root_for(elsewhere)])}
         result = await client.session.call_tool(
             "where", {}, input_responses=unsolicited, allow_input_required=True
         )

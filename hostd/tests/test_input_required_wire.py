@@ -68,7 +68,8 @@ def rpc(
     if response.headers["content-type"].startswith("text/event-stream"):
         data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
         return next(m for m in map(json.loads, data) if m.get("id") == 1)
-    return response.json()
+    answer: dict[str, Any] = response.json()
+    return answer
 
 
 def test_roots_are_asked_for_in_the_result_and_used_on_the_retry(server: HttpServer, tmp_path: Path) -> None:

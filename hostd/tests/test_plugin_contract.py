@@ -9,10 +9,9 @@ import pytest
 from hostd.config import config_from_mapping
 from hostd.errors import HostError
 from hostd.host import Host
-from hostd_testing import envelope_of, in_memory_client
 from pydantic import BaseModel, Field
 
-from hostd import ToolContext, ToolOutput, hookimpl
+from hostd import ToolOutput, hookimpl
 
 
 def make_host(
@@ -177,38 +176,6 @@ def test_each_plugin_gets_its_own_data_folder(hostd_data_dir: Path, probe: objec
     assert (hostd_data_dir / "probe").is_dir()
 
 
-class ServiceUser:
-    class Greeting(ToolOutput):
-        text: str
-
-    @staticmethod
-    def greet(ctx: ToolContext, name: Annotated[str, Field(description="who")]) -> ServiceUser.Greeting:
-        """Greet through another plugin's service when it is there."""
-        greeter = ctx.services.get("probe.greeter")
-        text = greeter(name) if greeter else "no greeter loaded"
-        return ServiceUser.Greeting(text=text)
-
-    @hookimpl
-    def hostd_register_tools(self, register: Any) -> None:
-        register(self.greet, name="greet")
-
-
-@pytest.mark.anyio
-async def test_services_pass_between_plugins_and_degrade_when_absent(
-    hostd_data_dir: Path, probe: object
-) -> None:
-    plugins = {"probe": probe, "user": ServiceUser()}
-    async with in_memory_client(
-        ["probe", "user"],
-        data_dir=hostd_data_dir,
-        extra_plugins=plugins,
-        settings={"probe": {"greeting": "hi"}},
-    ) as c:
-        assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "hi, Ada"
-    async with in_memory_client(["user"], data_dir=hostd_data_dir, extra_plugins=plugins) as c:
-        assert envelope_of(await c.call_tool("greet", {"name": "Ada"}))["text"] == "no greeter loaded"
-
-
 class Recorder:
     def __init__(self, name: str, events: list[str]) -> None:
         self.name, self.events = name, events
@@ -245,7 +212,12 @@ def test_startup_opens_nothing_lazily_registered(hostd_data_dir: Path) -> None:
     host = make_host(hostd_data_dir, {"one": Recorder("one", [])})
     host.startup()
     assert opened == []
-    host.contexts["one"].resource("db", lambda: opened.append("db") or Closable([]))
+
+    def open_db() -> Closable:
+        opened.append("db")
+        return Closable([])
+
+    host.contexts["one"].resource("db", open_db)
     assert opened == ["db"]
     host.shutdown()
 

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from hostd_testing import install_plugin_source, pythonpath_with, write_config
 
 HERE = Path(__file__).resolve().parent
 
 
-def tools_json(config: Path, env: dict[str, str]) -> list[dict]:
+def tools_json(config: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-m", "hostd", "tools", "--json", "--config", str(config)],
         capture_output=True,
@@ -22,7 +23,8 @@ def tools_json(config: Path, env: dict[str, str]) -> list[dict]:
         env={**os.environ, **env},
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    tools: list[dict[str, Any]] = json.loads(done.stdout)
+    return tools
 
 
 def test_schemas_come_from_the_cache_and_follow_code_changes(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from hostd_testing import HttpServer, envelope_of, served_client, write_config
+from hostd_testing.raw_stdio import handshake, initialize, raw_stdio_server, request, tools_call
 
 pytestmark = pytest.mark.anyio
 ERAS = ["legacy", "2026-07-28"]
@@ -42,47 +43,18 @@ async def test_stdio_both_eras(
 def test_stdio_survives_garbage_lines_and_unknown_methods(
     config_path: Path, probe_install: dict[str, str]
 ) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hostd", "serve", "--config", str(config_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **probe_install},
-    )
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        "this line is not JSON at all",
-        '{"jsonrpc": "2.0", "id": 99, "method": ',
-        "[1, 2, 3]",
-        {"jsonrpc": "2.0", "id": 2, "method": "no/such/method"},
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "ok"}},
-        },
-    ]
-    payload = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
-    assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(payload.encode())
-    process.stdin.flush()
-    by_id: dict[Any, Any] = {}
-    while not {1, 2, 3} <= set(by_id):  # stdin stays open, as an IDE keeps it, until all are answered
-        line = process.stdout.readline()
-        assert line, "server closed stdout early"
-        answer = json.loads(line)  # stdout carries JSON-RPC only
-        by_id[answer.get("id")] = answer
-    _, err = process.communicate(timeout=60)
+    with raw_stdio_server(config_path, env=probe_install) as server:
+        server.send(
+            *handshake("t"),
+            "this line is not JSON at all",
+            '{"jsonrpc": "2.0", "id": 99, "method": ',
+            "[1, 2, 3]",
+            request(2, "no/such/method"),
+            tools_call(3, "echo", {"text": "ok"}),
+        )
+        # stdin stays open, as an IDE keeps it, until all are answered; stdout carries JSON-RPC only
+        by_id = {answer.get("id"): answer for answer in server.read_until({1, 2, 3})}
+        _, err = server.finish()
     assert by_id[1]["result"]["serverInfo"]["name"] == "hostd"
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["result"]["structuredContent"]["text"] == "ok"
@@ -91,16 +63,7 @@ def test_stdio_survives_garbage_lines_and_unknown_methods(
 
 # --- HTTP ----------------------------------------------------------------------------------
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
+INITIALIZE = initialize(1)
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

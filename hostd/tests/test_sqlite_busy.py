@@ -24,7 +24,9 @@ class LockedStorePlugin:
 
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
-        def add_row(ctx: ToolContext, note: Annotated[str, Field(description="text to store")]) -> Counted:
+        def add_row(
+            ctx: ToolContext[None], note: Annotated[str, Field(description="text to store")]
+        ) -> Counted:
             """Store one row."""
             connection = sqlite3.connect(ctx.data_dir / "store.db", timeout=0.2, isolation_level=None)
             try:

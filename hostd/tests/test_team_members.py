@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import getpass
+import hmac
 import json
 import os
 import signal
@@ -69,13 +70,13 @@ def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -
         {name: (token, hostd.members.Member(name)) for name, token in [("a", ALICE), ("b", BOB)]}
     )
     compared: list[int] = []
-    real = hostd.members.hmac.compare_digest
+    real = hmac.compare_digest
 
     def counting(left: bytes, right: bytes) -> bool:
         compared.append(len(left))
         return real(left, right)
 
-    monkeypatch.setattr(hostd.members.hmac, "compare_digest", counting)
+    monkeypatch.setattr("hostd.members.hmac.compare_digest", counting)
     member = book.identify(ALICE)
     assert member is not None and member.name == "a"
     assert book.identify("unknown-token-0000000") is None
@@ -300,7 +301,7 @@ def test_the_local_member_falls_back_when_there_is_no_login_name(monkeypatch: py
     def no_login() -> str:
         raise KeyError("getpwuid(): uid not found: 12345")
 
-    monkeypatch.setattr(hostd.members.getpass, "getuser", no_login)
+    monkeypatch.setattr("hostd.members.getpass.getuser", no_login)
     assert hostd.members.local_member() == "local"
-    monkeypatch.setattr(hostd.members.getpass, "getuser", lambda: "name with spaces")
+    monkeypatch.setattr("hostd.members.getpass.getuser", lambda: "name with spaces")
     assert hostd.members.local_member() == "local"  # not a valid member name: never passed on

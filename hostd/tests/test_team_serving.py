@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from hostd_testing import HttpServer, envelope_of, write_config
+from hostd_testing import HttpServer, envelope_of, root_for, write_config
 from team_support import (
     INITIALIZE,
     MCP_HEADERS,
@@ -85,7 +85,7 @@ async def test_stateless_2025_era_never_waits_for_the_client(stateless: HttpServ
 
     async def roots(context: Any) -> types.ListRootsResult:
         asked.append("roots")
-        return types.ListRootsResult(roots=[types.Root(uri=tmp_path.as_uri())])
+        return types.ListRootsResult(roots=[root_for(tmp_path)])
 
     async with stateless.client(mode="legacy", sampling_callback=sample, list_roots_callback=roots) as client:
         with anyio.fail_after(10):
@@ -292,7 +292,7 @@ def test_sigterm_finishes_calls_in_flight_then_exits_0(tmp_path: Path, stateless
             post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
             listening = threading.Thread(target=_hold_get_stream, args=(server.url, headers), daemon=True)
             listening.start()
-        under_way, lines = threading.Event(), []
+        under_way, lines = threading.Event(), list[str]()
         calling = threading.Thread(target=_stream_call, args=(server.url, headers, under_way, lines))
         calling.start()
         assert under_way.wait(10)

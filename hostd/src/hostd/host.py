@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ class Host:
         self,
         loaded: LoadedConfig,
         *,
-        extra_plugins: dict[str, object] | None = None,
+        extra_plugins: Mapping[str, object] | None = None,
         cwd: Path | None = None,
     ) -> None:
         self.loaded = loaded
@@ -67,7 +67,7 @@ class Host:
             loaded.profile.plugins, extra_plugins=extra_plugins
         )
         self.services = Services()
-        self.contexts: dict[str, PluginContext] = {}
+        self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
         self._started: list[str] = []
         self._build_contexts()

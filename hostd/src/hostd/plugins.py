@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 
 import pluggy
@@ -20,7 +21,7 @@ def installed_plugins() -> dict[str, EntryPoint]:
 def make_plugin_manager(
     names: list[str] | None,
     *,
-    extra_plugins: dict[str, object] | None = None,
+    extra_plugins: Mapping[str, object] | None = None,
 ) -> tuple[pluggy.PluginManager, list[str]]:
     """A fresh manager holding the named plugins (``None``: every installed one).
 

@@ -647,7 +647,7 @@ def _graceful_server_class() -> type[Any]:
 
     # sse_starlette ends every SSE stream the moment uvicorn is asked to stop, which would cut
     # the answers of calls in flight (Streamable HTTP answers a call on an SSE stream).
-    AppStatus.disable_automatic_graceful_drain()
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]  # sse_starlette is untyped here
 
     class GracefulServer(uvicorn.Server):
         """uvicorn's server, stopping in order: new connections refused at once (uvicorn), calls

@@ -69,6 +69,7 @@ def test_schema_status_and_refusing_a_newer_schema(notes: PostgresDatabase, post
             older_code.read().__enter__()
         assert refused.value.code == "SCHEMA_TOO_NEW"
         assert "version 2" in refused.value.message.en and "up to 1" in refused.value.message.en
+        assert refused.value.hint is not None
         assert "升级" in refused.value.hint.zh
     finally:
         older_code.close()
@@ -81,6 +82,7 @@ def test_without_auto_migrate_an_outdated_schema_says_what_to_run(postgres_url: 
         with pytest.raises(DatabaseError) as outdated:
             database.write().__enter__()
         assert outdated.value.code == "SCHEMA_OUTDATED"
+        assert outdated.value.hint is not None
         assert "hostd db migrate" in outdated.value.hint.en
         database.migrate()
         with database.write() as connection:
@@ -189,6 +191,7 @@ def test_an_unreachable_server_names_the_host_and_never_the_password(postgres_se
         database.read().__enter__()
     error = unreachable.value
     assert error.code == "UNAVAILABLE"
+    assert error.hint is not None
     text = error.message.en + error.hint.en + error.message.zh + str(error.details)
     assert f"127.0.0.1:{closed_port}/hostd" in text
     assert "s3cret" not in text and "team" not in text
@@ -208,7 +211,9 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
     notes: PostgresDatabase, postgres_server: PostgresServer
 ) -> None:
     with notes.read() as connection:
-        pid = connection.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        row = connection.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        assert row is not None
+        pid = row["pid"]
 
     def kill_backend_soon() -> None:
         time.sleep(0.3)
@@ -217,7 +222,7 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
     killer = threading.Thread(target=kill_backend_soon)
     killer.start()
     with pytest.raises(DatabaseError) as lost, notes.write() as connection:
-        assert connection.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"] == pid
+        assert connection.execute("SELECT pg_backend_pid() AS pid").fetchone() == {"pid": pid}
         connection.execute("INSERT INTO notes (body) VALUES ('never acknowledged')")
         connection.execute("SELECT pg_sleep(3)")
     killer.join()

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-# Worker functions for child processes live in fs_test_workers; child processes started with
-# "spawn" import it by name, whatever pytest's import mode.
-_TESTS_DIR = str(Path(__file__).parent)
-if _TESTS_DIR not in sys.path:
-    sys.path.insert(0, _TESTS_DIR)
 
 
 @pytest.fixture

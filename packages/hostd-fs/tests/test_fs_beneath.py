@@ -102,6 +102,7 @@ def test_a_hard_link_is_never_written(
         WRITES[operation](target, lock_dir)
     error = caught.value
     assert (error.code, error.reason, error.details["links"]) == ("PATH_NOT_ALLOWED", "HARD_LINK", 2)
+    assert error.hint is not None
     assert "硬链接" in error.message.zh and "hard link" in error.message.en and error.hint.en
     assert (outside / "secret.md").read_text() == "outside, untouched"
     assert sorted(os.listdir(root)) == ["x.md"]
@@ -164,6 +165,7 @@ def test_a_path_1500_folders_deep_is_path_too_long_with_a_hint(root: Path) -> No
         resolve_beneath("a/" * 1500 + "x.md", [root])
     error = caught.value
     assert (error.code, error.reason, error.details["depth_limit"]) == ("PATH_TOO_LONG", "TOO_LONG", 128)
+    assert error.hint is not None
     assert "128" in error.hint.en and "128" in error.hint.zh
     assert list(root.iterdir()) == []
     assert resolve_beneath("a/" * 100 + "x.md", [root]).names[-1] == "x.md"
@@ -188,6 +190,7 @@ def test_only_broken_client_roots_refuse_instead_of_falling_back_to_the_cwd(tmp_
         "NO_ROOT",
         "invalid_client_roots",
     )
+    assert error.hint is not None
     assert "NUL" in error.hint.en and "NUL" in error.hint.zh
 
 

@@ -73,7 +73,9 @@ def test_every_reason_speaks_english_and_chinese(reason: str, cause: str | None)
     error = path_error(reason, "/notes/a.md", **details)
     for language in ("en", "zh", "zh-CN", "fr"):
         assert error.message.render(language).strip()
+        assert error.hint is not None
         assert error.hint.render(language).strip()
+    assert error.hint is not None
     assert CJK.search(error.message.zh) and CJK.search(error.hint.zh)
     assert not CJK.search(error.message.en) and not CJK.search(error.hint.en)
     assert "?" not in error.message.en + error.hint.en, "a placeholder was left unfilled"

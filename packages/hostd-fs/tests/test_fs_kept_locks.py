@@ -52,7 +52,7 @@ def test_repeated_acquisitions_reuse_one_descriptor(tmp_path: Path, monkeypatch:
         opened.append(os.fspath(path))
         return real_open(path, *args)
 
-    monkeypatch.setattr(kept_locks_module.os, "open", spy)
+    monkeypatch.setattr("hostd_fs.kept_locks.os.open", spy)
     lock = kept_lock(lock_file)
     for _ in range(100):
         assert lock.acquire(0)

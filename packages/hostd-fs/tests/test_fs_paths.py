@@ -177,12 +177,14 @@ def test_lone_surrogates_are_invalid_encoding(root: Path, path: str) -> None:
     assert error.path is not None
     error.path.encode("utf-8")  # shown with escapes, so the envelope can carry it
     assert "\\u" in error.path
+    assert error.hint is not None
     assert "Unicode" in error.message.en and "UTF-8" in error.hint.zh
 
 
 def test_without_roots_nothing_is_allowed() -> None:
     error = refusal("a.md", [])
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
+    assert error.hint is not None
     assert "allowed_roots" in error.hint.en
 
 

@@ -58,6 +58,7 @@ def test_disjoint_roots_raise_no_root_saying_they_do_not_overlap() -> None:
         effective_roots(["/notes"], ["file:///projects/app"])
     error = caught.value
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
+    assert error.hint is not None
     assert "do not overlap" in error.hint.en
     assert "/notes" in error.hint.en
     assert "没有重叠" in error.hint.zh
@@ -81,6 +82,7 @@ def test_root_and_home_are_never_implicit(cwd: Path) -> None:
         effective_roots(None, None, cwd=cwd)
     error = caught.value
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
+    assert error.hint is not None
     assert "allowed_roots" in error.hint.en and "allowed_roots" in error.hint.zh
 
 

@@ -59,9 +59,10 @@ def test_a_server_left_by_a_killed_run_is_stopped_and_removed() -> None:
         text=True,
     )
     assert child.stdout is not None
-    folder = Path(child.stdout.readline().strip())
-    child.kill()
-    child.wait()
+    with child.stdout:  # closed, or the pipe is a ResourceWarning (an error under filterwarnings)
+        folder = Path(child.stdout.readline().strip())
+        child.kill()
+        child.wait()
     pid_file = folder / "data" / "postmaster.pid"
     assert pid_file.exists(), "the killed run's server should still be running"
     bindir = postgres.find_bindir()

@@ -1,8 +1,10 @@
-"""Shared fixtures: an in-memory client over the plugin, call helpers, Chromium and Mermaid."""
+"""Shared fixtures: an in-memory client over the plugin (both backends), Chromium and Mermaid.
+
+Helpers the tests import live in ``deep_thinking_support``; tool calls in ``hostd_testing.calls``.
+"""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -10,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from deep_thinking_support import CHROMIUM, NPM_CACHE, PLUGIN, TEAM_DB_ENV, config_for, require_or_skip
+from hostd_testing import in_memory_client
+from hostd_testing.markers import mark_external
 from mcp import Client
 
-PLUGIN = "deep-thinking"
-CHROMIUM = Path("/usr/bin/chromium")
-NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
 BROWSER_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -25,14 +26,6 @@ BROWSER_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-#: The environment variable the team-database variant's config names in ``storage.url_env``.
-TEAM_DB_ENV = "HOSTD_DEEP_THINKING_TEST_DB"
-
-
-def config_for(roots: Path, language: str = "en") -> dict[str, Any]:
-    return {"language": language, "allowed_roots": [str(roots)]}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,59 +64,6 @@ async def client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, Any
         [PLUGIN], data_dir=hostd_data_dir, config={**config_for(hostd_roots), **backend}
     ) as connected:
         yield connected
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    """The envelope of one call, whatever its status."""
-    return envelope_of(await client.call_tool(tool, arguments))
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    envelope = await call(client, tool, **arguments)
-    assert envelope["status"] == "success", envelope
-    return envelope
-
-
-async def fails(client: Client, tool: str, code: str, **arguments: Any) -> dict[str, Any]:
-    envelope = await call(client, tool, **arguments)
-    assert envelope["status"] == "error", envelope
-    assert envelope["error"]["code"] == code, envelope
-    return envelope
-
-
-def thought(
-    number: int, total: int, text: str | None = None, *, more: bool = True, **extra: Any
-) -> dict[str, Any]:
-    """The official tool's arguments for one thought."""
-    return {
-        "thought": f"Thought number {number}" if text is None else text,
-        "thoughtNumber": number,
-        "totalThoughts": total,
-        "nextThoughtNeeded": more,
-        **extra,
-    }
-
-
-async def sample_session(client: Client, session_id: str = "trip") -> None:
-    """A session with one revision and two branches (the golden files' session)."""
-    steps = [
-        thought(1, 4, "Define the goal: a weekend trip under 300 EUR"),
-        thought(2, 4, "Gather the facts: trains, hostels, weather"),
-        thought(3, 4, "Compare options: Lyon or Turin"),
-        thought(4, 4, "Recheck the facts: the train strike on Saturday", isRevision=True, revisesThought=2),
-        thought(4, 5, "Branch: stay home and hike", branchFromThought=3, branchId="stay-home"),
-        thought(2, 5, "Branch: go by bus instead", branchFromThought=1, branchId="bus"),
-        thought(3, 5, "Bus to Turin takes 9 hours", branchFromThought=1, branchId="bus"),
-        thought(5, 5, "Decide: Lyon by car-share on Sunday", more=False),
-    ]
-    for arguments in steps:
-        await ok(client, "sequential_thinking", session_id=session_id, **arguments)
-
-
-def require_or_skip(what: str) -> None:
-    if os.environ.get("HOSTD_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{what} (HOSTD_REQUIRE_BROWSER=1)")
-    pytest.skip(what)
 
 
 @pytest.fixture
@@ -165,3 +105,13 @@ def mermaid_js() -> Path:
         if result.returncode != 0 or not bundle.exists():
             require_or_skip(f"npm install mermaid failed: {result.stderr[-500:]}")
     return bundle
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Chromium and npm (mermaid, the official server) tests: for ``nox -s external`` only."""
+    mark_external(
+        item,
+        Path(__file__).parent,
+        npm={"mermaid_js", "test_official_server.py"},
+        browser={"browser"},
+    )

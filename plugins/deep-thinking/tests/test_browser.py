@@ -8,8 +8,9 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import PLUGIN, config_for, ok, sample_session, thought
+from deep_thinking_support import PLUGIN, config_for, sample_session, thought
 from hostd_testing import in_memory_client
+from hostd_testing.calls import ok
 
 HOSTILE_THOUGHTS = [
     "</script><script>window.__pwned = 1</script>",

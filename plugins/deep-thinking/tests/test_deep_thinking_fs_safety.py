@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import call, fails, ok, sample_session
+from deep_thinking_support import sample_session
+from hostd_testing.calls import call, fails, ok
 from hostd_testing.symlink_swap import swapping
 from mcp import Client
 

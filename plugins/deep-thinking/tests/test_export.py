@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import fails, ok, sample_session, thought
+from deep_thinking_support import sample_session, thought
+from hostd_testing.calls import fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -387,7 +388,7 @@ def test_nan_in_metadata_is_refused_by_create_session(tmp_path: Path, hostd_root
     import subprocess
     import sys
 
-    from conftest import PLUGIN, config_for
+    from deep_thinking_support import PLUGIN, config_for
     from hostd_testing import write_config
 
     config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
@@ -413,7 +414,7 @@ def test_nan_in_metadata_is_refused_by_create_session(tmp_path: Path, hostd_root
 
 
 async def test_import_refusals_in_chinese_have_no_english(hostd_data_dir: Path, hostd_roots: Path) -> None:
-    from conftest import PLUGIN, config_for
+    from deep_thinking_support import PLUGIN, config_for
     from hostd_testing import in_memory_client
 
     async with in_memory_client(

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fails, ok, thought
+from deep_thinking_support import thought
+from hostd_testing.calls import fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PLUGIN, TEAM_DB_ENV, config_for, fails, ok, thought
+from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
 from hostd.members import local_member
 from hostd_testing import HttpServer, in_memory_client, write_config
+from hostd_testing.calls import fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

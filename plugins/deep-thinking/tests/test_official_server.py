@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import NPM_CACHE, PLUGIN, config_for, ok, require_or_skip, thought
+from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip, thought
 from hostd_testing import in_memory_client
+from hostd_testing.calls import ok
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 

@@ -10,8 +10,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import PLUGIN, config_for, ok, sample_session, thought
+from deep_thinking_support import PLUGIN, config_for, sample_session, thought
 from hostd_testing import HttpServer, fuzz_tools, in_memory_client, served_client, write_config
+from hostd_testing.calls import ok
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PLUGIN, config_for, ok, thought
+from deep_thinking_support import PLUGIN, config_for, thought
 from hostd_deep_thinking.store import BACKUPS_KEPT, SessionStore, new_document
 from hostd_testing import in_memory_client
+from hostd_testing.calls import ok
 
 
 def plain_thought(state, number: int, text: str = "t"):  # type: ignore[no-untyped-def]

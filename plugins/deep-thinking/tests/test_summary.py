@@ -8,8 +8,9 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import PLUGIN, config_for, fails, ok, sample_session, thought
+from deep_thinking_support import PLUGIN, config_for, sample_session, thought
 from hostd_testing import in_memory_client
+from hostd_testing.calls import fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PLUGIN, TEAM_DB_ENV, call, config_for, fails, ok, thought
+from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
 from hostd_testing import in_memory_client, write_config
+from hostd_testing.calls import call, fails, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -91,7 +92,7 @@ async def test_a_session_locked_past_the_statement_timeout_is_a_timeout_error(
 
 async def _local_sessions(data_dir: Path, roots: Path) -> None:
     """Sessions in the data folder: one with revisions and branches, one archived, one deleted."""
-    from conftest import sample_session
+    from deep_thinking_support import sample_session
 
     async with in_memory_client([PLUGIN], data_dir=data_dir, config=config_for(roots)) as client:
         await sample_session(client, "trip")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import PLUGIN, call, config_for, fails, ok, thought
+from deep_thinking_support import PLUGIN, config_for, thought
 from hostd_testing import in_memory_client
+from hostd_testing.calls import call, fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -3,41 +3,22 @@
 Every tool test runs on both stores: ``backend`` is ``sqlite`` (the file in the data folder) or
 ``postgres`` (``storage`` in the config, a fresh database of the session's PostgreSQL server).
 The PostgreSQL cases skip cleanly where no server or no driver is installed. A module about
-SQLite file itself is marked ``@sqlite_only``.
+the SQLite file itself is marked ``@sqlite_only`` (``memory_support``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from hostd_testing import in_memory_client
+from hostd_testing.markers import mark_external
 from mcp import Client
+from memory_support import TEAM_DATABASE_ENV, MemoryClient
 
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    """Call a tool and return its envelope (checked against the text block)."""
-    return envelope_of(await client.call_tool(tool, arguments))
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    envelope = await call(client, tool, **arguments)
-    assert envelope["status"] == "success", envelope
-    return envelope
-
-
-async def error_code(client: Client, tool: str, **arguments: Any) -> str:
-    envelope = await call(client, tool, **arguments)
-    assert envelope["status"] == "error", envelope
-    return str(envelope["error"]["code"])
-
-
-MemoryClient = Callable[..., AbstractAsyncContextManager[Client]]
-
-TEAM_DATABASE_ENV = "HOSTD_MEMORY_TEST_DATABASE_URL"
 BACKENDS = ["sqlite", "postgres"]
 
 
@@ -49,10 +30,6 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
     monkeypatch.setenv(TEAM_DATABASE_ENV, request.getfixturevalue("postgres_url"))
     return {"storage": {"url_env": TEAM_DATABASE_ENV}}
-
-
-#: For a test about the SQLite file itself (its schema upgrades): run it on that backend only.
-sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -71,3 +48,8 @@ def memory_client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, ob
             yield client
 
     return open_client
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The comparison with the npm-installed official server: for ``nox -s external`` only."""
+    mark_external(item, Path(__file__).parent, npm={"official_server"})

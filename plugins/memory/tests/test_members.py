@@ -12,8 +12,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import MemoryClient, call, ok, sqlite_only
 from hostd_testing import HttpServer, write_config
+from hostd_testing.calls import call, ok
+from memory_support import MemoryClient, sqlite_only
 
 pytestmark = pytest.mark.anyio
 

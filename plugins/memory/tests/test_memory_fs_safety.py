@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import MemoryClient, call, ok
+from hostd_testing.calls import call, ok
+from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import MemoryClient, ok
 from hostd_testing import HttpServer, envelope_of, fuzz_tools, served_client, write_config
+from hostd_testing.calls import ok
+from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
 

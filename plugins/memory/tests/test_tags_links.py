@@ -8,7 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import TEAM_DATABASE_ENV, MemoryClient, call, error_code, ok, sqlite_only
+from hostd_testing.calls import call, error_code, ok
+from memory_support import TEAM_DATABASE_ENV, MemoryClient, sqlite_only
 
 pytestmark = pytest.mark.anyio
 

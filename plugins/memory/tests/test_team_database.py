@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEAM_DATABASE_ENV, call, ok
 from hostd_testing import in_memory_client, write_config
+from hostd_testing.calls import call, ok
+from memory_support import TEAM_DATABASE_ENV
 
 pytestmark = pytest.mark.anyio
 

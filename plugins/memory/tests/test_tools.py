@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MemoryClient, call, error_code, ok
+from hostd_testing.calls import call, error_code, ok
+from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
 

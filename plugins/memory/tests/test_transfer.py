@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import MemoryClient, call, error_code, ok
 from hostd_testing import in_memory_client
+from hostd_testing.calls import call, error_code, ok
+from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -11,10 +10,8 @@ from typing import Any
 
 import pytest
 from hostd_testing import in_memory_client, served_client, write_config
+from hostd_testing.markers import mark_external
 from mcp import Client
-
-# Child processes of the concurrency and crash tests import the support module by name.
-sys.path.insert(0, str(Path(__file__).parent))
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
@@ -38,3 +35,8 @@ def connect(request: pytest.FixtureRequest, tmp_path: Path, hostd_data_dir: Path
         return served_client(write_config(folder, config=config), cwd=cwd, **client_options)
 
     return open_client
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The MCP Inspector (from npm) tests: for ``nox -s external`` only."""
+    mark_external(item, Path(__file__).parent, npm={"test_summary_writer_inspector.py"})

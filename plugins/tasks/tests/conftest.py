@@ -8,17 +8,12 @@ server). The PostgreSQL cases skip cleanly where no server or no driver is insta
 from __future__ import annotations
 
 import itertools
-import sys
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from hostd_testing import in_memory_client, served_client, write_config
 from mcp import Client
-
-# Tests and the concurrency tests' child processes import the support module by name.
-sys.path.insert(0, str(Path(__file__).parent))
-
 from tasks_support import TEAM_DATABASE_ENV, Connect
 
 BACKENDS = ["sqlite", "postgres"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from hostd_testing.markers import mark_external
 from wechat_testlib import ArticleServer, CdnServer
 
 
@@ -20,3 +22,15 @@ def cdn_server() -> Iterator[CdnServer]:
     """A second loopback server standing in for WeChat's image CDN."""
     with CdnServer() as server:
         yield server
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The headless-Chromium tests: for ``nox -s external`` only."""
+    mark_external(
+        item,
+        Path(__file__).parent,
+        browser={
+            "test_script_rendered_page_is_read_by_headless_and_not_by_http",
+            "test_headless_navigation_outside_the_prefix_is_refused",
+        },
+    )

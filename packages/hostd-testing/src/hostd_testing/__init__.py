@@ -4,6 +4,8 @@ from hostd_testing.clients import (
     HttpServer,
     envelope_of,
     in_memory_client,
+    prompt_text,
+    root_for,
     served_client,
     write_config,
 )
@@ -17,7 +19,9 @@ __all__ = [
     "fuzz_tools",
     "in_memory_client",
     "install_plugin_source",
+    "prompt_text",
     "pythonpath_with",
+    "root_for",
     "served_client",
     "write_config",
 ]

@@ -8,17 +8,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+import mcp_types
 import yaml
 from hostd.config import config_from_mapping
 from hostd.host import Host
 from hostd.server import build_server
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from pydantic import FileUrl
 
 
 def envelope_of(result: Any) -> dict[str, Any]:
@@ -30,10 +32,22 @@ def envelope_of(result: Any) -> dict[str, Any]:
     return cast(dict[str, Any], structured)
 
 
+def root_for(path: Path) -> mcp_types.Root:
+    """A client root for a local folder (what an IDE answers to roots/list)."""
+    return mcp_types.Root(uri=FileUrl(path.as_uri()))
+
+
+def prompt_text(params: mcp_types.CreateMessageRequestParams) -> str:
+    """The text of the first message of a sampling request (the server's prompt)."""
+    content = params.messages[0].content
+    assert isinstance(content, mcp_types.TextContent), content
+    return content.text
+
+
 def _profile_config(
     plugins: list[str] | None, config: dict[str, Any] | None, settings: dict[str, Any] | None
 ) -> dict[str, Any]:
-    raw = json.loads(json.dumps(config or {}))
+    raw: dict[str, Any] = json.loads(json.dumps(config or {}))
     raw.setdefault("profiles", {"default": {"plugins": plugins}} if plugins is not None else {})
     if settings:
         raw.setdefault("plugins", {}).update(settings)
@@ -47,7 +61,7 @@ async def in_memory_client(
     data_dir: Path,
     config: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
-    extra_plugins: dict[str, object] | None = None,
+    extra_plugins: Mapping[str, object] | None = None,
     cwd: Path | None = None,
     profile: str | None = None,
     mode: str = "legacy",
@@ -184,3 +198,6 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            for stream in (process.stdout, process.stderr):  # unclosed pipes are ResourceWarnings
+                if stream is not None:
+                    stream.close()

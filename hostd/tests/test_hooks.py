@@ -1,0 +1,440 @@
+"""One test per hook, named ``test_hook_<hook>`` (datasette's convention).
+
+Each proves the host calls the hook with what the hookspec documents and that the hook's
+effect happens. ``test_every_hook_has_a_test`` fails when a hook is added without one, and
+the docstring and README checks keep the contract written down.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import pluggy
+import pytest
+from hostd.config import config_from_mapping
+from hostd.errors import HostError
+from hostd.host import Host
+from hostd_testing import in_memory_client
+from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
+from pydantic import BaseModel, ConfigDict, Field
+
+from hostd import CopyReport, PluginContext, ToolContext, ToolOutput, hookimpl, hookspecs
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE_DATABASE_URL = "postgresql://tester@127.0.0.1:1/never-connected"
+URL_ENV = "HOSTD_HOOK_TEST_DATABASE_URL"
+
+
+def make_host(data_dir: Path, extra: Mapping[str, object], **config: Any) -> Host:
+    """A host running the in-line plugins ``extra``; ``config`` holds the other top-level keys."""
+    raw = {"profiles": {"default": {"plugins": list(extra)}}, **config}
+    return Host(config_from_mapping(raw, data_dir=data_dir), extra_plugins=extra)
+
+
+class Greeting(ToolOutput):
+    text: str
+
+
+class GreeterSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    greeting: str = "hello"
+    volume: int = Field(default=1, ge=1, le=3)
+
+
+def greet(ctx: ToolContext[GreeterSettings], name: Annotated[str, Field(description="who")]) -> Greeting:
+    """Greet someone with the configured greeting."""
+    return Greeting(text=f"{ctx.settings.greeting}, {name}" + "!" * ctx.settings.volume)
+
+
+# --- hostd_settings_model ------------------------------------------------------------------
+
+
+def test_hook_hostd_settings_model(hostd_data_dir: Path) -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    class Plugin:
+        @hookimpl
+        def hostd_settings_model(self, *arguments: Any) -> type[BaseModel]:
+            calls.append(arguments)
+            return GreeterSettings
+
+    configured = make_host(
+        hostd_data_dir, {"greeter": Plugin()}, plugins={"greeter": {"greeting": "hi"}}
+    ).contexts["greeter"]
+    assert calls == [()]  # called once, with no arguments
+    # The model validates the plugin's section: values from the config, the model's defaults for the rest.
+    assert configured.settings == GreeterSettings(greeting="hi", volume=1)
+    assert make_host(hostd_data_dir, {"greeter": Plugin()}).contexts["greeter"].settings == GreeterSettings()
+    with pytest.raises(HostError, match=r"plugins\.greeter.*volume"):
+        make_host(hostd_data_dir, {"greeter": Plugin()}, plugins={"greeter": {"volume": 9}})
+    with pytest.raises(HostError, match=r"plugins\.greeter.*loud"):
+        make_host(hostd_data_dir, {"greeter": Plugin()}, plugins={"greeter": {"loud": True}})
+
+
+# --- hostd_register_tools ------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_register_tools(hostd_data_dir: Path) -> None:
+    seen: list[PluginContext[Any]] = []
+
+    class Plugin:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
+            seen.append(context)
+            register(greet, read_only=True, idempotent=True)
+
+    plugins = {"greeter": Plugin()}
+    async with in_memory_client(
+        ["greeter"], data_dir=hostd_data_dir, extra_plugins=plugins, settings={"greeter": {"volume": 2}}
+    ) as client:
+        # Called once, with this plugin's own context (its name and validated settings).
+        assert [(c.name, c.settings) for c in seen] == [("greeter", GreeterSettings(volume=2))]
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert list(tools) == ["greet"]
+        assert tools["greet"].description == "Greet someone with the configured greeting."
+        assert tools["greet"].annotations is not None
+        assert tools["greet"].annotations.read_only_hint is True
+        assert tools["greet"].annotations.idempotent_hint is True
+        assert await call(client, "greet", name="Ada") == envelope_ok(text="hello, Ada!!")
+        assert await call(client, "greet") == envelope_error("INVALID_ARGUMENT", hint=ANY)
+
+
+# --- hostd_register_services ---------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
+    seen: list[str] = []
+
+    class Offers:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_services(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
+            seen.append(context.name)
+            register("greeter.say", lambda name: f"{context.settings.greeting}, {name}")
+
+    def relay(ctx: ToolContext[None], name: Annotated[str, Field(description="who")]) -> Greeting:
+        """Greet through the other plugin's service."""
+        say = ctx.services.get("greeter.say")
+        return Greeting(text=say(name) if say else "nobody to say it")
+
+    class Uses:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(relay)
+
+    plugins = {"greeter": Offers(), "user": Uses()}
+    async with in_memory_client(
+        ["greeter", "user"],
+        data_dir=hostd_data_dir,
+        extra_plugins=plugins,
+        settings={"greeter": {"greeting": "hej"}},
+    ) as client:
+        assert seen == ["greeter"]  # called once, with the offering plugin's context
+        assert await call(client, "relay", name="Ada") == envelope_ok(text="hej, Ada")
+    async with in_memory_client(["user"], data_dir=hostd_data_dir, extra_plugins=plugins) as client:
+        # Without the offering plugin the service is absent and its user degrades.
+        assert await call(client, "relay", name="Ada") == envelope_ok(text="nobody to say it")
+    host = make_host(hostd_data_dir, plugins)
+    assert host.services.get("greeter.say") is not None and host.services.get("greeter.other") is None
+    with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
+        make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
+
+
+# --- hostd_team_database -------------------------------------------------------------------
+
+
+class FakeTeamTables:
+    """What ``hostd_team_database`` hands over: an object with ``migrate`` and ``schema_status``."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+    def migrate(self) -> str:
+        self.done.append("migrate")
+        return "migrated"
+
+    def schema_status(self) -> str:
+        self.done.append("schema_status")
+        return "current"
+
+
+def test_hook_hostd_team_database(hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tables = FakeTeamTables()
+    contexts: list[PluginContext[Any]] = []
+
+    class Plugin:
+        @hookimpl
+        def hostd_team_database(self, context: PluginContext[Any]) -> FakeTeamTables:
+            contexts.append(context)
+            return tables
+
+    class WithoutTables:
+        @hookimpl
+        def hostd_team_database(self, context: PluginContext[Any]) -> None:
+            return None
+
+    plugins = {"keeper": Plugin(), "stateless": WithoutTables()}
+    # Without ``storage`` the hook is not called at all.
+    assert make_host(hostd_data_dir, plugins).prepare_team_databases(migrate=True) == []
+    assert contexts == []
+
+    monkeypatch.setenv(URL_ENV, FAKE_DATABASE_URL)
+    host = make_host(hostd_data_dir, plugins, storage={"url_env": URL_ENV, "pool_size": 3})
+    # The plugin's context carries the resolved storage section; a None answer is left out.
+    assert host.prepare_team_databases(migrate=True) == [("keeper", "migrated")]
+    assert host.prepare_team_databases(migrate=False) == [("keeper", "current")]
+    assert tables.done == ["migrate", "schema_status"]
+    assert {c.name for c in contexts} == {"keeper"}
+    storage = contexts[0].storage
+    assert storage is not None and (storage.url, storage.pool_size) == (FAKE_DATABASE_URL, 3)
+
+
+# --- hostd_copy_to_team_database -----------------------------------------------------------
+
+
+def test_hook_hostd_copy_to_team_database(hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    contexts: list[PluginContext[Any]] = []
+
+    class Plugin:
+        @hookimpl
+        def hostd_copy_to_team_database(self, context: PluginContext[Any]) -> CopyReport:
+            contexts.append(context)
+            kept = sorted(path.name for path in context.data_dir.iterdir())
+            return CopyReport(copied={"files": len(kept)}, unchanged={}, conflicts=[f"kept {kept}"])
+
+    class NothingToCopy:
+        @hookimpl
+        def hostd_copy_to_team_database(self, context: PluginContext[Any]) -> None:
+            return None
+
+    monkeypatch.setenv(URL_ENV, FAKE_DATABASE_URL)
+    host = make_host(
+        hostd_data_dir, {"keeper": Plugin(), "empty": NothingToCopy()}, storage={"url_env": URL_ENV}
+    )
+    (host.contexts["keeper"].data_dir / "local.db").write_text("rows", encoding="utf-8")
+    reports = host.copy_to_team_database()
+    # Called with the plugin's own context (its data folder holds the local store); a None is left out.
+    assert reports == [
+        ("keeper", CopyReport(copied={"files": 1}, unchanged={}, conflicts=["kept ['local.db']"]))
+    ]
+    assert [c.data_dir for c in contexts] == [hostd_data_dir / "keeper"]
+    assert contexts[0].storage is not None
+
+
+# --- hostd_startup / hostd_shutdown --------------------------------------------------------
+
+
+class LifeCycle:
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    @hookimpl
+    def hostd_startup(self, context: PluginContext[Any]) -> None:
+        self.events.append(f"startup {context.name}")
+        context.resource("store", lambda: Closing(self.events, context.name))
+
+    @hookimpl
+    def hostd_shutdown(self, context: PluginContext[Any]) -> None:
+        self.events.append(f"shutdown {context.name}")
+
+
+class Closing:
+    def __init__(self, events: list[str], name: str) -> None:
+        self.events, self.name = events, name
+
+    def close(self) -> None:
+        self.events.append(f"closed {self.name}")
+
+
+class LifeCycleWithTool(LifeCycle):
+    @hookimpl
+    def hostd_register_tools(self, register: Any) -> None:
+        def tool(ctx: ToolContext[None]) -> Greeting:
+            """Note the call."""
+            self.events.append("tool called")
+            return Greeting(text="noted")
+
+        register(tool, name="note")
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_startup(hostd_data_dir: Path) -> None:
+    events: list[str] = []
+    plugins = {"one": LifeCycleWithTool(events), "two": LifeCycle(events)}
+    host = make_host(hostd_data_dir, plugins)
+    assert events == []  # building the host starts nothing
+    host.startup()
+    # Once per plugin, in load order, with each plugin's own context (what it opens is kept).
+    assert events == ["startup one", "startup two"]
+    assert host.contexts["one"].resource("store", lambda: Closing([], "not opened twice")).name == "one"
+    host.shutdown()
+    events.clear()
+    async with in_memory_client(["one", "two"], data_dir=hostd_data_dir, extra_plugins=plugins) as client:
+        assert await call(client, "note") == envelope_ok(text="noted")
+    assert events[:3] == ["startup one", "startup two", "tool called"]  # before any request
+
+
+def test_hook_hostd_shutdown(hostd_data_dir: Path) -> None:
+    events: list[str] = []
+    host = make_host(hostd_data_dir, {"one": LifeCycle(events), "two": LifeCycle(events)})
+    host.shutdown()
+    assert events == []  # never started: nothing to shut down
+    host.startup()
+    host.shutdown()
+    # Reverse order, then the resources the plugins opened are closed (also in reverse).
+    assert events == [
+        "startup one",
+        "startup two",
+        "shutdown two",
+        "shutdown one",
+        "closed two",
+        "closed one",
+    ]
+
+    class Broken(LifeCycle):
+        @hookimpl
+        def hostd_shutdown(self, context: PluginContext[Any]) -> None:
+            raise RuntimeError("cannot shut down")
+
+    events.clear()
+    host = make_host(hostd_data_dir, {"one": LifeCycle(events), "broken": Broken(events)})
+    host.startup()
+    host.shutdown()  # a failing shutdown is logged; the others still run and resources close
+    assert events[-3:] == ["shutdown one", "closed broken", "closed one"]
+
+
+# --- through pluggy: wrappers and tracing --------------------------------------------------
+
+
+class Wrapper:
+    """Another plugin's wrappers around every plugin's call of two hooks."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    @hookimpl(wrapper=True)
+    def hostd_register_tools(self, register: Any, context: PluginContext[Any]) -> Any:
+        self.events.append(f"before register_tools {context.name}")
+        result = yield
+        self.events.append(f"after register_tools {context.name}")
+        return result
+
+    @hookimpl(hookwrapper=True)
+    def hostd_startup(self, context: PluginContext[Any]) -> Any:
+        self.events.append(f"before startup {context.name}")
+        yield
+        self.events.append(f"after startup {context.name}")
+
+
+def test_hooks_run_through_pluggy_so_wrappers_and_tracing_apply(hostd_data_dir: Path) -> None:
+    events: list[str] = []
+    plugins = {"one": LifeCycleWithTool(events), "wrapper": Wrapper(events), "two": LifeCycle(events)}
+    host = make_host(hostd_data_dir, plugins)
+    assert list(host.tools) == ["note"]
+    assert events == [
+        "before register_tools one",
+        "after register_tools one",
+        "before register_tools wrapper",  # the wrapper plugin's own call: only wrappers run
+        "after register_tools wrapper",
+    ]
+    traced: list[str] = []
+    host.manager.trace.root.setwriter(traced.append)
+    undo = host.manager.enable_tracing()
+    try:
+        events.clear()
+        host.startup()
+    finally:
+        undo()
+    # The old-style hookwrapper runs around each plugin's own implementation and only that one.
+    assert events == [
+        "before startup one",
+        "startup one",
+        "after startup one",
+        "before startup wrapper",
+        "after startup wrapper",
+        "before startup two",
+        "startup two",
+        "after startup two",
+    ]
+    # pluggy's trace writer logs each call with its arguments, then its result.
+    called = [line for line in traced if line.startswith("  hostd_startup [hook]")]
+    assert [line.split("name='")[1].split("'")[0] for line in called] == ["one", "wrapper", "two"]
+    assert sum(line.startswith("  finish hostd_startup --> []") for line in traced) == 3
+    host.shutdown()
+
+
+def test_a_monitor_sees_the_hook_calls(hostd_data_dir: Path) -> None:
+    """``add_hookcall_monitoring`` (pluggy's public tracing) sees each plugin's call and its result."""
+    seen: list[tuple[str, list[str]]] = []
+    finished: list[tuple[str, object]] = []
+    host = make_host(hostd_data_dir, {"one": LifeCycle([]), "two": LifeCycle([])})
+
+    def before(hook_name: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
+        seen.append((hook_name, [impl.plugin_name for impl in impls]))
+
+    def after(
+        outcome: pluggy.Result[Any],
+        hook_name: str,
+        impls: Sequence[pluggy.HookImpl],
+        kwargs: Mapping[str, Any],
+    ) -> None:
+        finished.append((hook_name, outcome.get_result()))
+
+    undo = host.manager.add_hookcall_monitoring(before, after)
+    try:
+        host.startup()
+    finally:
+        undo()
+    assert seen == [("hostd_startup", ["one"]), ("hostd_startup", ["two"])]
+    assert finished == [("hostd_startup", []), ("hostd_startup", [])]
+    host.shutdown()
+
+
+# --- the contract stays written down and tested --------------------------------------------
+
+
+def test_every_hook_has_a_test() -> None:
+    """A new hookspec needs a ``test_hook_<name>`` here."""
+    module = sys.modules[__name__]
+    tested = {name.removeprefix("test_hook_") for name in dir(module) if name.startswith("test_hook_")}
+    assert set(hookspecs.HOOK_NAMES) - tested == set(), "write test_hook_<name> for each of these"
+    assert tested - set(hookspecs.HOOK_NAMES) == set(), "a test_hook_ test names no hook"
+
+
+@pytest.mark.parametrize("hook", hookspecs.HOOK_NAMES)
+def test_hookspec_has_a_docstring(hook: str) -> None:
+    assert inspect.getdoc(getattr(hookspecs, hook)), f"{hook} needs a docstring"
+
+
+@pytest.mark.parametrize("hook", hookspecs.HOOK_NAMES)
+def test_hookspec_is_documented_in_the_readme(hook: str) -> None:
+    assert f"`{hook}(" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_hook_list_is_complete() -> None:
+    assert (
+        set(hookspecs.HOOK_NAMES)
+        == {name for name, value in vars(hookspecs).items() if name.startswith("hostd_") and callable(value)}
+        == {
+            "hostd_settings_model",
+            "hostd_register_tools",
+            "hostd_register_services",
+            "hostd_startup",
+            "hostd_shutdown",
+            "hostd_team_database",
+            "hostd_copy_to_team_database",
+        }
+    )
