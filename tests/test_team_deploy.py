@@ -235,7 +235,9 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
             answer = await until_answered(
                 ledger,
                 task_id,
-                functools.partial(clients[member].call, "create_task", {"title": task_id, "task_id": task_id}),
+                functools.partial(
+                    clients[member].call, "create_task", {"title": task_id, "task_id": task_id}
+                ),
             )
             ok = answer["status"] == "success"
             assert ok or (answer["error"]["code"] == "ALREADY_EXISTS" and ledger.unanswered[task_id]), answer
