@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hostd_deep_thinking.store import FileSignature, SessionStore, SessionUnreadable
+from hostd_deep_thinking.store import SessionStore, SessionUnreadable
+from hostd_deep_thinking.store.changes import FileSignature
 
 INDEX_FILE = "search.db"
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"

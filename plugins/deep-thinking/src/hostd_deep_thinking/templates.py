@@ -19,34 +19,26 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hostd import Text
 from hostd_deep_thinking.jsonshape import refuse_constant
 from hostd_deep_thinking.models import TemplateInfo, TemplateStep
 
 
 @dataclass(frozen=True)
-class Bilingual:
-    en: str
-    zh: str
-
-    def pick(self, language: str) -> str:
-        return self.zh if language == "zh" else self.en
-
-
-@dataclass(frozen=True)
 class Template:
     template_id: str
-    name: Bilingual
-    description: Bilingual
-    steps: tuple[tuple[Bilingual, Bilingual], ...]  # (title, guidance)
+    name: Text
+    description: Text
+    steps: tuple[tuple[Text, Text], ...]  # (title, guidance)
     file: str | None = None  # where a user template was read from
 
     def info(self, language: str) -> TemplateInfo:
         return TemplateInfo(
             template_id=self.template_id,
-            name=self.name.pick(language),
-            description=self.description.pick(language),
+            name=self.name.render(language),
+            description=self.description.render(language),
             steps=[
-                TemplateStep(index=index, title=title.pick(language), guidance=guidance.pick(language))
+                TemplateStep(index=index, title=title.render(language), guidance=guidance.render(language))
                 for index, (title, guidance) in enumerate(self.steps, start=1)
             ],
             source="built_in" if self.file is None else "user",
@@ -54,7 +46,7 @@ class Template:
         )
 
 
-B = Bilingual
+B = Text
 
 TEMPLATES: dict[str, Template] = {
     template.template_id: template
@@ -246,7 +238,7 @@ def step_after(template: Template | None, label: int, language: str) -> Template
         return None
     index = max(label, 0)
     title, guidance = template.steps[index]
-    return TemplateStep(index=index + 1, title=title.pick(language), guidance=guidance.pick(language))
+    return TemplateStep(index=index + 1, title=title.render(language), guidance=guidance.render(language))
 
 
 # --- user templates ------------------------------------------------------------------------
@@ -265,8 +257,7 @@ class TemplateProblem:
 
     file: str
     field: str
-    en: str
-    zh: str
+    problem: Text
     template_id: str | None  # the id it would have had, so create_session can explain itself
 
 
@@ -276,13 +267,14 @@ class _LocalText(BaseModel):
     zh: str | None = Field(default=None, min_length=1, max_length=2000)
 
 
-Text = Annotated[str, Field(min_length=1, max_length=2000)] | _LocalText
+#: A text of a template file: one string for both languages, or ``{en: ..., zh: ...}``.
+FileText = Annotated[str, Field(min_length=1, max_length=2000)] | _LocalText
 
 
 class _StepFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    title: Text
-    guidance: Text
+    title: FileText
+    guidance: FileText
 
 
 class _TemplateFile(BaseModel):
@@ -292,26 +284,27 @@ class _TemplateFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     template_id: str | None = Field(default=None, pattern=TEMPLATE_ID_PATTERN)
-    name: Text
-    description: Text = ""
+    name: FileText
+    description: FileText = ""
     steps: list[_StepFile] = Field(min_length=1, max_length=MAX_TEMPLATE_STEPS)
 
 
-#: How pydantic names the members of ``Text`` in an error's location; not fields of the file.
+#: How pydantic names the members of ``FileText`` in an error's location; not fields of the file.
 _UNION_TAGS = frozenset({"str", "constrained-str", "_LocalText"})
 
 
-def _bilingual(text: str | _LocalText) -> Bilingual:
+def _bilingual(text: str | _LocalText) -> Text:
     if isinstance(text, str):
-        return Bilingual(text, text)
+        return Text.same(text)
     en = text.en or text.zh or ""
-    return Bilingual(en, text.zh or en)
+    return Text(en=en, zh=text.zh or en)
 
 
 class _Refused(Exception):
     def __init__(self, field: str, en: str, zh: str) -> None:
         super().__init__(en)
-        self.problem = (field, en, zh)
+        self.field = field
+        self.problem = Text(en=en, zh=zh)
 
 
 def _parse(path: Path, data: bytes) -> Any:
@@ -441,9 +434,9 @@ class UserTemplates:
         templates: dict[str, Template] = {}
         problems: list[TemplateProblem] = []
 
-        def refuse(name: str, field: str, en: str, zh: str, template_id: str | None = None) -> None:
+        def refuse(name: str, field: str, problem: Text, template_id: str | None = None) -> None:
             path = str(self.folder / name)
-            problems.append(TemplateProblem(file=path, field=field, en=en, zh=zh, template_id=template_id))
+            problems.append(TemplateProblem(file=path, field=field, problem=problem, template_id=template_id))
 
         for number, (name, _size, _time) in enumerate(files):
             path = self.folder / name
@@ -451,22 +444,27 @@ class UserTemplates:
                 refuse(
                     name,
                     "(file)",
-                    f"more than {MAX_TEMPLATE_FILES} template files: this one was not read",
-                    f"模板文件超过 {MAX_TEMPLATE_FILES} 个：此文件未读取",
+                    Text(
+                        en=f"more than {MAX_TEMPLATE_FILES} template files: this one was not read",
+                        zh=f"模板文件超过 {MAX_TEMPLATE_FILES} 个：此文件未读取",
+                    ),
                 )
                 continue
             try:
                 data = _read_capped(path)
                 template = read_template(path, data)
             except _Refused as exc:
-                refuse(name, *exc.problem, template_id=path.stem)
+                refuse(name, exc.field, exc.problem, template_id=path.stem)
                 continue
             if template.template_id in TEMPLATES:
                 refuse(
                     name,
                     "template_id",
-                    f"'{template.template_id}' is a built-in template; a user template cannot replace it",
-                    f"'{template.template_id}' 是内置模板；用户模板不能替换它",
+                    Text(
+                        en=f"'{template.template_id}' is a built-in template; "
+                        "a user template cannot replace it",
+                        zh=f"'{template.template_id}' 是内置模板；用户模板不能替换它",
+                    ),
                     template.template_id,
                 )
             elif template.template_id in templates:
@@ -474,8 +472,10 @@ class UserTemplates:
                 refuse(
                     name,
                     "template_id",
-                    f"'{template.template_id}' is already defined by {other}",
-                    f"'{template.template_id}' 已由 {other} 定义",
+                    Text(
+                        en=f"'{template.template_id}' is already defined by {other}",
+                        zh=f"'{template.template_id}' 已由 {other} 定义",
+                    ),
                     template.template_id,
                 )
             else:
