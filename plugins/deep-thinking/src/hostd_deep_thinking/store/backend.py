@@ -17,6 +17,12 @@ from hostd_deep_thinking.store.documents import SessionState
 if TYPE_CHECKING:
     from hostd_deep_thinking.search import Hit, Query
 
+#: What ``append`` asks to plan the next thought: given the session as stored right now, the thought
+#: to store (its ``seq`` is ``state.last_seq + 1``) and the raise of the total it causes, if any.
+Plan = Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]]
+#: Where a session stands in ``list_summaries`` (newest first): its update time, then its id.
+ListingKey = tuple[str, str]
+
 #: Backups kept per session (the file store's files, the team database's rows).
 BACKUPS_KEPT = 10
 #: Sessions each process keeps in memory.
@@ -61,7 +67,7 @@ class SessionBackend(Protocol):
     def append(
         self,
         session_id: str,
-        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        plan: Plan,
         *,
         create: Callable[[], dict[str, Any]] | None = None,
         blocking: bool = True,
@@ -81,7 +87,7 @@ class SessionBackend(Protocol):
         status: str | None,
         limit: int,
         created_by: str | None = None,
-        after: tuple[str, str] | None = None,
+        after: ListingKey | None = None,
     ) -> SummaryPage:
         """Sessions newest first (by update time, then id) that come after ``after``, at most ``limit``."""
         ...

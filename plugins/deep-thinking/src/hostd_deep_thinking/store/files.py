@@ -31,7 +31,14 @@ from hostd_db import utc_stamp
 from hostd_fs.durable import write_all
 
 from hostd_deep_thinking.models import Settings
-from hostd_deep_thinking.store.backend import CACHED_SESSIONS, DELETED_LABEL, Appended, SummaryPage
+from hostd_deep_thinking.store.backend import (
+    CACHED_SESSIONS,
+    DELETED_LABEL,
+    Appended,
+    ListingKey,
+    Plan,
+    SummaryPage,
+)
 from hostd_deep_thinking.store.backups import BackupShelf
 from hostd_deep_thinking.store.changes import ChangeScanner, FileSignature, SessionSnapshot
 from hostd_deep_thinking.store.defaults import DefaultPointers
@@ -370,7 +377,7 @@ class SessionStore:
     def append(
         self,
         session_id: str,
-        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        plan: Plan,
         *,
         create: Callable[[], dict[str, Any]] | None = None,
         blocking: bool = True,
@@ -399,7 +406,7 @@ class SessionStore:
     def _append_locked(
         self,
         session_id: str,
-        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        plan: Plan,
         create: Callable[[], dict[str, Any]] | None,
         *,
         blocking: bool,
@@ -596,7 +603,7 @@ class SessionStore:
         status: str | None,
         limit: int,
         created_by: str | None = None,
-        after: tuple[str, str] | None = None,
+        after: ListingKey | None = None,
     ) -> SummaryPage:
         """Sessions newest first, from the index plus what their journals added since compaction."""
         return self._index.list_summaries(status, limit, created_by, after)

@@ -19,7 +19,7 @@ from typing import Any
 
 from hostd_fs.durable import write_all
 
-from hostd_deep_thinking.store.backend import SummaryPage
+from hostd_deep_thinking.store.backend import ListingKey, SummaryPage
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought, encode_line
 from hostd_deep_thinking.store.errors import SessionUnreadable
 from hostd_deep_thinking.store.layout import Layout, read_from, stat_or_none
@@ -31,7 +31,7 @@ def index_entry(state: SessionState, document_size: int) -> dict[str, Any]:
     return {**state.summary(), "last_seq": state.last_seq, "doc_size": document_size}
 
 
-def listing_key(row: dict[str, Any]) -> tuple[str, str]:
+def listing_key(row: dict[str, Any]) -> ListingKey:
     """Where a session stands in the listing (newest first): its update time, then its id."""
     return str(row.get("updated_at", "")), str(row["session_id"])
 
@@ -185,7 +185,7 @@ class SessionIndex:
         status: str | None,
         limit: int,
         created_by: str | None = None,
-        after: tuple[str, str] | None = None,
+        after: ListingKey | None = None,
     ) -> SummaryPage:
         """Sessions newest first, from the index plus what their journals added since compaction.
 

@@ -47,6 +47,8 @@ from hostd_deep_thinking.store.backend import (
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
+    ListingKey,
+    Plan,
     SummaryPage,
 )
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought
@@ -282,7 +284,7 @@ class PostgresSessionStore:
     def append(
         self,
         session_id: str,
-        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        plan: Plan,
         *,
         create: Callable[[], dict[str, Any]] | None = None,
         blocking: bool = True,
@@ -508,7 +510,7 @@ class PostgresSessionStore:
         status: str | None,
         limit: int,
         created_by: str | None = None,
-        after: tuple[str, str] | None = None,
+        after: ListingKey | None = None,
     ) -> SummaryPage:
         """Sessions newest first with how many match, from the summary column (no thought is read);
         ``after`` is the (updated_at, session_id) the previous page ended at."""
