@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import PLUGIN, config_for, ok, thought
+from conftest import PLUGIN, call, config_for, ok, thought
 from hostd_testing import in_memory_client
 from mcp import Client
 
@@ -74,3 +74,28 @@ async def test_status_changes_and_exports_say_the_status_in_chinese(
         assert "进行中 → 已归档" in changed["message"], changed["message"]
         text = (await ok(zh, "export_session", session_id="s1", format="text"))["content"]
         assert "已归档" in text and "archived" not in text
+
+
+async def test_repairs_and_import_refusals_are_said_in_chinese(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
+    config = config_for(hostd_roots, "zh")
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as zh:
+        for number in range(1, 4):
+            await ok(zh, "sequential_thinking", **thought(number, 3, "想法", session_id="hurt"))
+    document = hostd_data_dir / "deep-thinking" / "sessions" / "hurt.json"
+    document.write_bytes(document.read_bytes()[:40])
+    async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as zh:
+        answer = await ok(zh, "sequential_thinking", **thought(4, 4, "想法", session_id="hurt"))
+        (warning,) = answer["warnings"]
+        assert warning["code"] == "RECOVERED" and "会话文档已损坏" in warning["message"]
+        assert "备份" in warning["message"] and "日志" in warning["message"]
+        left = re.sub(r"\S+\.json", "", warning["message"])  # the backup's file name stays as it is
+        assert not re.search(r"[A-Za-z]{2,}", left), warning["message"]
+        refused = await call(
+            zh,
+            "import_session",
+            path_or_data='{"session_id": "x", "thoughts": [{"thought_number": 0, "content": "a"}]}',
+        )
+        assert refused["error"]["code"] == "INVALID_ARGUMENT", refused
+        assert "thoughts.0.thought_number" in refused["message"] and "不能小于 1" in refused["message"]

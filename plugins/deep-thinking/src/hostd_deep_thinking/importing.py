@@ -27,6 +27,7 @@ from hostd_deep_thinking.models import (
     SESSION_ID_PATTERN,
 )
 from hostd_deep_thinking.store import FORMAT_VERSION
+from hostd_deep_thinking.validation import reason_zh
 
 
 class ImportedThought(BaseModel):
@@ -137,7 +138,7 @@ def _validation_problem(exc: ValidationError) -> ImportProblem:
     where = ".".join(str(part) for part in first["loc"]) or "(root)"
     if first["type"] == "missing":
         return ImportProblem(where, en="missing", zh="缺少该字段")
-    return ImportProblem(where, en=first["msg"], zh=f"取值无效（{first['type']}）")
+    return ImportProblem(where, en=first["msg"], zh=reason_zh(first))
 
 
 def parse_import(raw: Any, session_id: str | None, *, importer: str | None = None) -> dict[str, Any]:

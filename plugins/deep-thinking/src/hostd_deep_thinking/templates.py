@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hostd import Text
 from hostd_deep_thinking.jsonshape import refuse_constant
 from hostd_deep_thinking.models import TemplateInfo, TemplateStep
+from hostd_deep_thinking.validation import reason_zh
 
 
 @dataclass(frozen=True)
@@ -334,18 +335,8 @@ def _parse(path: Path, data: bytes) -> Any:
         raise _Refused("(file)", f"not valid YAML: {where}", f"不是合法的 YAML{_where_zh(exc)}") from None
 
 
-#: Chinese for the validation errors a template file can meet (pydantic says them in English).
-_ZH_REASONS = {
-    "string_too_short": "太短（至少 {min_length} 个字符）",
-    "string_too_long": "太长（至多 {max_length} 个字符）",
-    "too_short": "项数太少（至少 {min_length} 项）",
-    "too_long": "项数太多（至多 {max_length} 项）",
-    "string_type": "必须是文本",
-    "string_pattern_mismatch": "格式不符（{pattern}）",
-    "list_type": "必须是列表",
-    "model_type": "必须是文本或 {{en: ..., zh: ...}}",
-    "dict_type": "必须是映射（对象）",
-}
+#: What a template file's texts must be, said for pydantic's ``model_type`` of ``FileText``.
+_TEXT_ZH = {"model_type": "必须是文本或 {{en: ..., zh: ...}}"}
 
 
 def _where_zh(exc: BaseException) -> str:
@@ -370,7 +361,7 @@ def read_template(path: Path, data: bytes) -> Template:
             raise _Refused(where, "missing", "缺少该字段") from None
         if first["type"] == "extra_forbidden":
             raise _Refused(where, "unknown field", "未知字段") from None
-        zh = _ZH_REASONS.get(first["type"], "取值无效").format(**first.get("ctx", {}))
+        zh = reason_zh(first, _TEXT_ZH)
         raise _Refused(where, first["msg"], zh) from None
     template_id = parsed.template_id or path.stem
     if not _ID.fullmatch(template_id):
