@@ -417,7 +417,7 @@ class PostgresSessionStore:
             if backup_name is not None:
                 chosen = [row for row in rows if row["name"] == backup_name]
                 if not chosen:
-                    raise BackupNotFound(session_id, names)
+                    raise BackupNotFound(session_id, names, backup_name)
             else:
                 chosen = sorted(
                     rows,
@@ -439,7 +439,7 @@ class PostgresSessionStore:
                 if document["session_id"] == session_id:
                     break
             else:
-                raise BackupNotFound(session_id, names)
+                raise BackupNotFound(session_id, names, backup_name)
             try:
                 existing = self._state(conn, session_id, lock=True)
             except SessionUnreadable:
