@@ -151,7 +151,14 @@ async def list_sessions_run(sessions: int, calls: int) -> tuple[list[float], lis
     ours_times, floor_times = [], []
     async with Client(hostd_server(config)) as ours, Client(baseline) as floor:
         first = await ours.call_tool("list_sessions", {})
-        assert first.structured_content and first.structured_content["total"] == sessions
+        page = first.structured_content
+        assert page and page["total"] == sessions and len(page["sessions"]) == min(sessions, 20)
+        if sessions > 20:  # the next page follows the opaque cursor, without overlap
+            second = await ours.call_tool("list_sessions", {"cursor": page["next_cursor"]})
+            more = second.structured_content
+            assert more and more["total"] == sessions
+            seen = {item["session_id"] for item in page["sessions"]}
+            assert not seen & {item["session_id"] for item in more["sessions"]}
         for _ in range(calls):
             ours_times.append(await timed(ours, "list_sessions", {}))
             floor_times.append(await timed(floor, "trivial", {"text": "x"}))
@@ -188,7 +195,7 @@ def search_thought_text(
 
 async def search_run(sessions: int, thoughts: int, calls: int) -> tuple[list[float], list[float], float]:
     """search_thoughts round trips over ``sessions`` x ``thoughts`` stored thoughts, beside the baseline."""
-    from hostd_deep_thinking.export import parse_import
+    from hostd_deep_thinking.importing import parse_import
     from hostd_deep_thinking.store import SessionStore
 
     data = DATA / "search"

@@ -142,13 +142,13 @@ def test_mermaid_parses_and_renders_hostile_thoughts(
         page.close()
 
 
-def diagram_for(text: str) -> str:
+def diagram_for(text: str, language: str = "en") -> str:
     from hostd_deep_thinking.store import SessionState, new_document
     from hostd_deep_thinking.visualize import to_mermaid
 
     state = SessionState.from_document(new_document("one", name="one"))
     state.apply({"seq": 1, "thought_number": 1, "content": text, "type": "regular"}, None)
-    return to_mermaid(state)
+    return to_mermaid(state, language)
 
 
 MARKDOWN_ATTACKS = "\n\n".join(

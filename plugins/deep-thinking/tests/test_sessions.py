@@ -415,3 +415,11 @@ async def test_sessions_service_answers_other_plugins(hostd_data_dir, hostd_root
             "thought_count": 1,
         }
         assert service.session_summary("nope") is None
+
+
+async def test_restore_names_the_backup_it_cannot_find(client: Client) -> None:
+    await ok(client, "sequential_thinking", **thought(1, 1, session_id="gone"))
+    deleted = await ok(client, "delete_session", session_id="gone")
+    missing = await fails(client, "restore_session", "NOT_FOUND", session_id="gone", backup="nope.json")
+    assert "'nope.json'" in missing["message"] and "'gone'" in missing["message"]
+    assert missing["error"]["details"]["backups"][0] == deleted["backup_id"]  # newest first

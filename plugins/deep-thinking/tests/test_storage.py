@@ -161,7 +161,8 @@ def test_lost_index_is_rebuilt_from_the_documents(tmp_path: Path) -> None:
     store.close()
     store.index_path.unlink()
     reopened = SessionStore(tmp_path)
-    rows, total = reopened.list_summaries(None, 50)
+    listed = reopened.list_summaries(None, 50)
+    rows, total = listed.rows, listed.total
     assert total == 3 and {row["session_id"] for row in rows} == {"a", "b", "c"}
 
 
@@ -173,7 +174,8 @@ def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
         store.delete(f"tmp{round_number}")
     lines = store.index_path.read_bytes().count(b"\n")
     assert lines < 300
-    rows, total = store.list_summaries(None, 50)
+    listed = store.list_summaries(None, 50)
+    rows, total = listed.rows, listed.total
     assert total == 1 and rows[0]["session_id"] == "keep"
 
 
@@ -187,7 +189,8 @@ def test_list_sessions_reads_only_the_index(tmp_path: Path) -> None:
     fresh.list_summaries(None, 50)  # first read of the index
     started = time.perf_counter()
     for _ in range(20):
-        rows, total = fresh.list_summaries(None, 50)
+        listed = fresh.list_summaries(None, 50)
+        rows, total = listed.rows, listed.total
     per_call = (time.perf_counter() - started) / 20
     assert total == 1000 and len(rows) == 50
     assert per_call < 0.02, per_call

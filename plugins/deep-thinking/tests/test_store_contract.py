@@ -51,7 +51,8 @@ def add(store: Any, session_id: str, number: int, text: str = "t", **extra: Any)
 
 def postgres_store(url: str) -> Any:
     from hostd_db import PostgresDatabase
-    from hostd_deep_thinking.pgstore import MIGRATIONS, PostgresSessionStore
+    from hostd_deep_thinking.store.postgres import PostgresSessionStore
+    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
 
     return PostgresSessionStore(PostgresDatabase(url, "deep-thinking", MIGRATIONS, max_connections=2))
 
@@ -169,11 +170,15 @@ def test_listing_is_newest_first_filtered_and_counted(store: Any) -> None:
     for session_id, number in (("old", 1), ("mid", 2), ("new", 3)):
         add(store, session_id, number)
     store.update_meta("mid", lambda state: state.meta.update(status="completed"))
-    rows, total = store.list_summaries(None, 2)
-    assert total == 3 and [row["session_id"] for row in rows] == ["mid", "new"]
-    rows, total = store.list_summaries("active", 10)
-    assert total == 2 and [row["session_id"] for row in rows] == ["new", "old"]
-    assert rows[0]["thought_count"] == 1 and rows[0]["status"] == "active"
+    first = store.list_summaries(None, 2)
+    assert first.total == 3 and [row["session_id"] for row in first.rows] == ["mid", "new"] and first.more
+    last = first.rows[-1]
+    rest = store.list_summaries(None, 2, after=(str(last["updated_at"]), str(last["session_id"])))
+    assert rest.total == 3 and [row["session_id"] for row in rest.rows] == ["old"] and not rest.more
+    active = store.list_summaries("active", 10)
+    assert active.total == 2 and [row["session_id"] for row in active.rows] == ["new", "old"]
+    assert not active.more
+    assert active.rows[0]["thought_count"] == 1 and active.rows[0]["status"] == "active"
 
 
 def test_the_default_session_is_remembered_per_member(store: Any) -> None:

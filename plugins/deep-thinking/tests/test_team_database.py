@@ -111,8 +111,9 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
     from hostd_db import PostgresDatabase
-    from hostd_deep_thinking.pgstore import MIGRATIONS, PostgresSessionStore
     from hostd_deep_thinking.store import SessionStore
+    from hostd_deep_thinking.store.postgres import PostgresSessionStore
+    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
 
     data_dir = tmp_path / "data"
     await _local_sessions(data_dir, hostd_roots)

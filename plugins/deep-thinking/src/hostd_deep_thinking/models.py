@@ -1,23 +1,25 @@
-"""Records the deep-thinking tools answer with, and the identifier rules they share.
+"""The plugin's settings, the records the deep-thinking tools answer with, and the identifier
+rules they share.
 
-Stored documents are plain dicts (see ``store.py``); these pydantic models describe what
-leaves the plugin, so the host can publish a complete ``outputSchema`` for every tool.
+Stored documents are plain dicts (see ``store/documents.py``); these pydantic models describe
+what leaves the plugin, so the host can publish a complete ``outputSchema`` for every tool.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from hostd.paging import Page
+from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import ToolOutput
+from hostd import ID_PATTERN, ToolOutput
 
 #: DESIGN.md's rule for identifiers that become file names: no '/', never '.' or '..'.
-SESSION_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+SESSION_ID_PATTERN = ID_PATTERN
 #: A backup's file name as the store writes it; never a path.
 BACKUP_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
 #: A team member's name, as the host's tokens file allows it (the same rule as identifiers).
-MEMBER_NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"
+MEMBER_NAME_PATTERN = ID_PATTERN
 #: The issue's rule for branch identifiers.
 BRANCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -30,6 +32,32 @@ MAX_TAG_CHARS = 32
 MAX_TAGS = 16
 #: How far ``needsMoreThoughts`` raises the total.
 NEEDS_MORE_STEP = 10
+
+
+class Settings(BaseModel):
+    """``plugins.deep-thinking`` in the config."""
+
+    model_config = ConfigDict(extra="forbid")
+    compact_every: int = Field(
+        default=256,
+        ge=1,
+        le=1000,
+        description="Fold a session's journal into its document after this many thoughts",
+    )
+    sync_interval_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        le=1.0,
+        description="Journal writes are fsynced at most this long after they answer",
+    )
+    templates_dir: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="Folder of user templates (*.yaml, *.yml, *.json); relative to the plugin's data "
+        "folder; default: templates/ in it",
+    )
+
 
 ThoughtType = Literal["regular", "revision", "branch"]
 SessionStatus = Literal["active", "completed", "archived"]
@@ -161,7 +189,8 @@ def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
             return [resolve(item) for item in node]
         return node
 
-    return resolve(schema)
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 class DefaultSessionChange(BaseModel):
@@ -203,10 +232,9 @@ class SessionOutput(ToolOutput):
     session: SessionSummary
 
 
-class GetSessionOutput(ToolOutput):
+class GetSessionOutput(Page):
     session: SessionSummary
     thoughts: list[ThoughtRecord] = Field(description="One page of thoughts, in sequence order")
-    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
     adjustments: list[Adjustment]
     linked_tasks: list[LinkedTask] | None = Field(
         description="Tasks linked to this session; null when the tasks plugin is not loaded"
@@ -217,9 +245,9 @@ class GetSessionOutput(ToolOutput):
     )
 
 
-class ListSessionsOutput(ToolOutput):
-    sessions: list[SessionSummary]
-    total: int = Field(description="Sessions matching the filter (before the limit), damaged ones included")
+class ListSessionsOutput(Page):
+    sessions: list[SessionSummary] = Field(description="One page of sessions, newest first")
+    total: int = Field(description="Sessions matching the filter (on every page), damaged ones included")
     unreadable_sessions: list[str] = Field(
         description="Ids of listed sessions whose files are damaged (get_session says what is wrong)"
     )
@@ -310,14 +338,13 @@ class ThoughtHit(BaseModel):
     score: float = Field(description="Relevance (BM25; higher is better)")
 
 
-class SearchOutput(ToolOutput):
+class SearchOutput(Page):
     query: str
     terms: list[str] = Field(description="The words the query was split into")
     matched: Literal["all_terms", "any_term"] = Field(
         description="all_terms: every hit holds every term; any_term: none held all, so hits hold some"
     )
-    hits: list[ThoughtHit] = Field(description="Best first")
-    truncated: bool = Field(description="More thoughts matched than limit")
+    hits: list[ThoughtHit] = Field(description="Best first (one page)")
 
 
 class StageSpan(BaseModel):

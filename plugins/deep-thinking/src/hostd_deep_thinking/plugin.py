@@ -1,40 +1,21 @@
-"""hostd hook implementations of the deep-thinking plugin: settings, tools, the sessions service."""
+"""hostd hook implementations of the deep-thinking plugin: settings, tools, the sessions service,
+the team database. Only hookimpls and ``register`` calls: tools live in ``tools/``, the store and
+how it is opened in ``store/``, cross-plugin links in ``links.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from hostd import PluginContext, hookimpl
+from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hookimpl
 from hostd_deep_thinking import tools
-from hostd_deep_thinking.service import SessionService
+from hostd_deep_thinking.links import SESSIONS_SERVICE, SessionService
+from hostd_deep_thinking.models import Settings
+from hostd_deep_thinking.store import team_database
 
-
-class Settings(BaseModel):
-    """``plugins.deep-thinking`` in the config."""
-
-    model_config = ConfigDict(extra="forbid")
-    compact_every: int = Field(
-        default=256,
-        ge=1,
-        le=1000,
-        description="Fold a session's journal into its document after this many thoughts",
-    )
-    sync_interval_seconds: float = Field(
-        default=1.0,
-        gt=0,
-        le=1.0,
-        description="Journal writes are fsynced at most this long after they answer",
-    )
-    templates_dir: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=4096,
-        description="Folder of user templates (*.yaml, *.yml, *.json); relative to the plugin's data "
-        "folder; default: templates/ in it",
-    )
+if TYPE_CHECKING:
+    from hostd_db import PostgresDatabase
 
 
 @hookimpl
@@ -43,7 +24,7 @@ def hostd_settings_model() -> type[BaseModel]:
 
 
 @hookimpl
-def hostd_register_tools(register: Callable[..., None], context: PluginContext) -> None:
+def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
     register(tools.sequential_thinking, destructive=False)
     register(tools.create_session, destructive=False)
     register(tools.get_session, read_only=True)
@@ -63,23 +44,19 @@ def hostd_register_tools(register: Callable[..., None], context: PluginContext) 
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext) -> Any:
+def hostd_team_database(context: PluginContext[Settings]) -> PostgresDatabase:
     """The sessions' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
-    return tools.team_database(context)
+    return team_database(context)
 
 
 @hookimpl
-def hostd_copy_to_team_database(context: PluginContext) -> Any:
+def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
     """``hostd db copy``: this data folder's sessions and backups into the team database."""
-    from hostd_deep_thinking.pgstore import PostgresSessionStore
     from hostd_deep_thinking.teamcopy import copy_local_sessions
 
-    store = tools.open_store(context)
-    if not isinstance(store, PostgresSessionStore):
-        return None  # no `storage`: the sessions already are the local ones
-    return copy_local_sessions(context, store)
+    return copy_local_sessions(context)
 
 
 @hookimpl
-def hostd_register_services(register: Callable[[str, object], None], context: PluginContext) -> None:
-    register("deep-thinking.sessions", SessionService(context))
+def hostd_register_services(register: RegisterService, context: PluginContext[Settings]) -> None:
+    register(SESSIONS_SERVICE, SessionService(context))

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hostd_deep_thinking.store import FileSignature, SessionStore, SessionUnreadable
+from hostd_deep_thinking.store import SessionStore, SessionUnreadable
+from hostd_deep_thinking.store.changes import FileSignature
 
 INDEX_FILE = "search.db"
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
@@ -220,7 +221,11 @@ class SearchIndex:
                 connection.execute(
                     "SELECT t.session_id, s.name, t.seq, t.thought_number, t.kind, t.branch_id, t.stage, "
                     "t.tags, t.content, best.score FROM ("
-                    f"SELECT rowid, rank AS score FROM thoughts_fts WHERE {where} ORDER BY rank LIMIT ?"
+                    # Ties in the same order as the outer query (a session's rows are inserted in
+                    # sequence order), so the best ``limit`` are the same whatever the limit: a next
+                    # page asked with a larger limit never repeats or skips a tied hit.
+                    f"SELECT rowid, rank AS score FROM thoughts_fts WHERE {where} "
+                    "ORDER BY rank, session_id, rowid LIMIT ?"
                     ") AS best JOIN thoughts t ON t.id = best.rowid "
                     "JOIN sessions s ON s.session_id = t.session_id "
                     "ORDER BY best.score, t.session_id, t.seq",

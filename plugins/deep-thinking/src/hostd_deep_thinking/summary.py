@@ -8,17 +8,15 @@ again after the client's answer (2026-07-28 protocol) asks exactly the same ques
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
-from hostd_deep_thinking.export import branch_groups, in_branch, main_line
+from hostd_deep_thinking.export import branch_groups, in_branch, main_line, status_words, words_in
 from hostd_deep_thinking.models import Conclusion, RevisionNote, StageSpan, SummaryCounts
 from hostd_deep_thinking.store import SessionState
 from hostd_deep_thinking.templates import Template
 from hostd_deep_thinking.thinking import label_key
 from hostd_deep_thinking.visualize import excerpt
 
-Text = Callable[..., str]
 EXCERPT_CHARS = 240
 PROMPT_THOUGHT_CHARS = 1500
 PROMPT_MAX_CHARS = 60_000
@@ -34,7 +32,7 @@ def stages(state: SessionState, template: Template | None, language: str) -> lis
         for thought in main_line(state):
             index = int(thought["thought_number"]) - 1
             if 0 <= index < len(template.steps):
-                keyed.append((f"step {index}", template.steps[index][0].pick(language), thought))
+                keyed.append((f"step {index}", template.steps[index][0].render(language), thought))
     else:
         return []
     runs: list[tuple[str, StageSpan]] = []
@@ -119,59 +117,61 @@ def counts(state: SessionState, notes: list[RevisionNote]) -> SummaryCounts:
 
 def to_markdown(
     state: SessionState,
-    text: Text,
+    language: str,
     spans: list[StageSpan],
     ends: list[Conclusion],
     notes: list[RevisionNote],
     numbers: SummaryCounts,
 ) -> str:
     """The structural summary people read, in the host's language."""
+    say = words_in(language)
+    status = status_words(str(state.meta.get("status", "active")), say)
     name = excerpt(str(state.meta.get("name") or state.session_id), 120)
     lines = [
-        f"# {text(en='Summary', zh='摘要')}: {name}",
+        f"# {say(en='Summary', zh='摘要')}: {name}",
         "",
-        text(
+        say(
             en=f"{numbers.thoughts} thoughts: {numbers.main_line} on the main line, {numbers.branches} "
-            f"branch(es), {numbers.revisions} revision(s). Status: {state.meta.get('status', 'active')}.",
+            f"branch(es), {numbers.revisions} revision(s). Status: {status}.",
             zh=f"共 {numbers.thoughts} 条思考：主线 {numbers.main_line} 条，分支 {numbers.branches} 个，"
-            f"修订 {numbers.revisions} 次。状态：{state.meta.get('status', 'active')}。",
+            f"修订 {numbers.revisions} 次。状态：{status}。",
         ),
     ]
     if state.meta.get("description"):
         lines += ["", excerpt(str(state.meta["description"]), 400)]
     if spans:
-        lines += ["", f"## {text(en='Stages', zh='阶段')}", ""]
+        lines += ["", f"## {say(en='Stages', zh='阶段')}", ""]
         for number, span in enumerate(spans, start=1):
             lines.append(
                 f"{number}. {span.stage} — "
-                + text(
+                + say(
                     en=f"{span.thought_count} thought(s), #{span.first_sequence}–#{span.last_sequence}",
                     zh=f"{span.thought_count} 条思考，#{span.first_sequence}–#{span.last_sequence}",
                 )
             )
     if ends:
-        lines += ["", f"## {text(en='Conclusions', zh='结论')}", ""]
+        lines += ["", f"## {say(en='Conclusions', zh='结论')}", ""]
         for end in ends:
             where = (
-                text(en="Main line", zh="主线")
+                say(en="Main line", zh="主线")
                 if end.branch_id is None
-                else text(en=f"Branch {end.branch_id}", zh=f"分支 {end.branch_id}")
+                else say(en=f"Branch {end.branch_id}", zh=f"分支 {end.branch_id}")
             )
-            state_words = text(en="concluded", zh="已结束") if end.final else text(en="open", zh="未结束")
+            state_words = say(en="concluded", zh="已结束") if end.final else say(en="open", zh="未结束")
             lines.append(
-                f"- {where} ({text(en='thought', zh='思考')} {end.thought_number}, #{end.sequence}, "
+                f"- {where} ({say(en='thought', zh='思考')} {end.thought_number}, #{end.sequence}, "
                 f"{state_words}): {end.text}"
             )
     if notes:
-        lines += ["", f"## {text(en='Revisions', zh='修订')}", ""]
+        lines += ["", f"## {say(en='Revisions', zh='修订')}", ""]
         for note in notes:
             before = (
                 note.original
                 if note.original is not None
-                else text(en="(not in this session)", zh="（本会话中不存在）")
+                else say(en="(not in this session)", zh="（本会话中不存在）")
             )
             lines.append(
-                text(
+                say(
                     en=f"- Thought {note.thought_number} (#{note.sequence}) revised thought "
                     f"{note.revises_thought}: {before} → {note.replacement}",
                     zh=f"- 思考 {note.thought_number}（#{note.sequence}）修订了思考 {note.revises_thought}："
@@ -180,9 +180,9 @@ def to_markdown(
             )
     open_ids = [end.branch_id for end in ends if end.branch_id is not None and not end.final]
     if open_ids:
-        lines += ["", f"## {text(en='Open branches', zh='未结束的分支')}", "", *(f"- {b}" for b in open_ids)]
+        lines += ["", f"## {say(en='Open branches', zh='未结束的分支')}", "", *(f"- {b}" for b in open_ids)]
     if not state.thoughts:
-        lines += ["", text(en="No thoughts yet.", zh="尚无思考。")]
+        lines += ["", say(en="No thoughts yet.", zh="尚无思考。")]
     return "\n".join(lines) + "\n"
 
 

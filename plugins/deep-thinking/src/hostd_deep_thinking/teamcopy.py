@@ -13,11 +13,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hostd import CopyReport, PluginContext
-from hostd_deep_thinking.store import SessionStore, SessionUnreadable, check_document
+from hostd import CopyReport, PluginContext, Text
+from hostd_deep_thinking.store import SessionStore, SessionUnreadable, store_for
+from hostd_deep_thinking.store.documents import check_document
 
 if TYPE_CHECKING:
-    from hostd_deep_thinking.pgstore import PostgresSessionStore
+    from hostd_deep_thinking.models import Settings
+    from hostd_deep_thinking.store.postgres import PostgresSessionStore
 
 
 def _count(counts: dict[str, int], kind: str, how_many: int) -> None:
@@ -26,7 +28,7 @@ def _count(counts: dict[str, int], kind: str, how_many: int) -> None:
 
 
 def _local_backups(
-    files: SessionStore, session_id: str, report: CopyReport, plugin: PluginContext
+    files: SessionStore, session_id: str, report: CopyReport, plugin: PluginContext[Settings]
 ) -> list[tuple[str, dict[str, Any]]]:
     readable = []
     for path in files.backups(session_id):
@@ -34,24 +36,37 @@ def _local_backups(
             readable.append((path.name, check_document(json.loads(path.read_bytes()))))
         except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
             report.conflicts.append(
-                plugin.text(
-                    en=f"backup {path.name} of session '{session_id}' is damaged and was not copied ({exc})",
-                    zh=f"会话 '{session_id}' 的备份 {path.name} 已损坏，未复制（{exc}）",
+                plugin.render(
+                    Text(
+                        en=f"backup {path.name} of session '{session_id}' is damaged and was not copied "
+                        f"({exc})",
+                        zh=f"会话 '{session_id}' 的备份 {path.name} 已损坏，未复制（{exc}）",
+                    )
                 )
             )
     return readable
 
 
-def copy_local_sessions(plugin: PluginContext, team: PostgresSessionStore) -> CopyReport:
-    """Copy every local session and backup into ``team``; a second run reports everything unchanged."""
+def copy_local_sessions(plugin: PluginContext[Settings]) -> CopyReport | None:
+    """Copy every local session and backup into the team database; a second run reports everything
+    unchanged. ``None`` without ``storage``: the sessions already are the local ones."""
+    from hostd_deep_thinking.store.postgres import PostgresSessionStore
+
+    team = store_for(plugin)
+    if not isinstance(team, PostgresSessionStore):
+        return None
+    return _copy_into(plugin, team)
+
+
+def _copy_into(plugin: PluginContext[Settings], team: PostgresSessionStore) -> CopyReport:
     report = CopyReport()
     if not (plugin.data_dir / "sessions").is_dir():
         return report
     files = SessionStore(plugin.data_dir)
     try:
-        rows, _ = files.list_summaries(None, sys.maxsize)
+        rows = files.list_summaries(None, sys.maxsize).rows
         live = {str(row["session_id"]) for row in rows}
-        backed_up = {folder.name for folder in files.backups_dir.iterdir() if folder.is_dir()}
+        backed_up = {folder.name for folder in files.layout.backups_dir.iterdir() if folder.is_dir()}
         for session_id in sorted(live | backed_up):
             document = None
             if session_id in live:
@@ -60,10 +75,12 @@ def copy_local_sessions(plugin: PluginContext, team: PostgresSessionStore) -> Co
                     document = None if state is None else state.to_document()
                 except SessionUnreadable as exc:
                     report.conflicts.append(
-                        plugin.text(
-                            en=f"session '{session_id}' is damaged locally and was not copied "
-                            f"({exc.problem})",
-                            zh=f"会话 '{session_id}' 在本地已损坏，未复制（{exc.problem}）",
+                        plugin.render(
+                            Text(
+                                en=f"session '{session_id}' is damaged locally and was not copied "
+                                f"({exc.problem})",
+                                zh=f"会话 '{session_id}' 在本地已损坏，未复制（{exc.problem}）",
+                            )
                         )
                     )
             outcome = team.copy_in(session_id, document, _local_backups(files, session_id, report, plugin))
@@ -74,18 +91,23 @@ def copy_local_sessions(plugin: PluginContext, team: PostgresSessionStore) -> Co
                 _count(report.unchanged, "sessions", 1)
             elif outcome.session == "conflict":
                 report.conflicts.append(
-                    plugin.text(
-                        en=f"session '{session_id}' differs in the team database; it was left as it is there",
-                        zh=f"会话 '{session_id}' 在团队数据库中的内容不同，已保持团队数据库中的版本不变",
+                    plugin.render(
+                        Text(
+                            en=f"session '{session_id}' differs in the team database; "
+                            "it was left as it is there",
+                            zh=f"会话 '{session_id}' 在团队数据库中的内容不同，已保持团队数据库中的版本不变",
+                        )
                     )
                 )
             _count(report.copied, "backups", outcome.backups_copied)
             _count(report.unchanged, "backups", outcome.backups_unchanged)
             for name in outcome.differing_backups:
                 report.conflicts.append(
-                    plugin.text(
-                        en=f"backup {name} of session '{session_id}' differs in the team database",
-                        zh=f"会话 '{session_id}' 的备份 {name} 在团队数据库中的内容不同",
+                    plugin.render(
+                        Text(
+                            en=f"backup {name} of session '{session_id}' differs in the team database",
+                            zh=f"会话 '{session_id}' 的备份 {name} 在团队数据库中的内容不同",
+                        )
                     )
                 )
     finally:

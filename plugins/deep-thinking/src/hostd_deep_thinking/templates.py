@@ -19,34 +19,27 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hostd import Text
 from hostd_deep_thinking.jsonshape import refuse_constant
 from hostd_deep_thinking.models import TemplateInfo, TemplateStep
-
-
-@dataclass(frozen=True)
-class Bilingual:
-    en: str
-    zh: str
-
-    def pick(self, language: str) -> str:
-        return self.zh if language == "zh" else self.en
+from hostd_deep_thinking.validation import reason_zh
 
 
 @dataclass(frozen=True)
 class Template:
     template_id: str
-    name: Bilingual
-    description: Bilingual
-    steps: tuple[tuple[Bilingual, Bilingual], ...]  # (title, guidance)
+    name: Text
+    description: Text
+    steps: tuple[tuple[Text, Text], ...]  # (title, guidance)
     file: str | None = None  # where a user template was read from
 
     def info(self, language: str) -> TemplateInfo:
         return TemplateInfo(
             template_id=self.template_id,
-            name=self.name.pick(language),
-            description=self.description.pick(language),
+            name=self.name.render(language),
+            description=self.description.render(language),
             steps=[
-                TemplateStep(index=index, title=title.pick(language), guidance=guidance.pick(language))
+                TemplateStep(index=index, title=title.render(language), guidance=guidance.render(language))
                 for index, (title, guidance) in enumerate(self.steps, start=1)
             ],
             source="built_in" if self.file is None else "user",
@@ -54,7 +47,7 @@ class Template:
         )
 
 
-B = Bilingual
+B = Text
 
 TEMPLATES: dict[str, Template] = {
     template.template_id: template
@@ -246,7 +239,7 @@ def step_after(template: Template | None, label: int, language: str) -> Template
         return None
     index = max(label, 0)
     title, guidance = template.steps[index]
-    return TemplateStep(index=index + 1, title=title.pick(language), guidance=guidance.pick(language))
+    return TemplateStep(index=index + 1, title=title.render(language), guidance=guidance.render(language))
 
 
 # --- user templates ------------------------------------------------------------------------
@@ -265,8 +258,7 @@ class TemplateProblem:
 
     file: str
     field: str
-    en: str
-    zh: str
+    problem: Text
     template_id: str | None  # the id it would have had, so create_session can explain itself
 
 
@@ -276,13 +268,14 @@ class _LocalText(BaseModel):
     zh: str | None = Field(default=None, min_length=1, max_length=2000)
 
 
-Text = Annotated[str, Field(min_length=1, max_length=2000)] | _LocalText
+#: A text of a template file: one string for both languages, or ``{en: ..., zh: ...}``.
+FileText = Annotated[str, Field(min_length=1, max_length=2000)] | _LocalText
 
 
 class _StepFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    title: Text
-    guidance: Text
+    title: FileText
+    guidance: FileText
 
 
 class _TemplateFile(BaseModel):
@@ -292,26 +285,27 @@ class _TemplateFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     template_id: str | None = Field(default=None, pattern=TEMPLATE_ID_PATTERN)
-    name: Text
-    description: Text = ""
+    name: FileText
+    description: FileText = ""
     steps: list[_StepFile] = Field(min_length=1, max_length=MAX_TEMPLATE_STEPS)
 
 
-#: How pydantic names the members of ``Text`` in an error's location; not fields of the file.
+#: How pydantic names the members of ``FileText`` in an error's location; not fields of the file.
 _UNION_TAGS = frozenset({"str", "constrained-str", "_LocalText"})
 
 
-def _bilingual(text: str | _LocalText) -> Bilingual:
+def _bilingual(text: str | _LocalText) -> Text:
     if isinstance(text, str):
-        return Bilingual(text, text)
+        return Text.same(text)
     en = text.en or text.zh or ""
-    return Bilingual(en, text.zh or en)
+    return Text(en=en, zh=text.zh or en)
 
 
 class _Refused(Exception):
     def __init__(self, field: str, en: str, zh: str) -> None:
         super().__init__(en)
-        self.problem = (field, en, zh)
+        self.field = field
+        self.problem = Text(en=en, zh=zh)
 
 
 def _parse(path: Path, data: bytes) -> Any:
@@ -341,18 +335,8 @@ def _parse(path: Path, data: bytes) -> Any:
         raise _Refused("(file)", f"not valid YAML: {where}", f"不是合法的 YAML{_where_zh(exc)}") from None
 
 
-#: Chinese for the validation errors a template file can meet (pydantic says them in English).
-_ZH_REASONS = {
-    "string_too_short": "太短（至少 {min_length} 个字符）",
-    "string_too_long": "太长（至多 {max_length} 个字符）",
-    "too_short": "项数太少（至少 {min_length} 项）",
-    "too_long": "项数太多（至多 {max_length} 项）",
-    "string_type": "必须是文本",
-    "string_pattern_mismatch": "格式不符（{pattern}）",
-    "list_type": "必须是列表",
-    "model_type": "必须是文本或 {{en: ..., zh: ...}}",
-    "dict_type": "必须是映射（对象）",
-}
+#: What a template file's texts must be, said for pydantic's ``model_type`` of ``FileText``.
+_TEXT_ZH = {"model_type": "必须是文本或 {{en: ..., zh: ...}}"}
 
 
 def _where_zh(exc: BaseException) -> str:
@@ -377,7 +361,7 @@ def read_template(path: Path, data: bytes) -> Template:
             raise _Refused(where, "missing", "缺少该字段") from None
         if first["type"] == "extra_forbidden":
             raise _Refused(where, "unknown field", "未知字段") from None
-        zh = _ZH_REASONS.get(first["type"], "取值无效").format(**first.get("ctx", {}))
+        zh = reason_zh(first, _TEXT_ZH)
         raise _Refused(where, first["msg"], zh) from None
     template_id = parsed.template_id or path.stem
     if not _ID.fullmatch(template_id):
@@ -441,9 +425,9 @@ class UserTemplates:
         templates: dict[str, Template] = {}
         problems: list[TemplateProblem] = []
 
-        def refuse(name: str, field: str, en: str, zh: str, template_id: str | None = None) -> None:
+        def refuse(name: str, field: str, problem: Text, template_id: str | None = None) -> None:
             path = str(self.folder / name)
-            problems.append(TemplateProblem(file=path, field=field, en=en, zh=zh, template_id=template_id))
+            problems.append(TemplateProblem(file=path, field=field, problem=problem, template_id=template_id))
 
         for number, (name, _size, _time) in enumerate(files):
             path = self.folder / name
@@ -451,22 +435,27 @@ class UserTemplates:
                 refuse(
                     name,
                     "(file)",
-                    f"more than {MAX_TEMPLATE_FILES} template files: this one was not read",
-                    f"模板文件超过 {MAX_TEMPLATE_FILES} 个：此文件未读取",
+                    Text(
+                        en=f"more than {MAX_TEMPLATE_FILES} template files: this one was not read",
+                        zh=f"模板文件超过 {MAX_TEMPLATE_FILES} 个：此文件未读取",
+                    ),
                 )
                 continue
             try:
                 data = _read_capped(path)
                 template = read_template(path, data)
             except _Refused as exc:
-                refuse(name, *exc.problem, template_id=path.stem)
+                refuse(name, exc.field, exc.problem, template_id=path.stem)
                 continue
             if template.template_id in TEMPLATES:
                 refuse(
                     name,
                     "template_id",
-                    f"'{template.template_id}' is a built-in template; a user template cannot replace it",
-                    f"'{template.template_id}' 是内置模板；用户模板不能替换它",
+                    Text(
+                        en=f"'{template.template_id}' is a built-in template; "
+                        "a user template cannot replace it",
+                        zh=f"'{template.template_id}' 是内置模板；用户模板不能替换它",
+                    ),
                     template.template_id,
                 )
             elif template.template_id in templates:
@@ -474,8 +463,10 @@ class UserTemplates:
                 refuse(
                     name,
                     "template_id",
-                    f"'{template.template_id}' is already defined by {other}",
-                    f"'{template.template_id}' 已由 {other} 定义",
+                    Text(
+                        en=f"'{template.template_id}' is already defined by {other}",
+                        zh=f"'{template.template_id}' 已由 {other} 定义",
+                    ),
                     template.template_id,
                 )
             else:

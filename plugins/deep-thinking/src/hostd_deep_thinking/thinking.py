@@ -9,15 +9,22 @@ to labels the session does not hold are accepted with a warning).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hostd import ToolError
-from hostd_deep_thinking.models import MAX_THOUGHTS, NEEDS_MORE_STEP, Notice
-from hostd_deep_thinking.store import SessionState, utc_now
+from hostd_db import utc_stamp
 
-Text = Callable[..., str]
+from hostd import Text, ToolError
+from hostd_deep_thinking.models import MAX_THOUGHTS, NEEDS_MORE_STEP
+from hostd_deep_thinking.store import SessionState
+
+
+@dataclass(frozen=True)
+class Remark:
+    """A warning about a stored thought (code and message); the tool renders it into the answer."""
+
+    code: str
+    message: Text
 
 
 @dataclass(frozen=True)
@@ -68,17 +75,17 @@ def label_key(label: str) -> str:
     return _SEPARATORS.sub(" ", label).strip().casefold()
 
 
-def clean_labels(stage: str | None, tags: list[str] | None, text: Text) -> tuple[str | None, tuple[str, ...]]:
+def clean_labels(stage: str | None, tags: list[str] | None) -> tuple[str | None, tuple[str, ...]]:
     """A thought's optional ``stage`` and ``tags``, trimmed and de-duplicated; control characters refused."""
     for argument, value in [("stage", stage), *(("tags", tag) for tag in tags or [])]:
         if value is not None and (_CONTROL.search(value) or not value.strip()):
             raise ToolError(
                 "INVALID_ARGUMENT",
-                text(
+                Text(
                     en=f"{argument} must be visible text without control characters.",
                     zh=f"{argument} 必须是可见文本，不能含控制字符。",
                 ),
-                hint=text(
+                hint=Text(
                     en="Use a short label such as 'analysis' or 'risk'.",
                     zh="请使用简短标签，例如 'analysis' 或 'risk'。",
                 ),
@@ -90,16 +97,16 @@ def clean_labels(stage: str | None, tags: list[str] | None, text: Text) -> tuple
     return (stage.strip() if stage is not None else None), tuple(kept.values())
 
 
-def check_request(request: ThoughtRequest, text: Text) -> None:
+def check_request(request: ThoughtRequest) -> None:
     """Refuse combinations the stored thought could not make sense of, naming the field to fix."""
     if request.is_revision and request.revises_thought is None:
         raise ToolError(
             "INVALID_ARGUMENT",
-            text(
+            Text(
                 en="isRevision is true but revisesThought is missing.",
                 zh="isRevision 为 true，但缺少 revisesThought。",
             ),
-            hint=text(
+            hint=Text(
                 en="Set revisesThought to the thoughtNumber being revised, or set isRevision to false.",
                 zh="把 revisesThought 设为被修订思考的 thoughtNumber，或把 isRevision 设为 false。",
             ),
@@ -108,11 +115,11 @@ def check_request(request: ThoughtRequest, text: Text) -> None:
     if request.branch_id is not None and request.branch_from_thought is None:
         raise ToolError(
             "INVALID_ARGUMENT",
-            text(
+            Text(
                 en="branchId is set but branchFromThought is missing.",
                 zh="设置了 branchId，但缺少 branchFromThought。",
             ),
-            hint=text(
+            hint=Text(
                 en="Set branchFromThought to the thoughtNumber the branch starts from, "
                 "or leave branchId out.",
                 zh="把 branchFromThought 设为分支起点的 thoughtNumber，或去掉 branchId。",
@@ -132,15 +139,15 @@ def answered_total(request: ThoughtRequest) -> tuple[int, str | None, bool]:
 
 
 def plan_thought(
-    state: SessionState, request: ThoughtRequest, text: Text
-) -> tuple[dict[str, Any], dict[str, Any] | None, list[Notice]]:
+    state: SessionState, request: ThoughtRequest
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[Remark]]:
     """The thought to store next in ``state``, the raise of the total it causes, and warnings."""
     status = state.meta.get("status", "active")
     if status == "archived":
         raise ToolError(
             "CONFLICT",
-            text(en=f"Session '{state.session_id}' is archived.", zh=f"会话 '{state.session_id}' 已归档。"),
-            hint=text(
+            Text(en=f"Session '{state.session_id}' is archived.", zh=f"会话 '{state.session_id}' 已归档。"),
+            hint=Text(
                 en="Call resume_session (or update_session_status with status 'active') to continue it.",
                 zh="先调用 resume_session（或 update_session_status 设为 active）再继续。",
             ),
@@ -149,19 +156,19 @@ def plan_thought(
     if len(state.thoughts) >= MAX_THOUGHTS:
         raise ToolError(
             "TOO_LONG",
-            text(
+            Text(
                 en=f"Session '{state.session_id}' already holds {MAX_THOUGHTS} thoughts, "
                 "the most a session keeps.",
                 zh=f"会话 '{state.session_id}' 已有 {MAX_THOUGHTS} 条思考，达到单个会话的上限。",
             ),
-            hint=text(
+            hint=Text(
                 en="Conclude with nextThoughtNeeded=false, or continue in a new session.",
                 zh="请以 nextThoughtNeeded=false 收尾，或在新会话中继续。",
             ),
             details={"session_id": state.session_id, "limit": MAX_THOUGHTS},
         )
-    notices: list[Notice] = []
-    now = utc_now()
+    notices: list[Remark] = []
+    now = utc_stamp()
     seq = state.last_seq + 1
 
     def resolve(label: int | None, field_name: str) -> int | None:
@@ -170,9 +177,9 @@ def plan_thought(
         found = state.latest_by_label.get(label)
         if found is None:
             notices.append(
-                Notice(
+                Remark(
                     code="DANGLING_REFERENCE",
-                    message=text(
+                    message=Text(
                         en=f"{field_name}={label}: this session holds no thought with that number; "
                         "it is kept and drawn as a dangling reference.",
                         zh=f"{field_name}={label}：本会话没有该编号的思考；已保留，并在图中标为悬空引用。",
@@ -185,9 +192,9 @@ def plan_thought(
     branch_from_seq = resolve(request.branch_from_thought, "branchFromThought")
     if request.revises_thought is not None and not request.is_revision:
         notices.append(
-            Notice(
+            Remark(
                 code="REVISES_WITHOUT_FLAG",
-                message=text(
+                message=Text(
                     en="revisesThought is set but isRevision is false: stored as a regular thought.",
                     zh="设置了 revisesThought，但 isRevision 为 false：按常规思考保存。",
                 ),
@@ -195,9 +202,9 @@ def plan_thought(
         )
     if request.branch_from_thought is not None and request.branch_id is None:
         notices.append(
-            Notice(
+            Remark(
                 code="BRANCH_WITHOUT_ID",
-                message=text(
+                message=Text(
                     en="branchFromThought is set without branchId: not recorded as a branch "
                     "(give a branchId).",
                     zh="设置了 branchFromThought 但没有 branchId：未记为分支（请提供 branchId）。",
@@ -206,9 +213,9 @@ def plan_thought(
         )
     if status == "completed":
         notices.append(
-            Notice(
+            Remark(
                 code="SESSION_COMPLETED",
-                message=text(
+                message=Text(
                     en="The session is marked completed; the thought was added anyway.",
                     zh="该会话已标记为完成；思考仍已添加。",
                 ),
@@ -217,9 +224,9 @@ def plan_thought(
     total, reason, capped = answered_total(request)
     if capped:
         notices.append(
-            Notice(
+            Remark(
                 code="TOTAL_CAPPED",
-                message=text(
+                message=Text(
                     en=f"totalThoughts is capped at {MAX_THOUGHTS}.",
                     zh=f"totalThoughts 上限为 {MAX_THOUGHTS}。",
                 ),

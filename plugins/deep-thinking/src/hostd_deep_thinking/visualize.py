@@ -4,7 +4,8 @@ Mermaid: regular thoughts chained in order, revisions as dashed arrows to the th
 revise, each branch its own subgraph hanging off its origin, references to missing labels
 drawn to a dashed placeholder. Every label is entity-encoded, so no thought text can end a
 label or inject syntax. ASCII follows the spec's notation: ``[n]`` for a thought,
-``<->`` for a revision, ``|->`` for a branch.
+``<->`` for a revision, ``|->`` for a branch. Both are drawn in the server's language: the
+words on them (headings, "revision", "branch", "missing") are the document's, like an export's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import itertools
 import re
 from typing import Any
 
-from hostd_deep_thinking.export import branch_groups, main_line, visible
+from hostd_deep_thinking.export import Say, branch_groups, main_line, status_words, visible, words_in
 from hostd_deep_thinking.store import SessionState
 
 LABEL_CHARS = 60
@@ -44,25 +45,27 @@ def label_suffix(thought: dict[str, Any]) -> str:
     return f" [{' '.join(words)}]" if words else ""
 
 
-def _node_label(thought: dict[str, Any]) -> str:
-    kind = {"revision": " revision", "branch": ""}.get(str(thought["type"]), "")
+def _node_label(thought: dict[str, Any], say: Say) -> str:
+    kind = {"revision": " " + say(en="revision", zh="修订"), "branch": ""}.get(str(thought["type"]), "")
     head = f"{thought['thought_number']}{kind}{label_suffix(thought)}"
     return mermaid_text(f"{head}: {excerpt(str(thought['content']), LABEL_CHARS)}")
 
 
-def to_mermaid(state: SessionState) -> str:
+def to_mermaid(state: SessionState, language: str) -> str:
+    say = words_in(language)
+    missing_word = say(en="missing", zh="缺失")
     lines = ["flowchart TD"]
     dangling = 0
 
     def node(thought: dict[str, Any], indent: str = "    ") -> None:
         css = {"revision": ":::revision", "branch": ":::branch"}.get(str(thought["type"]), "")
-        lines.append(f'{indent}t{thought["seq"]}["{_node_label(thought)}"]{css}')
+        lines.append(f'{indent}t{thought["seq"]}["{_node_label(thought, say)}"]{css}')
 
     def missing(label: Any) -> str:
         nonlocal dangling
         dangling += 1
         name = f"m{dangling}"
-        lines.append(f'    {name}(["{mermaid_text(f"{label} (missing)")}"]):::dangling')
+        lines.append(f'    {name}(["{mermaid_text(f"{label} ({missing_word})")}"]):::dangling')
         return name
 
     main = main_line(state)
@@ -71,7 +74,9 @@ def to_mermaid(state: SessionState) -> str:
     for before, after in itertools.pairwise(main):
         lines.append(f"    t{before['seq']} --> t{after['seq']}")
     for index, (branch_id, thoughts) in enumerate(branch_groups(state), start=1):
-        lines.append(f'    subgraph b{index}["{mermaid_text(f"branch {branch_id}")}"]')
+        lines.append(
+            f'    subgraph b{index}["{mermaid_text(say(en=f"branch {branch_id}", zh=f"分支 {branch_id}"))}"]'
+        )
         for thought in thoughts:
             node(thought, "        ")
         for before, after in itertools.pairwise(thoughts):
@@ -85,7 +90,7 @@ def to_mermaid(state: SessionState) -> str:
             continue
         target = thought.get("revises_seq")
         name = f"t{target}" if target is not None else missing(thought.get("revises_thought"))
-        lines.append(f"    t{thought['seq']} -.->|revises| {name}")
+        lines.append(f"    t{thought['seq']} -.->|{mermaid_text(say(en='revises', zh='修订'))}| {name}")
     lines += [
         "    classDef revision fill:#fff7ed,stroke:#c2410c,color:#1f2933",
         "    classDef branch fill:#ecfdf5,stroke:#047857,color:#1f2933",
@@ -94,23 +99,30 @@ def to_mermaid(state: SessionState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_ascii(state: SessionState) -> str:
+def to_ascii(state: SessionState, language: str) -> str:
+    say = words_in(language)
+    missing_word = " (" + say(en="missing", zh="缺失") + ")"
     meta = state.meta
     total = meta.get("total_thoughts")
+    status = status_words(str(meta.get("status", "active")), say)
     lines = [
-        f"Session: {excerpt(str(meta.get('name', state.session_id)), 70)} [{state.session_id}]",
-        f"Status: {meta.get('status', 'active')} | thoughts: {len(state.thoughts)} "
-        f"| planned total: {total or '-'}",
+        say(en="Session", zh="会话")
+        + f": {excerpt(str(meta.get('name', state.session_id)), 70)} [{state.session_id}]",
+        say(
+            en=f"Status: {status} | thoughts: {len(state.thoughts)} | planned total: {total or '-'}",
+            zh=f"状态：{status} | 思考数：{len(state.thoughts)} | 计划总数：{total or '-'}",
+        ),
         "",
-        "Main line",
+        say(en="Main line", zh="主线"),
     ]
 
     def thought_line(thought: dict[str, Any], indent: str) -> str:
         text = excerpt(str(thought["content"]), ASCII_TEXT_CHARS) + label_suffix(thought)
         if thought.get("is_revision"):
-            missing = " (missing)" if thought.get("revises_seq") is None else ""
+            missing = missing_word if thought.get("revises_seq") is None else ""
             target = thought.get("revises_thought")
-            return f"{indent}[{thought['thought_number']}'] {text}  <-> revises [{target}]{missing}"
+            revises = say(en="revises", zh="修订")
+            return f"{indent}[{thought['thought_number']}'] {text}  <-> {revises} [{target}]{missing}"
         return f"{indent}[{thought['thought_number']}] {text}"
 
     def chain(thoughts: list[dict[str, Any]], indent: str) -> None:
@@ -123,16 +135,25 @@ def to_ascii(state: SessionState) -> str:
     if main:
         chain(main, "  ")
     else:
-        lines.append("  (no thoughts)")
+        lines.append("  " + say(en="(no thoughts)", zh="（尚无思考）"))
     for branch_id, thoughts in branch_groups(state):
         origin = thoughts[0].get("branch_from_thought")
-        dangling = " (missing)" if thoughts[0].get("branch_from_seq") is None else ""
-        lines += ["", f"Branch {branch_id}: [{origin}]{dangling} |-> [{branch_id}]"]
+        dangling = missing_word if thoughts[0].get("branch_from_seq") is None else ""
+        lines += ["", say(en="Branch", zh="分支") + f" {branch_id}: [{origin}]{dangling} |-> [{branch_id}]"]
         chain(thoughts, "  ")
     if state.adjustments:
-        lines += ["", "Adjustments"]
+        lines += ["", say(en="Adjustments", zh="总数调整")]
+        reasons = {
+            "needs_more_thoughts": say(en="needs_more_thoughts", zh="需要更多思考"),
+            "thought_number_exceeds_total": say(en="thought_number_exceeds_total", zh="思考编号超过总数"),
+            "client_raised_total": say(en="client_raised_total", zh="客户端调高总数"),
+        }
         for item in state.adjustments:
+            reason = reasons.get(str(item["reason"]), str(item["reason"]))
             lines.append(
-                f"  #{item['sequence']}: total {item['from_total']} -> {item['to_total']} ({item['reason']})"
+                say(
+                    en=f"  #{item['sequence']}: total {item['from_total']} -> {item['to_total']} ({reason})",
+                    zh=f"  #{item['sequence']}：总数 {item['from_total']} -> {item['to_total']}（{reason}）",
+                )
             )
     return "\n".join(lines) + "\n"

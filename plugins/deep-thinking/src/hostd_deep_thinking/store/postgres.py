@@ -1,6 +1,6 @@
 """Sessions in the team database (PostgreSQL): the same operations as ``store.SessionStore``, as rows.
 
-``tools.open_store`` picks it when ``storage`` is configured. Every ``client`` test of the
+``store.store_for`` picks it when ``storage`` is configured. Every ``client`` test of the
 plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two side by side.
 
 Why it is built this way:
@@ -33,30 +33,33 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
-import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hostd_deep_thinking.search import _CJK_RUN, Hit, Query, words_text
-from hostd_deep_thinking.store import (
+from hostd_db import utc_stamp
+
+from hostd_deep_thinking.search import Hit, Query
+from hostd_deep_thinking.store.backend import (
     BACKUPS_KEPT,
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
+    ListingKey,
+    Plan,
+    SummaryPage,
+)
+from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought
+from hostd_deep_thinking.store.errors import (
     BackupNotFound,
     SessionExists,
     SessionNotFound,
-    SessionState,
     SessionUnreadable,
     WouldBlock,
-    check_document,
-    check_thought,
-    utc_now,
 )
+from hostd_deep_thinking.store.postgres_schema import search_queries, thought_words
 
 if TYPE_CHECKING:
     from hostd_db import PostgresDatabase
@@ -64,114 +67,12 @@ if TYPE_CHECKING:
 
     Conn = Connection[dict[str, Any]]
 
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE sessions (
-        session_id text PRIMARY KEY,
-        generation bigint NOT NULL,
-        meta json NOT NULL,
-        adjustments json NOT NULL,
-        last_seq integer NOT NULL,
-        summary json NOT NULL,
-        status text NOT NULL,
-        updated_at text NOT NULL
-    );
-    CREATE INDEX sessions_newest_first ON sessions (updated_at DESC, session_id DESC);
-    CREATE INDEX sessions_by_status ON sessions (status, updated_at DESC, session_id DESC);
-    CREATE SEQUENCE session_generations;
-    CREATE TABLE thoughts (
-        session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
-        seq integer NOT NULL CHECK (seq > 0),
-        thought json NOT NULL,
-        words tsvector NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    );
-    CREATE INDEX thoughts_words ON thoughts USING gin (words);
-    CREATE TABLE backups (
-        session_id text NOT NULL,
-        name text NOT NULL,
-        document json NOT NULL,
-        PRIMARY KEY (session_id, name)
-    );
-    CREATE TABLE default_session (
-        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-        session_id text NOT NULL,
-        since text NOT NULL
-    );
-    """,
-    # 2: who created each session (list_sessions filters on it), and a default session per member.
-    # The singleton default_session stays: it is the default of members without their own yet.
-    """
-    ALTER TABLE sessions ADD COLUMN created_by text;
-    UPDATE sessions SET created_by = meta->>'created_by';
-    CREATE INDEX sessions_by_creator ON sessions (created_by, updated_at DESC, session_id DESC);
-    CREATE TABLE member_default_session (
-        member text PRIMARY KEY,
-        session_id text NOT NULL,
-        since text NOT NULL
-    );
-    """,
-]
-
 
 def _json(value: Any) -> Any:
     """``json``, not ``jsonb``: thoughts are stored verbatim, and ``jsonb`` refuses a NUL character."""
     from psycopg.types.json import Json
 
     return Json(value)
-
-
-_TOKEN = re.compile(r"[^\W_]+")
-#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
-_LONGEST_TOKEN = 500
-#: tsvector positions stop at 16383; later words keep that position (they are still found).
-_LAST_POSITION = 16383
-
-
-def _fold(text: str) -> str:
-    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-
-
-def _tokens(text: str) -> list[str]:
-    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
-    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
-
-
-def _lexeme(token: str) -> str:
-    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def thought_words(thought: dict[str, Any]) -> str:
-    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
-    content = _tokens(str(thought.get("content") or ""))
-    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
-    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
-    start = len(content) + 2  # labels are never a phrase with the content's last word
-    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
-    return " ".join(parts)
-
-
-def _term_query(term: str) -> str | None:
-    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
-    if _CJK_RUN.fullmatch(term):
-        if len(term) == 1:
-            return _lexeme(term) + ":*"
-        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
-    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
-    if not tokens:
-        return None
-    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
-    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
-
-
-def search_queries(query: Query) -> tuple[str, str] | None:
-    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
-    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
-    if not terms:
-        return None
-    return " & ".join(terms), " | ".join(terms)
 
 
 def _clone(state: SessionState) -> SessionState:
@@ -383,7 +284,7 @@ class PostgresSessionStore:
     def append(
         self,
         session_id: str,
-        plan: Callable[[SessionState], tuple[dict[str, Any], dict[str, Any] | None]],
+        plan: Plan,
         *,
         create: Callable[[], dict[str, Any]] | None = None,
         blocking: bool = True,
@@ -449,7 +350,7 @@ class PostgresSessionStore:
                 raise SessionNotFound(session_id)
             generation, state = found
             result = change(state)
-            state.meta["updated_at"] = utc_now()
+            state.meta["updated_at"] = utc_stamp()
             self._save_meta(conn, state)
             self._backup(conn, state)
             return generation, state, result
@@ -516,7 +417,7 @@ class PostgresSessionStore:
             if backup_name is not None:
                 chosen = [row for row in rows if row["name"] == backup_name]
                 if not chosen:
-                    raise BackupNotFound(session_id, names)
+                    raise BackupNotFound(session_id, names, backup_name)
             else:
                 chosen = sorted(
                     rows,
@@ -538,7 +439,7 @@ class PostgresSessionStore:
                 if document["session_id"] == session_id:
                     break
             else:
-                raise BackupNotFound(session_id, names)
+                raise BackupNotFound(session_id, names, backup_name)
             try:
                 existing = self._state(conn, session_id, lock=True)
             except SessionUnreadable:
@@ -605,22 +506,34 @@ class PostgresSessionStore:
         return outcome
 
     def list_summaries(
-        self, status: str | None, limit: int, created_by: str | None = None
-    ) -> tuple[list[dict[str, Any]], int]:
-        """Sessions newest first with how many match, from the summary column (no thought is read)."""
+        self,
+        status: str | None,
+        limit: int,
+        created_by: str | None = None,
+        after: ListingKey | None = None,
+    ) -> SummaryPage:
+        """Sessions newest first with how many match, from the summary column (no thought is read);
+        ``after`` is the (updated_at, session_id) the previous page ended at."""
         filters = (("status", status), ("created_by", created_by))
         chosen = [(column, value) for column, value in filters if value is not None]
         where = ("WHERE " + " AND ".join(f"{column} = %s" for column, _ in chosen)) if chosen else ""
         parameters: list[Any] = [value for _, value in chosen]
+        page_where, page_parameters = where, list(parameters)
+        if after is not None:
+            page_where = (where + " AND " if where else "WHERE ") + "(updated_at, session_id) < (%s, %s)"
+            page_parameters += list(after)
 
-        def work(conn: Conn) -> tuple[list[dict[str, Any]], int]:
+        def work(conn: Conn) -> SummaryPage:
             rows = conn.execute(
-                f"SELECT summary FROM sessions {where} ORDER BY updated_at DESC, session_id DESC LIMIT %s",
-                [*parameters, limit],
+                f"SELECT summary FROM sessions {page_where} "
+                "ORDER BY updated_at DESC, session_id DESC LIMIT %s",
+                [*page_parameters, limit + 1],
             )
             summaries = [dict(row["summary"]) for row in rows]
             total = conn.execute(f"SELECT count(*) AS n FROM sessions {where}", parameters).fetchone()
-            return summaries, int(total["n"]) if total else 0
+            return SummaryPage(
+                rows=summaries[:limit], total=int(total["n"]) if total else 0, more=len(summaries) > limit
+            )
 
         return self.database.run(work, write=False)
 
@@ -690,7 +603,7 @@ class PostgresSessionStore:
                 "INSERT INTO member_default_session (member, session_id, since) VALUES (%s, %s, %s)"
                 " ON CONFLICT (member) DO UPDATE"
                 " SET session_id = EXCLUDED.session_id, since = EXCLUDED.since",
-                (member, session_id, utc_now()),
+                (member, session_id, utc_stamp()),
             )
 
         self.database.run(work)

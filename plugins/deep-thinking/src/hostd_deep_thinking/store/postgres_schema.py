@@ -1,0 +1,117 @@
+"""The team database's tables and the words each thought is found by.
+
+``MIGRATIONS`` are applied in order by ``hostd db migrate`` (or start-up); never edit one that
+shipped, add the next. The search words: each thought row carries a ``tsvector`` built here in
+Python from the same words the SQLite FTS5 index holds (``search.words_text``), and queries are
+built the same way, so search finds on PostgreSQL what it finds beside the files.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from hostd_deep_thinking.search import _CJK_RUN, Query, words_text
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        session_id text PRIMARY KEY,
+        generation bigint NOT NULL,
+        meta json NOT NULL,
+        adjustments json NOT NULL,
+        last_seq integer NOT NULL,
+        summary json NOT NULL,
+        status text NOT NULL,
+        updated_at text NOT NULL
+    );
+    CREATE INDEX sessions_newest_first ON sessions (updated_at DESC, session_id DESC);
+    CREATE INDEX sessions_by_status ON sessions (status, updated_at DESC, session_id DESC);
+    CREATE SEQUENCE session_generations;
+    CREATE TABLE thoughts (
+        session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
+        seq integer NOT NULL CHECK (seq > 0),
+        thought json NOT NULL,
+        words tsvector NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX thoughts_words ON thoughts USING gin (words);
+    CREATE TABLE backups (
+        session_id text NOT NULL,
+        name text NOT NULL,
+        document json NOT NULL,
+        PRIMARY KEY (session_id, name)
+    );
+    CREATE TABLE default_session (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        session_id text NOT NULL,
+        since text NOT NULL
+    );
+    """,
+    # 2: who created each session (list_sessions filters on it), and a default session per member.
+    # The singleton default_session stays: it is the default of members without their own yet.
+    """
+    ALTER TABLE sessions ADD COLUMN created_by text;
+    UPDATE sessions SET created_by = meta->>'created_by';
+    CREATE INDEX sessions_by_creator ON sessions (created_by, updated_at DESC, session_id DESC);
+    CREATE TABLE member_default_session (
+        member text PRIMARY KEY,
+        session_id text NOT NULL,
+        since text NOT NULL
+    );
+    """,
+]
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
+_LONGEST_TOKEN = 500
+#: tsvector positions stop at 16383; later words keep that position (they are still found).
+_LAST_POSITION = 16383
+
+
+def _fold(text: str) -> str:
+    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _tokens(text: str) -> list[str]:
+    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
+    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def thought_words(thought: dict[str, Any]) -> str:
+    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
+    content = _tokens(str(thought.get("content") or ""))
+    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
+    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
+    start = len(content) + 2  # labels are never a phrase with the content's last word
+    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
+    return " ".join(parts)
+
+
+def _term_query(term: str) -> str | None:
+    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
+    if _CJK_RUN.fullmatch(term):
+        if len(term) == 1:
+            return _lexeme(term) + ":*"
+        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
+    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
+    if not tokens:
+        return None
+    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
+    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
+
+
+def search_queries(query: Query) -> tuple[str, str] | None:
+    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
+    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
+    if not terms:
+        return None
+    return " & ".join(terms), " | ".join(terms)
