@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import PLUGIN, call, config_for, ok, thought
+from deep_thinking_support import PLUGIN, config_for, thought
 from hostd_testing import in_memory_client
+from hostd_testing.calls import call, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

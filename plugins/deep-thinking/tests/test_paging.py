@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import call, fails, ok, thought
+from deep_thinking_support import thought
+from hostd_testing.calls import call, fails, ok
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
