@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import PluginContext, ToolContext, ToolError, ToolOutput, hookimpl
+from hostd import PluginContext, Text, ToolContext, ToolError, ToolOutput, hookimpl
 
 
 class ProbeSettings(BaseModel):
@@ -53,7 +53,7 @@ def echo(
     """Send the text back, repeated; a read-only probe of validation and the envelope."""
     rendered = (text.upper() if style == "upper" else text) * times
     return EchoResult(text=rendered, times=times, greeting=ctx.settings.greeting).with_message(
-        ctx.text(en=f"Echoed {times} time(s).", zh=f"已回显 {times} 次。")
+        Text(en=f"Echoed {times} time(s).", zh=f"已回显 {times} 次。")
     )
 
 

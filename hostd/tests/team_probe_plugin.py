@@ -8,7 +8,7 @@ from typing import Annotated
 import anyio
 from pydantic import Field
 
-from hostd import PluginContext, ToolContext, ToolOutput, hookimpl
+from hostd import PluginContext, Text, ToolContext, ToolOutput, hookimpl
 
 
 class WhoResult(ToolOutput):
@@ -21,7 +21,7 @@ class LingerResult(ToolOutput):
 
 def whoami(ctx: ToolContext[None]) -> WhoResult:
     """Say which team member this call is made for."""
-    return WhoResult(member=ctx.member).with_message(ctx.text(en="Identified.", zh="已识别。"))
+    return WhoResult(member=ctx.member).with_message(Text(en="Identified.", zh="已识别。"))
 
 
 async def linger(

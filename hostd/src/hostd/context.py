@@ -22,7 +22,7 @@ from hostd_errors import Message, Text, render
 from pydantic import BaseModel, PrivateAttr
 
 from hostd.errors import HostError
-from hostd.i18n import Language, pick
+from hostd.i18n import Language
 
 if TYPE_CHECKING:
     from hostd_db import PostgresDatabase
@@ -165,10 +165,6 @@ class PluginContext(Generic[SettingsT]):
     @property
     def lock_dir(self) -> Path:
         return shared_lock_dir()
-
-    def text(self, *, en: str, zh: str) -> str:
-        """The sentence in the host's language."""
-        return pick(self.language, en=en, zh=zh)
 
     def render(self, text: Message) -> str:
         """``text`` in the server's language, for what a tool writes into documents it produces
@@ -332,9 +328,6 @@ class ToolContext(Generic[SettingsT]):
     @property
     def services(self) -> Services:
         return self.plugin.services
-
-    def text(self, *, en: str, zh: str) -> str:
-        return self.plugin.text(en=en, zh=zh)
 
     def render(self, text: Message) -> str:
         """``text`` in the server's language (for content the tool writes, not for answers)."""
