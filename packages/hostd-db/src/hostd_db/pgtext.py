@@ -9,10 +9,10 @@ passes unchanged. Stores written once for SQLite's ``?`` placeholders run on psy
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["decode_text", "decoded_tuple_rows", "encode_text", "qmark_to_pyformat"]
+__all__ = ["QmarkConnection", "decode_text", "decoded_tuple_rows", "encode_text", "qmark_to_pyformat"]
 
 _ESCAPE = "\ue000"
 _ESCAPED = re.compile(f"{_ESCAPE}(.)", re.DOTALL)
@@ -47,3 +47,23 @@ def qmark_to_pyformat(sql: str) -> str:
     if converted is None:
         converted = _SQL_CACHE[sql] = sql.replace("%", "%%").replace("?", "%s")
     return converted
+
+
+class QmarkConnection:
+    """A psycopg connection as a store written for SQLite sees it: ``?`` parameters, NUL-safe
+    text both ways, rows as tuples."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
+        cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
+        return cursor
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
+        rows = [[encode_text(value) for value in row] for row in parameters]
+        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
+        if rows:
+            cursor.executemany(qmark_to_pyformat(sql), rows)
+        return cursor

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hostd_db import utc_stamp
-from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
+from hostd_db.pgtext import QmarkConnection
 
 from hostd_memory import search as search_text
 from hostd_memory.store import MemoryStore, tuning
@@ -38,7 +38,6 @@ from hostd_memory.store.rows import Connection, Filters
 from hostd_memory.store.schema import VISIBLE
 
 if TYPE_CHECKING:
-    import psycopg
     from hostd_db import PostgresDatabase
 
 #: The advisory lock every memory write takes first ("memory" in ASCII).
@@ -160,26 +159,7 @@ PG_MIGRATIONS: list[str] = [
     """,
 ]
 
-# NUL-safe text and placeholders: hostd_db.pgtext.
-
-
-class _PgConnection:
-    """A psycopg connection speaking the store's ``Connection``: ``?`` parameters, rows as tuples."""
-
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
-        self._connection = connection
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
-        cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
-        return cursor
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        rows = [[encode_text(value) for value in row] for row in parameters]
-        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
-        if rows:
-            cursor.executemany(qmark_to_pyformat(sql), rows)
-        return cursor
+# NUL-safe text, placeholders and the connection adapter: hostd_db.pgtext.
 
 
 class _Rows:
@@ -219,7 +199,7 @@ class _PgReader:
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:
         with self._database.autocommit() as connection:
-            cursor = _PgConnection(connection).execute(sql, parameters)
+            cursor = QmarkConnection(connection).execute(sql, parameters)
             rows = cursor.fetchall() if cursor.description is not None else []
             return _Rows(rows, cursor.rowcount)
 
@@ -251,7 +231,7 @@ class PostgresMemoryStore(MemoryStore):
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         with self.database.write() as connection:
-            conn = _PgConnection(connection)
+            conn = QmarkConnection(connection)
             conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
             yield conn
             self._index_words(conn)

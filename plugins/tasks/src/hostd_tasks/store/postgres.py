@@ -22,10 +22,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hostd_db.pgtext import decoded_tuple_rows, encode_text, qmark_to_pyformat
+from hostd_db.pgtext import QmarkConnection
 
 from hostd_tasks.store.base import GENERATED_ID_PREFIX, T
 from hostd_tasks.store.rows import Connection, deletion_time, is_live
@@ -58,26 +58,7 @@ PG_FAILED_BLOCKERS = """
         SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed') AS b)
 """
 
-# NUL-safe text and placeholders: hostd_db.pgtext.
-
-
-class _PgConnection:
-    """A psycopg connection speaking the store's ``Connection``: ``?`` parameters, rows as tuples."""
-
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
-        self._connection = connection
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
-        cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
-        return cursor
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        rows = [[encode_text(value) for value in row] for row in parameters]
-        cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
-        if rows:
-            cursor.executemany(qmark_to_pyformat(sql), rows)
-        return cursor
+# NUL-safe text, placeholders and the connection adapter: hostd_db.pgtext.
 
 
 class PostgresTaskStore(TaskStore):
@@ -97,12 +78,12 @@ class PostgresTaskStore(TaskStore):
     def _read(self, work: Callable[[Connection], T]) -> T:
         def snapshot(connection: psycopg.Connection[Any]) -> T:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            return work(_PgConnection(connection))
+            return work(QmarkConnection(connection))
 
         return self.database.run(snapshot, write=False)
 
     def _write(self, work: Callable[[Connection], T]) -> T:
-        return self.database.run(lambda connection: work(_PgConnection(connection)), write=True)
+        return self.database.run(lambda connection: work(QmarkConnection(connection)), write=True)
 
     def _lock_task(self, conn: Connection, task_id: str) -> None:
         conn.execute("SELECT 1 FROM tasks WHERE task_id = ? FOR UPDATE", (task_id,))
