@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
-from hostd_errors import CodedError, Text
+from hostd_errors import CodedError, Reason
 
 __all__ = ["DatabaseError", "busy_as_file_locked"]
 
@@ -19,16 +19,8 @@ _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
 
 
-class _Text(NamedTuple):
-    code: str
-    message_en: str
-    message_zh: str
-    hint_en: str
-    hint_zh: str
-
-
-_TEXTS: dict[str, _Text] = {
-    "unreachable": _Text(
+_TEXTS: dict[str, Reason] = {
+    "unreachable": Reason(
         "UNAVAILABLE",
         "The database at {where} cannot be reached.",
         "无法连接位于 {where} 的数据库。",
@@ -36,7 +28,7 @@ _TEXTS: dict[str, _Text] = {
         "log (stderr) has the driver's message.",
         "请确认 PostgreSQL 正在运行且本机可以访问，然后重试；服务器日志（stderr）中有驱动程序的详细信息。",
     ),
-    "connection_lost": _Text(
+    "connection_lost": Reason(
         "UNAVAILABLE",
         "The connection to the database at {where} was lost during the call.",
         "调用过程中与位于 {where} 的数据库的连接中断。",
@@ -44,14 +36,14 @@ _TEXTS: dict[str, _Text] = {
         "acknowledged was not applied.",
         "请重试；如果持续失败，请检查数据库服务器。未被确认的写入不会生效。",
     ),
-    "statement_timeout": _Text(
+    "statement_timeout": Reason(
         "TIMEOUT",
         "The database at {where} did not answer within {timeout_ms} ms.",
         "位于 {where} 的数据库未在 {timeout_ms} 毫秒内响应。",
         "Retry later, or narrow the request (a smaller limit or a more specific query).",
         "请稍后重试，或缩小请求范围（更小的 limit 或更具体的查询）。",
     ),
-    "contention": _Text(
+    "contention": Reason(
         "CONFLICT",
         "The database at {where} kept refusing the change because of concurrent changes "
         "({attempts} attempts).",
@@ -59,14 +51,14 @@ _TEXTS: dict[str, _Text] = {
         "Retry the call: another client was changing the same records.",
         "请重试：另一个客户端正在修改相同的记录。",
     ),
-    "busy": _Text(
+    "busy": Reason(
         "FILE_LOCKED",
         "The database file {where} stayed locked by another process for {timeout_ms} ms.",
         "数据库文件 {where} 被其他进程锁定超过 {timeout_ms} 毫秒。",
         "Another hostd process (another IDE window) is writing a lot; retry in a moment.",
         "另一个 hostd 进程（另一个 IDE 窗口）正在大量写入；请稍后重试。",
     ),
-    "schema_too_new": _Text(
+    "schema_too_new": Reason(
         "SCHEMA_TOO_NEW",
         "The {component} tables in {where} are at schema version {current}, but this hostd knows "
         "versions up to {known}.",
@@ -75,7 +67,7 @@ _TEXTS: dict[str, _Text] = {
         "run an older hostd against a newer database.",
         "请把 hostd（及其插件）升级到支持结构版本 {current} 的版本；不要用旧版 hostd 访问较新的数据库。",
     ),
-    "schema_outdated": _Text(
+    "schema_outdated": Reason(
         "SCHEMA_OUTDATED",
         "The {component} tables in {where} are at schema version {current}; this hostd needs {known}.",
         "{where} 中 {component} 的数据表结构版本为 {current}；此 hostd 需要版本 {known}。",
@@ -94,8 +86,8 @@ class DatabaseError(CodedError):
         facts: dict[str, Any] = {"where": where, **details}
         super().__init__(
             text.code,
-            Text(en=text.message_en, zh=text.message_zh).format(**facts),
-            hint=Text(en=text.hint_en, zh=text.hint_zh).format(**facts),
+            text.message(**facts),
+            hint=text.hint(**facts),
             details={**facts, "reason": reason},
         )
         self._facts = facts

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Language = Literal["zh", "en"]
 
@@ -90,6 +90,26 @@ def render_details(details: Mapping[str, Any], language: str) -> dict[str, Any]:
     return {key: one(value) for key, value in details.items()}
 
 
+class Reason(NamedTuple):
+    """One documented cause of an error: its code, and the message and advice in both languages.
+
+    The four sentences are templates (``{name}`` filled from the error's facts); libraries keep
+    a table of these keyed by their stable reason names.
+    """
+
+    code: str
+    message_en: str
+    message_zh: str
+    hint_en: str
+    hint_zh: str
+
+    def message(self, **values: Any) -> Text:
+        return Text(en=self.message_en, zh=self.message_zh).format(**values)
+
+    def hint(self, **values: Any) -> Text:
+        return Text(en=self.hint_en, zh=self.hint_zh).format(**values)
+
+
 def _is_code(code: str) -> bool:
     return bool(code) and code.upper() == code and " " not in code
 
@@ -136,4 +156,4 @@ def _rebuild(cls: type[CodedError], state: dict[str, Any]) -> CodedError:
     return error
 
 
-__all__ = ["CodedError", "Language", "Message", "Text", "is_chinese", "render", "render_details"]
+__all__ = ["CodedError", "Language", "Message", "Reason", "Text", "is_chinese", "render", "render_details"]
