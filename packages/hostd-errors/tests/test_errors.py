@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from hostd_errors import CodedError, Text, render, render_details
+from hostd_errors import CodedError, Reason, Text, render, render_details
 
 
 def test_text_renders_per_language_and_fills_placeholders() -> None:
@@ -68,3 +68,9 @@ def test_errors_survive_pickling_with_every_field() -> None:
         Text(en="failed: disk", zh="失败：disk"),
         "failed: disk",
     )
+
+
+def test_a_reason_fills_its_templates_in_both_languages() -> None:
+    reason = Reason("TIMEOUT", "Took {ms} ms.", "用时 {ms} 毫秒。", "Retry in {s} s.", "{s} 秒后重试。")
+    assert reason.message(ms=5) == Text(en="Took 5 ms.", zh="用时 5 毫秒。")
+    assert reason.hint() == Text(en="Retry in ? s.", zh="? 秒后重试。")
