@@ -40,7 +40,7 @@ def memory_client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, ob
     async def open_client(
         language: str = "en", budget: int | None = None, **options: Any
     ) -> AsyncIterator[Client]:
-        settings = {"memory": {"answer_budget": budget}} if budget else None
+        settings = {"memory": {"max_answer_chars": budget}} if budget else None
         config = {"language": language, "allowed_roots": [str(hostd_roots)], **backend}
         async with in_memory_client(
             ["memory"], data_dir=hostd_data_dir, config=config, settings=settings, **options

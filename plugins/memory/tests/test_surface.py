@@ -123,3 +123,11 @@ async def test_a_document_that_is_not_importable_is_named_in_chinese(memory_clie
         prose = error["message"].replace(field, "").replace("data", "")
         assert re.search("[\u4e00-\u9fff]", prose) and not re.search("[A-Za-z]{3,}", prose), error
     assert shape["error"]["details"]["problem"] == "list_type"
+
+
+def test_the_answer_size_setting_is_spelled_like_every_limit_and_the_old_key_still_works() -> None:
+    from hostd_memory.models import Settings
+
+    assert Settings.model_validate({"max_answer_chars": 5000}).max_answer_chars == 5000
+    assert Settings.model_validate({"answer_budget": 6000}).max_answer_chars == 6000
+    assert Settings().max_answer_chars == 20_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from hostd.paging import Page
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from hostd import ID_PATTERN, ToolOutput
 
@@ -40,10 +40,12 @@ class Settings(BaseModel):
         pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$",
         description="File name of the SQLite database inside the plugin's data folder",
     )
-    answer_budget: int = Field(
+    max_answer_chars: int = Field(
         default=20_000,
         ge=2_000,
         le=1_000_000,
+        # Spelled like every other limit (max_<what>_<unit>); the old key is still read.
+        validation_alias=AliasChoices("max_answer_chars", "answer_budget"),
         description="Largest answer in characters; longer listings and contents come in pages with a cursor",
     )
 

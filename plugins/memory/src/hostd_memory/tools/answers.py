@@ -33,7 +33,7 @@ CORE_CONTENT_CHARS = 4_000
 
 def budget_of(ctx: ToolContext[Settings]) -> int:
     """Characters an answer's items may take (the envelope's own fields aside)."""
-    return ctx.settings.answer_budget - ENVELOPE_ALLOWANCE
+    return ctx.settings.max_answer_chars - ENVELOPE_ALLOWANCE
 
 
 def record(memory: MemoryRow) -> MemoryRecord:
