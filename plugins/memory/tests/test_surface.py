@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import MemoryClient, call, ok
+from hostd_testing.calls import call, ok
+from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
 
