@@ -26,6 +26,13 @@ HEADINGS = {"zh": "总结更新", "en": "Summary update"}
 Connect = Callable[..., AbstractAsyncContextManager["Client"]]
 
 
+async def update(client: Client, **arguments: Any) -> dict[str, Any]:
+    """The envelope of one ``update_summary`` call, whatever its status."""
+    from hostd_testing.calls import call  # here, not at the top: child processes import this module
+
+    return await call(client, TOOL, **arguments)
+
+
 def separator_pattern(heading: str) -> re.Pattern[str]:
     """The spec's separator, any timestamp: ``\\n\\n---\\n\\n## <heading> [YYYY-MM-DD HH:MM:SS]\\n\\n``."""
     return re.compile(

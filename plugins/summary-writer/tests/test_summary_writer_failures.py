@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import envelope_of
-from mcp import Client
-from summary_writer_support import TOOL, Connect, host_config, mount_problem, mounted_tmpfs, remount_read_only
+from summary_writer_support import (
+    Connect,
+    host_config,
+    mount_problem,
+    mounted_tmpfs,
+    remount_read_only,
+    update,
+)
 
 pytestmark = pytest.mark.anyio
 
 OLD_TEXT = "# 旧的总结\n\nold summary that must survive\n"
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 def assert_error(envelope: dict[str, Any], code: str) -> None:

@@ -12,15 +12,10 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import envelope_of, root_for
-from mcp import Client
-from summary_writer_support import TOOL, Connect, host_config
+from hostd_testing import root_for
+from summary_writer_support import Connect, host_config, update
 
 pytestmark = pytest.mark.anyio
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 def roots_callback(*folders: Path) -> Any:

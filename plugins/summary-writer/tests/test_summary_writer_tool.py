@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hostd_testing import envelope_of, fuzz_tools, in_memory_client
-from mcp import Client
-from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern
+from hostd_testing import fuzz_tools, in_memory_client
+from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 # --- the tool as listed -------------------------------------------------------------------
