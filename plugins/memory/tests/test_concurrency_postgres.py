@@ -40,7 +40,8 @@ def team_store(postgres_url: str) -> Iterator[MemoryStore]:
 def _rows(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET search_path = memory")
-        return conn.execute(sql, params).fetchall()
+        rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+        return rows
 
 
 @pytest.mark.slow

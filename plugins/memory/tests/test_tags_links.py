@@ -177,7 +177,7 @@ async def test_time_filters_take_iso_dates_with_or_without_a_zone(
         _set_times(db, "t://mar", "2026-03-15T00:00:00.000000Z", "2026-03-16T00:00:00.000000Z")
         _set_times(db, "t://jun", "2026-06-15T12:00:00.000000Z", "2026-06-15T12:00:00.000000Z")
 
-        async def listed(**filters: str) -> set[str]:
+        async def listed(**filters: str | list[str]) -> set[str]:
             return {m["memory"]["uri"] for m in (await ok(client, "list_memories", **filters))["memories"]}
 
         async def searched(**filters: str) -> set[str]:

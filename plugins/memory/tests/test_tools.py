@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hostd_testing.calls import call, error_code, ok
+from mcp_types import CallToolResult, TextContent
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
@@ -73,11 +74,13 @@ async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_cli
         assert set(tools[name].input_schema["properties"]) == parameters, name
         for prop in tools[name].input_schema["properties"].values():
             assert prop.get("description"), name
-    assert tools["search_memory"].annotations.read_only_hint is True
-    assert tools["delete_memory"].annotations.destructive_hint is True
-    assert tools["create_memory"].annotations.destructive_hint is False
-    assert tools["link_memories"].annotations.idempotent_hint is True
-    assert tools["unlink_memories"].annotations.destructive_hint is True
+    hints = {name: tool.annotations for name, tool in tools.items() if tool.annotations is not None}
+    assert set(hints) == set(tools)
+    assert hints["search_memory"].read_only_hint is True
+    assert hints["delete_memory"].destructive_hint is True
+    assert hints["create_memory"].destructive_hint is False
+    assert hints["link_memories"].idempotent_hint is True
+    assert hints["unlink_memories"].destructive_hint is True
 
 
 @pytest.mark.smoke
@@ -426,6 +429,13 @@ async def test_boot_index_and_recent_views(memory_client: MemoryClient) -> None:
     assert too_many["error"]["code"] == "INVALID_ARGUMENT"
 
 
+def _text_block(result: CallToolResult) -> str:
+    """The text of a result's first content block (the envelope as JSON text)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
+
+
 async def test_large_views_stay_within_the_budget_and_page_with_a_cursor(memory_client: MemoryClient) -> None:
     async with memory_client(budget=2_000) as client:
         for i in range(60):
@@ -442,7 +452,7 @@ async def test_large_views_stay_within_the_budget_and_page_with_a_cursor(memory_
         while True:
             arguments = {"uri": "system://index"} | ({"cursor": cursor} if cursor else {})
             envelope = await client.call_tool("read_memory", arguments)
-            assert len(envelope.content[0].text) <= 2_000
+            assert len(_text_block(envelope)) <= 2_000
             page = envelope.structured_content
             seen += [m["uri"] for g in page["index"] for m in g["memories"]]
             pages += 1
@@ -454,7 +464,7 @@ async def test_large_views_stay_within_the_budget_and_page_with_a_cursor(memory_
         export1 = await client.call_tool("export_memories", {})
     assert pages > 1 and seen == sorted(seen) and len(seen) == 60
     assert boot1["truncated"] and boot2["memories"] and boot1["memories"][-1] != boot2["memories"][0]
-    assert len(export1.content[0].text) <= 2_000 and export1.structured_content["truncated"]
+    assert len(_text_block(export1)) <= 2_000 and export1.structured_content["truncated"]
 
 
 async def test_long_content_reads_in_pages(memory_client: MemoryClient) -> None:

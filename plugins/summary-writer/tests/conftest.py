@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,7 @@ import pytest
 from hostd_testing import in_memory_client, served_client, write_config
 from hostd_testing.markers import mark_external
 from mcp import Client
-
-Connect = Callable[..., AbstractAsyncContextManager[Client]]
+from summary_writer_support import Connect
 
 
 @pytest.fixture(params=["in-memory", "served"])

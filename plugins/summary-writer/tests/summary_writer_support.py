@@ -10,14 +10,27 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 PLUGIN = "summary-writer"
 TOOL = "update_summary"
 HEADINGS = {"zh": "总结更新", "en": "Summary update"}
+
+#: The ``connect`` fixture: ``connect(config, *, cwd=None, **client_options)`` opens a client.
+Connect = Callable[..., AbstractAsyncContextManager["Client"]]
+
+
+async def update(client: Client, **arguments: Any) -> dict[str, Any]:
+    """The envelope of one ``update_summary`` call, whatever its status."""
+    from hostd_testing.calls import call  # here, not at the top: child processes import this module
+
+    return await call(client, TOOL, **arguments)
 
 
 def separator_pattern(heading: str) -> re.Pattern[str]:

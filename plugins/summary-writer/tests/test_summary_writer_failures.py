@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import envelope_of
-from mcp import Client
-from summary_writer_support import TOOL, host_config, mount_problem, mounted_tmpfs, remount_read_only
+from summary_writer_support import (
+    Connect,
+    host_config,
+    mount_problem,
+    mounted_tmpfs,
+    remount_read_only,
+    update,
+)
 
 pytestmark = pytest.mark.anyio
 
 OLD_TEXT = "# 旧的总结\n\nold summary that must survive\n"
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 def assert_error(envelope: dict[str, Any], code: str) -> None:
@@ -83,7 +84,9 @@ def read_only_folder(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-async def test_disk_full_is_reported_and_the_old_file_survives(connect, small_disk, language):
+async def test_disk_full_is_reported_and_the_old_file_survives(
+    connect: Connect, small_disk: Path, language: str
+) -> None:
     big = "满" * 500_000  # 1.5 MB of UTF-8, more than the whole file system
     config = host_config([small_disk], language, max_content_bytes=4 << 20)
     async with connect(config) as client:
@@ -104,8 +107,8 @@ async def test_disk_full_is_reported_and_the_old_file_survives(connect, small_di
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_read_only_folder_is_permission_denied_and_the_old_file_survives(
-    connect, read_only_folder, language
-):
+    connect: Connect, read_only_folder: Path, language: str
+) -> None:
     async with connect(host_config([read_only_folder], language)) as client:
         append = await update(client, content="new", file_path="notes.md")
         overwrite = await update(client, content="new", file_path="notes.md", mode="overwrite")
@@ -118,7 +121,7 @@ async def test_read_only_folder_is_permission_denied_and_the_old_file_survives(
     assert sorted(os.listdir(read_only_folder)) == ["notes.md"]
 
 
-async def test_file_locked_when_another_writer_holds_the_file(connect, hostd_roots):
+async def test_file_locked_when_another_writer_holds_the_file(connect: Connect, hostd_roots: Path) -> None:
     from hostd.context import shared_lock_dir
     from hostd_fs import path_lock
 
@@ -136,7 +139,7 @@ async def test_file_locked_when_another_writer_holds_the_file(connect, hostd_roo
     assert target.read_text(encoding="utf-8").endswith("after release")
 
 
-async def test_over_long_paths_are_path_too_long(connect, hostd_roots):
+async def test_over_long_paths_are_path_too_long(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         long_name = await update(client, content="x", file_path="n" * 300 + ".md")
         long_path = await update(client, content="x", file_path="d/" * 2100 + "x.md")
@@ -145,7 +148,7 @@ async def test_over_long_paths_are_path_too_long(connect, hostd_roots):
     assert os.listdir(hostd_roots) == []
 
 
-async def test_parent_that_is_a_file_is_refused_cleanly(connect, hostd_roots):
+async def test_parent_that_is_a_file_is_refused_cleanly(connect: Connect, hostd_roots: Path) -> None:
     (hostd_roots / "plain").write_text("a file, not a folder")
     async with connect(host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="plain/a.md")
@@ -154,7 +157,7 @@ async def test_parent_that_is_a_file_is_refused_cleanly(connect, hostd_roots):
     assert (hostd_roots / "plain").read_text() == "a file, not a folder"
 
 
-async def test_overwrite_keeps_the_file_permissions(connect, hostd_roots):
+async def test_overwrite_keeps_the_file_permissions(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "private.md"
     target.write_text(OLD_TEXT)
     target.chmod(0o640)
@@ -164,7 +167,7 @@ async def test_overwrite_keeps_the_file_permissions(connect, hostd_roots):
     assert target.read_text() == "replaced"
 
 
-async def test_lock_files_never_appear_in_the_users_folders(connect, hostd_roots):
+async def test_lock_files_never_appear_in_the_users_folders(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         await update(client, content="one", file_path="notes/a.md")
         await update(client, content="two", file_path="notes/a.md")

@@ -10,9 +10,10 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from hostd_testing import envelope_of, in_memory_client, root_for
 from hostd_testing.symlink_swap import swapping
-from summary_writer_support import TOOL, host_config
+from pydantic import FileUrl
+from summary_writer_support import TOOL, Connect, host_config
 
 pytestmark = pytest.mark.anyio
 
@@ -98,9 +99,7 @@ async def test_a_client_root_holding_nul_is_ignored_not_internal(
     broken = f"file://{tmp_path}/bad{spelling}root"
 
     async def list_roots(context: Any) -> mcp_types.ListRootsResult:
-        return mcp_types.ListRootsResult(
-            roots=[mcp_types.Root(uri=broken), mcp_types.Root(uri=root.as_uri())]
-        )
+        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=FileUrl(broken)), root_for(root)])
 
     config = host_config(None)
     async with in_memory_client(
@@ -114,7 +113,7 @@ async def test_a_client_root_holding_nul_is_ignored_not_internal(
 
 async def test_only_broken_client_roots_is_a_clear_refusal(tmp_path: Path, hostd_data_dir: Path) -> None:
     async def list_roots(context: Any) -> mcp_types.ListRootsResult:
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=f"file://{tmp_path}/bad%00root")])
+        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=FileUrl(f"file://{tmp_path}/bad%00root"))])
 
     config = host_config(None, language="zh")
     async with in_memory_client(
@@ -150,14 +149,16 @@ async def test_appending_to_a_new_file_says_created_not_appended(
     assert "appended" in messages["en"][1]
 
 
-async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(connect, tmp_path: Path) -> None:
+async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(
+    connect: Connect, tmp_path: Path
+) -> None:
     """The same answers in-process and from a real ``hostd serve`` (roots arrive over the wire)."""
     root = tmp_path / "root"
     root.mkdir()
     offered = [f"file://{tmp_path}/bad%00root", root.as_uri()]
 
     async def list_roots(context: Any) -> mcp_types.ListRootsResult:
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=uri) for uri in offered])
+        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=FileUrl(uri)) for uri in offered])
 
     async with connect(host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
         written = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "a.md"}))

@@ -12,22 +12,17 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import envelope_of
-from mcp import Client
-from summary_writer_support import TOOL, host_config
+from hostd_testing import root_for
+from summary_writer_support import Connect, host_config, update
 
 pytestmark = pytest.mark.anyio
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 def roots_callback(*folders: Path) -> Any:
     """An SDK ``list_roots_callback`` declaring ``folders`` as the client's roots."""
 
     async def list_roots(context: Any) -> mcp_types.ListRootsResult:
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=folder.as_uri()) for folder in folders])
+        return mcp_types.ListRootsResult(roots=[root_for(folder) for folder in folders])
 
     return list_roots
 
@@ -79,7 +74,9 @@ def hostile_paths(sandbox: dict[str, Path]) -> list[str]:
     ]
 
 
-async def test_hostile_paths_are_refused_and_create_nothing(connect, sandbox):
+async def test_hostile_paths_are_refused_and_create_nothing(
+    connect: Connect, sandbox: dict[str, Path]
+) -> None:
     root, outside = sandbox["root"], sandbox["outside"]
     before_root, before_outside = tree(root), tree(outside)
     paths = hostile_paths(sandbox)
@@ -99,7 +96,7 @@ async def test_hostile_paths_are_refused_and_create_nothing(connect, sandbox):
     assert not Path("/etc/hostd-summary-test.md").exists()
 
 
-async def test_hostd_fs_hostile_corpus_is_refused(connect, sandbox):
+async def test_hostd_fs_hostile_corpus_is_refused(connect: Connect, sandbox: dict[str, Path]) -> None:
     """The shared library's own corpus: every entry refused, nothing created.
 
     Entries that are not Markdown names (``nul``, ``b.md.``) stop at the extension check.
@@ -119,7 +116,7 @@ async def test_hostd_fs_hostile_corpus_is_refused(connect, sandbox):
     assert tree(root) == before
 
 
-async def test_symlink_inside_the_root_is_followed(connect, sandbox):
+async def test_symlink_inside_the_root_is_followed(connect: Connect, sandbox: dict[str, Path]) -> None:
     root = sandbox["root"]
     (root / "real").mkdir()
     (root / "alias").symlink_to(root / "real", target_is_directory=True)
@@ -129,7 +126,7 @@ async def test_symlink_inside_the_root_is_followed(connect, sandbox):
     assert (root / "real" / "a.md").read_text() == "via alias"
 
 
-async def test_absolute_path_inside_the_root_is_accepted(connect, sandbox):
+async def test_absolute_path_inside_the_root_is_accepted(connect: Connect, sandbox: dict[str, Path]) -> None:
     root = sandbox["root"]
     target = root / "deep" / "er" / "abs.md"
     async with connect(host_config([root])) as client:
@@ -138,7 +135,7 @@ async def test_absolute_path_inside_the_root_is_accepted(connect, sandbox):
     assert target.read_text() == "abs"
 
 
-async def test_relative_paths_start_at_the_first_root(connect, tmp_path):
+async def test_relative_paths_start_at_the_first_root(connect: Connect, tmp_path: Path) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
@@ -152,7 +149,7 @@ async def test_relative_paths_start_at_the_first_root(connect, tmp_path):
 # --- client roots ---------------------------------------------------------------------------
 
 
-async def test_client_roots_narrow_the_allowed_roots(connect, tmp_path):
+async def test_client_roots_narrow_the_allowed_roots(connect: Connect, tmp_path: Path) -> None:
     allowed = tmp_path / "allowed"
     project, other = allowed / "project", allowed / "other"
     project.mkdir(parents=True)
@@ -169,7 +166,9 @@ async def test_client_roots_narrow_the_allowed_roots(connect, tmp_path):
     assert not (other / "b.md").exists() and not (allowed / "c.md").exists()
 
 
-async def test_client_roots_alone_bound_writes_when_nothing_is_configured(connect, tmp_path):
+async def test_client_roots_alone_bound_writes_when_nothing_is_configured(
+    connect: Connect, tmp_path: Path
+) -> None:
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir()
     elsewhere.mkdir()
@@ -183,7 +182,7 @@ async def test_client_roots_alone_bound_writes_when_nothing_is_configured(connec
     assert tree(elsewhere) == []
 
 
-async def test_client_root_outside_the_allowed_roots_allows_nothing(connect, tmp_path):
+async def test_client_root_outside_the_allowed_roots_allows_nothing(connect: Connect, tmp_path: Path) -> None:
     allowed, foreign = tmp_path / "allowed", tmp_path / "foreign"
     allowed.mkdir()
     foreign.mkdir()
@@ -198,7 +197,9 @@ async def test_client_root_outside_the_allowed_roots_allows_nothing(connect, tmp
 # --- the working folder as the implicit root ---------------------------------------------------
 
 
-async def test_working_folder_is_the_root_when_nothing_is_configured(connect, tmp_path):
+async def test_working_folder_is_the_root_when_nothing_is_configured(
+    connect: Connect, tmp_path: Path
+) -> None:
     async with connect(host_config(None), cwd=tmp_path) as client:
         envelope = await update(client, content="hello", file_path="notes/a.md")
         refused = await update(client, content="x", file_path="../escape.md")
@@ -208,7 +209,9 @@ async def test_working_folder_is_the_root_when_nothing_is_configured(connect, tm
 
 
 @pytest.mark.parametrize("where", ["/", "home"])
-async def test_filesystem_root_and_home_are_never_implicit_roots(connect, where, tmp_path):
+async def test_filesystem_root_and_home_are_never_implicit_roots(
+    connect: Connect, where: str, tmp_path: Path
+) -> None:
     cwd = Path("/") if where == "/" else Path.home()
     before = sorted(os.listdir(cwd))
     async with connect(host_config(None, "en"), cwd=cwd) as client:

@@ -37,7 +37,9 @@ def process_context() -> Any:
 
 
 @pytest.mark.slow
-def test_eight_processes_appending_at_once_lose_and_interleave_nothing(tmp_path, hostd_roots, hostd_data_dir):
+def test_eight_processes_appending_at_once_lose_and_interleave_nothing(
+    tmp_path: Path, hostd_roots: Path, hostd_data_dir: Path
+) -> None:
     context = process_context()
     target = hostd_roots / "shared.md"
     config = host_config([hostd_roots], "en")
@@ -75,7 +77,9 @@ def test_eight_processes_appending_at_once_lose_and_interleave_nothing(tmp_path,
 
 
 @pytest.mark.slow
-def test_sigkill_during_overwrites_always_leaves_one_whole_version(hostd_roots, hostd_data_dir):
+def test_sigkill_during_overwrites_always_leaves_one_whole_version(
+    hostd_roots: Path, hostd_data_dir: Path
+) -> None:
     context = process_context()
     target = hostd_roots / "crash.md"
     config = host_config([hostd_roots], "en", max_content_bytes=2 << 20)
@@ -134,7 +138,7 @@ def _hostd_call(cwd: Path, tmp_path: Path, *arguments: str) -> tuple[int, dict[s
 
 
 @pytest.mark.smoke
-def test_hostd_call_writes_relative_to_the_working_folder(tmp_path):
+def test_hostd_call_writes_relative_to_the_working_folder(tmp_path: Path) -> None:
     workdir = tmp_path / "project"
     workdir.mkdir()
     code, envelope = _hostd_call(workdir, tmp_path, "--arg", "content=hello", "--arg", "file_path=notes/a.md")
@@ -145,7 +149,7 @@ def test_hostd_call_writes_relative_to_the_working_folder(tmp_path):
     assert code == 0 and envelope["separator_added"] is True
 
 
-def test_hostd_call_refuses_the_filesystem_root_as_implicit_root(tmp_path):
+def test_hostd_call_refuses_the_filesystem_root_as_implicit_root(tmp_path: Path) -> None:
     code, envelope = _hostd_call(
         Path("/"), tmp_path, "--arg", "content=hello", "--arg", "file_path=notes/a.md"
     )

@@ -7,28 +7,24 @@ Most tests run twice (``connect`` fixture): against the host in-process and agai
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import Path
 
 import pytest
-from hostd_testing import envelope_of, fuzz_tools, in_memory_client
-from mcp import Client
-from summary_writer_support import HEADINGS, TOOL, host_config, separator_pattern
+from hostd_testing import fuzz_tools, in_memory_client
+from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
-
-
-async def update(client: Client, **arguments: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(TOOL, arguments))
 
 
 # --- the tool as listed -------------------------------------------------------------------
 
 
 @pytest.mark.smoke
-async def test_tool_is_listed_with_annotations_true_to_it(connect, hostd_roots):
+async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     tool = tools[TOOL]
+    assert tool.annotations is not None and tool.description is not None
     assert tool.annotations.read_only_hint is False
     assert tool.annotations.destructive_hint is True
     assert tool.annotations.idempotent_hint is False
@@ -44,7 +40,7 @@ async def test_tool_is_listed_with_annotations_true_to_it(connect, hostd_roots):
 
 
 @pytest.mark.smoke
-async def test_append_to_missing_file_creates_it_and_its_folders(connect, hostd_roots):
+async def test_append_to_missing_file_creates_it_and_its_folders(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots], "zh")) as client:
         envelope = await update(client, content="# 第一次总结\n\n要点。", file_path="notes/2024/a.md")
     target = hostd_roots / "notes" / "2024" / "a.md"
@@ -63,7 +59,9 @@ async def test_append_to_missing_file_creates_it_and_its_folders(connect, hostd_
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])
-async def test_append_to_existing_file_adds_timestamped_separator(connect, hostd_roots, language):
+async def test_append_to_existing_file_adds_timestamped_separator(
+    connect: Connect, hostd_roots: Path, language: str
+) -> None:
     target = hostd_roots / "summary.md"
     target.write_text("旧内容", encoding="utf-8")
     async with connect(host_config([hostd_roots], language)) as client:
@@ -78,7 +76,7 @@ async def test_append_to_existing_file_adds_timestamped_separator(connect, hostd
     assert envelope["message"] == expected[language]
 
 
-async def test_append_to_empty_file_writes_content_alone(connect, hostd_roots):
+async def test_append_to_empty_file_writes_content_alone(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "empty.md"
     target.touch()
     async with connect(host_config([hostd_roots])) as client:
@@ -87,7 +85,7 @@ async def test_append_to_empty_file_writes_content_alone(connect, hostd_roots):
     assert envelope["created"] is False and envelope["separator_added"] is False
 
 
-async def test_overwrite_replaces_the_whole_file(connect, hostd_roots):
+async def test_overwrite_replaces_the_whole_file(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "a.markdown"
     target.write_text("old " * 1000)
     async with connect(host_config([hostd_roots], "zh")) as client:
@@ -100,7 +98,7 @@ async def test_overwrite_replaces_the_whole_file(connect, hostd_roots):
     assert (hostd_roots / "b.MD").read_text() == "fresh" and created["created"] is True
 
 
-async def test_separator_heading_comes_from_settings(connect, hostd_roots):
+async def test_separator_heading_comes_from_settings(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "s.md"
     async with connect(host_config([hostd_roots], "zh", separator_heading="Weekly notes")) as client:
         await update(client, content="one", file_path="s.md")
@@ -115,7 +113,9 @@ BLANK_CONTENTS = ["", " ", "\t\n\r ", "\u3000\u3000", "\u200b", " \u200b\u3000\n
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])
-async def test_blank_content_is_invalid_and_touches_nothing(connect, hostd_roots, language):
+async def test_blank_content_is_invalid_and_touches_nothing(
+    connect: Connect, hostd_roots: Path, language: str
+) -> None:
     target = hostd_roots / "a.md"
     target.write_text("kept")
     async with connect(host_config([hostd_roots], language)) as client:
@@ -137,7 +137,9 @@ async def test_blank_content_is_invalid_and_touches_nothing(connect, hostd_roots
         ("zh", "无效的 file_path：必须以 .md 或 .markdown 结尾"),
     ],
 )
-async def test_file_path_must_be_markdown(connect, hostd_roots, language, message):
+async def test_file_path_must_be_markdown(
+    connect: Connect, hostd_roots: Path, language: str, message: str
+) -> None:
     bad_paths = ["notes.txt", "notes", "a.md.txt", "a.md/", "a.md.", "a.mdx", "/etc/passwd"]
     async with connect(host_config([hostd_roots], language)) as client:
         envelopes = [await update(client, content="x", file_path=path) for path in bad_paths]
@@ -150,7 +152,7 @@ async def test_file_path_must_be_markdown(connect, hostd_roots, language, messag
     assert sorted(os.listdir(hostd_roots)) == ["A.MD", "b.Markdown"]
 
 
-async def test_mode_must_be_append_or_overwrite(connect, hostd_roots):
+async def test_mode_must_be_append_or_overwrite(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="a.md", mode="replace")
     assert envelope["error"]["code"] == "INVALID_ARGUMENT"
@@ -160,7 +162,7 @@ async def test_mode_must_be_append_or_overwrite(connect, hostd_roots):
     assert not (hostd_roots / "a.md").exists()
 
 
-async def test_missing_arguments_are_named(connect, hostd_roots):
+async def test_missing_arguments_are_named(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         no_content = await update(client, file_path="a.md")
         no_path = await update(client, content="x")
@@ -168,7 +170,7 @@ async def test_missing_arguments_are_named(connect, hostd_roots):
     assert no_path["error"]["details"]["argument"] == "file_path"
 
 
-async def test_content_over_the_cap_is_too_long(connect, hostd_roots):
+async def test_content_over_the_cap_is_too_long(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots], max_content_bytes=10)) as client:
         at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
         over = await update(client, content="一二三xy", file_path="a.md")
@@ -178,7 +180,7 @@ async def test_content_over_the_cap_is_too_long(connect, hostd_roots):
     assert (hostd_roots / "a.md").read_text() == "一二三x"
 
 
-async def test_default_cap_is_one_mebibyte(hostd_data_dir, hostd_roots):
+async def test_default_cap_is_one_mebibyte(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client(data_dir=hostd_data_dir, config=host_config([hostd_roots])) as client:
         at_cap = await update(client, content="x" * (1 << 20), file_path="big.md", mode="overwrite")
         over = await update(client, content="x" * ((1 << 20) + 1), file_path="big.md", mode="overwrite")
@@ -186,7 +188,7 @@ async def test_default_cap_is_one_mebibyte(hostd_data_dir, hostd_roots):
     assert over["error"]["code"] == "TOO_LONG"
 
 
-async def test_directory_at_the_path_is_invalid_argument(connect, hostd_roots):
+async def test_directory_at_the_path_is_invalid_argument(connect: Connect, hostd_roots: Path) -> None:
     (hostd_roots / "folder.md").mkdir()
     async with connect(host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="folder.md")
@@ -194,7 +196,7 @@ async def test_directory_at_the_path_is_invalid_argument(connect, hostd_roots):
     assert (hostd_roots / "folder.md").is_dir()
 
 
-async def test_lone_surrogates_are_invalid_argument(hostd_data_dir, hostd_roots):
+async def test_lone_surrogates_are_invalid_argument(hostd_data_dir: Path, hostd_roots: Path) -> None:
     # JSON may carry "\\ud800"; no file can hold it. In-process only: the stdio client cannot encode it.
     async with in_memory_client(data_dir=hostd_data_dir, config=host_config([hostd_roots])) as client:
         in_content = await update(client, content="bad \ud800 text", file_path="a.md")
@@ -206,14 +208,14 @@ async def test_lone_surrogates_are_invalid_argument(hostd_data_dir, hostd_roots)
     assert os.listdir(hostd_roots) == []
 
 
-async def test_fuzz(connect, hostd_roots):
+async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
     async with connect(host_config([hostd_roots])) as client:
         report = await fuzz_tools(client, seed=3, rounds=40)
     assert report.calls > 0 and not report.failures, report.failures
     assert report.codes.get("OK", 0) > 0, report.codes
 
 
-async def test_plugin_settings_are_validated(hostd_data_dir, hostd_roots):
+async def test_plugin_settings_are_validated(hostd_data_dir: Path, hostd_roots: Path) -> None:
     from hostd.errors import HostError
 
     with pytest.raises(HostError, match="max_content_bytes"):

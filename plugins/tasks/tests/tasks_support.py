@@ -1,4 +1,7 @@
-"""Helpers the tasks tests share: calling tools, and walking a task to a given status.
+"""Helpers the tasks tests share: creating a task, and walking it to a given status.
+
+Calling a tool is ``hostd_testing.calls`` (``call``, ``ok``, ``fails``); ``refused`` is ``fails``
+answering the envelope's ``error``, which is what the tasks tests check.
 
 Named uniquely (not ``support.py``) because pytest imports every test folder's modules by
 their base name; child processes of the concurrency tests import it by name too.
@@ -10,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from hostd_testing import envelope_of
+from hostd_testing.calls import fails, ok
 from mcp import Client
 
 from hostd import hookimpl
@@ -67,40 +70,23 @@ RECORD_KEYS = {
 }
 
 
-async def call(
-    client: Client, tool: str, arguments: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], bool]:
-    """The envelope of one call and whether it is an error."""
-    result = await client.call_tool(tool, arguments or {})
-    return envelope_of(result), bool(result.is_error)
-
-
-async def ok(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Call a tool that must succeed; return its envelope."""
-    envelope, is_error = await call(client, tool, arguments)
-    assert not is_error, envelope
-    assert envelope["status"] == "success"
-    return envelope
-
-
-async def refused(client: Client, tool: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
+async def refused(client: Client, tool: str, code: str, **arguments: Any) -> dict[str, Any]:
     """Call a tool that must answer the error ``code``; return the envelope's ``error``."""
-    envelope, is_error = await call(client, tool, arguments)
-    assert is_error, envelope
-    assert envelope["error"]["code"] == code, envelope
-    return envelope["error"]  # type: ignore[no-any-return]
+    error: dict[str, Any] = (await fails(client, tool, code, **arguments))["error"]
+    return error
 
 
 async def create(client: Client, title: str = "a task", **arguments: Any) -> dict[str, Any]:
     """Create a task; return its record."""
-    envelope = await ok(client, "create_task", {"title": title, **arguments})
-    return envelope["task"]  # type: ignore[no-any-return]
+    envelope = await ok(client, "create_task", title=title, **arguments)
+    task: dict[str, Any] = envelope["task"]
+    return task
 
 
 async def walk_to(client: Client, task_id: str, status: str) -> None:
     """Bring a pending task to ``status`` through allowed moves only."""
     for step in PATH_TO[status]:
-        await ok(client, "update_task_status", {"task_id": task_id, "new_status": step})
+        await ok(client, "update_task_status", task_id=task_id, new_status=step)
 
 
 # --- deep-thinking sessions, real or stood in for ----------------------------------------------
@@ -137,7 +123,7 @@ SUMMARY = {"session_id": "plan-1", "name": "Plan the release", "status": "active
 
 async def new_session(client: Any) -> str:
     """Create a session through deep-thinking's own tool and return its id."""
-    answer = await ok(client, "create_session", {"name": "linked from tasks"})
+    answer = await ok(client, "create_session", name="linked from tasks")
     session = answer.get("session") or {}
     session_id = session.get("session_id") or answer.get("session_id")
     assert isinstance(session_id, str), answer

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from hostd_testing import write_config
-from tasks_support import Connect, create, ok, refused, walk_to
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused, walk_to
 
 
 def hostd_call(config: Path, tool: str, *arguments: str) -> tuple[int, dict[str, Any]]:
@@ -80,19 +81,19 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
 @pytest.mark.anyio
 async def test_messages_follow_the_host_language(connect: Connect) -> None:
     async with connect(language="zh") as client:
-        created = await ok(client, "create_task", {"title": "写报告"})
+        created = await ok(client, "create_task", title="写报告")
         task_id = created["task"]["task_id"]
-        nothing = await ok(client, "get_next_task", {"claim": True})
+        nothing = await ok(client, "get_next_task", claim=True)
         await walk_to(client, task_id, "completed")
         conflict = await refused(
-            client, "update_task_status", {"task_id": task_id, "new_status": "blocked"}, "CONFLICT"
+            client, "update_task_status", "CONFLICT", task_id=task_id, new_status="blocked"
         )
-        same = await ok(client, "update_task_status", {"task_id": task_id, "new_status": "completed"})
+        same = await ok(client, "update_task_status", task_id=task_id, new_status="completed")
         empty = await ok(client, "get_next_task")
-        linked = await ok(client, "link_task_session", {"task_id": task_id, "session_id": "s-1"})
+        linked = await ok(client, "link_task_session", task_id=task_id, session_id="s-1")
         stats = await ok(client, "get_task_stats")
         missing = await refused(
-            client, "update_task_status", {"task_id": "nope", "new_status": "pending"}, "NOT_FOUND"
+            client, "update_task_status", "NOT_FOUND", task_id="nope", new_status="pending"
         )
     assert created["message"].startswith("已创建任务")
     assert nothing["message"].startswith("已领取任务")
@@ -108,5 +109,5 @@ async def test_messages_follow_the_host_language(connect: Connect) -> None:
 async def test_english_is_the_other_language(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="en") as client:
         task = await create(client, "write")
-        same = await ok(client, "update_task_status", {"task_id": task["task_id"], "new_status": "pending"})
+        same = await ok(client, "update_task_status", task_id=task["task_id"], new_status="pending")
     assert same["message"] == f"Task {task['task_id']} is already pending; nothing changed."

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from tasks_support import RECORD_KEYS, Connect, create, ok, refused
+from hostd_testing.calls import ok
+from tasks_support import RECORD_KEYS, Connect, create, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.smoke
 async def test_create_answers_the_full_record(connect: Connect) -> None:
     async with connect() as client:
-        envelope = await ok(client, "create_task", {"title": "Write the report", "description": "two pages"})
+        envelope = await ok(client, "create_task", title="Write the report", description="two pages")
     task = envelope["task"]
     assert set(task) == RECORD_KEYS
     assert task["title"] == "Write the report"
@@ -37,9 +38,7 @@ async def test_a_given_id_is_kept_and_must_be_new(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client, "first", task_id="release-1.2")
         assert task["task_id"] == "release-1.2"
-        error = await refused(
-            client, "create_task", {"title": "again", "task_id": "release-1.2"}, "ALREADY_EXISTS"
-        )
+        error = await refused(client, "create_task", "ALREADY_EXISTS", title="again", task_id="release-1.2")
         assert error["details"]["task_id"] == "release-1.2"
         listed = await ok(client, "list_tasks")
     assert listed["total"] == 1
@@ -60,8 +59,8 @@ async def test_generated_ids_skip_ids_a_caller_already_chose(connect_in_memory: 
 async def test_a_refused_create_uses_up_no_generated_id(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         first = await create(client, "generated")
-        await refused(client, "create_task", {"title": "x", "depends_on": ["ghost"]}, "NOT_FOUND")
-        await refused(client, "create_task", {"title": "x", "parent_id": "ghost"}, "NOT_FOUND")
+        await refused(client, "create_task", "NOT_FOUND", title="x", depends_on=["ghost"])
+        await refused(client, "create_task", "NOT_FOUND", title="x", parent_id="ghost")
         second = await create(client, "generated again")
     assert (first["task_id"], second["task_id"]) == ("t-1", "t-2")
 
@@ -76,7 +75,7 @@ async def test_each_priority_is_accepted(connect_in_memory: Connect, priority: s
 @pytest.mark.parametrize("priority", ["P3", "p0", "high", "", 0])
 async def test_unknown_priorities_are_invalid(connect_in_memory: Connect, priority: object) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "create_task", {"title": "x", "priority": priority}, "INVALID_ARGUMENT")
+        error = await refused(client, "create_task", "INVALID_ARGUMENT", title="x", priority=priority)
     assert error["details"]["argument"] == "priority"
     assert "P0" in error["hint"]
 
@@ -90,7 +89,7 @@ async def test_title_may_hold_200_characters(connect_in_memory: Connect) -> None
 @pytest.mark.parametrize("title", ["", "x" * 201, "   ", "\t\n"])
 async def test_titles_out_of_bounds_or_blank_are_invalid(connect_in_memory: Connect, title: str) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "create_task", {"title": title}, "INVALID_ARGUMENT")
+        error = await refused(client, "create_task", "INVALID_ARGUMENT", title=title)
         listed = await ok(client, "list_tasks")
     assert error["details"]["argument"] == "title"
     assert listed["total"] == 0
@@ -104,7 +103,7 @@ async def test_title_is_trimmed(connect_in_memory: Connect) -> None:
 
 async def test_a_missing_title_is_invalid(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "create_task", {"description": "no title"}, "INVALID_ARGUMENT")
+        error = await refused(client, "create_task", "INVALID_ARGUMENT", description="no title")
     assert error["details"]["argument"] == "title"
 
 
@@ -120,7 +119,7 @@ async def test_dependencies_must_name_existing_tasks(connect: Connect) -> None:
     async with connect() as client:
         a = await create(client, "a")
         error = await refused(
-            client, "create_task", {"title": "b", "depends_on": [a["task_id"], "ghost", "t-99"]}, "NOT_FOUND"
+            client, "create_task", "NOT_FOUND", title="b", depends_on=[a["task_id"], "ghost", "t-99"]
         )
         listed = await ok(client, "list_tasks")
     assert error["details"]["missing"] == ["ghost", "t-99"]
@@ -133,8 +132,10 @@ async def test_a_task_depending_on_itself_is_a_cycle(connect: Connect) -> None:
         error = await refused(
             client,
             "create_task",
-            {"title": "loop", "task_id": "loop", "depends_on": ["loop"]},
             "INVALID_ARGUMENT",
+            title="loop",
+            task_id="loop",
+            depends_on=["loop"],
         )
         listed = await ok(client, "list_tasks")
     assert error["details"]["argument"] == "depends_on"
@@ -149,9 +150,7 @@ async def test_a_cycle_through_an_existing_task_cannot_be_formed(connect_in_memo
         await create(client, "b", task_id="b")
         await create(client, "a", task_id="a", depends_on=["b"])
         # Re-creating b to depend on a is refused: b already exists, so no edge b -> a can appear.
-        await refused(
-            client, "create_task", {"title": "b", "task_id": "b", "depends_on": ["a"]}, "ALREADY_EXISTS"
-        )
+        await refused(client, "create_task", "ALREADY_EXISTS", title="b", task_id="b", depends_on=["a"])
         listed = await ok(client, "list_tasks")
     by_id = {task["task_id"]: task for task in listed["tasks"]}
     assert by_id["b"]["depends_on"] == []
@@ -163,7 +162,8 @@ async def test_too_many_dependencies_are_invalid(connect_in_memory: Connect) -> 
         error = await refused(
             client,
             "create_task",
-            {"title": "x", "depends_on": [f"d{n}" for n in range(101)]},
             "INVALID_ARGUMENT",
+            title="x",
+            depends_on=[f"d{n}" for n in range(101)],
         )
     assert error["details"]["argument"] == "depends_on"

@@ -9,7 +9,8 @@ import anyio
 import pytest
 from hostd.config import config_from_mapping
 from hostd.host import Host
-from tasks_support import Connect, create, ok, refused, walk_to
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -19,17 +20,17 @@ async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(
     async with connect() as client:
         await create(client, "keep", task_id="keep", priority="P2")
         doomed = await create(client, "doomed findme", task_id="doomed", priority="P0", labels=["x"])
-        await ok(client, "update_task", {"task_id": "doomed", "append_note": "a note"})
-        answer = await ok(client, "delete_task", {"task_id": "doomed"})
+        await ok(client, "update_task", task_id="doomed", append_note="a note")
+        answer = await ok(client, "delete_task", task_id="doomed")
         listed = await ok(client, "list_tasks")
-        searched = await ok(client, "list_tasks", {"query": "findme"})
-        labelled = await ok(client, "list_tasks", {"label": "x"})
+        searched = await ok(client, "list_tasks", query="findme")
+        labelled = await ok(client, "list_tasks", label="x")
         following = await ok(client, "get_next_task")
         stats = await ok(client, "get_task_stats")
-        details = await ok(client, "get_task", {"task_id": "doomed"})
-        again = await refused(client, "delete_task", {"task_id": "doomed"}, "NOT_FOUND")
-        edit = await refused(client, "update_task", {"task_id": "doomed", "title": "x"}, "NOT_FOUND")
-        reuse = await refused(client, "create_task", {"title": "x", "task_id": "doomed"}, "ALREADY_EXISTS")
+        details = await ok(client, "get_task", task_id="doomed")
+        again = await refused(client, "delete_task", "NOT_FOUND", task_id="doomed")
+        edit = await refused(client, "update_task", "NOT_FOUND", task_id="doomed", title="x")
+        reuse = await refused(client, "create_task", "ALREADY_EXISTS", title="x", task_id="doomed")
     assert answer["task"]["task_id"] == "doomed" and answer["dropped_from"] == []
     assert [t["task_id"] for t in listed["tasks"]] == ["keep"] and listed["total"] == 1
     assert searched["total"] == 0 and labelled["total"] == 0
@@ -51,10 +52,10 @@ async def test_dependents_block_deletion_unless_their_dependencies_are_dropped(c
         await create(client, "other", task_id="other")
         await create(client, "a", task_id="a", depends_on=["other", "base"])
         await create(client, "b", task_id="b", depends_on=["base"])
-        error = await refused(client, "delete_task", {"task_id": "base"}, "CONFLICT")
+        error = await refused(client, "delete_task", "CONFLICT", task_id="base")
         still = await ok(client, "list_tasks")
-        answer = await ok(client, "delete_task", {"task_id": "base", "drop_dependencies": True})
-        a = await ok(client, "get_task", {"task_id": "a"})
+        answer = await ok(client, "delete_task", task_id="base", drop_dependencies=True)
+        a = await ok(client, "get_task", task_id="a")
     assert error["details"]["dependents"] == ["a", "b"]
     assert "a, b" in error["message"] and "drop_dependencies=true" in error["hint"]
     assert still["total"] == 4
@@ -68,9 +69,9 @@ async def test_an_in_progress_task_needs_the_explicit_flag(connect_in_memory: Co
     async with connect_in_memory() as client:
         await create(client, "busy", task_id="busy")
         await walk_to(client, "busy", "in_progress")
-        error = await refused(client, "delete_task", {"task_id": "busy"}, "CONFLICT")
-        still = await ok(client, "get_task", {"task_id": "busy"})
-        await ok(client, "delete_task", {"task_id": "busy", "even_if_in_progress": True})
+        error = await refused(client, "delete_task", "CONFLICT", task_id="busy")
+        still = await ok(client, "get_task", task_id="busy")
+        await ok(client, "delete_task", task_id="busy", even_if_in_progress=True)
         gone = await ok(client, "list_tasks")
     assert "even_if_in_progress=true" in error["hint"]
     assert still["deleted_at"] is None
@@ -80,10 +81,10 @@ async def test_an_in_progress_task_needs_the_explicit_flag(connect_in_memory: Co
 async def test_a_task_with_subtasks_is_not_deleted(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "parent", task_id="p")
-        await ok(client, "split_task", {"task_id": "p", "subtasks": [{"title": "one", "task_id": "s1"}]})
-        error = await refused(client, "delete_task", {"task_id": "p", "drop_dependencies": True}, "CONFLICT")
-        await ok(client, "delete_task", {"task_id": "s1"})
-        parent = (await ok(client, "delete_task", {"task_id": "p"}))["task"]
+        await ok(client, "split_task", task_id="p", subtasks=[{"title": "one", "task_id": "s1"}])
+        error = await refused(client, "delete_task", "CONFLICT", task_id="p", drop_dependencies=True)
+        await ok(client, "delete_task", task_id="s1")
+        parent = (await ok(client, "delete_task", task_id="p"))["task"]
     assert error["details"]["subtasks"] == ["s1"]
     assert "parent_id" in error["hint"]
     assert parent["task_id"] == "p"
@@ -92,7 +93,7 @@ async def test_a_task_with_subtasks_is_not_deleted(connect_in_memory: Connect) -
 async def test_a_generated_id_is_never_handed_out_again(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         first = await create(client, "one")
-        await ok(client, "delete_task", {"task_id": first["task_id"]})
+        await ok(client, "delete_task", task_id=first["task_id"])
         second = await create(client, "two")
     assert second["task_id"] != first["task_id"]
 
@@ -101,10 +102,10 @@ async def test_delete_messages_in_chinese(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="zh") as client:
         await create(client, "base", task_id="base")
         await create(client, "a", task_id="a", depends_on=["base"])
-        conflict = await refused(client, "delete_task", {"task_id": "base"}, "CONFLICT")
-        deleted = await ok(client, "delete_task", {"task_id": "base", "drop_dependencies": True})
-        gone = await refused(client, "get_task", {"task_id": "nope"}, "NOT_FOUND")
-        was = await refused(client, "update_task", {"task_id": "base", "title": "x"}, "NOT_FOUND")
+        conflict = await refused(client, "delete_task", "CONFLICT", task_id="base")
+        deleted = await ok(client, "delete_task", task_id="base", drop_dependencies=True)
+        gone = await refused(client, "get_task", "NOT_FOUND", task_id="nope")
+        was = await refused(client, "update_task", "NOT_FOUND", task_id="base", title="x")
     assert conflict["message"] == "以下任务依赖 base：a。未删除任何内容。"
     assert deleted["message"] == "已删除任务 base「base」。已从以下任务的依赖中移除：a。"
     assert "不存在" in gone["message"]
@@ -131,7 +132,9 @@ def test_a_deleted_task_leaves_the_sessions_linked_tasks(hostd_data_dir: Path) -
             assert not is_error, envelope
 
         anyio.run(scenario)
-        found = host.services.get("tasks.links").tasks_for_session("s-1")
+        links = host.services.get("tasks.links")
+        assert links is not None
+        found = links.tasks_for_session("s-1")
     finally:
         host.shutdown()
     assert [task["task_id"] for task in found] == ["kept"]

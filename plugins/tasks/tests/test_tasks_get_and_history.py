@@ -6,7 +6,8 @@ import getpass
 from datetime import datetime
 
 import pytest
-from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, ok, refused
+from hostd_testing.calls import ok
+from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -16,14 +17,14 @@ async def test_history_records_every_kind_of_change_in_order(connect: Connect) -
     async with connect() as client:
         await create(client, "dep", task_id="dep")
         await create(client, "work", task_id="w", priority="P0")
-        await ok(client, "update_task", {"task_id": "w", "title": "work, renamed", "depends_on": ["dep"]})
-        await ok(client, "update_task", {"task_id": "w", "depends_on": []})
-        await ok(client, "get_next_task", {"claim": True})  # w is the most urgent ready task
-        await ok(client, "update_task_status", {"task_id": "w", "new_status": "blocked"})
-        await ok(client, "link_task_session", {"task_id": "w", "session_id": "s-1"})
-        await ok(client, "split_task", {"task_id": "w", "subtasks": [{"title": "part", "task_id": "part"}]})
-        await ok(client, "delete_task", {"task_id": "part"})
-        details = await ok(client, "get_task", {"task_id": "w"})
+        await ok(client, "update_task", task_id="w", title="work, renamed", depends_on=["dep"])
+        await ok(client, "update_task", task_id="w", depends_on=[])
+        await ok(client, "get_next_task", claim=True)  # w is the most urgent ready task
+        await ok(client, "update_task_status", task_id="w", new_status="blocked")
+        await ok(client, "link_task_session", task_id="w", session_id="s-1")
+        await ok(client, "split_task", task_id="w", subtasks=[{"title": "part", "task_id": "part"}])
+        await ok(client, "delete_task", task_id="part")
+        details = await ok(client, "get_task", task_id="w")
     events = [(entry["event"], entry["details"]) for entry in details["history"]]
     assert events == [
         ("created", {"title": "work", "priority": "P0"}),
@@ -53,7 +54,7 @@ async def test_dependencies_both_ways_and_subtasks(connect: Connect) -> None:
         await create(client, "middle", task_id="mid", depends_on=["base"])
         await create(client, "top", task_id="top", depends_on=["mid"], priority="P0")
         await create(client, "child", task_id="kid", parent_id="mid")
-        middle = await ok(client, "get_task", {"task_id": "mid"})
+        middle = await ok(client, "get_task", task_id="mid")
     assert middle["depends_on"] == [{"task_id": "base", "title": "base", "status": "pending"}]
     assert middle["dependents"] == [{"task_id": "top", "title": "top", "status": "pending"}]
     assert middle["subtasks"] == [{"task_id": "kid", "title": "child", "status": "pending"}]
@@ -68,9 +69,9 @@ async def test_the_linked_session_comes_from_deep_thinking(connect_in_memory: Co
     ) as client:
         await create(client, "linked", task_id="l")
         await create(client, "alone", task_id="a")
-        await ok(client, "link_task_session", {"task_id": "l", "session_id": "plan-1"})
-        linked = await ok(client, "get_task", {"task_id": "l"})
-        alone = await ok(client, "get_task", {"task_id": "a"})
+        await ok(client, "link_task_session", task_id="l", session_id="plan-1")
+        linked = await ok(client, "get_task", task_id="l")
+        alone = await ok(client, "get_task", task_id="a")
     assert linked["session_checked"] is True
     assert linked["session"] == SUMMARY
     assert alone["session"] is None and alone["session_checked"] is False
@@ -79,16 +80,16 @@ async def test_the_linked_session_comes_from_deep_thinking(connect_in_memory: Co
 async def test_without_deep_thinking_the_link_is_shown_unchecked(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "linked", task_id="l")
-        await ok(client, "link_task_session", {"task_id": "l", "session_id": "s-9"})
-        linked = await ok(client, "get_task", {"task_id": "l"})
+        await ok(client, "link_task_session", task_id="l", session_id="s-9")
+        linked = await ok(client, "get_task", task_id="l")
     assert linked["task"]["linked_session_id"] == "s-9"
     assert linked["session"] is None and linked["session_checked"] is False
 
 
 async def test_an_unknown_task_is_not_found(connect: Connect) -> None:
     async with connect() as client:
-        error = await refused(client, "get_task", {"task_id": "ghost"}, "NOT_FOUND")
-        bad = await refused(client, "get_task", {"task_id": "../x"}, "INVALID_ARGUMENT")
+        error = await refused(client, "get_task", "NOT_FOUND", task_id="ghost")
+        bad = await refused(client, "get_task", "INVALID_ARGUMENT", task_id="../x")
     assert error["details"] == {"task_id": "ghost"}
     assert bad["details"]["argument"] == "task_id"
 
@@ -96,9 +97,9 @@ async def test_an_unknown_task_is_not_found(connect: Connect) -> None:
 async def test_get_task_in_chinese(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="zh") as client:
         await create(client, "报告", task_id="r")
-        shown = await ok(client, "get_task", {"task_id": "r"})
-        await ok(client, "delete_task", {"task_id": "r"})
-        deleted = await ok(client, "get_task", {"task_id": "r"})
+        shown = await ok(client, "get_task", task_id="r")
+        await ok(client, "delete_task", task_id="r")
+        deleted = await ok(client, "get_task", task_id="r")
     assert (
         shown["message"]
         == "任务 r「报告」（P2，pending）：1 条历史记录，依赖 0 个任务，被 0 个任务依赖，0 个子任务。"
@@ -111,8 +112,8 @@ async def test_with_deep_thinking_loaded_get_task_shows_the_real_session(connect
     async with connect(["deep-thinking", "tasks"]) as client:
         session_id = await new_session(client)
         await create(client, "think first", task_id="t")
-        await ok(client, "link_task_session", {"task_id": "t", "session_id": session_id})
-        shown = await ok(client, "get_task", {"task_id": "t"})
+        await ok(client, "link_task_session", task_id="t", session_id=session_id)
+        shown = await ok(client, "get_task", task_id="t")
     assert shown["session_checked"] is True
     assert shown["session"]["session_id"] == session_id
     assert shown["history"][-1]["event"] == "linked"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hostd_testing import fuzz_tools
-from tasks_support import Connect, create, ok, refused
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -15,7 +18,7 @@ BAD_IDS = ["a/b", "../x", "..", ".", ".hidden", "x" * 65, "a\x00b", "a b", "a\\b
 async def test_bad_task_ids_are_refused_everywhere(connect_in_memory: Connect, task_id: str) -> None:
     async with connect_in_memory() as client:
         await create(client, "existing", task_id="ok-1")
-        calls = [
+        calls: list[tuple[str, dict[str, Any], str]] = [
             ("create_task", {"title": "x", "task_id": task_id}, "task_id"),
             ("create_task", {"title": "x", "depends_on": [task_id]}, "depends_on.0"),
             ("update_task_status", {"task_id": task_id, "new_status": "in_progress"}, "task_id"),
@@ -39,7 +42,7 @@ async def test_bad_task_ids_are_refused_everywhere(connect_in_memory: Connect, t
         if task_id:  # "" is how update_task makes a task top-level, so it is a valid parent_id there
             calls.append(("update_task", {"task_id": "ok-1", "parent_id": task_id}, "parent_id"))
         for tool, arguments, argument in calls:
-            error = await refused(client, tool, arguments, "INVALID_ARGUMENT")
+            error = await refused(client, tool, "INVALID_ARGUMENT", **arguments)
             assert error["details"]["argument"] == argument, (tool, error)
         listed = await ok(client, "list_tasks")
     assert listed["total"] == 1
@@ -56,7 +59,7 @@ async def test_ids_within_the_rule_are_accepted(connect_in_memory: Connect, task
 async def test_a_one_megabyte_description_is_refused_and_nothing_is_stored(connect: Connect) -> None:
     async with connect() as client:
         error = await refused(
-            client, "create_task", {"title": "big", "description": "x" * 1_000_000}, "INVALID_ARGUMENT"
+            client, "create_task", "INVALID_ARGUMENT", title="big", description="x" * 1_000_000
         )
         listed = await ok(client, "list_tasks")
     assert error["details"]["argument"] == "description"
@@ -102,10 +105,12 @@ async def test_a_one_megabyte_note_is_refused_and_nothing_is_stored(connect: Con
         error = await refused(
             client,
             "update_task",
-            {"task_id": "n", "append_note": "x" * 1_000_000, "title": "renamed"},
             "INVALID_ARGUMENT",
+            task_id="n",
+            append_note="x" * 1_000_000,
+            title="renamed",
         )
-        task = (await ok(client, "get_task", {"task_id": "n"}))["task"]
+        task = (await ok(client, "get_task", task_id="n"))["task"]
     assert error["details"]["argument"] == "append_note"
     assert "5000" in error["hint"]
     assert task["notes"] == [] and task["title"] == "noted"
@@ -116,11 +121,11 @@ async def test_notes_past_the_total_cap_are_too_long_and_nothing_is_stored(conne
     async with connect() as client:
         await create(client, "noted", task_id="n")
         for n in range(4):
-            await ok(client, "update_task", {"task_id": "n", "append_note": str(n) * 5_000})
+            await ok(client, "update_task", task_id="n", append_note=str(n) * 5_000)
         error = await refused(
-            client, "update_task", {"task_id": "n", "append_note": "one more", "priority": "P0"}, "TOO_LONG"
+            client, "update_task", "TOO_LONG", task_id="n", append_note="one more", priority="P0"
         )
-        task = (await ok(client, "get_task", {"task_id": "n"}))["task"]
+        task = (await ok(client, "get_task", task_id="n"))["task"]
     assert error["details"] == {
         "argument": "append_note",
         "task_id": "n",
@@ -135,8 +140,8 @@ async def test_too_long_in_chinese(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="zh") as client:
         await create(client, "noted", task_id="n")
         for n in range(4):
-            await ok(client, "update_task", {"task_id": "n", "append_note": str(n) * 5_000})
-        error = await refused(client, "update_task", {"task_id": "n", "append_note": "再来"}, "TOO_LONG")
+            await ok(client, "update_task", task_id="n", append_note=str(n) * 5_000)
+        error = await refused(client, "update_task", "TOO_LONG", task_id="n", append_note="再来")
     assert error["message"].startswith("任务 'n' 的备注已有 20000 个字符")
     assert "description" in error["hint"] and "Put" not in error["hint"]
 
@@ -169,7 +174,7 @@ async def test_wrong_shapes_are_invalid_and_named(
     connect_in_memory: Connect, tool: str, arguments: dict[str, object], argument: str
 ) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, tool, arguments, "INVALID_ARGUMENT")
+        error = await refused(client, tool, "INVALID_ARGUMENT", **arguments)
     assert error["details"]["argument"] == argument
 
 
@@ -187,7 +192,7 @@ async def test_fuzz_with_subtasks_labels_and_notes_in_the_list(connect_in_memory
     async with connect_in_memory() as client:
         await create(client, "seed", task_id="task-1", labels=["seed"])
         await create(client, "child", task_id="task-2", parent_id="task-1")
-        await ok(client, "update_task", {"task_id": "task-2", "append_note": "note"})
+        await ok(client, "update_task", task_id="task-2", append_note="note")
         report = await fuzz_tools(client, seed=15, rounds=12)
     assert report.calls > 0 and not report.failures, report.failures
     assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes

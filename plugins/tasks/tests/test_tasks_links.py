@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from hostd.config import config_from_mapping
 from hostd.host import Host
-from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, ok, refused
+from hostd_testing.calls import ok
+from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -16,9 +17,7 @@ pytestmark = pytest.mark.anyio
 async def test_without_deep_thinking_the_link_is_stored_unchecked(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client)
-        answer = await ok(
-            client, "link_task_session", {"task_id": task["task_id"], "session_id": "anything-1"}
-        )
+        answer = await ok(client, "link_task_session", task_id=task["task_id"], session_id="anything-1")
         listed = await ok(client, "list_tasks")
     assert answer["session_checked"] is False
     assert answer["session"] is None
@@ -30,17 +29,15 @@ async def test_without_deep_thinking_the_link_is_stored_unchecked(connect: Conne
 async def test_relinking_reports_the_previous_session(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         task = await create(client)
-        await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": "s-1"})
-        answer = await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": "s-2"})
+        await ok(client, "link_task_session", task_id=task["task_id"], session_id="s-1")
+        answer = await ok(client, "link_task_session", task_id=task["task_id"], session_id="s-2")
     assert answer["previous_session_id"] == "s-1"
     assert answer["task"]["linked_session_id"] == "s-2"
 
 
 async def test_linking_an_unknown_task_is_not_found(connect: Connect) -> None:
     async with connect() as client:
-        error = await refused(
-            client, "link_task_session", {"task_id": "nope", "session_id": "s-1"}, "NOT_FOUND"
-        )
+        error = await refused(client, "link_task_session", "NOT_FOUND", task_id="nope", session_id="s-1")
     assert error["details"]["task_id"] == "nope"
 
 
@@ -51,7 +48,7 @@ async def test_with_sessions_service_an_unknown_session_is_not_found(connect_in_
     ) as client:
         task = await create(client)
         error = await refused(
-            client, "link_task_session", {"task_id": task["task_id"], "session_id": "missing"}, "NOT_FOUND"
+            client, "link_task_session", "NOT_FOUND", task_id=task["task_id"], session_id="missing"
         )
         listed = await ok(client, "list_tasks")
     assert error["details"]["session_id"] == "missing"
@@ -65,7 +62,7 @@ async def test_with_sessions_service_a_known_session_is_checked(connect_in_memor
         ["tasks", "fake-deep-thinking"], extra_plugins={"fake-deep-thinking": SessionsPlugin(sessions)}
     ) as client:
         task = await create(client)
-        answer = await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": "plan-1"})
+        answer = await ok(client, "link_task_session", task_id=task["task_id"], session_id="plan-1")
     assert answer["session_checked"] is True
     assert answer["session"] == SUMMARY
     assert "could not be checked" not in answer["message"]
@@ -83,7 +80,7 @@ async def test_a_failing_sessions_service_stores_the_link_unchecked(connect_in_m
         ["tasks", "fake-deep-thinking"], extra_plugins={"fake-deep-thinking": SessionsPlugin(sessions)}
     ) as client:
         task = await create(client)
-        answer = await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": "s-1"})
+        answer = await ok(client, "link_task_session", task_id=task["task_id"], session_id="s-1")
     assert answer["session_checked"] is False
     assert "could not be checked" in answer["message"] and "failed" in answer["message"]
     assert answer["task"]["linked_session_id"] == "s-1"
@@ -136,10 +133,11 @@ async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> 
         await refused(
             client,
             "link_task_session",
-            {"task_id": task["task_id"], "session_id": "no-such-session"},
             "NOT_FOUND",
+            task_id=task["task_id"],
+            session_id="no-such-session",
         )
-        answer = await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": session_id})
+        answer = await ok(client, "link_task_session", task_id=task["task_id"], session_id=session_id)
     assert answer["session_checked"] is True
     assert answer["session"]["session_id"] == session_id
     assert answer["task"]["linked_session_id"] == session_id
@@ -150,9 +148,9 @@ async def test_with_deep_thinking_loaded_the_session_shows_its_linked_tasks(conn
     async with connect(["deep-thinking", "tasks"]) as client:
         session_id = await new_session(client)
         task = await create(client, "ship it", priority="P0")
-        await ok(client, "link_task_session", {"task_id": task["task_id"], "session_id": session_id})
-        await ok(client, "update_task_status", {"task_id": task["task_id"], "new_status": "in_progress"})
-        session = await ok(client, "get_session", {"session_id": session_id})
+        await ok(client, "link_task_session", task_id=task["task_id"], session_id=session_id)
+        await ok(client, "update_task_status", task_id=task["task_id"], new_status="in_progress")
+        session = await ok(client, "get_session", session_id=session_id)
     assert session["linked_tasks"] == [
         {"task_id": task["task_id"], "title": "ship it", "status": "in_progress", "priority": "P0"}
     ]

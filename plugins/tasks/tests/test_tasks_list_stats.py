@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from hostd.paging import encode_cursor
-from tasks_support import Connect, create, ok, refused, walk_to
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -39,9 +40,9 @@ async def test_list_is_most_urgent_first_then_oldest(connect: Connect) -> None:
 async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
     async with connect() as client:
         await seed(client)
-        pending = await ok(client, "list_tasks", {"status": "pending"})
-        p1 = await ok(client, "list_tasks", {"priority": "P1"})
-        both = await ok(client, "list_tasks", {"status": "pending", "priority": "P2"})
+        pending = await ok(client, "list_tasks", status="pending")
+        p1 = await ok(client, "list_tasks", priority="P1")
+        both = await ok(client, "list_tasks", status="pending", priority="P2")
     assert [t["title"] for t in pending["tasks"]] == ["d", "c", "a"]
     assert pending["total"] == 3
     assert [t["title"] for t in p1["tasks"]] == ["c", "f"]
@@ -57,7 +58,7 @@ async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
         pages = 0
         while True:
             arguments = {"limit": 4} if cursor is None else {"limit": 4, "cursor": cursor}
-            page = await ok(client, "list_tasks", arguments)
+            page = await ok(client, "list_tasks", **arguments)
             assert page["total"] == 6
             seen += [t["title"] for t in page["tasks"]]
             pages += 1
@@ -73,10 +74,8 @@ async def test_the_cursor_keeps_the_filter_order(connect_in_memory: Connect) -> 
     async with connect_in_memory() as client:
         for n in range(7):
             await create(client, f"p{n % 3}-{n}", priority=f"P{n % 3}")
-        first = await ok(client, "list_tasks", {"limit": 2, "priority": "P0"})
-        second = await ok(
-            client, "list_tasks", {"limit": 2, "priority": "P0", "cursor": first["next_cursor"]}
-        )
+        first = await ok(client, "list_tasks", limit=2, priority="P0")
+        second = await ok(client, "list_tasks", limit=2, priority="P0", cursor=first["next_cursor"])
     assert [t["title"] for t in first["tasks"]] == ["p0-0", "p0-3"]
     assert [t["title"] for t in second["tasks"]] == ["p0-6"]
     assert second["next_cursor"] is None
@@ -109,7 +108,7 @@ NO_FILTERS = dict.fromkeys(
 )
 async def test_a_malformed_cursor_is_invalid(connect_in_memory: Connect, cursor: str) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "list_tasks", {"cursor": cursor}, "INVALID_ARGUMENT")
+        error = await refused(client, "list_tasks", "INVALID_ARGUMENT", cursor=cursor)
     assert error["details"]["argument"] == "cursor"
 
 
@@ -120,7 +119,7 @@ async def test_a_cursor_from_other_filters_or_another_listing_is_refused(
     async with connect_in_memory() as client:
         for n in range(6):
             await create(client, f"t{n}", priority=f"P{n % 2}", labels=["x"])
-        first = await ok(client, "list_tasks", {"limit": 1, "priority": "P0"})
+        first = await ok(client, "list_tasks", limit=1, priority="P0")
         cursor = first["next_cursor"]
         assert cursor and first["truncated"] is True
         other_filters = [
@@ -132,15 +131,13 @@ async def test_a_cursor_from_other_filters_or_another_listing_is_refused(
             {"priority": "P0", "created_by": "someone"},
         ]
         refusals = [
-            await refused(client, "list_tasks", {**filters, "limit": 1, "cursor": cursor}, "INVALID_ARGUMENT")
+            await refused(client, "list_tasks", "INVALID_ARGUMENT", **filters, limit=1, cursor=cursor)
             for filters in other_filters
         ]
         foreign = encode_cursor("list_memories", {"priority": "P0"}, [0, 1])
-        other_listing = await refused(
-            client, "list_tasks", {"priority": "P0", "cursor": foreign}, "INVALID_ARGUMENT"
-        )
+        other_listing = await refused(client, "list_tasks", "INVALID_ARGUMENT", priority="P0", cursor=foreign)
         # The same filters (a label in another case is the same label) still resume the list.
-        again = await ok(client, "list_tasks", {"limit": 1, "priority": "P0", "cursor": cursor})
+        again = await ok(client, "list_tasks", limit=1, priority="P0", cursor=cursor)
     for error in refusals:
         assert error["details"] == {"argument": "cursor", "reason": "other_filters"}, error
     assert other_listing["details"] == {"argument": "cursor", "reason": "other_listing"}
@@ -152,8 +149,8 @@ async def test_limit_defaults_to_20_and_pages_the_rest(connect_in_memory: Connec
         for n in range(25):
             await create(client, f"t{n}")
         first = await ok(client, "list_tasks")
-        rest = await ok(client, "list_tasks", {"cursor": first["next_cursor"]})
-        whole = await ok(client, "list_tasks", {"limit": 100})
+        rest = await ok(client, "list_tasks", cursor=first["next_cursor"])
+        whole = await ok(client, "list_tasks", limit=100)
     assert len(first["tasks"]) == 20 and first["total"] == 25 and first["truncated"] is True
     assert len(rest["tasks"]) == 5 and rest["next_cursor"] is None and rest["truncated"] is False
     assert [t["title"] for t in first["tasks"] + rest["tasks"]] == [t["title"] for t in whole["tasks"]]
@@ -163,14 +160,14 @@ async def test_limit_defaults_to_20_and_pages_the_rest(connect_in_memory: Connec
 @pytest.mark.parametrize("limit", [0, 101, 1001, -5])
 async def test_limit_out_of_range_is_invalid(connect_in_memory: Connect, limit: int) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "list_tasks", {"limit": limit}, "INVALID_ARGUMENT")
+        error = await refused(client, "list_tasks", "INVALID_ARGUMENT", limit=limit)
     assert error["details"]["argument"] == "limit"
 
 
 @pytest.mark.parametrize(("argument", "value"), [("status", "done"), ("priority", "P9")])
 async def test_unknown_filters_are_invalid(connect_in_memory: Connect, argument: str, value: str) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "list_tasks", {argument: value}, "INVALID_ARGUMENT")
+        error = await refused(client, "list_tasks", "INVALID_ARGUMENT", **{argument: value})
     assert error["details"]["argument"] == argument
 
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 from hostd_testing import HttpServer, write_config
-from tasks_support import Connect, create, ok, refused
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -32,18 +33,16 @@ async def test_every_change_records_the_calling_member(connect: Connect) -> None
     async with connect() as client:
         dep = await create(client, "dep", task_id="dep")
         await create(client, "work", task_id="w", priority="P0")
-        claimed = await ok(client, "get_next_task", {"claim": True})
-        await ok(client, "update_task", {"task_id": "w", "title": "work, renamed", "depends_on": ["dep"]})
-        await ok(client, "update_task_status", {"task_id": "w", "new_status": "blocked"})
-        await ok(client, "link_task_session", {"task_id": "w", "session_id": "s-1"})
-        split = await ok(
-            client, "split_task", {"task_id": "w", "subtasks": [{"title": "part", "task_id": "p"}]}
-        )
-        await ok(client, "delete_task", {"task_id": "p"})
-        await ok(client, "delete_task", {"task_id": "dep", "drop_dependencies": True})
-        work = await ok(client, "get_task", {"task_id": "w"})
-        part = await ok(client, "get_task", {"task_id": "p"})
-        gone = await ok(client, "get_task", {"task_id": "dep"})
+        claimed = await ok(client, "get_next_task", claim=True)
+        await ok(client, "update_task", task_id="w", title="work, renamed", depends_on=["dep"])
+        await ok(client, "update_task_status", task_id="w", new_status="blocked")
+        await ok(client, "link_task_session", task_id="w", session_id="s-1")
+        split = await ok(client, "split_task", task_id="w", subtasks=[{"title": "part", "task_id": "p"}])
+        await ok(client, "delete_task", task_id="p")
+        await ok(client, "delete_task", task_id="dep", drop_dependencies=True)
+        work = await ok(client, "get_task", task_id="w")
+        part = await ok(client, "get_task", task_id="p")
+        gone = await ok(client, "get_task", task_id="dep")
     assert (dep["created_by"], dep["claimed_by"]) == (me, None)
     assert claimed["task"]["task_id"] == "w" and claimed["task"]["claimed_by"] == me
     assert split["subtasks"][0]["created_by"] == me
@@ -72,13 +71,15 @@ async def test_claimed_by_is_set_on_in_progress_kept_after_and_cleared_back_to_p
         monkeypatch.setenv("LOGNAME", member)
 
     async def move(client: Any, status: str) -> dict[str, Any]:
-        return (await ok(client, "update_task_status", {"task_id": "a", "new_status": status}))["task"]
+        envelope = await ok(client, "update_task_status", task_id="a", new_status=status)
+        task: dict[str, Any] = envelope["task"]
+        return task
 
     async with connect_in_memory() as client:
         act_as("alice")
         created = await create(client, "a", task_id="a", priority="P0")
         act_as("bob")
-        claimed = (await ok(client, "get_next_task", {"claim": True}))["task"]
+        claimed = (await ok(client, "get_next_task", claim=True))["task"]
         completed = await move(client, "completed")
         act_as("carol")
         reopened = await move(client, "pending")
@@ -88,7 +89,7 @@ async def test_claimed_by_is_set_on_in_progress_kept_after_and_cleared_back_to_p
         resumed = await move(client, "in_progress")
         failed = await move(client, "failed")
         retried = await move(client, "pending")
-        details = await ok(client, "get_task", {"task_id": "a"})
+        details = await ok(client, "get_task", task_id="a")
     assert (created["created_by"], created["claimed_by"]) == ("alice", None)
     assert [
         t["claimed_by"] for t in (claimed, completed, reopened, taken, blocked, resumed, failed, retried)
@@ -127,12 +128,12 @@ async def test_list_tasks_filters_by_creator_and_claimer(
         await create(client, "a2", task_id="a2")
         monkeypatch.setenv("LOGNAME", "bob")
         await create(client, "b1", task_id="b1", priority="P1")
-        await ok(client, "get_next_task", {"claim": True})  # a1, the most urgent
+        await ok(client, "get_next_task", claim=True)  # a1, the most urgent
         monkeypatch.setenv("LOGNAME", "alice")
-        await ok(client, "get_next_task", {"claim": True})  # b1
+        await ok(client, "get_next_task", claim=True)  # b1
 
         async def ids(**filters: Any) -> tuple[list[str], int]:
-            page = await ok(client, "list_tasks", filters)
+            page = await ok(client, "list_tasks", **filters)
             return [t["task_id"] for t in page["tasks"]], page["total"]
 
         by_alice = await ids(created_by="alice")
@@ -140,7 +141,7 @@ async def test_list_tasks_filters_by_creator_and_claimer(
         bobs_claims = await ids(claimed_by="bob")
         alice_both = await ids(created_by="alice", claimed_by="alice")
         alice_pending = await ids(created_by="alice", status="pending")
-        paged = await ok(client, "list_tasks", {"created_by": "alice", "limit": 1})
+        paged = await ok(client, "list_tasks", created_by="alice", limit=1)
         nobody = await ids(claimed_by="nobody")
         case_differs = await ids(created_by="Alice")
     assert by_alice == (["a1", "a2"], 2)
@@ -159,9 +160,9 @@ async def test_a_bad_member_filter_is_invalid_argument_naming_it(
     connect_in_memory: Connect, argument: str, language: str
 ) -> None:
     async with connect_in_memory(language=language) as client:
-        await ok(client, "list_tasks", {argument: "a.member_name-1"})  # a name within the rule is fine
+        await ok(client, "list_tasks", **{argument: "a.member_name-1"})  # a name within the rule is fine
         for bad in ("bad name", "../x", "", "x" * 65):
-            error = await refused(client, "list_tasks", {argument: bad}, "INVALID_ARGUMENT")
+            error = await refused(client, "list_tasks", "INVALID_ARGUMENT", **{argument: bad})
             assert error["details"]["argument"] == argument
             assert argument in error["message"] and error["hint"]
 
@@ -193,14 +194,14 @@ async def test_over_http_each_token_records_its_member(team_server: HttpServer) 
     async with alice as as_alice, bob as as_bob:
         await create(as_alice, "alice's", task_id="a", priority="P1")
         await create(as_bob, "bob's", task_id="b", priority="P0")
-        alice_took = (await ok(as_alice, "get_next_task", {"claim": True}))["task"]  # b, the P0
-        bob_took = (await ok(as_bob, "get_next_task", {"claim": True}))["task"]
-        await ok(as_bob, "update_task_status", {"task_id": "a", "new_status": "completed"})
-        await ok(as_alice, "update_task", {"task_id": "b", "append_note": "half done"})
-        a = await ok(as_bob, "get_task", {"task_id": "a"})
-        b = await ok(as_bob, "get_task", {"task_id": "b"})
-        alices_claims = await ok(as_bob, "list_tasks", {"claimed_by": "alice"})
-        bobs_tasks = await ok(as_alice, "list_tasks", {"created_by": "bob"})
+        alice_took = (await ok(as_alice, "get_next_task", claim=True))["task"]  # b, the P0
+        bob_took = (await ok(as_bob, "get_next_task", claim=True))["task"]
+        await ok(as_bob, "update_task_status", task_id="a", new_status="completed")
+        await ok(as_alice, "update_task", task_id="b", append_note="half done")
+        a = await ok(as_bob, "get_task", task_id="a")
+        b = await ok(as_bob, "get_task", task_id="b")
+        alices_claims = await ok(as_bob, "list_tasks", claimed_by="alice")
+        bobs_tasks = await ok(as_alice, "list_tasks", created_by="bob")
     assert (alice_took["task_id"], alice_took["claimed_by"]) == ("b", "alice")
     assert (bob_took["task_id"], bob_took["claimed_by"]) == ("a", "bob")
     assert (a["task"]["created_by"], a["task"]["claimed_by"]) == ("alice", "bob")

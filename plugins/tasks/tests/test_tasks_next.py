@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tasks_support import Connect, create, ok, walk_to
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +22,7 @@ async def test_most_urgent_first_then_oldest(connect: Connect) -> None:
             await create(client, title, priority=priority)
         order = []
         for _ in range(5):
-            answer = await ok(client, "get_next_task", {"claim": True})
+            answer = await ok(client, "get_next_task", claim=True)
             order.append(answer["task"]["title"])
     assert order == ["p0 old", "p0 new", "p1", "p2 old", "p2 new"]
 
@@ -30,7 +31,7 @@ async def test_without_claim_the_task_stays_pending(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client, "only")
         first = await ok(client, "get_next_task")
-        second = await ok(client, "get_next_task", {"claim": False})
+        second = await ok(client, "get_next_task", claim=False)
     assert first["task"] == second["task"] == task
     assert first["claimed"] is False
     assert "claim=true" in first["message"]
@@ -39,8 +40,8 @@ async def test_without_claim_the_task_stays_pending(connect: Connect) -> None:
 async def test_claim_moves_the_task_to_in_progress(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client, "take me")
-        answer = await ok(client, "get_next_task", {"claim": True})
-        listed = await ok(client, "list_tasks", {"status": "in_progress"})
+        answer = await ok(client, "get_next_task", claim=True)
+        listed = await ok(client, "list_tasks", status="in_progress")
     assert answer["claimed"] is True
     assert answer["task"]["task_id"] == task["task_id"]
     assert answer["task"]["status"] == "in_progress"
@@ -59,7 +60,7 @@ async def test_a_task_waits_until_every_dependency_is_completed(connect: Connect
         answer = await ok(client, "get_next_task")
         assert answer["task"] is None, "a failed dependency is not a completed one"
         assert answer["reason"] == "waiting_on_dependencies"
-        await ok(client, "update_task_status", {"task_id": b["task_id"], "new_status": "pending"})
+        await ok(client, "update_task_status", task_id=b["task_id"], new_status="pending")
         await walk_to(client, b["task_id"], "completed")
         assert (await ok(client, "get_next_task"))["task"]["task_id"] == urgent["task_id"]
 
@@ -70,13 +71,13 @@ async def test_a_reopened_dependency_holds_its_dependents_again(connect_in_memor
         await walk_to(client, base["task_id"], "completed")
         top = await create(client, "top", priority="P0", depends_on=[base["task_id"]])
         assert (await ok(client, "get_next_task"))["task"]["task_id"] == top["task_id"]
-        await ok(client, "update_task_status", {"task_id": base["task_id"], "new_status": "pending"})
+        await ok(client, "update_task_status", task_id=base["task_id"], new_status="pending")
         assert (await ok(client, "get_next_task"))["task"]["task_id"] == base["task_id"]
 
 
 async def test_an_empty_list_offers_nothing_and_says_so(connect: Connect) -> None:
     async with connect() as client:
-        answer = await ok(client, "get_next_task", {"claim": True})
+        answer = await ok(client, "get_next_task", claim=True)
     assert answer["task"] is None
     assert answer["claimed"] is False
     assert answer["reason"] == "empty"
@@ -89,8 +90,8 @@ async def test_everything_waiting_on_dependencies_is_explained(connect: Connect)
         await walk_to(client, base["task_id"], "in_progress")
         await create(client, "after 1", depends_on=[base["task_id"]])
         await create(client, "after 2", depends_on=[base["task_id"]])
-        answer = await ok(client, "get_next_task", {"claim": True})
-        still = await ok(client, "list_tasks", {"status": "pending"})
+        answer = await ok(client, "get_next_task", claim=True)
+        still = await ok(client, "list_tasks", status="pending")
     assert answer["task"] is None
     assert answer["reason"] == "waiting_on_dependencies"
     assert "2 pending tasks wait on dependencies" in answer["message"]

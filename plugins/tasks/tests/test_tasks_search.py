@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from tasks_support import Connect, create, ok, refused
+from hostd_testing.calls import ok
+from mcp import Client
+from tasks_support import Connect, create, refused
 
 pytestmark = pytest.mark.anyio
 
 
-async def ids(client: object, **arguments: object) -> list[str]:
-    listed = await ok(client, "list_tasks", arguments)  # type: ignore[arg-type]
+async def ids(client: Client, **arguments: Any) -> list[str]:
+    listed = await ok(client, "list_tasks", **arguments)
     assert listed["total"] == len(listed["tasks"])
     return [task["task_id"] for task in listed["tasks"]]
 
@@ -31,9 +35,7 @@ async def seed(client: object) -> None:
 async def test_search_finds_words_in_title_description_acceptance_and_notes(connect: Connect) -> None:
     async with connect() as client:
         await seed(client)
-        await ok(
-            client, "update_task", {"task_id": "deploy", "append_note": "blocked on the firewall change"}
-        )
+        await ok(client, "update_task", task_id="deploy", append_note="blocked on the firewall change")
         assert await ids(client, query="deploy") == ["deploy"]
         assert await ids(client, query="DEPLOYING gateway") == [], "every word must occur"
         assert await ids(client, query="gate") == ["deploy"], "a word matches as a prefix"
@@ -60,8 +62,8 @@ async def test_search_combines_with_the_other_filters_and_pages(connect_in_memor
         for n in range(5):
             await create(client, f"fix bug {n}", task_id=f"bug{n}", priority=f"P{n % 3}", labels=["bug"])
         await create(client, "unrelated", task_id="other", labels=["bug"])
-        first = await ok(client, "list_tasks", {"query": "fix", "limit": 2})
-        second = await ok(client, "list_tasks", {"query": "fix", "limit": 2, "cursor": first["next_cursor"]})
+        first = await ok(client, "list_tasks", query="fix", limit=2)
+        second = await ok(client, "list_tasks", query="fix", limit=2, cursor=first["next_cursor"])
         urgent = await ids(client, query="bug", priority="P0")
         labelled = await ids(client, query="fix", label="BUG", status="pending")
     assert first["total"] == 5 and [t["task_id"] for t in first["tasks"]] == ["bug0", "bug3"]
@@ -76,14 +78,14 @@ async def test_labels_filter_case_insensitively_and_an_unknown_label_lists_nothi
         assert await ids(client, label="backend") == ["deploy"]
         assert await ids(client, label="BACKEND") == ["deploy"]
         assert await ids(client, label="后端") == ["db"]
-        unknown = await ok(client, "list_tasks", {"label": "no-such-label"})
+        unknown = await ok(client, "list_tasks", label="no-such-label")
     assert unknown["total"] == 0 and unknown["tasks"] == []
 
 
 async def test_editing_reindexes_the_task(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "old words", task_id="t")
-        await ok(client, "update_task", {"task_id": "t", "title": "新的标题", "labels": ["moved"]})
+        await ok(client, "update_task", task_id="t", title="新的标题", labels=["moved"])
         assert await ids(client, query="old") == []
         assert await ids(client, query="标题") == ["t"]
         assert await ids(client, query="moved") == ["t"], "labels are searchable words too"
@@ -96,7 +98,7 @@ async def test_editing_reindexes_the_task(connect_in_memory: Connect) -> None:
 async def test_query_syntax_is_searched_for_never_obeyed(connect_in_memory: Connect, query: str) -> None:
     async with connect_in_memory() as client:
         await create(client, "plain task", task_id="t")
-        listed = await ok(client, "list_tasks", {"query": query})
+        listed = await ok(client, "list_tasks", query=query)
         after = await ok(client, "list_tasks")
     assert listed["total"] == 0
     assert after["total"] == 1
@@ -112,23 +114,21 @@ async def test_quotes_in_a_query_are_text(connect_in_memory: Connect) -> None:
 @pytest.mark.parametrize("query", ["!!!", "   ", "__", "*", "😀"])
 async def test_a_query_without_a_letter_or_digit_is_invalid(connect_in_memory: Connect, query: str) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "list_tasks", {"query": query}, "INVALID_ARGUMENT")
+        error = await refused(client, "list_tasks", "INVALID_ARGUMENT", query=query)
     assert error["details"]["argument"] == "query"
     assert "omit query" in error["hint"]
 
 
 async def test_query_and_label_shapes_are_checked(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
-        empty = await refused(client, "list_tasks", {"query": ""}, "INVALID_ARGUMENT")
-        long = await refused(client, "list_tasks", {"query": "x" * 201}, "INVALID_ARGUMENT")
-        spaced = await refused(client, "list_tasks", {"label": "two words"}, "INVALID_ARGUMENT")
-        control = await refused(
-            client, "create_task", {"title": "x", "labels": ["a\x00b"]}, "INVALID_ARGUMENT"
-        )
+        empty = await refused(client, "list_tasks", "INVALID_ARGUMENT", query="")
+        long = await refused(client, "list_tasks", "INVALID_ARGUMENT", query="x" * 201)
+        spaced = await refused(client, "list_tasks", "INVALID_ARGUMENT", label="two words")
+        control = await refused(client, "create_task", "INVALID_ARGUMENT", title="x", labels=["a\x00b"])
         too_many = await refused(
-            client, "create_task", {"title": "x", "labels": [f"l{n}" for n in range(21)]}, "INVALID_ARGUMENT"
+            client, "create_task", "INVALID_ARGUMENT", title="x", labels=[f"l{n}" for n in range(21)]
         )
-        wrong = await refused(client, "list_tasks", {"query": 5}, "INVALID_ARGUMENT")
+        wrong = await refused(client, "list_tasks", "INVALID_ARGUMENT", query=5)
     assert (
         empty["details"]["argument"] == long["details"]["argument"] == wrong["details"]["argument"] == "query"
     )
@@ -139,7 +139,7 @@ async def test_query_and_label_shapes_are_checked(connect_in_memory: Connect) ->
 
 async def test_search_messages_in_chinese(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="zh") as client:
-        error = await refused(client, "list_tasks", {"query": "!!!"}, "INVALID_ARGUMENT")
+        error = await refused(client, "list_tasks", "INVALID_ARGUMENT", query="!!!")
     assert error["message"] == "参数 'query' 无效：其中没有可搜索的文字或数字。"
     assert "数据库" in error["hint"] and "omit" not in error["hint"]
 

@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import pytest
 from hostd_testing import in_memory_client, write_config
-from tasks_support import TEAM_DATABASE_ENV, call, create, ok, refused, walk_to
+from hostd_testing.calls import call, ok
+from tasks_support import TEAM_DATABASE_ENV, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +31,7 @@ async def test_a_busy_sqlite_file_is_file_locked_with_a_hint_and_nothing_written
         other = sqlite3.connect(hostd_data_dir / "tasks" / "tasks.db", isolation_level=None)
         try:
             other.execute("BEGIN EXCLUSIVE")
-            error = await refused(client, "create_task", {"title": "second"}, "FILE_LOCKED")
+            error = await refused(client, "create_task", "FILE_LOCKED", title="second")
         finally:
             other.close()
         listed = await ok(client, "list_tasks")
@@ -76,11 +77,11 @@ async def test_a_statement_past_the_timeout_is_timeout_and_changes_nothing(
 
         async def move() -> dict[str, Any]:
             return await refused(
-                client, "update_task_status", {"task_id": "held", "new_status": "in_progress"}, "TIMEOUT"
+                client, "update_task_status", "TIMEOUT", task_id="held", new_status="in_progress"
             )
 
         error = await _with_row_held(postgres_url, "held", move)
-        task = (await ok(client, "get_task", {"task_id": "held"}))["task"]
+        task = (await ok(client, "get_task", task_id="held"))["task"]
     assert "300 ms" in error["message"] and error["hint"]
     assert task["status"] == "pending"
 
@@ -95,13 +96,13 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
     ) as client:
         await create(client, "held", task_id="held")
 
-        async def move_while_cut_off() -> tuple[dict[str, Any], bool]:
+        async def move_while_cut_off() -> dict[str, Any]:
             async with anyio.create_task_group() as group:
-                answers: list[tuple[dict[str, Any], bool]] = []
+                answers: list[dict[str, Any]] = []
 
                 async def moving() -> None:
                     answers.append(
-                        await call(client, "update_task_status", {"task_id": "held", "new_status": "failed"})
+                        await call(client, "update_task_status", task_id="held", new_status="failed")
                     )
 
                 group.start_soon(moving)
@@ -118,9 +119,9 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
                         await anyio.sleep(0.01)
             return answers[0]
 
-        envelope, is_error = await _with_row_held(postgres_url, "held", move_while_cut_off)
-        task = (await ok(client, "get_task", {"task_id": "held"}))["task"]
-    assert is_error and envelope["error"]["code"] == "UNAVAILABLE", envelope
+        envelope = await _with_row_held(postgres_url, "held", move_while_cut_off)
+        task = (await ok(client, "get_task", task_id="held"))["task"]
+    assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
     assert envelope["error"]["hint"]
     assert task["status"] == "pending"
 
@@ -138,9 +139,7 @@ async def test_with_storage_the_team_database_is_used_not_the_sqlite_file(
         await create(client, "in the team database", task_id="team-1")
     assert not (hostd_data_dir / "tasks" / "mine.db").exists()
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=config) as client:
-        assert (await ok(client, "get_task", {"task_id": "team-1"}))["task"][
-            "title"
-        ] == "in the team database"
+        assert (await ok(client, "get_task", task_id="team-1"))["task"]["title"] == "in the team database"
 
 
 # --- hostd db copy -----------------------------------------------------------------------------
@@ -163,17 +162,15 @@ async def _fill_local_list(client: Any, act_as: Any) -> None:
     act_as("alice")
     await create(client, "design", task_id="design", labels=["Arch"], acceptance="reviewed")
     await create(client, "build 数据库", depends_on=["design"], priority="P0", description="nul\x00inside")
-    await ok(
-        client, "split_task", {"task_id": "design", "subtasks": [{"title": "draft"}, {"title": "review"}]}
-    )
+    await ok(client, "split_task", task_id="design", subtasks=[{"title": "draft"}, {"title": "review"}])
     act_as("bob")
-    await ok(client, "update_task", {"task_id": "design", "append_note": "first note"})
-    await ok(client, "link_task_session", {"task_id": "design", "session_id": "plan-1"})
+    await ok(client, "update_task", task_id="design", append_note="first note")
+    await ok(client, "link_task_session", task_id="design", session_id="plan-1")
     await walk_to(client, "t-2", "completed")
     await walk_to(client, "t-3", "in_progress")
     await create(client, "scrap", task_id="scrap")
     await create(client, "needs scrap", task_id="needs-scrap", depends_on=["scrap"])
-    await ok(client, "delete_task", {"task_id": "scrap", "drop_dependencies": True})
+    await ok(client, "delete_task", task_id="scrap", drop_dependencies=True)
 
 
 async def _everything(client: Any, ids: list[str]) -> dict[str, Any]:
@@ -182,9 +179,9 @@ async def _everything(client: Any, ids: list[str]) -> dict[str, Any]:
     def strip(envelope: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in envelope.items() if k != "metadata"}
 
-    seen = {task_id: strip(await ok(client, "get_task", {"task_id": task_id})) for task_id in ids}
+    seen = {task_id: strip(await ok(client, "get_task", task_id=task_id)) for task_id in ids}
     seen["list"] = strip(await ok(client, "list_tasks"))
-    seen["search"] = strip(await ok(client, "list_tasks", {"query": "数据"}))
+    seen["search"] = strip(await ok(client, "list_tasks", query="数据"))
     stats = strip(await ok(client, "get_task_stats"))
     stats.pop("oldest_pending_age_seconds", None)
     seen["stats"] = stats
@@ -220,15 +217,15 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
     assert "tasks: deleted tasks: 0 copied, 1 unchanged, tasks: 0 copied, 5 unchanged" in second.stdout
 
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=local) as client:
-        await ok(client, "update_task", {"task_id": "design", "title": "design, changed locally"})
+        await ok(client, "update_task", task_id="design", title="design, changed locally")
         await create(client, "new work", task_id="later")
     third = _db_copy(config, postgres_url)
     assert third.returncode == 1
     assert "tasks: CONFLICT task design differs in the team database" in third.stdout
     assert "tasks: 1 copied, 4 unchanged" in third.stdout
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=team) as client:
-        assert (await ok(client, "get_task", {"task_id": "design"}))["task"]["title"] == "design"
-        assert (await ok(client, "get_task", {"task_id": "later"}))["task"]["title"] == "new work"
+        assert (await ok(client, "get_task", task_id="design"))["task"]["title"] == "design"
+        assert (await ok(client, "get_task", task_id="later"))["task"]["title"] == "new work"
         # Ids copied explicitly are never handed out again by the team database.
         fresh = await create(client, "made in the team")
     assert fresh["task_id"] not in ids

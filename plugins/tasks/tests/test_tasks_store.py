@@ -199,7 +199,7 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
-    old_record = {  # a deleted task's last record as version 2 stored it: no member fields
+    old_record: dict[str, Any] = {  # a deleted task's last record as version 2 stored it: no member fields
         "task_id": "gone", "title": "gone", "description": "", "status": "pending", "priority": "P2",
         "depends_on": [], "linked_session_id": None, "parent_id": None, "labels": [], "acceptance": "",
         "notes": [], "subtasks": None, "created_at": stamp, "updated_at": stamp,

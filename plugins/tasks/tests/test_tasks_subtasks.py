@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tasks_support import Connect, create, ok, refused, walk_to
+from hostd_testing.calls import ok
+from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -15,18 +16,16 @@ async def test_split_creates_the_children_and_the_parent_shows_their_progress(co
         answer = await ok(
             client,
             "split_task",
-            {
-                "task_id": "rel",
-                "subtasks": [
-                    {"title": "build", "task_id": "build", "priority": "P0", "labels": ["CI"]},
-                    {"title": "test", "depends_on": ["build"], "acceptance": "all green"},
-                    {"title": "announce"},
-                ],
-            },
+            task_id="rel",
+            subtasks=[
+                {"title": "build", "task_id": "build", "priority": "P0", "labels": ["CI"]},
+                {"title": "test", "depends_on": ["build"], "acceptance": "all green"},
+                {"title": "announce"},
+            ],
         )
-        children = await ok(client, "list_tasks", {"parent_id": "rel"})
+        children = await ok(client, "list_tasks", parent_id="rel")
         await walk_to(client, "build", "completed")
-        parent = (await ok(client, "get_task", {"task_id": "rel"}))["task"]
+        parent = (await ok(client, "get_task", task_id="rel"))["task"]
     subtasks = answer["subtasks"]
     assert [s["title"] for s in subtasks] == ["build", "test", "announce"]
     assert all(s["parent_id"] == "rel" and s["status"] == "pending" for s in subtasks)
@@ -47,20 +46,19 @@ async def test_a_split_with_one_bad_subtask_creates_none(connect: Connect) -> No
         error = await refused(
             client,
             "split_task",
-            {
-                "task_id": "p",
-                "subtasks": [{"title": "fine", "task_id": "fine"}, {"title": "bad", "depends_on": ["ghost"]}],
-            },
             "NOT_FOUND",
+            task_id="p",
+            subtasks=[{"title": "fine", "task_id": "fine"}, {"title": "bad", "depends_on": ["ghost"]}],
         )
         blank = await refused(
             client,
             "split_task",
-            {"task_id": "p", "subtasks": [{"title": "ok"}, {"title": "   "}]},
             "INVALID_ARGUMENT",
+            task_id="p",
+            subtasks=[{"title": "ok"}, {"title": "   "}],
         )
         listed = await ok(client, "list_tasks")
-        parent = await ok(client, "get_task", {"task_id": "p"})
+        parent = await ok(client, "get_task", task_id="p")
     assert error["details"]["missing"] == ["ghost"]
     assert blank["details"]["argument"] == "subtasks.1.title"
     assert listed["total"] == 1
@@ -71,30 +69,28 @@ async def test_a_split_with_one_bad_subtask_creates_none(connect: Connect) -> No
 async def test_split_refusals(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "p", task_id="p")
-        missing = await refused(
-            client, "split_task", {"task_id": "ghost", "subtasks": [{"title": "x"}]}, "NOT_FOUND"
-        )
-        empty = await refused(client, "split_task", {"task_id": "p", "subtasks": []}, "INVALID_ARGUMENT")
+        missing = await refused(client, "split_task", "NOT_FOUND", task_id="ghost", subtasks=[{"title": "x"}])
+        empty = await refused(client, "split_task", "INVALID_ARGUMENT", task_id="p", subtasks=[])
         extra = await refused(
             client,
             "split_task",
-            {"task_id": "p", "subtasks": [{"title": "x", "parent_id": "q"}]},
             "INVALID_ARGUMENT",
+            task_id="p",
+            subtasks=[{"title": "x", "parent_id": "q"}],
         )
         twice = await refused(
             client,
             "split_task",
-            {
-                "task_id": "p",
-                "subtasks": [{"title": "a", "task_id": "same"}, {"title": "b", "task_id": "same"}],
-            },
             "ALREADY_EXISTS",
+            task_id="p",
+            subtasks=[{"title": "a", "task_id": "same"}, {"title": "b", "task_id": "same"}],
         )
         onto_parent = await refused(
             client,
             "split_task",
-            {"task_id": "p", "subtasks": [{"title": "a", "depends_on": ["p"]}]},
             "INVALID_ARGUMENT",
+            task_id="p",
+            subtasks=[{"title": "a", "depends_on": ["p"]}],
         )
         listed = await ok(client, "list_tasks")
     assert missing["details"]["task_id"] == "ghost"
@@ -113,12 +109,12 @@ async def test_next_task_hands_out_leaf_work_not_a_parent_with_open_children(con
         await create(client, "child two", task_id="c2", priority="P2", parent_id="p")
         order = []
         for _ in range(2):
-            answer = await ok(client, "get_next_task", {"claim": True})
+            answer = await ok(client, "get_next_task", claim=True)
             order.append(answer["task"]["task_id"])
         nothing = await ok(client, "get_next_task")
         for task_id in order:
-            await ok(client, "update_task_status", {"task_id": task_id, "new_status": "completed"})
-        last = await ok(client, "get_next_task", {"claim": True})
+            await ok(client, "update_task_status", task_id=task_id, new_status="completed")
+        last = await ok(client, "get_next_task", claim=True)
     assert order == ["c1", "c2"]
     assert nothing["task"] is None and nothing["reason"] == "waiting_on_dependencies"
     assert last["task"]["task_id"] == "p"
@@ -126,7 +122,7 @@ async def test_next_task_hands_out_leaf_work_not_a_parent_with_open_children(con
 
 async def test_parent_filter_of_an_unknown_task_is_not_found(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
-        error = await refused(client, "list_tasks", {"parent_id": "ghost"}, "NOT_FOUND")
+        error = await refused(client, "list_tasks", "NOT_FOUND", parent_id="ghost")
     assert error["details"] == {"argument": "parent_id", "task_id": "ghost"}
 
 
@@ -142,7 +138,7 @@ async def test_tasks_stuck_behind_failed_work_are_named_and_counted(connect: Con
         await walk_to(client, "fine", "in_progress")
         answer = await ok(client, "get_next_task")
         stats = await ok(client, "get_task_stats")
-        await ok(client, "update_task_status", {"task_id": "migrate", "new_status": "pending"})
+        await ok(client, "update_task_status", task_id="migrate", new_status="pending")
         retried = await ok(client, "get_task_stats")
     assert answer["task"] is None
     assert answer["stuck"] == [
@@ -162,9 +158,7 @@ async def test_stuck_messages_in_chinese(connect_in_memory: Connect) -> None:
         await walk_to(client, "a", "failed")
         answer = await ok(client, "get_next_task")
         stats = await ok(client, "get_task_stats")
-        split = await ok(
-            client, "split_task", {"task_id": "b", "subtasks": [{"title": "子任务", "task_id": "s"}]}
-        )
+        split = await ok(client, "split_task", task_id="b", subtasks=[{"title": "子任务", "task_id": "s"}])
     assert "卡在失败的任务之后" in answer["message"] and "b (a)" in answer["message"]
     assert "1 个待执行任务卡在失败的任务之后" in stats["message"]
     assert split["message"] == "已将任务 b 拆分为 1 个子任务：s。"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hostd_testing.calls import call, ok
 from mcp import Client
-from tasks_support import ALLOWED, STATUSES, Connect, call, create, ok, refused, walk_to
+from tasks_support import ALLOWED, STATUSES, Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -17,10 +18,11 @@ async def check_move(client: Client, start: str, target: str) -> None:
     """Bring a fresh task to ``start``, ask for ``target``, check the answer against the table."""
     task = await create(client, f"{start} -> {target}")
     await walk_to(client, task["task_id"], start)
-    before = (await ok(client, "list_tasks", {"status": start}))["tasks"]
+    before = (await ok(client, "list_tasks", status=start))["tasks"]
     before_record = next(t for t in before if t["task_id"] == task["task_id"])
     arguments = {"task_id": task["task_id"], "new_status": target}
-    envelope, is_error = await call(client, "update_task_status", arguments)
+    envelope = await call(client, "update_task_status", **arguments)
+    is_error = envelope["status"] == "error"
     allowed_from_start = sorted(t for s, t in ALLOWED if s == start)
     if start == target:
         assert not is_error, envelope
@@ -43,7 +45,7 @@ async def check_move(client: Client, start: str, target: str) -> None:
         assert error["details"]["requested_status"] == target
         for status in allowed_from_start:
             assert status in error["message"]
-        after = (await ok(client, "list_tasks", {"status": start}))["tasks"]
+        after = (await ok(client, "list_tasks", status=start))["tasks"]
         assert before_record in after, "a refused move must leave the task as it was"
 
 
@@ -73,7 +75,7 @@ async def test_the_plugin_table_matches_the_issue() -> None:
 async def test_changing_an_unknown_task_is_not_found(connect: Connect) -> None:
     async with connect() as client:
         error = await refused(
-            client, "update_task_status", {"task_id": "t-404", "new_status": "completed"}, "NOT_FOUND"
+            client, "update_task_status", "NOT_FOUND", task_id="t-404", new_status="completed"
         )
     assert error["details"]["task_id"] == "t-404"
 
@@ -85,8 +87,9 @@ async def test_unknown_statuses_are_invalid(connect_in_memory: Connect, status: 
         error = await refused(
             client,
             "update_task_status",
-            {"task_id": task["task_id"], "new_status": status},
             "INVALID_ARGUMENT",
+            task_id=task["task_id"],
+            new_status=status,
         )
     assert error["details"]["argument"] == "new_status"
     assert "in_progress" in error["hint"]
@@ -95,8 +98,8 @@ async def test_unknown_statuses_are_invalid(connect_in_memory: Connect, status: 
 async def test_a_released_task_is_offered_again(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         task = await create(client)
-        claimed = await ok(client, "get_next_task", {"claim": True})
+        claimed = await ok(client, "get_next_task", claim=True)
         assert claimed["task"]["task_id"] == task["task_id"]
-        await ok(client, "update_task_status", {"task_id": task["task_id"], "new_status": "pending"})
+        await ok(client, "update_task_status", task_id=task["task_id"], new_status="pending")
         offered = await ok(client, "get_next_task")
     assert offered["task"]["task_id"] == task["task_id"]

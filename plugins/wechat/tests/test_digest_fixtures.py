@@ -11,10 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hostd_testing.calls import call
 from hostd_wechat.extractive import markdown_text
 from hostd_wechat.markdown import article_markdown
 from hostd_wechat.parse import parse_article
-from wechat_testlib import LABELLED, UNLABELLED, call, require_fixtures, wechat_client
+from wechat_testlib import LABELLED, UNLABELLED, require_fixtures, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -47,14 +48,12 @@ async def _digest(hostd_data_dir: Path, hostd_roots: Path, style: str) -> dict[s
         envelope = await call(
             client,
             "summarize_articles",
-            {
-                "input_dir": "articles",
-                "style": style,
-                "language": "zh",
-                "output_path": f"{style}.md",
-                "include_metadata": True,
-                "include_toc": False,
-            },
+            input_dir="articles",
+            style=style,
+            language="zh",
+            output_path=f"{style}.md",
+            include_metadata=True,
+            include_toc=False,
         )
     assert envelope["status"] == "success", envelope
     document = (hostd_roots / f"{style}.md").read_text(encoding="utf-8")
@@ -72,7 +71,9 @@ def _lines(summary: str) -> list[str]:
 
 
 @pytest.mark.parametrize("style", ["key_points", "brief", "outline", "narrative"])
-async def test_no_summary_holds_urls_link_lists_or_page_chrome(hostd_data_dir, hostd_roots, style) -> None:
+async def test_no_summary_holds_urls_link_lists_or_page_chrome(
+    hostd_data_dir: Path, hostd_roots: Path, style: str
+) -> None:
     sections = await _digest(hostd_data_dir, hostd_roots, style)
     assert len(sections) == len(_saved_markdown())
     for stem, summary in sections.items():
@@ -84,7 +85,7 @@ async def test_no_summary_holds_urls_link_lists_or_page_chrome(hostd_data_dir, h
             assert f"**{word}**" not in summary, (stem, summary)
 
 
-async def test_the_weekly_gets_its_prose_not_its_footnotes(hostd_data_dir, hostd_roots) -> None:
+async def test_the_weekly_gets_its_prose_not_its_footnotes(hostd_data_dir: Path, hostd_roots: Path) -> None:
     key_points = (await _digest(hostd_data_dir, hostd_roots, "key_points"))[
         "article_2025_long_weekly_ruanyifeng"
     ]
@@ -98,18 +99,24 @@ async def test_the_weekly_gets_its_prose_not_its_footnotes(hostd_data_dir, hostd
     assert "References" not in outline and "往年回顾" not in outline and "NPC 演员" not in outline
 
 
-async def test_a_video_post_is_not_summarized_as_its_expand_button(hostd_data_dir, hostd_roots) -> None:
+async def test_a_video_post_is_not_summarized_as_its_expand_button(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     brief = (await _digest(hostd_data_dir, hostd_roots, "brief"))["video_post_2019_legacy"]
     assert "展开" not in brief and brief == "_未知_"
 
 
-async def test_the_outline_leaves_out_the_further_reading_block(hostd_data_dir, hostd_roots) -> None:
+async def test_the_outline_leaves_out_the_further_reading_block(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     outline = (await _digest(hostd_data_dir, hostd_roots, "outline"))["article_2025_tech_code_xuanyuan"]
     assert "- **尝试定位**: " in outline and "- **寻找Bug**: " in outline
     assert "往期推荐" not in outline and "VMProtect" not in outline and "Wireshark" not in outline
 
 
-async def test_key_points_are_whole_sentences_and_never_repeat(hostd_data_dir, hostd_roots) -> None:
+async def test_key_points_are_whole_sentences_and_never_repeat(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     sections = await _digest(hostd_data_dir, hostd_roots, "key_points")
     for stem, summary in sections.items():
         points = _lines(summary)

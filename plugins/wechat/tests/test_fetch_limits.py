@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,9 +10,11 @@ import anyio
 import neighbour_plugin
 import pytest
 from hostd_testing import envelope_of, in_memory_client, write_config
+from hostd_testing.calls import call
+from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
 from hostd_wechat.models import Settings
 from pydantic import ValidationError
-from wechat_testlib import ArticleServer, call, plugin_settings, wechat_client
+from wechat_testlib import ArticleServer, plugin_settings, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -26,12 +25,12 @@ async def _read(
     data_dir: Path, root: Path, server: ArticleServer, arguments: dict[str, Any], **settings: Any
 ) -> dict[str, Any]:
     async with wechat_client(data_dir, root, settings=plugin_settings(server, **settings)) as client:
-        return await call(client, "read_wechat_articles", arguments)
+        return await call(client, "read_wechat_articles", **arguments)
 
 
 @pytest.mark.parametrize("user_agent", BAD_USER_AGENTS)
 async def test_a_user_agent_that_cannot_be_a_header_is_an_argument_error(
-    hostd_data_dir, hostd_roots, article_server, user_agent
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, user_agent: str
 ) -> None:
     envelope = await _read(
         hostd_data_dir,
@@ -44,7 +43,9 @@ async def test_a_user_agent_that_cannot_be_a_header_is_an_argument_error(
     assert article_server.requests == []
 
 
-async def test_a_latin_1_user_agent_is_sent(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_a_latin_1_user_agent_is_sent(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     envelope = await _read(
         hostd_data_dir,
         hostd_roots,
@@ -55,14 +56,14 @@ async def test_a_latin_1_user_agent_is_sent(hostd_data_dir, hostd_roots, article
 
 
 @pytest.mark.parametrize("user_agent", BAD_USER_AGENTS)
-def test_the_user_agent_setting_is_checked_when_the_config_is_read(user_agent) -> None:
+def test_the_user_agent_setting_is_checked_when_the_config_is_read(user_agent: str) -> None:
     with pytest.raises(ValidationError, match="default_user_agent"):
         Settings(default_user_agent=user_agent)
 
 
 @pytest.mark.parametrize("where", ["body", "headers"])
 async def test_a_trickling_page_ends_at_the_time_limit_not_per_read(
-    hostd_data_dir, hostd_roots, article_server, where
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, where: str
 ) -> None:
     url = article_server.url("/s/trickle?every_ms=150" + ("&headers=1" if where == "headers" else ""))
     started = time.monotonic()
@@ -81,7 +82,7 @@ async def test_a_trickling_page_ends_at_the_time_limit_not_per_read(
 
 
 async def test_hung_fetches_do_not_stall_another_plugins_tools(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     """More hung calls than the host has worker threads (40): a sync tool elsewhere still answers."""
     hung = article_server.url("/s/hang?seconds=6")
@@ -108,7 +109,9 @@ async def test_hung_fetches_do_not_stall_another_plugins_tools(
         group.cancel_scope.cancel()
 
 
-async def test_cancelling_a_call_closes_its_connections(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_cancelling_a_call_closes_its_connections(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     url = article_server.url("/s/trickle?every_ms=50")
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         async with anyio.create_task_group() as group:
@@ -132,49 +135,16 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_hung_fetches(
     )
     urls = [article_server.url(f"/s/hang?seconds=15&n={n}") for n in range(3)]
     urls.append(article_server.url("/s/trickle?every_ms=100"))
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "closer", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {
-                "name": "read_wechat_articles",
-                "arguments": {"urls": urls, "timeout_ms": 60_000, "concurrency": 4},
-            },
-        },
-    ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=hostd_roots,
-    )
-    try:
-        assert process.stdin is not None
-        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-        process.stdin.flush()
-        deadline = time.monotonic() + 20
-        while article_server.count("/s/hang") < 3 or not article_server.trickle_started.is_set():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.02)
-        process.stdin.close()
+    arguments = {"urls": urls, "timeout_ms": 60_000, "concurrency": 4}
+    with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
+        server.send(*handshake("closer"), tools_call(2, "read_wechat_articles", arguments))
+        server.wait_until(
+            lambda: article_server.count("/s/hang") >= 3 and article_server.trickle_started.is_set(),
+            timeout=20,
+            message="before the fetches hung",
+        )
+        server.close_stdin()
         closed_at = time.monotonic()
-        process.wait(timeout=10)
+        server.process.wait(timeout=10)
         assert time.monotonic() - closed_at < 3.0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert article_server.hang_up_seen.wait(2)

@@ -7,6 +7,7 @@ import functools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 URL = "https://mp.weixin.qq.com/s/AbCdEf123"
 
 
-def _expected() -> dict[str, dict]:
+def _expected() -> dict[str, dict[str, Any]]:
     path = LABELLED / "expected.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 

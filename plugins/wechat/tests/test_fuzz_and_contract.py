@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hostd_testing import fuzz_tools
-from wechat_testlib import plugin_settings, wechat_client
+from wechat_testlib import ArticleServer, plugin_settings, wechat_client
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_fuzz_never_answers_internal(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_fuzz_never_answers_internal(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         report = await fuzz_tools(client, seed=7, rounds=8)
         assert report.calls > 0 and not report.failures, report.failures
@@ -19,7 +23,7 @@ async def test_fuzz_never_answers_internal(hostd_data_dir, hostd_roots, article_
 
 @pytest.mark.smoke
 async def test_tools_are_listed_with_described_parameters_and_true_annotations(
-    hostd_data_dir, hostd_roots
+    hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     async with wechat_client(hostd_data_dir, hostd_roots) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

@@ -5,33 +5,34 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from wechat_testlib import call, plugin_settings, require_browser, wechat_client
+from hostd_testing.calls import call
+from wechat_testlib import ArticleServer, plugin_settings, require_browser, wechat_client
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_script_rendered_page_is_read_by_headless_and_not_by_http(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     chromium = require_browser()
     url = article_server.url("/s/js-only")
     settings = plugin_settings(article_server, chromium_path=chromium)
     async with wechat_client(hostd_data_dir, hostd_roots, settings=settings) as client:
-        plain = await call(client, "read_wechat_articles", {"urls": [url], "fetch_strategy": "http"})
+        plain = await call(client, "read_wechat_articles", urls=[url], fetch_strategy="http")
         rendered = await call(
             client,
             "read_wechat_articles",
-            {
-                "urls": [url],
-                "fetch_strategy": "headless",
-                "response_format": "detailed",
-                "timeout_ms": 20_000,
-            },
+            urls=[url],
+            fetch_strategy="headless",
+            response_format="detailed",
+            timeout_ms=20_000,
         )
         automatic = await call(
             client,
             "read_wechat_articles",
-            {"urls": [url], "response_format": "detailed", "timeout_ms": 20_000},
+            urls=[url],
+            response_format="detailed",
+            timeout_ms=20_000,
         )
     assert plain["items"][0]["status"] == "error"
     assert (plain["items"][0]["error_code"], plain["items"][0]["reason"]) == ("CHALLENGE", "scripts_required")
@@ -43,7 +44,7 @@ async def test_script_rendered_page_is_read_by_headless_and_not_by_http(
 
 
 async def test_headless_navigation_outside_the_prefix_is_refused(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     from urllib.parse import quote
 
@@ -54,7 +55,9 @@ async def test_headless_navigation_outside_the_prefix_is_refused(
         envelope = await call(
             client,
             "read_wechat_articles",
-            {"urls": [url], "fetch_strategy": "headless", "timeout_ms": 20_000},
+            urls=[url],
+            fetch_strategy="headless",
+            timeout_ms=20_000,
         )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("INVALID_URL", "redirect_not_allowed")
@@ -62,13 +65,14 @@ async def test_headless_navigation_outside_the_prefix_is_refused(
 
 
 async def test_headless_asked_for_without_a_browser_is_an_argument_error(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         envelope = await call(
             client,
             "read_wechat_articles",
-            {"urls": [article_server.url("/s/article/1")], "fetch_strategy": "headless"},
+            urls=[article_server.url("/s/article/1")],
+            fetch_strategy="headless",
         )
     assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["details"]["argument"] == "fetch_strategy"

@@ -13,10 +13,11 @@ from urllib.parse import quote, unquote
 import anyio
 import pytest
 from hostd_testing import fuzz_tools, served_client, write_config
+from hostd_testing.calls import call
+from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
 from wechat_testlib import (
     ArticleServer,
     CdnServer,
-    call,
     image_settings,
     require_fixtures,
     tiny_png,
@@ -59,7 +60,7 @@ async def _read(
     async with wechat_client(
         data_dir, root, settings=image_settings(server, cdn, **settings), language=language
     ) as client:
-        return await call(client, "read_wechat_articles", {"images": "local", **arguments})
+        return await call(client, "read_wechat_articles", images="local", **arguments)
 
 
 def _gallery(server: ArticleServer, *sources: str, count: int = 0, title: str = "Gallery") -> str:
@@ -77,7 +78,7 @@ def _local_links(markdown_path: Path) -> list[Path]:
 
 
 async def test_fixture_articles_store_their_images_beside_the_markdown(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     require_fixtures()
     names = [
@@ -127,12 +128,12 @@ async def test_fixture_articles_store_their_images_beside_the_markdown(
 
 
 async def test_remote_stays_the_default_and_fetches_no_image(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     async with wechat_client(
         hostd_data_dir, hostd_roots, settings=image_settings(article_server, cdn_server)
     ) as client:
-        envelope = await call(client, "read_wechat_articles", {"urls": [_gallery(article_server, count=3)]})
+        envelope = await call(client, "read_wechat_articles", urls=[_gallery(article_server, count=3)])
     item = envelope["items"][0]
     assert item["status"] == "ok" and "images" not in item
     assert cdn_server.requests == []
@@ -141,7 +142,7 @@ async def test_remote_stays_the_default_and_fetches_no_image(
 
 
 async def test_the_same_image_twice_is_stored_once(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     same_a, same_b = cdn_server.url("/same/a.png"), cdn_server.url("/same/b.png")
     url = _gallery(article_server, same_a, same_b, same_a)
@@ -161,7 +162,11 @@ async def test_the_same_image_twice_is_stored_once(
 
 
 async def test_hostile_images_stay_remote_with_their_reasons(
-    hostd_data_dir, hostd_roots, article_server, cdn_server, tmp_path
+    hostd_data_dir: Path,
+    hostd_roots: Path,
+    article_server: ArticleServer,
+    cdn_server: CdnServer,
+    tmp_path: Path,
 ) -> None:
     outside_host = article_server.url("/outside/picture.png")  # the article server: not an image host
     cases = {
@@ -204,7 +209,7 @@ async def test_hostile_images_stay_remote_with_their_reasons(
 
 
 async def test_a_trickling_image_ends_at_the_time_limit(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     started = time.monotonic()
     envelope = await _read(
@@ -225,7 +230,11 @@ async def test_a_trickling_image_ends_at_the_time_limit(
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_a_thousand_images_are_bounded_by_count_with_a_warning(
-    hostd_data_dir, hostd_roots, article_server, cdn_server, language
+    hostd_data_dir: Path,
+    hostd_roots: Path,
+    article_server: ArticleServer,
+    cdn_server: CdnServer,
+    language: str,
 ) -> None:
     envelope = await _read(
         hostd_data_dir,
@@ -248,7 +257,7 @@ async def test_a_thousand_images_are_bounded_by_count_with_a_warning(
 
 
 async def test_the_bytes_of_one_articles_images_are_bounded_with_a_warning(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     picture = len(tiny_png("x"))
     envelope = await _read(
@@ -270,7 +279,9 @@ async def test_the_bytes_of_one_articles_images_are_bounded_with_a_warning(
     assert len(cdn_server.requests) <= stored + 2
 
 
-async def test_image_downloads_honour_concurrency(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_image_downloads_honour_concurrency(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     with CdnServer(delay_s=0.1) as slow_cdn:
         started = time.monotonic()
         envelope = await _read(
@@ -287,7 +298,7 @@ async def test_image_downloads_honour_concurrency(hostd_data_dir, hostd_roots, a
 
 
 async def test_cancelling_a_call_closes_its_image_connections(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     url = _gallery(article_server, cdn_server.url("/bad/trickle"))
     async with wechat_client(
@@ -308,7 +319,7 @@ async def test_cancelling_a_call_closes_its_image_connections(
 
 
 async def test_the_digest_reads_articles_with_local_images_unchanged(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     require_fixtures()
     names = ["article_2025_tech_code_xuanyuan.html", "article_2025_reprint_36kr.html"]
@@ -323,7 +334,10 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
             read = await call(
                 client,
                 "read_wechat_articles",
-                {"urls": urls, "images": images, "output_dir": images, "filename_pattern": pattern},
+                urls=urls,
+                images=images,
+                output_dir=images,
+                filename_pattern=pattern,
             )
             assert read["summary"]["succeeded"] == 2
             for item in read["items"] if images == "local" else []:
@@ -333,7 +347,9 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
             digest = await call(
                 client,
                 "summarize_articles",
-                {"input_dir": images, "output_path": f"digest-{images}.md", "response_format": "detailed"},
+                input_dir=images,
+                output_path=f"digest-{images}.md",
+                response_format="detailed",
             )
             assert digest["status"] == "success" and digest["errors"] == [] and digest["warnings"] == []
             assert digest["article_count"] == 2
@@ -348,7 +364,9 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
     assert "assets" not in local_text and ".png" not in local_text
 
 
-async def test_a_real_server_process_stores_images(tmp_path, hostd_roots, article_server, cdn_server) -> None:
+async def test_a_real_server_process_stores_images(
+    tmp_path: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
+) -> None:
     config = write_config(
         tmp_path,
         ["wechat"],
@@ -357,7 +375,7 @@ async def test_a_real_server_process_stores_images(tmp_path, hostd_roots, articl
     )
     async with served_client(config, cwd=hostd_roots) as client:
         envelope = await call(
-            client, "read_wechat_articles", {"urls": [_gallery(article_server, count=3)], "images": "local"}
+            client, "read_wechat_articles", urls=[_gallery(article_server, count=3)], images="local"
         )
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     item = envelope["items"][0]
@@ -432,7 +450,7 @@ def _hostile_sources(rng: random.Random, cdn: CdnServer) -> list[str]:
 
 
 async def test_fuzz_with_image_settings_never_answers_internal(
-    hostd_data_dir, hostd_roots, article_server, cdn_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
     """The schema fuzz over the changed tool, then random hostile image links with images: local."""
     rng = random.Random(16)
@@ -443,7 +461,7 @@ async def test_fuzz_with_image_settings_never_answers_internal(
         assert report.calls > 0 and not report.failures, report.failures
         for round_number in range(6):
             url = _gallery(article_server, *_hostile_sources(rng, cdn_server), title=f"Fuzz {round_number}")
-            envelope = await call(client, "read_wechat_articles", {"urls": [url], "images": "local"})
+            envelope = await call(client, "read_wechat_articles", urls=[url], images="local")
             assert envelope["status"] == "success", envelope
             item = envelope["items"][0]
             assert item["status"] == "ok", item
@@ -457,10 +475,6 @@ async def test_fuzz_with_image_settings_never_answers_internal(
 def test_a_served_process_exits_promptly_when_stdin_closes_during_image_downloads(
     tmp_path: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
-    import json
-    import subprocess
-    import sys
-
     config = write_config(
         tmp_path,
         ["wechat"],
@@ -472,43 +486,11 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_image_download
         "images": "local",
         "timeout_ms": 60_000,
     }
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "c", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "read_wechat_articles", "arguments": arguments},
-        },
-    ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=hostd_roots,
-    )
-    try:
-        assert process.stdin is not None
-        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-        process.stdin.flush()
-        assert cdn_server.trickle_started.wait(20) and process.poll() is None
-        process.stdin.close()
+    with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
+        server.send(*handshake("c"), tools_call(2, "read_wechat_articles", arguments))
+        assert cdn_server.trickle_started.wait(20) and server.process.poll() is None
+        server.close_stdin()
         closed_at = time.monotonic()
-        process.wait(timeout=10)
+        server.process.wait(timeout=10)
         assert time.monotonic() - closed_at < 3.0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert cdn_server.hang_up_seen.wait(2)

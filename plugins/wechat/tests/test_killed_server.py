@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from hostd_testing import envelope_of, served_client, write_config
+from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
 from wechat_testlib import ArticleServer, plugin_settings
 
 pytestmark = pytest.mark.anyio
-
-
-def _send(process: subprocess.Popen[bytes], *messages: dict) -> None:
-    assert process.stdin is not None
-    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-    process.stdin.flush()
 
 
 def _assert_only_whole_articles(folder: Path) -> list[Path]:
@@ -48,45 +39,16 @@ async def test_a_server_killed_mid_batch_leaves_whole_files_and_the_next_run_com
     )
     urls = [article_server.url(f"/s/article/{n}?delay_ms=200&title=Killed+batch+{n}") for n in range(24)]
     folder = hostd_roots / "exports" / "articles"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=hostd_roots,
-    )
-    try:
-        _send(
-            process,
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "killer", "version": "1"},
-                },
-            },
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "read_wechat_articles", "arguments": {"urls": urls, "concurrency": 3}},
-            },
+    arguments = {"urls": urls, "concurrency": 3}
+    with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
+        server.send(*handshake("killer"), tools_call(2, "read_wechat_articles", arguments))
+        server.wait_until(
+            lambda: len(list(folder.glob("*.md"))) >= 3,
+            timeout=30,
+            message="before three articles were written",
         )
-        deadline = time.monotonic() + 30
-        while len(list(folder.glob("*.md"))) < 3:
-            assert time.monotonic() < deadline, "the batch never wrote three articles"
-            assert process.poll() is None, "the server died on its own"
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(timeout=30)
     fetched_before_the_kill = len(article_server.requests)
     written = _assert_only_whole_articles(folder)
     assert 3 <= len(written) < len(urls) and fetched_before_the_kill < len(urls)

@@ -8,8 +8,10 @@ from typing import Any
 
 import anyio
 import pytest
+from hostd_testing import envelope_of
+from hostd_testing.calls import call
 from hostd_wechat.frontmatter import FIELDS, split_front_matter
-from wechat_testlib import ArticleServer, call, plugin_settings, require_fixtures, wechat_client
+from wechat_testlib import ArticleServer, plugin_settings, require_fixtures, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -18,12 +20,12 @@ async def _read(
     hostd_data_dir: Path, root: Path, server: ArticleServer, arguments: dict[str, Any], **settings: Any
 ) -> dict[str, Any]:
     async with wechat_client(hostd_data_dir, root, settings=plugin_settings(server, **settings)) as client:
-        return await call(client, "read_wechat_articles", arguments)
+        return await call(client, "read_wechat_articles", **arguments)
 
 
 @pytest.mark.smoke
 async def test_three_good_urls_and_one_invalid_fail_alone(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     require_fixtures()
     names = [
@@ -53,7 +55,7 @@ async def test_three_good_urls_and_one_invalid_fail_alone(
 
 
 async def test_detailed_answers_carry_durations_and_previews(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     envelope = await _read(
         hostd_data_dir,
@@ -67,7 +69,7 @@ async def test_detailed_answers_carry_durations_and_previews(
 
 
 async def test_missing_and_challenge_pages_are_error_items_with_reasons(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     require_fixtures()
     cases = {
@@ -90,7 +92,7 @@ async def test_missing_and_challenge_pages_are_error_items_with_reasons(
 
 
 async def test_auto_meets_a_challenge_without_a_browser_and_says_how_to_enable_it(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     require_fixtures()
     envelope = await _read(
@@ -105,7 +107,7 @@ async def test_auto_meets_a_challenge_without_a_browser_and_says_how_to_enable_i
 
 
 async def test_redirects_inside_the_prefix_are_followed_others_refused(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     from urllib.parse import quote
 
@@ -133,7 +135,7 @@ async def test_redirects_inside_the_prefix_are_followed_others_refused(
 
 
 async def test_a_5xx_is_retried_with_backoff_at_most_twice(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     urls = [article_server.url("/s/flaky/a/2"), article_server.url("/s/flaky/b/3")]
     envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls})
@@ -143,7 +145,9 @@ async def test_a_5xx_is_retried_with_backoff_at_most_twice(
     assert second["reason"] == "server_error"
 
 
-async def test_a_timeout_is_retried_then_reported(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_a_timeout_is_retried_then_reported(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     envelope = await _read(
         hostd_data_dir,
         hostd_roots,
@@ -156,7 +160,9 @@ async def test_a_timeout_is_retried_then_reported(hostd_data_dir, hostd_roots, a
     assert article_server.count("/s/hang") == 2
 
 
-async def test_responses_over_the_size_cap_are_refused(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_responses_over_the_size_cap_are_refused(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     envelope = await _read(
         hostd_data_dir,
         hostd_roots,
@@ -169,7 +175,7 @@ async def test_responses_over_the_size_cap_are_refused(hostd_data_dir, hostd_roo
 
 
 async def test_fetching_is_truly_concurrent_and_reports_progress(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     urls = [article_server.url(f"/s/article/{n}?delay_ms=300") for n in range(8)]
     progress: list[tuple[float, float | None]] = []
@@ -179,8 +185,10 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(
 
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         started = time.perf_counter()
-        envelope = await call(
-            client, "read_wechat_articles", {"urls": urls, "concurrency": 4}, progress_callback=on_progress
+        envelope = envelope_of(
+            await client.call_tool(
+                "read_wechat_articles", {"urls": urls, "concurrency": 4}, progress_callback=on_progress
+            )
         )
         elapsed = time.perf_counter() - started
     assert envelope["summary"]["succeeded"] == 8
@@ -190,7 +198,7 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(
 
 
 async def test_same_titles_get_suffixes_and_overwrite_replaces(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     urls = [article_server.url(f"/s/article/{n}?title=Same") for n in range(3)]
     first = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls, "concurrency": 3})
@@ -202,7 +210,9 @@ async def test_same_titles_get_suffixes_and_overwrite_replaces(
     assert Path(third["items"][0]["saved_path"]).name == "Same_4.md"
 
 
-async def test_filename_pattern_placeholders(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_filename_pattern_placeholders(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     envelope = await _read(
         hostd_data_dir,
         hostd_roots,
@@ -223,7 +233,9 @@ async def test_filename_pattern_placeholders(hostd_data_dir, hostd_roots, articl
     assert "{id}" in bad["error"]["message"]
 
 
-async def test_hostile_titles_give_safe_file_names(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_hostile_titles_give_safe_file_names(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     from urllib.parse import quote
 
     titles = ["../../etc/passwd", "a/b\\c:d*e?f", "CON", "..", "😀" * 80 + "x" * 300, "nul.txt", "<>|\"'"]
@@ -240,7 +252,7 @@ async def test_hostile_titles_give_safe_file_names(hostd_data_dir, hostd_roots, 
 
 
 async def test_hostile_urls_are_invalid_items_and_never_fetched(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     port = article_server.port
     urls = [
@@ -264,7 +276,7 @@ async def test_hostile_urls_are_invalid_items_and_never_fetched(
 
 
 async def test_output_folder_outside_the_roots_is_a_call_error(
-    hostd_data_dir, hostd_roots, article_server, tmp_path
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, tmp_path: Path
 ) -> None:
     for output_dir in ["../outside", str(tmp_path / "elsewhere"), "/etc", "a/../../b"]:
         envelope = await _read(
@@ -278,7 +290,9 @@ async def test_output_folder_outside_the_roots_is_a_call_error(
     assert not (tmp_path / "elsewhere").exists()
 
 
-async def test_a_failed_write_is_a_write_error_item(hostd_data_dir, hostd_roots, article_server) -> None:
+async def test_a_failed_write_is_a_write_error_item(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
+) -> None:
     folder = hostd_roots / "exports" / "articles"
     (folder / "Blocked.md").mkdir(parents=True)  # a folder where the file should go: no write can succeed
     envelope = await _read(
@@ -299,7 +313,7 @@ async def test_a_failed_write_is_a_write_error_item(hostd_data_dir, hostd_roots,
 
 
 async def test_cancelling_mid_batch_stops_fetching_and_leaves_no_half_written_file(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     urls = [article_server.url(f"/s/article/{n}?delay_ms=250") for n in range(20)]
     finished = anyio.Event()
@@ -336,7 +350,7 @@ async def test_cancelling_mid_batch_stops_fetching_and_leaves_no_half_written_fi
 
 
 async def test_a_zh_server_explains_refused_links_and_a_bad_pattern_in_chinese(
-    hostd_data_dir, hostd_roots, article_server
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
     """Every sentence of a zh answer is Chinese: item hints (with the refusal) and argument errors."""
     async with wechat_client(
@@ -345,10 +359,11 @@ async def test_a_zh_server_explains_refused_links_and_a_bad_pattern_in_chinese(
         envelope = await call(
             client,
             "read_wechat_articles",
-            {"urls": ["https://example.com/s/x", "mp.weixin.qq.com/s/abc"], "response_format": "detailed"},
+            urls=["https://example.com/s/x", "mp.weixin.qq.com/s/abc"],
+            response_format="detailed",
         )
         bad = await call(
-            client, "read_wechat_articles", {"urls": ["https://example.com/s/x"], "filename_pattern": "{id}"}
+            client, "read_wechat_articles", urls=["https://example.com/s/x"], filename_pattern="{id}"
         )
     hints = [item["hint"] for item in envelope["items"]]
     assert "不在允许的 URL 前缀之下" in hints[0] and "缺少协议" in hints[1]

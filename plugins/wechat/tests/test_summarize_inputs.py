@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wechat_testlib import call, wechat_client
+from hostd_testing.calls import call
+from wechat_testlib import wechat_client
 
 from hostd import Text
 
@@ -31,10 +32,12 @@ async def _summarize(
     data_dir: Path, root: Path, arguments: dict[str, Any], language: str = "en"
 ) -> dict[str, Any]:
     async with wechat_client(data_dir, root, language=language) as client:
-        return await call(client, "summarize_articles", arguments)
+        return await call(client, "summarize_articles", **arguments)
 
 
-async def test_an_existing_digest_is_refused_unless_overwrite(hostd_data_dir, hostd_roots) -> None:
+async def test_an_existing_digest_is_refused_unless_overwrite(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     _write(hostd_roots, "in/a.md")
     existing = _write(hostd_roots, "out/digest.md", "KEEP ME\n")
     refused = await _summarize(
@@ -55,7 +58,9 @@ async def test_an_existing_digest_is_refused_unless_overwrite(hostd_data_dir, ho
 
 
 @pytest.mark.parametrize("name", ["out/digest.txt", "out/digest", "out/digest.md.exe", "out/.md"])
-async def test_a_digest_name_that_is_not_markdown_is_refused(hostd_data_dir, hostd_roots, name) -> None:
+async def test_a_digest_name_that_is_not_markdown_is_refused(
+    hostd_data_dir: Path, hostd_roots: Path, name: str
+) -> None:
     _write(hostd_roots, "in/a.md")
     refused = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": name})
     assert (
@@ -66,7 +71,7 @@ async def test_a_digest_name_that_is_not_markdown_is_refused(hostd_data_dir, hos
     assert not (hostd_roots / "out").exists()
 
 
-async def test_markdown_suffixes_are_accepted_in_any_case(hostd_data_dir, hostd_roots) -> None:
+async def test_markdown_suffixes_are_accepted_in_any_case(hostd_data_dir: Path, hostd_roots: Path) -> None:
     _write(hostd_roots, "in/a.md")
     for name in ["out/a.markdown", "out/b.MD", "out/summary_{date}.md"]:
         envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": name})
@@ -74,7 +79,7 @@ async def test_markdown_suffixes_are_accepted_in_any_case(hostd_data_dir, hostd_
 
 
 async def test_files_outside_the_roots_are_each_refused_as_path_not_allowed(
-    hostd_data_dir, hostd_roots, tmp_path
+    hostd_data_dir: Path, hostd_roots: Path, tmp_path: Path
 ) -> None:
     outside = _write(tmp_path, "outside/secret.md")
     _write(hostd_roots, "in/a.md")
@@ -100,7 +105,9 @@ async def test_files_outside_the_roots_are_each_refused_as_path_not_allowed(
     assert "secret" not in digest.lower() and "Plain Article" in digest
 
 
-async def test_refused_files_are_explained_in_chinese(hostd_data_dir, hostd_roots, tmp_path) -> None:
+async def test_refused_files_are_explained_in_chinese(
+    hostd_data_dir: Path, hostd_roots: Path, tmp_path: Path
+) -> None:
     outside = _write(tmp_path, "outside/secret.md")
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": [str(outside)]}, language="zh")
     assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
@@ -123,7 +130,7 @@ def _read_in_thread(path: Path) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, outcome
 
 
-def test_a_pipe_swapped_in_after_the_check_is_refused_promptly(tmp_path) -> None:
+def test_a_pipe_swapped_in_after_the_check_is_refused_promptly(tmp_path: Path) -> None:
     """The path check passed on a regular file; a FIFO took its place before the read."""
     pipe = tmp_path / "swapped.md"
     os.mkfifo(pipe)
@@ -137,7 +144,7 @@ def test_a_pipe_swapped_in_after_the_check_is_refused_promptly(tmp_path) -> None
     assert [(p.code, p.path) for p in outcome["problems"]] == [("PATH_NOT_ALLOWED", str(pipe))]
 
 
-def test_a_device_swapped_in_after_the_check_is_never_read(tmp_path) -> None:
+def test_a_device_swapped_in_after_the_check_is_never_read(tmp_path: Path) -> None:
     link = tmp_path / "zero.md"
     link.symlink_to("/dev/zero")
     thread, outcome = _read_in_thread(link)
@@ -150,7 +157,9 @@ def test_a_device_swapped_in_after_the_check_is_never_read(tmp_path) -> None:
     "pattern",
     ["**/**/**/**/**/**/**/**/**/**/**/**/*.md", "a/**/b/**/*.md", "**/x/**"],
 )
-async def test_a_glob_with_more_than_one_double_star_is_refused(hostd_data_dir, hostd_roots, pattern) -> None:
+async def test_a_glob_with_more_than_one_double_star_is_refused(
+    hostd_data_dir: Path, hostd_roots: Path, pattern: str
+) -> None:
     _write(hostd_roots, "in/a.md")
     started = time.monotonic()
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "glob": pattern})
@@ -161,7 +170,7 @@ async def test_a_glob_with_more_than_one_double_star_is_refused(hostd_data_dir, 
     assert "**" in envelope["error"]["hint"]
 
 
-async def test_globs_still_match_like_pathlib(hostd_data_dir, hostd_roots) -> None:
+async def test_globs_still_match_like_pathlib(hostd_data_dir: Path, hostd_roots: Path) -> None:
     for relative in ["in/a.md", "in/x/b.md", "in/x/y/c.md", "in/x/y/c.txt", "in/z/d.md", "in/x/.hidden.md"]:
         _write(hostd_roots, relative, ARTICLE.replace("Plain Article", Path(relative).stem))
     (hostd_roots / "in" / "loop").symlink_to(hostd_roots / "in")  # a folder link is not walked into
@@ -190,7 +199,7 @@ async def test_globs_still_match_like_pathlib(hostd_data_dir, hostd_roots) -> No
 
 
 async def test_a_walk_past_its_bound_stops_and_says_which_bound(
-    hostd_data_dir, hostd_roots, monkeypatch
+    hostd_data_dir: Path, hostd_roots: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import hostd_wechat.sources as tool
 
@@ -206,7 +215,7 @@ async def test_a_walk_past_its_bound_stops_and_says_which_bound(
     assert late["error"]["details"]["bound"] == "time" and "input_dir" in late["error"]["hint"]
 
 
-def test_a_cancelled_call_stops_walking(tmp_path) -> None:
+def test_a_cancelled_call_stops_walking(tmp_path: Path) -> None:
     from hostd_wechat.sources import glob_matcher, walk_matching
 
     from hostd import ToolError

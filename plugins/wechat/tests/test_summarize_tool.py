@@ -8,8 +8,10 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from hostd_testing import prompt_text
+from hostd_testing.calls import call
 from hostd_wechat.extractive import split_sentences
-from wechat_testlib import call, wechat_client
+from wechat_testlib import wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -57,11 +59,11 @@ async def _summarize(
     async with wechat_client(
         data_dir, root, settings=settings, language=language, **client_options
     ) as client:
-        return await call(client, "summarize_articles", arguments)
+        return await call(client, "summarize_articles", **arguments)
 
 
 @pytest.mark.smoke
-async def test_outline_in_english_over_every_markdown_file(hostd_data_dir, hostd_roots) -> None:
+async def test_outline_in_english_over_every_markdown_file(hostd_data_dir: Path, hostd_roots: Path) -> None:
     _write(hostd_roots, "in/a.md", ENGLISH_ARTICLE)
     _write(hostd_roots, "in/deep/b.md", ENGLISH_ARTICLE.replace("Solar Storage Grows", "Wind Power Slows"))
     _write(hostd_roots, "in/notes.txt", "not markdown")
@@ -97,7 +99,9 @@ def _github_slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
-async def test_front_matter_missing_or_not_yaml_is_still_summarized(hostd_data_dir, hostd_roots) -> None:
+async def test_front_matter_missing_or_not_yaml_is_still_summarized(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     _write(
         hostd_roots,
         "in/plain.md",
@@ -125,7 +129,7 @@ async def test_front_matter_missing_or_not_yaml_is_still_summarized(hostd_data_d
 
 
 async def test_chinese_labels_follow_the_language_and_auto_detects_chinese(
-    hostd_data_dir, hostd_roots
+    hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     _write(
         hostd_roots,
@@ -141,7 +145,9 @@ async def test_chinese_labels_follow_the_language_and_auto_detects_chinese(
     assert envelope["article_count"] == 1
 
 
-async def test_key_points_find_the_key_sentence_that_is_not_first(hostd_data_dir, hostd_roots) -> None:
+async def test_key_points_find_the_key_sentence_that_is_not_first(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     filler = [
         "The morning started with coffee and a short walk.",
         "Later the team met to talk about the weather.",
@@ -175,7 +181,7 @@ async def test_key_points_find_the_key_sentence_that_is_not_first(hostd_data_dir
     assert "Quantum error correction with surface codes reached" in brief and "coffee" not in brief
 
 
-async def test_brief_and_narrative_styles_and_truncation(hostd_data_dir, hostd_roots) -> None:
+async def test_brief_and_narrative_styles_and_truncation(hostd_data_dir: Path, hostd_roots: Path) -> None:
     _write(hostd_roots, "in/a.md", ENGLISH_ARTICLE)
     brief = await _summarize(
         hostd_data_dir,
@@ -201,13 +207,15 @@ async def test_brief_and_narrative_styles_and_truncation(hostd_data_dir, hostd_r
     assert " (truncated)" in narrative
 
 
-async def test_sampling_lets_the_clients_model_write_the_summaries(hostd_data_dir, hostd_roots) -> None:
+async def test_sampling_lets_the_clients_model_write_the_summaries(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     _write(hostd_roots, "in/a.md", ENGLISH_ARTICLE)
     _write(hostd_roots, "in/b.md", ENGLISH_ARTICLE.replace("Solar Storage Grows", "Second"))
     prompts: list[str] = []
 
     async def sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompt = params.messages[0].content.text
+        prompt = prompt_text(params)
         prompts.append(prompt)
         return types.CreateMessageResult(
             role="assistant",
@@ -224,7 +232,7 @@ async def test_sampling_lets_the_clients_model_write_the_summaries(hostd_data_di
     assert "MODEL ONE" in text and "MODEL TWO" in text
 
 
-async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir, hostd_roots) -> None:
+async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir: Path, hostd_roots: Path) -> None:
     _write(hostd_roots, "in/a.md", ENGLISH_ARTICLE)
 
     async def refuse(context: Any, params: types.CreateMessageRequestParams) -> types.ErrorData:
@@ -245,7 +253,7 @@ async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir, hostd_
     assert never["summarizer"] == "extractive" and never["warnings"] == []
 
 
-async def test_empty_input_read_errors_and_too_long(hostd_data_dir, hostd_roots) -> None:
+async def test_empty_input_read_errors_and_too_long(hostd_data_dir: Path, hostd_roots: Path) -> None:
     (hostd_roots / "empty").mkdir()
     empty = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "empty"})
     assert empty["status"] == "error" and empty["error"]["code"] == "EMPTY_INPUT"
@@ -266,7 +274,9 @@ async def test_empty_input_read_errors_and_too_long(hostd_data_dir, hostd_roots)
     assert not (hostd_roots / "t.md").exists()
 
 
-async def test_paths_outside_the_roots_are_refused(hostd_data_dir, hostd_roots, tmp_path) -> None:
+async def test_paths_outside_the_roots_are_refused(
+    hostd_data_dir: Path, hostd_roots: Path, tmp_path: Path
+) -> None:
     outside = _write(tmp_path, "outside/secret.md", ENGLISH_ARTICLE)
     _write(hostd_roots, "in/a.md", ENGLISH_ARTICLE)
     (hostd_roots / "in" / "link.md").symlink_to(outside)
@@ -300,7 +310,9 @@ def test_chinese_sentences_keep_closing_quotes_and_brackets() -> None:
     ]
 
 
-async def test_a_zh_server_says_why_a_file_was_skipped_in_chinese(hostd_data_dir, hostd_roots) -> None:
+async def test_a_zh_server_says_why_a_file_was_skipped_in_chinese(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     _write(hostd_roots, "in/good.md", ENGLISH_ARTICLE)
     _write(hostd_roots, "in/bad.md", b"\xff\xfe\x00garbage\x80")
     mixed = await _summarize(
@@ -313,7 +325,9 @@ async def test_a_zh_server_says_why_a_file_was_skipped_in_chinese(hostd_data_dir
     assert mixed["message"].startswith("已将 1 篇文章汇总到")
 
 
-async def test_the_digest_limits_take_their_new_and_their_first_spelling(hostd_data_dir, hostd_roots) -> None:
+async def test_the_digest_limits_take_their_new_and_their_first_spelling(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     from hostd_wechat.models import Settings
 
     for key in ("max_digest_chars", "summary_max_output_chars"):

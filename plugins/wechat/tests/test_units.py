@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hostd_wechat.frontmatter import render_front_matter, split_front_matter, word_count
@@ -93,7 +94,7 @@ def test_names_are_safe_and_long_titles_fit() -> None:
     assert "/" not in file_name("{account_name}/{title}", date="d", title="../x", account_name="a")
 
 
-def test_reservations_never_hand_out_a_name_twice(tmp_path) -> None:
+def test_reservations_never_hand_out_a_name_twice(tmp_path: Path) -> None:
     reservations = NameReservations()
     (tmp_path / "a.md").write_text("x")
     assert reservations.reserve(tmp_path, "a.md", overwrite=False).name == "a_2.md"

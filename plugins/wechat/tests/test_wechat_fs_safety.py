@@ -10,8 +10,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from hostd_testing.calls import call
 from hostd_testing.symlink_swap import swapping
-from wechat_testlib import ArticleServer, CdnServer, call, image_settings, plugin_settings, wechat_client
+from wechat_testlib import ArticleServer, CdnServer, image_settings, plugin_settings, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,10 @@ async def test_articles_never_land_outside_while_the_output_folder_is_swapped(
                 envelope = await call(
                     client,
                     "read_wechat_articles",
-                    {"urls": urls, "output_dir": "box", "overwrite": True, "concurrency": 3},
+                    urls=urls,
+                    output_dir="box",
+                    overwrite=True,
+                    concurrency=3,
                 )
                 if envelope["status"] == "error":
                     assert envelope["error"]["code"] == "PATH_NOT_ALLOWED", envelope["error"]
@@ -81,7 +85,7 @@ async def test_digests_never_read_or_land_outside_while_their_folder_is_swapped(
                     "style": "brief",
                     "response_format": "detailed",
                 }
-                answers.append(await call(client, "summarize_articles", arguments))
+                answers.append(await call(client, "summarize_articles", **arguments))
     assert swaps[0] > 10, "the swapper must have raced the calls"
     assert [path.name for path in files_under(outside)] == ["a.md"], "a digest landed outside the root"
     written = [answer for answer in answers if answer["status"] == "success" and answer.get("saved")]
@@ -113,7 +117,7 @@ async def test_images_never_land_outside_while_the_output_folder_is_swapped(
                     "overwrite": True,
                     "images": "local",
                 }
-                envelope = await call(client, "read_wechat_articles", arguments)
+                envelope = await call(client, "read_wechat_articles", **arguments)
                 if envelope["status"] == "error":
                     assert envelope["error"]["code"] == "PATH_NOT_ALLOWED", envelope["error"]
                     continue

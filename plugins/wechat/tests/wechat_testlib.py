@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from hostd_testing import envelope_of, in_memory_client
+from hostd_testing import in_memory_client
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
 LABELLED = SHARED_FIXTURES / "wechat"
@@ -506,7 +506,3 @@ async def wechat_client(
         **client_options,
     ) as client:
         yield client
-
-
-async def call(client: Any, name: str, arguments: dict[str, Any], **options: Any) -> dict[str, Any]:
-    return envelope_of(await client.call_tool(name, arguments, **options))

@@ -64,11 +64,12 @@ class Listings(Writes):
     def _mention_candidates(self, conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
         """(uri, content) of at most 200 visible memories, other than ``memory_id``, whose content
         may mention ``name`` (the caller checks with ``mentions``)."""
-        return conn.execute(
+        rows: Iterable[tuple[str, str]] = conn.execute(
             f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
             ("content : " + search_text.fts_literal(name), memory_id),
         )
+        return rows
 
     # --- listings -----------------------------------------------------------------------
 

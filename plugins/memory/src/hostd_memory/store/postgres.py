@@ -370,11 +370,12 @@ class PostgresMemoryStore(MemoryStore):
         query = search_text.ts_query("content : " + search_text.fts_literal(name))
         if query is None:
             return []
-        return conn.execute(
+        rows: Iterable[tuple[str, str]] = conn.execute(
             f"SELECT m.uri, m.content FROM memories m WHERE m.words @@ ?::tsquery AND {VISIBLE} "
             "AND m.id != ? LIMIT 200",
             (query, memory_id),
         )
+        return rows
 
     @staticmethod
     def _substring_condition(node: Any) -> tuple[str, list[Any]]:
