@@ -290,7 +290,8 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
     """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
     pytest.importorskip("psycopg")
     from hostd_db import PostgresDatabase
-    from hostd_tasks.store.postgres import PostgresTaskStore, _PgConnection
+    from hostd_db.pgtext import QmarkConnection
+    from hostd_tasks.store.postgres import PostgresTaskStore
     from hostd_tasks.store.queries import NEXT_READY
     from hostd_tasks.store.schema import PG_MIGRATIONS
 
@@ -313,7 +314,7 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
             ),
         }
         with database.write() as raw:
-            conn = _PgConnection(raw)
+            conn = QmarkConnection(raw)
             plans = {
                 name: "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, parameters))
                 for name, (sql, parameters) in statements.items()
