@@ -36,7 +36,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The team-database variant of a ``files_only`` test is not collected (it has nothing to check)."""
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
         backend = callspec.params.get("backend") if callspec is not None else None

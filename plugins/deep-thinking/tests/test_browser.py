@@ -148,7 +148,8 @@ def diagram_for(text: str, language: str = "en") -> str:
 
     state = SessionState.from_document(new_document("one", name="one"))
     state.apply({"seq": 1, "thought_number": 1, "content": text, "type": "regular"}, None)
-    return to_mermaid(state, language)
+    diagram: str = to_mermaid(state, language)
+    return diagram
 
 
 MARKDOWN_ATTACKS = "\n\n".join(

@@ -6,6 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from deep_thinking_support import sample_session, thought
@@ -37,7 +38,7 @@ async def test_json_export_is_complete_and_reimportable(client: Client) -> None:
 
 @pytest.mark.files_only
 async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(
-    client: Client, hostd_data_dir
+    client: Client, hostd_data_dir: Path
 ) -> None:
     await sample_session(client, "trip")
     data = (await ok(client, "export_session", session_id="trip", format="json"))["content"]
@@ -117,7 +118,7 @@ async def test_import_a_spec_shaped_session(client: Client) -> None:
 
 
 async def test_export_writes_inside_roots_only_and_never_overwrites_silently(
-    client: Client, hostd_roots
+    client: Client, hostd_roots: Path
 ) -> None:
     await sample_session(client, "trip")
     first = await ok(client, "export_session", session_id="trip", format="markdown", output_path="trip.md")
@@ -321,7 +322,7 @@ async def test_import_of_json_that_is_not_an_object_says_so(client: Client, docu
     ],
 )
 async def test_import_of_a_document_that_is_not_a_session_export_creates_nothing(
-    client: Client, document: dict, field: str
+    client: Client, document: dict[str, Any], field: str
 ) -> None:
     envelope = await fails(
         client, "import_session", "INVALID_ARGUMENT", path_or_data=json.dumps(document), session_id="target"
@@ -347,8 +348,8 @@ async def test_an_exported_empty_session_still_imports(client: Client) -> None:
     assert imported["session"]["thought_count"] == 0
 
 
-def nested(depth: int) -> dict:
-    value: dict = {}
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
     for _ in range(depth):
         value = {"a": value}
     return value

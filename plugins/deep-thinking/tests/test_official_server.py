@@ -69,7 +69,9 @@ def official_fields(result: Any) -> dict[str, Any]:
     return {key: data[key] for key in FIELDS}
 
 
-async def test_flows_match_the_official_server(official_script: Path, hostd_data_dir, hostd_roots) -> None:
+async def test_flows_match_the_official_server(
+    official_script: Path, hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     for name, calls in FLOWS.items():
         parameters = StdioServerParameters(
             command="node", args=[str(official_script)], env={**os.environ, "DISABLE_THOUGHT_LOGGING": "true"}
@@ -85,7 +87,7 @@ async def test_flows_match_the_official_server(official_script: Path, hostd_data
 
 
 async def test_needs_more_thoughts_is_the_documented_difference(
-    official_script: Path, hostd_data_dir, hostd_roots
+    official_script: Path, hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     call = thought(3, 3, needsMoreThoughts=True)
     parameters = StdioServerParameters(

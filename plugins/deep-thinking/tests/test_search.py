@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
@@ -13,15 +14,15 @@ from mcp import Client
 pytestmark = pytest.mark.anyio
 
 
-async def add(client: Client, session_id: str, *texts: str, **extra: object) -> None:
+async def add(client: Client, session_id: str, *texts: str, **extra: Any) -> None:
     for number, text in enumerate(texts, start=1):
         await ok(
             client, "sequential_thinking", **thought(number, len(texts), text, session_id=session_id, **extra)
         )
 
 
-def found(answer: dict[str, object]) -> list[tuple[str, int]]:
-    return [(hit["session_id"], hit["thought_number"]) for hit in answer["hits"]]  # type: ignore[index,union-attr]
+def found(answer: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(hit["session_id"], hit["thought_number"]) for hit in answer["hits"]]
 
 
 async def test_english_and_chinese_hits_name_session_and_thought(client: Client) -> None:

@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import HttpServer, fuzz_tools, in_memory_client, served_client, write_config
+from hostd_testing import HttpServer, fuzz_tools, in_memory_client, prompt_text, served_client, write_config
 from hostd_testing.calls import ok
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,7 @@ def summary_model(prompts: list[str]) -> Any:
     """The client's model for summarize_session: one known answer."""
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompts.append(params.messages[0].content.text)
+        prompts.append(prompt_text(params))
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text="Served summary."), model="m"
         )

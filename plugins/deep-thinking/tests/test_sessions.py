@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
@@ -10,7 +11,7 @@ from hostd_testing import in_memory_client
 from hostd_testing.calls import fails, ok
 from mcp import Client
 
-from hostd import hookimpl
+from hostd import PluginContext, RegisterService, RegisterTool, hookimpl
 
 pytestmark = pytest.mark.anyio
 
@@ -187,10 +188,11 @@ async def test_restore_errors_are_clear(client: Client) -> None:
 async def test_restore_session_annotations_say_it_can_replace(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     hints = tools["restore_session"].annotations
+    assert hints is not None
     assert hints.read_only_hint is False and hints.destructive_hint is True
 
 
-async def test_restore_in_chinese(hostd_data_dir, hostd_roots) -> None:
+async def test_restore_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client(
         [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
     ) as zh:
@@ -329,7 +331,7 @@ async def test_template_step_after_a_revision_mid_way(client: Client) -> None:
     assert answer["next_step"]["index"] == 3
 
 
-async def test_templates_in_chinese(hostd_data_dir, hostd_roots) -> None:
+async def test_templates_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client(
         [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
     ) as zh:
@@ -345,9 +347,9 @@ class FakeTasksPlugin:
     """Offers ``tasks.links`` the way the tasks plugin does, without importing it."""
 
     @hookimpl
-    def hostd_register_services(self, register, context) -> None:  # type: ignore[no-untyped-def]
+    def hostd_register_services(self, register: RegisterService, context: PluginContext[Any]) -> None:
         class Links:
-            def tasks_for_session(self, session_id: str) -> list[dict]:
+            def tasks_for_session(self, session_id: str) -> list[dict[str, str]]:
                 if session_id != "linked":
                     return []
                 return [{"task_id": "t-1", "title": "Write it down", "status": "pending", "priority": "P1"}]
@@ -355,7 +357,9 @@ class FakeTasksPlugin:
         register("tasks.links", Links())
 
 
-async def test_get_session_lists_linked_tasks_through_the_service(hostd_data_dir, hostd_roots) -> None:
+async def test_get_session_lists_linked_tasks_through_the_service(
+    hostd_data_dir: Path, hostd_roots: Path
+) -> None:
     async with in_memory_client(
         [PLUGIN, "fake-tasks"],
         data_dir=hostd_data_dir,
@@ -377,7 +381,7 @@ async def test_without_tasks_plugin_get_session_says_so(client: Client) -> None:
     assert [w["code"] for w in page["warnings"]] == ["TASKS_UNAVAILABLE"]
 
 
-async def test_with_the_real_tasks_plugin(hostd_data_dir, hostd_roots) -> None:
+async def test_with_the_real_tasks_plugin(hostd_data_dir: Path, hostd_roots: Path) -> None:
     pytest.importorskip("hostd_tasks")
     async with in_memory_client(
         ["tasks", PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)
@@ -390,12 +394,12 @@ async def test_with_the_real_tasks_plugin(hostd_data_dir, hostd_roots) -> None:
         assert [t["task_id"] for t in page["linked_tasks"]] == [task_id]
 
 
-async def test_sessions_service_answers_other_plugins(hostd_data_dir, hostd_roots) -> None:
-    captured = {}
+async def test_sessions_service_answers_other_plugins(hostd_data_dir: Path, hostd_roots: Path) -> None:
+    captured: dict[str, PluginContext[Any]] = {}
 
     class Probe:
         @hookimpl
-        def hostd_register_tools(self, register, context) -> None:  # type: ignore[no-untyped-def]
+        def hostd_register_tools(self, register: RegisterTool, context: PluginContext[Any]) -> None:
             captured["context"] = context
 
     async with in_memory_client(
@@ -406,6 +410,7 @@ async def test_sessions_service_answers_other_plugins(hostd_data_dir, hostd_root
     ) as both:
         await ok(both, "sequential_thinking", **thought(1, 1, session_id="svc"))
         service = captured["context"].services.get("deep-thinking.sessions")
+        assert service is not None
         assert service.session_exists("svc") is True
         assert service.session_exists("nope") is False
         assert service.session_summary("svc") == {

@@ -8,16 +8,18 @@ import multiprocessing
 import os
 import re
 import time
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
+from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
-from hostd_deep_thinking.store import BACKUPS_KEPT, SessionStore, new_document
+from hostd_deep_thinking.store import BACKUPS_KEPT, SessionState, SessionStore, new_document
 from hostd_testing import in_memory_client
-from hostd_testing.calls import ok
+from hostd_testing.calls import fails, ok
 
 
-def plain_thought(state, number: int, text: str = "t"):  # type: ignore[no-untyped-def]
+def plain_thought(state: SessionState, number: int, text: str = "t") -> tuple[dict[str, Any], None]:
     """A minimal planned thought for store-level tests."""
     return (
         {
@@ -131,7 +133,7 @@ async def test_recovery_is_reported_by_the_tools(hostd_data_dir: Path, hostd_roo
 
 @pytest.mark.anyio
 async def test_unrecoverable_session_is_an_error_not_an_empty_session(
-    hostd_data_dir: Path, hostd_roots
+    hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     config = config_for(hostd_roots)
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
@@ -143,10 +145,7 @@ async def test_unrecoverable_session_is_an_error_not_an_empty_session(
     (folder / "sessions" / "lost.json").write_text("garbage", encoding="utf-8")
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
         for _ in range(2):
-            envelope = (
-                await client.call_tool("sequential_thinking", thought(4, 4, session_id="lost"))
-            ).structured_content
-            assert envelope["error"]["code"] == "READ_ERROR"
+            await fails(client, "sequential_thinking", "READ_ERROR", **thought(4, 4, session_id="lost"))
         assert (folder / "sessions" / "lost.json").read_text(encoding="utf-8") == "garbage"
         deleted = await ok(client, "delete_session", session_id="lost")
         assert Path(deleted["backup"]).read_text(encoding="utf-8") == "garbage"
@@ -196,7 +195,7 @@ def test_list_sessions_reads_only_the_index(tmp_path: Path) -> None:
     assert per_call < 0.02, per_call
 
 
-def _writer(root: str, barrier, who: str, count: int) -> None:  # type: ignore[no-untyped-def]
+def _writer(root: str, barrier: Barrier, who: str, count: int) -> None:
     store = SessionStore(Path(root))
     barrier.wait()
     for number in range(1, count + 1):
@@ -226,7 +225,7 @@ def test_two_processes_on_a_barrier_lose_nothing(tmp_path: Path) -> None:
     assert switches > 2, switches
 
 
-def test_fsync_follows_within_the_interval(tmp_path: Path, monkeypatch) -> None:
+def test_fsync_follows_within_the_interval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
 
@@ -285,8 +284,7 @@ async def test_one_unreadable_session_never_breaks_listing(
         assert "bad" in listed["warnings"][0]["message"]
         for tool in ("get_session", "resume_session", "export_session"):
             arguments = {"session_id": "bad"} | ({"format": "json"} if tool == "export_session" else {})
-            envelope = (await client.call_tool(tool, arguments)).structured_content
-            assert envelope["error"]["code"] == "READ_ERROR", envelope
+            await fails(client, tool, "READ_ERROR", **arguments)
         await ok(client, "get_session", session_id="good")
         await ok(client, "delete_session", session_id="bad")
         assert (await ok(client, "list_sessions"))["unreadable_sessions"] == []
@@ -298,7 +296,7 @@ async def test_a_deeply_nested_session_left_by_an_older_version_is_flagged(
 ) -> None:
     await make_sessions(hostd_data_dir, hostd_roots, "good", "deep")
     folder = hostd_data_dir / "deep-thinking"
-    deep: dict = {}
+    deep: dict[str, Any] = {}
     for _ in range(300):
         deep = {"a": deep}
     document = json.loads((folder / "sessions" / "deep.json").read_text(encoding="utf-8"))
@@ -320,8 +318,7 @@ async def test_a_deeply_nested_session_left_by_an_older_version_is_flagged(
         assert [s["session_id"] for s in listed["sessions"]] == ["good"]
         assert listed["unreadable_sessions"] == ["deep"]
         for tool in ("get_session", "resume_session"):
-            envelope = (await client.call_tool(tool, {"session_id": "deep"})).structured_content
-            assert envelope["error"]["code"] == "READ_ERROR", envelope
+            await fails(client, tool, "READ_ERROR", session_id="deep")
 
 
 @pytest.mark.anyio
@@ -333,7 +330,7 @@ async def test_unreadable_session_in_chinese_has_no_english_prose(
     config = config_for(hostd_roots, "zh")
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
         listed = await ok(client, "list_sessions")
-        envelope = (await client.call_tool("get_session", {"session_id": "bad"})).structured_content
-        assert envelope["error"]["code"] == "READ_ERROR" and envelope["error"]["details"]["problem"]
+        envelope = await fails(client, "get_session", "READ_ERROR", session_id="bad")
+        assert envelope["error"]["details"]["problem"]
         for message in (listed["message"], listed["warnings"][0]["message"], envelope["message"]):
             assert not re.search(r"\b(the|is|damaged|session|document)\b", message), message

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,16 @@ from hostd_deep_thinking.store import (
     BackupNotFound,
     SessionExists,
     SessionNotFound,
+    SessionState,
     SessionStore,
     new_document,
 )
 
 
-def _plan(number: int, text: str = "t", **extra: Any):  # type: ignore[no-untyped-def]
-    def plan(state):  # type: ignore[no-untyped-def]
+def _plan(
+    number: int, text: str = "t", **extra: Any
+) -> Callable[[SessionState], tuple[dict[str, Any], None]]:
+    def plan(state: SessionState) -> tuple[dict[str, Any], None]:
         return (
             {
                 "thought_number": number,
@@ -85,7 +88,7 @@ def test_create_then_load_gives_the_same_document(store: Any) -> None:
 def test_appends_are_numbered_in_order_and_the_plan_sees_the_session(store: Any) -> None:
     seen: list[int] = []
 
-    def plan(state):  # type: ignore[no-untyped-def]
+    def plan(state: SessionState) -> tuple[dict[str, Any], None]:
         seen.append(state.last_seq)
         return _plan(len(seen))(state)
 
@@ -102,7 +105,7 @@ def test_appends_are_numbered_in_order_and_the_plan_sees_the_session(store: Any)
 def test_a_refusing_plan_leaves_nothing_behind(store: Any) -> None:
     add(store, "s", 1)
 
-    def refuse(state):  # type: ignore[no-untyped-def]
+    def refuse(state: SessionState) -> tuple[dict[str, Any], None]:
         raise ValueError("no")
 
     with pytest.raises(ValueError):
@@ -125,8 +128,8 @@ def test_status_changes_are_kept_and_backed_up(store: Any) -> None:
     add(store, "s", 1)
     before = len(store.backups("s"))
 
-    def archive(state):  # type: ignore[no-untyped-def]
-        previous = state.meta["status"]
+    def archive(state: SessionState) -> str:
+        previous: str = state.meta["status"]
         state.meta["status"] = "archived"
         return previous
 

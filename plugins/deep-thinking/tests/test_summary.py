@@ -9,7 +9,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import in_memory_client
+from hostd_testing import in_memory_client, prompt_text
 from hostd_testing.calls import fails, ok
 from mcp import Client
 
@@ -20,7 +20,7 @@ MODEL_TEXT = "The trip was planned; Lyon by car-share won."
 
 def model(prompts: list[str]) -> Any:
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        prompts.append(params.messages[0].content.text)
+        prompts.append(prompt_text(params))
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text=MODEL_TEXT), model="test-model"
         )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
@@ -15,7 +17,7 @@ pytestmark = pytest.mark.anyio
 OFFICIAL_FIELDS = ("thoughtNumber", "totalThoughts", "nextThoughtNeeded", "branches", "thoughtHistoryLength")
 
 
-def official(envelope: dict) -> dict:
+def official(envelope: dict[str, Any]) -> dict[str, Any]:
     return {key: envelope[key] for key in OFFICIAL_FIELDS}
 
 
@@ -169,7 +171,9 @@ async def test_strings_for_numbers_and_booleans_are_accepted(client: Client) -> 
         (thought(1, 3, session_id=".."), "session_id"),
     ],
 )
-async def test_invalid_arguments_name_the_field(client: Client, arguments: dict, argument: str) -> None:
+async def test_invalid_arguments_name_the_field(
+    client: Client, arguments: dict[str, Any], argument: str
+) -> None:
     envelope = await fails(client, "sequential_thinking", "INVALID_ARGUMENT", **arguments)
     assert envelope["error"]["details"]["argument"] == argument
     assert argument in envelope["message"]
@@ -300,7 +304,7 @@ async def test_deleted_default_session_is_not_brought_back(client: Client) -> No
     await fails(client, "get_session", "NOT_FOUND", session_id=first["session_id"])
 
 
-async def test_default_session_change_is_said_in_chinese(hostd_data_dir, hostd_roots) -> None:
+async def test_default_session_change_is_said_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client(
         [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
     ) as zh:
@@ -331,7 +335,7 @@ async def test_archived_named_session_refuses_thoughts(client: Client) -> None:
     assert "resume_session" in envelope["error"]["hint"]
 
 
-async def test_messages_follow_the_host_language(hostd_data_dir, hostd_roots) -> None:
+async def test_messages_follow_the_host_language(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client(
         [PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots, "zh")
     ) as zh:
