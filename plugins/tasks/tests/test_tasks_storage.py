@@ -314,9 +314,9 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
             ),
         }
         with database.write() as raw:
-            conn = QmarkConnection(raw)
+            qmark = QmarkConnection(raw)
             plans = {
-                name: "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, parameters))
+                name: "\n".join(row[0] for row in qmark.execute("EXPLAIN " + sql, parameters))
                 for name, (sql, parameters) in statements.items()
             }
         assert store.get("b-5000").title == "bulk 5000"
