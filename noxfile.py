@@ -123,7 +123,11 @@ def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
     session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
-    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(NOT_EXTERNAL, session.posargs))
+    # The slow multi-process tests (kills, crash loops) run once, in `tests`: what they prove does
+    # not depend on which other distributions are installed.
+    session.run(
+        *PYTEST, f"plugins/{plugin}/tests", *pytest_args(f"not slow and {NOT_EXTERNAL}", session.posargs)
+    )
 
 
 @nox.session(python=PYTHON)

@@ -255,10 +255,15 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
         )
         assert process.stdout is not None and process.stderr is not None
         printed = []
-        for _ in range(chance.randint(1, 15)):  # let it finish a random number of rounds
+        seen_at = []
+        for _ in range(chance.randint(2, 15)):  # let it finish a random number of rounds
             printed.append(process.stdout.readline())
+            seen_at.append(time.monotonic())
             assert printed[-1], process.stderr.read()
-        time.sleep(chance.uniform(0, 0.004))
+        # Land the kill anywhere inside the next round: a round's length is what the last ones took
+        # (a PostgreSQL round is several times a SQLite one).
+        round_seconds = (seen_at[-1] - seen_at[0]) / (len(seen_at) - 1)
+        time.sleep(chance.uniform(0, max(0.004, round_seconds)))
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
         # What it printed before the kill landed, the reader's buffer included.
