@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,6 +10,7 @@ import pytest
 from hostd.config import config_from_mapping
 from hostd.errors import HostError
 from hostd.host import Host
+from hostd_testing import envelope_of, in_memory_client
 from pydantic import BaseModel, Field
 
 from hostd import ToolOutput, hookimpl
@@ -207,22 +209,61 @@ def test_startup_in_load_order_shutdown_in_reverse_then_resources_close(hostd_da
     assert events == ["start one", "start two", "stop two", "stop one", "closed resource"]
 
 
-def test_startup_opens_nothing_lazily_registered(hostd_data_dir: Path) -> None:
-    opened: list[str] = []
-    host = make_host(hostd_data_dir, {"one": Recorder("one", [])})
-    host.startup()
-    assert opened == []
+@pytest.mark.anyio
+async def test_a_resource_opens_on_first_use_once_and_closes_at_shutdown(hostd_data_dir: Path) -> None:
+    """A store a tool opens through ``resource()`` is not opened by start-up or tool listing,
+    is opened by the first call that needs it, reused by the next, and closed at shut-down."""
+    events: list[str] = []
 
     def open_db() -> Closable:
-        opened.append("db")
-        return Closable([])
+        events.append("opened db")
+        return Closable(events)
 
-    host.contexts["one"].resource("db", open_db)
-    assert opened == ["db"]
-    host.shutdown()
+    class Plugin:
+        @hookimpl
+        def hostd_register_tools(self, register: Any, context: Any) -> None:
+            def use_db() -> Answer:
+                """Open the store on first use."""
+                return Answer(value=str(id(context.resource("db", open_db))))
+
+            register(use_db)
+
+    async with in_memory_client(["p"], data_dir=hostd_data_dir, extra_plugins={"p": Plugin()}) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == ["use_db"]
+        assert events == []  # started, tools listed: nothing opened yet
+        first = envelope_of(await client.call_tool("use_db", {}))
+        assert events == ["opened db"]
+        second = envelope_of(await client.call_tool("use_db", {}))
+        assert second["value"] == first["value"]  # the same store...
+        assert events == ["opened db"]  # ...not opened again
+    assert events == ["opened db", "closed resource"]
 
 
-def test_plugin_settings_model_must_be_pydantic(hostd_data_dir: Path) -> None:
+class PlainSettings:
+    """Looks like a settings class, but is not a pydantic model."""
+
+    level: int = 1
+
+
+@dataclass
+class DataclassSettings:
+    level: int = 1
+
+
+@pytest.mark.parametrize(
+    "model", [PlainSettings, DataclassSettings, {"level": int}], ids=["plain-class", "dataclass", "dict"]
+)
+def test_plugin_settings_model_must_be_pydantic(hostd_data_dir: Path, model: object) -> None:
+    class Plugin:
+        @hookimpl
+        def hostd_settings_model(self) -> object:
+            return model
+
+    with pytest.raises(HostError, match=r"plugins\.p: hostd_settings_model must return a pydantic BaseModel"):
+        make_host(hostd_data_dir, {"p": Plugin()}, {"plugins": {"p": {"level": "7"}}})
+
+
+def test_a_pydantic_settings_model_validates_and_coerces(hostd_data_dir: Path) -> None:
     class Settings(BaseModel):
         level: int = 1
 
@@ -232,7 +273,7 @@ def test_plugin_settings_model_must_be_pydantic(hostd_data_dir: Path) -> None:
             return Settings
 
     host = make_host(hostd_data_dir, {"p": Plugin()}, {"plugins": {"p": {"level": "7"}}})
-    assert host.contexts["p"].settings.level == 7
+    assert host.contexts["p"].settings == Settings(level=7)
 
 
 def test_a_plugin_may_narrow_allowed_roots_but_not_widen_them(tmp_path: Path) -> None:

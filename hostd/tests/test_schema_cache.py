@@ -27,6 +27,18 @@ def tools_json(config: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     return tools
 
 
+def cached_schemas(path: Path) -> dict[str, tuple[Any, Any]]:
+    """The input and output schema of each tool a cache file holds, by tool name."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == 1
+    return {key.rsplit(":", 1)[1]: (entry["input"], entry["output"]) for key, entry in data["tools"].items()}
+
+
+def listed_schemas(tools: list[dict[str, Any]]) -> dict[str, tuple[Any, Any]]:
+    """The same, from a ``hostd tools --json`` listing."""
+    return {tool["name"]: (tool["inputSchema"], tool.get("outputSchema")) for tool in tools}
+
+
 def test_schemas_come_from_the_cache_and_follow_code_changes(tmp_path: Path) -> None:
     source = (HERE / "probe_plugin.py").read_text(encoding="utf-8")
     folder = install_plugin_source(
@@ -57,13 +69,25 @@ def test_cache_off_and_broken_cache_files_are_harmless(tmp_path: Path) -> None:
         tmp_path / "site", entry_point="probe", module="cached_probe", source=source
     )
     config = write_config(tmp_path, ["probe"])
-    off = tools_json(config, {**pythonpath_with(folder), "HOSTD_CACHE_DIR": "off"})
+    # "off" writes no cache, neither the named folder nor the user cache folder.
+    user_cache = tmp_path / "xdg-cache"
+    off = tools_json(
+        config, {**pythonpath_with(folder), "HOSTD_CACHE_DIR": "off", "XDG_CACHE_HOME": str(user_cache)}
+    )
+    assert len(off) == 7
+    assert not user_cache.exists()
+
     cache = tmp_path / "cache"
     env = {**pythonpath_with(folder), "HOSTD_CACHE_DIR": str(cache)}
-    tools_json(config, env)
-    for path in cache.glob("*.json"):
-        path.write_text("{not json", encoding="utf-8")
     assert tools_json(config, env) == off
+    written = sorted(cache.glob("*.json"))
+    assert [path.name.startswith("probe-") for path in written] == [True]  # one file, this plugin's
+    assert cached_schemas(written[0]) == listed_schemas(off)  # what it holds is what a cache-less start lists
+
+    written[0].write_text("{not json", encoding="utf-8")
+    assert tools_json(config, env) == off  # a broken file is ignored...
+    assert sorted(cache.glob("*.json")) == written
+    assert cached_schemas(written[0]) == listed_schemas(off)  # ...and written again whole
 
 
 def test_contract_checks_still_run_on_a_cold_cache(tmp_path: Path) -> None:

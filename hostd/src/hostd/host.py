@@ -183,6 +183,11 @@ class Host:
                     f"plugins.{name}: this plugin takes no settings (got {', '.join(sorted(raw))})"
                 )
             return None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise HostError(
+                f"plugins.{name}: hostd_settings_model must return a pydantic BaseModel subclass or None"
+                f" (got {model!r})"
+            )
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
