@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -98,13 +97,11 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes m
 
 
 @needs_fifo
-@pytest.mark.timeout(5)
+@pytest.mark.timeout(5)  # opening a FIFO no one writes to would block forever: the timeout fails it
 def test_a_fifo_is_refused_without_being_opened(root: Path) -> None:
     os.mkfifo(root / "pipe.md")
-    started = time.monotonic()
     error = refusal("pipe.md", [root], expect="any")
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "FIFO")
-    assert time.monotonic() - started < 1
 
 
 @pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Unix sockets")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,27 +64,38 @@ def test_the_user_agent_setting_is_checked_when_the_config_is_read(user_agent: s
 async def test_a_trickling_page_ends_at_the_time_limit_not_per_read(
     hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, where: str
 ) -> None:
+    """The page comes a byte every 150 ms for 20 s: a per-read limit would never fire before the
+    server stops, so a TIMEOUT with the server seeing the client hang up, once per attempt, is
+    the whole-response limit at work. How close to ``timeout_ms`` it fires is measured in
+    bench/bench_wechat_limits.py, not asserted on a shared CPU."""
     url = article_server.url("/s/trickle?every_ms=150" + ("&headers=1" if where == "headers" else ""))
-    started = time.monotonic()
     envelope = await _read(
         hostd_data_dir, hostd_roots, article_server, {"urls": [url], "timeout_ms": 1000}, max_retries=0
     )
-    elapsed = time.monotonic() - started
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("TIMEOUT", "timeout")
-    assert 0.9 < elapsed < 2.0, elapsed
-    # With retries each attempt has the same limit: three attempts, not three times forever.
-    started = time.monotonic()
+    await wait_for_hang_ups(article_server, 1)
+    # With retries each attempt has the same limit: three attempts, each hung up on by the client.
     retried = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": [url], "timeout_ms": 500})
-    assert retried["items"][0]["error_code"] == "TIMEOUT" and time.monotonic() - started < 2.5
+    assert retried["items"][0]["error_code"] == "TIMEOUT"
+    await wait_for_hang_ups(article_server, 4)
     assert article_server.count("/s/trickle") == 4
+    assert article_server.hung_up == [url.removeprefix(article_server.base)] * 4
+
+
+async def wait_for_hang_ups(server: ArticleServer, count: int) -> None:
+    """Until the server has seen ``count`` trickles hung up on (it notices at its next write)."""
+    with anyio.fail_after(5):
+        while len(server.hung_up) < count:
+            await anyio.sleep(0.02)
 
 
 async def test_hung_fetches_do_not_stall_another_plugins_tools(
     hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
-    """More hung calls than the host has worker threads (40): a sync tool elsewhere still answers."""
-    hung = article_server.url("/s/hang?seconds=6")
+    """More hung calls than the host has worker threads (40): a sync tool elsewhere still answers,
+    while every hung fetch is still hanging (they hang 60 s, until the test's server closes)."""
+    hung = article_server.url("/s/hang?seconds=60")
     async with (
         in_memory_client(
             ["wechat", "neighbour"],
@@ -102,10 +112,10 @@ async def test_hung_fetches_do_not_stall_another_plugins_tools(
         with anyio.fail_after(5):
             while article_server.count("/s/hang") < 20:
                 await anyio.sleep(0.02)
-        started = time.monotonic()
-        with anyio.fail_after(5):
+        with anyio.fail_after(30):
             pong = envelope_of(await client.call_tool("ping", {}))
-        assert pong["pong"] is True and time.monotonic() - started < 1.0
+        assert pong["pong"] is True
+        assert article_server.count_finished("/s/hang") == 0  # answered beside them, not after one
         group.cancel_scope.cancel()
 
 
@@ -117,10 +127,10 @@ async def test_cancelling_a_call_closes_its_connections(
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "read_wechat_articles", {"urls": [url], "timeout_ms": 60_000})
             assert await anyio.to_thread.run_sync(article_server.trickle_started.wait, 5)
-            cancelled_at = time.monotonic()
             group.cancel_scope.cancel()
+        # The trickle lasts 20 s and the call's limit is 60 s: a hang-up seen within 5 s was the
+        # cancel's doing. (The cancel-to-hang-up latency is in bench/bench_wechat_limits.py.)
         assert await anyio.to_thread.run_sync(article_server.hang_up_seen.wait, 5)
-        assert time.monotonic() - cancelled_at < 1.0
     assert article_server.hung_up == ["/s/trickle?every_ms=50"]
 
 
@@ -133,7 +143,7 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_hung_fetches(
         config={"language": "en", "allowed_roots": [str(hostd_roots)]},
         settings=plugin_settings(article_server),
     )
-    urls = [article_server.url(f"/s/hang?seconds=15&n={n}") for n in range(3)]
+    urls = [article_server.url(f"/s/hang?seconds=60&n={n}") for n in range(3)]
     urls.append(article_server.url("/s/trickle?every_ms=100"))
     arguments = {"urls": urls, "timeout_ms": 60_000, "concurrency": 4}
     with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
@@ -144,7 +154,8 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_hung_fetches(
             message="before the fetches hung",
         )
         server.close_stdin()
-        closed_at = time.monotonic()
-        server.process.wait(timeout=10)
-        assert time.monotonic() - closed_at < 3.0
-    assert article_server.hang_up_seen.wait(2)
+        # The fetches hang 60 s (until the test's server closes): an exit while none of them has
+        # finished was not a wait for them. The exit latency is in bench/bench_wechat_limits.py.
+        server.process.wait(timeout=30)
+        assert article_server.count_finished("/s/hang") == 0
+    assert article_server.hang_up_seen.wait(5)

@@ -211,7 +211,9 @@ async def test_hostile_images_stay_remote_with_their_reasons(
 async def test_a_trickling_image_ends_at_the_time_limit(
     hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, cdn_server: CdnServer
 ) -> None:
-    started = time.monotonic()
+    """The image's 800 ms is a limit on the whole download, not on each read: the trickle sends a
+    byte every 50 ms for 20 s, so only a whole-download limit hangs up on it (the server sees the
+    hang-up) before it ends. The elapsed time is measured in bench/bench_wechat_limits.py."""
     envelope = await _read(
         hostd_data_dir,
         hostd_roots,
@@ -220,12 +222,11 @@ async def test_a_trickling_image_ends_at_the_time_limit(
         {"urls": [_gallery(article_server, cdn_server.url("/bad/trickle"))], "timeout_ms": 800},
         max_retries=0,
     )
-    elapsed = time.monotonic() - started
     item = envelope["items"][0]
     assert item["status"] == "ok"
     assert item["images"]["problems"] == [{"url": cdn_server.url("/bad/trickle"), "reason": "timeout"}]
-    assert 0.7 < elapsed < 2.5, elapsed
-    assert cdn_server.hang_up_seen.wait(2)
+    assert cdn_server.hang_up_seen.wait(5)
+    assert cdn_server.count("/bad/trickle") == 1
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -282,8 +283,10 @@ async def test_the_bytes_of_one_articles_images_are_bounded_with_a_warning(
 async def test_image_downloads_honour_concurrency(
     hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer
 ) -> None:
-    with CdnServer(delay_s=0.1) as slow_cdn:
-        started = time.monotonic()
+    """Three downloads at a time, never more: the CDN holds its answers until three are in flight
+    (so a loaded machine still reaches the peak) and counts the peak. How much faster three at a
+    time is than one is measured in bench/bench_wechat_limits.py, not asserted here."""
+    with CdnServer(delay_s=0.05, hold_until=3) as slow_cdn:
         envelope = await _read(
             hostd_data_dir,
             hostd_roots,
@@ -291,10 +294,8 @@ async def test_image_downloads_honour_concurrency(
             slow_cdn,
             {"urls": [_gallery(article_server, count=24)], "concurrency": 3},
         )
-        elapsed = time.monotonic() - started
     assert envelope["items"][0]["images"]["saved"] == 24
     assert slow_cdn.max_in_flight == 3
-    assert elapsed < 24 * 0.1 * 0.6, elapsed  # one at a time would take 2.4 s; three at a time 0.8 s
 
 
 async def test_cancelling_a_call_closes_its_image_connections(
@@ -311,10 +312,10 @@ async def test_cancelling_a_call_closes_its_image_connections(
                 {"urls": [url], "images": "local", "timeout_ms": 60_000},
             )
             assert await anyio.to_thread.run_sync(cdn_server.trickle_started.wait, 5)
-            cancelled_at = time.monotonic()
             group.cancel_scope.cancel()
+        # The trickle lasts 20 s and the call's limit is 60 s: a hang-up seen within 5 s was the
+        # cancel's doing. (The cancel-to-hang-up latency is in bench/bench_wechat_limits.py.)
         assert await anyio.to_thread.run_sync(cdn_server.hang_up_seen.wait, 5)
-        assert time.monotonic() - cancelled_at < 1.0
     assert not list((hostd_roots / "exports" / "articles").glob("*.md"))
 
 
@@ -490,7 +491,7 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_image_download
         server.send(*handshake("c"), tools_call(2, "read_wechat_articles", arguments))
         assert cdn_server.trickle_started.wait(20) and server.process.poll() is None
         server.close_stdin()
-        closed_at = time.monotonic()
-        server.process.wait(timeout=10)
-        assert time.monotonic() - closed_at < 3.0
-    assert cdn_server.hang_up_seen.wait(2)
+        # The trickled image takes 20 s and then never completes (60 s limit): exiting within
+        # 15 s means the download was abandoned, not waited for. The exit latency is benchmarked.
+        server.process.wait(timeout=15)
+    assert cdn_server.hang_up_seen.wait(5)

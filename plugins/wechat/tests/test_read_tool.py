@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -184,16 +183,15 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(
         progress.append((done, total))
 
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
-        started = time.perf_counter()
         envelope = envelope_of(
             await client.call_tool(
                 "read_wechat_articles", {"urls": urls, "concurrency": 4}, progress_callback=on_progress
             )
         )
-        elapsed = time.perf_counter() - started
     assert envelope["summary"]["succeeded"] == 8
+    # Four pages in flight at once (each answer takes 300 ms), never more; the speed-up itself is
+    # measured in bench/bench_wechat.py (30 articles, concurrency 5), not asserted on a shared CPU.
     assert article_server.max_in_flight == 4
-    assert elapsed < 8 * 0.3  # serial would take 2.4 s; four at a time about 0.6 s
     assert [p[0] for p in progress] == [float(n) for n in range(1, 9)] and progress[-1][1] == 8
 
 

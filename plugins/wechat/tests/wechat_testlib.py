@@ -140,12 +140,16 @@ class CdnServer:
     ``wx_fmt`` type, different for every path. Hostile answers live under ``/bad/``.
     """
 
-    def __init__(self, delay_s: float = 0.0) -> None:
+    def __init__(self, delay_s: float = 0.0, hold_until: int = 0) -> None:
+        """``hold_until=N`` holds every answer until N requests have been in flight at once (or
+        10 s passed), so a client allowed N connections reaches exactly N however loaded the machine."""
         self.delay_s = delay_s
+        self.hold_until = hold_until
         self.requests: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._peak_reached = threading.Condition(self._lock)
         self.hang_up_seen = threading.Event()
         self.trickle_started = threading.Event()
         server = self
@@ -161,6 +165,11 @@ class CdnServer:
                     server.requests.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server._peak_reached.notify_all()
+                    if not server._peak_reached.wait_for(
+                        lambda: server.max_in_flight >= server.hold_until, timeout=10
+                    ):
+                        server.hold_until = 0  # never reached: stop holding, let the test see the peak
                 try:
                     if server.delay_s:
                         time.sleep(server.delay_s)
@@ -304,6 +313,9 @@ class ArticleServer:
         self.hung_up: list[str] = []
         self.hang_up_seen = threading.Event()
         self.trickle_started = threading.Event()
+        # Requests whose answer was complete or given up on (the handler returned), in that order.
+        self.finished: list[str] = []
+        self._closing = threading.Event()  # ends /s/hang early when the server shuts down
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -324,6 +336,7 @@ class ArticleServer:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                        server.finished.append(self.path)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -347,6 +360,10 @@ class ArticleServer:
     def count(self, fragment: str) -> int:
         with self._lock:
             return sum(1 for path in self.requests if fragment in path)
+
+    def count_finished(self, fragment: str) -> int:
+        with self._lock:
+            return sum(1 for path in self.finished if fragment in path)
 
     @staticmethod
     def send(
@@ -404,7 +421,7 @@ class ArticleServer:
         if path == "/s/redirect":
             return self.send(handler, 302, b"", {"Location": query["to"][0]})
         if path == "/s/hang":
-            time.sleep(float(query.get("seconds", ["2"])[0]))
+            self._closing.wait(float(query.get("seconds", ["2"])[0]))
             return self.send(handler, 200, generated_article("Too late"))
         if path == "/s/big":
             return self._send_big(handler)
@@ -467,6 +484,7 @@ class ArticleServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
