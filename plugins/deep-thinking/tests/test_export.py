@@ -376,6 +376,52 @@ async def test_create_session_refuses_deeply_nested_metadata(client: Client) -> 
     assert (await ok(client, "list_sessions"))["total"] == 0
 
 
+@pytest.mark.parametrize(
+    "metadata", [r'{"k": "v\udc00"}', r'{"k\ud800": "v"}', r'{"k": [{"deep": "\udfff"}]}']
+)
+async def test_lone_surrogates_in_imported_metadata_are_refused(client: Client, metadata: str) -> None:
+    """JSON may spell a lone surrogate ("\\udc00"); no UTF-8 file or database can keep it."""
+    data = '{"session_id": "u4", "thoughts": [], "metadata": ' + metadata + "}"
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=data)
+    assert envelope["error"]["details"]["field"] == "metadata"
+    assert "Unicode" in envelope["message"]
+    await assert_nothing_stored(client)
+
+
+@pytest.mark.parametrize("metadata", [{"k": "v\udc00"}, {"k": ["\udfff"]}])
+async def test_create_session_refuses_lone_surrogates_in_metadata(
+    client: Client, metadata: dict[str, Any]
+) -> None:
+    envelope = await fails(client, "create_session", "INVALID_ARGUMENT", name="x", metadata=metadata)
+    assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_unicode"}
+    assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+def test_create_session_refuses_a_lone_surrogate_in_a_metadata_key(tmp_path: Path, hostd_roots: Path) -> None:
+    """Through ``hostd call``: the SDK's client cannot even send such a key, a raw JSON reader can."""
+    envelope = call_through_cli(
+        tmp_path, hostd_roots, "create_session", r'{"name": "x", "metadata": {"k\ud800": "v"}}'
+    )
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+    assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_unicode"}
+    listed = call_through_cli(tmp_path, hostd_roots, "list_sessions", "{}")
+    assert listed["total"] == 0
+
+
+def call_through_cli(tmp_path: Path, hostd_roots: Path, tool: str, arguments: str) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    from deep_thinking_support import PLUGIN, config_for
+    from hostd_testing import write_config
+
+    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+    command = [sys.executable, "-m", "hostd", "--config", str(config), "call", tool, "--json", arguments]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    envelope: dict[str, Any] = json.loads(result.stdout)
+    return envelope
+
+
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 async def test_nan_and_infinity_are_refused_on_import(client: Client, constant: str) -> None:
     data = '{"session_id": "n", "metadata": {"x": ' + constant + '}, "thoughts": []}'
