@@ -28,12 +28,11 @@ def shape_problem(value: Any, max_depth: int = MAX_NESTING) -> Problem | None:
         if isinstance(item, dict | list):
             if depth >= max_depth:
                 return "too_deep"
-            if isinstance(item, dict):
-                if any(isinstance(key, str) and _LONE_SURROGATE.search(key) for key in item):
-                    return "not_unicode"
-                children = item.values()
-            else:
-                children = item
+            if isinstance(item, dict) and any(
+                isinstance(key, str) and _LONE_SURROGATE.search(key) for key in item
+            ):
+                return "not_unicode"
+            children = item.values() if isinstance(item, dict) else item
             pending.extend((child, depth + 1) for child in children)
         elif isinstance(item, float) and not math.isfinite(item):
             return "not_finite"
