@@ -248,10 +248,8 @@ async def test_mermaid_structure(client: Client) -> None:
     assert "t1 --> t2" in lines and "t2 --> t3" in lines and "t3 --> t4" in lines and "t4 --> t8" in lines
     assert "t4 -.->|revises| t2" in lines
     assert "t3 --> t5" in lines and "t1 --> t6" in lines and "t6 --> t7" in lines
-    assert any(line.startswith('subgraph b1["branch stay#45;home"]') for line in lines)
-    assert "t9 -.->|revises| m1" in lines and any(
-        line.startswith('m1(["42 #40;missing#41;"])') for line in lines
-    )
+    assert any(line.startswith('subgraph b1["branch stay-home"]') for line in lines)
+    assert "t9 -.->|revises| m1" in lines and any(line.startswith('m1(["42 (missing)"])') for line in lines)
 
 
 async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
@@ -259,10 +257,27 @@ async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
     diagram = (await ok(client, "visualize_session", session_id="evil", format="mermaid"))["diagram"]
     label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t1["))
     inner = label_line.strip()[len('t1["') : -len('"]')]
-    assert (
-        '"' not in inner and "[" not in inner and "<" not in inner and "%" not in inner and "`" not in inner
-    )
+    # Nothing that ends a quoted label, starts markup or an entity, or makes a %%{init}%% directive.
+    assert not any(mark in inner for mark in ('"', "<", ">", "&", "%%", "`", "|")), inner
+    assert re.fullmatch(r"(?:[^#]|#(?:\d+|quot|amp|lt|gt);)*", inner), "every # starts one of our codes"
     assert "中文" in inner
+    assert [line for line in diagram.splitlines() if "中文" in line] == [label_line]
+
+
+async def test_mermaid_labels_stay_readable(client: Client) -> None:
+    """CJK punctuation and harmless ASCII are written as they are; only what Mermaid needs is encoded."""
+    text = "第1步：分析**缓存**，“命中率”（约 50%）; a-b_c. [x] {y} ~ ! ? \\ @ ' 。"
+    await ok(client, "sequential_thinking", **thought(1, 1, text, session_id="readable"))
+    diagram = (await ok(client, "visualize_session", session_id="readable", format="mermaid"))["diagram"]
+    label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t1["))
+    assert label_line.strip() == f't1["1: {text}"]', label_line
+    tagged = thought(2, 2, 'say "hi" <b>#1</b> & 100%% | `x`', session_id="readable", stage="Analysis")
+    await ok(client, "sequential_thinking", **tagged)
+    diagram = (await ok(client, "visualize_session", session_id="readable", format="mermaid"))["diagram"]
+    label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t2["))
+    assert label_line.strip() == (
+        't2["2 [Analysis]: say #quot;hi#quot; #lt;b#gt;#35;1#lt;/b#gt; #amp; 100#37;#37; #124; #96;x#96;"]'
+    ), label_line
 
 
 async def test_ascii_matches_the_golden_file(client: Client) -> None:
