@@ -28,6 +28,7 @@ from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
     ToolSpec,
+    bounded_text,
     build_tool_spec,
     error_envelope,
     success_envelope,
@@ -320,6 +321,7 @@ class Host:
         started = time.perf_counter()
         spec = self.tools.get(name)
         if spec is None:
+            name = bounded_text(name)
             return error_envelope(
                 "NOT_FOUND",
                 self.text(en=f"Unknown tool '{name}'.", zh=f"未知工具 '{name}'。"),

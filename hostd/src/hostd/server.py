@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
+from hostd.tools import bounded_text
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -371,6 +372,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     security = request_state_security(transport)
 
     def unknown_tool(name: str, available: list[str]) -> MCPError:
+        name = bounded_text(name)
         return MCPError(
             types.INVALID_PARAMS,
             host.text(

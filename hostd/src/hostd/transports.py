@@ -50,6 +50,19 @@ def _is_parse_error(exc: BaseException) -> bool:
     return any(error["type"] == "json_invalid" for error in exc.errors(include_url=False))
 
 
+def _is_nested_too_deep(exc: BaseException) -> bool:
+    """Whether the line was JSON the reader gave up on for its depth (pydantic's recursion limit)."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return False
+    return any(
+        error["type"] == "json_invalid"
+        and "recursion limit" in str((error.get("ctx") or {}).get("error", ""))
+        for error in exc.errors(include_url=False)
+    )
+
+
 def protocol_error_for(exc: BaseException, language: str) -> Any:
     """The JSON-RPC 2.0 answer to a line the SDK could not read: -32700 or -32600, with ``id: null``.
 
@@ -57,7 +70,15 @@ def protocol_error_for(exc: BaseException, language: str) -> Any:
     """
     import mcp_types as types
 
-    if _is_parse_error(exc):
+    if _is_nested_too_deep(exc):
+        code = types.PARSE_ERROR
+        message = pick(
+            language,
+            en="Parse error: the line's JSON is nested too deep to be read; send messages whose "
+            "arrays and objects nest a few levels, not hundreds.",
+            zh="解析错误：该行的 JSON 嵌套过深，无法读取；请让消息中的数组和对象只嵌套几层，而不是数百层。",
+        )
+    elif _is_parse_error(exc):
         code = types.PARSE_ERROR
         message = pick(
             language,

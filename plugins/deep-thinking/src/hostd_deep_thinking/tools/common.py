@@ -124,16 +124,22 @@ def check_metadata(metadata: dict[str, Any]) -> None:
             en=f"metadata is nested deeper than {MAX_NESTING} levels.",
             zh=f"metadata 嵌套超过 {MAX_NESTING} 层。",
         )
-    else:
+    elif problem == "not_finite":
         message = Text(
             en="metadata holds NaN or Infinity, which JSON cannot carry.",
             zh="metadata 含有 NaN 或 Infinity，JSON 无法表示。",
+        )
+    else:
+        message = Text(
+            en="metadata holds a lone surrogate (such as \\udc00) in a key or value: not valid Unicode.",
+            zh="metadata 的键或值含有单独的代理码点（如 \\udc00），不是有效的 Unicode。",
         )
     raise ToolError(
         "INVALID_ARGUMENT",
         message,
         hint=Text(
-            en="Keep metadata flat and use plain numbers.", zh="请让 metadata 保持扁平，并使用普通数字。"
+            en="Keep metadata flat, use plain numbers and valid Unicode text.",
+            zh="请让 metadata 保持扁平，并使用普通数字和有效的 Unicode 文本。",
         ),
         details={"argument": "metadata", "problem": problem},
     )

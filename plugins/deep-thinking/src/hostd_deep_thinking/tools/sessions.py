@@ -79,6 +79,7 @@ def create_session(
     ] = None,
 ) -> SessionOutput:
     """Create a thinking session (optionally from a template); sequential_thinking adds thoughts to it."""
+    check_metadata(metadata)  # first: what it refuses (lone surrogates, depth) cannot be measured
     if len(json.dumps(metadata, ensure_ascii=False).encode("utf-8")) > MAX_METADATA_BYTES:
         raise ToolError(
             "TOO_LONG",
@@ -88,7 +89,6 @@ def create_session(
             ),
             details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
         )
-    check_metadata(metadata)
     total = None
     template = None
     if template_id is not None:

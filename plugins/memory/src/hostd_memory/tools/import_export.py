@@ -498,6 +498,10 @@ def problem_text(problem: str, field: str | None, cycle: list[dict[str, Any]] | 
             "关系的源实体不在文件中；未导入该关系",
         ),
         "link_to_itself": ("the link points at its own memory; it was not added", "链接指向自身；未添加"),
+        "alias_to_itself": (
+            f"{name} is the memory's own URI; the memory was imported without that alias",
+            f"{name} 就是该记忆自身的 URI；已导入该记忆，但未添加此别名",
+        ),
         "alias_cycle": (
             f"the aliases of items {members} name each other in a cycle; none of them was imported",
             f"条目 {members} 的别名互相指向，构成循环；这些条目均未导入",
