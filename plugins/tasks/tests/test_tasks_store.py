@@ -19,8 +19,23 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
+from hostd_db import SqliteBackend
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
-from hostd_tasks.store.sqlite import SqliteTaskStore
+from hostd_tasks.store.schema import schema
+
+
+class SqliteTaskStore(TaskStore):  # type: ignore[misc]  # hostd_tasks ships no py.typed yet
+    """The store on a SQLite file opened here, as the host opens it, with the file at hand."""
+
+    database: SqliteBackend
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(SqliteBackend(path, "tasks", schema(path.name)))
+        self.db = self.database.db
+
+    def close(self) -> None:
+        self.database.close()
 
 
 @pytest.fixture
@@ -143,7 +158,7 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
@@ -195,7 +210,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"

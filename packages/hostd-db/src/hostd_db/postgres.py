@@ -30,7 +30,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -110,6 +110,7 @@ class PostgresDatabase:
         statement_timeout_ms: int = 30_000,
         attempts: int = 5,
         auto_migrate: bool = True,
+        version_aliases: Mapping[int, int] | None = None,
     ) -> None:
         self.url = url
         self.where = describe_url(url)
@@ -121,6 +122,7 @@ class PostgresDatabase:
         self._statement_timeout_ms = statement_timeout_ms
         self._attempts = attempts
         self._auto_migrate = auto_migrate
+        self._version_aliases = dict(version_aliases or {})
         self._reset_process_state()
 
     def _reset_process_state(self) -> None:
@@ -273,7 +275,9 @@ class PostgresDatabase:
         row = connection.execute(
             f"SELECT version FROM {_VERSIONS_TABLE} WHERE component = %s", (self.component,)
         ).fetchone()
-        return int(row["version"]) if row else 0
+        recorded = int(row["version"]) if row else 0
+        # An earlier release's number for the same tables (see ``hostd_db.Schema.postgres_versions``).
+        return self._version_aliases.get(recorded, recorded)
 
     def schema_status(self) -> SchemaStatus:
         """The recorded version against the code's, without changing anything."""
