@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from hostd_db.errors import DatabaseError
 from hostd_db.postgres import PostgresDatabase, SchemaStatus
 from hostd_db.schema import DialectName, Schema, Step, render
 
@@ -284,8 +285,16 @@ class PostgresBackend(Database):
         from hostd_db.pgtext import QmarkConnection
 
         if not snapshot:
-            with self.database.autocommit() as connection:
-                return work(QmarkConnection(connection))
+            try:
+                with self.database.autocommit() as connection:
+                    return work(QmarkConnection(connection))
+            except DatabaseError as exc:
+                # A read changes nothing, so it may always run again: once, on a fresh connection.
+                if exc.reason != "connection_lost":
+                    raise
+                self.database._drop_dead_connections()
+                with self.database.autocommit() as connection:
+                    return work(QmarkConnection(connection))
 
         def in_snapshot(connection: Any) -> T:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
