@@ -279,3 +279,22 @@ def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStor
         assert large[name] <= small[name] * 1.5 + 50, (
             f"{name}: {small[name]} steps at 100, {large[name]} at 10,000"
         )
+
+
+def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    pytest.importorskip("psycopg")
+    from hostd_tasks.store.schema import POSTGRES_ONLY_COLUMNS, SQLITE_ONLY_TABLES
+    from hostd_testing.schemas import check_schema_parity
+
+    held = check_schema_parity(
+        schema("tasks.db"),
+        "tasks",
+        tmp_path,
+        postgres_url,
+        sqlite_only_tables=[SQLITE_ONLY_TABLES],
+        postgres_only_columns=POSTGRES_ONLY_COLUMNS,
+    )
+    assert set(held["sqlite"]) - set(held["postgres"]) >= {"task_search"}  # FTS5: SQLite's own
+    assert "search" in held["postgres"]["tasks"] and "search" not in held["sqlite"]["tasks"]
