@@ -82,9 +82,19 @@ COMPONENTS = [f"svc{n}" for n in range(200)]
 CREATE_RATIO_TARGET = 1.5
 
 
+def SqliteTaskStore(path: Path) -> Any:
+    """The task store on a SQLite file, opened as the host opens it (``store.database.db`` is the file)."""
+    from hostd_db import SqliteBackend
+    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store.schema import schema
+
+    store = TaskStore(SqliteBackend(path, "tasks", schema(path.name)))
+    store.close = store.database.close
+    return store
+
+
 def fill(data_dir: Path, count: int) -> None:
     """Write ``count`` tasks in a realistic mix straight into the plugin's store."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -103,7 +113,7 @@ def fill(data_dir: Path, count: int) -> None:
         # in progress, blocked and failed, 20% pending. Pending tasks whose dependency is not
         # completed wait, and the next-task search steps over them.
         plan = ["completed"] * 5 + ["in_progress", "blocked", "failed", "pending", "pending"]
-        with store.db.write() as conn:
+        with store.database.db.write() as conn:
             conn.executemany(
                 "UPDATE tasks SET status = ? WHERE task_id = ?",
                 [
@@ -118,7 +128,6 @@ def fill(data_dir: Path, count: int) -> None:
 
 def worst_case(data_dir: Path) -> None:
     """5,000 pending P0 tasks waiting on one unfinished task, then 5,000 ready P2 tasks."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -140,7 +149,6 @@ def fill_for_search(data_dir: Path, count: int) -> None:
     every tenth. Seeded, so every run searches the same list.
     """
     from hostd_tasks.store.results import TaskEdit
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     chance = random.Random(15)
     weights = [1 / (rank + 1) for rank in range(len(TOPICS))]
@@ -189,7 +197,6 @@ async def stdio_search(config: Path) -> dict[str, list[float]]:
 
 
 def search_totals(data_dir: Path) -> dict[str, int]:
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -403,18 +410,18 @@ def claim_config(data_dir: Path, backend: str) -> dict[str, Any]:
 
 def fill_pending(data_dir: Path, backend: str, count: int) -> list[str]:
     """``count`` pending tasks (priorities mixed) written through the backend's own store."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
     from hostd_tasks.store.writes import TaskStore
 
     store: TaskStore
     closing: Any
     if backend == "postgres":
-        from hostd_db import PostgresDatabase
-        from hostd_tasks.store.postgres import PostgresTaskStore
-        from hostd_tasks.store.schema import PG_MIGRATIONS
+        from hostd_db import PostgresBackend, TeamDatabaseSettings
+        from hostd_tasks.store.schema import schema
 
-        database = PostgresDatabase(os.environ[BENCH_DATABASE_ENV], "tasks", PG_MIGRATIONS)
-        store, closing = PostgresTaskStore(database), database
+        database = PostgresBackend(
+            TeamDatabaseSettings(os.environ[BENCH_DATABASE_ENV]), "tasks", schema("tasks.db")
+        )
+        store, closing = TaskStore(database), database
     else:
         store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
         closing = store

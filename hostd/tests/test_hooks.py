@@ -18,6 +18,7 @@ import pytest
 from hostd.config import config_from_mapping
 from hostd.errors import HostError
 from hostd.host import Host
+from hostd_db import AddColumn, Column, ColumnType, Database, Schema, Table, describe_url
 from hostd_testing import in_memory_client
 from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
 from pydantic import BaseModel, ConfigDict, Field
@@ -151,6 +152,67 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
     assert host.services.get("greeter.say") is not None and host.services.get("greeter.other") is None
     with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
         make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
+
+
+# --- hostd_database_schema -----------------------------------------------------------------
+
+
+NOTES_SCHEMA = Schema(
+    migrations=[
+        [Table("notes", (Column("id", ColumnType.SERIAL), Column("body", ColumnType.TEXT, not_null=True)))],
+        [AddColumn("notes", Column("author", ColumnType.KEY))],
+    ],
+    sqlite_file="notes.db",
+)
+
+
+def _note_and_read_back(database: Database) -> list[tuple[Any, ...]]:
+    database.write(lambda c: c.execute("INSERT INTO notes (body, author) VALUES (?, ?)", ("a\x00b", "ada")))
+    return database.read(lambda c: [tuple(r) for r in c.execute("SELECT body, author FROM notes").fetchall()])
+
+
+def test_hook_hostd_database_schema(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+
+    class Plugin:
+        @hookimpl
+        def hostd_database_schema(self, context: PluginContext[Any]) -> Schema:
+            asked.append(context.name)
+            return NOTES_SCHEMA
+
+    class Stateless:
+        @hookimpl
+        def hostd_database_schema(self, context: PluginContext[Any]) -> None:
+            return None
+
+    plugins = {"keeper": Plugin(), "stateless": Stateless()}
+    host = make_host(hostd_data_dir, plugins)
+    keeper = host.contexts["keeper"]
+    assert asked == []  # nothing is asked or opened before the plugin needs its database
+    database = keeper.database()
+    assert database is keeper.database() and asked == ["keeper"]  # opened once, kept
+    # Without `storage`: the schema's SQLite file in the plugin's data folder, every migration applied.
+    assert (database.dialect.name, database.where) == ("sqlite", str(hostd_data_dir / "keeper" / "notes.db"))
+    assert _note_and_read_back(database) == [("a\x00b", "ada")]
+    assert (database.schema_status().current, database.schema_status().known) == (2, 2)
+    with pytest.raises(HostError, match="stateless"):
+        host.contexts["stateless"].database()
+    assert host.prepare_team_databases(migrate=True) == []  # no team database to prepare
+    host.shutdown()
+    assert keeper.database() is not database  # closed at shut-down; a later call opens it again
+
+    # With `storage`: the plugin's own schema in the team database, migrated by the host.
+    monkeypatch.setenv(URL_ENV, postgres_url)
+    team = make_host(hostd_data_dir / "team", plugins, storage={"url_env": URL_ENV})
+    statuses = team.prepare_team_databases(migrate=True)
+    assert [(name, status.current, status.known) for name, status in statuses] == [("keeper", 2, 2)]
+    team_database = team.contexts["keeper"].database()
+    assert (team_database.dialect.name, team_database.where) == ("postgres", describe_url(postgres_url))
+    assert _note_and_read_back(team_database) == [("a\x00b", "ada")]  # NUL-safe, `?` placeholders
+    assert not (hostd_data_dir / "team" / "keeper" / "notes.db").exists()
+    team.shutdown()
 
 
 # --- hostd_team_database -------------------------------------------------------------------
@@ -432,6 +494,7 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_settings_model",
             "hostd_register_tools",
             "hostd_register_services",
+            "hostd_database_schema",
             "hostd_startup",
             "hostd_shutdown",
             "hostd_team_database",

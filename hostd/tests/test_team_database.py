@@ -144,6 +144,22 @@ def test_db_migrate_check_then_apply_then_current(
     assert (after.returncode, "ledger: version 2: current" in after.stdout) == (0, True)
 
 
+def test_a_unix_socket_url_is_described_by_its_socket_folder_and_port(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    """libpq's ``?host=<socket folder>&port=`` form: messages name that folder and port."""
+    database = postgres_url.rsplit("/", 1)[1]
+    folder, port = postgres_server.folder, postgres_server.port
+    url = f"postgresql://{postgres_server.user}@/{database}?host={folder}&port={port}"
+    config = _config(tmp_path)
+    applied = _hostd(ledger_env, config, url, "db", "migrate")
+    checked = _hostd(ledger_env, config, url, "config", "check")
+    assert (applied.returncode, checked.returncode) == (0, 0), applied.stderr + checked.stderr
+    assert f"storage: team database {folder}:{port}/{database}" in checked.stdout
+    assert f"{folder}:{port}/{database}" in applied.stdout
+    assert "localhost" not in applied.stdout + checked.stdout
+
+
 def test_config_check_reports_the_database_and_its_schema(
     ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
 ) -> None:

@@ -25,7 +25,7 @@ from hostd.errors import HostError
 from hostd.i18n import Language
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
+    from hostd_db import Database, PostgresDatabase
 
     from hostd.tools import ToolFunction
 
@@ -106,6 +106,10 @@ def shared_lock_dir() -> Path:
     return path
 
 
+#: The resource key under which the host keeps a plugin's opened database.
+_DATABASE_KEY = "hostd.database"
+
+
 @dataclass(frozen=True)
 class TeamStorage:
     """The resolved ``storage`` section: the URL (read from its environment variable) and pool settings."""
@@ -148,6 +152,8 @@ class PluginContext(Generic[SettingsT]):
     #: The team database (``storage`` in the config), or None: keep the embedded files.
     storage: TeamStorage | None = None
     logger: logging.Logger = field(init=False)
+    #: Opens the plugin's database from its ``hostd_database_schema`` (set by the host), or None.
+    _open_database: Callable[[], Database | None] | None = field(default=None, init=False, repr=False)
     _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may open another resource of the same plugin (a store and its database).
     _resource_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -190,6 +196,35 @@ class PluginContext(Generic[SettingsT]):
             statement_timeout_ms=self.storage.statement_timeout_ms,
             auto_migrate=self.storage.migrate,
         )
+
+    def database(self) -> Database:
+        """The plugin's database, as its ``hostd_database_schema`` declares it: opened by the host on
+        first use (its tables in the team database when ``storage`` is configured, else its SQLite
+        file in ``data_dir``), migrated, shared by every thread, closed at shut-down.
+
+        A ``HostError`` when the plugin declares no schema, or keeps its own files locally
+        (``Schema.sqlite_file`` None) and no team database is configured: see ``has_team_database``.
+        """
+        opener = self._open_database
+        if opener is None:
+            raise HostError(
+                f"plugin {self.name!r} asked for its database; it declares no hostd_database_schema"
+            )
+
+        def open_or_refuse() -> Database:
+            database = opener()
+            if database is None:
+                raise HostError(
+                    f"plugin {self.name!r} asked for its database; it keeps its own files without `storage`"
+                )
+            return database
+
+        return self.resource(_DATABASE_KEY, open_or_refuse)
+
+    @property
+    def has_team_database(self) -> bool:
+        """True when ``storage`` is configured: ``database()`` is the plugin's schema in the team database."""
+        return self.storage is not None
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """Open something (a store) on first use; it is closed at shut-down if it has ``close``."""
@@ -332,6 +367,10 @@ class ToolContext(Generic[SettingsT]):
     def render(self, text: Message) -> str:
         """``text`` in the server's language (for content the tool writes, not for answers)."""
         return self.plugin.render(text)
+
+    def database(self) -> Database:
+        """The plugin's database (``PluginContext.database``)."""
+        return self.plugin.database()
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""

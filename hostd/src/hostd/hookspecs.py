@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from hostd_db import Schema
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
@@ -39,6 +40,18 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) ->
 @hookspec
 def hostd_register_services(register: RegisterService, context: PluginContext[Any]) -> None:
     """Offer objects to other plugins by calling ``register(name, service)``."""
+
+
+@hookspec
+def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
+    """Return the tables this plugin keeps (a ``hostd_db.Schema``: tables and migrations), or None.
+
+    The host opens the database when the plugin first calls ``context.database()``: the plugin's
+    schema in the team database when ``storage`` is configured, else the SQLite file
+    ``Schema.sqlite_file`` in the plugin's data folder. It applies the migrations, keeps one
+    database per plugin for the server's life and closes it at shut-down; ``hostd db migrate``
+    and ``hostd config check`` report it. Keep the hook cheap: it is called at start-up.
+    """
 
 
 @hookspec

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from hostd_errors import CodedError, render
@@ -34,6 +34,9 @@ from hostd.tools import (
     success_envelope,
     validate_arguments,
 )
+
+if TYPE_CHECKING:
+    from hostd_db import Database, Schema, TeamDatabaseSettings
 
 logger = logging.getLogger("hostd")
 
@@ -70,6 +73,7 @@ class Host:
         self.services = Services()
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
+        self._schemas: dict[str, Schema | None] = {}
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
@@ -121,6 +125,50 @@ class Host:
                 allowed_roots=roots,
                 storage=storage,
             )
+        for name, _ in self._impls("hostd_database_schema"):
+            self.contexts[name]._open_database = functools.partial(self._open_database, name)
+
+    def _database_schema(self, name: str) -> Schema | None:
+        """The plugin's ``hostd_database_schema``, asked once."""
+        if name not in self._schemas:
+            self._schemas[name] = self._call_hook("hostd_database_schema", name, context=self.contexts[name])
+        return self._schemas[name]
+
+    def _open_database(self, name: str) -> Database | None:
+        """The plugin's database as its schema declares it (None: it keeps its own files locally)."""
+        from hostd_db import open_database
+
+        schema = self._database_schema(name)
+        if schema is None:
+            return None
+        context = self.contexts[name]
+        team = self._team_settings()
+        if team is None and schema.sqlite_file is None:
+            return None
+        return open_database(schema, name, data_dir=context.data_dir, team=team)
+
+    def local_database(self, name: str) -> Database | None:
+        """A new handle on the plugin's SQLite file (``hostd db copy`` reads it); the caller closes it."""
+        from hostd_db import open_database
+
+        schema = self._database_schema(name)
+        if schema is None or schema.sqlite_file is None:
+            return None
+        return open_database(schema, name, data_dir=self.contexts[name].data_dir, team=None)
+
+    def _team_settings(self) -> TeamDatabaseSettings | None:
+        storage = self._team_storage()
+        if storage is None:
+            return None
+        from hostd_db import TeamDatabaseSettings
+
+        return TeamDatabaseSettings(
+            url=storage.url,
+            pool_size=storage.pool_size,
+            connect_timeout_seconds=storage.connect_timeout_seconds,
+            statement_timeout_ms=storage.statement_timeout_ms,
+            migrate=storage.migrate,
+        )
 
     def _team_storage(self) -> TeamStorage | None:
         section = self.loaded.config.storage
@@ -139,7 +187,10 @@ class Host:
         """Each plugin's tables in the team database, as the plugins hand them over (none without storage)."""
         if self.loaded.config.storage is None:
             return []
-        found = []
+        found: list[tuple[str, Any]] = []
+        for name, _ in self._impls("hostd_database_schema"):
+            if self._database_schema(name) is not None:
+                found.append((name, self.contexts[name].database()))
         for name, _ in self._impls("hostd_team_database"):
             database = self._call_hook("hostd_team_database", name, context=self.contexts[name])
             if database is not None:

@@ -19,8 +19,23 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
+from hostd_db import SqliteBackend
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
-from hostd_tasks.store.sqlite import SqliteTaskStore
+from hostd_tasks.store.schema import schema
+
+
+class SqliteTaskStore(TaskStore):  # type: ignore[misc]  # hostd_tasks ships no py.typed yet
+    """The store on a SQLite file opened here, as the host opens it, with the file at hand."""
+
+    database: SqliteBackend
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(SqliteBackend(path, "tasks", schema(path.name)))
+        self.db = self.database.db
+
+    def close(self) -> None:
+        self.database.close()
 
 
 @pytest.fixture
@@ -143,7 +158,7 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
@@ -195,7 +210,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
@@ -264,3 +279,22 @@ def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStor
         assert large[name] <= small[name] * 1.5 + 50, (
             f"{name}: {small[name]} steps at 100, {large[name]} at 10,000"
         )
+
+
+def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    pytest.importorskip("psycopg")
+    from hostd_tasks.store.schema import POSTGRES_ONLY_COLUMNS, SQLITE_ONLY_TABLES
+    from hostd_testing.schemas import check_schema_parity
+
+    held = check_schema_parity(
+        schema("tasks.db"),
+        "tasks",
+        tmp_path,
+        postgres_url,
+        sqlite_only_tables=[SQLITE_ONLY_TABLES],
+        postgres_only_columns=POSTGRES_ONLY_COLUMNS,
+    )
+    assert set(held["sqlite"]) - set(held["postgres"]) >= {"task_search"}  # FTS5: SQLite's own
+    assert "search" in held["postgres"]["tasks"] and "search" not in held["sqlite"]["tasks"]

@@ -1,10 +1,10 @@
 """The task store (``TaskStore``): every write, on top of the queries (``queries``) and the
 backend contract (``base``), written once in SQL both databases understand.
 
-``SqliteTaskStore`` (one file, the default) and ``PostgresTaskStore`` (the team database) answer
-every call alike; ``store_for`` picks one when the plugin first needs it. What the rules refuse
-is raised as ``hostd.ToolError`` where it is found (``refusals``), inside the transaction, so
-nothing of a refused call is kept.
+One class for both databases: the SQLite file (the default) and the team database answer
+every call alike, through the ``hostd_db.Database`` the host opened (``TaskStore(ctx.database())``).
+What the rules refuse is raised as ``hostd.ToolError`` where it is found (``refusals``),
+inside the transaction, so nothing of a refused call is kept.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hostd_tasks.rules import (
     priority_rank,
 )
 from hostd_tasks.store import refusals
+from hostd_tasks.store.base import LIST_LOCK
 from hostd_tasks.store.queries import TaskQueries
 from hostd_tasks.store.results import (
     Deletion,
@@ -66,7 +67,6 @@ class TaskStore(TaskQueries):
         """Add a pending task, created by the member ``by``; its dependencies and parent must exist."""
 
         def work(conn: Connection) -> TaskRecord:
-            self._lock_list(conn)
             created = self._insert(
                 conn,
                 title=title,
@@ -82,7 +82,7 @@ class TaskStore(TaskQueries):
             )
             return self._fetch(conn, created)
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     def split(
         self, task_id: str, subtasks: Sequence[dict[str, object]], *, by: str | None = None
@@ -94,7 +94,6 @@ class TaskStore(TaskQueries):
         """
 
         def work(conn: Connection) -> tuple[TaskRecord, list[TaskRecord]]:
-            self._lock_list(conn)
             self._fetch_locked(conn, task_id)
             stamp = stored_stamp(utc_now())
             created = [
@@ -105,7 +104,7 @@ class TaskStore(TaskQueries):
             conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
             return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     def _insert(
         self,
@@ -196,7 +195,6 @@ class TaskStore(TaskQueries):
         """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
 
         def work(conn: Connection) -> Update:
-            self._lock_list(conn)
             before = self._fetch_locked(conn, task_id)
             stamp = stored_stamp(utc_now())
             changes: dict[str, object] = {}
@@ -240,7 +238,7 @@ class TaskStore(TaskQueries):
                     self._reindex(conn, task_id)
             return Update(self._fetch(conn, task_id), sorted(changes))
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     @staticmethod
     def _replace_dependencies(
@@ -297,7 +295,6 @@ class TaskStore(TaskQueries):
         """
 
         def work(conn: Connection) -> Deletion:
-            self._lock_list(conn)
             task = self._fetch_locked(conn, task_id)
             if task.status == "in_progress" and not even_if_in_progress:
                 raise refusals.delete_refused_in_progress(task_id)
@@ -342,7 +339,7 @@ class TaskStore(TaskQueries):
             )
             return Deletion(task, dependents)
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     # --- status --------------------------------------------------------------------------
 

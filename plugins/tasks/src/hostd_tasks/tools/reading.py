@@ -12,7 +12,7 @@ from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import SessionCheck, ask_sessions
 from hostd_tasks.models import Settings, StatsOutput, TaskDetailsOutput, TaskListOutput
 from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
-from hostd_tasks.store import store_for
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import ListPosition
 from hostd_tasks.store.search import match_expression
 from hostd_tasks.tools.arguments import MEMBER_PATTERN, Label, invalid_argument
@@ -97,7 +97,7 @@ def list_tasks(
                 zh="请搜索任务中的词语，例如 'deploy' 或 '数据库'；不传 query 则列出全部任务。",
             ),
         )
-    page = store_for(ctx).list_page(
+    page = TaskStore(ctx.database()).list_page(
         status=status,
         priority=priority,
         limit=limit,
@@ -125,7 +125,7 @@ def get_task(
     task_id: Annotated[str, Field(description="The task to show (a deleted one too)", pattern=ID_PATTERN)],
 ) -> TaskDetailsOutput:
     """One task in full: its record, its history (every change with its time), the tasks it depends on and that depend on it, its subtasks, and its linked deep-thinking session."""  # noqa: E501
-    found = store_for(ctx).details(task_id)
+    found = TaskStore(ctx.database()).details(task_id)
     task = found.task
     check: SessionCheck = "not_loaded"
     session = None
@@ -165,7 +165,7 @@ def get_task(
 
 def get_task_stats(ctx: ToolContext[Settings]) -> StatsOutput:
     """Task counts by status and by priority, the completion rate, and the age of the oldest pending task."""
-    stats = store_for(ctx).stats()
+    stats = TaskStore(ctx.database()).stats()
     completed = stats.by_status["completed"]
     rate = round(completed / stats.total, 4) if stats.total else None
     age = None

@@ -10,7 +10,7 @@ from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import check_session
 from hostd_tasks.models import LinkOutput, NextTaskOutput, Settings, StatusOutput
 from hostd_tasks.rules import Status, allowed_next
-from hostd_tasks.store import store_for
+from hostd_tasks.store import TaskStore
 from hostd_tasks.tools.arguments import SessionId
 
 
@@ -23,7 +23,7 @@ def update_task_status(
     ],
 ) -> StatusOutput:
     """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing."""  # noqa: E501
-    change = store_for(ctx).set_status(task_id, new_status, by=ctx.member)
+    change = TaskStore(ctx.database()).set_status(task_id, new_status, by=ctx.member)
     task = change.task
     answer = StatusOutput(
         task=task,
@@ -57,7 +57,7 @@ def get_next_task(
 
     With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. When none is ready, task is null and the message says why.
     """  # noqa: E501
-    found = store_for(ctx).next_task(claim=claim, by=ctx.member)
+    found = TaskStore(ctx.database()).next_task(claim=claim, by=ctx.member)
     answer = NextTaskOutput(
         task=found.task, claimed=found.claimed, reason=found.reason, stuck=list(found.stuck)
     )
@@ -114,7 +114,7 @@ def link_task_session(
     session_id: SessionId,
 ) -> LinkOutput:
     """Link a task to a deep-thinking session (replacing an earlier link). With deep-thinking loaded the session must exist; without it the link is stored unchecked and the answer says so."""  # noqa: E501
-    store = store_for(ctx)
+    store = TaskStore(ctx.database())
     store.get(task_id)  # an unknown task is reported before the session is looked up
     check, summary = check_session(ctx, session_id)
     link = store.link_session(task_id, session_id, by=ctx.member)
