@@ -1,7 +1,9 @@
 """A throw-away PostgreSQL server for tests: Debian's binaries, a temporary folder, loopback only.
 
 The server is started once per test session (``initdb`` then ``pg_ctl start``) and each test
-gets a database of its own, so tests never see each other's tables. ``initdb`` refuses to run
+gets a database of its own, so tests never see each other's tables. Under pytest-xdist each
+worker is a test session of its own, with its own server (folder, port and databases), started
+when the worker's first PostgreSQL test asks for it. ``initdb`` refuses to run
 as root; as root the server runs as the ``postgres`` user the Debian package creates.
 
 Where PostgreSQL is not installed the fixtures skip with a message saying how to install it;
@@ -46,6 +48,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class PortTakenError(RuntimeError):
+    """The server could not bind its port: something else took it first."""
+
+
 @dataclass
 class PostgresServer:
     """One running server: where it lives, how to reach it, and how to make and drop databases."""
@@ -71,7 +77,11 @@ class PostgresServer:
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
 
     def start(self) -> None:
-        """initdb (trust auth, UTF-8, C.UTF-8 collation) and start on 127.0.0.1:port."""
+        """initdb (trust auth, UTF-8, C.UTF-8 collation) and start on 127.0.0.1:port.
+
+        The port was free when picked, but another process (a parallel test worker starting its
+        own server) may take it before the server binds it: then start again on a new port.
+        """
         init = self._run_as_owner(
             str(self.bindir / "initdb"),
             "-D",
@@ -85,6 +95,16 @@ class PostgresServer:
         )
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed ({init.returncode}): {init.stderr.strip()}")
+        for attempt in range(3):
+            try:
+                self._start_server()
+                return
+            except PortTakenError:
+                if attempt == 2:
+                    raise
+                self.port = _free_port()
+
+    def _start_server(self) -> None:
         # Durability of the test server's own disk is not under test (hostd processes are what
         # get killed), so skip fsync; connections are generous for the multi-process suites.
         options = (
@@ -106,7 +126,8 @@ class PostgresServer:
         )
         if started.returncode != 0:
             log = (self.folder / "server.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"pg_ctl start failed ({started.returncode}): {started.stderr.strip()}\n{log}")
+            error = PortTakenError if "Address already in use" in log else RuntimeError
+            raise error(f"pg_ctl start failed ({started.returncode}): {started.stderr.strip()}\n{log}")
 
     def stop(self) -> None:
         self._run_as_owner(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
