@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.web.api import RegisterViews
 
 PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -39,6 +40,18 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) ->
 @hookspec
 def hostd_register_services(register: RegisterService, context: PluginContext[Any]) -> None:
     """Offer objects to other plugins by calling ``register(name, service)``."""
+
+
+@hookspec
+def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
+    """Add this plugin's dashboard pages: ``register.page(path, render, title=..., tool=...)``,
+    ``register.action(...)`` for forms, ``register.overview(...)`` for the overview's counts and
+    activity, ``register.assets(templates, static)`` for its templates (see ``hostd.web.api``).
+
+    Each page and action names the plugin's tool it stands for: a member whose profile does not
+    serve that tool neither sees nor may use it. Render from the plugin's own tool functions
+    (``request.call``), never from tables the host would read.
+    """
 
 
 @hookspec
