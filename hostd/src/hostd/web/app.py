@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -741,7 +742,8 @@ class DashboardRequest:
 
 
 class SecurityHeaders:
-    """Headers every dashboard answer carries (static files included); pages add their CSP."""
+    """Headers every dashboard answer carries (static files included); pages add their CSP.
+    ``Server-Timing`` says how long the answer took to start."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -751,9 +753,14 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        started = time.perf_counter()
+
         async def with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                # How long the server took, for the browser's devtools and bench/bench_dashboard.py.
+                elapsed = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={elapsed:.2f}".encode()))
                 present = {key.lower() for key, _ in headers}
                 for key, value in SECURITY_HEADERS.items():
                     if key.lower().encode() not in present:
