@@ -296,6 +296,51 @@ def test_hook_hostd_copy_to_team_database(hostd_data_dir: Path, monkeypatch: pyt
     assert contexts[0].storage is not None
 
 
+# --- hostd_register_views ------------------------------------------------------------------
+
+
+def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None:
+    """The plugin's page, action and overview are served at /ui/<plugin>, render its own template
+    from its own tool, write as the signed-in member, and get the host's layout and CSRF check."""
+    from hostd.config import TransportConfig
+    from hostd.members import local_member
+    from hostd.transports import HttpPolicy
+    from hostd.web.serve import local_app
+    from hostd.web.signing import OneTimeToken
+    from web_support import NotesPlugin, csrf_of, form_post, notes_host, signed_in_client
+
+    plugin = NotesPlugin(tmp_path / "templates")
+    host = notes_host(hostd_data_dir, plugin)
+    assert [c.name for c in plugin.view_contexts] == []  # views are collected by the dashboard only
+    one_time = OneTimeToken()
+    app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
+    assert [c.name for c in plugin.view_contexts] == ["notes"]  # called with the plugin's own context
+    client = signed_in_client(app, f"/ui/signin?token={one_time.token}")
+
+    page = client.get("/ui/notes")
+    assert page.status_code == 200
+    assert '<a href="/ui/notes" aria-current="page">Notes</a>' in page.text  # the navigation entry
+    assert "<h1>Notes</h1>" in page.text and '<ul id="notes"></ul>' in page.text
+
+    added = form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "**bold** <b>x</b>"})
+    assert (added.status_code, added.headers["location"]) == (303, "/ui/notes")
+    assert plugin.notes[0].author == local_member()  # written as the signed-in member, through the tool
+    shown = client.get("/ui/notes").text
+    assert f"Added a note by {local_member()}." in shown  # the action's notice, once
+    assert "<strong>bold</strong> &lt;b&gt;x&lt;/b&gt;" in shown  # markdown filter; raw HTML escaped
+    assert "Added a note" not in client.get("/ui/notes").text
+
+    refused = form_post(client, "/ui/notes/add", {"text": "no token"})
+    assert refused.status_code == 403 and len(plugin.notes) == 1  # the host checks CSRF first
+
+    failing = form_post(client, "/ui/notes/add", {"csrf": csrf_of(shown), "text": "forbidden"})
+    assert failing.status_code == 409 and "That word is not allowed." in failing.text  # the tool's error
+
+    overview = client.get("/ui/").text
+    assert "Notes" in overview and "noted **bold** &lt;b&gt;x&lt;/b&gt;" in overview
+    assert 'href="/ui/notes"' in overview
+
+
 # --- hostd_startup / hostd_shutdown --------------------------------------------------------
 
 
@@ -499,5 +544,6 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_shutdown",
             "hostd_team_database",
             "hostd_copy_to_team_database",
+            "hostd_register_views",
         }
     )

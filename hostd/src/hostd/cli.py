@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(copy, top=False)
 
+    web = commands.add_parser("web", help="open the dashboard in a browser (serves it on 127.0.0.1)")
+    _common(web, top=False)
+    web.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    web.add_argument(
+        "--no-browser", action="store_true", help="print the sign-in link, do not open a browser"
+    )
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
@@ -154,6 +161,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
         policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
     server = build_server(host, transport)
+    dashboard = None
+    if policy is not None and transport.dashboard:
+        from hostd.web.serve import team_dashboard
+
+        dashboard = team_dashboard(host, transport, policy)
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
@@ -165,7 +177,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if policy is None:
             run_async(serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, policy, host_readiness(host, plugins))
+            run_async(serve_http, server, policy, host_readiness(host, plugins), dashboard)
     except KeyboardInterrupt:
         pass
     finally:
@@ -349,6 +361,13 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    """``hostd web``: the dashboard on 127.0.0.1 for this config and profile (see hostd.web.serve)."""
+    from hostd.web.serve import serve_local_dashboard
+
+    return serve_local_dashboard(_make_host(args), port=args.port, open_browser=not args.no_browser)
+
+
 def _command_path() -> list[str]:
     """The absolute command an IDE should launch: the ``hostd`` script, else ``python -m hostd``."""
     found = shutil.which("hostd")
@@ -492,6 +511,7 @@ COMMANDS = {
     "config": cmd_config,
     "client-config": cmd_client_config,
     "db": cmd_db,
+    "web": cmd_web,
 }
 
 

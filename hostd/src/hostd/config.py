@@ -82,6 +82,10 @@ class TransportConfig(_Strict):
         description="environment variable holding the secret (32+ bytes) that seals 2026-07-28 requestState, "
         "shared by every replica",
     )
+    dashboard: bool = Field(
+        default=False,
+        description="serve the dashboard at /ui on this port too (members sign in with their tokens)",
+    )
     shutdown_grace_seconds: float = Field(
         default=30.0,
         ge=0,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.web.api import RegisterViews
 
 PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -51,6 +52,18 @@ def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
     ``Schema.sqlite_file`` in the plugin's data folder. It applies the migrations, keeps one
     database per plugin for the server's life and closes it at shut-down; ``hostd db migrate``
     and ``hostd config check`` report it. Keep the hook cheap: it is called at start-up.
+    """
+
+
+@hookspec
+def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
+    """Add this plugin's dashboard pages: ``register.page(path, render, title=..., tool=...)``,
+    ``register.action(...)`` for forms, ``register.overview(...)`` for the overview's counts and
+    activity, ``register.assets(templates, static)`` for its templates (see ``hostd.web.api``).
+
+    Each page and action names the plugin's tool it stands for: a member whose profile does not
+    serve that tool neither sees nor may use it. Render from the plugin's own tool functions
+    (``request.call``), never from tables the host would read.
     """
 
 

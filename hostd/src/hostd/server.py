@@ -329,7 +329,9 @@ class ProfileTools:
         if profile is None:  # the tokens file was checked against the config: cannot happen
             return frozenset()
         limited = dataclasses.replace(loaded, profile_name=profile_name, profile=profile)
-        other = Host(limited, cwd=self._host.cwd)
+        # In-line plugins (tests, embedding) count as installed for the other profile too.
+        extra = {name: self._host.manager.get_plugin(name) for name in self._host._extra_plugins}
+        other = Host(limited, cwd=self._host.cwd, extra_plugins=extra)
         served = self._host.tools
         return frozenset(
             name

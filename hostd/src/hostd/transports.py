@@ -260,11 +260,14 @@ class HttpPolicy:
             headers={"Retry-After": "1"},
         )
 
-    def check(self, headers: dict[str, str], scope_member: list[Member]) -> tuple[int, str] | None:
+    def check(
+        self, headers: dict[str, str], scope_member: list[Member], *, token_required: bool = True
+    ) -> tuple[int, str] | None:
         """``None`` when the request may pass, else the status and reason to refuse it.
 
         The member the token belongs to is appended to ``scope_member``; the token itself is
-        never logged.
+        never logged. ``token_required`` is false for the dashboard's pages: they sign members
+        in with a cookie of their own, after the same Host, Origin and size checks.
         """
         host = headers.get("host", "")
         if not _matches(host, self.allowed_hosts):
@@ -278,7 +281,7 @@ class HttpPolicy:
                 en="Forbidden: Origin not allowed (transport.allowed_origins)",
                 zh="禁止访问：不允许该 Origin（transport.allowed_origins）",
             )
-        if self.members.requires_token:
+        if self.members.requires_token and token_required:
             presented = ""
             authorization = headers.get("authorization", "")
             if authorization[:7].lower() == "bearer ":
@@ -340,10 +343,16 @@ class GuardMiddleware:
     ``bytes`` object for the request, not in a buffer per layer.
     """
 
-    def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
+    def __init__(self, app: ASGIApp, policy: HttpPolicy, cookie_prefix: str | None = None) -> None:
         self.app = app
         self.policy = policy
         self.in_flight = RequestsInFlight()
+        #: Paths below this prefix (the dashboard) sign in with their own cookie, not a token.
+        self.cookie_prefix = cookie_prefix
+
+    def _uses_cookie(self, path: str) -> bool:
+        prefix = self.cookie_prefix
+        return prefix is not None and (path == prefix or path.startswith(prefix + "/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -366,7 +375,7 @@ class GuardMiddleware:
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         member: list[Member] = []
-        refusal = self.policy.check(headers, member)
+        refusal = self.policy.check(headers, member, token_required=not self._uses_cookie(scope["path"]))
         if member:
             scope[MEMBER_SCOPE_KEY] = member[0]
             # The SDK binds a stateful session to the credential that opened it: the member.
@@ -431,10 +440,14 @@ class GuardMiddleware:
 
 
 def build_http_app(
-    server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None
+    server: Server[Any],
+    policy: HttpPolicy,
+    readiness: Readiness | None = None,
+    dashboard: ASGIApp | None = None,
 ) -> GuardMiddleware:
     """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded;
-    ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready."""
+    ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready;
+    the dashboard at ``/ui`` when given (``transport.dashboard``)."""
     import anyio.to_thread
     from mcp.server.sse import SseServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -509,10 +522,11 @@ def build_http_app(
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
             Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
+            *([Mount("/ui", app=dashboard)] if dashboard is not None else []),
         ],
         lifespan=lambda _app: manager.run(),
     )
-    return GuardMiddleware(app, policy)
+    return GuardMiddleware(app, policy, cookie_prefix="/ui" if dashboard is not None else None)
 
 
 def _raw_response(status: str, reason: str, *extra_headers: str) -> bytes:
@@ -613,7 +627,12 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
     return GuardedH11Protocol
 
 
-async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None) -> None:
+async def serve_http(
+    server: Server[Any],
+    policy: HttpPolicy,
+    readiness: Readiness | None = None,
+    dashboard: ASGIApp | None = None,
+) -> None:
     """Serve Streamable HTTP and SSE on the configured address until SIGINT / SIGTERM.
 
     On SIGTERM the listening socket closes at once (new connections are refused), requests in
@@ -625,7 +644,7 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
     import uvicorn
 
     transport = policy.transport
-    app = build_http_app(server, policy, readiness)
+    app = build_http_app(server, policy, readiness, dashboard)
     _GracefulServer = _graceful_server_class()
     return_large_blocks_to_the_system()
     config = uvicorn.Config(
@@ -653,6 +672,8 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
         ", stateless" if transport.stateless else "",
         " with token auth" if policy.members.requires_token else "",
     )
+    if dashboard is not None:
+        logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
     try:
         await _GracefulServer(config, app.in_flight).serve()
     finally:

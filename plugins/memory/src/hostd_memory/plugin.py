@@ -1,4 +1,4 @@
-"""hostd hooks of the memory plugin: its settings model and its 18 tools.
+"""hostd hooks of the memory plugin: its settings model, its 18 tools and its dashboard pages.
 
 Nothing heavy happens here: the store opens on the first tool call (``store.store_for``) and the
 host closes it at shut-down. Without ``storage`` it is the SQLite file in the data folder; with
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hostd import CopyReport, PluginContext, RegisterTool, hookimpl
+from hostd import CopyReport, PluginContext, RegisterTool, RegisterViews, hookimpl
 from hostd_memory.models import Settings
 
 if TYPE_CHECKING:
@@ -57,6 +57,14 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(rollback_memory, destructive=False)
     register(diff_versions, read_only=True)
     register(list_rollbacks, read_only=True)
+
+
+@hookimpl
+def hostd_register_views(register: RegisterViews, context: PluginContext[Settings]) -> None:
+    """The dashboard's memory pages (``views``): list and search, a memory, its diff, edit, delete."""
+    from hostd_memory.views import register_views
+
+    register_views(register, context)
 
 
 @hookimpl

@@ -34,6 +34,7 @@ from hostd_memory.tools.answers import (
     preview,
 )
 from hostd_memory.tools.arguments import (
+    AuthorFilter,
     CreatedAfter,
     CreatedBefore,
     DomainArg,
@@ -42,6 +43,7 @@ from hostd_memory.tools.arguments import (
     TagsFilter,
     UpdatedAfter,
     UpdatedBefore,
+    author_filter,
     check_priority_range,
     domain_filter,
     tag_list,
@@ -70,12 +72,13 @@ def search_memory(
     updated_after: UpdatedAfter = None,
     updated_before: UpdatedBefore = None,
     cursor: Cursor = None,
+    author: AuthorFilter = None,
 ) -> SearchMemoryOutput:
     """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
     every term first, then those holding some. Works for Chinese and English, including one- and
     two-character queries. Each hit has a snippet around the match. Filters: domain, priority, tags (all of
-    them), creation and change times. Deleted memories are never returned. More hits than fit come in
-    pages: pass next_cursor."""
+    them), creation and change times, the member who wrote the current version (author). Deleted memories
+    are never returned. More hits than fit come in pages: pass next_cursor."""
     from hostd_memory import search as search_text
     from hostd_memory.store import Filters, store_for
 
@@ -95,6 +98,7 @@ def search_memory(
         created_before=times["created_before"],
         updated_after=times["updated_after"],
         updated_before=times["updated_before"],
+        author=author_filter(author),
     )
     plan = search_text.plan_query(query)
     if plan.empty:
