@@ -147,6 +147,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
         policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
     server = build_server(host, transport)
+    if policy is not None and policy.oauth is not None:
+        policy.oauth.write_tools = frozenset(
+            name for name, spec in host.tools.items() if not spec.annotations.get("readOnlyHint")
+        )
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hostd.auth.settings import OAuthConfig
 from hostd.errors import HostError
 from hostd.i18n import Language, language_from_locale
 
@@ -76,6 +77,10 @@ class TransportConfig(_Strict):
     tokens_file: str | None = Field(
         default=None,
         description="YAML mapping member-name: token (or {token, profile}); reloaded on change and on SIGHUP",
+    )
+    oauth: OAuthConfig | None = Field(
+        default=None,
+        description="sign members in with an OAuth 2.1 / OIDC identity provider (MCP authorization)",
     )
     state_secret_env: str | None = Field(
         default=None,
