@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.npm]
 
 MEMBERS = ["alice", "bob", "svc-bot", "carol"]
 DAVE = "dave-static-token-0123456789"
+#: The provider gives opaque access tokens for this resource: hostd must introspect them.
+OPAQUE_RESOURCE = "http://127.0.0.1:9/opaque/mcp"
 
 
 class Served:
@@ -58,7 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     env = install_team_plugins(folder)
     members_file = folder / "members.yaml"
     members_file.write_text("\n".join(f"- {name}" for name in MEMBERS) + "\n", encoding="utf-8")
-    with oidc_provider(folder / "provider") as provider:
+    with oidc_provider(folder / "provider", opaque=[OPAQUE_RESOURCE]) as provider:
         oauth = {
             "issuer": provider.issuer,
             "member_claim": "preferred_username",
@@ -314,3 +316,31 @@ def test_key_rotation_at_the_provider_is_picked_up_without_a_restart(served: Ser
 def test_the_tokens_file_keeps_working_beside_oauth(served: Served) -> None:
     assert answered_member(call(served, DAVE)) == "dave"
     assert_refused(call(served, DAVE + "x"), served)  # neither a member's token nor a valid JWT
+
+
+def test_opaque_tokens_are_introspected(served: Served, tmp_path: Path) -> None:
+    from oauth_support import SERVICE_CLIENT
+
+    oauth = {
+        "issuer": served.provider.issuer,
+        "audience": OPAQUE_RESOURCE,
+        "member_claim": "preferred_username",
+        "introspection": {
+            "client_id": SERVICE_CLIENT["client_id"],
+            "client_secret_env": "HOSTD_TEST_INTROSPECT",
+        },
+    }
+    transport = {"type": "http", "stateless": True, "oauth": oauth}
+    config = write_config(
+        tmp_path, config={"profiles": {"default": {"plugins": ["probe", "team"], "transport": transport}}}
+    )
+    env = {**install_team_plugins(tmp_path), "HOSTD_TEST_INTROSPECT": SERVICE_CLIENT["client_secret"]}
+    opaque = served.provider.service_token(OPAQUE_RESOURCE)
+    assert opaque.count(".") != 2  # not a JWT
+    with HttpServer.start(config, env=env) as server:
+        other = Served(served.provider, server, served.members_file)
+        assert answered_member(call(other, opaque)) == "svc-bot"
+        assert answered_member(call(other, opaque)) == "svc-bot"  # the second from the short cache
+        assert call(other, opaque[:-2] + "xy").status_code == 401  # the provider knows no such token
+        # A JWT for the first server is not for this one.
+        assert call(other, served.provider.service_token(served.resource)).status_code == 401
