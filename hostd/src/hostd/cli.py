@@ -147,6 +147,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
         policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
     server = build_server(host, transport)
+    if policy is not None and transport.metrics is not None and transport.metrics.enabled:
+        from hostd.metrics import install_metrics
+
+        policy.metrics = install_metrics(host)
     if policy is not None and policy.oauth is not None:
         policy.oauth.write_tools = frozenset(
             name for name, spec in host.tools.items() if not spec.annotations.get("readOnlyHint")

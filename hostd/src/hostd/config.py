@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hostd.auth.settings import OAuthConfig
 from hostd.errors import HostError
 from hostd.i18n import Language, language_from_locale
+from hostd.ops_settings import MetricsConfig
 
 DEFAULT_PROFILE = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -81,6 +82,9 @@ class TransportConfig(_Strict):
     oauth: OAuthConfig | None = Field(
         default=None,
         description="sign members in with an OAuth 2.1 / OIDC identity provider (MCP authorization)",
+    )
+    metrics: MetricsConfig | None = Field(
+        default=None, description="Prometheus metrics at /metrics (or on a port of their own)"
     )
     state_secret_env: str | None = Field(
         default=None,

@@ -23,6 +23,7 @@ from hostd.config import LoadedConfig, format_validation_error
 from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, ToolContext
 from hostd.errors import HostError
 from hostd.i18n import pick
+from hostd.observe import CANCELLED, CallObservers, CallRecord
 from hostd.plugins import make_plugin_manager
 from hostd.schema_cache import SchemaCache
 from hostd.tools import (
@@ -69,6 +70,7 @@ class Host:
         self.services = Services()
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
+        self.observers = CallObservers()
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
@@ -309,7 +311,51 @@ class Host:
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
     ) -> tuple[Envelope, bool]:
-        """Run one tool and return its envelope and whether it is an error."""
+        """Run one tool and return its envelope and whether it is an error; the observers
+        (metrics, audit) hear of every call that finished or was cut short."""
+        if not self.observers:
+            return await self._run_tool(name, arguments, channel=channel, client_roots=client_roots)
+        from hostd.context import ClientInputNeeded, calling_member
+
+        wall, started = time.time(), time.perf_counter()
+        outcome = CANCELLED
+        self.observers.in_flight[name] += 1
+        try:
+            envelope, is_error = await self._run_tool(
+                name, arguments, channel=channel, client_roots=client_roots
+            )
+            outcome = envelope["error"]["code"] if is_error else "ok"
+            return envelope, is_error
+        except BaseException as exc:
+            if isinstance(exc, ClientInputNeeded) or (
+                isinstance(exc, BaseExceptionGroup) and exc.subgroup(ClientInputNeeded) is not None
+            ):
+                outcome = ""  # asked the client a question: the call runs again with its answer
+            raise
+        finally:
+            self.observers.in_flight[name] -= 1
+            if outcome:
+                spec = self.tools.get(name)
+                self.observers.notify(
+                    CallRecord(
+                        tool=name,
+                        plugin=spec.plugin if spec else "",
+                        member=calling_member(),
+                        outcome=outcome,
+                        started_at=wall,
+                        duration=time.perf_counter() - started,
+                        arguments=arguments,
+                    )
+                )
+
+    async def _run_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        channel: ClientChannel | None,
+        client_roots: Sequence[str] | None,
+    ) -> tuple[Envelope, bool]:
         import anyio
 
         started = time.perf_counter()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hostd.auth.resource import Refusal, ResourceServer
     from hostd.auth.verifier import Admitted
     from hostd.health import Readiness
+    from hostd.metrics import Metrics
 
 logger = logging.getLogger("hostd.transport")
 
@@ -221,6 +222,8 @@ class HttpPolicy:
         ]
         self.max_body_bytes = transport.max_body_bytes
         self.body_timeout = transport.body_timeout
+        #: Prometheus metrics, when ``transport.metrics`` is on (set by ``hostd serve``).
+        self.metrics: Metrics | None = None
 
     @property
     def requires_token(self) -> bool:
@@ -495,6 +498,12 @@ def build_http_app(
         return Response()
 
     sdk_endpoint = StreamableHTTPASGIApp(manager)
+    metrics = policy.metrics
+    extra_routes: list[Route] = []
+    if metrics is not None:
+        metrics.live.sessions = lambda: len(manager._server_instances)  # the SDK keeps no count of its own
+        if transport.metrics is None or transport.metrics.port is None:  # on this port, behind the token
+            extra_routes.append(Route("/metrics", endpoint=metrics, methods=["GET"]))
 
     class McpEndpoint:
         """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
@@ -537,6 +546,7 @@ def build_http_app(
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
             Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
+            *extra_routes,
         ],
         lifespan=lambda _app: manager.run(),
     )
@@ -602,6 +612,8 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
                 connection.close()
                 return
             super().connection_made(connection)
+            if policy.metrics is not None:
+                policy.metrics.live.connections = self.connections  # uvicorn's set of open connections
             self._await_headers()
 
         def data_received(self, data: bytes) -> None:
@@ -685,9 +697,16 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
         if policy.members.requires_token
         else "",
     )
+    stop_metrics = None
+    if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
+        from hostd.metrics import serve_on_own_port
+
+        stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
     try:
         await _GracefulServer(config, app.in_flight).serve()
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         if hasattr(signal, "SIGHUP"):
             loop.remove_signal_handler(signal.SIGHUP)
         if in_main_thread:
