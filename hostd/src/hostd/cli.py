@@ -90,6 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(copy, top=False)
 
+    audit = commands.add_parser("audit", help="read the audit trail: who called which tool, when, outcome")
+    _common(audit, top=False)
+    audit.add_argument("--member", help="only this member's calls")
+    audit.add_argument("--tool", help="only calls of this tool")
+    audit.add_argument(
+        "--since", help="only calls since: an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d)"
+    )
+    audit.add_argument("--limit", type=int, default=1000, help="the newest N records (default 1000)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
@@ -159,6 +169,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
         _require_current(host.prepare_team_databases(migrate=storage.migrate))
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
     plugins = PluginsStarted()
     host.startup()
     plugins.started = True
@@ -172,6 +185,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         plugins.started = False
         host.shutdown()
+        if trail is not None:
+            trail.close()
     return EXIT_OK
 
 
@@ -238,11 +253,16 @@ def cmd_call(args: argparse.Namespace) -> int:
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
     host.startup()
     try:
         envelope, is_error = run_async(host.call, args.tool, arguments)
     finally:
         host.shutdown()
+        if trail is not None:
+            trail.close()
     print(json.dumps(envelope, ensure_ascii=False, indent=2))
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
@@ -407,6 +427,43 @@ def cmd_client_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _since(text: str | None) -> Any:
+    """``--since``: an ISO time (UTC unless it says otherwise) or an age such as ``30m``, ``2h``, ``7d``."""
+    import datetime
+    import re
+
+    if text is None:
+        return None
+    now = datetime.datetime.now(datetime.UTC)
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
+    if age:
+        seconds = float(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[age.group(2)]
+        return now - datetime.timedelta(seconds=seconds)
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise HostError(
+            f"--since expects an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d), got {text!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from hostd.audit import AuditQuery, read_trail
+
+    query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
+    host = _make_host(args)
+    for entry in read_trail(host, query):
+        if args.json:
+            print(json.dumps(entry, ensure_ascii=False))
+        else:
+            print(
+                f"{entry['time']}  {entry['member']:<16} {entry['tool']:<24} {entry['outcome']:<18} "
+                f"{entry['duration_ms']:>9.3f} ms  {entry['replica']}  {entry['arguments_sha256'][:16]}"
+            )
+    return EXIT_OK
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "plugins": cmd_plugins,
@@ -415,6 +472,7 @@ COMMANDS = {
     "config": cmd_config,
     "client-config": cmd_client_config,
     "db": cmd_db,
+    "audit": cmd_audit,
 }
 
 

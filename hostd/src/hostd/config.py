@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hostd.auth.settings import OAuthConfig
 from hostd.errors import HostError
 from hostd.i18n import Language, language_from_locale
-from hostd.ops_settings import MetricsConfig
+from hostd.ops_settings import AuditConfig, MetricsConfig
 
 DEFAULT_PROFILE = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -127,6 +127,9 @@ class StorageConfig(_Strict):
 class HostConfig(_Strict):
     data_dir: str | None = None
     storage: StorageConfig | None = None
+    audit: AuditConfig | None = Field(
+        default=None, description="record every tool call (hostd audit reads it)"
+    )
     language: Language | None = None
     allowed_roots: list[str] | None = None
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)

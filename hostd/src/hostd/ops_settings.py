@@ -25,3 +25,18 @@ class MetricsConfig(_Strict):
         "(default: /metrics on the server's own port, behind its token)",
     )
     host: str = Field(default="127.0.0.1", description="the address of the metrics port")
+
+
+class AuditConfig(_Strict):
+    """``audit`` (top level): every tool call recorded: who, what, outcome, duration, never the content.
+
+    Without ``storage`` the trail is a rotated JSON Lines file in ``data_dir/audit/``; with it, a
+    table in the team database that every replica writes to.
+    """
+
+    enabled: bool = True
+    retention_days: float = Field(default=90, gt=0, le=3650, description="older records are pruned")
+    max_file_bytes: int = Field(
+        default=10 * 1024 * 1024, ge=4096, description="local file: rotated when it grows past this"
+    )
+    backups: int = Field(default=5, ge=1, le=100, description="local file: rotated files kept")
