@@ -157,6 +157,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
         policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
     server = build_server(host, transport)
+    limits = host.loaded.config.limits
+    if policy is not None and limits is not None and limits.per_member is not None:
+        per_minute = limits.per_member.requests_per_minute
+        if per_minute is not None:
+            from hostd.quotas import RequestRate
+
+            policy.request_rate = RequestRate(per_minute, burst=max(1.0, per_minute))
     if policy is not None and transport.metrics is not None and transport.metrics.enabled:
         from hostd.metrics import install_metrics
 
@@ -172,6 +179,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from hostd.audit import install_audit
 
     trail = install_audit(host)
+    from hostd.quotas import install_quotas
+
+    quotas = install_quotas(host)
     plugins = PluginsStarted()
     host.startup()
     plugins.started = True
@@ -187,6 +197,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host.shutdown()
         if trail is not None:
             trail.close()
+        if quotas is not None:
+            quotas.close()
     return EXIT_OK
 
 

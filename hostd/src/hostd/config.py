@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hostd.auth.settings import OAuthConfig
 from hostd.errors import HostError
 from hostd.i18n import Language, language_from_locale
-from hostd.ops_settings import AuditConfig, MetricsConfig
+from hostd.ops_settings import AuditConfig, LimitsConfig, MetricsConfig
 
 DEFAULT_PROFILE = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -130,6 +130,7 @@ class HostConfig(_Strict):
     audit: AuditConfig | None = Field(
         default=None, description="record every tool call (hostd audit reads it)"
     )
+    limits: LimitsConfig | None = Field(default=None, description="calls per member and tool (token buckets)")
     language: Language | None = None
     allowed_roots: list[str] | None = None
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)

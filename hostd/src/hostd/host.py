@@ -25,6 +25,7 @@ from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.observe import CANCELLED, CallObservers, CallRecord
 from hostd.plugins import make_plugin_manager
+from hostd.quotas import MemoryBuckets, Quotas
 from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
@@ -71,6 +72,7 @@ class Host:
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
         self.observers = CallObservers()
+        self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
@@ -348,6 +350,39 @@ class Host:
                     )
                 )
 
+    async def _over_quota(self, name: str, started: float) -> Envelope | None:
+        """The ``RATE_LIMITED`` answer when the caller's bucket (or their bucket for this tool) is empty."""
+        import anyio
+
+        from hostd.context import calling_member
+
+        assert self.quotas is not None
+        member = calling_member()
+        try:
+            if isinstance(self.quotas.buckets, MemoryBuckets):
+                wait = self.quotas.retry_after(member, name)
+            else:  # the team database: a round trip, off the event loop
+                wait = await anyio.to_thread.run_sync(self.quotas.retry_after, member, name)
+        except CodedError as exc:
+            message, hint, details = exc.rendered(self.language)
+            return error_envelope(exc.code, message, hint=hint, details=details, started=started)
+        if not wait:
+            return None
+        seconds = round(wait, 3)
+        return error_envelope(
+            "RATE_LIMITED",
+            self.text(
+                en=f"Too many calls: {member}'s quota for {name} is used up for now (limits).",
+                zh=f"调用过多：{member} 调用 {name} 的配额暂时用完（limits）。",
+            ),
+            hint=self.text(
+                en=f"Try again in {seconds:g} s, or ask the operator to raise limits.",
+                zh=f"请在 {seconds:g} 秒后重试，或请管理员调高 limits。",
+            ),
+            details={"retry_after": seconds, "tool": name, "member": member},
+            started=started,
+        )
+
     async def _run_tool(
         self,
         name: str,
@@ -368,6 +403,10 @@ class Host:
                 details={"tool": name},
                 started=started,
             ), True
+        if self.quotas is not None:
+            refused = await self._over_quota(name, started)
+            if refused is not None:
+                return refused, True
         try:
             validated = validate_arguments(spec, arguments, self.language)
         except ArgumentError as exc:

@@ -40,3 +40,36 @@ class AuditConfig(_Strict):
         default=10 * 1024 * 1024, ge=4096, description="local file: rotated when it grows past this"
     )
     backups: int = Field(default=5, ge=1, le=100, description="local file: rotated files kept")
+
+
+class Rate(_Strict):
+    """A token bucket: ``calls_per_minute`` refilled evenly, up to ``burst`` at once
+    (default: a minute's worth)."""
+
+    calls_per_minute: float = Field(gt=0, le=1_000_000)
+    burst: int | None = Field(default=None, ge=1, le=1_000_000)
+
+    @property
+    def capacity(self) -> float:
+        return float(self.burst) if self.burst is not None else max(1.0, self.calls_per_minute)
+
+
+class MemberLimits(Rate):
+    requests_per_minute: float | None = Field(
+        default=None,
+        gt=0,
+        le=1_000_000,
+        description="HTTP requests per member (429 with Retry-After above, before the body is read); "
+        "counted per replica",
+    )
+
+
+class LimitsConfig(_Strict):
+    """``limits`` (top level): quotas per member, and per member and tool.
+
+    With ``storage`` the call buckets live in the team database, shared by every replica;
+    without it each process keeps its own.
+    """
+
+    per_member: MemberLimits | None = None
+    tools: dict[str, Rate] = Field(default_factory=dict, description="tool name -> a member's rate for it")

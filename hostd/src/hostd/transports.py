@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hostd.auth.verifier import Admitted
     from hostd.health import Readiness
     from hostd.metrics import Metrics
+    from hostd.quotas import RequestRate
 
 logger = logging.getLogger("hostd.transport")
 
@@ -222,6 +223,8 @@ class HttpPolicy:
         ]
         self.max_body_bytes = transport.max_body_bytes
         self.body_timeout = transport.body_timeout
+        #: HTTP requests per member (``limits.per_member.requests_per_minute``; set by ``hostd serve``).
+        self.request_rate: RequestRate | None = None
         #: Prometheus metrics, when ``transport.metrics`` is on (set by ``hostd serve``).
         self.metrics: Metrics | None = None
 
@@ -249,6 +252,16 @@ class HttpPolicy:
         return 413, self.text(
             en=f"Request body too large (limit {limit} bytes, transport.max_body_bytes)",
             zh=f"请求体过大（上限 {limit} 字节，transport.max_body_bytes）",
+        )
+
+    def too_many_requests(self, retry_after: int) -> tuple[int, str, dict[str, str]]:
+        return (
+            429,
+            self.text(
+                en=f"Too many requests (limits.per_member.requests_per_minute); retry in {retry_after} s",
+                zh=f"请求过多（limits.per_member.requests_per_minute）；请在 {retry_after} 秒后重试",
+            ),
+            {"Retry-After": str(retry_after), **_CLOSE},
         )
 
     def too_many_sessions(self) -> ASGIApp:
@@ -393,6 +406,10 @@ class GuardMiddleware:
             scope[MEMBER_SCOPE_KEY] = member[0]
             # The SDK binds a stateful session to the credential that opened it: the member.
             scope["user"] = _session_owner(member[0])
+        if refusal is None and member and self.policy.request_rate is not None:
+            wait = self.policy.request_rate.retry_after(member[0].name)
+            if wait:  # before the body is read: an over-eager client costs no buffer
+                refusal = self.policy.too_many_requests(wait)
         if refusal is None:
             pending, refusal = await self._read_body(receive)
         if refusal is None and admitted is not None and oauth is not None:
