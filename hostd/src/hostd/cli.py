@@ -182,6 +182,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from hostd.quotas import install_quotas
 
     quotas = install_quotas(host)
+    from hostd.tracing import install_tracing
+
+    tracing = install_tracing(host)
     plugins = PluginsStarted()
     host.startup()
     plugins.started = True
@@ -199,6 +202,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             trail.close()
         if quotas is not None:
             quotas.close()
+        if tracing is not None:
+            tracing.shutdown()
     return EXIT_OK
 
 

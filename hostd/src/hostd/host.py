@@ -6,6 +6,7 @@ CLI's ``call`` uses it directly in-process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -321,34 +322,39 @@ class Host:
 
         wall, started = time.time(), time.perf_counter()
         outcome = CANCELLED
+        spec = self.tools.get(name)
+        plugin, member = (spec.plugin if spec else ""), calling_member()
+        tracer = self.observers.tracer
         self.observers.in_flight[name] += 1
-        try:
-            envelope, is_error = await self._run_tool(
-                name, arguments, channel=channel, client_roots=client_roots
-            )
-            outcome = envelope["error"]["code"] if is_error else "ok"
-            return envelope, is_error
-        except BaseException as exc:
-            if isinstance(exc, ClientInputNeeded) or (
-                isinstance(exc, BaseExceptionGroup) and exc.subgroup(ClientInputNeeded) is not None
-            ):
-                outcome = ""  # asked the client a question: the call runs again with its answer
-            raise
-        finally:
-            self.observers.in_flight[name] -= 1
-            if outcome:
-                spec = self.tools.get(name)
-                self.observers.notify(
-                    CallRecord(
-                        tool=name,
-                        plugin=spec.plugin if spec else "",
-                        member=calling_member(),
-                        outcome=outcome,
-                        started_at=wall,
-                        duration=time.perf_counter() - started,
-                        arguments=arguments,
-                    )
+        with tracer.span(name, plugin, member) if tracer is not None else contextlib.nullcontext() as span:
+            try:
+                envelope, is_error = await self._run_tool(
+                    name, arguments, channel=channel, client_roots=client_roots
                 )
+                outcome = envelope["error"]["code"] if is_error else "ok"
+                return envelope, is_error
+            except BaseException as exc:
+                if isinstance(exc, ClientInputNeeded) or (
+                    isinstance(exc, BaseExceptionGroup) and exc.subgroup(ClientInputNeeded) is not None
+                ):
+                    outcome = ""  # asked the client a question: the call runs again with its answer
+                raise
+            finally:
+                self.observers.in_flight[name] -= 1
+                if span is not None:
+                    span.finish(outcome or "INPUT_REQUIRED")
+                if outcome:
+                    self.observers.notify(
+                        CallRecord(
+                            tool=name,
+                            plugin=plugin,
+                            member=member,
+                            outcome=outcome,
+                            started_at=wall,
+                            duration=time.perf_counter() - started,
+                            arguments=arguments,
+                        )
+                    )
 
     async def _over_quota(self, name: str, started: float) -> Envelope | None:
         """The ``RATE_LIMITED`` answer when the caller's bucket (or their bucket for this tool) is empty."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 logger = logging.getLogger("hostd.observe")
 
@@ -37,15 +38,26 @@ class CallRecord:
 CallObserver = Callable[[CallRecord], None]
 
 
+class CallSpan(Protocol):
+    def finish(self, outcome: str) -> None: ...
+
+
+class CallTracer(Protocol):
+    """Opens a span around a call (``hostd.tracing``); the span is current while the tool runs."""
+
+    def span(self, tool: str, plugin: str, member: str) -> AbstractContextManager[CallSpan]: ...
+
+
 class CallObservers:
     """The observers of one host, and the calls in flight per tool (read by the metrics)."""
 
     def __init__(self) -> None:
         self.observers: list[CallObserver] = []
         self.in_flight: Counter[str] = Counter()
+        self.tracer: CallTracer | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.observers)
+        return bool(self.observers) or self.tracer is not None
 
     def add(self, observer: CallObserver) -> None:
         self.observers.append(observer)
