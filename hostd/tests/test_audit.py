@@ -185,3 +185,30 @@ def test_the_team_database_table(postgres_url: str) -> None:
     trail.observe(record(tool="new"))
     trail.close()
     assert [e["tool"] for e in store.read(AuditQuery())] == ["echo", "echo", "echo", "new"]
+
+
+def test_with_storage_the_trail_is_a_migrated_table_that_hostd_audit_reads(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    env = {**install_team_plugins(tmp_path), "HOSTD_AUDIT_TEST_DB": postgres_url}
+    config = write_config(
+        tmp_path,
+        ["probe"],
+        config={
+            "audit": {},
+            "limits": {"per_member": {"calls_per_minute": 100}},
+            "storage": {"url_env": "HOSTD_AUDIT_TEST_DB"},
+        },
+    )
+    check = hostd(env, config, "db", "migrate", "--check")
+    assert check.returncode == 1 and "hostd_audit: version 0 of 1" in check.stdout, (
+        check.stdout + check.stderr
+    )
+    migrated = hostd(env, config, "db", "migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    assert "hostd_audit: version 1: current" in migrated.stdout
+    assert "hostd_quotas: version 1: current" in migrated.stdout
+    assert hostd(env, config, "call", "echo", "--arg", f"text={SECRET}").returncode == 0
+    entries = audit_json(env, config)
+    assert [(e["tool"], e["outcome"]) for e in entries] == [("echo", "ok")]
+    assert not (tmp_path / "data" / "audit").exists()  # nothing local with storage

@@ -9,7 +9,7 @@ batch fills). Where records go:
 - without ``storage``: ``data_dir/audit/audit.jsonl``, JSON Lines, rotated past
   ``max_file_bytes`` into ``audit.jsonl.1`` ... ``.N`` (``backups``); several processes may
   append (a cross-process lock around each batch and rotation);
-- with ``storage``: the table ``audit.calls`` in the team database, written by every replica.
+- with ``storage``: the table ``hostd_audit.calls`` in the team database, written by every replica.
 
 Retention: records older than ``retention_days`` are deleted (database) or their rotated files
 removed (local file), at start and hourly. The database code is kept to this module's
@@ -197,7 +197,7 @@ MIGRATIONS = [
 
 
 class DatabaseTrail:
-    """The ``audit.calls`` table in the team database."""
+    """The ``hostd_audit.calls`` table in the team database."""
 
     def __init__(self, database: Any) -> None:
         self.database = database
@@ -252,19 +252,9 @@ def open_trail(host: Host, config: AuditConfig) -> TrailStore:
     storage = host.loaded.config.storage
     if storage is None:
         return FileTrail(host.loaded.data_dir / "audit", config.max_file_bytes, config.backups)
-    from hostd_db import PostgresDatabase
+    from hostd.ops_databases import AUDIT, ops_database
 
-    url = host.loaded.database_url
-    assert url is not None
-    database = PostgresDatabase(
-        url,
-        "audit",
-        MIGRATIONS,
-        max_connections=2,
-        connect_timeout_s=storage.connect_timeout_seconds,
-        statement_timeout_ms=storage.statement_timeout_ms,
-        auto_migrate=storage.migrate,
-    )
+    database = ops_database(host, AUDIT)
     return DatabaseTrail(database)
 
 

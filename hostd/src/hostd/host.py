@@ -74,6 +74,7 @@ class Host:
         self.tools: dict[str, ToolSpec] = {}
         self.observers = CallObservers()
         self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
+        self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.ops_databases)
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
@@ -148,6 +149,9 @@ class Host:
             database = self._call_hook("hostd_team_database", name, context=self.contexts[name])
             if database is not None:
                 found.append((name, database))
+        from hostd.ops_databases import ops_team_databases
+
+        found.extend(ops_team_databases(self))  # the audit trail's and the quotas' tables
         return found
 
     def copy_to_team_database(self) -> list[tuple[str, Any]]:

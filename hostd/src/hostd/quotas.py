@@ -151,21 +151,9 @@ def install_quotas(host: Host) -> Quotas | None:
     if storage is None:
         buckets = MemoryBuckets()
     else:
-        from hostd_db import PostgresDatabase
+        from hostd.ops_databases import QUOTAS, ops_database
 
-        url = host.loaded.database_url
-        assert url is not None
-        buckets = DatabaseBuckets(
-            PostgresDatabase(
-                url,
-                "quotas",
-                MIGRATIONS,
-                max_connections=storage.pool_size,
-                connect_timeout_s=storage.connect_timeout_seconds,
-                statement_timeout_ms=storage.statement_timeout_ms,
-                auto_migrate=storage.migrate,
-            )
-        )
+        buckets = DatabaseBuckets(ops_database(host, QUOTAS))
     quotas = Quotas(config, buckets)
     host.quotas = quotas
     return quotas
