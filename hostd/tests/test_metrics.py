@@ -5,6 +5,7 @@ scraping a replica and answering a PromQL query with the calls made."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -93,6 +94,8 @@ def test_metrics_are_off_without_the_section(tmp_path: Path) -> None:
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
     """Debian's Prometheus, scraping a metrics port (chosen here) every second; its API base URL."""
     if not Path(PROMETHEUS).exists():
+        if os.environ.get("HOSTD_REQUIRE_PROMETHEUS") == "1":
+            pytest.fail("prometheus is required (HOSTD_REQUIRE_PROMETHEUS=1): apt-get install prometheus")
         pytest.skip("prometheus is not installed (apt-get install prometheus)")
     target = free_port()
     api_port = free_port()
