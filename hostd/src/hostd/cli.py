@@ -100,6 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-browser", action="store_true", help="print the sign-in link, do not open a browser"
     )
 
+    audit = commands.add_parser("audit", help="read the audit trail: who called which tool, when, outcome")
+    _common(audit, top=False)
+    audit.add_argument("--member", help="only this member's calls")
+    audit.add_argument("--tool", help="only calls of this tool")
+    audit.add_argument(
+        "--since", help="only calls since: an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d)"
+    )
+    audit.add_argument("--limit", type=int, default=1000, help="the newest N records (default 1000)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
@@ -166,10 +176,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from hostd.web.serve import team_dashboard
 
         dashboard = team_dashboard(host, transport, policy)
+    limits = host.loaded.config.limits
+    if policy is not None and limits is not None and limits.per_member is not None:
+        per_minute = limits.per_member.requests_per_minute
+        if per_minute is not None:
+            from hostd.quotas import RequestRate
+
+            policy.request_rate = RequestRate(per_minute, burst=max(1.0, per_minute))
+    if policy is not None and transport.metrics is not None and transport.metrics.enabled:
+        from hostd.metrics import install_metrics
+
+        policy.metrics = install_metrics(host)
+    if policy is not None and policy.oauth is not None:
+        policy.oauth.write_tools = frozenset(
+            name for name, spec in host.tools.items() if not spec.annotations.get("readOnlyHint")
+        )
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
         _require_current(host.prepare_team_databases(migrate=storage.migrate))
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
+    from hostd.quotas import install_quotas
+
+    quotas = install_quotas(host)
+    from hostd.tracing import install_tracing
+
+    tracing = install_tracing(host)
     plugins = PluginsStarted()
     host.startup()
     plugins.started = True
@@ -183,6 +217,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         plugins.started = False
         host.shutdown()
+        if trail is not None:
+            trail.close()
+        if quotas is not None:
+            quotas.close()
+        if tracing is not None:
+            tracing.shutdown()
     return EXIT_OK
 
 
@@ -249,11 +289,16 @@ def cmd_call(args: argparse.Namespace) -> int:
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
     host.startup()
     try:
         envelope, is_error = run_async(host.call, args.tool, arguments)
     finally:
         host.shutdown()
+        if trail is not None:
+            trail.close()
     print(json.dumps(envelope, ensure_ascii=False, indent=2))
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
@@ -503,6 +548,43 @@ def _stdio_snippet(ide: str, loaded: LoadedConfig) -> tuple[dict[str, Any], str 
     return {"mcpServers": {"hostd": entry}}, run
 
 
+def _since(text: str | None) -> Any:
+    """``--since``: an ISO time (UTC unless it says otherwise) or an age such as ``30m``, ``2h``, ``7d``."""
+    import datetime
+    import re
+
+    if text is None:
+        return None
+    now = datetime.datetime.now(datetime.UTC)
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
+    if age:
+        seconds = float(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[age.group(2)]
+        return now - datetime.timedelta(seconds=seconds)
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise HostError(
+            f"--since expects an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d), got {text!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from hostd.audit import AuditQuery, read_trail
+
+    query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
+    host = _make_host(args)
+    for entry in read_trail(host, query):
+        if args.json:
+            print(json.dumps(entry, ensure_ascii=False))
+        else:
+            print(
+                f"{entry['time']}  {entry['member']:<16} {entry['tool']:<24} {entry['outcome']:<18} "
+                f"{entry['duration_ms']:>9.3f} ms  {entry['replica']}  {entry['arguments_sha256'][:16]}"
+            )
+    return EXIT_OK
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "plugins": cmd_plugins,
@@ -512,6 +594,7 @@ COMMANDS = {
     "client-config": cmd_client_config,
     "db": cmd_db,
     "web": cmd_web,
+    "audit": cmd_audit,
 }
 
 
