@@ -265,9 +265,9 @@ class NextTaskOutput(ToolOutput):
     )
     stuck: list[StuckTask] = Field(
         description="Pending tasks that wait on failed work (retry or drop it), directly or through their "
-        "parent, most urgent first, at most 20; given whether or not a task was offered"
+        "parent, at most 20, behind the 20 most urgent failed tasks (get_task_stats counts them all); "
+        "given whether or not a task was offered"
     )
-    stuck_total: int = Field(description="How many pending tasks wait on failed work (all of them)")
 
 
 class ClaimOutput(ToolOutput):

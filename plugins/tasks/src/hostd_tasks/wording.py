@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from hostd_db import utc_stamp
+
 from hostd import Text
 from hostd_tasks.models import TaskRecord
 
@@ -24,7 +26,7 @@ def held(task: TaskRecord) -> Text:
         return Text.same("")
     if task.lease_expires_at is None:
         return Text(en=f" Held by {task.claimed_by}.", zh=f"由 {task.claimed_by} 持有。")
-    until = task.lease_expires_at.isoformat()
+    until = utc_stamp(task.lease_expires_at)
     return Text(
         en=f" Held by {task.claimed_by} until {until} unless renewed.",
         zh=f"由 {task.claimed_by} 持有，若不续期则于 {until} 到期。",

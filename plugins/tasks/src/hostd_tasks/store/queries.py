@@ -61,8 +61,12 @@ NEXT_READY = (
 #: failed task, the parent it waits through or null). A pending task waits on failed work when a
 #: dependency or subtask of it failed; a pending subtask of such a task is named too, through
 #: its parent (it may be ready, but its parent cannot finish until the failed work is retried).
+#: get_next_task walks from the most urgent failed tasks only (``STUCK_WALKED``), so it costs the
+#: same however many tasks have failed; get_task_stats walks from all of them to count.
+#: ``CROSS JOIN`` keeps SQLite walking from those few to their subtasks (``tasks_by_parent``).
 STUCK_BEHIND_FAILED = """
-    WITH failed AS (SELECT task_id, parent_id FROM tasks WHERE status = 'failed'),
+    WITH failed AS (
+        SELECT task_id, parent_id FROM tasks WHERE status = 'failed' ORDER BY priority, seq {limit}),
     waiting AS (
         SELECT d.task_id AS stuck, f.task_id AS blocker FROM failed AS f
             JOIN task_dependencies AS d ON d.depends_on = f.task_id
@@ -73,13 +77,15 @@ STUCK_BEHIND_FAILED = """
             JOIN tasks AS t ON t.task_id = w.stuck WHERE t.status = 'pending'),
     through_parent AS (
         SELECT c.task_id AS stuck, d.blocker, d.stuck AS via FROM direct AS d
-            JOIN tasks AS c ON c.parent_id = d.stuck WHERE c.status = 'pending')
+            CROSS JOIN tasks AS c WHERE c.parent_id = d.stuck AND c.status = 'pending')
     SELECT s.stuck, t.title, s.blocker, s.via
         FROM (SELECT * FROM direct UNION SELECT * FROM through_parent) AS s
         JOIN tasks AS t ON t.task_id = s.stuck ORDER BY t.priority, t.seq, s.blocker
 """
 #: Stuck tasks named in one get_next_task answer; get_task_stats counts them all.
 STUCK_SHOWN = 20
+#: Failed tasks get_next_task looks behind for stuck work, most urgent first.
+STUCK_WALKED = 20
 #: History entries one get_task answer shows (the newest); the total is always given.
 HISTORY_SHOWN = 200
 
@@ -223,9 +229,12 @@ class TaskQueries(StoreBase):
                 row = conn.execute(query + self.claim_lock).fetchone()
                 if row is None and self.claim_lock_waiting:
                     row = conn.execute(query + self.claim_lock_waiting).fetchone()
-            stuck = self._stuck(conn)
+            stuck = self._stuck(conn, walked=STUCK_WALKED)
+            more_failed = conn.execute(
+                f"SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1 OFFSET {STUCK_WALKED}"
+            ).fetchone()
             if row is None:
-                return self._why_none(conn, stuck)
+                return self._why_none(conn, stuck, more_failed is not None)
             _, task_id = row
             if claim:
                 self._claim(conn, str(task_id), by=by, now=now, lease_seconds=lease_seconds)
@@ -242,7 +251,7 @@ class TaskQueries(StoreBase):
                 claimed=claim,
                 reason=None,
                 stuck=stuck[:STUCK_SHOWN],
-                stuck_total=len(stuck),
+                more_stuck=len(stuck) > STUCK_SHOWN or more_failed is not None,
             )
 
         return self._write(work) if claim else self._read(work)
@@ -267,10 +276,13 @@ class TaskQueries(StoreBase):
             ),
         )
 
-    def _stuck(self, conn: Connection) -> list[StuckTask]:
-        """Every pending task waiting on failed work (``STUCK_BEHIND_FAILED``), most urgent first."""
+    def _stuck(self, conn: Connection, *, walked: int | None = None) -> list[StuckTask]:
+        """The pending tasks waiting on failed work (``STUCK_BEHIND_FAILED``), most urgent first:
+        every one, or (``walked``) those behind the ``walked`` most urgent failed tasks."""
+        limit = "" if walked is None else f"LIMIT {int(walked)}"
+        sql = STUCK_BEHIND_FAILED.format(limit=limit)
         found: dict[str, tuple[str, list[str], str | None]] = {}
-        for task_id, title, blocker, via in conn.execute(STUCK_BEHIND_FAILED).fetchall():
+        for task_id, title, blocker, via in conn.execute(sql).fetchall():
             _, failed, parent = found.setdefault(str(task_id), (str(title), [], None))
             if str(blocker) not in failed:
                 failed.append(str(blocker))
@@ -281,7 +293,7 @@ class TaskQueries(StoreBase):
             for task_id, (title, failed, parent) in found.items()
         ]
 
-    def _why_none(self, conn: Connection, stuck: list[StuckTask]) -> NextTask:
+    def _why_none(self, conn: Connection, stuck: list[StuckTask], more_failed: bool) -> NextTask:
         counts = dict(conn.execute("SELECT status, COUNT(*) FROM tasks GROUP BY status").fetchall())
         pending = int(counts.get("pending", 0))
         reason: NoTaskReason
@@ -300,7 +312,7 @@ class TaskQueries(StoreBase):
             in_progress=int(counts.get("in_progress", 0)),
             blocked=int(counts.get("blocked", 0)),
             stuck=stuck[:STUCK_SHOWN],
-            stuck_total=len(stuck),
+            more_stuck=len(stuck) > STUCK_SHOWN or more_failed,
         )
 
     # --- stats ---------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from hostd_db import utc_stamp
+
 from hostd import Text, ToolError
 from hostd_tasks.rules import NOTES_TOTAL_MAX, Status, allowed_next
 
@@ -216,8 +218,8 @@ _CLAIM_AGAIN = Text(
 
 def lease_taken(task_id: str, member: str, holder: str, status: Status, until: datetime | None) -> ToolError:
     """CONFLICT: ``member``'s lease on the task lapsed and ``holder`` has it now; nothing was applied."""
-    held = f" until {until.isoformat()}" if until is not None else ""
-    held_zh = f"（至 {until.isoformat()}）" if until is not None else ""
+    held = f" until {utc_stamp(until)}" if until is not None else ""
+    held_zh = f"（至 {utc_stamp(until)}）" if until is not None else ""
     return ToolError(
         "CONFLICT",
         Text(

@@ -32,7 +32,7 @@ class NextTask:
     in_progress: int = 0
     blocked: int = 0
     stuck: list[StuckTask] = field(default_factory=list)
-    stuck_total: int = 0
+    more_stuck: bool = False  # more may be stuck than ``stuck`` names
 
 
 #: A list position: (priority rank, seq), the order list_tasks walks (most urgent, then oldest).

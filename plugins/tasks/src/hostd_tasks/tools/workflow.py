@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from hostd_db import utc_stamp
 from pydantic import Field
 
 from hostd import ID_PATTERN, Text, ToolContext
@@ -44,7 +45,7 @@ def until(task: TaskRecord) -> Text:
     """When the caller's lease on the task lapses and how to keep it; empty without a lease."""
     if task.lease_expires_at is None:
         return Text.same("")
-    at = task.lease_expires_at.isoformat()
+    at = utc_stamp(task.lease_expires_at)
     return Text(
         en=f" The lease lasts until {at}: renew it with renew_claim (or any status or note update) "
         "before then, or the task goes back to pending for someone else.",
@@ -110,7 +111,6 @@ def get_next_task(
         claimed=found.claimed,
         reason=found.reason,
         stuck=found.stuck,
-        stuck_total=found.stuck_total,
     )
     task = found.task
     if task is not None and found.claimed:
@@ -148,11 +148,11 @@ def get_next_task(
             f"（{found.in_progress} 个进行中，{found.blocked} 个已阻塞）。",
         )
     if found.stuck:
-        message += stuck_behind_failed(found.stuck, found.stuck_total)
+        message += stuck_behind_failed(found.stuck, more=found.more_stuck)
     return answer.with_message(message)
 
 
-def stuck_behind_failed(stuck: list[StuckTask], total: int) -> Text:
+def stuck_behind_failed(stuck: list[StuckTask], *, more: bool) -> Text:
     """The pending tasks stuck behind failed work, named with what failed (and the parent, if through one)."""
 
     def named(task: StuckTask) -> str:
@@ -164,8 +164,9 @@ def stuck_behind_failed(stuck: list[StuckTask], total: int) -> Text:
         )
 
     names = "; ".join(named(task) for task in stuck)
-    more_en = f", and {total - len(stuck)} more (get_task_stats counts them)" if total > len(stuck) else ""
-    more_zh = f"，另有 {total - len(stuck)} 个（get_task_stats 可统计）" if total > len(stuck) else ""
+    total = len(stuck)
+    more_en = ", and possibly more (get_task_stats counts them all)" if more else ""
+    more_zh = "，可能还有更多（get_task_stats 可统计全部）" if more else ""
     return Text(
         en=f" {counted(total, 'pending task')} {agreeing(total, 'is', 'are')} stuck behind failed work and "
         f"will wait until it is retried (update_task_status new_status=pending) or the dependency is dropped "
