@@ -210,3 +210,21 @@ async def test_lease_refusals_in_chinese(connect_in_memory: Connect, act_as: Any
     assert "领取有效期至" in claimed["message"]
     assert "alice 对任务 w 的领取已过期，现由 bob 持有" in late["message"]
     assert "get_next_task" in late["hint"]
+
+
+async def test_the_lease_tools_are_described_and_annotated_as_what_they_do(
+    connect_in_memory: Connect,
+) -> None:
+    async with connect_in_memory() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for name, idempotent in (("renew_claim", False), ("release_claim", True)):
+        tool = tools[name]
+        assert tool.title and tool.description and tool.annotations is not None
+        hints = tool.annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+            False,
+            False,
+            idempotent,
+        )
+    lease = tools["get_next_task"].input_schema["properties"]["lease_seconds"]
+    assert "1-86400 seconds" in str(lease.get("description"))
