@@ -205,63 +205,17 @@ def test_hook_hostd_database_schema(
 
     # With `storage`: the plugin's own schema in the team database, migrated by the host.
     monkeypatch.setenv(URL_ENV, postgres_url)
-    team = make_host(hostd_data_dir / "team", plugins, storage={"url_env": URL_ENV})
+    team = make_host(hostd_data_dir / "team", plugins, storage={"url_env": URL_ENV, "pool_size": 3})
     statuses = team.prepare_team_databases(migrate=True)
     assert [(name, status.current, status.known) for name, status in statuses] == [("keeper", 2, 2)]
     team_database = team.contexts["keeper"].database()
     assert (team_database.dialect.name, team_database.where) == ("postgres", describe_url(postgres_url))
     assert _note_and_read_back(team_database) == [("a\x00b", "ada")]  # NUL-safe, `?` placeholders
-    assert not (hostd_data_dir / "team" / "keeper" / "notes.db").exists()
+    assert not (hostd_data_dir / "team" / "keeper").exists()  # nothing kept locally
+    storage = team.contexts["keeper"].storage  # the resolved `storage` section, on the plugin's context
+    assert storage is not None and (storage.url, storage.pool_size) == (postgres_url, 3)
+    assert team.contexts["keeper"].has_team_database and not keeper.has_team_database
     team.shutdown()
-
-
-# --- hostd_team_database -------------------------------------------------------------------
-
-
-class FakeTeamTables:
-    """What ``hostd_team_database`` hands over: an object with ``migrate`` and ``schema_status``."""
-
-    def __init__(self) -> None:
-        self.done: list[str] = []
-
-    def migrate(self) -> str:
-        self.done.append("migrate")
-        return "migrated"
-
-    def schema_status(self) -> str:
-        self.done.append("schema_status")
-        return "current"
-
-
-def test_hook_hostd_team_database(hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    tables = FakeTeamTables()
-    contexts: list[PluginContext[Any]] = []
-
-    class Plugin:
-        @hookimpl
-        def hostd_team_database(self, context: PluginContext[Any]) -> FakeTeamTables:
-            contexts.append(context)
-            return tables
-
-    class WithoutTables:
-        @hookimpl
-        def hostd_team_database(self, context: PluginContext[Any]) -> None:
-            return None
-
-    plugins = {"keeper": Plugin(), "stateless": WithoutTables()}
-    # Without ``storage`` the hook is not called at all.
-    assert make_host(hostd_data_dir, plugins).prepare_team_databases(migrate=True) == []
-    assert contexts == []
-
-    monkeypatch.setenv(URL_ENV, FAKE_DATABASE_URL)
-    host = make_host(hostd_data_dir, plugins, storage={"url_env": URL_ENV, "pool_size": 3})
-    # The plugin's context carries the resolved storage section; a None answer is left out.
-    assert host.prepare_team_databases(migrate=True) == [("keeper", "migrated")]
-    assert host.prepare_team_databases(migrate=False) == [("keeper", "current")]
-    assert tables.done == ["migrate", "schema_status"]
-    assert {c.name for c in contexts} == {"keeper"}
-    storage = contexts[0].storage
-    assert storage is not None and (storage.url, storage.pool_size) == (FAKE_DATABASE_URL, 3)
 
 
 # --- hostd_copy_to_team_database -----------------------------------------------------------
@@ -497,7 +451,6 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_database_schema",
             "hostd_startup",
             "hostd_shutdown",
-            "hostd_team_database",
             "hostd_copy_to_team_database",
         }
     )

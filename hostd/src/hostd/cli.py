@@ -265,12 +265,15 @@ def _copy_to_team_database(host: Any) -> int:
     reports = host.copy_to_team_database()
     conflicts = 0
     for plugin, report in reports:
-        kinds = sorted(set(report.copied) | set(report.unchanged))
+        kinds = sorted(set(report.copied) | set(report.unchanged) | set(report.updated))
         counts = ", ".join(
-            f"{kind}: {report.copied.get(kind, 0)} copied, {report.unchanged.get(kind, 0)} unchanged"
+            f"{kind}: {report.copied.get(kind, 0)} copied, "
+            + (f"{report.updated[kind]} updated, " if report.updated.get(kind) else "")
+            + f"{report.unchanged.get(kind, 0)} unchanged"
             for kind in kinds
         )
-        print(f"{plugin}: {counts or 'nothing stored locally'}")
+        # A plugin whose every record is in conflict has records: it copied nothing, it is not empty.
+        print(f"{plugin}: {counts or ('nothing copied' if report.conflicts else 'nothing stored locally')}")
         for conflict in report.conflicts:
             print(f"{plugin}: CONFLICT {conflict}")
         conflicts += len(report.conflicts)

@@ -25,7 +25,7 @@ from hostd.errors import HostError
 from hostd.i18n import Language
 
 if TYPE_CHECKING:
-    from hostd_db import Database, PostgresDatabase
+    from hostd_db import Database
 
     from hostd.tools import ToolFunction
 
@@ -132,6 +132,9 @@ class CopyReport:
     copied: dict[str, int] = field(default_factory=dict)  # kind of record -> how many were new
     unchanged: dict[str, int] = field(default_factory=dict)  # kind of record -> already identical
     conflicts: list[str] = field(default_factory=list)
+    #: kind of record -> how many the team database held at an earlier point of the same history
+    #: (a fast-forward: the newer local versions were added, nothing of the team's was lost)
+    updated: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -176,26 +179,6 @@ class PluginContext(Generic[SettingsT]):
         """``text`` in the server's language, for what a tool writes into documents it produces
         (answers and errors carry ``Text`` and are rendered by the host)."""
         return cast(str, render(text, self.language))
-
-    def team_database(self, migrations: Sequence[Any]) -> PostgresDatabase:
-        """This plugin's tables in the team database (its own schema), with the config's pool settings.
-
-        Only when ``storage`` is configured; open it once through ``resource`` and return the
-        same object from ``hostd_team_database`` so ``hostd db migrate`` sees it.
-        """
-        if self.storage is None:
-            raise HostError(f"plugin {self.name!r} asked for the team database; `storage` is not configured")
-        from hostd_db import PostgresDatabase
-
-        return PostgresDatabase(
-            self.storage.url,
-            self.name,
-            migrations,
-            max_connections=self.storage.pool_size,
-            connect_timeout_s=self.storage.connect_timeout_seconds,
-            statement_timeout_ms=self.storage.statement_timeout_ms,
-            auto_migrate=self.storage.migrate,
-        )
 
     def database(self) -> Database:
         """The plugin's database, as its ``hostd_database_schema`` declares it: opened by the host on
@@ -371,6 +354,11 @@ class ToolContext(Generic[SettingsT]):
     def database(self) -> Database:
         """The plugin's database (``PluginContext.database``)."""
         return self.plugin.database()
+
+    @property
+    def has_team_database(self) -> bool:
+        """True when ``storage`` is configured (``PluginContext.has_team_database``)."""
+        return self.plugin.has_team_database
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""

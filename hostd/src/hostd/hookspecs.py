@@ -55,16 +55,6 @@ def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
 
 
 @hookspec
-def hostd_team_database(context: PluginContext[Any]) -> Any:
-    """Return this plugin's tables in the team database (``context.team_database(...)``), or None.
-
-    Called only when ``storage`` is configured; the host migrates and checks what it gets
-    (``hostd db migrate``, ``hostd config check``, start-up). The object needs ``migrate()``
-    and ``schema_status()``.
-    """
-
-
-@hookspec
 def hostd_copy_to_team_database(context: PluginContext[Any]) -> CopyReport | None:
     """Copy this plugin's local store (SQLite file / JSON sessions in ``context.data_dir``) into its
     team database tables; return what was copied, already there, or in conflict (never overwritten).

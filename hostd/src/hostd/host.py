@@ -144,7 +144,8 @@ class Host:
         team = self._team_settings()
         if team is None and schema.sqlite_file is None:
             return None
-        return open_database(schema, name, data_dir=context.data_dir, team=team)
+        # The folder, not ``context.data_dir`` (which makes it): with a team database nothing is kept here.
+        return open_database(schema, name, data_dir=context.host_data_dir / name, team=team)
 
     def local_database(self, name: str) -> Database | None:
         """A new handle on the plugin's SQLite file (``hostd db copy`` reads it); the caller closes it."""
@@ -153,7 +154,7 @@ class Host:
         schema = self._database_schema(name)
         if schema is None or schema.sqlite_file is None:
             return None
-        return open_database(schema, name, data_dir=self.contexts[name].data_dir, team=None)
+        return open_database(schema, name, data_dir=self.contexts[name].host_data_dir / name, team=None)
 
     def _team_settings(self) -> TeamDatabaseSettings | None:
         storage = self._team_storage()
@@ -183,17 +184,13 @@ class Host:
         )
 
     def team_databases(self) -> list[tuple[str, Any]]:
-        """Each plugin's tables in the team database, as the plugins hand them over (none without storage)."""
+        """Each plugin's tables in the team database, opened from its schema (none without storage)."""
         if self.loaded.config.storage is None:
             return []
         found: list[tuple[str, Any]] = []
         for name, _ in self._impls("hostd_database_schema"):
             if self._database_schema(name) is not None:
                 found.append((name, self.contexts[name].database()))
-        for name, _ in self._impls("hostd_team_database"):
-            database = self._call_hook("hostd_team_database", name, context=self.contexts[name])
-            if database is not None:
-                found.append((name, database))
         return found
 
     def copy_to_team_database(self) -> list[tuple[str, Any]]:

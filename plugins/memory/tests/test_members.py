@@ -192,13 +192,17 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
     """A memory.db of schema 3 (tags and links, no authors) opens; its versions have no author
     ("from before members were recorded") and the next change records its member."""
     from hostd_db import SqliteDatabase
-    from hostd_memory import store
 
     path = hostd_data_dir / "memory" / "memory.db"
-    old = store.MemoryStore.__new__(store.MemoryStore)
-    database = SqliteDatabase(path, [old._with_functions(m) for m in store.MIGRATIONS[:3]])
+    from hostd_memory.search import words_text
+    from released_schema import MIGRATIONS
+
+    database = SqliteDatabase(  # a file made by the release before the shared schema
+        path,
+        MIGRATIONS[:3],
+        on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
+    )
     conn = database.connection()
-    store.MemoryStore._register(conn)
     with database.write() as tx:
         tx.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, version, "
@@ -219,7 +223,7 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
         by_alice = await ok(client, "list_memories", author="alice")
         exported = await ok(client, "export_memories", include_versions=True)
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS) == 4
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
     assert before["memory"]["author"] is None and before["memory"]["tags"] == ["kept"]
     assert _authors(versions["versions"]) == [(3, "alice"), (2, None), (1, None)]
     assert [m["memory"]["uri"] for m in by_alice["memories"]] == ["old://note"]

@@ -68,6 +68,7 @@ def check_schema_parity(
     postgres_url: str,
     *,
     sqlite_only_tables: Collection[str] = (),
+    postgres_only_tables: Collection[str] = (),
     postgres_only_columns: Mapping[str, Collection[str]] | None = None,
 ) -> dict[str, Any]:
     """Migrate ``schema`` into a new SQLite file in ``folder`` and into ``component``'s schema at
@@ -85,7 +86,7 @@ def check_schema_parity(
     on_postgres = postgres_tables(postgres_url, component)
     declared = schema.tables()
     assert _without(on_sqlite, sqlite_only_tables, {}) == declared, "SQLite differs from the declared tables"
-    assert _without(on_postgres, (), postgres_only_columns or {}) == declared, (
+    assert _without(on_postgres, postgres_only_tables, postgres_only_columns or {}) == declared, (
         "PostgreSQL differs from the declared tables"
     )
     return {"sqlite": on_sqlite, "postgres": on_postgres}

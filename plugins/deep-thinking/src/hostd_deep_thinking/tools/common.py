@@ -21,7 +21,7 @@ from hostd_deep_thinking.models import (
     Settings,
     ThoughtRecord,
 )
-from hostd_deep_thinking.store import SessionNotFound, SessionState, store_for
+from hostd_deep_thinking.store import SessionNotFound, SessionState, session_store
 
 #: The context every deep-thinking tool gets.
 Context = ToolContext[Settings]
@@ -38,7 +38,7 @@ SessionId = Annotated[
 
 def load_state(ctx: Context, session_id: str) -> SessionState:
     """The session, or NOT_FOUND; a damaged one that nothing can rebuild is the store's READ_ERROR."""
-    state = store_for(ctx).load(session_id)
+    state = session_store(ctx).load(session_id)
     if state is None:
         raise SessionNotFound(session_id)
     return state

@@ -77,7 +77,7 @@ def search_memory(
     them), creation and change times. Deleted memories are never returned. More hits than fit come in
     pages: pass next_cursor."""
     from hostd_memory import search as search_text
-    from hostd_memory.store import Filters, store_for
+    from hostd_memory.store import Filters, memory_store
 
     check_priority_range(priority_min, priority_max)
     times = time_bounds(
@@ -110,7 +110,7 @@ def search_memory(
     # The ranking has no keyset: a page starts after the hits given so far (its position).
     arguments = {"query": query, **dataclasses.asdict(filters), "tags": list(filters.tags)}
     given = int(decode_cursor(cursor, "search_memory", arguments) or 0)
-    hits = store_for(ctx).search(plan, filters, given + limit + 1)
+    hits = memory_store(ctx).search(plan, filters, given + limit + 1)
     shown = [
         SearchHit(
             uri=h.memory.uri,
@@ -160,9 +160,9 @@ def preload_memory(
     directory: its folders; error: its key terms (numbers, addresses, paths stripped); intent: its
     words. Every type also matches memories whose disclosure fits the context."""
     from hostd_memory.preload import related_memories
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
-    store = store_for(ctx)
+    store = memory_store(ctx)
     budget = budget_of(ctx)
     core_rows = store.core_memories(None, 30)
     found, terms = related_memories(store, context_type, context_data, exclude={m.id for m in core_rows})
