@@ -1,12 +1,12 @@
 """hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
 
 Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
-delete_task, get_next_task, get_task_stats, link_task_session. Offers the ``tasks.links``
-service; uses ``deep-thinking.sessions`` when that plugin is loaded (both in ``links``). The
-plugin declares its tables (``hostd_database_schema``); the host opens them on the first call
-(the SQLite file, or with ``storage`` the team database, migrated at start-up) and the tools
-reach them through ``ctx.database()``. ``hostd db copy`` moves a local list into the team
-database through ``hostd_copy_to_team_database``.
+delete_task, get_next_task, renew_claim, release_claim, get_task_stats, link_task_session.
+Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when that plugin is loaded
+(both in ``links``). The plugin declares its tables (``hostd_database_schema``); the host opens
+them on the first call (the SQLite file, or with ``storage`` the team database, migrated at
+start-up) and the tools reach them through ``ctx.database()``. ``hostd db copy`` moves a local
+list into the team database through ``hostd_copy_to_team_database``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(editing.delete_task, title="Delete task", destructive=True)
     register(workflow.update_task_status, title="Update task status", destructive=False, idempotent=True)
     register(workflow.get_next_task, title="Get next task", destructive=False)
+    register(workflow.renew_claim, title="Renew task claim", destructive=False, idempotent=False)
+    register(workflow.release_claim, title="Release task claim", destructive=False, idempotent=True)
     register(reading.get_task_stats, title="Task statistics", read_only=True)
     register(
         workflow.link_task_session,

@@ -10,18 +10,21 @@ none), the search index rewritten from what is stored.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TypeVar
 
-from hostd_db import Database
+from hostd_db import Database, utc_now
 
 from hostd_tasks.models import Note, TaskRecord
 from hostd_tasks.store import refusals
 from hostd_tasks.store.rows import (
     Connection,
+    append_history,
     deletion_time,
     is_live,
     record_from_row,
     stored_moment,
+    stored_stamp,
 )
 from hostd_tasks.store.search import indexed_text, match_expression, ts_query, ts_vector
 
@@ -44,7 +47,7 @@ _RECORD_COLUMNS = {
     t.parent_id, t.acceptance,
     (SELECT json_group_object(status, n) FROM
         (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status)),
-    t.created_by, t.claimed_by
+    t.created_by, t.claimed_by, t.lease_expires_at, t.claim_count, t.expired_claims
 """,
     "postgres": """
     t.task_id, t.title, t.description, t.status, t.priority, t.linked_session_id, t.created_at, t.updated_at,
@@ -54,27 +57,24 @@ _RECORD_COLUMNS = {
     (SELECT json_object_agg(k.status, k.n)::text FROM
         (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status)
         AS k),
-    t.created_by, t.claimed_by
+    t.created_by, t.claimed_by, t.lease_expires_at, t.claim_count, t.expired_claims
 """,
 }
 
-# The failed tasks a task waits on, directly: dependencies and subtasks (a JSON array of ids).
-_FAILED_BLOCKERS = {
-    "sqlite": """
-    (SELECT json_group_array(blocker) FROM (
-        SELECT d.depends_on AS blocker FROM task_dependencies AS d
-        JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = t.task_id AND dep.status = 'failed'
-        UNION
-        SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
-""",
-    "postgres": """
-    (SELECT json_agg(b.blocker)::text FROM (
-        SELECT d.depends_on AS blocker FROM task_dependencies AS d
-        JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = t.task_id AND dep.status = 'failed'
-        UNION
-        SELECT c.task_id FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed') AS b)
-""",
-}
+#: Lapsed leases one sweep returns to pending; a read sweeps again until none is left.
+EXPIRED_PER_SWEEP = 500
+
+#: The claims whose lease has lapsed: a seek on ``tasks_by_lease``. A lease is set exactly while a
+#: task is in_progress; the status is checked on the rows found, not in the query, where it would
+#: lead SQLite's planner to walk every task in progress instead.
+_LAPSED = (
+    "SELECT t.task_id, t.claimed_by, t.lease_expires_at, t.status FROM tasks AS t "
+    "WHERE t.lease_expires_at < ?"
+)
+
+
+class _LeasesLapsed(Exception):
+    """Raised inside a read that found a lapsed lease: the read runs again after the sweep."""
 
 
 class StoreBase:
@@ -91,7 +91,6 @@ class StoreBase:
         dialect = database.dialect
         self.postgres = dialect.is_postgres
         self.record_columns = _RECORD_COLUMNS[dialect.name]
-        self.failed_blockers = _FAILED_BLOCKERS[dialect.name]
         #: Appended to the claim's SELECT: the lock that makes one claimer the only one.
         self.claim_lock = dialect.lock_rows(of="t", skip_locked=True)
         #: Appended when the first look found nothing: a lock that waits for claims still in flight.
@@ -103,12 +102,73 @@ class StoreBase:
     # --- transactions and the spellings that differ ------------------------------------------
 
     def _read(self, work: Callable[[Connection], T]) -> T:
-        """``work`` in one read transaction that sees one consistent snapshot."""
-        return self.database.read(work)
+        """``work`` in one read transaction that sees one consistent snapshot, in which no lease has lapsed.
+
+        A lapsed lease is found with one index seek; then the lapsed claims go back to pending (a
+        write, ``_expire_leases``) and the read runs again, so every answer shows a task whose
+        lease lapsed as pending, whichever replica or process answers.
+        """
+
+        def current(conn: Connection) -> T:
+            lapsed = conn.execute(_LAPSED + " LIMIT 1", (stored_stamp(self._clock(conn)),)).fetchone()
+            if lapsed is not None:
+                raise _LeasesLapsed
+            return work(conn)
+
+        try:
+            return self.database.read(current)
+        except _LeasesLapsed:
+            while self._write(lambda conn: self._expire_leases(conn, self._clock(conn))) == EXPIRED_PER_SWEEP:
+                pass
+            return self.database.read(work)
 
     def _write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
         """``work`` in one write transaction (run again if the database asks for it)."""
         return self.database.write(work, lock=lock)
+
+    def _clock(self, conn: Connection) -> datetime:
+        """Now, by the database's clock: PostgreSQL's (one clock for every replica and process), or
+        for the SQLite file this machine's (every process sharing the file runs on it)."""
+        if self.postgres:
+            (now,) = conn.execute("SELECT clock_timestamp()").fetchone()
+            return stored_moment(now)
+        return utc_now()
+
+    def _expire_leases(self, conn: Connection, now: datetime, *, task_id: str | None = None) -> int:
+        """Return the claims whose lease lapsed before ``now`` to pending (only ``task_id``'s when given).
+
+        Each is counted (``expired_claims``), remembers whose lease it was (``lease_lost_by``, so a
+        late update from that member can be refused) and gets a ``lease_expired`` history entry
+        dated when the lease lapsed: every write to a task sweeps it first, so nothing else can
+        have happened to it in between. PostgreSQL skips rows another transaction holds (that one
+        sweeps or changes them). Answers how many were returned.
+        """
+        sql, parameters = _LAPSED, [stored_stamp(now)]
+        if task_id is not None:
+            sql += " AND t.task_id = ?"
+            parameters.append(task_id)
+        rows = conn.execute(
+            f"{sql} ORDER BY t.lease_expires_at LIMIT {EXPIRED_PER_SWEEP}{self.claim_lock}", parameters
+        ).fetchall()
+        for lapsed_id, holder, expired_at, status in rows:
+            if status != "in_progress":  # never written so; skipped rather than trusted
+                continue
+            at = stored_stamp(stored_moment(expired_at))
+            conn.execute(
+                "UPDATE tasks SET status = 'pending', claimed_by = NULL, lease_expires_at = NULL, "
+                "lease_seconds = NULL, expired_claims = expired_claims + 1, lease_lost_by = ?, "
+                "updated_at = ? WHERE task_id = ?",
+                (holder, at, lapsed_id),
+            )
+            append_history(
+                conn,
+                str(lapsed_id),
+                "lease_expired",
+                {"holder": holder, "from": "in_progress", "to": "pending"},
+                at,
+                None,
+            )
+        return len(rows)
 
     def _ids_in(self, column: str, ids: list[str]) -> tuple[str, object]:
         """A condition 'column is one of ids' and its one parameter (a page may hold 1,000 ids)."""
@@ -199,9 +259,17 @@ class StoreBase:
         return task
 
     def _fetch_locked(self, conn: Connection, task_id: str) -> TaskRecord:
-        """The task as it is now, its row held by this transaction until it ends."""
+        """The task as it is now, its row held by this transaction until it ends; a claim whose
+        lease has lapsed is returned to pending first (``_expire_leases``)."""
         self._lock_task(conn, task_id)
+        self._expire_leases(conn, self._clock(conn), task_id=task_id)
         return self._fetch(conn, task_id)
+
+    @staticmethod
+    def _lease_lost_by(conn: Connection, task_id: str) -> str | None:
+        """The member whose lease on the task lapsed last (until they claim it again), if any."""
+        row = conn.execute("SELECT lease_lost_by FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     def _reindex(self, conn: Connection, task_id: str) -> None:
         """Rewrite a task's entry of the search index from what is stored now."""

@@ -23,9 +23,14 @@ is never handed out again.
 
 from __future__ import annotations
 
-from hostd_db import AddColumn, Column, ColumnType, Connection, Dialect, Index, Only, Schema, Table
+import json
+from datetime import timedelta
+
+from hostd_db import AddColumn, Column, ColumnType, Connection, Dialect, Index, Only, Schema, Table, utc_now
 from hostd_db.schema import Operation
 
+from hostd_tasks.rules import LEASE_SECONDS_DEFAULT
+from hostd_tasks.store.rows import stored_stamp
 from hostd_tasks.store.search import indexed_text
 
 TEXT, KEY, MOMENT = ColumnType.TEXT, ColumnType.KEY, ColumnType.MOMENT
@@ -155,6 +160,48 @@ _VERSION_3: list[Operation] = [
     Index("tasks_by_claimer", "tasks", "claimed_by, priority, seq"),
 ]
 
+
+def _leases_of_tasks_already_claimed(conn: Connection, dialect: Dialect) -> None:
+    """Tasks in_progress before leases get a lease of the default length from the upgrade (by the
+    database's clock), so work an agent dropped before the upgrade comes back too; ``claim_count``
+    counts the claims the history records (``claimed``, or a status move to in_progress)."""
+    if dialect.is_postgres:
+        conn.execute(
+            "UPDATE tasks SET lease_expires_at = now() + make_interval(secs => ?), lease_seconds = ? "
+            "WHERE status = 'in_progress'",
+            (LEASE_SECONDS_DEFAULT, LEASE_SECONDS_DEFAULT),
+        )
+    else:
+        conn.execute(
+            "UPDATE tasks SET lease_expires_at = ?, lease_seconds = ? WHERE status = 'in_progress'",
+            (stored_stamp(utc_now() + timedelta(seconds=LEASE_SECONDS_DEFAULT)), LEASE_SECONDS_DEFAULT),
+        )
+    claims: dict[str, int] = {}
+    for task_id, event, details in conn.execute(
+        "SELECT task_id, event, details FROM task_history WHERE event IN ('claimed', 'status')"
+    ).fetchall():
+        if event == "claimed" or json.loads(str(details)).get("to") == "in_progress":
+            claims[str(task_id)] = claims.get(str(task_id), 0) + 1
+    conn.executemany(
+        "UPDATE tasks SET claim_count = ? WHERE task_id = ?", [(n, t) for t, n in claims.items()]
+    )
+
+
+# Leases: a claim lapses at ``lease_expires_at`` (set exactly while a task is in_progress) unless
+# renewed by ``lease_seconds`` more; ``claim_count`` and ``expired_claims`` count claims and the
+# ones that lapsed; ``lease_lost_by`` is the member whose lease lapsed last (their late updates
+# are refused once someone else holds the task). Indexed on the expiry, so finding the leases that
+# have lapsed is a seek, never a scan of the work in progress.
+_VERSION_4: list[Operation] = [
+    AddColumn("tasks", Column("lease_expires_at", MOMENT)),
+    AddColumn("tasks", Column("lease_seconds", ColumnType.INTEGER)),
+    AddColumn("tasks", Column("claim_count", ColumnType.INTEGER, not_null=True, default="0")),
+    AddColumn("tasks", Column("expired_claims", ColumnType.INTEGER, not_null=True, default="0")),
+    AddColumn("tasks", Column("lease_lost_by", KEY)),
+    Index("tasks_by_lease", "tasks", "lease_expires_at", where="lease_expires_at IS NOT NULL"),
+    _leases_of_tasks_already_claimed,
+]
+
 #: What only one database holds: SQLite's FTS5 table (and the tables FTS5 keeps it in), PostgreSQL's
 #: ``tsvector`` column. Everything else is the same on both (``test_tasks_schema``).
 SQLITE_ONLY_TABLES = "task_search"
@@ -168,7 +215,7 @@ def schema(database_file: str) -> Schema:
     since existing tasks.db files and team databases have already run it.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3],
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4],
         sqlite_file=database_file,
         # Releases before the shared schema numbered the team database's migrations on their own:
         # their 1 is version 2 here (everything up to search), their 2 is version 3 (members).

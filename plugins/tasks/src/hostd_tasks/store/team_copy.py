@@ -32,7 +32,7 @@ from hostd_tasks.store.writes import TaskStore
 
 TASK_COLUMNS = (
     "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance, "
-    "created_by, claimed_by"
+    "created_by, claimed_by, lease_expires_at, lease_seconds, claim_count, expired_claims"
 )
 
 
@@ -41,9 +41,10 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
     if row is None:
         return None
-    title, description, status, priority, session, created, updated, parent, acceptance, creator, claimer = (
-        row
-    )
+    (
+        title, description, status, priority, session, created, updated, parent, acceptance, creator, claimer,
+        lease_until, lease_seconds, claims, expired,
+    ) = row  # fmt: skip
     return {
         "task": {
             "title": title,
@@ -57,6 +58,10 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             "acceptance": acceptance,
             "created_by": creator,
             "claimed_by": claimer,
+            "lease_expires_at": None if lease_until is None else stored_moment(lease_until),
+            "lease_seconds": lease_seconds,
+            "claim_count": int(claims),
+            "expired_claims": int(expired),
         },
         "labels": sorted(
             str(label)
@@ -185,7 +190,10 @@ def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
             task = {**local[task_id]["task"], "parent_id": None}
             values = [
                 task_id,
-                *(stored_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
+                *(
+                    stored_stamp(value) if key.endswith("_at") and value is not None else value
+                    for key, value in task.items()
+                ),
             ]
             conn.execute(
                 f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values

@@ -27,6 +27,7 @@ from hostd_tasks.tools.arguments import (
     clean_title,
     invalid_argument,
 )
+from hostd_tasks.wording import counted
 
 
 def create_task(
@@ -65,7 +66,7 @@ def create_task(
     if task.depends_on:
         count = len(task.depends_on)
         waits = Text(
-            en=f" It waits on {count} dependenc{'y' if count == 1 else 'ies'}.",
+            en=f" It waits on {counted(count, 'dependency', 'dependencies')}.",
             zh=f"它依赖 {count} 个任务。",
         )
     if task.parent_id:
@@ -201,7 +202,7 @@ def split_task(
     ids = ", ".join(child.task_id for child in children)
     return SplitOutput(task=parent, subtasks=children).with_message(
         Text(
-            en=f"Split task {task_id} into {len(children)} subtasks: {ids}.",
+            en=f"Split task {task_id} into {counted(len(children), 'subtask')}: {ids}.",
             zh=f"已将任务 {task_id} 拆分为 {len(children)} 个子任务：{ids}。",
         )
     )
