@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hookimpl
+from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, RegisterViews, hookimpl
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
 from hostd_tasks.store import team_database
@@ -50,6 +50,14 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
 @hookimpl
 def hostd_register_services(register: RegisterService, context: PluginContext[Settings]) -> None:
     register(SERVICE_NAME, TaskLinks(context))
+
+
+@hookimpl
+def hostd_register_views(register: RegisterViews) -> None:
+    """The dashboard's task pages (``views``): the board, a task's page and its actions."""
+    from hostd_tasks.views import register_views
+
+    register_views(register)
 
 
 @hookimpl
