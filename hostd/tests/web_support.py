@@ -45,6 +45,13 @@ TEMPLATE = """{% import "host/macros.html" as ui with context %}
 """
 
 
+DIAGRAM = """<pre class="mermaid">flowchart LR
+{% for note in notes %}  n{{ loop.index }}["{{ note.text | mermaid_text }}"]
+{% if not loop.first %}  n{{ loop.index - 1 }} --> n{{ loop.index }}
+{% endif %}{% endfor %}</pre>
+"""
+
+
 class Note(ToolOutput):
     text: str
     author: str
@@ -62,6 +69,7 @@ class NotesPlugin:
         self.templates = templates
         templates.mkdir(parents=True, exist_ok=True)
         (templates / "notes.html").write_text(TEMPLATE, encoding="utf-8")
+        (templates / "diagram.html").write_text(DIAGRAM, encoding="utf-8")
         self.view_contexts: list[Any] = []
 
         def list_notes(ctx: ToolContext[None]) -> Notes:
@@ -102,6 +110,15 @@ class NotesPlugin:
                 title=Text(en="Notes", zh="笔记"), template="notes.html", data={"notes": found.notes}
             )
 
+        async def diagram(request: ViewRequest) -> ViewPage:
+            found = await request.call(list_notes)
+            return ViewPage(
+                title=Text(en="Notes as a diagram", zh="笔记图"),
+                template="diagram.html",
+                data={"notes": found.notes},
+                diagram=True,
+            )
+
         async def add(request: ViewRequest) -> ViewRedirect:
             note = await request.call(add_note, text=request.form.get("text", ""))
             return ViewRedirect(
@@ -122,6 +139,7 @@ class NotesPlugin:
 
         register.assets(self.templates)
         register.page("", page, title=Text(en="Notes", zh="笔记"), tool="list_notes", nav=True)
+        register.page("/diagram", diagram, title=Text(en="Diagram", zh="图"), tool="list_notes")
         register.action("/add", add, tool="add_note")
         register.overview(overview, tool="list_notes")
 

@@ -31,13 +31,38 @@ def _markdown() -> Any:
         tokens[index].attrSet("rel", "noopener noreferrer nofollow")
         return str(self.renderToken(tokens, index, options, env))
 
+    def demoted(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        # A stored "# Title" sits under the page's own h1 and section h2: it becomes an h3.
+        token = tokens[index]
+        token.tag = f"h{min(6, int(token.tag[1]) + 2)}"
+        return str(self.renderToken(tokens, index, options, env))
+
     renderer.add_render_rule("link_open", link_open)
+    renderer.add_render_rule("heading_open", demoted)
+    renderer.add_render_rule("heading_close", demoted)
     return renderer
 
 
 def markdown(text: str) -> Markup:
-    """Markdown as HTML that runs nothing: raw HTML escaped, unsafe link targets left as text."""
+    """Markdown as HTML that runs nothing: raw HTML escaped, unsafe link targets left as text;
+    headings two levels down (the page has its own h1 and h2)."""
     return Markup(_markdown().render(text or ""))  # markdown-it escapes, html is off
+
+
+def mermaid_text(value: str) -> str:
+    """Text for inside a quoted Mermaid label (``A["{{ x | mermaid_text }}"]``): everything but
+    letters, digits and spaces becomes Mermaid's ``#code;`` entity (line breaks a space), so the
+    text can neither end the label nor the statement, nor carry markup; Mermaid shows the
+    characters themselves."""
+    replaced = []
+    for char in value:
+        if char.isalnum() or char == " ":
+            replaced.append(char)
+        elif char in "\r\n\t":
+            replaced.append(" ")
+        else:
+            replaced.append(f"#{ord(char)};")
+    return "".join(replaced)
 
 
 def when(value: str | None) -> str:
@@ -67,4 +92,5 @@ def environment(plugin_templates: dict[str, Path]) -> Any:
     )
     env.filters["markdown"] = markdown
     env.filters["when"] = when
+    env.filters["mermaid_text"] = mermaid_text
     return env

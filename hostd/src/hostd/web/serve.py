@@ -40,23 +40,27 @@ def team_dashboard(host: Host, transport: TransportConfig, policy: HttpPolicy) -
     return Dashboard(host, signer=Signer(secret.encode() or None), sign_in=sign_in).app()
 
 
-def local_app(host: Host, one_time: OneTimeToken, policy: HttpPolicy) -> ASGIApp:
-    """``hostd web``'s whole app: the dashboard at ``/ui``, ``/`` sending there, the guard in front."""
+def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPolicy) -> ASGIApp:
+    """The dashboard alone at ``/ui`` (``/`` sends there), behind the transport's guard."""
     from starlette.applications import Starlette
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
 
     from hostd.transports import GuardMiddleware
 
-    dashboard = Dashboard(
-        host, signer=Signer(None), sign_in=SignIn(local_member=local_member(), one_time=one_time)
-    )
+    dashboard = Dashboard(host, signer=signer, sign_in=sign_in)
 
     async def root(request: Any) -> RedirectResponse:
         return RedirectResponse(f"{BASE}/", status_code=303)
 
     app = Starlette(routes=[Route("/", root), Mount(BASE, app=dashboard.app())])
     return GuardMiddleware(app, policy, cookie_prefix=BASE)
+
+
+def local_app(host: Host, one_time: OneTimeToken, policy: HttpPolicy) -> ASGIApp:
+    """``hostd web``'s whole app: signed in by the one-time link, keyed per process."""
+    sign_in = SignIn(local_member=local_member(), one_time=one_time)
+    return dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy)
 
 
 def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from markupsafe import Markup, escape
 
 MAX_SIDE = 8  # neighbours drawn on each side; the lists below the graph have them all
-WIDTH = 760
+WIDTH = 900
 ROW = 34
-LABEL_CHARS = 34
+LABEL_CHARS = 30
 
 
 def _short(text: str, limit: int = LABEL_CHARS) -> str:
@@ -31,12 +31,13 @@ def neighbourhood_svg(
     mentioned_by: list[str],
     url_of: Callable[[str], str],
     label: str,
+    mention_words: tuple[str, str] = ("mentions", "mentioned by"),
 ) -> Markup | None:
     """The SVG, or ``None`` when the memory has no neighbour to draw."""
     right = [(other, relation) for other, relation in outgoing]
-    right += [(other, "mentions") for other in mentions if other not in {o for o, _ in right}]
+    right += [(other, mention_words[0]) for other in mentions if other not in {o for o, _ in right}]
     left = [(other, relation) for other, relation in incoming]
-    left += [(other, "mentioned by") for other in mentioned_by if other not in {o for o, _ in left}]
+    left += [(other, mention_words[1]) for other in mentioned_by if other not in {o for o, _ in left}]
     right, left = right[:MAX_SIDE], left[:MAX_SIDE]
     if not right and not left:
         return None
@@ -44,7 +45,7 @@ def neighbourhood_svg(
     height = rows * ROW + 20
     middle_y = height / 2
     centre_x, left_x, right_x = WIDTH / 2, 10, WIDTH - 10
-    node_w = 220
+    node_w = 200
     parts = [
         f'<svg class="graph" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
@@ -66,13 +67,17 @@ def neighbourhood_svg(
         else:
             parts.append(f'<a href="{escape(href)}"><title>{escape(text)}</title>{shape}</a>')
 
-    def edge(x1: float, y1: float, x2: float, y2: float, relation: str) -> None:
+    def edge(x1: float, y1: float, x2: float, y2: float, relation: str, near_start: bool) -> None:
         parts.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#8a96a6" '
             f'stroke-width="1.2" marker-end="url(#arrow)"/>'
         )
+        # The label sits by the neighbour's end, where the lines are still a row apart.
+        share = 0.06 if near_start else 0.94
+        x, y = x1 + (x2 - x1) * share, y1 + (y2 - y1) * share - 4
+        anchor = "start" if near_start else "end"
         parts.append(
-            f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 4:.1f}" text-anchor="middle" font-size="10" '
+            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="10" '
             f'fill="#5b6675">{escape(_short(relation, 18))}</text>'
         )
 
@@ -86,9 +91,9 @@ def neighbourhood_svg(
         return [top + index * ROW for index in range(count)]
 
     for (_, relation), y in zip(left, spread(len(left)), strict=True):
-        edge(left_x + node_w, y, centre_x - node_w / 2, middle_y, relation)
+        edge(left_x + node_w, y, centre_x - node_w / 2, middle_y, relation, near_start=True)
     for (_, relation), y in zip(right, spread(len(right)), strict=True):
-        edge(centre_x + node_w / 2, middle_y, right_x - node_w, y, relation)
+        edge(centre_x + node_w / 2, middle_y, right_x - node_w, y, relation, near_start=False)
     node(centre_x, middle_y, uri, "middle", None, centre=True)
     for (other, _), y in zip(left, spread(len(left)), strict=True):
         node(left_x, y, other, "start", url_of(other))

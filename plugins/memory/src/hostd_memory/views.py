@@ -39,6 +39,38 @@ MAX_CONTENT_PAGES = 50  # read_memory pages a long content; a page shows up to 5
 FILTER_KEYS = ("q", "tags", "author", "domain", "updated_after", "updated_before", "status")
 
 
+STATUS_WORDS = {
+    "active": Text(en="active", zh="有效"),
+    "deprecated": Text(en="deprecated", zh="已弃用"),
+    "archived": Text(en="archived", zh="已归档"),
+    "deleted": Text(en="deleted", zh="已删除"),
+}
+CHANGE_WORDS = {
+    "created": Text(en="created", zh="创建"),
+    "patch": Text(en="patch", zh="局部修改"),
+    "append": Text(en="append", zh="追加"),
+    "replace": Text(en="replace", zh="替换"),
+    "metadata": Text(en="metadata", zh="元数据"),
+    "status": Text(en="status", zh="状态"),
+    "rollback": Text(en="rollback", zh="回滚"),
+    "import": Text(en="import", zh="导入"),
+}
+
+
+def _words(request: ViewRequest) -> dict[str, Any]:
+    """Template helpers naming a status or a kind of change in the member's language."""
+
+    def status_label(status: str) -> str:
+        word = STATUS_WORDS.get(status)
+        return request.text(word) if word else status
+
+    def change_label(change: str) -> str:
+        word = CHANGE_WORDS.get(change)
+        return request.text(word) if word else change
+
+    return {"status_label": status_label, "change_label": change_label}
+
+
 def register_views(register: RegisterViews) -> None:
     register.assets(HERE / "templates")
     register.page("", memory_list, title=Text(en="Memories", zh="记忆"), tool="list_memories", nav=True)
@@ -128,6 +160,7 @@ async def memory_list(request: ViewRequest) -> ViewPage:
             "searching": searching,
             "next_cursor": next_cursor,
             "paged": bool(query.get("cursor")),
+            **_words(request),
         },
     )
 
@@ -169,6 +202,10 @@ async def memory_page(request: ViewRequest) -> ViewPage:
         mentioned_by=relations.mentioned_by,
         url_of=lambda target: request.url("/view", uri=target),
         label=request.text(Text(en="Links around {uri}", zh="{uri} 周围的链接").format(uri=memory.uri)),
+        mention_words=(
+            request.text(Text(en="mentions", zh="提及")),
+            request.text(Text(en="mentioned by", zh="被提及")),
+        ),
     )
     return ViewPage(
         title=memory.uri,
@@ -181,6 +218,7 @@ async def memory_page(request: ViewRequest) -> ViewPage:
             "versions": versions,
             "versions_paged": bool(request.query.get("vcursor")),
             "graph": graph,
+            **_words(request),
         },
     )
 

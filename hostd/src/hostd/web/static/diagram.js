@@ -1,5 +1,7 @@
-// Draws every <pre class="mermaid"> of the page with the vendored Mermaid, strictly: no HTML in
-// labels, no click callbacks, and a diagram's own %%{init}%% cannot loosen it (secure keys).
+// Draws every <pre class="mermaid"> of the page with the vendored Mermaid, strictly: labels are
+// sanitised, click callbacks are off, and a diagram's own %%{init}%% cannot loosen it (secure
+// keys). Templates escape label text with the mermaid_text filter (#code; entities), which
+// Mermaid turns back into the characters as text.
 (function () {
   "use strict";
   function draw() {
@@ -7,8 +9,6 @@
     window.mermaid.initialize({
       startOnLoad: false,
       securityLevel: "strict",
-      htmlLabels: false,
-      flowchart: { htmlLabels: false },
       secure: ["secure", "securityLevel", "startOnLoad", "maxTextSize", "htmlLabels"],
       theme: "neutral"
     });
