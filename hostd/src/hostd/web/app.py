@@ -702,7 +702,8 @@ def download(answer: ViewFile) -> Response:
     from starlette.responses import Response
 
     quoted = urllib.parse.quote(answer.filename, safe="")
-    fallback = "".join(c if c.isalnum() or c in "._-" else "_" for c in answer.filename) or "download"
+    fallback = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in answer.filename)
+    fallback = fallback or "download"  # the ASCII name for old clients; filename* has the real one
     return Response(
         answer.content,
         media_type=answer.media_type,

@@ -401,10 +401,10 @@ async def overview(request: ViewRequest, limit: int) -> Overview:
     stats = await request.call(get_task_stats)
     counts = [
         OverviewCount(Text(en="Tasks", zh="任务"), stats.total),
-        OverviewCount(Text(en="Pending", zh="待执行"), stats.by_status["pending"], ""),
-        OverviewCount(Text(en="In progress", zh="进行中"), stats.by_status["in_progress"]),
-        OverviewCount(Text(en="Failed", zh="失败"), stats.by_status["failed"]),
-        OverviewCount(Text(en="Completed", zh="已完成"), stats.by_status["completed"]),
+        *(
+            OverviewCount(STATUS_NAMES[status], stats.by_status[status], f"?status={status}")
+            for status in ("pending", "in_progress", "failed", "completed")
+        ),
     ]
     activity: list[ActivityItem] = []
     if request.can("list_tasks"):
