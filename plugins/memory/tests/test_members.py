@@ -100,6 +100,28 @@ async def test_list_memories_filters_by_the_author_of_the_current_version(
     assert {m["memory"]["uri"] for m in first["memories"] + second["memories"]} == {"list://a", "list://c"}
 
 
+async def test_search_memory_filters_by_the_author_of_the_current_version(
+    memory_client: MemoryClient, login_as: Callable[[str], None]
+) -> None:
+    """The dashboard's search offers the author filter of its listing: search_memory takes it too."""
+    async with memory_client() as client:
+        login_as("alice")
+        for name in ("a", "b", "c"):
+            await ok(client, "create_memory", uri=f"find://{name}", content=f"部署 note {name}")
+        login_as("bob")
+        await ok(client, "update_memory", uri="find://b", content=" 部署 again", append=True)
+        alice = await ok(client, "search_memory", query="部署", author="alice")
+        bob = await ok(client, "search_memory", query="部署", author="bob")
+        everyone = await ok(client, "search_memory", query="部署")
+        refused = await call(client, "search_memory", query="部署", author="../bob")
+    assert sorted(hit["uri"] for hit in alice["hits"]) == ["find://a", "find://c"]
+    assert [hit["uri"] for hit in bob["hits"]] == ["find://b"]
+    assert everyone["count"] == 3
+    assert (
+        refused["error"]["code"] == "INVALID_ARGUMENT" and refused["error"]["details"]["argument"] == "author"
+    )
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_a_bad_author_filter_is_invalid_argument_naming_it(
     memory_client: MemoryClient, language: str

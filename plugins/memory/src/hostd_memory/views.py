@@ -39,6 +39,7 @@ MAX_CONTENT_PAGES = 50  # read_memory pages a long content; a page shows up to 5
 FILTER_KEYS = ("q", "tags", "author", "domain", "updated_after", "updated_before", "status")
 
 
+ERROR_STATUS = {"CONFLICT": 409, "NOT_FOUND": 404, "PERMISSION_DENIED": 403}
 STATUS_WORDS = {
     "active": Text(en="active", zh="有效"),
     "deprecated": Text(en="deprecated", zh="已弃用"),
@@ -272,7 +273,7 @@ def _edit_page(
         title=Text(en="Edit {uri}", zh="编辑 {uri}").format(uri=uri),
         template="edit.html",
         data={"uri": uri, "version": version, "content": content, "tags": tags, "error": error},
-        status=200 if error is None else 409 if error[2] == "CONFLICT" else 400,
+        status=200 if error is None else ERROR_STATUS.get(error[2], 400),
     )
 
 
