@@ -82,7 +82,7 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     assert 'href="/ui/tasks/view?id=t-ui"' in api  # what waits on it
     ui_page = client.get("/ui/tasks/view?id=t-ui").text
     assert "Form" in ui_page and "List" in ui_page  # its subtasks
-    history = re.findall(r'<td class="who">([^<]+)</td>', client.get("/ui/tasks/view?id=t-db").text)
+    history = re.findall(r'<td class="who"[^>]*>([^<]+)</td>', client.get("/ui/tasks/view?id=t-db").text)
     assert history == ["bob", "bob", "alice"]  # failed, claimed (in progress), created: newest first
     filtered = client.get("/ui/tasks?label=frontend").text
     assert 'data-task="t-ui"' in filtered and 'data-task="t-api"' not in filtered
@@ -181,6 +181,9 @@ def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) ->
         client, "/ui/tasks/delete", {"csrf": csrf, "task_id": "t-db", "drop_dependencies": "on"}
     )
     assert dropped.status_code == 303 and details(host, "t-db")["deleted_at"] is not None
+    gone = client.get("/ui/tasks/view?id=t-db").text  # its last record and history stay readable
+    assert "This task was deleted on" in gone and post_forms(gone) == [] and "Database schema" in gone
+    assert "t-db" not in details(host, "t-deploy")["task"]["depends_on"]
     split = form_post(
         client,
         "/ui/tasks/split",

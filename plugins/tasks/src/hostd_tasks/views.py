@@ -428,13 +428,17 @@ async def task_activity(request: ViewRequest, limit: int, member: str | None = N
                 if status == "completed"
                 else Text(en="marked task {id} '{title}' failed", zh="将任务 {id}「{title}」标为失败")
             ).format(id=task.task_id, title=task.title)
-            items.append(_item(task, task.updated_at.isoformat(), task.claimed_by, summary))
+            items.append(
+                _item(task, task.updated_at.isoformat(timespec="microseconds"), task.claimed_by, summary)
+            )
     created = await request.call(list_tasks, limit=size, created_by=member)
     for task in created.tasks:
         summary = Text(en="created task {id} '{title}'", zh="创建了任务 {id}「{title}」").format(
             id=task.task_id, title=task.title
         )
-        items.append(_item(task, task.created_at.isoformat(), task.created_by, summary))
+        items.append(
+            _item(task, task.created_at.isoformat(timespec="microseconds"), task.created_by, summary)
+        )
     items.sort(key=lambda item: item.at, reverse=True)
     return items[:size]
 
