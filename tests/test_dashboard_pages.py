@@ -297,3 +297,27 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
         assert english.get("/ui/tasks?lang=en").status_code == 303
     finally:
         host.shutdown()
+
+
+def test_the_feed_shows_a_long_sessions_newest_thoughts(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+
+    async def think() -> None:
+        for number in range(1, 106):
+            await call_as(
+                host,
+                "bob",
+                "sequential_thinking",
+                session_id="long",
+                thought=f"step {number}",
+                thoughtNumber=number,
+                totalThoughts=105,
+                nextThoughtNeeded=number < 105,
+            )
+
+    anyio.run(think)
+    overview = member_client(app, "alice").get("/ui/").text
+    assert (
+        "added thought 105 to &#39;long&#39;" in overview
+    )  # the newest, past get_session's first page (100)
+    assert "added thought 1 to &#39;long&#39;" not in overview

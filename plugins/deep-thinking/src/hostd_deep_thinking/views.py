@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hostd.paging import encode_cursor
+
 from hostd import (
     ActivityItem,
     CodedError,
@@ -316,8 +318,8 @@ async def thought_activity(request: ViewRequest, limit: int, member: str | None 
                 {"id": session.session_id},
             )
         )
-        got = await request.call(get_session, session_id=session.session_id, limit=THOUGHTS_PAGE)
-        for thought in got.thoughts[-size:]:
+        thoughts = await _last_thoughts(request, session, size)
+        for thought in thoughts:
             if member is not None and thought.by != member:
                 continue
             items.append(
@@ -333,3 +335,23 @@ async def thought_activity(request: ViewRequest, limit: int, member: str | None 
             )
     items.sort(key=lambda item: item.at, reverse=True)
     return items[:size]
+
+
+async def _last_thoughts(request: ViewRequest, session: SessionSummary, size: int) -> list[ThoughtRecord]:
+    """A session's newest ``size`` thoughts: ``get_session`` resumed near its end with the cursor
+    it would hand out itself (positions are sequence numbers); the first page if that is refused."""
+    after = session.thought_count - size
+    if after > 0:
+        filters = {"session_id": session.session_id, "stage": None, "tags": None}
+        try:
+            got = await request.call(
+                get_session,
+                session_id=session.session_id,
+                limit=size,
+                cursor=encode_cursor("get_session", filters, after),
+            )
+            return got.thoughts
+        except CodedError:
+            pass
+    got = await request.call(get_session, session_id=session.session_id, limit=size)
+    return got.thoughts
