@@ -33,7 +33,7 @@ TOKENS = {
 }
 PLUGINS = ["memory", "deep-thinking", "tasks"]
 READ_ONLY_TOOLS = {
-    "tasks": ["list_tasks", "get_task", "get_task_stats"],
+    "tasks": ["list_tasks", "get_task", "get_task_stats", "list_task_activity"],
     "deep-thinking": [
         "list_sessions",
         "get_session",

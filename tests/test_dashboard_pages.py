@@ -321,3 +321,25 @@ def test_the_feed_shows_a_long_sessions_newest_thoughts(seeded: tuple[Host, Any]
         "added thought 105 to &#39;long&#39;" in overview
     )  # the newest, past get_session's first page (100)
     assert "added thought 1 to &#39;long&#39;" not in overview
+
+
+def test_the_task_feed_is_the_newest_changes_whatever_their_priority(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+
+    async def work() -> None:
+        for number in range(35):
+            await call_as(
+                host, "alice", "create_task", task_id=f"u-{number}", title=f"urgent {number}", priority="P0"
+            )
+            await call_as(
+                host, "alice", "update_task_status", task_id=f"u-{number}", new_status="in_progress"
+            )
+            await call_as(host, "alice", "update_task_status", task_id=f"u-{number}", new_status="completed")
+        await call_as(host, "bob", "update_task_status", task_id="t-long", new_status="in_progress")
+        await call_as(host, "bob", "update_task_status", task_id="t-long", new_status="completed")
+
+    anyio.run(work)
+    overview = member_client(app, "alice").get("/ui/").text
+    feed = overview[overview.index('<ol class="feed">') :]
+    first = feed[: feed.index("</li>")]
+    assert "completed task t-long" in first and ">bob<" in first  # a P2 task, finished last

@@ -1,8 +1,8 @@
 """hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
 
 Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
-delete_task, get_next_task, get_task_stats, link_task_session. Offers the ``tasks.links``
-service; uses ``deep-thinking.sessions`` when that plugin is loaded (both in ``links``). The
+delete_task, get_next_task, get_task_stats, list_task_activity, link_task_session. Offers the
+``tasks.links`` service; uses ``deep-thinking.sessions`` when that plugin is loaded (both in ``links``). The
 store opens on the first call, not at start-up (``store.store_for``): the SQLite file, or with
 ``storage`` the team database (which the host migrates at start-up through
 ``hostd_team_database``; ``hostd db copy`` moves a local list into it through
@@ -17,7 +17,7 @@ from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, Regi
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
 from hostd_tasks.store import team_database
-from hostd_tasks.tools import editing, reading, workflow
+from hostd_tasks.tools import activity, editing, reading, workflow
 
 if TYPE_CHECKING:
     from hostd_db import PostgresDatabase
@@ -39,6 +39,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(workflow.update_task_status, title="Update task status", destructive=False, idempotent=True)
     register(workflow.get_next_task, title="Get next task", destructive=False)
     register(reading.get_task_stats, title="Task statistics", read_only=True)
+    register(activity.list_task_activity, title="Recent task activity", read_only=True)
     register(
         workflow.link_task_session,
         title="Link task to thinking session",

@@ -27,6 +27,7 @@ from hostd import (
 )
 from hostd_tasks.models import TaskDetailsOutput, TaskRecord
 from hostd_tasks.rules import PRIORITIES, STATUSES, allowed_next
+from hostd_tasks.tools.activity import list_task_activity
 from hostd_tasks.tools.editing import delete_task, split_task, update_task
 from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
 from hostd_tasks.tools.workflow import update_task_status
@@ -392,12 +393,8 @@ async def delete(request: ViewRequest) -> ViewPage | ViewRedirect:
 
 
 async def overview(request: ViewRequest, limit: int) -> Overview:
-    """Counts from ``get_task_stats``; activity from the tasks' own records: who created each task,
-    who claimed the ones in progress and who finished the completed and failed ones.
-
-    ``list_tasks`` orders by urgency, not time, so the feed is drawn from the most urgent tasks of
-    each status (``limit`` of each), then merged by time by the host.
-    """
+    """Counts from ``get_task_stats``; activity from ``list_task_activity``: who created, claimed,
+    finished, edited or deleted which task, newest first."""
     stats = await request.call(get_task_stats)
     counts = [
         OverviewCount(Text(en="Tasks", zh="任务"), stats.total),
@@ -407,41 +404,50 @@ async def overview(request: ViewRequest, limit: int) -> Overview:
         ),
     ]
     activity: list[ActivityItem] = []
-    if request.can("list_tasks"):
+    if request.can("list_task_activity"):
         activity = await task_activity(request, limit)
     return Overview(counts=counts, activity=activity)
 
 
 async def task_activity(request: ViewRequest, limit: int, member: str | None = None) -> list[ActivityItem]:
-    """Who created, claimed and finished which task (newest first), optionally one member's only."""
-    items: list[ActivityItem] = []
-    size = max(1, min(limit, 100))
-    for status in ("in_progress", "completed", "failed"):
-        listed = await request.call(list_tasks, status=status, limit=size, claimed_by=member)
-        for task in listed.tasks:
-            if task.claimed_by is None:
-                continue
-            summary = (
-                Text(en="claimed task {id} '{title}'", zh="领取了任务 {id}「{title}」")
-                if status == "in_progress"
-                else Text(en="completed task {id} '{title}'", zh="完成了任务 {id}「{title}」")
-                if status == "completed"
-                else Text(en="marked task {id} '{title}' failed", zh="将任务 {id}「{title}」标为失败")
-            ).format(id=task.task_id, title=task.title)
-            items.append(
-                _item(task, task.updated_at.isoformat(timespec="microseconds"), task.claimed_by, summary)
+    """The newest changes across tasks as feed entries (one member's only when ``member``)."""
+    found = await request.call(list_task_activity, limit=max(1, min(limit, 100)), member=member)
+    return [
+        ActivityItem(
+            entry.at.isoformat(timespec="microseconds").replace("+00:00", "Z"),
+            entry.by,
+            _summary(entry.event, entry.details, entry.task_id, entry.title or ""),
+            "/view",
+            {"id": entry.task_id},
+        )
+        for entry in found.entries
+    ]
+
+
+def _summary(event: str, details: dict[str, Any], task_id: str, title: str) -> Text:
+    """What an entry of the history says, as a sentence of the feed."""
+    named = {"id": task_id, "title": title}
+    if event == "created":
+        return Text(en="created task {id} '{title}'", zh="创建了任务 {id}「{title}」").format(**named)
+    if event == "claimed" or (event == "status" and details.get("to") == "in_progress"):
+        return Text(en="claimed task {id} '{title}'", zh="领取了任务 {id}「{title}」").format(**named)
+    if event == "deleted":
+        return Text(en="deleted task {id}", zh="删除了任务 {id}").format(**named)
+    if event == "status":
+        target = str(details.get("to", ""))
+        if target == "completed":
+            return Text(en="completed task {id} '{title}'", zh="完成了任务 {id}「{title}」").format(**named)
+        if target == "failed":
+            return Text(en="marked task {id} '{title}' failed", zh="将任务 {id}「{title}」标为失败").format(
+                **named
             )
-    created = await request.call(list_tasks, limit=size, created_by=member)
-    for task in created.tasks:
-        summary = Text(en="created task {id} '{title}'", zh="创建了任务 {id}「{title}」").format(
-            id=task.task_id, title=task.title
-        )
-        items.append(
-            _item(task, task.created_at.isoformat(timespec="microseconds"), task.created_by, summary)
-        )
-    items.sort(key=lambda item: item.at, reverse=True)
-    return items[:size]
-
-
-def _item(task: TaskRecord, at: str, member: str | None, summary: Text) -> ActivityItem:
-    return ActivityItem(at.replace("+00:00", "Z"), member, summary, "/view", {"id": task.task_id})
+        name = STATUS_NAMES.get(target, Text.same(target))
+        return Text(
+            en="moved task {id} '{title}' to " + name.en, zh="将任务 {id}「{title}」移至" + name.zh
+        ).format(**named)
+    if event == "split":
+        return Text(en="split task {id} '{title}'", zh="拆分了任务 {id}「{title}」").format(**named)
+    what = EVENT_NAMES.get(event, Text.same(event))
+    return Text(
+        en="changed task {id} '{title}' (" + what.en + ")", zh="修改了任务 {id}「{title}」（" + what.zh + "）"
+    ).format(**named)

@@ -11,7 +11,7 @@ from typing import Any
 
 from hostd_db import utc_now
 
-from hostd_tasks.models import NoTaskReason, StuckTask, TaskRecord
+from hostd_tasks.models import ActivityEntry, NoTaskReason, StuckTask, TaskRecord
 from hostd_tasks.rules import (
     PRIORITIES,
     STATUSES,
@@ -114,6 +114,31 @@ class TaskQueries(StoreBase):
             return TaskDetails(
                 task, deleted_at, history, int(history_total), depends_on, dependents, subtasks
             )
+
+        return self._read(work)
+
+    def activity(self, *, limit: int, by: str | None = None) -> list[ActivityEntry]:
+        """The newest history entries across tasks (of one member when ``by``): a walk of the
+        history's primary key backwards, so it costs the same with any number of tasks."""
+
+        def work(conn: Connection) -> list[ActivityEntry]:
+            where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
+            rows = conn.execute(
+                "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details FROM task_history AS h "
+                f"LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}ORDER BY h.seq DESC LIMIT ?",
+                parameters,
+            ).fetchall()
+            return [
+                ActivityEntry(
+                    task_id=str(task_id),
+                    title=None if title is None else str(title),
+                    event=str(event),
+                    at=stored_moment(at),
+                    by=actor,
+                    details=json_or(details, {}),
+                )
+                for task_id, title, event, at, actor, details in rows
+            ]
 
         return self._read(work)
 
