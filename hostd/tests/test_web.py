@@ -159,6 +159,15 @@ def test_members_sign_in_with_their_token(hostd_data_dir: Path, notes: NotesPlug
     assert "not-a-member-token-000" not in refused.text  # the page never shows a token
     answer = team_sign_in(client, ALICE)
     assert answer.status_code == 303 and answer.headers["location"] == "/ui/notes"
+    assert "secure" not in answer.headers["set-cookie"].lower()  # plain HTTP: a Secure cookie would be lost
+    behind_tls = TestClient(
+        team_app(hostd_data_dir, notes, tokens), base_url=BASE_URL, follow_redirects=False
+    )
+    form = behind_tls.get("/ui/signin").text
+    ended = form_post(
+        behind_tls, "/ui/signin", {"csrf": csrf_of(form), "token": ALICE}, **{"x-forwarded-proto": "https"}
+    )
+    assert "; secure" in ended.headers["set-cookie"].lower()
     page = client.get("/ui/notes")
     assert page.status_code == 200 and ALICE not in page.text and ">alice<" in page.text
     form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "from alice"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -362,7 +363,7 @@ class Dashboard:
                     logger.warning("refused a dashboard sign-in link that was used before or is wrong")
                     return self._signin_page(request, language, failed="link", status=403)
                 logger.warning("dashboard: signed in with the one-time link")
-                return self._signed_in(self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+                return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
             if self.member_of(request) is not None:
                 return RedirectResponse(target, status_code=303)
             return self._signin_page(request, language)
@@ -375,7 +376,7 @@ class Dashboard:
             return self._signin_page(request, language, failed="csrf", status=403)
         target = self._safe_next(form.get("next"))
         if kind == "open":
-            return self._signed_in(self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+            return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
         assert self.sign_in.members is not None
         from hostd.members import token_digest
 
@@ -385,7 +386,7 @@ class Dashboard:
             logger.info("dashboard: refused a sign-in with an unknown token")
             return self._signin_page(request, language, failed="token", status=401)
         logger.info("dashboard: member %s signed in", member.name)
-        return self._signed_in(member.name, self.signer.fingerprint(token_digest(token)), target)
+        return self._signed_in(request, member.name, self.signer.fingerprint(token_digest(token)), target)
 
     def _safe_next(self, target: str | None) -> str:
         """Only a path of the dashboard itself (never another site, never ``//host``)."""
@@ -394,16 +395,20 @@ class Dashboard:
             return target
         return f"{BASE}/"
 
-    def _signed_in(self, member: str, fingerprint: str, target: str) -> Response:
+    def _signed_in(self, request: Request, member: str, fingerprint: str, target: str) -> Response:
         from starlette.responses import RedirectResponse
 
         response = RedirectResponse(target, status_code=303)  # the token leaves the address bar here
+        # Behind a balancer that ends TLS (deploy/nginx.conf sets X-Forwarded-Proto), the cookie
+        # is marked Secure: the browser then never sends it over plain HTTP.
+        secure = request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
         response.set_cookie(
             SESSION_COOKIE,
             self.signer.session_cookie(member, fingerprint),
             path=BASE,
             httponly=True,
             samesite="strict",
+            secure=secure,
         )
         return response
 
@@ -785,7 +790,8 @@ class DashboardRequest:
 
 
 class SecurityHeaders:
-    """Headers every dashboard answer carries (static files included); pages add their CSP."""
+    """Headers every dashboard answer carries (static files included); pages add their CSP.
+    ``Server-Timing`` says how long the answer took to start."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -795,9 +801,14 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        started = time.perf_counter()
+
         async def with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                # How long the server took, for the browser's devtools and bench/bench_dashboard.py.
+                elapsed = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={elapsed:.2f}".encode()))
                 present = {key.lower() for key, _ in headers}
                 for key, value in SECURITY_HEADERS.items():
                     if key.lower().encode() not in present:

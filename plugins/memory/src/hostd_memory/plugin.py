@@ -60,11 +60,11 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
 
 
 @hookimpl
-def hostd_register_views(register: RegisterViews) -> None:
+def hostd_register_views(register: RegisterViews, context: PluginContext[Settings]) -> None:
     """The dashboard's memory pages (``views``): list and search, a memory, its diff, edit, delete."""
     from hostd_memory.views import register_views
 
-    register_views(register)
+    register_views(register, context)
 
 
 @hookimpl
