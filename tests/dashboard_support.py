@@ -180,6 +180,7 @@ async def seed(host: Host) -> None:
         nextThoughtNeeded=False,
     )
 
+    await call_as(host, "alice", "link_task_session", task_id="t-api", session_id="plan")
     await call_as(
         host, "alice", "create_memory", uri="project://dashboard", content="The dashboard 仪表盘 plan."
     )

@@ -80,6 +80,7 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     api = client.get("/ui/tasks/view?id=t-api").text
     assert "<strong>orders</strong>" in api and "中文验收：接口文档齐全" in api  # description, acceptance
     assert 'href="/ui/tasks/view?id=t-ui"' in api  # what waits on it
+    assert '<a href="/ui/deep-thinking/view?id=plan">plan</a>' in api  # its thinking session
     ui_page = client.get("/ui/tasks/view?id=t-ui").text
     assert "Form" in ui_page and "List" in ui_page  # its subtasks
     history = re.findall(r'<td class="who"[^>]*>([^<]+)</td>', client.get("/ui/tasks/view?id=t-db").text)
@@ -103,6 +104,7 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
         and 'class="branch-origin" href="#thought-2"' in session.text
     )
     assert 'class="thought card revision" id="thought-4"' in session.text
+    assert '<a href="/ui/tasks/view?id=t-api">t-api</a>' in session.text  # the task linked to it
     assert '<pre class="mermaid"' in session.text and "vendor/mermaid/mermaid.min.js" in session.text
     assert "'unsafe-inline'" in session.headers["content-security-policy"]  # Mermaid's SVG styles
     assert "mermaid" not in client.get("/ui/tasks").text  # loaded on the diagram page only

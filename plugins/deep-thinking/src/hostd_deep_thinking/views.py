@@ -294,13 +294,15 @@ FEED_SESSIONS = 5
 
 
 async def overview(request: ViewRequest, limit: int) -> Overview:
+    """All sessions and the active ones (each count is a list_sessions call, so two, not one per
+    status); who started the newest sessions and added their newest thoughts."""
     counts = []
-    for status in (None, *STATUSES):
+    for status in (None, "active"):
         listed = await request.call(list_sessions, status=status, limit=1)
         label = Text(en="Sessions", zh="会话") if status is None else STATUS_NAMES[status]
         counts.append(OverviewCount(label, listed.total, "" if status is None else f"?status={status}"))
     activity = await thought_activity(request, limit) if request.can("get_session") else []
-    return Overview(counts=[c for c in counts if c.path == "" or c.value], activity=activity)
+    return Overview(counts=counts, activity=activity)
 
 
 async def thought_activity(request: ViewRequest, limit: int, member: str | None = None) -> list[ActivityItem]:
