@@ -72,6 +72,10 @@ class TokenBook:
         """The member called ``name`` and their token's digest (the dashboard's cookies check it)."""
         return self._by_name.get(name)
 
+    def members(self) -> list[Member]:
+        """Every member, by name (their tokens stay here)."""
+        return sorted((member for _, member in self._entries), key=lambda member: member.name)
+
     def identify(self, presented: str) -> Member | None:
         digest = _digest(presented)
         found: Member | None = None
@@ -222,6 +226,12 @@ class MemberDirectory:
         if self._tokens_file is not None:
             self._reload_if_changed()
         return self._book.lookup(name)
+
+    def members(self) -> list[Member]:
+        """Every member now (names and profiles, never tokens), by name."""
+        if self._tokens_file is not None:
+            self._reload_if_changed()
+        return self._book.members()
 
     def identify(self, presented: str) -> Member | None:
         """The member whose token this is, or ``None`` (unknown or removed)."""

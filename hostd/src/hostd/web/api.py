@@ -98,6 +98,19 @@ class ViewRedirect:
 
 
 @dataclass(frozen=True)
+class ViewFile:
+    """A page's answer that is a document to download (an export), not a page.
+
+    Sent as an attachment named ``filename``; the host adds a ``sandbox`` CSP with
+    ``default-src 'none'``, so even an HTML document opened from the download runs nothing.
+    """
+
+    content: str | bytes
+    filename: str
+    media_type: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
 class OverviewCount:
     """One figure on the overview (``Memories: 1,204``), linking to the page that lists them."""
 
@@ -130,7 +143,7 @@ class Overview:
     activity: list[ActivityItem] = field(default_factory=list)
 
 
-PageRender = Callable[[ViewRequest], Awaitable[ViewPage | ViewRedirect]]
+PageRender = Callable[[ViewRequest], Awaitable[ViewPage | ViewRedirect | ViewFile]]
 ActionHandler = Callable[[ViewRequest], Awaitable[ViewPage | ViewRedirect]]
 OverviewRender = Callable[[ViewRequest, int], Awaitable[Overview]]
 
@@ -164,6 +177,7 @@ __all__ = [
     "OverviewRender",
     "PageRender",
     "RegisterViews",
+    "ViewFile",
     "ViewPage",
     "ViewRedirect",
     "ViewRequest",

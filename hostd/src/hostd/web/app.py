@@ -28,6 +28,7 @@ from hostd.web.api import (
     Overview,
     OverviewRender,
     PageRender,
+    ViewFile,
     ViewRedirect,
 )
 from hostd.web.rendering import STATIC, environment
@@ -216,6 +217,7 @@ class Dashboard:
             Route("/", self.overview_page, methods=["GET", "HEAD"]),
             Route("/signin", self.signin, methods=["GET", "HEAD", "POST"]),
             Route("/signout", self.signout, methods=["POST"]),
+            Route("/members", self.members_page, methods=["GET", "HEAD"]),
             Mount("/static/host", app=StaticFiles(directory=STATIC), name="static"),
         ]
         for name, views in self.views.items():
@@ -324,6 +326,26 @@ class Dashboard:
         )
         title = pick(language, en="Overview", zh="概览")
         return self.layout(request, language, member, session, title, body, active="")
+
+    async def members_page(self, request: Request) -> Response:
+        """Team only: who the members are and what each did (``members_page``)."""
+        from hostd.web.members_page import member_rows
+
+        if self.sign_in.kind != "token":
+            return await self.not_found(request, None)
+        if (switched := self._language_switch(request)) is not None:
+            return switched
+        signed = self.member_of(request)
+        if signed is None:
+            return self._signin_redirect(request)
+        member, session = signed
+        language = self.language_of(request)
+        body = self.env.get_template("host/members.html").render(
+            **self._helpers(request, language, session, member, None),
+            rows=await member_rows(self, request, member, language),
+        )
+        title = pick(language, en="Members", zh="成员")
+        return self.layout(request, language, member, session, title, body, active="/members")
 
     async def signin(self, request: Request) -> Response:
         from starlette.responses import RedirectResponse
@@ -508,6 +530,8 @@ class Dashboard:
                     samesite="strict",
                 )
             return response
+        if isinstance(answer, ViewFile):
+            return download(answer)
         plugin = view_request.plugin
         body = self.env.get_template(f"{plugin}/{answer.template}").render(
             **self._helpers(request, language, session, member, plugin), **answer.data
@@ -588,6 +612,8 @@ class Dashboard:
         nav: list[tuple[str, str, bool]] = []
         if member is not None:
             nav.append((pick(language, en="Overview", zh="概览"), f"{BASE}/", active == ""))
+            if self.sign_in.kind == "token":
+                nav.append((pick(language, en="Members", zh="成员"), f"{BASE}/members", active == "/members"))
             for name, views in self.views.items():
                 for path, (_, page_title, tool, in_nav) in views.pages.items():
                     if in_nav and self.allows(member, name, tool):
@@ -674,6 +700,24 @@ class Dashboard:
     async def not_allowed(self, request: Request, exc: Any) -> Response:
         text = Text(en="This address does not take that method.", zh="该地址不接受此请求方法。")
         return self.error_page(request, 405, text, self.member_of(request))
+
+
+def download(answer: ViewFile) -> Response:
+    """A document as an attachment; sandboxed, so an HTML export opened from it runs nothing."""
+    from starlette.responses import Response
+
+    quoted = urllib.parse.quote(answer.filename, safe="")
+    fallback = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in answer.filename)
+    fallback = fallback or "download"  # the ASCII name for old clients; filename* has the real one
+    return Response(
+        answer.content,
+        media_type=answer.media_type,
+        headers={
+            "Content-Disposition": f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quoted}",
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 class DashboardRequest:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hookimpl
+from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, RegisterViews, hookimpl
 from hostd_deep_thinking import tools
 from hostd_deep_thinking.links import SESSIONS_SERVICE, SessionService
 from hostd_deep_thinking.models import Settings
@@ -61,3 +61,11 @@ def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport 
 @hookimpl
 def hostd_register_services(register: RegisterService, context: PluginContext[Settings]) -> None:
     register(SESSIONS_SERVICE, SessionService(context))
+
+
+@hookimpl
+def hostd_register_views(register: RegisterViews) -> None:
+    """The dashboard's thinking pages (``views``): sessions, a session's timeline and diagram, exports."""
+    from hostd_deep_thinking.views import register_views
+
+    register_views(register)

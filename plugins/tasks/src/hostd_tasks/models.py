@@ -307,6 +307,25 @@ class LinkOutput(ToolOutput):
     previous_session_id: str | None = Field(description="The session the task was linked to before, if any")
 
 
+class ActivityEntry(BaseModel):
+    """One change to some task, for a feed of what the team did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="The task changed")
+    title: str | None = Field(description="Its title now; null for a task deleted since")
+    event: str = Field(
+        description="created, edited, status, claimed, linked, split, dependency_dropped or deleted"
+    )
+    at: datetime = Field(description="When it happened (UTC)")
+    by: str | None = Field(description="The member who made the change; null when unknown")
+    details: dict[str, Any] = Field(description="What changed, as in get_task's history")
+
+
+class ActivityOutput(ToolOutput):
+    entries: list[ActivityEntry] = Field(description="Changes across all tasks, newest first")
+
+
 # --- settings ----------------------------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
 
 Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
-delete_task, get_next_task, renew_claim, release_claim, get_task_stats, link_task_session.
+delete_task, get_next_task, renew_claim, release_claim, get_task_stats, list_task_activity,
+link_task_session.
 Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when that plugin is loaded
 (both in ``links``). The plugin declares its tables (``hostd_database_schema``); the host opens
 them on the first call (the SQLite file, or with ``storage`` the team database, migrated at
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 from hostd_db import Schema
 
-from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hookimpl
+from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, RegisterViews, hookimpl
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
-from hostd_tasks.tools import editing, reading, workflow
+from hostd_tasks.tools import activity, editing, reading, workflow
 
 
 @hookimpl
@@ -37,6 +38,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(workflow.renew_claim, title="Renew task claim", destructive=False, idempotent=False)
     register(workflow.release_claim, title="Release task claim", destructive=False, idempotent=True)
     register(reading.get_task_stats, title="Task statistics", read_only=True)
+    register(activity.list_task_activity, title="Recent task activity", read_only=True)
     register(
         workflow.link_task_session,
         title="Link task to thinking session",
@@ -55,6 +57,14 @@ def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
     from hostd_tasks.store.schema import schema
 
     return schema(context.settings.database)
+
+
+@hookimpl
+def hostd_register_views(register: RegisterViews) -> None:
+    """The dashboard's task pages (``views``): the board, a task's page and its actions."""
+    from hostd_tasks.views import register_views
+
+    register_views(register)
 
 
 @hookimpl

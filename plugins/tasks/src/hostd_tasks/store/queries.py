@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from hostd_tasks.models import NoTaskReason, StuckTask, TaskRecord
+from hostd_tasks.models import ActivityEntry, NoTaskReason, StuckTask, TaskRecord
 from hostd_tasks.rules import (
     LEASE_SECONDS_DEFAULT,
     PRIORITIES,
@@ -35,6 +35,7 @@ from hostd_tasks.store.rows import (
     append_history,
     deletion_time,
     history_of,
+    json_or,
     related_tasks,
     stored_moment,
     stored_stamp,
@@ -134,6 +135,31 @@ class TaskQueries(StoreBase):
             return TaskDetails(
                 task, deleted_at, history, int(history_total), depends_on, dependents, subtasks
             )
+
+        return self._read(work)
+
+    def activity(self, *, limit: int, by: str | None = None) -> list[ActivityEntry]:
+        """The newest history entries across tasks (of one member when ``by``): a walk of the
+        history's primary key backwards, so it costs the same with any number of tasks."""
+
+        def work(conn: Connection) -> list[ActivityEntry]:
+            where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
+            rows = conn.execute(
+                "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details FROM task_history AS h "
+                f"LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}ORDER BY h.seq DESC LIMIT ?",
+                parameters,
+            ).fetchall()
+            return [
+                ActivityEntry(
+                    task_id=str(task_id),
+                    title=None if title is None else str(title),
+                    event=str(event),
+                    at=stored_moment(at),
+                    by=actor,
+                    details=json_or(details, {}),
+                )
+                for task_id, title, event, at, actor, details in rows
+            ]
 
         return self._read(work)
 

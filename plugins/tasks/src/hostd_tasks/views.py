@@ -1,0 +1,453 @@
+"""The tasks plugin's dashboard pages (``hostd_register_views``): the board by status with its
+filters, a task's page (description, acceptance, notes, subtasks, what it waits on and what waits
+on it, history), and the actions: status, priority, edit, release a claim, split, delete.
+
+Every read and write goes through the plugin's own tool functions (``request.call``): the same
+validation, the same rules (allowed moves, cycles refused, delete refused while others depend on
+it), the same history entries by the signed-in member, the same errors. A refused action shows the
+tool's own error on the form it came from. Releasing a claim is ``update_task_status`` back to
+``pending`` (the tool clears ``claimed_by`` and records the move): there is no separate tool for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hostd import (
+    ActivityItem,
+    CodedError,
+    Overview,
+    OverviewCount,
+    RegisterViews,
+    Text,
+    ViewPage,
+    ViewRedirect,
+    ViewRequest,
+)
+from hostd_tasks.models import TaskDetailsOutput, TaskRecord
+from hostd_tasks.rules import PRIORITIES, STATUSES, allowed_next
+from hostd_tasks.tools.activity import list_task_activity
+from hostd_tasks.tools.editing import delete_task, split_task, update_task
+from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
+from hostd_tasks.tools.workflow import update_task_status
+
+HERE = Path(__file__).parent
+#: Tasks one board column shows; a column with more links to its own paged list.
+COLUMN_SIZE = 30
+PAGE_SIZE = 50
+FILTER_KEYS = ("q", "label", "member", "creator", "priority")
+
+STATUS_NAMES: dict[str, Text] = {
+    "pending": Text(en="Pending", zh="待执行"),
+    "in_progress": Text(en="In progress", zh="进行中"),
+    "blocked": Text(en="Blocked", zh="已阻塞"),
+    "completed": Text(en="Completed", zh="已完成"),
+    "failed": Text(en="Failed", zh="失败"),
+}
+#: Board order: what is being worked on first, finished work last.
+BOARD_ORDER = ("pending", "in_progress", "blocked", "failed", "completed")
+EVENT_NAMES: dict[str, Text] = {
+    "created": Text(en="created", zh="创建"),
+    "edited": Text(en="edited", zh="编辑"),
+    "status": Text(en="status", zh="状态"),
+    "claimed": Text(en="claimed", zh="领取"),
+    "linked": Text(en="linked a session", zh="关联会话"),
+    "split": Text(en="split", zh="拆分"),
+    "dependency_dropped": Text(en="dependency dropped", zh="移除依赖"),
+    "deleted": Text(en="deleted", zh="删除"),
+}
+
+
+def register_views(register: RegisterViews) -> None:
+    register.assets(HERE / "templates")
+    register.page("", board, title=Text(en="Tasks", zh="任务"), tool="list_tasks", nav=True)
+    register.page("/view", task_page, title=Text(en="Task", zh="任务"), tool="get_task")
+    register.action("/status", change_status, tool="update_task_status")
+    register.action("/release", release_claim, tool="update_task_status")
+    register.action("/priority", change_priority, tool="update_task")
+    register.page("/edit", edit_form, title=Text(en="Edit task", zh="编辑任务"), tool="update_task")
+    register.action("/edit", save_edit, tool="update_task")
+    register.page("/split", split_form, title=Text(en="Split task", zh="拆分任务"), tool="split_task")
+    register.action("/split", split, tool="split_task")
+    register.page("/delete", delete_form, title=Text(en="Delete task", zh="删除任务"), tool="delete_task")
+    register.action("/delete", delete, tool="delete_task")
+    register.overview(overview, tool="get_task_stats")
+
+
+def _optional(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value or None
+
+
+def _words(raw: str) -> list[str]:
+    """A list typed as ``a, b`` (commas, the Chinese comma or spaces) into its items."""
+    return [item for item in raw.replace("，", ",").replace(",", " ").split() if item]
+
+
+def _error(request: ViewRequest, exc: CodedError) -> dict[str, Any]:
+    message, hint, _ = exc.rendered(request.language)
+    return {"message": message, "hint": hint, "code": exc.code}
+
+
+def _status_of(code: str) -> int:
+    return {"NOT_FOUND": 404, "CONFLICT": 409, "PERMISSION_DENIED": 403}.get(code, 400)
+
+
+# --- the board -------------------------------------------------------------------------------
+
+
+async def board(request: ViewRequest) -> ViewPage:
+    """One column per status (``list_tasks`` per status, the same filters); ``?status=`` shows one
+    status alone with paging."""
+    query = request.query
+    filters = {key: query.get(key, "") for key in FILTER_KEYS}
+    common: dict[str, Any] = {
+        "query": _optional(filters["q"]),
+        "label": _optional(filters["label"]),
+        "claimed_by": _optional(filters["member"]),
+        "created_by": _optional(filters["creator"]),
+        "priority": _optional(filters["priority"]),
+    }
+    only = query.get("status", "")
+    error = None
+    columns: list[dict[str, Any]] = []
+    try:
+        if only in STATUSES:
+            listed = await request.call(
+                list_tasks, status=only, limit=PAGE_SIZE, cursor=_optional(query.get("cursor")), **common
+            )
+            columns.append(_column(request, only, listed.tasks, listed.total, listed.next_cursor))
+        else:
+            for status in BOARD_ORDER:
+                listed = await request.call(list_tasks, status=status, limit=COLUMN_SIZE, **common)
+                columns.append(_column(request, status, listed.tasks, listed.total, None))
+    except CodedError as exc:
+        error = _error(request, exc)
+    failed_ids = {
+        card["task"].task_id for column in columns if column["status"] == "failed" for card in column["cards"]
+    }
+    for column in columns:
+        for card in column["cards"]:
+            card["waits_on_failed"] = [dep for dep in card["task"].depends_on if dep in failed_ids]
+    return ViewPage(
+        title=Text(en="Tasks", zh="任务"),
+        template="board.html",
+        data={
+            "filters": filters,
+            "columns": columns,
+            "only": only if only in STATUSES else "",
+            "error": error,
+            "priorities": PRIORITIES,
+            "filtered": any(filters.values()),
+            "paged": bool(query.get("cursor")),
+        },
+    )
+
+
+def _column(
+    request: ViewRequest, status: str, tasks: list[TaskRecord], total: int, next_cursor: str | None
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "name": request.text(STATUS_NAMES[status]),
+        "cards": [{"task": task} for task in tasks],
+        "total": total,
+        "next_cursor": next_cursor,
+    }
+
+
+# --- one task --------------------------------------------------------------------------------
+
+
+async def _details(request: ViewRequest, task_id: str) -> TaskDetailsOutput:
+    return await request.call(get_task, task_id=task_id)
+
+
+def _task_data(request: ViewRequest, details: TaskDetailsOutput) -> dict[str, Any]:
+    task = details.task
+    history = [
+        {
+            "entry": entry,
+            "event": request.text(EVENT_NAMES.get(entry.event, Text.same(entry.event))),
+            "details": ", ".join(f"{key}: {_plain(value)}" for key, value in entry.details.items()),
+        }
+        for entry in reversed(details.history)
+    ]
+    return {
+        "task": task,
+        "details": details,
+        "deleted": details.deleted_at is not None,
+        "history": history,
+        "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+        "next_statuses": list(allowed_next(task.status)),
+        "priorities": PRIORITIES,
+        "failed_blockers": [dep for dep in details.depends_on if dep.status == "failed"],
+    }
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return "—" if value is None else str(value)
+
+
+async def task_page(request: ViewRequest) -> ViewPage:
+    details = await _details(request, request.query.get("id", ""))
+    return _task_view(request, details, None)
+
+
+def _task_view(
+    request: ViewRequest, details: TaskDetailsOutput, error: dict[str, Any] | None, status: int = 200
+) -> ViewPage:
+    return ViewPage(
+        title=Text.same(f"{details.task.task_id} · {details.task.title}"),
+        template="task.html",
+        data={**_task_data(request, details), "error": error},
+        status=status,
+    )
+
+
+async def _act_on_task(
+    request: ViewRequest, function: Any, notice: Text, **arguments: Any
+) -> ViewPage | ViewRedirect:
+    """Run a tool on the task of the form; on a refusal show the task's page with the tool's error."""
+    task_id = request.form.get("task_id", "")
+    try:
+        await request.call(function, task_id=task_id, **arguments)
+    except CodedError as exc:
+        if exc.code == "NOT_FOUND" or exc.code == "PERMISSION_DENIED":
+            raise
+        details = await _details(request, task_id)
+        return _task_view(request, details, _error(request, exc), _status_of(exc.code))
+    return ViewRedirect("/view", {"id": task_id}, notice)
+
+
+async def change_status(request: ViewRequest) -> ViewPage | ViewRedirect:
+    wanted = request.form.get("status", "")
+    notice = Text(en="Status changed to {s}.", zh="状态已改为 {s}。").format(
+        s=request.text(STATUS_NAMES.get(wanted, Text.same(wanted)))
+    )
+    return await _act_on_task(request, update_task_status, notice, new_status=wanted)
+
+
+async def release_claim(request: ViewRequest) -> ViewPage | ViewRedirect:
+    """Back to pending: nobody holds it then, and whoever takes it next claims it anew."""
+    notice = Text(en="Claim released: the task is pending again.", zh="已释放领取：任务重新变为待执行。")
+    return await _act_on_task(request, update_task_status, notice, new_status="pending")
+
+
+async def change_priority(request: ViewRequest) -> ViewPage | ViewRedirect:
+    wanted = request.form.get("priority", "")
+    notice = Text(en="Priority set to {p}.", zh="优先级已设为 {p}。").format(p=wanted)
+    return await _act_on_task(request, update_task, notice, priority=wanted)
+
+
+# --- edit ------------------------------------------------------------------------------------
+
+
+async def edit_form(request: ViewRequest) -> ViewPage:
+    details = await _details(request, request.query.get("id", ""))
+    task = details.task
+    fields = {
+        "title": task.title,
+        "description": task.description,
+        "acceptance": task.acceptance,
+        "labels": ", ".join(task.labels),
+        "depends_on": ", ".join(task.depends_on),
+        "parent_id": task.parent_id or "",
+        "append_note": "",
+    }
+    return _edit_page(task.task_id, fields, None)
+
+
+def _edit_page(task_id: str, fields: dict[str, str], error: dict[str, Any] | None) -> ViewPage:
+    return ViewPage(
+        title=Text(en="Edit task {id}", zh="编辑任务 {id}").format(id=task_id),
+        template="edit.html",
+        data={"task_id": task_id, "fields": fields, "error": error},
+        status=200 if error is None else _status_of(error["code"]),
+    )
+
+
+async def save_edit(request: ViewRequest) -> ViewPage | ViewRedirect:
+    """Only what differs from the task now goes to ``update_task`` (one step, all or nothing)."""
+    form = request.form
+    task_id = form.get("task_id", "")
+    fields = {
+        key: form.get(key, "").replace("\r\n", "\n")
+        for key in ("title", "description", "acceptance", "labels", "depends_on", "parent_id", "append_note")
+    }
+    try:
+        current = (await _details(request, task_id)).task
+        arguments: dict[str, Any] = {}
+        if fields["title"] != current.title:
+            arguments["title"] = fields["title"]
+        for key in ("description", "acceptance"):
+            if fields[key] != getattr(current, key):
+                arguments[key] = fields[key]
+        labels = _words(fields["labels"])
+        if sorted({label.lower() for label in labels}) != current.labels:
+            arguments["labels"] = labels
+        depends_on = _words(fields["depends_on"])
+        if depends_on != current.depends_on:
+            arguments["depends_on"] = depends_on
+        if fields["parent_id"].strip() != (current.parent_id or ""):
+            arguments["parent_id"] = fields["parent_id"].strip()
+        if fields["append_note"].strip():
+            arguments["append_note"] = fields["append_note"]
+        if not arguments:
+            return ViewRedirect("/view", {"id": task_id}, Text(en="Nothing changed.", zh="没有改动。"))
+        updated = await request.call(update_task, task_id=task_id, **arguments)
+    except CodedError as exc:
+        return _edit_page(task_id, fields, _error(request, exc))
+    return ViewRedirect(
+        "/view",
+        {"id": task_id},
+        Text(en="Saved: {f}.", zh="已保存：{f}。").format(f=", ".join(updated.changed) or "—"),
+    )
+
+
+# --- split and delete ------------------------------------------------------------------------
+
+
+async def split_form(request: ViewRequest) -> ViewPage:
+    details = await _details(request, request.query.get("id", ""))
+    return _split_page(details.task.task_id, details.task.title, "", "P2", None)
+
+
+def _split_page(
+    task_id: str, title: str, lines: str, priority: str, error: dict[str, Any] | None
+) -> ViewPage:
+    return ViewPage(
+        title=Text(en="Split task {id}", zh="拆分任务 {id}").format(id=task_id),
+        template="split.html",
+        data={
+            "task_id": task_id,
+            "title": title,
+            "lines": lines,
+            "priority": priority,
+            "priorities": PRIORITIES,
+            "error": error,
+        },
+        status=200 if error is None else _status_of(error["code"]),
+    )
+
+
+async def split(request: ViewRequest) -> ViewPage | ViewRedirect:
+    """One subtask per non-empty line, all at the chosen priority; created together or not at all."""
+    form = request.form
+    task_id, lines, priority = form.get("task_id", ""), form.get("subtasks", ""), form.get("priority", "P2")
+    titles = [line.strip() for line in lines.splitlines() if line.strip()]
+    try:
+        result = await request.call(
+            split_task, task_id=task_id, subtasks=[{"title": title, "priority": priority} for title in titles]
+        )
+    except CodedError as exc:
+        return _split_page(task_id, "", lines, priority, _error(request, exc))
+    return ViewRedirect(
+        "/view",
+        {"id": task_id},
+        Text(en="Split into {n} subtasks.", zh="已拆分为 {n} 个子任务。").format(n=len(result.subtasks)),
+    )
+
+
+async def delete_form(request: ViewRequest) -> ViewPage:
+    details = await _details(request, request.query.get("id", ""))
+    return _delete_page(request, details, None)
+
+
+def _delete_page(request: ViewRequest, details: TaskDetailsOutput, error: dict[str, Any] | None) -> ViewPage:
+    return ViewPage(
+        title=Text(en="Delete task {id}?", zh="删除任务 {id}？").format(id=details.task.task_id),
+        template="delete.html",
+        data={**_task_data(request, details), "error": error},
+        status=200 if error is None else _status_of(error["code"]),
+    )
+
+
+async def delete(request: ViewRequest) -> ViewPage | ViewRedirect:
+    form = request.form
+    task_id = form.get("task_id", "")
+    try:
+        result = await request.call(
+            delete_task,
+            task_id=task_id,
+            drop_dependencies=form.get("drop_dependencies") == "on",
+            even_if_in_progress=form.get("even_if_in_progress") == "on",
+        )
+    except CodedError as exc:
+        if exc.code in ("NOT_FOUND", "PERMISSION_DENIED"):
+            raise
+        return _delete_page(request, await _details(request, task_id), _error(request, exc))
+    return ViewRedirect(
+        "",
+        {},
+        Text(en="Deleted task {id} '{title}'.", zh="已删除任务 {id}「{title}」。").format(
+            id=result.task.task_id, title=result.task.title
+        ),
+    )
+
+
+# --- the overview ----------------------------------------------------------------------------
+
+
+async def overview(request: ViewRequest, limit: int) -> Overview:
+    """Counts from ``get_task_stats``; activity from ``list_task_activity``: who created, claimed,
+    finished, edited or deleted which task, newest first."""
+    stats = await request.call(get_task_stats)
+    counts = [
+        OverviewCount(Text(en="Tasks", zh="任务"), stats.total),
+        *(
+            OverviewCount(STATUS_NAMES[status], stats.by_status[status], f"?status={status}")
+            for status in ("pending", "in_progress", "failed", "completed")
+        ),
+    ]
+    activity: list[ActivityItem] = []
+    if request.can("list_task_activity"):
+        activity = await task_activity(request, limit)
+    return Overview(counts=counts, activity=activity)
+
+
+async def task_activity(request: ViewRequest, limit: int, member: str | None = None) -> list[ActivityItem]:
+    """The newest changes across tasks as feed entries (one member's only when ``member``)."""
+    found = await request.call(list_task_activity, limit=max(1, min(limit, 100)), member=member)
+    return [
+        ActivityItem(
+            entry.at.isoformat(timespec="microseconds").replace("+00:00", "Z"),
+            entry.by,
+            _summary(entry.event, entry.details, entry.task_id, entry.title or ""),
+            "/view",
+            {"id": entry.task_id},
+        )
+        for entry in found.entries
+    ]
+
+
+def _summary(event: str, details: dict[str, Any], task_id: str, title: str) -> Text:
+    """What an entry of the history says, as a sentence of the feed."""
+    named = {"id": task_id, "title": title}
+    if event == "created":
+        return Text(en="created task {id} '{title}'", zh="创建了任务 {id}「{title}」").format(**named)
+    if event == "claimed" or (event == "status" and details.get("to") == "in_progress"):
+        return Text(en="claimed task {id} '{title}'", zh="领取了任务 {id}「{title}」").format(**named)
+    if event == "deleted":
+        return Text(en="deleted task {id}", zh="删除了任务 {id}").format(**named)
+    if event == "status":
+        target = str(details.get("to", ""))
+        if target == "completed":
+            return Text(en="completed task {id} '{title}'", zh="完成了任务 {id}「{title}」").format(**named)
+        if target == "failed":
+            return Text(en="marked task {id} '{title}' failed", zh="将任务 {id}「{title}」标为失败").format(
+                **named
+            )
+        name = STATUS_NAMES.get(target, Text.same(target))
+        return Text(
+            en="moved task {id} '{title}' to " + name.en, zh="将任务 {id}「{title}」移至" + name.zh
+        ).format(**named)
+    if event == "split":
+        return Text(en="split task {id} '{title}'", zh="拆分了任务 {id}「{title}」").format(**named)
+    what = EVENT_NAMES.get(event, Text.same(event))
+    return Text(
+        en="changed task {id} '{title}' (" + what.en + ")", zh="修改了任务 {id}「{title}」（" + what.zh + "）"
+    ).format(**named)

@@ -1,0 +1,347 @@
+"""The tasks, thinking and members pages over real ASGI, on SQLite/files and on PostgreSQL: each
+page renders from the tools, each action writes through its tool as the signed-in member and
+shows the tool's refusal on the page, a read-only member sees no write action and its forged
+POST is refused, stored script stays text. The same pages in Chromium: test_dashboard_browser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from dashboard_support import (
+    XSS_MERMAID,
+    XSS_NOTE,
+    XSS_THOUGHT,
+    XSS_TITLE,
+    call_as,
+    csrf_of,
+    dashboard_app,
+    dashboard_host,
+    form_post,
+    member_client,
+    seed,
+    write_tokens,
+)
+from hostd.host import Host
+from starlette.testclient import TestClient
+
+DATABASE_ENV = "HOSTD_DASHBOARD_TEST_DATABASE_URL"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    if request.param == "sqlite":
+        return {}
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
+    monkeypatch.setenv(DATABASE_ENV, request.getfixturevalue("postgres_url"))
+    return {"storage": {"url_env": DATABASE_ENV}}
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, storage: dict[str, Any]) -> Iterator[tuple[Host, Any]]:
+    host = dashboard_host(tmp_path / "data", storage)
+    try:
+        anyio.run(seed, host)
+        yield host, dashboard_app(host, write_tokens(tmp_path))
+    finally:
+        host.shutdown()
+
+
+def details(host: Host, task_id: str) -> dict[str, Any]:
+    return anyio.run(lambda: call_as(host, "alice", "get_task", task_id=task_id))
+
+
+def post_forms(page: str) -> list[str]:
+    """The targets of the page's POST forms, the sign-out form aside."""
+    return [
+        action
+        for action in re.findall(r'<form[^>]*method="post"[^>]*action="([^"]+)"', page)
+        if not action.endswith("/signout")
+    ]
+
+
+def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    board = client.get("/ui/tasks").text
+    for task_id in ("t-api", "t-db", "t-ui", "t-deploy", "t-done"):
+        assert f'data-task="{task_id}"' in board
+    # t-deploy waits on the failed t-db: marked on its card and on its page.
+    card = board[board.index('data-task="t-deploy"') :]
+    assert "waits on failed" in card[: card.index("</li>")]
+    page = client.get("/ui/tasks/view?id=t-deploy").text
+    assert '<li class="failed-blocker"><a href="/ui/tasks/view?id=t-db">t-db</a>' in page
+    assert "It waits on failed work" in page
+    api = client.get("/ui/tasks/view?id=t-api").text
+    assert "<strong>orders</strong>" in api and "中文验收：接口文档齐全" in api  # description, acceptance
+    assert 'href="/ui/tasks/view?id=t-ui"' in api  # what waits on it
+    assert '<a href="/ui/deep-thinking/view?id=plan">plan</a>' in api  # its thinking session
+    ui_page = client.get("/ui/tasks/view?id=t-ui").text
+    assert "Form" in ui_page and "List" in ui_page  # its subtasks
+    history = re.findall(r'<td class="who"[^>]*>([^<]+)</td>', client.get("/ui/tasks/view?id=t-db").text)
+    assert history == ["bob", "bob", "alice"]  # failed, claimed (in progress), created: newest first
+    filtered = client.get("/ui/tasks?label=frontend").text
+    assert 'data-task="t-ui"' in filtered and 'data-task="t-api"' not in filtered
+    mine = client.get("/ui/tasks?member=bob").text
+    assert 'data-task="t-db"' in mine and 'data-task="t-api"' not in mine
+    searched = client.get("/ui/tasks?q=staging").text
+    assert 'data-task="t-deploy"' in searched and 'data-task="t-db"' not in searched
+
+    sessions = client.get("/ui/deep-thinking").text
+    assert 'href="/ui/deep-thinking/view?id=plan"' in sessions
+    assert 'href="/ui/deep-thinking/view?id=other"' not in client.get("/ui/deep-thinking?member=alice").text
+    found = client.get("/ui/deep-thinking?q=比较").text
+    assert 'href="/ui/deep-thinking/view?id=plan#thought-1"' in found
+    session = client.get("/ui/deep-thinking/view?id=plan")
+    assert session.status_code == 200
+    assert (
+        'id="branch-sqlite-first"' in session.text
+        and 'class="branch-origin" href="#thought-2"' in session.text
+    )
+    assert 'class="thought card revision" id="thought-4"' in session.text
+    assert '<a href="/ui/tasks/view?id=t-api">t-api</a>' in session.text  # the task linked to it
+    assert '<pre class="mermaid"' in session.text and "vendor/mermaid/mermaid.min.js" in session.text
+    assert "'unsafe-inline'" in session.headers["content-security-policy"]  # Mermaid's SVG styles
+    assert "mermaid" not in client.get("/ui/tasks").text  # loaded on the diagram page only
+
+    overview = client.get("/ui/").text
+    assert "claimed task t-api" in overview and "completed task t-done" in overview
+    assert "created task t-deploy" in overview and "added thought 3 to" in overview
+    members = client.get("/ui/members").text
+    for name in ("alice", "bob", "reader"):
+        assert f'id="member-{name}"' in members
+    assert "dashboard-token" not in members  # names and profiles, never tokens
+    bob = members[members.index('id="member-bob"') : members.index('id="member-reader"')]
+    assert "completed task t-done" in bob and 'href="/ui/tasks?creator=bob"' in bob
+    assert "reader" in members and ">reader</dd>" in members  # its profile
+
+
+def test_moving_a_task_is_a_history_entry_by_the_member(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+    client = member_client(app, "bob")
+    page = client.get("/ui/tasks/view?id=t-long").text
+    moved = form_post(
+        client, "/ui/tasks/status", {"csrf": csrf_of(page), "task_id": "t-long", "status": "in_progress"}
+    )
+    assert moved.status_code == 303 and moved.headers["location"] == "/ui/tasks/view?id=t-long"
+    got = details(host, "t-long")
+    assert got["task"]["status"] == "in_progress" and got["task"]["claimed_by"] == "bob"
+    assert got["history"][-1]["by"] == "bob"
+    # Release the claim: back to pending through update_task_status, nobody holds it.
+    page = client.get("/ui/tasks/view?id=t-long").text
+    assert 'action="/ui/tasks/release"' in page
+    form_post(client, "/ui/tasks/release", {"csrf": csrf_of(page), "task_id": "t-long"})
+    got = details(host, "t-long")
+    assert got["task"]["status"] == "pending" and got["task"]["claimed_by"] is None
+    # A move the rules refuse: the tool's error, on the task's page.
+    refused = form_post(
+        client, "/ui/tasks/status", {"csrf": csrf_of(page), "task_id": "t-long", "status": "completed"}
+    )
+    assert refused.status_code == 409 and "CONFLICT" in refused.text and 'id="new-status"' in refused.text
+    form_post(client, "/ui/tasks/priority", {"csrf": csrf_of(page), "task_id": "t-long", "priority": "P0"})
+    assert details(host, "t-long")["task"]["priority"] == "P0"
+
+
+def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+    client = member_client(app, "alice")
+    csrf = csrf_of(client.get("/ui/tasks/edit?id=t-api").text)
+    fields = {
+        "csrf": csrf,
+        "task_id": "t-api",
+        "title": "Build the API 接口",
+        "description": "REST endpoints for **orders**.",
+        "acceptance": "- curl returns 200\n- 中文验收：接口文档齐全",
+        "labels": "backend",
+        "parent_id": "",
+        "append_note": "",
+    }
+    # t-ui waits on t-api: t-api waiting on t-ui closes a cycle, refused with the tool's words.
+    cycle = form_post(client, "/ui/tasks/edit", {**fields, "depends_on": "t-ui"})
+    assert cycle.status_code in (400, 409) and "cycle" in cycle.text.lower()
+    assert 'value="t-ui"' in cycle.text  # what was typed is kept
+    assert details(host, "t-api")["task"]["depends_on"] == []
+    saved = form_post(
+        client,
+        "/ui/tasks/edit",
+        {**fields, "depends_on": "", "labels": "backend, api", "append_note": "一条备注"},
+    )
+    assert saved.status_code == 303
+    task = details(host, "t-api")
+    assert task["task"]["labels"] == ["api", "backend"] and task["task"]["notes"][-1]["text"] == "一条备注"
+    assert task["history"][-1]["by"] == "alice" and task["history"][-1]["event"] == "edited"
+    # Delete refused while others depend on it: the tool's error on the delete page.
+    refused = form_post(client, "/ui/tasks/delete", {"csrf": csrf, "task_id": "t-db"})
+    assert refused.status_code == 409 and "t-deploy" in refused.text and 'role="alert"' in refused.text
+    assert details(host, "t-db")["deleted_at"] is None
+    dropped = form_post(
+        client, "/ui/tasks/delete", {"csrf": csrf, "task_id": "t-db", "drop_dependencies": "on"}
+    )
+    assert dropped.status_code == 303 and details(host, "t-db")["deleted_at"] is not None
+    gone = client.get("/ui/tasks/view?id=t-db").text  # its last record and history stay readable
+    assert "This task was deleted on" in gone and post_forms(gone) == [] and "Database schema" in gone
+    assert "t-db" not in details(host, "t-deploy")["task"]["depends_on"]
+    split = form_post(
+        client,
+        "/ui/tasks/split",
+        {"csrf": csrf, "task_id": "t-long", "subtasks": "一\n\ntwo\n", "priority": "P1"},
+    )
+    assert split.status_code == 303
+    assert [s["title"] for s in details(host, "t-long")["subtasks"]] == ["一", "two"]
+    empty = form_post(
+        client, "/ui/tasks/split", {"csrf": csrf, "task_id": "t-long", "subtasks": " \n", "priority": "P1"}
+    )
+    assert empty.status_code == 400 and "INVALID_ARGUMENT" in empty.text
+
+
+def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
+    seeded: tuple[Host, Any],
+) -> None:
+    host, app = seeded
+    client = member_client(app, "reader")
+    pages = [
+        "/ui/tasks",
+        "/ui/tasks/view?id=t-deploy",
+        "/ui/deep-thinking",
+        "/ui/deep-thinking/view?id=plan",
+        "/ui/",
+        "/ui/members",
+    ]
+    for path in pages:
+        answer = client.get(path)
+        assert answer.status_code == 200, path
+        assert post_forms(answer.text) == [], path
+        assert "/edit?" not in answer.text and "/delete?" not in answer.text and "/export?" not in answer.text
+    csrf = csrf_of(client.get("/ui/tasks").text)  # the sign-out form's: a real token of this session
+    for path, fields in [
+        ("/ui/tasks/status", {"task_id": "t-long", "status": "in_progress"}),
+        ("/ui/tasks/release", {"task_id": "t-api"}),
+        ("/ui/tasks/delete", {"task_id": "t-done"}),
+        ("/ui/deep-thinking/delete", {"session_id": "plan"}),
+    ]:
+        assert form_post(client, path, {"csrf": csrf, **fields}).status_code == 403, path
+    for path in ("/ui/tasks/edit?id=t-api", "/ui/deep-thinking/export?id=plan&format=json"):
+        assert client.get(path).status_code == 403
+    assert details(host, "t-long")["task"]["status"] == "pending"
+    assert details(host, "t-done")["deleted_at"] is None
+
+
+def test_stored_script_stays_text(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    for path in (
+        "/ui/tasks",
+        "/ui/tasks/view?id=t-xss",
+        "/ui/deep-thinking/view?id=plan",
+        "/ui/deep-thinking/view?id=other",
+        "/ui/",
+        "/ui/members",
+        "/ui/tasks/edit?id=t-xss",
+    ):
+        page = client.get(path).text
+        assert "<script>window" not in page and "<img src=x" not in page, path
+        assert 'href="javascript:' not in page, path
+    task = client.get("/ui/tasks/view?id=t-xss").text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt; 标题" in task
+    assert "&lt;img src=x onerror=" in task and "[click](javascript:window.__pwned=1)" in task
+    for raw in (XSS_TITLE, XSS_NOTE, XSS_THOUGHT, XSS_MERMAID):
+        assert raw not in client.get("/ui/").text
+
+
+def test_downloads_restore_and_empty_store(seeded: tuple[Host, Any], tmp_path: Path) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    for format, kind, extension in (
+        ("markdown", "text/markdown", "md"),
+        ("html", "text/html", "html"),
+        ("json", "application/json", "json"),
+    ):
+        answer = client.get(f"/ui/deep-thinking/export?id=plan&format={format}")
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith(kind)
+        assert answer.headers["content-disposition"].startswith(f'attachment; filename="plan.{extension}"')
+        assert "sandbox" in answer.headers["content-security-policy"]
+        assert "PostgreSQL for the team." in answer.text
+    assert client.get("/ui/deep-thinking/export?id=plan&format=exe").status_code == 400
+    page = client.get("/ui/deep-thinking/delete?id=plan").text
+    deleted = form_post(client, "/ui/deep-thinking/delete", {"csrf": csrf_of(page), "session_id": "plan"})
+    assert deleted.status_code == 303 and deleted.headers["location"].startswith(
+        "/ui/deep-thinking/restore?id=plan"
+    )
+    gone = client.get("/ui/deep-thinking/view?id=plan")
+    assert gone.status_code == 404 and 'action="/ui/deep-thinking/restore"' in gone.text
+    restored = form_post(
+        client, "/ui/deep-thinking/restore", {"csrf": csrf_of(gone.text), "session_id": "plan", "backup": ""}
+    )
+    assert restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=plan"
+    assert "PostgreSQL for the team." in client.get("/ui/deep-thinking/view?id=plan").text
+    again = form_post(
+        client, "/ui/deep-thinking/restore", {"csrf": csrf_of(gone.text), "session_id": "nothing-here"}
+    )
+    assert again.status_code == 404 and 'role="alert"' in again.text
+
+
+def test_an_empty_store_says_so(tmp_path: Path) -> None:
+    host = dashboard_host(tmp_path / "data", language="zh")
+    try:
+        client = member_client(dashboard_app(host, write_tokens(tmp_path)), "alice")
+        assert "还没有任务" in client.get("/ui/tasks").text
+        assert "还没有思考会话" in client.get("/ui/deep-thinking").text
+        assert client.get("/ui/tasks/view?id=t-1").status_code == 404
+        assert "暂无" in client.get("/ui/members").text
+        english = TestClient(
+            client.app, base_url=str(client.base_url), follow_redirects=False, cookies=client.cookies
+        )
+        assert english.get("/ui/tasks?lang=en").status_code == 303
+    finally:
+        host.shutdown()
+
+
+def test_the_feed_shows_a_long_sessions_newest_thoughts(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+
+    async def think() -> None:
+        for number in range(1, 106):
+            await call_as(
+                host,
+                "bob",
+                "sequential_thinking",
+                session_id="long",
+                thought=f"step {number}",
+                thoughtNumber=number,
+                totalThoughts=105,
+                nextThoughtNeeded=number < 105,
+            )
+
+    anyio.run(think)
+    overview = member_client(app, "alice").get("/ui/").text
+    assert (
+        "added thought 105 to &#39;long&#39;" in overview
+    )  # the newest, past get_session's first page (100)
+    assert "added thought 1 to &#39;long&#39;" not in overview
+
+
+def test_the_task_feed_is_the_newest_changes_whatever_their_priority(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+
+    async def work() -> None:
+        for number in range(35):
+            await call_as(
+                host, "alice", "create_task", task_id=f"u-{number}", title=f"urgent {number}", priority="P0"
+            )
+            await call_as(
+                host, "alice", "update_task_status", task_id=f"u-{number}", new_status="in_progress"
+            )
+            await call_as(host, "alice", "update_task_status", task_id=f"u-{number}", new_status="completed")
+        await call_as(host, "bob", "update_task_status", task_id="t-long", new_status="in_progress")
+        await call_as(host, "bob", "update_task_status", task_id="t-long", new_status="completed")
+
+    anyio.run(work)
+    overview = member_client(app, "alice").get("/ui/").text
+    feed = overview[overview.index('<ol class="feed">') :]
+    first = feed[: feed.index("</li>")]
+    assert "completed task t-long" in first and ">bob<" in first  # a P2 task, finished last
