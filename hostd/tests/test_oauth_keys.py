@@ -25,6 +25,7 @@ class Issuer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                body: dict[str, Any]
                 if self.path == "/.well-known/oauth-authorization-server":
                     body = {"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks"}
                 elif self.path == "/jwks":
