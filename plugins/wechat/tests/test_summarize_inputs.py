@@ -130,7 +130,7 @@ async def test_inputs_swapped_for_links_after_the_check_are_path_not_allowed_eac
     checked = digest.collect
 
     def collect_then_swap(*args: Any, **kwargs: Any) -> list[Path]:
-        paths = checked(*args, **kwargs)
+        paths: list[Path] = checked(*args, **kwargs)
         for path, target in zip(inputs, targets, strict=True):
             path.unlink()
             path.symlink_to(target)
