@@ -1,12 +1,20 @@
 """HTTP memory: what a run of large-argument requests costs a served process, as ratios of the payload.
 
-A real ``hostd serve --transport http`` process (summary-writer only) receives a run of
-``update_summary`` calls whose ``content`` is about 30 MB (mode ``overwrite``, so the disk
-stays small), with ``max_body_bytes`` and ``max_content_bytes`` raised so they are accepted.
+A real ``hostd serve --transport http`` process receives a run of calls whose argument is about
+30 MB, with ``max_body_bytes`` (and the plugins' own caps) raised so they are accepted:
+
+- ``update_summary`` with 30 MB of Markdown ``content`` (mode ``overwrite``, so the disk stays small);
+- ``import_session`` with a 30 MB session document as ``path_or_data`` (1,000 thoughts of mixed
+  Chinese and English text; each call under its own ``session_id``);
+- ``import_session`` with 30 MB that is no JSON, so a path far too long: an error answer
+  (``PATH_TOO_LONG``) that once echoed the whole argument.
+
 The server's resident set (``VmRSS`` from ``/proc``) is read before the run, at its peak
 (``VmHWM``, reset through ``/proc/PID/clear_refs`` first) and a second after the run; each
-is reported as growth over "before", divided by one request's body size. A second server
-with the default ``max_body_bytes`` gets the same requests, to show what refusing them costs.
+is reported as growth over "before", divided by one request's body size. A server with the
+default ``max_body_bytes`` gets the same ``update_summary`` requests, to show what refusing
+them costs. Target (issue 27): peak at most 4x one payload above "before", and back within
+150 MiB of it after one more small call.
 
 Linux only (``/proc``). Run: ``.venv/bin/python bench/bench_http_memory.py``.
 """
@@ -21,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +42,7 @@ PAYLOAD_BYTES = 30 * 1000 * 1000
 REQUESTS = 10
 RAISED_CAP = 64 * 1024 * 1024
 MIB = 1024 * 1024
+PEAK_TARGET = 4.0
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -56,7 +65,18 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
-def write_config(folder: Path, max_body_bytes: int | None) -> Path:
+@dataclass(frozen=True)
+class Scenario:
+    """One kind of large call: the plugin that serves it, how to build it, what it must answer."""
+
+    label: str
+    plugin: str
+    build: Callable[[int], bytes]
+    expect: str  # '"status":"success"' or the error code the answer must carry
+    small: dict[str, object]  # the small call made before and after the run
+
+
+def write_config(folder: Path, plugin: str, max_body_bytes: int | None) -> Path:
     transport: dict[str, object] = {"type": "http"}
     if max_body_bytes is not None:
         transport["max_body_bytes"] = max_body_bytes
@@ -64,8 +84,10 @@ def write_config(folder: Path, max_body_bytes: int | None) -> Path:
         "data_dir": str(folder / "data"),
         "language": "en",
         "allowed_roots": [str(folder / "notes")],
-        "profiles": {"default": {"plugins": ["summary-writer"], "transport": transport}},
-        "plugins": {"summary-writer": {"max_content_bytes": RAISED_CAP}},
+        "profiles": {"default": {"plugins": [plugin], "transport": transport}},
+        "plugins": {"summary-writer": {"max_content_bytes": RAISED_CAP}}
+        if plugin == "summary-writer"
+        else {},
     }
     (folder / "notes").mkdir(parents=True, exist_ok=True)
     path = folder / "hostd.yaml"
@@ -141,20 +163,81 @@ class McpSession:
         self.post(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
 
 
-def large_call_body(request_id: int) -> bytes:
-    """One ``tools/call`` of about PAYLOAD_BYTES: Markdown lines, different per request."""
-    line = f"- request {request_id}: a line of notes to fill the summary with text.\n"
-    content = "# Large summary\n\n" + line * (PAYLOAD_BYTES // len(line))
+def tools_call(request_id: int, name: str, arguments: dict[str, object]) -> bytes:
     message = {
         "jsonrpc": "2.0",
         "id": 1000 + request_id,
         "method": "tools/call",
-        "params": {
-            "name": "update_summary",
-            "arguments": {"content": content, "file_path": "large.md", "mode": "overwrite"},
-        },
+        "params": {"name": name, "arguments": arguments},
     }
-    return json.dumps(message).encode()
+    return json.dumps(message, ensure_ascii=False).encode()
+
+
+def summary_body(request_id: int) -> bytes:
+    """``update_summary`` with about PAYLOAD_BYTES of Markdown, different per request."""
+    line = f"- request {request_id}: a line of notes to fill the summary with text.\n"
+    content = "# Large summary\n\n" + line * (PAYLOAD_BYTES // len(line))
+    return tools_call(
+        request_id, "update_summary", {"content": content, "file_path": "large.md", "mode": "overwrite"}
+    )
+
+
+def session_body(request_id: int) -> bytes:
+    """``import_session`` with a session document of about PAYLOAD_BYTES: 1,000 thoughts of 9,900
+    Chinese characters (3 bytes each in UTF-8; the thought limit is 10,000 characters)."""
+    sentence = f"第{request_id}轮分析缓存命中率检查网关超时与重试预算。"
+    content = (sentence * (9_900 // len(sentence) + 1))[:9_900]
+    count = 1000
+    document = {
+        "session_id": f"large-{request_id}",
+        "name": f"large {request_id}",
+        "thoughts": [
+            {
+                "thought_number": n,
+                "total_thoughts": count,
+                "content": content,
+                "next_thought_needed": n < count,
+            }
+            for n in range(1, count + 1)
+        ],
+    }
+    data = json.dumps(document, ensure_ascii=False)
+    return tools_call(request_id, "import_session", {"path_or_data": data})
+
+
+def long_path_body(request_id: int) -> bytes:
+    """``import_session`` with about PAYLOAD_BYTES that is no JSON: read as a path, far too long."""
+    return tools_call(
+        request_id, "import_session", {"path_or_data": f"notes/{request_id}/" + "p" * PAYLOAD_BYTES}
+    )
+
+
+SCENARIOS = [
+    Scenario(
+        "`update_summary`, 30 MB `content`",
+        "summary-writer",
+        summary_body,
+        '"status":"success"',
+        {
+            "name": "update_summary",
+            "arguments": {"content": "# small", "file_path": "large.md", "mode": "overwrite"},
+        },
+    ),
+    Scenario(
+        "`import_session`, 30 MB session document",
+        "deep-thinking",
+        session_body,
+        '"status":"success"',
+        {"name": "list_sessions", "arguments": {"limit": 1}},
+    ),
+    Scenario(
+        "`import_session`, 30 MB path (`PATH_TOO_LONG`)",
+        "deep-thinking",
+        long_path_body,
+        "PATH_TOO_LONG",
+        {"name": "list_sessions", "arguments": {"limit": 1}},
+    ),
+]
 
 
 @dataclass
@@ -167,6 +250,14 @@ class Run:
     after_next: int
     body: int
     statuses: list[int]
+    answer: int = 0
+
+    @property
+    def met(self) -> bool:
+        """Issue 27's target: peak at most 4x one payload above 'before', then back within 150 MiB."""
+        return (
+            self.peak - self.before <= PEAK_TARGET * self.body and self.after_next - self.before <= 150 * MIB
+        )
 
     def row(self, label: str) -> list[object]:
         def growth(value: int) -> str:
@@ -176,49 +267,52 @@ class Run:
             label,
             f"{self.body / MIB:.1f}",
             ", ".join(str(status) for status in self.statuses),
+            f"{self.answer / 1024:.1f}",
             f"{self.before / MIB:.0f}",
             f"{self.peak / MIB:.0f}",
             f"{self.after / MIB:.0f}",
             f"{self.after_next / MIB:.0f}",
             growth(self.peak),
             growth(self.after),
-            growth(self.after_next),
+            f"{(self.after_next - self.before) / MIB:+.0f} MiB",
+            "met" if self.met else "NOT met",
         ]
 
 
-def small_call(session: McpSession) -> None:
-    arguments = {"content": "# small", "file_path": "large.md", "mode": "overwrite"}
-    status, _ = session.request("tools/call", {"name": "update_summary", "arguments": arguments})
+def small_call(session: McpSession, scenario: Scenario) -> None:
+    status, _ = session.request("tools/call", scenario.small)
     assert status == 200, status
 
 
-def measure(max_body_bytes: int | None, folder: Path) -> Run:
+def measure(scenario: Scenario, max_body_bytes: int | None, folder: Path) -> Run:
     """RSS before, at peak and after a run of REQUESTS large calls, then after one small call."""
-    config = write_config(folder, max_body_bytes)
+    config = write_config(folder, scenario.plugin, max_body_bytes)
     with served(config) as (pid, port):
         session = McpSession(port)
         session.start()
-        small_call(session)
+        small_call(session, scenario)
         time.sleep(0.5)
         before = proc_status(pid, "VmRSS")
         reset_peak(pid)
         statuses = []
         body_bytes = 0
+        answer_bytes = 0
         for index in range(REQUESTS):
-            body = large_call_body(index)
+            body = scenario.build(index)
             body_bytes = len(body)
             status, answer = session.post(body)
             if status == 200:
-                assert b'"status":"success"' in answer.replace(b" ", b""), answer[:300]
+                assert scenario.expect.encode() in answer.replace(b" ", b""), answer[:300]
+                answer_bytes = max(answer_bytes, len(answer))
             statuses.append(status)
             del body, answer
         peak = proc_status(pid, "VmHWM")
         time.sleep(1.0)
         after = proc_status(pid, "VmRSS")
-        small_call(session)
+        small_call(session, scenario)
         time.sleep(1.0)
         after_next = proc_status(pid, "VmRSS")
-    return Run(before, peak, after, after_next, body_bytes, sorted(set(statuses)))
+    return Run(before, peak, after, after_next, body_bytes, sorted(set(statuses)), answer_bytes)
 
 
 def main() -> None:
@@ -226,30 +320,35 @@ def main() -> None:
         sys.exit("bench_http_memory needs Linux (/proc)")
     shutil.rmtree(SCRATCH, ignore_errors=True)
     started = time.perf_counter()
-    accepted = measure(RAISED_CAP, SCRATCH / "raised")
-    refused = measure(None, SCRATCH / "default")
+    rows = []
+    for number, scenario in enumerate(SCENARIOS):
+        run = measure(scenario, RAISED_CAP, SCRATCH / f"raised-{number}")
+        rows.append(run.row(f"{scenario.label}, `max_body_bytes: {RAISED_CAP // MIB} MiB`"))
+        shutil.rmtree(SCRATCH / f"raised-{number}", ignore_errors=True)
+    refused = measure(SCENARIOS[0], None, SCRATCH / "default")
+    rows.append(refused.row(f"{SCENARIOS[0].label}, default `max_body_bytes` (refused with 413)"))
     body = "\n\n".join(
         [
-            f"{REQUESTS} sequential `update_summary` calls (mode overwrite) over Streamable HTTP to a real "
-            "`hostd serve` (summary-writer only), each body about 30 MB of Markdown. RSS of the "
-            "server process in MiB; the ratios are growth over 'before', divided by one request body.",
+            f"Per row, a fresh `hostd serve` over Streamable HTTP (only the plugin the tool needs) gets "
+            f"{REQUESTS} sequential calls, each body about 30 MB. RSS of the server process in MiB; the "
+            "ratios are growth over 'before', divided by one request body. Target: peak / body at most "
+            f"{PEAK_TARGET:g}x and 'after next' within 150 MiB of 'before'.",
             table(
                 [
-                    "server",
+                    "calls",
                     "body MiB",
                     "HTTP status",
+                    "answer KiB",
                     "RSS before",
                     "peak",
                     "after",
                     "after next",
                     "peak / body",
                     "after / body",
-                    "after next / body",
+                    "after next - before",
+                    "target",
                 ],
-                [
-                    accepted.row(f"`max_body_bytes: {RAISED_CAP // MIB} MiB` (accepted)"),
-                    refused.row("default `max_body_bytes` (refused with 413)"),
-                ],
+                rows,
             ),
             "'after' is read 1 s after the run; 'after next' 1 s after one more, small, call: until a "
             "connection's next message arrives, the SDK's message loop still holds the last request "
@@ -261,7 +360,7 @@ def main() -> None:
         "http-memory",
         "HTTP: memory cost of large-argument requests",
         body,
-        packages=("hostd-summary-writer", "uvicorn"),
+        packages=("hostd-summary-writer", "hostd-deep-thinking", "uvicorn"),
     )
 
 

@@ -364,6 +364,25 @@ def request_state_security(transport: TransportConfig | None) -> RequestStateSec
     return RequestStateSecurity(keys=[secret], bind_principal=bound_member)
 
 
+async def release_call_arguments(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    """Outermost middleware: once a ``tools/call`` is answered, let go of its arguments and body.
+
+    Until a connection's next message arrives, the SDK's message loop keeps the last request: its
+    parsed params (the arguments) and, over HTTP, the Starlette request with the whole body cached.
+    With 30 MB arguments that kept two payloads resident between calls, on top of the next call's.
+    """
+    try:
+        return await call_next(ctx)
+    finally:
+        if ctx.method == "tools/call":
+            params = ctx.params
+            arguments = params.get("arguments") if isinstance(params, dict) else None
+            if isinstance(arguments, dict):
+                arguments.clear()  # the answer is built: nothing reads them any more
+            if getattr(ctx.request, "_body", None) is not None:
+                ctx.request._body = b""  # type: ignore[union-attr]  # Starlette's cache of the body read once
+
+
 def build_server(host: Host, transport: TransportConfig | None = None) -> Server[Any]:
     """A low-level SDK server whose tools are the host's; start-up is the caller's job.
 
@@ -462,4 +481,5 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,
     # or under the replicas' shared secret.
     server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
+    server.middleware.insert(0, release_call_arguments)
     return server

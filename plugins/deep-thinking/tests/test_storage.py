@@ -357,3 +357,21 @@ async def test_unreadable_session_in_chinese_has_no_english_prose(
         assert envelope["error"]["details"]["problem"]
         for message in (listed["message"], listed["warnings"][0]["message"], envelope["message"]):
             assert not re.search(r"\b(the|is|damaged|session|document)\b", message), message
+
+
+def test_the_session_cache_is_bounded_by_size_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """64 cached sessions of 30 MB imports would keep gigabytes resident: the cache also holds at
+    most CACHED_DOCUMENT_BYTES of documents, always keeping the session used last."""
+    from hostd_deep_thinking.store import files
+    from hostd_deep_thinking.store.documents import new_document
+
+    monkeypatch.setattr(files, "CACHED_DOCUMENT_BYTES", 60_000)
+    store = files.SessionStore(tmp_path / "sessions")
+    for number in range(4):
+        document = new_document(f"big-{number}", name="big", description="长" * 9_000)  # ~27 KB each
+        store.create(document)
+    cached = list(store._cache)
+    assert cached == ["big-2", "big-3"], cached
+    assert store.load("big-0").meta["description"] == "长" * 9_000  # evicted, read again from disk
+    assert list(store._cache)[-1] == "big-0"
+    store.close()

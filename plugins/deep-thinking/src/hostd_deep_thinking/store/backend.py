@@ -27,6 +27,8 @@ ListingKey = tuple[str, str]
 BACKUPS_KEPT = 10
 #: Sessions each process keeps in memory.
 CACHED_SESSIONS = 64
+#: ... and at most this much of their documents (sizes on disk), the last one used always kept.
+CACHED_DOCUMENT_BYTES = 32 * 1024 * 1024
 #: Ends the name of the backup a delete takes, so a restore finds it among later backups.
 DELETED_LABEL = "-deleted"
 

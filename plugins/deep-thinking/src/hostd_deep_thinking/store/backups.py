@@ -28,7 +28,7 @@ class BackupShelf:
         folder = self.backups_dir / session_id
         return list(folder.glob("*.json")) if folder.is_dir() else []
 
-    def write(self, session_id: str, data: str, seq: int, label: str = "") -> Path:
+    def write(self, session_id: str, data: str | bytes, seq: int, label: str = "") -> Path:
         """Keep ``data`` (the session's document) as its newest backup, pruning beyond the last 10."""
         from hostd_fs import atomic_write
 

@@ -8,6 +8,7 @@ half-way.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -17,6 +18,19 @@ from hostd_db import utc_stamp
 from hostd_deep_thinking.jsonshape import shape_problem
 
 FORMAT_VERSION = 1
+
+
+def encode_document(document: dict[str, Any]) -> bytes:
+    """The document as UTF-8 JSON (as ``json.dumps(ensure_ascii=False)`` writes it), built piece by
+    piece: ``json.dumps`` holds every piece and the joined text at once, then the encoded bytes,
+    which for a 30 MB import made three copies where one is needed."""
+    buffer = io.BytesIO()
+    for piece in _DOCUMENT_ENCODER.iterencode(document):
+        buffer.write(piece.encode("utf-8"))
+    return buffer.getvalue()
+
+
+_DOCUMENT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def encode_line(record: dict[str, Any]) -> bytes:

@@ -32,6 +32,7 @@ from hostd_fs.durable import write_all
 
 from hostd_deep_thinking.models import Settings
 from hostd_deep_thinking.store.backend import (
+    CACHED_DOCUMENT_BYTES,
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
@@ -47,6 +48,7 @@ from hostd_deep_thinking.store.documents import (
     check_adjustment,
     check_document,
     check_thought,
+    encode_document,
     journal_line,
     new_document,
 )
@@ -112,6 +114,7 @@ class SessionStore:
         self.sync_interval = sync_interval
         self.lock_timeout = lock_timeout
         self._cache: OrderedDict[str, SessionState] = OrderedDict()
+        self._cached_bytes: dict[str, int] = {}  # each cached session's document size
         self._journals: dict[str, _Journal] = {}
         self._guard = threading.Lock()  # the two dicts above
         self._timer: threading.Timer | None = None
@@ -160,8 +163,14 @@ class SessionStore:
         with self._guard:
             self._cache[state.session_id] = state
             self._cache.move_to_end(state.session_id)
-            while len(self._cache) > CACHED_SESSIONS:
+            self._cached_bytes[state.session_id] = state.doc_signature[1] if state.doc_signature else 0
+            # Bounded by count and by size: a few huge imports must not stay resident (the one
+            # just used is always kept).
+            while len(self._cache) > CACHED_SESSIONS or (
+                len(self._cache) > 1 and sum(self._cached_bytes.values()) > CACHED_DOCUMENT_BYTES
+            ):
                 old_id, _ = self._cache.popitem(last=False)
+                self._cached_bytes.pop(old_id, None)
                 journal = self._journals.pop(old_id, None)
                 if journal is not None:
                     evicted.append(journal)
@@ -171,6 +180,7 @@ class SessionStore:
     def _forget(self, session_id: str) -> None:
         with self._guard:
             self._cache.pop(session_id, None)
+            self._cached_bytes.pop(session_id, None)
             journal = self._journals.pop(session_id, None)
         if journal is not None:
             journal.close()
@@ -365,7 +375,7 @@ class SessionStore:
         session_id = document["session_id"]
         self._forget(session_id)
         state = SessionState.from_document(document)
-        data = json.dumps(state.to_document(), ensure_ascii=False)
+        data = encode_document(state.to_document())  # encoded once, for both files
         atomic_write(self.document_path(session_id), data)
         self._backups.write(session_id, data, state.last_seq)
         journal_path = self.journal_path(session_id)
@@ -463,7 +473,7 @@ class SessionStore:
         from hostd_fs import atomic_write
 
         session_id = state.session_id
-        data = json.dumps(state.to_document(), ensure_ascii=False)
+        data = encode_document(state.to_document())  # encoded once, for both files
         atomic_write(self.document_path(session_id), data)
         backup = self._backups.write(session_id, data, state.last_seq, backup_label)
         with self._guard:
@@ -589,6 +599,7 @@ class SessionStore:
             journals = list(self._journals.values())
             self._journals.clear()
             self._cache.clear()
+            self._cached_bytes.clear()
         for journal in journals:
             with contextlib.suppress(OSError):
                 journal.close()
