@@ -20,6 +20,7 @@ from hostd.context import (
 from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
+from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
 from hostd.tools import ToolFunction
 
 __all__ = [
@@ -27,8 +28,13 @@ __all__ = [
     "CodedError",
     "CopyReport",
     "PluginContext",
+    "RegisterResource",
     "RegisterService",
     "RegisterTool",
+    "ResourceInfo",
+    "ResourceLink",
+    "ResourcePage",
+    "ResourceText",
     "SamplingResult",
     "Services",
     "Text",

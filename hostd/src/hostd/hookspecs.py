@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.resources import RegisterResource
 
 PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -34,6 +35,15 @@ def hostd_settings_model() -> type[BaseModel] | None:
 @hookspec
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) -> None:
     """Register this plugin's tools by calling ``register(function, ...)`` once per tool."""
+
+
+@hookspec
+def hostd_register_resources(register: RegisterResource, context: PluginContext[Any]) -> None:
+    """Offer kinds of resource by calling ``register(uri_template, name=..., list=..., read=..., tool=...)``.
+
+    Each kind is served (listed, read, offered as a template) exactly where its ``tool`` is: a
+    profile or member that does not serve that tool neither lists nor reads the resources.
+    """
 
 
 @hookspec

@@ -24,6 +24,17 @@ from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, T
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
+from hostd.resources import (
+    RESOURCE_PAGE,
+    ResourceInfo,
+    ResourceKind,
+    ResourceLink,
+    ResourceText,
+    decode_list_cursor,
+    encode_list_cursor,
+    find_kind,
+    not_found,
+)
 from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
@@ -69,10 +80,12 @@ class Host:
         self.services = Services()
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
+        self.resource_kinds: list[ResourceKind] = []
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
         self._register_tools()
+        self._register_resources()
 
     # --- assembly ----------------------------------------------------------------------
 
@@ -245,6 +258,72 @@ class Host:
             cache.save()
             self._add_plugin_tools(name, offered)
 
+    def _register_resources(self) -> None:
+        for name, _ in self._impls("hostd_register_resources"):
+            offered: list[ResourceKind] = []
+
+            def register(
+                uri_template: str, _plugin: str = name, _into: list[ResourceKind] = offered, **options: Any
+            ) -> None:
+                _into.append(ResourceKind(plugin=_plugin, uri_template=uri_template, **options))
+
+            self._call_hook("hostd_register_resources", name, register=register, context=self.contexts[name])
+            for kind in offered:
+                schemes = {k.uri_template.split("://", 1)[0] for k in self.resource_kinds}
+                if kind.uri_template.split("://", 1)[0] in schemes:
+                    raise HostError(f"plugin {name!r}: resource scheme of {kind.uri_template!r} is taken")
+            self.resource_kinds.extend(offered)
+
+    def served_resource_kinds(self, allowed_tools: frozenset[str] | None = None) -> list[ResourceKind]:
+        """The kinds of resource this profile serves (for a member limited to ``allowed_tools``, fewer):
+        a kind is served exactly where the tool it follows is."""
+        served = {
+            (spec.plugin, spec.registered_name)
+            for spec in self.tools.values()
+            if allowed_tools is None or spec.name in allowed_tools
+        }
+        return [kind for kind in self.resource_kinds if (kind.plugin, kind.tool) in served]
+
+    def _resource_context(self, plugin: str) -> ToolContext[Any]:
+        return ToolContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
+
+    async def list_resources(
+        self, kinds: Sequence[ResourceKind], cursor: str | None
+    ) -> tuple[list[ResourceInfo], str | None]:
+        """One page of ``resources/list``: each kind in turn, each paged by its own listing.
+
+        Raises ``ValueError`` for a cursor that is not one of ours, ``CodedError`` from a plugin.
+        """
+        import anyio
+
+        index, inner = decode_list_cursor(cursor)
+        if index > len(kinds) or (index == len(kinds) and cursor is not None):
+            raise ValueError("other_listing")
+        found: list[ResourceInfo] = []
+        while index < len(kinds) and len(found) < RESOURCE_PAGE:
+            kind = kinds[index]
+            page = await anyio.to_thread.run_sync(
+                functools.partial(kind.list, self._resource_context(kind.plugin), inner)
+            )
+            found.extend(page.resources)
+            if page.next_cursor is not None:
+                return found, encode_list_cursor(index, page.next_cursor)
+            index, inner = index + 1, None
+        return found, (encode_list_cursor(index, None) if index < len(kinds) else None)
+
+    async def read_resource(self, kinds: Sequence[ResourceKind], uri: str) -> ResourceText:
+        """The resource ``uri`` names; ``CodedError`` NOT_FOUND when no served kind has it."""
+        import anyio
+
+        matched = find_kind(kinds, uri)
+        if matched is None:
+            raise not_found(uri)
+        kind, params = matched
+        result: ResourceText = await anyio.to_thread.run_sync(
+            functools.partial(kind.read, self._resource_context(kind.plugin), params)
+        )
+        return result
+
     def _add_plugin_tools(self, plugin: str, offered: list[ToolSpec]) -> None:
         selection = self.loaded.profile.tools.get(plugin)
         names = [spec.name for spec in offered]
@@ -258,8 +337,21 @@ class Host:
                     raise HostError(
                         f"{where}.{key}: plugin has no tool {', '.join(missing)}; it has {', '.join(names)}"
                     )
+            if selection.tier != "all":
+                outside = sorted(
+                    spec.name
+                    for spec in offered
+                    if spec.tier != selection.tier and spec.name in (selection.include or [])
+                )
+                if outside:
+                    raise HostError(
+                        f"{where}.include: {', '.join(outside)} not in tier {selection.tier!r}; "
+                        f"use tier: all to include it"
+                    )
         for spec in offered:
             if selection is not None:
+                if selection.tier != "all" and spec.tier != selection.tier:
+                    continue
                 if selection.include is not None and spec.name not in selection.include:
                     continue
                 if spec.name in selection.exclude:
@@ -308,8 +400,10 @@ class Host:
         *,
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
+        links: list[ResourceLink] | None = None,
     ) -> tuple[Envelope, bool]:
-        """Run one tool and return its envelope and whether it is an error."""
+        """Run one tool and return its envelope and whether it is an error; on success the files and
+        records the tool named (``ToolOutput.with_links``) are added to ``links``."""
         import anyio
 
         started = time.perf_counter()
@@ -369,10 +463,13 @@ class Host:
             en=f"{name} succeeded.", zh=f"{name} 执行成功。"
         )
         try:
-            return success_envelope(result, message, started), False
+            envelope = success_envelope(result, message, started)
         except Exception:
             logger.exception("tool %s returned output that cannot be serialised", name)
             return self._internal(name, started), True
+        if links is not None:
+            links.extend(result.links)
+        return envelope, False
 
     def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
         """SQLite's own busy and disk-full errors, which a plugin's store may let through."""

@@ -12,11 +12,12 @@ import json
 import logging
 import os
 import warnings
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
-from hostd_errors import Text
+from hostd_errors import CodedError, Text
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -26,6 +27,8 @@ from pydantic import BaseModel, ValidationError
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
+from hostd.resources import ResourceInfo, ResourceKind, ResourceLink
+from hostd.tools import for_the_model
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -278,13 +281,56 @@ def tool_definitions(host: Host) -> list[types.Tool]:
     ]
 
 
-def envelope_result(envelope: dict[str, Any], is_error: bool) -> types.CallToolResult:
-    text = json.dumps(envelope, ensure_ascii=False)
+def envelope_result(
+    envelope: dict[str, Any], is_error: bool, links: Sequence[ResourceLink] = ()
+) -> types.CallToolResult:
+    text = json.dumps(for_the_model(envelope), ensure_ascii=False, separators=(",", ":"))
+    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    blocks += [
+        types.ResourceLink(
+            type="resource_link",
+            uri=link.uri,
+            name=link.name,
+            title=link.title,
+            description=link.description,
+            mime_type=link.mime_type,
+        )
+        for link in links
+    ]
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=blocks,
         structured_content=envelope,
         is_error=is_error,
     )
+
+
+#: JSON-RPC error code of a resource that does not exist (MCP's resources/read).
+RESOURCE_NOT_FOUND = -32002
+
+
+def resource_of(item: ResourceInfo) -> types.Resource:
+    annotations = types.Annotations(last_modified=item.updated_at) if item.updated_at else None
+    return types.Resource(
+        uri=item.uri,
+        name=item.name,
+        title=item.title,
+        description=item.description,
+        mime_type=item.mime_type,
+        size=item.size,
+        annotations=annotations,
+    )
+
+
+def resource_error(host: Host, exc: CodedError, uri: str | None = None) -> MCPError:
+    """A plugin's refusal while listing or reading resources, as a JSON-RPC error in the host's language."""
+    message, hint, details = exc.rendered(host.language)
+    text = message + (f" {hint}" if hint else "")
+    data = {"code": exc.code, **(details or {}), **({"uri": uri} if uri else {})}
+    if exc.code == "NOT_FOUND":
+        return MCPError(RESOURCE_NOT_FOUND, text, data)
+    if exc.code == "INVALID_ARGUMENT":
+        return MCPError(types.INVALID_PARAMS, text, data)
+    return MCPError(types.INTERNAL_ERROR, text, data)
 
 
 def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
@@ -414,23 +460,94 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     async def _call(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, uses_roots: bool
     ) -> types.CallToolResult | types.InputRequiredResult:
+        links: list[ResourceLink] = []
         if not speaks_input_required(request):
             roots = await client_roots(request) if uses_roots else None
             envelope, is_error = await host.call(
-                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots
+                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots, links=links
             )
-            return envelope_result(envelope, is_error)
+            return envelope_result(envelope, is_error, links)
         input_round = InputRound.of(params, host)
         try:
             roots = roots_from_round(request, input_round) if uses_roots else None
             envelope, is_error = await host.call(
-                params.name, params.arguments, channel=SdkChannel(request, input_round), client_roots=roots
+                params.name,
+                params.arguments,
+                channel=SdkChannel(request, input_round),
+                client_roots=roots,
+                links=links,
             )
         except BaseException as exc:
             if not (input_round.questions and _only_input_needed(exc)):
                 raise
             return input_round.input_required()
-        return envelope_result(envelope, is_error)
+        return envelope_result(envelope, is_error, links)
+
+    def served_kinds(request: ServerRequestContext[Any, Any]) -> list[ResourceKind]:
+        return host.served_resource_kinds(profile_tools.allowed(request_member(request)))
+
+    async def on_list_resources(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        member = request_member(request)
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            items, next_cursor = await host.list_resources(
+                served_kinds(request), params.cursor if params else None
+            )
+        except ValueError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: pass nextCursor exactly as resources/list gave it, or no cursor.",
+                    zh="无效的游标：请原样传入 resources/list 给出的 nextCursor，或不带游标。",
+                ),
+            ) from None
+        except CodedError as exc:
+            raise resource_error(host, exc) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        return types.ListResourcesResult(
+            resources=[resource_of(item) for item in items], next_cursor=next_cursor
+        )
+
+    async def on_list_resource_templates(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: every resource template is on one page; ask without a cursor.",
+                    zh="无效的游标：全部资源模板在一页中；请不带游标请求。",
+                ),
+            )
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=kind.uri_template,
+                    name=kind.name,
+                    title=kind.title,
+                    description=kind.description,
+                    mime_type=kind.mime_type,
+                )
+                for kind in served_kinds(request)
+            ]
+        )
+
+    async def on_read_resource(
+        request: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        member = request_member(request)
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            found = await host.read_resource(served_kinds(request), str(params.uri))
+        except CodedError as exc:
+            raise resource_error(host, exc, str(params.uri)) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        contents = types.TextResourceContents(uri=found.uri, mime_type=found.mime_type, text=found.text)
+        return types.ReadResourceResult(contents=[contents])
 
     def input_schema(name: str) -> dict[str, Any] | None:
         """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
@@ -453,6 +570,9 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources if host.resource_kinds else None,
+        on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
+        on_read_resource=on_read_resource if host.resource_kinds else None,
     )
     # The answers carried between rounds come back from the client: the SDK seals them
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,

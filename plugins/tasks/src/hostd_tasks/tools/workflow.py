@@ -9,6 +9,7 @@ from pydantic import Field
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import check_session
 from hostd_tasks.models import LinkOutput, NextTaskOutput, Settings, StatusOutput
+from hostd_tasks.resources import task_link
 from hostd_tasks.rules import Status, allowed_next
 from hostd_tasks.store import store_for
 from hostd_tasks.tools.arguments import SessionId
@@ -19,10 +20,12 @@ def update_task_status(
     task_id: Annotated[str, Field(description="The task to change", pattern=ID_PATTERN)],
     new_status: Annotated[
         Status,
-        Field(description="pending, in_progress, completed, failed or blocked (only moves the table allows)"),
+        Field(description="The new status"),
     ],
 ) -> StatusOutput:
-    """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing."""  # noqa: E501
+    """Change a task's status: pending -> in_progress|blocked|failed; in_progress ->
+    completed|failed|blocked|pending; blocked -> pending|in_progress; failed or completed -> pending.
+    """
     change = store_for(ctx).set_status(task_id, new_status, by=ctx.member)
     task = change.task
     answer = StatusOutput(
@@ -30,7 +33,7 @@ def update_task_status(
         previous_status=change.previous_status,
         changed=change.changed,
         allowed_next=list(allowed_next(task.status)),
-    )
+    ).with_links(task_link(task.task_id, task.title))
     if not change.changed:
         return answer.with_message(
             Text(
@@ -50,18 +53,19 @@ def get_next_task(
     ctx: ToolContext[Settings],
     claim: Annotated[
         bool,
-        Field(description="true: also move the task to in_progress, atomically, so no other agent gets it"),
+        Field(description="Also move it to in_progress atomically"),
     ] = False,
 ) -> NextTaskOutput:
-    """Get the most urgent pending task whose dependencies are all completed (P0 first, then oldest).
-
-    With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. When none is ready, task is null and the message says why.
-    """  # noqa: E501
+    """The most urgent pending task whose dependencies are completed; claim=true moves it to in_progress
+    atomically, so two agents never get the same task.
+    """
     found = store_for(ctx).next_task(claim=claim, by=ctx.member)
     answer = NextTaskOutput(
         task=found.task, claimed=found.claimed, reason=found.reason, stuck=list(found.stuck)
     )
     task = found.task
+    if task is not None:
+        answer.with_links(task_link(task.task_id, task.title))
     if task is not None and found.claimed:
         return answer.with_message(
             Text(
@@ -113,7 +117,7 @@ def link_task_session(
     task_id: Annotated[str, Field(description="The task to link", pattern=ID_PATTERN)],
     session_id: SessionId,
 ) -> LinkOutput:
-    """Link a task to a deep-thinking session (replacing an earlier link). With deep-thinking loaded the session must exist; without it the link is stored unchecked and the answer says so."""  # noqa: E501
+    """Link a task to a deep-thinking session (replacing an earlier link)."""
     store = store_for(ctx)
     store.get(task_id)  # an unknown task is reported before the session is looked up
     check, summary = check_session(ctx, session_id)
