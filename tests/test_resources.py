@@ -145,3 +145,71 @@ async def test_a_member_sees_only_the_resources_their_profile_serves(
     assert templates == ["task://{task_id}"]
     assert hidden.value.error.code == -32002
     assert "Shared task" in readable.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", ERAS)
+async def test_templates_are_prompts_and_arguments_complete(
+    tmp_path: Path, every_plugin: list[str], mode: str, transport: str
+) -> None:
+    config_path = config(tmp_path)
+    async with connected(transport, config_path, mode) as client:
+        for session_id in ("release-plan", "retro", "release-notes"):
+            await call(
+                client,
+                "sequential_thinking",
+                {
+                    "session_id": session_id,
+                    "thought": "Start.",
+                    "thoughtNumber": 1,
+                    "totalThoughts": 2,
+                    "nextThoughtNeeded": True,
+                },
+            )
+        task, _ = await call(client, "create_task", {"title": "Write the notes", "task_id": "notes-1"})
+        await call(client, "create_memory", {"uri": "ops://deploy/steps", "content": "Run the playbook."})
+        prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+        assert {"think_problem_solving"} <= set(prompts)
+        assert [(a.name, a.required) for a in prompts["think_problem_solving"].arguments or []] == [
+            ("topic", True),
+            ("session_id", False),
+        ]
+        rendered = await client.get_prompt(
+            "think_problem_solving", {"topic": "Slow deploys", "session_id": "retro"}
+        )
+        content = rendered.messages[0].content
+        assert isinstance(content, types.TextContent)
+        text = content.text
+        assert rendered.messages[0].role == "user"
+        assert (
+            "template_id 'problem_solving'" in text
+            and "session 'retro'" in text
+            and text.endswith("Slow deploys")
+        )
+        by_prompt = await client.complete(
+            types.PromptReference(type="ref/prompt", name="think_problem_solving"),
+            {"name": "session_id", "value": "rel"},
+        )
+        # newest first
+        assert by_prompt.completion.values == ["release-notes", "release-plan"]
+        sessions = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="thinking://{session_id}"),
+            {"name": "session_id", "value": "re"},
+        )
+        assert sessions.completion.values == ["release-notes", "retro", "release-plan"]
+        tasks = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="task://{task_id}"),
+            {"name": "task_id", "value": "no"},
+        )
+        assert tasks.completion.values == [task["task"]["task_id"]]
+        paths = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="memory://{domain}/{+path}"),
+            {"name": "path", "value": "dep"},
+            context_arguments={"domain": "ops"},
+        )
+        assert paths.completion.values == ["deploy/steps"]
+        if mode == "legacy":  # the initialize answer names the server; 2026-07-28 has no handshake
+            assert client.server_capabilities.completions is not None
+            assert client.server_capabilities.prompts is not None
+            assert client.server_info is not None and client.server_info.icons
+            assert client.server_info.icons[0].src.startswith("data:image/svg+xml;base64,")

@@ -27,6 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from hostd import (
     CopyReport,
     PluginContext,
+    PromptArgumentInfo,
+    PromptInfo,
+    PromptText,
     ResourceInfo,
     ResourceLink,
     ResourcePage,
@@ -289,6 +292,118 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
                 )
 
         make_host(hostd_data_dir, {"bad": Schemeless()})
+
+
+# --- hostd_register_prompts ----------------------------------------------------------------
+
+
+RECIPES = {"tea": ["green", "black", "oolong"], "soup": ["miso"]}
+
+
+def list_recipes(ctx: ToolContext[GreeterSettings]) -> list[PromptInfo]:
+    return [
+        PromptInfo(
+            name=f"cook_{dish}",
+            title=f"Cook {dish}",
+            description=f"How to make {dish}",
+            arguments=[PromptArgumentInfo(name="kind", description="Which kind", required=True)],
+        )
+        for dish in sorted(RECIPES)
+    ]
+
+
+def get_recipe(ctx: ToolContext[GreeterSettings], name: str, arguments: dict[str, str]) -> PromptText:
+    if "kind" not in arguments:
+        raise ToolError("INVALID_ARGUMENT", Text(en="Say which kind.", zh="请说明哪一种。"))
+    return PromptText(
+        description=name, messages=[f"{ctx.settings.greeting}! Make {arguments['kind']} {name[5:]}."]
+    )
+
+
+def complete_recipe(
+    ctx: ToolContext[GreeterSettings], prompt: str, argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    return [kind for kind in RECIPES[prompt[5:]] if kind.startswith(prefix)]
+
+
+def complete_note(
+    ctx: ToolContext[GreeterSettings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    return [name for name in sorted(NOTES, reverse=True) if name.startswith(prefix)]
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_register_prompts(hostd_data_dir: Path) -> None:
+    seen: list[str] = []
+
+    class Kitchen:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(greet, read_only=True)
+            register(show_note, read_only=True)
+
+        @hookimpl
+        def hostd_register_prompts(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
+            seen.append(context.name)
+            register(list=list_recipes, get=get_recipe, complete=complete_recipe, tool="greet")
+
+        @hookimpl
+        def hostd_register_resources(self, register: Any) -> None:
+            register(
+                "note://{name}",
+                name="note",
+                title="Note",
+                description="A note",
+                mime_type="text/plain",
+                list=list_notes,
+                read=read_note,
+                complete=complete_note,
+                tool="show_note",
+            )
+
+    plugins = {"kitchen": Kitchen()}
+    async with in_memory_client(
+        ["kitchen"], data_dir=hostd_data_dir, extra_plugins=plugins, settings={"kitchen": {"greeting": "hej"}}
+    ) as client:
+        assert seen == ["kitchen"]
+        listed = (await client.list_prompts()).prompts
+        assert [(p.name, [(a.name, a.required) for a in p.arguments or []]) for p in listed] == [
+            ("cook_soup", [("kind", True)]),
+            ("cook_tea", [("kind", True)]),
+        ]
+        got = await client.get_prompt("cook_tea", {"kind": "green"})
+        assert [(m.role, m.content) for m in got.messages] == [
+            ("user", types.TextContent(type="text", text="hej! Make green tea."))
+        ]
+        for name, arguments in (("cook_coffee", {"kind": "x"}), ("cook_tea", {})):
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt(name, arguments)
+            assert caught.value.error.code == -32602
+        ref = types.PromptReference(type="ref/prompt", name="cook_tea")
+        completed = await client.complete(ref, {"name": "kind", "value": "o"})
+        assert (completed.completion.values, completed.completion.total) == (["oolong"], 1)
+        template = types.ResourceTemplateReference(type="ref/resource", uri="note://{name}")
+        notes = await client.complete(template, {"name": "name", "value": ""})
+        assert notes.completion.values == ["c", "b", "a"]
+        unknown = await client.complete(template, {"name": "other", "value": ""})
+        assert unknown.completion.values == []
+        assert client.server_capabilities is not None and client.server_capabilities.completions is not None
+    # A profile without the source's tool lists no prompts and completes nothing of theirs.
+    limited = {"plugins": ["kitchen"], "tools": {"kitchen": {"exclude": ["greet", "show_note"]}}}
+    async with in_memory_client(
+        ["kitchen"], data_dir=hostd_data_dir, extra_plugins=plugins, config={"profiles": {"default": limited}}
+    ) as client:
+        assert (await client.list_prompts()).prompts == []
+        with pytest.raises(MCPError):
+            await client.get_prompt("cook_tea", {"kind": "green"})
+        ref = types.PromptReference(type="ref/prompt", name="cook_tea")
+        assert (await client.complete(ref, {"name": "kind", "value": ""})).completion.values == []
+        template = types.ResourceTemplateReference(type="ref/resource", uri="note://{name}")
+        assert (await client.complete(template, {"name": "name", "value": ""})).completion.values == []
 
 
 # --- hostd_team_database -------------------------------------------------------------------
@@ -571,6 +686,7 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_register_tools",
             "hostd_register_services",
             "hostd_register_resources",
+            "hostd_register_prompts",
             "hostd_startup",
             "hostd_shutdown",
             "hostd_team_database",

@@ -20,6 +20,7 @@ from hostd.context import (
 from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
+from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
 from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
 from hostd.tools import ToolFunction
 
@@ -28,6 +29,10 @@ __all__ = [
     "CodedError",
     "CopyReport",
     "PluginContext",
+    "PromptArgumentInfo",
+    "PromptInfo",
+    "PromptText",
+    "RegisterPrompts",
     "RegisterResource",
     "RegisterService",
     "RegisterTool",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.prompts import RegisterPrompts
     from hostd.resources import RegisterResource
 
 PROJECT = "hostd"
@@ -43,6 +44,15 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
 
     Each kind is served (listed, read, offered as a template) exactly where its ``tool`` is: a
     profile or member that does not serve that tool neither lists nor reads the resources.
+    """
+
+
+@hookspec
+def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Any]) -> None:
+    """Offer prompts by calling ``register(list=..., get=..., tool=..., complete=...)``.
+
+    ``list`` may answer differently over time (a user adds a template); like resources, the
+    prompts are served exactly where ``tool`` is.
     """
 
 

@@ -24,6 +24,7 @@ from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, T
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.plugins import make_plugin_manager
+from hostd.prompts import PromptInfo, PromptSource, PromptText
 from hostd.resources import (
     RESOURCE_PAGE,
     ResourceInfo,
@@ -81,11 +82,13 @@ class Host:
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
         self.resource_kinds: list[ResourceKind] = []
+        self.prompt_sources: list[PromptSource] = []
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
         self._register_tools()
         self._register_resources()
+        self._register_prompts()
 
     # --- assembly ----------------------------------------------------------------------
 
@@ -273,6 +276,90 @@ class Host:
                 if kind.uri_template.split("://", 1)[0] in schemes:
                     raise HostError(f"plugin {name!r}: resource scheme of {kind.uri_template!r} is taken")
             self.resource_kinds.extend(offered)
+
+    def _register_prompts(self) -> None:
+        for name, _ in self._impls("hostd_register_prompts"):
+
+            def register(_plugin: str = name, **options: Any) -> None:
+                self.prompt_sources.append(PromptSource(plugin=_plugin, **options))
+
+            self._call_hook("hostd_register_prompts", name, register=register, context=self.contexts[name])
+
+    def _serves(self, plugin: str, tool: str, allowed_tools: frozenset[str] | None) -> bool:
+        return any(
+            spec.plugin == plugin
+            and spec.registered_name == tool
+            and (allowed_tools is None or spec.name in allowed_tools)
+            for spec in self.tools.values()
+        )
+
+    def served_prompt_sources(self, allowed_tools: frozenset[str] | None = None) -> list[PromptSource]:
+        """The prompt sources this profile (or member) serves: each follows one tool, like resources."""
+        return [s for s in self.prompt_sources if self._serves(s.plugin, s.tool, allowed_tools)]
+
+    async def list_prompts(self, sources: Sequence[PromptSource]) -> list[tuple[PromptSource, PromptInfo]]:
+        """Every served prompt with its source; a name offered twice keeps its first source."""
+        import anyio
+
+        found: dict[str, tuple[PromptSource, PromptInfo]] = {}
+        for source in sources:
+            prompts = await anyio.to_thread.run_sync(source.list, self._resource_context(source.plugin))
+            for prompt in prompts:
+                found.setdefault(prompt.name, (source, prompt))
+        return list(found.values())
+
+    async def get_prompt(
+        self, sources: Sequence[PromptSource], name: str, arguments: dict[str, str]
+    ) -> PromptText:
+        """The prompt rendered; ``KeyError`` when no served source has it, ``CodedError`` from the plugin."""
+        import anyio
+
+        for source, prompt in await self.list_prompts(sources):
+            if prompt.name == name:
+                rendered: PromptText = await anyio.to_thread.run_sync(
+                    functools.partial(source.get, self._resource_context(source.plugin), name, arguments)
+                )
+                return rendered
+        raise KeyError(name)
+
+    async def complete(
+        self,
+        allowed_tools: frozenset[str] | None,
+        *,
+        template: str | None,
+        prompt: str | None,
+        argument: str,
+        prefix: str,
+        arguments: dict[str, str],
+    ) -> list[str]:
+        """Values for an argument of a served resource template or prompt, best first (none when unknown)."""
+        import anyio
+
+        if template is not None:
+            for kind in self.served_resource_kinds(allowed_tools):
+                if kind.uri_template == template and kind.complete is not None and argument in kind.arguments:
+                    call = functools.partial(
+                        kind.complete, self._resource_context(kind.plugin), argument, prefix, arguments
+                    )
+                    values: list[str] = await anyio.to_thread.run_sync(call)
+                    return values
+            return []
+        sources = self.served_prompt_sources(allowed_tools)
+        for source, info in await self.list_prompts(sources):
+            if info.name == prompt and source.complete is not None:
+                if argument not in {a.name for a in info.arguments}:
+                    return []
+                call = functools.partial(
+                    source.complete,
+                    self._resource_context(source.plugin),
+                    prompt,
+                    argument,
+                    prefix,
+                    arguments,
+                )
+                found: list[str] = await anyio.to_thread.run_sync(call)
+                return found
+        return []
 
     def served_resource_kinds(self, allowed_tools: frozenset[str] | None = None) -> list[ResourceKind]:
         """The kinds of resource this profile serves (for a member limited to ``allowed_tools``, fewer):

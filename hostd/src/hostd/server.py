@@ -7,6 +7,7 @@ errors with its own text and check error results against the output schema.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
+from hostd.prompts import PromptInfo
 from hostd.resources import ResourceInfo, ResourceKind, ResourceLink
 from hostd.tools import for_the_model
 
@@ -304,6 +306,34 @@ def envelope_result(
     )
 
 
+#: At most this many values in one completion answer (MCP's limit).
+MAX_COMPLETIONS = 100
+
+#: hostd's icon, served inline so no client needs the network to show it.
+SERVER_ICON = types.Icon(
+    src="data:image/svg+xml;base64,"
+    + base64.b64encode(
+        b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+        b'<rect width="32" height="32" rx="6" fill="#2b5797"/>'
+        b'<path d="M9 8v16M23 8v16M9 16h14" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>'
+    ).decode(),
+    mime_type="image/svg+xml",
+    sizes=["any"],
+)
+
+
+def prompt_of(info: PromptInfo) -> types.Prompt:
+    return types.Prompt(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description, required=a.required)
+            for a in info.arguments
+        ],
+    )
+
+
 #: JSON-RPC error code of a resource that does not exist (MCP's resources/read).
 RESOURCE_NOT_FOUND = -32002
 
@@ -562,6 +592,75 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             return None
         return spec.input_schema
 
+    async def on_list_prompts(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: every prompt is on one page; ask without a cursor.",
+                    zh="无效的游标：全部提示在一页中；请不带游标请求。",
+                ),
+            )
+        sources = host.served_prompt_sources(profile_tools.allowed(request_member(request)))
+        return types.ListPromptsResult(
+            prompts=[prompt_of(info) for _, info in await host.list_prompts(sources)]
+        )
+
+    async def on_get_prompt(
+        request: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        member = request_member(request)
+        sources = host.served_prompt_sources(profile_tools.allowed(member))
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            rendered = await host.get_prompt(sources, params.name, dict(params.arguments or {}))
+        except KeyError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(en=f"Unknown prompt: {params.name}.", zh=f"未知提示：{params.name}。"),
+                {"name": params.name},
+            ) from None
+        except CodedError as exc:
+            error = resource_error(host, exc)
+            raise MCPError(
+                types.INVALID_PARAMS if exc.code == "NOT_FOUND" else error.error.code,
+                error.error.message,
+                error.error.data,
+            ) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        messages = [
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            for text in rendered.messages
+        ]
+        return types.GetPromptResult(description=rendered.description, messages=messages)
+
+    async def on_completion(
+        request: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        member = request_member(request)
+        ref = params.ref
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            values = await host.complete(
+                profile_tools.allowed(member),
+                template=ref.uri if isinstance(ref, types.ResourceTemplateReference) else None,
+                prompt=ref.name if isinstance(ref, types.PromptReference) else None,
+                argument=params.argument.name,
+                prefix=params.argument.value,
+                arguments=dict(params.context.arguments or {}) if params.context else {},
+            )
+        except CodedError as exc:
+            raise resource_error(host, exc) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        shown = values[:MAX_COMPLETIONS]
+        return types.CompleteResult(
+            completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
+        )
+
     server: Server[Any] = Server(
         "hostd",
         version=hostd_version(),
@@ -573,6 +672,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         on_list_resources=on_list_resources if host.resource_kinds else None,
         on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
         on_read_resource=on_read_resource if host.resource_kinds else None,
+        on_list_prompts=on_list_prompts if host.prompt_sources else None,
+        on_get_prompt=on_get_prompt if host.prompt_sources else None,
+        on_completion=on_completion if host.resource_kinds or host.prompt_sources else None,
+        icons=[SERVER_ICON],
     )
     # The answers carried between rounds come back from the client: the SDK seals them
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from hostd import CopyReport, PluginContext, RegisterResource, RegisterService, RegisterTool, hookimpl
+from hostd import (
+    CopyReport,
+    PluginContext,
+    RegisterPrompts,
+    RegisterResource,
+    RegisterService,
+    RegisterTool,
+    hookimpl,
+)
 from hostd_deep_thinking import tools
 from hostd_deep_thinking.links import SESSIONS_SERVICE, SessionService
 from hostd_deep_thinking.models import Settings
@@ -75,5 +83,19 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         mime_type=resources.MIME_TYPE,
         list=resources.list_resources,
         read=resources.read_resource,
+        complete=resources.complete_argument,
         tool="get_session",
+    )
+
+
+@hookimpl
+def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Settings]) -> None:
+    """Each thinking template (built-in or a user's file) as a prompt, served where ``create_session`` is."""
+    from hostd_deep_thinking import prompts
+
+    register(
+        list=prompts.list_prompts,
+        get=prompts.get_prompt,
+        complete=prompts.complete_argument,
+        tool="create_session",
     )

@@ -50,3 +50,12 @@ def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> Resourc
     return ResourceText(
         uri=resource_uri(exported.session_id), text=exported.content or "", mime_type=MIME_TYPE
     )
+
+
+def complete_argument(
+    ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    """Session ids starting with ``prefix``, newest first."""
+    from hostd_deep_thinking.prompts import session_ids
+
+    return session_ids(ctx, prefix) if argument == "session_id" else []

@@ -83,5 +83,6 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         mime_type=resources.MIME_TYPE,
         list=resources.list_resources,
         read=resources.read_resource,
+        complete=resources.complete_argument,
         tool="get_task",
     )

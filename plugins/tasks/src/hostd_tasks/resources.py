@@ -7,7 +7,7 @@ Listed through the ``list_tasks`` tool (most urgent first, same paging) and read
 from __future__ import annotations
 
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, ToolContext
-from hostd_tasks.models import RelatedTask, Settings, TaskDetailsOutput
+from hostd_tasks.models import RelatedTask, Settings, TaskDetailsOutput, TaskRecord
 
 TEMPLATE = "task://{task_id}"
 MIME_TYPE = "text/markdown"
@@ -85,3 +85,27 @@ def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> Resourc
 
     details = get_task(ctx, task_id=params["task_id"])
     return ResourceText(uri=resource_uri(details.task.task_id), text=as_text(details), mime_type=MIME_TYPE)
+
+
+#: Tasks looked at when completing a task id.
+COMPLETION_SCAN = 500
+
+
+def complete_argument(
+    ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    """Task ids starting with ``prefix``, most recently changed first."""
+    from hostd_tasks.tools.reading import list_tasks
+
+    if argument != "task_id":
+        return []
+    found: list[TaskRecord] = []
+    cursor: str | None = None
+    while len(found) < COMPLETION_SCAN:
+        page = list_tasks(ctx, limit=100, cursor=cursor)
+        found += [task for task in page.tasks if task.task_id.startswith(prefix)]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    found.sort(key=lambda task: task.updated_at, reverse=True)
+    return [task.task_id for task in found]
