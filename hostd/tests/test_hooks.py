@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import mcp_types as types
 import pluggy
 import pytest
 from hostd.config import config_from_mapping
@@ -21,9 +22,26 @@ from hostd.host import Host
 from hostd_db import AddColumn, Column, ColumnType, Database, Schema, Table, describe_url
 from hostd_testing import in_memory_client
 from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import CopyReport, PluginContext, ToolContext, ToolOutput, hookimpl, hookspecs
+from hostd import (
+    CopyReport,
+    PluginContext,
+    PromptArgumentInfo,
+    PromptInfo,
+    PromptText,
+    ResourceInfo,
+    ResourceLink,
+    ResourcePage,
+    ResourceText,
+    Text,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    hookimpl,
+    hookspecs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_DATABASE_URL = "postgresql://tester@127.0.0.1:1/never-connected"
@@ -152,6 +170,241 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
     assert host.services.get("greeter.say") is not None and host.services.get("greeter.other") is None
     with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
         make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
+
+
+# --- hostd_register_resources --------------------------------------------------------------
+
+
+NOTES = {"a": "first note", "b": "second note", "c": "third note"}
+
+
+class Noted(ToolOutput):
+    name: str
+
+
+def show_note(ctx: ToolContext[GreeterSettings], name: Annotated[str, Field(description="which")]) -> Noted:
+    """Show a note and link to it."""
+    return Noted(name=name).with_links(ResourceLink(uri=f"note://{name}", name=name, mime_type="text/plain"))
+
+
+def list_notes(ctx: ToolContext[GreeterSettings], cursor: str | None) -> ResourcePage:
+    """Two notes a page: the cursor is the name to start at."""
+    names = sorted(NOTES)
+    start = names.index(cursor) if cursor else 0
+    page = names[start : start + 2]
+    following = names[start + 2] if start + 2 < len(names) else None
+    resources = [ResourceInfo(uri=f"note://{n}", name=n, mime_type="text/plain") for n in page]
+    return ResourcePage(resources=resources, next_cursor=following)
+
+
+def read_note(ctx: ToolContext[GreeterSettings], params: dict[str, str]) -> ResourceText:
+    if params["name"] not in NOTES:
+        raise ToolError("NOT_FOUND", Text(en="No such note.", zh="没有这条笔记。"))
+    text = f"{ctx.settings.greeting}: {NOTES[params['name']]} (read by {ctx.member})"
+    return ResourceText(uri=f"note://{params['name']}", text=text)
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
+    seen: list[str] = []
+
+    class Notes:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(show_note, read_only=True)
+            register(greet, read_only=True)
+
+        @hookimpl
+        def hostd_register_resources(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
+            seen.append(context.name)
+            register(
+                "note://{name}",
+                name="note",
+                title="Note",
+                description="A short note",
+                mime_type="text/plain",
+                list=list_notes,
+                read=read_note,
+                tool="show_note",
+            )
+
+    plugins = {"notes": Notes()}
+    async with in_memory_client(
+        ["notes"], data_dir=hostd_data_dir, extra_plugins=plugins, settings={"notes": {"greeting": "hej"}}
+    ) as client:
+        assert seen == ["notes"]  # called once, with the plugin's own context
+        first = await client.list_resources()
+        assert [r.uri for r in first.resources] == ["note://a", "note://b"] and first.next_cursor
+        second = await client.list_resources(cursor=first.next_cursor)
+        assert [r.uri for r in second.resources] == ["note://c"] and second.next_cursor is None
+        templates = await client.list_resource_templates()
+        assert [(t.uri_template, t.name, t.mime_type) for t in templates.resource_templates] == [
+            ("note://{name}", "note", "text/plain")
+        ]
+        read = (await client.read_resource("note://b")).contents[0]
+        assert isinstance(read, types.TextResourceContents)
+        assert read.text.startswith("hej: second note (read by ")
+        for missing in ("note://zzz", "other://b"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(missing)
+            assert caught.value.error.code == -32002 and caught.value.error.data["uri"] == missing
+        with pytest.raises(MCPError) as bad_cursor:
+            await client.list_resources(cursor="not-ours")
+        assert bad_cursor.value.error.code == -32602
+        # A tool's links come back as resource_link blocks beside the envelope's text.
+        shown = await client.call_tool("show_note", {"name": "a"})
+        assert [block.type for block in shown.content] == ["text", "resource_link"]
+        link = shown.content[1]
+        assert isinstance(link, types.ResourceLink) and str(link.uri) == "note://a"
+    # A profile that does not serve the kind's tool neither lists nor reads its resources.
+    limited = {"plugins": ["notes"], "tools": {"notes": {"exclude": ["show_note"]}}}
+    async with in_memory_client(
+        ["notes"], data_dir=hostd_data_dir, extra_plugins=plugins, config={"profiles": {"default": limited}}
+    ) as client:
+        capabilities = client.server_capabilities
+        assert capabilities is not None and capabilities.resources is not None
+        assert (await client.list_resources()).resources == []
+        assert (await client.list_resource_templates()).resource_templates == []
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("note://a")
+        assert caught.value.error.code == -32002
+    with pytest.raises(HostError, match="scheme"):
+
+        class Schemeless:
+            @hookimpl
+            def hostd_register_tools(self, register: Any) -> None:
+                register(show_note, read_only=True)
+
+            @hookimpl
+            def hostd_register_resources(self, register: Any) -> None:
+                register(
+                    "{name}",
+                    name="n",
+                    title="N",
+                    description="d",
+                    mime_type="text/plain",
+                    list=list_notes,
+                    read=read_note,
+                    tool="show_note",
+                )
+
+        make_host(hostd_data_dir, {"bad": Schemeless()})
+
+
+# --- hostd_register_prompts ----------------------------------------------------------------
+
+
+RECIPES = {"tea": ["green", "black", "oolong"], "soup": ["miso"]}
+
+
+def list_recipes(ctx: ToolContext[GreeterSettings]) -> list[PromptInfo]:
+    return [
+        PromptInfo(
+            name=f"cook_{dish}",
+            title=f"Cook {dish}",
+            description=f"How to make {dish}",
+            arguments=[PromptArgumentInfo(name="kind", description="Which kind", required=True)],
+        )
+        for dish in sorted(RECIPES)
+    ]
+
+
+def get_recipe(ctx: ToolContext[GreeterSettings], name: str, arguments: dict[str, str]) -> PromptText:
+    if "kind" not in arguments:
+        raise ToolError("INVALID_ARGUMENT", Text(en="Say which kind.", zh="请说明哪一种。"))
+    return PromptText(
+        description=name, messages=[f"{ctx.settings.greeting}! Make {arguments['kind']} {name[5:]}."]
+    )
+
+
+def complete_recipe(
+    ctx: ToolContext[GreeterSettings], prompt: str, argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    return [kind for kind in RECIPES[prompt[5:]] if kind.startswith(prefix)]
+
+
+def complete_note(
+    ctx: ToolContext[GreeterSettings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    return [name for name in sorted(NOTES, reverse=True) if name.startswith(prefix)]
+
+
+@pytest.mark.anyio
+async def test_hook_hostd_register_prompts(hostd_data_dir: Path) -> None:
+    seen: list[str] = []
+
+    class Kitchen:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(greet, read_only=True)
+            register(show_note, read_only=True)
+
+        @hookimpl
+        def hostd_register_prompts(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
+            seen.append(context.name)
+            register(list=list_recipes, get=get_recipe, complete=complete_recipe, tool="greet")
+
+        @hookimpl
+        def hostd_register_resources(self, register: Any) -> None:
+            register(
+                "note://{name}",
+                name="note",
+                title="Note",
+                description="A note",
+                mime_type="text/plain",
+                list=list_notes,
+                read=read_note,
+                complete=complete_note,
+                tool="show_note",
+            )
+
+    plugins = {"kitchen": Kitchen()}
+    async with in_memory_client(
+        ["kitchen"], data_dir=hostd_data_dir, extra_plugins=plugins, settings={"kitchen": {"greeting": "hej"}}
+    ) as client:
+        assert seen == ["kitchen"]
+        listed = (await client.list_prompts()).prompts
+        assert [(p.name, [(a.name, a.required) for a in p.arguments or []]) for p in listed] == [
+            ("cook_soup", [("kind", True)]),
+            ("cook_tea", [("kind", True)]),
+        ]
+        got = await client.get_prompt("cook_tea", {"kind": "green"})
+        assert [(m.role, m.content) for m in got.messages] == [
+            ("user", types.TextContent(type="text", text="hej! Make green tea."))
+        ]
+        for name, arguments in (("cook_coffee", {"kind": "x"}), ("cook_tea", {})):
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt(name, arguments)
+            assert caught.value.error.code == -32602
+        ref = types.PromptReference(type="ref/prompt", name="cook_tea")
+        completed = await client.complete(ref, {"name": "kind", "value": "o"})
+        assert (completed.completion.values, completed.completion.total) == (["oolong"], 1)
+        template = types.ResourceTemplateReference(type="ref/resource", uri="note://{name}")
+        notes = await client.complete(template, {"name": "name", "value": ""})
+        assert notes.completion.values == ["c", "b", "a"]
+        unknown = await client.complete(template, {"name": "other", "value": ""})
+        assert unknown.completion.values == []
+        assert client.server_capabilities is not None and client.server_capabilities.completions is not None
+    # A profile without the source's tool lists no prompts and completes nothing of theirs.
+    limited = {"plugins": ["kitchen"], "tools": {"kitchen": {"exclude": ["greet", "show_note"]}}}
+    async with in_memory_client(
+        ["kitchen"], data_dir=hostd_data_dir, extra_plugins=plugins, config={"profiles": {"default": limited}}
+    ) as client:
+        assert (await client.list_prompts()).prompts == []
+        with pytest.raises(MCPError):
+            await client.get_prompt("cook_tea", {"kind": "green"})
+        ref = types.PromptReference(type="ref/prompt", name="cook_tea")
+        assert (await client.complete(ref, {"name": "kind", "value": ""})).completion.values == []
+        template = types.ResourceTemplateReference(type="ref/resource", uri="note://{name}")
+        assert (await client.complete(template, {"name": "name", "value": ""})).completion.values == []
 
 
 # --- hostd_database_schema -----------------------------------------------------------------
@@ -494,6 +747,8 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_register_tools",
             "hostd_register_services",
             "hostd_database_schema",
+            "hostd_register_resources",
+            "hostd_register_prompts",
             "hostd_startup",
             "hostd_shutdown",
             "hostd_copy_to_team_database",

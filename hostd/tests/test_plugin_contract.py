@@ -96,6 +96,63 @@ def test_include_and_exclude_select_tools(hostd_data_dir: Path) -> None:
     assert sorted(make_host(hostd_data_dir, {"p": plugin}, exclude).tools) == ["keep", "other"]
 
 
+class TieredPlugin:
+    """Two everyday tools in the ``core`` tier, two more only in ``all``."""
+
+    @hookimpl
+    def hostd_register_tools(self, register: Any) -> None:
+        register(tool_named("daily"), tier="core")
+        register(tool_named("often"), tier="core")
+        register(tool_named("rare"))
+        register(tool_named("admin"), tier="all")
+
+
+def tiered(selection: dict[str, Any]) -> dict[str, Any]:
+    return {"profiles": {"default": {"plugins": ["p"], "tools": {"p": selection}}}}
+
+
+def test_tier_core_serves_only_the_core_tools_and_all_is_the_default(hostd_data_dir: Path) -> None:
+    plugin: dict[str, object] = {"p": TieredPlugin()}
+    assert list(make_host(hostd_data_dir, plugin).tools) == ["daily", "often", "rare", "admin"]
+    assert list(make_host(hostd_data_dir, plugin, tiered({"tier": "all"})).tools) == [
+        "daily",
+        "often",
+        "rare",
+        "admin",
+    ]
+    assert list(make_host(hostd_data_dir, plugin, tiered({"tier": "core"})).tools) == ["daily", "often"]
+
+
+def test_include_exclude_and_prefix_apply_on_top_of_the_tier(hostd_data_dir: Path) -> None:
+    plugin: dict[str, object] = {"p": TieredPlugin()}
+    excluded = make_host(hostd_data_dir, plugin, tiered({"tier": "core", "exclude": ["often"]}))
+    assert list(excluded.tools) == ["daily"]
+    included = make_host(
+        hostd_data_dir, plugin, tiered({"tier": "core", "include": ["often"], "prefix": "x_"})
+    )
+    assert list(included.tools) == ["x_often"]
+
+
+def test_including_a_tool_outside_the_tier_is_a_config_error(hostd_data_dir: Path) -> None:
+    with pytest.raises(HostError, match=r"profiles\.default\.tools\.p\.include: rare not in tier 'core'"):
+        make_host(
+            hostd_data_dir, {"p": TieredPlugin()}, tiered({"tier": "core", "include": ["daily", "rare"]})
+        )
+
+
+def test_an_unknown_tier_is_refused_in_the_config_and_at_registration(hostd_data_dir: Path) -> None:
+    with pytest.raises(HostError, match=r"profiles\.default\.tools\.p\.tier"):
+        make_host(hostd_data_dir, {"p": TieredPlugin()}, tiered({"tier": "everyday"}))
+
+    class BadTier:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(tool_named("t"), tier="sometimes")
+
+    with pytest.raises(HostError, match="tier must be one of core, all"):
+        make_host(hostd_data_dir, {"p": BadTier()})
+
+
 def test_selecting_a_tool_the_plugin_lacks_is_a_config_error(hostd_data_dir: Path) -> None:
     config = {"profiles": {"default": {"plugins": ["p"], "tools": {"p": {"exclude": ["typo"]}}}}}
     with pytest.raises(HostError, match=r"profiles\.default\.tools\.p\.exclude: plugin has no tool typo"):

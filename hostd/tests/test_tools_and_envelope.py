@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from hostd.arguments import describe_valid
+from hostd.tools import build_tool_spec, validate_arguments
 from hostd_testing import envelope_of, in_memory_client
 from hostd_testing.calls import envelope_error, envelope_ok
+from pydantic import Field
+from typing_extensions import TypeAliasType
+
+from hostd import ToolOutput
 
 pytestmark = pytest.mark.anyio
 
@@ -203,3 +209,42 @@ async def test_argument_errors_speak_chinese_when_the_host_does(
     # No English leaks into a Chinese answer: the only Latin words are the argument names and values.
     words = set(re.findall(r"[A-Za-z]{3,}", envelope["error"]["message"] + envelope["error"]["hint"]))
     assert words <= {"text", "times", "style", "plain", "upper"}, words
+
+
+Stamp = TypeAliasType("Stamp", Annotated[str, Field(description="ISO 8601", max_length=30)])
+Code = TypeAliasType("Code", Annotated[str, Field(description="e.g. ab-1", pattern=r"^[a-z]+-\d$")])
+
+
+class Picked(ToolOutput):
+    n: int
+
+
+def pick(
+    after: Annotated[Stamp | None, Field(description="After")] = None,
+    before: Annotated[Stamp | None, Field(description="Before")] = None,
+    code: Annotated[Code | None, Field(description="Only this code")] = None,
+    note: Annotated[str | None, Field(description="A note", max_length=5)] = None,
+) -> Picked:
+    """Pick."""
+    return Picked(n=0)
+
+
+def test_input_schemas_drop_what_a_model_does_not_need_and_share_named_types() -> None:
+    spec = build_tool_spec(pick, plugin="p")
+    assert spec.input_schema == {
+        "$defs": {"Stamp": {"description": "ISO 8601", "maxLength": 30, "type": "string"}},
+        "additionalProperties": False,
+        "properties": {
+            "after": {"$ref": "#/$defs/Stamp", "description": "After"},
+            "before": {"$ref": "#/$defs/Stamp", "description": "Before"},
+            # used once: written in place, both descriptions kept
+            "code": {"description": "Only this code; e.g. ab-1", "pattern": r"^[a-z]+-\d$", "type": "string"},
+            "note": {"description": "A note", "maxLength": 5, "type": "string"},
+        },
+        "type": "object",
+    }
+    # Leaving the null branch out of the schema does not refuse an explicit null.
+    assert validate_arguments(spec, {"after": None, "note": None}, "en").model_dump()["after"] is None
+    assert describe_valid(spec.input_schema, "after", "en") == (
+        "'after' expects string (at most 30 characters): After"
+    )

@@ -20,6 +20,8 @@ from hostd.context import (
 from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
+from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
+from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
 from hostd.tools import ToolFunction
 from hostd.web.api import (
     ActivityItem,
@@ -40,9 +42,18 @@ __all__ = [
     "Overview",
     "OverviewCount",
     "PluginContext",
+    "PromptArgumentInfo",
+    "PromptInfo",
+    "PromptText",
+    "RegisterPrompts",
+    "RegisterResource",
     "RegisterService",
     "RegisterTool",
     "RegisterViews",
+    "ResourceInfo",
+    "ResourceLink",
+    "ResourcePage",
+    "ResourceText",
     "SamplingResult",
     "Services",
     "Text",

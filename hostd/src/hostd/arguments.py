@@ -81,8 +81,18 @@ def describe_valid(schema: dict[str, Any], argument: str, language: str) -> str:
     if prop is None:
         names = ", ".join(sorted(properties)) or "-"
         return pick(language, en=f"valid arguments: {names}", zh=f"可用参数：{names}")
+    definitions = schema.get("$defs", {})
+
+    def resolved(option: dict[str, Any]) -> dict[str, Any]:
+        """A shared definition (``$ref`` into ``$defs``) read through, the option's own keys kept."""
+        ref = option.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return {**definitions.get(ref.rsplit("/", 1)[-1], {}), **option}
+        return option
+
+    prop = resolved(prop)
     parts: list[str] = []
-    for option in [prop, *prop.get("anyOf", [])]:
+    for option in [prop, *(resolved(o) for o in prop.get("anyOf", []))]:
         if "enum" in option:
             values = ", ".join(json.dumps(v, ensure_ascii=False) for v in option["enum"])
             parts.append(pick(language, en=f"one of {values}", zh=f"以下之一：{values}"))

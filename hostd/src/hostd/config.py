@@ -104,6 +104,9 @@ class TransportConfig(_Strict):
 
 
 class ToolSelection(_Strict):
+    tier: Literal["core", "all"] = Field(
+        default="all", description="core: the plugin's everyday tools only; all: every tool"
+    )
     include: list[str] | None = None
     exclude: list[str] = Field(default_factory=list)
     prefix: str = ""

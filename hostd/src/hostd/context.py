@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast
 
 from hostd_errors import Message, Text, render
 from pydantic import BaseModel, PrivateAttr
@@ -27,6 +27,7 @@ from hostd.i18n import Language
 if TYPE_CHECKING:
     from hostd_db import Database
 
+    from hostd.resources import ResourceLink
     from hostd.tools import ToolFunction
 
 T = TypeVar("T")
@@ -42,11 +43,22 @@ class ToolOutput(BaseModel):
     """
 
     _message: Message | None = PrivateAttr(default=None)
+    _links: list[Any] = PrivateAttr(default_factory=list)
 
     def with_message(self, message: Message) -> Self:
         """Set the envelope's ``message`` (a ``hostd.Text``, rendered by the host) and return ``self``."""
         self._message = message
         return self
+
+    def with_links(self, *links: ResourceLink) -> Self:
+        """Name files this call wrote or records it touched (``hostd.ResourceLink``); the host answers
+        each as a ``resource_link`` content block beside the envelope's text, and returns ``self``."""
+        self._links.extend(links)
+        return self
+
+    @property
+    def links(self) -> list[ResourceLink]:
+        return list(self._links)
 
     @property
     def envelope_message(self) -> Message | None:
@@ -68,6 +80,7 @@ class RegisterTool(Protocol):
         idempotent: bool = False,
         open_world: bool = False,
         uses_roots: bool = False,
+        tier: Literal["core", "all"] = "all",
     ) -> None: ...
 
 

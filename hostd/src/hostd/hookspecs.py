@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.prompts import RegisterPrompts
+    from hostd.resources import RegisterResource
     from hostd.web.api import RegisterViews
 
 PROJECT = "hostd"
@@ -36,6 +38,24 @@ def hostd_settings_model() -> type[BaseModel] | None:
 @hookspec
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) -> None:
     """Register this plugin's tools by calling ``register(function, ...)`` once per tool."""
+
+
+@hookspec
+def hostd_register_resources(register: RegisterResource, context: PluginContext[Any]) -> None:
+    """Offer kinds of resource by calling ``register(uri_template, name=..., list=..., read=..., tool=...)``.
+
+    Each kind is served (listed, read, offered as a template) exactly where its ``tool`` is: a
+    profile or member that does not serve that tool neither lists nor reads the resources.
+    """
+
+
+@hookspec
+def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Any]) -> None:
+    """Offer prompts by calling ``register(list=..., get=..., tool=..., complete=...)``.
+
+    ``list`` may answer differently over time (a user adds a template); like resources, the
+    prompts are served exactly where ``tool`` is.
+    """
 
 
 @hookspec

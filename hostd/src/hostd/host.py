@@ -26,7 +26,19 @@ from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.observe import CANCELLED, CallObservers, CallRecord
 from hostd.plugins import make_plugin_manager
+from hostd.prompts import PromptInfo, PromptSource, PromptText
 from hostd.quotas import MemoryBuckets, Quotas
+from hostd.resources import (
+    RESOURCE_PAGE,
+    ResourceInfo,
+    ResourceKind,
+    ResourceLink,
+    ResourceText,
+    decode_list_cursor,
+    encode_list_cursor,
+    find_kind,
+    not_found,
+)
 from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
@@ -119,10 +131,14 @@ class Host:
         self.observers = CallObservers()
         self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
         self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.ops_databases)
+        self.resource_kinds: list[ResourceKind] = []
+        self.prompt_sources: list[PromptSource] = []
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
         self._register_tools()
+        self._register_resources()
+        self._register_prompts()
 
     # --- assembly ----------------------------------------------------------------------
 
@@ -338,6 +354,156 @@ class Host:
             cache.save()
             self._add_plugin_tools(name, offered)
 
+    def _register_resources(self) -> None:
+        for name, _ in self._impls("hostd_register_resources"):
+            offered: list[ResourceKind] = []
+
+            def register(
+                uri_template: str, _plugin: str = name, _into: list[ResourceKind] = offered, **options: Any
+            ) -> None:
+                _into.append(ResourceKind(plugin=_plugin, uri_template=uri_template, **options))
+
+            self._call_hook("hostd_register_resources", name, register=register, context=self.contexts[name])
+            for kind in offered:
+                schemes = {k.uri_template.split("://", 1)[0] for k in self.resource_kinds}
+                if kind.uri_template.split("://", 1)[0] in schemes:
+                    raise HostError(f"plugin {name!r}: resource scheme of {kind.uri_template!r} is taken")
+            self.resource_kinds.extend(offered)
+
+    def _register_prompts(self) -> None:
+        for name, _ in self._impls("hostd_register_prompts"):
+
+            def register(_plugin: str = name, **options: Any) -> None:
+                self.prompt_sources.append(PromptSource(plugin=_plugin, **options))
+
+            self._call_hook("hostd_register_prompts", name, register=register, context=self.contexts[name])
+
+    def _serves(self, plugin: str, tool: str, allowed_tools: frozenset[str] | None) -> bool:
+        return any(
+            spec.plugin == plugin
+            and spec.registered_name == tool
+            and (allowed_tools is None or spec.name in allowed_tools)
+            for spec in self.tools.values()
+        )
+
+    def served_prompt_sources(self, allowed_tools: frozenset[str] | None = None) -> list[PromptSource]:
+        """The prompt sources this profile (or member) serves: each follows one tool, like resources."""
+        return [s for s in self.prompt_sources if self._serves(s.plugin, s.tool, allowed_tools)]
+
+    async def list_prompts(self, sources: Sequence[PromptSource]) -> list[tuple[PromptSource, PromptInfo]]:
+        """Every served prompt with its source; a name offered twice keeps its first source."""
+        import anyio
+
+        found: dict[str, tuple[PromptSource, PromptInfo]] = {}
+        for source in sources:
+            prompts = await anyio.to_thread.run_sync(source.list, self._resource_context(source.plugin))
+            for prompt in prompts:
+                found.setdefault(prompt.name, (source, prompt))
+        return list(found.values())
+
+    async def get_prompt(
+        self, sources: Sequence[PromptSource], name: str, arguments: dict[str, str]
+    ) -> PromptText:
+        """The prompt rendered; ``KeyError`` when no served source has it, ``CodedError`` from the plugin."""
+        import anyio
+
+        for source, prompt in await self.list_prompts(sources):
+            if prompt.name == name:
+                rendered: PromptText = await anyio.to_thread.run_sync(
+                    functools.partial(source.get, self._resource_context(source.plugin), name, arguments)
+                )
+                return rendered
+        raise KeyError(name)
+
+    async def complete(
+        self,
+        allowed_tools: frozenset[str] | None,
+        *,
+        template: str | None,
+        prompt: str | None,
+        argument: str,
+        prefix: str,
+        arguments: dict[str, str],
+    ) -> list[str]:
+        """Values for an argument of a served resource template or prompt, best first (none when unknown)."""
+        import anyio
+
+        if template is not None:
+            for kind in self.served_resource_kinds(allowed_tools):
+                if kind.uri_template == template and kind.complete is not None and argument in kind.arguments:
+                    call = functools.partial(
+                        kind.complete, self._resource_context(kind.plugin), argument, prefix, arguments
+                    )
+                    values: list[str] = await anyio.to_thread.run_sync(call)
+                    return values
+            return []
+        sources = self.served_prompt_sources(allowed_tools)
+        for source, info in await self.list_prompts(sources):
+            if info.name == prompt and source.complete is not None:
+                if argument not in {a.name for a in info.arguments}:
+                    return []
+                call = functools.partial(
+                    source.complete,
+                    self._resource_context(source.plugin),
+                    prompt,
+                    argument,
+                    prefix,
+                    arguments,
+                )
+                found: list[str] = await anyio.to_thread.run_sync(call)
+                return found
+        return []
+
+    def served_resource_kinds(self, allowed_tools: frozenset[str] | None = None) -> list[ResourceKind]:
+        """The kinds of resource this profile serves (for a member limited to ``allowed_tools``, fewer):
+        a kind is served exactly where the tool it follows is."""
+        served = {
+            (spec.plugin, spec.registered_name)
+            for spec in self.tools.values()
+            if allowed_tools is None or spec.name in allowed_tools
+        }
+        return [kind for kind in self.resource_kinds if (kind.plugin, kind.tool) in served]
+
+    def _resource_context(self, plugin: str) -> ToolContext[Any]:
+        return ToolContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
+
+    async def list_resources(
+        self, kinds: Sequence[ResourceKind], cursor: str | None
+    ) -> tuple[list[ResourceInfo], str | None]:
+        """One page of ``resources/list``: each kind in turn, each paged by its own listing.
+
+        Raises ``ValueError`` for a cursor that is not one of ours, ``CodedError`` from a plugin.
+        """
+        import anyio
+
+        index, inner = decode_list_cursor(cursor)
+        if index > len(kinds) or (index == len(kinds) and cursor is not None):
+            raise ValueError("other_listing")
+        found: list[ResourceInfo] = []
+        while index < len(kinds) and len(found) < RESOURCE_PAGE:
+            kind = kinds[index]
+            page = await anyio.to_thread.run_sync(
+                functools.partial(kind.list, self._resource_context(kind.plugin), inner)
+            )
+            found.extend(page.resources)
+            if page.next_cursor is not None:
+                return found, encode_list_cursor(index, page.next_cursor)
+            index, inner = index + 1, None
+        return found, (encode_list_cursor(index, None) if index < len(kinds) else None)
+
+    async def read_resource(self, kinds: Sequence[ResourceKind], uri: str) -> ResourceText:
+        """The resource ``uri`` names; ``CodedError`` NOT_FOUND when no served kind has it."""
+        import anyio
+
+        matched = find_kind(kinds, uri)
+        if matched is None:
+            raise not_found(uri)
+        kind, params = matched
+        result: ResourceText = await anyio.to_thread.run_sync(
+            functools.partial(kind.read, self._resource_context(kind.plugin), params)
+        )
+        return result
+
     def _add_plugin_tools(self, plugin: str, offered: list[ToolSpec]) -> None:
         selection = self.loaded.profile.tools.get(plugin)
         names = [spec.name for spec in offered]
@@ -351,8 +517,21 @@ class Host:
                     raise HostError(
                         f"{where}.{key}: plugin has no tool {', '.join(missing)}; it has {', '.join(names)}"
                     )
+            if selection.tier != "all":
+                outside = sorted(
+                    spec.name
+                    for spec in offered
+                    if spec.tier != selection.tier and spec.name in (selection.include or [])
+                )
+                if outside:
+                    raise HostError(
+                        f"{where}.include: {', '.join(outside)} not in tier {selection.tier!r}; "
+                        f"use tier: all to include it"
+                    )
         for spec in offered:
             if selection is not None:
+                if selection.tier != "all" and spec.tier != selection.tier:
+                    continue
                 if selection.include is not None and spec.name not in selection.include:
                     continue
                 if spec.name in selection.exclude:
@@ -401,11 +580,15 @@ class Host:
         *,
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
+        links: list[ResourceLink] | None = None,
     ) -> tuple[Envelope, bool]:
         """Run one tool and return its envelope and whether it is an error; the observers
-        (metrics, audit) hear of every call that finished or was cut short."""
+        (metrics, audit) hear of every call that finished or was cut short. On success the files
+        and records the tool named (``ToolOutput.with_links``) are added to ``links``."""
         if not self.observers:
-            return await self._run_tool(name, arguments, channel=channel, client_roots=client_roots)
+            return await self._run_tool(
+                name, arguments, channel=channel, client_roots=client_roots, links=links
+            )
         from hostd.context import ClientInputNeeded, calling_member
 
         wall, started = time.time(), time.perf_counter()
@@ -417,7 +600,7 @@ class Host:
         with tracer.span(name, plugin, member) if tracer is not None else contextlib.nullcontext() as span:
             try:
                 envelope, is_error = await self._run_tool(
-                    name, arguments, channel=channel, client_roots=client_roots
+                    name, arguments, channel=channel, client_roots=client_roots, links=links
                 )
                 outcome = envelope["error"]["code"] if is_error else "ok"
                 return envelope, is_error
@@ -484,6 +667,7 @@ class Host:
         *,
         channel: ClientChannel | None,
         client_roots: Sequence[str] | None,
+        links: list[ResourceLink] | None = None,
     ) -> tuple[Envelope, bool]:
         import anyio
 
@@ -554,10 +738,13 @@ class Host:
             en=f"{name} succeeded.", zh=f"{name} 执行成功。"
         )
         try:
-            return success_envelope(result, message, started), False
+            envelope = success_envelope(result, message, started)
         except Exception:
             logger.exception("tool %s returned output that cannot be serialised", name)
             return self._internal(name, started), True
+        if links is not None:
+            links.extend(result.links)
+        return envelope, False
 
     def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
         """SQLite's own busy and disk-full errors, which a plugin's store may let through."""

@@ -1,6 +1,7 @@
 """Paging, once for every tool: one opaque cursor, one answer shape, one limit range.
 
-A listing tool takes ``limit: Limit = DEFAULT_LIMIT`` and ``cursor: Cursor = None``, returns a
+A listing tool takes ``limit: Limit = DEFAULT_LIMIT`` (or its own default within 1 to
+``MAX_LIMIT``, such as 10 for a search whose answers are long) and ``cursor: Cursor = None``, returns a
 model derived from ``Page`` (``next_cursor``, ``truncated``), and turns positions into cursors
 with ``encode_cursor``/``decode_cursor``. A cursor is URL-safe base64 of a small JSON object
 naming the listing, a fingerprint of the filters it was made for, and where the last page
@@ -30,12 +31,12 @@ MAX_LIMIT = 100
 #: Longest cursor accepted: ours are far shorter; anything longer is not one of ours.
 MAX_CURSOR_LENGTH = 2048
 
-Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Items per page, 1-{MAX_LIMIT}.")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Page size")]
 Cursor = Annotated[
     str | None,
     Field(
         max_length=MAX_CURSOR_LENGTH,
-        description="next_cursor from the previous page (same other arguments); omit for the first page.",
+        description="The previous page's next_cursor",
     ),
 ]
 

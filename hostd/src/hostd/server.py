@@ -7,16 +7,18 @@ errors with its own text and check error results against the output schema.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
 import os
 import warnings
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
-from hostd_errors import Text
+from hostd_errors import CodedError, Text
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -26,7 +28,9 @@ from pydantic import BaseModel, ValidationError
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
-from hostd.tools import bounded_text
+from hostd.prompts import PromptInfo
+from hostd.resources import ResourceInfo, ResourceKind, ResourceLink
+from hostd.tools import bounded_text, for_the_model
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -279,13 +283,84 @@ def tool_definitions(host: Host) -> list[types.Tool]:
     ]
 
 
-def envelope_result(envelope: dict[str, Any], is_error: bool) -> types.CallToolResult:
-    text = json.dumps(envelope, ensure_ascii=False)
+def envelope_result(
+    envelope: dict[str, Any], is_error: bool, links: Sequence[ResourceLink] = ()
+) -> types.CallToolResult:
+    text = json.dumps(for_the_model(envelope), ensure_ascii=False, separators=(",", ":"))
+    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    blocks += [
+        types.ResourceLink(
+            type="resource_link",
+            uri=link.uri,
+            name=link.name,
+            title=link.title,
+            description=link.description,
+            mime_type=link.mime_type,
+        )
+        for link in links
+    ]
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=blocks,
         structured_content=envelope,
         is_error=is_error,
     )
+
+
+#: At most this many values in one completion answer (MCP's limit).
+MAX_COMPLETIONS = 100
+
+#: hostd's icon, served inline so no client needs the network to show it.
+SERVER_ICON = types.Icon(
+    src="data:image/svg+xml;base64,"
+    + base64.b64encode(
+        b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+        b'<rect width="32" height="32" rx="6" fill="#2b5797"/>'
+        b'<path d="M9 8v16M23 8v16M9 16h14" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>'
+    ).decode(),
+    mime_type="image/svg+xml",
+    sizes=["any"],
+)
+
+
+def prompt_of(info: PromptInfo) -> types.Prompt:
+    return types.Prompt(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description, required=a.required)
+            for a in info.arguments
+        ],
+    )
+
+
+#: JSON-RPC error code of a resource that does not exist (MCP's resources/read).
+RESOURCE_NOT_FOUND = -32002
+
+
+def resource_of(item: ResourceInfo) -> types.Resource:
+    annotations = types.Annotations(last_modified=item.updated_at) if item.updated_at else None
+    return types.Resource(
+        uri=item.uri,
+        name=item.name,
+        title=item.title,
+        description=item.description,
+        mime_type=item.mime_type,
+        size=item.size,
+        annotations=annotations,
+    )
+
+
+def resource_error(host: Host, exc: CodedError, uri: str | None = None) -> MCPError:
+    """A plugin's refusal while listing or reading resources, as a JSON-RPC error in the host's language."""
+    message, hint, details = exc.rendered(host.language)
+    text = message + (f" {hint}" if hint else "")
+    data = {"code": exc.code, **(details or {}), **({"uri": uri} if uri else {})}
+    if exc.code == "NOT_FOUND":
+        return MCPError(RESOURCE_NOT_FOUND, text, data)
+    if exc.code == "INVALID_ARGUMENT":
+        return MCPError(types.INVALID_PARAMS, text, data)
+    return MCPError(types.INTERNAL_ERROR, text, data)
 
 
 def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
@@ -437,23 +512,94 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     async def _call(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, uses_roots: bool
     ) -> types.CallToolResult | types.InputRequiredResult:
+        links: list[ResourceLink] = []
         if not speaks_input_required(request):
             roots = await client_roots(request) if uses_roots else None
             envelope, is_error = await host.call(
-                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots
+                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots, links=links
             )
-            return envelope_result(envelope, is_error)
+            return envelope_result(envelope, is_error, links)
         input_round = InputRound.of(params, host)
         try:
             roots = roots_from_round(request, input_round) if uses_roots else None
             envelope, is_error = await host.call(
-                params.name, params.arguments, channel=SdkChannel(request, input_round), client_roots=roots
+                params.name,
+                params.arguments,
+                channel=SdkChannel(request, input_round),
+                client_roots=roots,
+                links=links,
             )
         except BaseException as exc:
             if not (input_round.questions and _only_input_needed(exc)):
                 raise
             return input_round.input_required()
-        return envelope_result(envelope, is_error)
+        return envelope_result(envelope, is_error, links)
+
+    def served_kinds(request: ServerRequestContext[Any, Any]) -> list[ResourceKind]:
+        return host.served_resource_kinds(profile_tools.allowed(request_member(request)))
+
+    async def on_list_resources(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        member = request_member(request)
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            items, next_cursor = await host.list_resources(
+                served_kinds(request), params.cursor if params else None
+            )
+        except ValueError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: pass nextCursor exactly as resources/list gave it, or no cursor.",
+                    zh="无效的游标：请原样传入 resources/list 给出的 nextCursor，或不带游标。",
+                ),
+            ) from None
+        except CodedError as exc:
+            raise resource_error(host, exc) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        return types.ListResourcesResult(
+            resources=[resource_of(item) for item in items], next_cursor=next_cursor
+        )
+
+    async def on_list_resource_templates(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: every resource template is on one page; ask without a cursor.",
+                    zh="无效的游标：全部资源模板在一页中；请不带游标请求。",
+                ),
+            )
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=kind.uri_template,
+                    name=kind.name,
+                    title=kind.title,
+                    description=kind.description,
+                    mime_type=kind.mime_type,
+                )
+                for kind in served_kinds(request)
+            ]
+        )
+
+    async def on_read_resource(
+        request: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        member = request_member(request)
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            found = await host.read_resource(served_kinds(request), str(params.uri))
+        except CodedError as exc:
+            raise resource_error(host, exc, str(params.uri)) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        contents = types.TextResourceContents(uri=found.uri, mime_type=found.mime_type, text=found.text)
+        return types.ReadResourceResult(contents=[contents])
 
     def input_schema(name: str) -> dict[str, Any] | None:
         """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
@@ -468,6 +614,75 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             return None
         return spec.input_schema
 
+    async def on_list_prompts(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(
+                    en="Invalid cursor: every prompt is on one page; ask without a cursor.",
+                    zh="无效的游标：全部提示在一页中；请不带游标请求。",
+                ),
+            )
+        sources = host.served_prompt_sources(profile_tools.allowed(request_member(request)))
+        return types.ListPromptsResult(
+            prompts=[prompt_of(info) for _, info in await host.list_prompts(sources)]
+        )
+
+    async def on_get_prompt(
+        request: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        member = request_member(request)
+        sources = host.served_prompt_sources(profile_tools.allowed(member))
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            rendered = await host.get_prompt(sources, params.name, dict(params.arguments or {}))
+        except KeyError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                host.text(en=f"Unknown prompt: {params.name}.", zh=f"未知提示：{params.name}。"),
+                {"name": params.name},
+            ) from None
+        except CodedError as exc:
+            error = resource_error(host, exc)
+            raise MCPError(
+                types.INVALID_PARAMS if exc.code == "NOT_FOUND" else error.error.code,
+                error.error.message,
+                error.error.data,
+            ) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        messages = [
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            for text in rendered.messages
+        ]
+        return types.GetPromptResult(description=rendered.description, messages=messages)
+
+    async def on_completion(
+        request: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        member = request_member(request)
+        ref = params.ref
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            values = await host.complete(
+                profile_tools.allowed(member),
+                template=ref.uri if isinstance(ref, types.ResourceTemplateReference) else None,
+                prompt=ref.name if isinstance(ref, types.PromptReference) else None,
+                argument=params.argument.name,
+                prefix=params.argument.value,
+                arguments=dict(params.context.arguments or {}) if params.context else {},
+            )
+        except CodedError as exc:
+            raise resource_error(host, exc) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+        shown = values[:MAX_COMPLETIONS]
+        return types.CompleteResult(
+            completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
+        )
+
     server: Server[Any] = Server(
         "hostd",
         version=hostd_version(),
@@ -476,6 +691,13 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources if host.resource_kinds else None,
+        on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
+        on_read_resource=on_read_resource if host.resource_kinds else None,
+        on_list_prompts=on_list_prompts if host.prompt_sources else None,
+        on_get_prompt=on_get_prompt if host.prompt_sources else None,
+        on_completion=on_completion if host.resource_kinds or host.prompt_sources else None,
+        icons=[SERVER_ICON],
     )
     # The answers carried between rounds come back from the client: the SDK seals them
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,

@@ -30,6 +30,8 @@ ToolFunction = Callable[..., Any]
 RESERVED_KEYS: frozenset[str] = frozenset({"status", "message", "error", "metadata"})
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_DESCRIPTION = 1024
+#: The tool tiers a plugin may put a tool in: ``core`` (everyday use) or ``all`` (the rest).
+TIERS: tuple[str, ...] = ("core", "all")
 
 
 @dataclass
@@ -47,6 +49,8 @@ class ToolSpec:
     uses_roots: bool
     annotations: dict[str, Any]
     title: str | None = None
+    tier: str = "all"
+    registered_name: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
     _input_model: type[BaseModel] | None = None
@@ -82,6 +86,7 @@ def build_tool_spec(
     idempotent: bool = False,
     open_world: bool = False,
     uses_roots: bool = False,
+    tier: str = "all",
     cache: SchemaCache | None = None,
 ) -> ToolSpec:
     """Check a plugin's tool function against the contract and derive its schemas.
@@ -91,7 +96,7 @@ def build_tool_spec(
     """
     tool_name = name or function.__name__
     check_tool_name(tool_name, plugin)
-    text = (description if description is not None else inspect.getdoc(function) or "").strip()
+    text = (description if description is not None else _unwrapped(inspect.getdoc(function) or "")).strip()
     if not 1 <= len(text) <= MAX_DESCRIPTION:
         raise HostError(
             f"plugin {plugin!r}: tool {tool_name!r} needs a description of 1 to {MAX_DESCRIPTION} "
@@ -115,6 +120,8 @@ def build_tool_spec(
         raise HostError(
             f"plugin {plugin!r}: tool {tool_name!r} must declare a ToolOutput subclass as return type"
         )
+    if tier not in TIERS:
+        raise HostError(f"plugin {plugin!r}: tool {tool_name!r} tier must be one of {', '.join(TIERS)}")
     reserved = RESERVED_KEYS & set(output_model.model_fields)
     if reserved:
         raise HostError(
@@ -139,6 +146,8 @@ def build_tool_spec(
         uses_roots=uses_roots,
         annotations=annotations,
         title=title,
+        tier=tier,
+        registered_name=tool_name,
     )
     key = f"{function.__module__}.{function.__qualname__}:{tool_name}"
     cached = cache.get(key) if cache is not None else None
@@ -158,6 +167,11 @@ def build_tool_spec(
     return spec
 
 
+def _unwrapped(docstring: str) -> str:
+    """A docstring as one line per paragraph: its line breaks are only source layout."""
+    return re.sub(r"(?<!\n)\n(?!\n)", " ", docstring)
+
+
 def _input_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
     config = ConfigDict(extra="forbid")
     model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
@@ -165,12 +179,98 @@ def _input_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
 
 
 def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The tool's ``inputSchema``, as short as it can be without losing what a model needs.
+
+    Every tool's input schema is paid for in the model's context on every turn, so what
+    pydantic adds for its own sake goes: titles, and the ``null`` branch and ``default: null``
+    of an optional argument (leaving it out is how a model says "none"; the host still takes
+    an explicit ``null``). Named types (``TypeAliasType``) stay shared in ``$defs``.
+    """
     schema = model.model_json_schema()
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    schema.setdefault("properties", {})
+    properties = schema.setdefault("properties", {})
+    for name, prop in properties.items():
+        properties[name] = _without_null_option(prop)
+    for definition in schema.get("$defs", {}).values():
+        definition.pop("title", None)
+        nested = definition.get("properties", {})
+        for name, prop in nested.items():
+            nested[name] = _without_null_option(prop)
+    _inline_single_use_definitions(schema)
     return schema
+
+
+_DEF_PREFIX = "#/$defs/"
+
+
+def _references(node: Any) -> list[str]:
+    """The names of the ``$defs`` entries a schema fragment refers to, once per reference."""
+    if isinstance(node, dict):
+        found = (
+            [node["$ref"][len(_DEF_PREFIX) :]] if str(node.get("$ref", "")).startswith(_DEF_PREFIX) else []
+        )
+        return found + [name for value in node.values() for name in _references(value)]
+    if isinstance(node, list):
+        return [name for value in node for name in _references(value)]
+    return []
+
+
+def _inline_single_use_definitions(schema: dict[str, Any]) -> None:
+    """A definition used once costs more as a ``$ref`` than written in place: inline it.
+
+    Where both the reference and the definition are described, both descriptions are kept.
+    Definitions used twice or more stay shared in ``$defs``.
+    """
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    counts: dict[str, int] = {}
+    for name in _references({k: v for k, v in schema.items() if k != "$defs"}) + _references(definitions):
+        counts[name] = counts.get(name, 0) + 1
+    single = {
+        name
+        for name, definition in definitions.items()
+        if counts.get(name, 0) == 1 and name not in _references(definition)
+    }
+    if not single:
+        return
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        ref = str(node.get("$ref", ""))
+        if ref.startswith(_DEF_PREFIX) and ref[len(_DEF_PREFIX) :] in single:
+            definition = dict(definitions[ref[len(_DEF_PREFIX) :]])
+            own = {key: value for key, value in node.items() if key != "$ref"}
+            descriptions = [d for d in (own.get("description"), definition.get("description")) if d]
+            node = {**definition, **own}
+            if descriptions:
+                node["description"] = "; ".join(descriptions)
+        return {key: inline(value) for key, value in node.items()}
+
+    kept = {name: inline(definition) for name, definition in definitions.items() if name not in single}
+    for key in [k for k in schema if k != "$defs"]:
+        schema[key] = inline(schema[key])
+    if kept:
+        schema["$defs"] = kept
+    else:
+        schema.pop("$defs", None)
+
+
+def _without_null_option(prop: dict[str, Any]) -> dict[str, Any]:
+    prop.pop("title", None)
+    options = prop.get("anyOf")
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+        if isinstance(options, list):
+            kept = [option for option in options if option != {"type": "null"}]
+            if len(kept) == 1:
+                del prop["anyOf"]
+                merged = {**kept[0], **prop}
+                merged.pop("title", None)
+                return merged
+            prop["anyOf"] = kept
+    return prop
 
 
 ERROR_SCHEMA: dict[str, Any] = {
@@ -309,4 +409,30 @@ def error_envelope(
         "message": message,
         "error": error,
         "metadata": {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)},
+    }
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _pruned(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _pruned(item) for key, item in value.items() if not _empty(item)}
+    if isinstance(value, list):
+        return [_pruned(item) for item in value]
+    return value
+
+
+def for_the_model(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope as the text block shows it: without the empty values a model gains nothing from.
+
+    Inside records, ``null``, ``""``, ``[]`` and ``{}`` go (a hit without tags, a task without
+    labels); at the top level only ``null`` and ``""``, so an empty result list still says so.
+    ``structuredContent`` keeps every field, as the output schema describes it.
+    """
+    return {
+        key: _pruned(value)
+        for key, value in envelope.items()
+        if (value is not None and value != "") or key in ("status", "message")
     }

@@ -18,17 +18,20 @@ async def test_search_pages_with_a_cursor_bound_to_the_query_and_filters(memory_
             await ok(client, "create_memory", uri=f"s{i % 2}://m{i}", content=f"alpha note {i}")
         first = await ok(client, "search_memory", query="alpha")
         second = await ok(client, "search_memory", query="alpha", cursor=first["next_cursor"])
+        third = await ok(client, "search_memory", query="alpha", cursor=second["next_cursor"])
         resized = await ok(client, "search_memory", query="alpha", limit=2, cursor=first["next_cursor"])
         other_query = await call(client, "search_memory", query="note", cursor=first["next_cursor"])
         other_domain = await call(
             client, "search_memory", query="alpha", domain="s0", cursor=first["next_cursor"]
         )
         garbage = await call(client, "search_memory", query="alpha", cursor="not-a-cursor")
-    assert first["count"] == 20 and first["truncated"] and first["next_cursor"]
-    assert second["count"] == 5 and not second["truncated"] and second["next_cursor"] is None
-    uris = [hit["uri"] for page in (first, second) for hit in page["hits"]]
+    # A search pages 10 hits by default (search_memory's own default within the paging rule).
+    assert first["count"] == 10 and first["truncated"] and first["next_cursor"]
+    assert second["count"] == 10 and second["truncated"] and second["next_cursor"]
+    assert third["count"] == 5 and not third["truncated"] and third["next_cursor"] is None
+    uris = [hit["uri"] for page in (first, second, third) for hit in page["hits"]]
     assert sorted(uris) == sorted(f"s{i % 2}://m{i}" for i in range(25))
-    assert [hit["uri"] for hit in resized["hits"]] == uris[20:22] and resized["truncated"]
+    assert [hit["uri"] for hit in resized["hits"]] == uris[10:12] and resized["truncated"]
     for refused, reason in (
         (other_query, "other_filters"),
         (other_domain, "other_filters"),

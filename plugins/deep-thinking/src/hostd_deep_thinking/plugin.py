@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, RegisterViews, hookimpl
+from hostd import (
+    CopyReport,
+    PluginContext,
+    RegisterPrompts,
+    RegisterResource,
+    RegisterService,
+    RegisterTool,
+    RegisterViews,
+    hookimpl,
+)
 from hostd_deep_thinking import tools
 from hostd_deep_thinking.links import SESSIONS_SERVICE, SessionService
 from hostd_deep_thinking.models import Settings
@@ -24,22 +33,22 @@ def hostd_settings_model() -> type[BaseModel]:
 
 @hookimpl
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
-    register(tools.sequential_thinking, destructive=False)
-    register(tools.create_session, destructive=False)
-    register(tools.get_session, read_only=True)
-    register(tools.list_sessions, read_only=True)
-    register(tools.delete_session, destructive=True, idempotent=False)
+    register(tools.sequential_thinking, title="Think step by step", tier="core", destructive=False)
+    register(tools.create_session, title="Create thinking session", destructive=False)
+    register(tools.get_session, title="Show thinking session", read_only=True)
+    register(tools.list_sessions, title="List thinking sessions", read_only=True)
+    register(tools.delete_session, title="Delete thinking session", destructive=True, idempotent=False)
     # May replace a live session (overwrite=true); each call takes a backup, pruning old ones.
-    register(tools.restore_session, destructive=True, idempotent=False)
-    register(tools.update_session_status, destructive=False, idempotent=True)
-    register(tools.resume_session, destructive=False, idempotent=True)
-    register(tools.list_templates, read_only=True)
-    register(tools.export_session, destructive=True, uses_roots=True)
-    register(tools.import_session, destructive=True, uses_roots=True)
-    register(tools.visualize_session, read_only=True)
+    register(tools.restore_session, title="Restore thinking session", destructive=True, idempotent=False)
+    register(tools.update_session_status, title="Set session status", destructive=False, idempotent=True)
+    register(tools.resume_session, title="Resume thinking session", destructive=False, idempotent=True)
+    register(tools.list_templates, title="List thinking templates", read_only=True)
+    register(tools.export_session, title="Export thinking session", destructive=True, uses_roots=True)
+    register(tools.import_session, title="Import thinking session", destructive=True, uses_roots=True)
+    register(tools.visualize_session, title="Draw thinking session", read_only=True)
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
-    register(tools.search_thoughts, read_only=True)
-    register(tools.summarize_session, read_only=True)
+    register(tools.search_thoughts, title="Search thoughts", read_only=True)
+    register(tools.summarize_session, title="Summarize thinking session", read_only=True)
 
 
 @hookimpl
@@ -69,3 +78,34 @@ def hostd_register_views(register: RegisterViews) -> None:
     from hostd_deep_thinking.views import register_views
 
     register_views(register)
+
+
+@hookimpl
+def hostd_register_resources(register: RegisterResource, context: PluginContext[Settings]) -> None:
+    """Thinking sessions as MCP resources, served wherever ``get_session`` is."""
+    from hostd_deep_thinking import resources
+
+    register(
+        resources.TEMPLATE,
+        name="thinking-session",
+        title="Thinking session",
+        description="A thinking session as its Markdown export",
+        mime_type=resources.MIME_TYPE,
+        list=resources.list_resources,
+        read=resources.read_resource,
+        complete=resources.complete_argument,
+        tool="get_session",
+    )
+
+
+@hookimpl
+def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Settings]) -> None:
+    """Each thinking template (built-in or a user's file) as a prompt, served where ``create_session`` is."""
+    from hostd_deep_thinking import prompts
+
+    register(
+        list=prompts.list_prompts,
+        get=prompts.get_prompt,
+        complete=prompts.complete_argument,
+        tool="create_session",
+    )

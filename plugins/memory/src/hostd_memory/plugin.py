@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hostd import CopyReport, PluginContext, RegisterTool, RegisterViews, hookimpl
+from hostd import CopyReport, PluginContext, RegisterResource, RegisterTool, RegisterViews, hookimpl
 from hostd_memory.models import Settings
 
 if TYPE_CHECKING:
@@ -38,25 +38,25 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     from hostd_memory.tools.writing import create_memory, delete_memory, save_session, update_memory
 
     # read_memory counts an access, so it is not read-only (nor destructive).
-    register(read_memory, read_only=False, destructive=False)
-    register(create_memory, destructive=False)
-    register(update_memory, destructive=False)
-    register(delete_memory, destructive=True)
-    register(search_memory, read_only=True)
-    register(preload_memory, read_only=True)
-    register(save_session, destructive=False)
-    register(list_memories, read_only=True)
-    register(get_memory_stats, read_only=True)
+    register(read_memory, title="Read memory", tier="core", read_only=False, destructive=False)
+    register(create_memory, title="Create memory", tier="core", destructive=False)
+    register(update_memory, title="Update memory", tier="core", destructive=False)
+    register(delete_memory, title="Delete memory", destructive=True)
+    register(search_memory, title="Search memories", tier="core", read_only=True)
+    register(preload_memory, title="Preload memories", read_only=True)
+    register(save_session, title="Save session", destructive=False)
+    register(list_memories, title="List memories", read_only=True)
+    register(get_memory_stats, title="Memory statistics", read_only=True)
     # Export may overwrite an existing file (overwrite=true), like deep-thinking's export_session.
-    register(export_memories, destructive=True, uses_roots=True)
-    register(import_memories, destructive=True, uses_roots=True)
-    register(add_alias, destructive=False)
-    register(link_memories, destructive=False, idempotent=True)
-    register(unlink_memories, destructive=True)
-    register(get_memory_versions, read_only=True)
-    register(rollback_memory, destructive=False)
-    register(diff_versions, read_only=True)
-    register(list_rollbacks, read_only=True)
+    register(export_memories, title="Export memories", destructive=True, uses_roots=True)
+    register(import_memories, title="Import memories", destructive=True, uses_roots=True)
+    register(add_alias, title="Add memory alias", destructive=False)
+    register(link_memories, title="Link memories", destructive=False, idempotent=True)
+    register(unlink_memories, title="Unlink memories", destructive=True)
+    register(get_memory_versions, title="Memory versions", read_only=True)
+    register(rollback_memory, title="Roll back memory", destructive=False)
+    register(diff_versions, title="Compare memory versions", read_only=True)
+    register(list_rollbacks, title="List rollbacks", read_only=True)
 
 
 @hookimpl
@@ -82,3 +82,21 @@ def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport 
     from hostd_memory.team_copy import copy_to_team_database
 
     return copy_to_team_database(context)
+
+
+@hookimpl
+def hostd_register_resources(register: RegisterResource, context: PluginContext[Settings]) -> None:
+    """Memorys as MCP resources, served wherever ``read_memory`` is."""
+    from hostd_memory import resources
+
+    register(
+        resources.TEMPLATE,
+        name="memory",
+        title="Memory",
+        description="A memory: its content under a front matter of its record",
+        mime_type=resources.MIME_TYPE,
+        list=resources.list_resources,
+        read=resources.read_resource,
+        complete=resources.complete_argument,
+        tool="read_memory",
+    )

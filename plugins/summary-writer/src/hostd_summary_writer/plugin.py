@@ -18,6 +18,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(
         update_summary,
         title="Update summary file",
+        tier="core",
         read_only=False,
         destructive=True,
         idempotent=False,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import ResourceLink, Text, ToolContext, ToolError
 from hostd_summary_writer.models import Settings, UpdateSummaryOutput, WriteMode
 from hostd_summary_writer.sections import DEFAULT_HEADING, is_blank, is_markdown_path, section_bytes
 
@@ -24,32 +24,22 @@ def update_summary(
     ctx: ToolContext[Settings],
     content: Annotated[
         str,
-        Field(description="The summary to write, as Markdown text. Must not be empty or only whitespace."),
+        Field(description="The summary, Markdown, not blank"),
     ],
     file_path: Annotated[
         str,
         Field(
-            description="Target Markdown file (.md or .markdown): absolute, or relative to the first allowed "
-            "root folder. Must stay inside the allowed roots; missing parent folders are created.",
+            description="Markdown file, absolute or relative to the first allowed root",
             min_length=1,
         ),
     ],
     mode: Annotated[
         WriteMode,
-        Field(
-            description="'append' (default) adds the content at the end, after a timestamped separator when "
-            "the file already has text; 'overwrite' replaces the whole file with the content."
-        ),
+        Field(description="How to write"),
     ] = "append",
 ) -> UpdateSummaryOutput:
-    """Write an AI-generated summary into a local Markdown file (.md or .markdown).
-
-    mode='append' (the default) adds the content at the end of the file; when the file already
-    has text, a separator with a timestamped heading ('## Summary update [YYYY-MM-DD HH:MM:SS]')
-    comes first. mode='overwrite' REPLACES THE WHOLE FILE with the content: everything it held
-    before is lost. The file must be inside the allowed root folders; relative paths start at
-    the first root, and missing parent folders are created. Answers the absolute path written,
-    the bytes written, and whether the file was created.
+    """Write a summary into a Markdown file inside the allowed roots: append adds it after a timestamped
+    heading, overwrite REPLACES THE WHOLE FILE.
     """
     data = _checked_content(content, ctx.settings.max_content_bytes)
     target = _resolved_target(ctx, file_path)
@@ -65,13 +55,17 @@ def update_summary(
         bytes_written, created = _overwrite(ctx, target, data)
         separator_added = False
         message = Text(en="Summary written to file (replaced): {path}", zh="总结已成功覆盖写入文件：{path}")
-    return UpdateSummaryOutput(
-        file_path=str(target),
-        mode=mode,
-        bytes_written=bytes_written,
-        created=created,
-        separator_added=separator_added,
-    ).with_message(message.format(path=str(target)))
+    return (
+        UpdateSummaryOutput(
+            file_path=str(target),
+            mode=mode,
+            bytes_written=bytes_written,
+            created=created,
+            separator_added=separator_added,
+        )
+        .with_message(message.format(path=str(target)))
+        .with_links(ResourceLink.file(target.path))
+    )
 
 
 def _checked_content(content: str, max_bytes: int) -> bytes:

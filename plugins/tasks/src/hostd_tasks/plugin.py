@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from hostd_db import Schema
 
-from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, RegisterViews, hookimpl
+from hostd import (
+    CopyReport,
+    PluginContext,
+    RegisterResource,
+    RegisterService,
+    RegisterTool,
+    RegisterViews,
+    hookimpl,
+)
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
 from hostd_tasks.tools import activity, editing, reading, workflow
@@ -27,14 +35,20 @@ def hostd_settings_model() -> type[Settings]:
 
 @hookimpl
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
-    register(editing.create_task, title="Create task", destructive=False)
-    register(reading.list_tasks, title="List tasks", read_only=True)
-    register(reading.get_task, title="Get task", read_only=True)
+    register(editing.create_task, title="Create task", tier="core", destructive=False)
+    register(reading.list_tasks, title="List tasks", tier="core", read_only=True)
+    register(reading.get_task, title="Get task", tier="core", read_only=True)
     register(editing.update_task, title="Update task", destructive=False, idempotent=False)
     register(editing.split_task, title="Split task into subtasks", destructive=False)
     register(editing.delete_task, title="Delete task", destructive=True)
-    register(workflow.update_task_status, title="Update task status", destructive=False, idempotent=True)
-    register(workflow.get_next_task, title="Get next task", destructive=False)
+    register(
+        workflow.update_task_status,
+        title="Update task status",
+        tier="core",
+        destructive=False,
+        idempotent=True,
+    )
+    register(workflow.get_next_task, title="Get next task", tier="core", destructive=False)
     register(workflow.renew_claim, title="Renew task claim", destructive=False, idempotent=False)
     register(workflow.release_claim, title="Release task claim", destructive=False, idempotent=True)
     register(reading.get_task_stats, title="Task statistics", read_only=True)
@@ -72,3 +86,21 @@ def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
     from hostd_tasks.store.team_copy import copy_to_team_database
 
     return copy_to_team_database(context)
+
+
+@hookimpl
+def hostd_register_resources(register: RegisterResource, context: PluginContext[Settings]) -> None:
+    """Tasks as MCP resources, served wherever ``get_task`` is."""
+    from hostd_tasks import resources
+
+    register(
+        resources.TEMPLATE,
+        name="task",
+        title="Task",
+        description="A task: status, priority, dependencies, notes and history",
+        mime_type=resources.MIME_TYPE,
+        list=resources.list_resources,
+        read=resources.read_resource,
+        complete=resources.complete_argument,
+        tool="get_task",
+    )

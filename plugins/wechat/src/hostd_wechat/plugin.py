@@ -22,6 +22,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(
         read_wechat_articles,
         title="Read WeChat articles to Markdown",
+        tier="core",
         destructive=True,  # overwrite=true replaces files of the same name
         open_world=True,
         uses_roots=True,

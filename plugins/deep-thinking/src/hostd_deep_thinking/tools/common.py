@@ -29,8 +29,7 @@ Context = ToolContext[Settings]
 SessionId = Annotated[
     str,
     Field(
-        description="Session identifier: letters, digits, '_', '-', '.', 1-64 characters, "
-        "not starting with '.'",
+        description="Session id",
         pattern=SESSION_ID_PATTERN,
     ),
 ]

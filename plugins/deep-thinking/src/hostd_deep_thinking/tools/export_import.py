@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from hostd import Text, ToolError
+from hostd import ResourceLink, Text, ToolError
 from hostd_deep_thinking.jsonshape import NotFiniteNumber, refuse_constant
 from hostd_deep_thinking.models import SESSION_ID_PATTERN, ExportOutput, ImportOutput, VisualizeOutput
 from hostd_deep_thinking.store import SessionExists, SessionState, session_store
@@ -36,6 +36,10 @@ def _render(ctx: Context, state: SessionState, format: str) -> str:
         return export.to_text(state, ctx.language)
 
 
+#: The media type of each export format, for the link to a written file.
+EXPORT_TYPES = {"json": "application/json", "markdown": "text/markdown", "html": "text/html"}
+
+
 def export_session(
     ctx: Context,
     session_id: SessionId,
@@ -43,13 +47,13 @@ def export_session(
     output_path: Annotated[
         str | None,
         Field(
-            description="Write the document to this file (inside the allowed roots); omit to get it back",
+            description="Write to this file instead of answering",
             max_length=4096,
         ),
     ] = None,
-    overwrite: Annotated[bool, Field(description="Replace output_path if it exists")] = False,
+    overwrite: Annotated[bool, Field(description="Replace an existing output_path")] = False,
 ) -> ExportOutput:
-    """Export a session as JSON (complete, re-importable), Markdown, a self-contained HTML page or text."""
+    """Export a session as JSON (re-importable), Markdown, HTML or text."""
     state = load_state(ctx, session_id)
     document = _render(ctx, state, format)
     if output_path is None:
@@ -72,9 +76,16 @@ def export_session(
             details={"path": str(path)},
         )
     written = atomic_write(path, document)  # makes missing parent folders beneath the root
-    return ExportOutput(
-        session_id=session_id, format=format, content=None, output_path=str(path), bytes_written=written
-    ).with_message(Text(en=f"Wrote {path}.", zh=f"已写入 {path}。"))
+    mime_type = {"json": "application/json", "markdown": "text/markdown", "html": "text/html"}.get(
+        format, "text/plain"
+    )
+    return (
+        ExportOutput(
+            session_id=session_id, format=format, content=None, output_path=str(path), bytes_written=written
+        )
+        .with_links(ResourceLink.file(path.path, mime_type))
+        .with_message(Text(en=f"Wrote {path}.", zh=f"已写入 {path}。"))
+    )
 
 
 def _read_import(ctx: Context, path_or_data: str) -> Any:
@@ -147,20 +158,18 @@ def import_session(
     path_or_data: Annotated[
         str,
         Field(
-            description="A JSON export's path (inside the allowed roots) or the JSON text itself",
+            description="Path of a JSON export, or its text",
             min_length=1,
             max_length=MAX_IMPORT_CHARS,
         ),
     ],
     session_id: Annotated[
         str | None,
-        Field(description="Store under this id instead of the export's", pattern=SESSION_ID_PATTERN),
+        Field(description="Id to store under", pattern=SESSION_ID_PATTERN),
     ] = None,
-    overwrite: Annotated[
-        bool, Field(description="Replace an existing session with that id (a backup is taken)")
-    ] = False,
+    overwrite: Annotated[bool, Field(description="Replace an existing session")] = False,
 ) -> ImportOutput:
-    """Import a session from a JSON export (export_session format 'json') or a spec-shaped document."""
+    """Import a session from an export_session JSON or a spec-shaped document."""
     from hostd_deep_thinking.importing import parse_import
 
     raw = _read_import(ctx, path_or_data)
@@ -190,7 +199,7 @@ def visualize_session(
     session_id: SessionId,
     format: Annotated[Literal["mermaid", "ascii"], Field(description="Diagram format")] = "mermaid",
 ) -> VisualizeOutput:
-    """Draw a session: a Mermaid flowchart (revisions dashed, branches as own paths) or an ASCII chart."""
+    """Draw a session as a Mermaid flowchart or an ASCII chart."""
     from hostd_deep_thinking.visualize import to_ascii, to_mermaid
 
     state = load_state(ctx, session_id)

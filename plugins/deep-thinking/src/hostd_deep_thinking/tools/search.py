@@ -25,21 +25,20 @@ def search_thoughts(
     query: Annotated[
         str,
         Field(
-            description=f"Words to find, Chinese or English (even one character); plain text, not a query "
-            f"language. At most {MAX_QUERY_CHARS} characters (longer is TOO_LONG)",
+            description=f"Plain-text words, at most {MAX_QUERY_CHARS} characters",
             min_length=1,
         ),
     ],
     session_id: Annotated[
         str | None,
-        Field(description="Search only this session", pattern=SESSION_ID_PATTERN),
+        Field(description="Only this session", pattern=SESSION_ID_PATTERN),
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> SearchOutput:
-    """Search the thoughts of every session (or of one) by their text, stage and tags: hits ranked by
-    relevance (BM25), thoughts holding every word first, each with its session, thoughtNumber, sequence
-    and a snippet. Chinese and English; deleted sessions are never found."""
+    """Full-text search (BM25) over the thoughts of every session or one, Chinese or English, with a snippet
+    per hit.
+    """
     from hostd_deep_thinking.search import plan_query, snippet
 
     if len(query) > MAX_QUERY_CHARS:

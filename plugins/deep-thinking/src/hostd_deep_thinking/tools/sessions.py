@@ -39,6 +39,7 @@ from hostd_deep_thinking.models import (
     SessionSummary,
     UpdateStatusOutput,
 )
+from hostd_deep_thinking.resources import session_link
 from hostd_deep_thinking.store import SessionExists, SessionState, new_document, session_store
 from hostd_deep_thinking.store.index import listing_key
 from hostd_deep_thinking.templates import step_after
@@ -63,22 +64,20 @@ def create_session(
     ctx: Context,
     name: Annotated[str, Field(description="Session name", min_length=1, max_length=200)],
     description: Annotated[str, Field(description="What the session is about", max_length=5000)] = "",
-    metadata: Annotated[
-        dict[str, Any], Field(description="Free-form JSON metadata kept with the session (at most 64 KiB)")
-    ] = {},  # noqa: B006 - the host validates into a fresh dict per call
+    metadata: Annotated[dict[str, Any], Field(description="Free-form JSON, at most 64 KiB")] = {},  # noqa: B006 - the host validates into a fresh dict per call
     template_id: Annotated[
         str | None,
         Field(
-            description="A template (built-in or user; see list_templates) that plans the steps",
+            description="A list_templates id",
             max_length=64,
         ),
     ] = None,
     session_id: Annotated[
         str | None,
-        Field(description="Choose the identifier (default: a new UUID)", pattern=SESSION_ID_PATTERN),
+        Field(description="Id to use instead of a new UUID", pattern=SESSION_ID_PATTERN),
     ] = None,
 ) -> SessionOutput:
-    """Create a thinking session (optionally from a template); sequential_thinking adds thoughts to it."""
+    """Create a thinking session, optionally from a template."""
     check_metadata(metadata)  # first: what it refuses (lone surrogates, depth) cannot be measured
     if len(json.dumps(metadata, ensure_ascii=False).encode("utf-8")) > MAX_METADATA_BYTES:
         raise ToolError(
@@ -119,7 +118,12 @@ def create_session(
     first = step_after(template, 0, ctx.language)
     if first is not None:
         message += Text(en=f" First step: {first.title}.", zh=f" 第一步：{first.title}。")
-    return SessionOutput(session=summary_of(state)).with_message(message)
+    summary = summary_of(state)
+    return (
+        SessionOutput(session=summary)
+        .with_links(session_link(summary.session_id, summary.name))
+        .with_message(message)
+    )
 
 
 def has_labels(thought: dict[str, Any], stage: str | None, tags: list[str]) -> bool:
@@ -136,20 +140,21 @@ def get_session(
     stage: Annotated[
         str | None,
         Field(
-            description="Only thoughts of this stage (case, spaces and '_' aside)",
+            description="Only thoughts of this stage",
             min_length=1,
             max_length=MAX_STAGE_CHARS,
         ),
     ] = None,
     tags: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
-        Field(description="Only thoughts carrying every one of these tags", max_length=MAX_TAGS),
+        Field(description="Only thoughts with all these tags", max_length=MAX_TAGS),
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> GetSessionOutput:
-    """Show a session: its summary, its thoughts (a page of them in sequence order; optionally only those
-    of a stage or with given tags), the total's adjustments and linked tasks."""
+    """Show a session: summary, a page of its thoughts (optionally by stage or tags), adjustments and linked
+    tasks.
+    """
     filters = {"session_id": session_id, "stage": stage, "tags": tags}
     position = decode_cursor(cursor, "get_session", filters)
     after = position if isinstance(position, int) else 0
@@ -198,15 +203,14 @@ def list_sessions(
     created_by: Annotated[
         str | None,
         Field(
-            description="Only sessions this member created (a member name: letters, digits, '_', '-', '.')",
+            description="Only sessions this member created",
             pattern=MEMBER_NAME_PATTERN,
         ),
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> ListSessionsOutput:
-    """List sessions (newest first, thoughts not yet compacted included), optionally by status or by the
-    member who created them."""
+    """List sessions, newest first."""
     from pydantic import ValidationError
 
     filters = {"status": status, "created_by": created_by}
@@ -269,7 +273,7 @@ def list_sessions(
 
 
 def delete_session(ctx: Context, session_id: SessionId) -> DeleteSessionOutput:
-    """Delete a session; a backup is taken first, and restore_session brings it back."""
+    """Delete a session after taking a backup (restore_session brings it back)."""
     store = session_store(ctx)
     backup = store.delete(session_id)
     backup_id = None if backup is None else store.backup_id(session_id, backup)
@@ -297,16 +301,13 @@ def restore_session(
     backup: Annotated[
         str | None,
         Field(
-            description="A backup's name (delete_session's backup_id, or one of restore_session's backups); "
-            "omit for the backup the last delete took",
+            description="Backup name (delete_session's backup_id); omitted: the latest",
             pattern=BACKUP_NAME_PATTERN,
         ),
     ] = None,
-    overwrite: Annotated[
-        bool, Field(description="Replace a live session of that id (a backup of it is taken first)")
-    ] = False,
+    overwrite: Annotated[bool, Field(description="Replace a live session of that id")] = False,
 ) -> RestoreSessionOutput:
-    """Restore a deleted session from the plugin's own backups (delete_session keeps the last 10)."""
+    """Restore a deleted session from its backups."""
     store = session_store(ctx)
     state, restored_from, replaced = store.restore(session_id, backup, replace=overwrite)
     kept = store.backup_names(session_id)
@@ -336,7 +337,7 @@ def update_session_status(
     session_id: SessionId,
     status: Annotated[SessionStatus, Field(description="The new status")],
 ) -> UpdateStatusOutput:
-    """Set a session's status: active, completed or archived (archived sessions refuse new thoughts)."""
+    """Set a session's status (archived sessions refuse new thoughts)."""
     state, previous = _change_status(ctx, session_id, status)
     return UpdateStatusOutput(session=summary_of(state), previous_status=previous).with_message(
         Text(en=f"Session '{session_id}': ", zh=f"会话 '{session_id}'：")
@@ -348,7 +349,7 @@ def update_session_status(
 
 
 def resume_session(ctx: Context, session_id: SessionId) -> ResumeOutput:
-    """Pick a session up again: last thought, progress, adjustments and the next sequential_thinking call."""
+    """Pick a session up again: last thought, progress and the next sequential_thinking call."""
     state = load_state(ctx, session_id)
     reactivated = False
     if state.meta.get("status") != "active":

@@ -23,16 +23,12 @@ def summarize_session(
     session_id: SessionId,
     use_sampling: Annotated[
         bool,
-        Field(
-            description="Let the client's model write the summary when the client offers MCP sampling "
-            "(false: always the structural summary)"
-        ),
+        Field(description="Let the client's model write it (false: structural summary)"),
     ] = True,
 ) -> SummaryOutput:
-    """Summarize a session: the stages it went through, its conclusions (the last thought of the main line
-    and of each branch), revised thoughts and what replaced them, open branches and counts, in the
-    server's language. Built from the session's structure and text; written by the client's own model
-    when it offers MCP sampling (summarizer says which)."""
+    """Summarize a session: stages, conclusions, revisions, open branches; written by the client's model when
+    it offers sampling.
+    """
     from hostd_deep_thinking import summary
 
     state = load_state(ctx, session_id)

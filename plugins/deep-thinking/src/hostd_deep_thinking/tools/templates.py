@@ -66,9 +66,7 @@ def unknown_template(template_id: str, valid: list[str], problems: list[Template
 
 
 def list_templates(ctx: Context) -> TemplatesOutput:
-    """List the thinking templates, built-in and the user's own (YAML/JSON files in the templates folder),
-    with their steps, for create_session's template_id; user files that cannot be used are named with
-    the field at fault."""
+    """List the thinking templates (built-in and the user's files) for create_session's template_id."""
     templates, problems = all_templates(ctx)
     invalid = [
         InvalidTemplate(file=problem.file, field=problem.field, problem=ctx.render(problem.problem))

@@ -30,6 +30,7 @@ from hostd_deep_thinking.models import (
     Notice,
     ThoughtOutput,
 )
+from hostd_deep_thinking.resources import session_link
 from hostd_deep_thinking.store import (
     Appended,
     SessionNotFound,
@@ -69,42 +70,34 @@ async def sequential_thinking(
         str,
         Field(description="Your current thinking step", min_length=1, max_length=MAX_THOUGHT_CHARS),
     ],
-    nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought step is needed")],
+    nextThoughtNeeded: Annotated[bool, Field(description="Whether another thought is needed")],
     thoughtNumber: Annotated[
         int,
-        Field(description=f"Current thought number (your label, 1 to {MAX_THOUGHTS})", ge=1, le=MAX_THOUGHTS),
+        Field(description="Current thought number", ge=1, le=MAX_THOUGHTS),
     ],
-    totalThoughts: Annotated[int, Field(description="Estimated total thoughts needed (may change)", ge=1)],
+    totalThoughts: Annotated[int, Field(description="Estimated total thoughts", ge=1)],
     session_id: Annotated[
         str | None,
         Field(
-            description="Session to add to (created on first use). Omitted: the current default session; "
-            "thoughtNumber 1 without revision or branch starts a new default session",
+            description="Session, created on first use; omitted: your default one",
             pattern=SESSION_ID_PATTERN,
         ),
     ] = None,
-    isRevision: Annotated[bool, Field(description="Whether this revises previous thinking")] = False,
-    revisesThought: Annotated[
-        int | None, Field(description="Which thoughtNumber is being reconsidered (with isRevision)", ge=1)
-    ] = None,
-    branchFromThought: Annotated[
-        int | None, Field(description="Branching point thoughtNumber (with branchId)", ge=1)
-    ] = None,
+    isRevision: Annotated[bool, Field(description="Revises an earlier thought")] = False,
+    revisesThought: Annotated[int | None, Field(description="The thoughtNumber revised", ge=1)] = None,
+    branchFromThought: Annotated[int | None, Field(description="thoughtNumber branched from", ge=1)] = None,
     branchId: Annotated[
         str | None,
         Field(
-            description="Branch identifier: letters, digits, '_' and '-', 1-64 characters",
+            description="Branch id",
             pattern=BRANCH_ID_PATTERN,
         ),
     ] = None,
-    needsMoreThoughts: Annotated[
-        bool, Field(description="Reached the end but need more thoughts: raises the total by 10")
-    ] = False,
+    needsMoreThoughts: Annotated[bool, Field(description="Need more thoughts than planned")] = False,
     stage: Annotated[
         str | None,
         Field(
-            description="Optional: the thinking stage of this thought, e.g. problem_definition, analysis, "
-            "synthesis, conclusion (free text)",
+            description="Stage, e.g. analysis, conclusion",
             min_length=1,
             max_length=MAX_STAGE_CHARS,
         ),
@@ -112,18 +105,13 @@ async def sequential_thinking(
     tags: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]] | None,
         Field(
-            description="Optional: short labels for this thought (get_session can filter by them)",
+            description="Short labels",
             max_length=MAX_TAGS,
         ),
     ] = None,
 ) -> ThoughtOutput:
-    """A detailed tool for dynamic, reflective problem-solving through thoughts, stored in durable sessions.
-
-    Each thought can build on, question or revise earlier ones (isRevision + revisesThought) or
-    branch off (branchFromThought + branchId); totalThoughts may change as understanding
-    deepens, and needsMoreThoughts adds 10. Set nextThoughtNeeded to false when done. The
-    same arguments as the official sequential-thinking server, plus session_id: sessions are
-    kept on disk and can be listed, resumed, exported and visualized.
+    """Think step by step: a thought may revise an earlier one (isRevision, revisesThought) or branch
+    (branchFromThought, branchId); set nextThoughtNeeded false when done. Thoughts are kept in sessions.
     """
     clean_stage, clean_tags = clean_labels(stage, tags)
     request = ThoughtRequest(
@@ -224,7 +212,7 @@ async def sequential_thinking(
         message += " " + words
     if next_step is not None:
         message += Text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")
-    return result.with_message(message)
+    return result.with_links(session_link(target)).with_message(message)
 
 
 def default_change_remark(change: DefaultSessionChange, target: str) -> tuple[str, Text]:

@@ -9,6 +9,7 @@ import re
 from typing import Annotated
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from hostd import Text, ToolError
 from hostd_memory.models import MEMBER_NAME_PATTERN
@@ -18,28 +19,20 @@ MAX_CONTENT = 2_000_000
 
 MAX_DISCLOSURE = 2_000
 
-UriArg = Annotated[
-    str, Field(description="Memory URI, domain://path (e.g. project://config)", min_length=1, max_length=600)
-]
+UriArg = Annotated[str, Field(description="Memory URI, e.g. project://config", min_length=1, max_length=600)]
 
 PriorityArg = Annotated[
-    int, Field(description="Priority 0-10; 0 is most important (0-2 core, 3-5 normal, 6-10 low)", ge=0, le=10)
+    int, Field(description="0 most important; 0-2 core, 3-5 normal, 6-10 low", ge=0, le=10)
 ]
 
-OptionalPriority = Annotated[
-    int | None, Field(description="New priority 0-10 (0 most important)", ge=0, le=10)
-]
+OptionalPriority = Annotated[int | None, Field(description="New priority, 0 most important", ge=0, le=10)]
 
-PriorityMin = Annotated[
-    int | None, Field(description="Only memories with priority >= this (inclusive, 0-10)", ge=0, le=10)
-]
+PriorityMin = Annotated[int | None, Field(description="Priority at least", ge=0, le=10)]
 
-PriorityMax = Annotated[
-    int | None, Field(description="Only memories with priority <= this (inclusive, 0-10)", ge=0, le=10)
-]
+PriorityMax = Annotated[int | None, Field(description="Priority at most", ge=0, le=10)]
 
 DomainArg = Annotated[
-    str | None, Field(description="Only this domain (e.g. project)", min_length=1, max_length=70)
+    str | None, Field(description="Only this domain, e.g. project", min_length=1, max_length=70)
 ]
 
 # Tags: the schema bounds what a client may send; store.normalise_tags then folds case and width,
@@ -51,21 +44,20 @@ Tag = Annotated[str, Field(min_length=1, max_length=64)]
 TagsArg = Annotated[
     list[Tag] | None,
     Field(
-        description="Tags, e.g. " + TAG_EXAMPLE + ": up to 32, each up to 64 characters; case-folded, "
-        "whitespace collapsed; no commas or control characters",
+        description="Tags, e.g. " + TAG_EXAMPLE,
         max_length=32,
     ),
 ]
 
 TagsFilter = Annotated[
     list[Tag] | None,
-    Field(description="Only memories carrying every one of these tags (case-insensitive)", max_length=32),
+    Field(description="Only memories with all these tags", max_length=32),
 ]
 
 AuthorFilter = Annotated[
     str | None,
     Field(
-        description="Only memories whose current version this team member wrote (a member name, e.g. alice)",
+        description="Only memories whose current version this member wrote",
         min_length=1,
         max_length=64,
     ),
@@ -73,40 +65,31 @@ AuthorFilter = Annotated[
 
 TIME_EXAMPLE = "2026-05-01, 2026-05-01T09:30:00 or 2026-05-01T09:30:00+08:00"
 
+# One shared definition (``$defs``) for the four time filters, so its help is paid for once.
+Time = TypeAliasType(
+    "Time",
+    Annotated[
+        str,
+        Field(
+            description="ISO 8601 (UTC without a zone), e.g. 2026-05-01T09:30:00+08:00",
+            min_length=1,
+            max_length=64,
+        ),
+    ],
+)
 
-def _time_help(what: str) -> str:
-    return f"{what} (ISO 8601; without a zone it is UTC), e.g. {TIME_EXAMPLE}"
+CreatedAfter = Annotated[Time | None, Field(description="Created at or after")]
 
+CreatedBefore = Annotated[Time | None, Field(description="Created before")]
 
-CreatedAfter = Annotated[
-    str | None,
-    Field(description=_time_help("Only memories created at or after this time"), min_length=1, max_length=64),
-]
+UpdatedAfter = Annotated[Time | None, Field(description="Last changed at or after")]
 
-CreatedBefore = Annotated[
-    str | None,
-    Field(description=_time_help("Only memories created before this time"), min_length=1, max_length=64),
-]
-
-UpdatedAfter = Annotated[
-    str | None,
-    Field(
-        description=_time_help("Only memories last changed at or after this time"),
-        min_length=1,
-        max_length=64,
-    ),
-]
-
-UpdatedBefore = Annotated[
-    str | None,
-    Field(description=_time_help("Only memories last changed before this time"), min_length=1, max_length=64),
-]
+UpdatedBefore = Annotated[Time | None, Field(description="Last changed before")]
 
 RelationArg = Annotated[
     str,
     Field(
-        description="Relation name, free text, e.g. 'depends on', 'contradicts', '参考' "
-        "(case-folded, whitespace collapsed; up to 100 characters)",
+        description="Free text, e.g. 'depends on', '参考'",
         min_length=1,
         max_length=100,
     ),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import ResourceLink, Text, ToolContext, ToolError
 from hostd_memory.models import (
     ExportMemoriesOutput,
     ImportItemRef,
@@ -38,27 +38,23 @@ if TYPE_CHECKING:
 def export_memories(
     ctx: ToolContext[Settings],
     domain: DomainArg = None,
-    include_versions: Annotated[bool, Field(description="Include every version of each memory")] = False,
-    include_relations: Annotated[
-        bool, Field(description="Include aliases and the URIs each memory mentions")
-    ] = False,
+    include_versions: Annotated[bool, Field(description="With every version")] = False,
+    include_relations: Annotated[bool, Field(description="With aliases and mentioned URIs")] = False,
     output_path: Annotated[
         str | None,
         Field(
-            description="Write the document to this JSON file (inside the "
-            "allowed roots) instead of answering with it",
+            description="Write the whole document to this JSON file instead",
             min_length=1,
             max_length=4096,
         ),
     ] = None,
-    overwrite: Annotated[bool, Field(description="Replace output_path if it exists")] = False,
+    overwrite: Annotated[bool, Field(description="Replace an existing output_path")] = False,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> ExportMemoriesOutput:
-    """Export memories (all but deleted, optionally one domain) as a JSON document with a format name and
-    version, under 'document'; import_memories takes it back. Large exports come in pages (next_cursor),
-    or whole into a file with output_path (inside the allowed roots; an existing file only with
-    overwrite=true)."""
+    """Export memories (all but deleted) as a JSON document for import_memories, in pages or whole into
+    output_path.
+    """
     from hostd_db import utc_stamp
 
     from hostd_memory import transfer
@@ -139,12 +135,14 @@ def _export_to_file(
         last = rows[-1].id
     document["memories"] = memories
     written = atomic_write(target, json.dumps(document, ensure_ascii=False, indent=1))
-    return ExportMemoriesOutput(
-        count=len(memories), output_path=str(target), bytes_written=written
-    ).with_message(
-        Text(
-            en=f"Exported {len(memories)} memories to {target}.",
-            zh=f"已将 {len(memories)} 条记忆导出到 {target}。",
+    return (
+        ExportMemoriesOutput(count=len(memories), output_path=str(target), bytes_written=written)
+        .with_links(ResourceLink.file(target.path, "application/json"))
+        .with_message(
+            Text(
+                en=f"Exported {len(memories)} memories to {target}.",
+                zh=f"已将 {len(memories)} 条记忆导出到 {target}。",
+            )
         )
     )
 
@@ -243,33 +241,24 @@ def import_memories(
     ctx: ToolContext[Settings],
     data: Annotated[
         dict[str, Any] | None,
-        Field(
-            description="An export document (format 'hostd-memory-export'), or the "
-            "whole answer of export_memories; or give input_path instead"
-        ),
+        Field(description="An export_memories document (or its whole answer)"),
     ] = None,
     strategy: Annotated[
         Literal["skip", "overwrite", "merge"],
-        Field(
-            description="For URIs that exist: skip them, overwrite them (as a new version), or "
-            "merge (append missing content, keep the more important priority, add tags)"
-        ),
+        Field(description="For existing URIs"),
     ] = "skip",
     input_path: Annotated[
         str | None,
         Field(
-            description="Instead of data: a file inside the allowed roots, either what export_memories wrote "
-            "or the JSONL file of the official @modelcontextprotocol/server-memory (detected by its shape)",
+            description="Instead of data: a file",
             min_length=1,
             max_length=4096,
         ),
     ] = None,
 ) -> ImportMemoriesOutput:
-    """Import an export document (data), or a file (input_path): an export, or the official memory server's
-    JSONL knowledge graph (entity -> memory entity://<name> with its type as a tag and observations as
-    content; relation -> link). Everything is checked first, then applied in one transaction; reports how
-    many memories were created, skipped, overwritten, merged or left unchanged, links added, and each item
-    that could not be imported (and why). Importing the same input twice changes nothing."""
+    """Import an export_memories document (data) or file (input_path), or the official memory server's JSONL;
+    all or nothing, and importing twice changes nothing.
+    """
     from hostd_memory import transfer
     from hostd_memory.store import ImportReport, memory_store
 

@@ -24,26 +24,18 @@ from hostd_memory.tools.arguments import (
     writable_uri,
 )
 
-LinkEndArg = Annotated[
-    str, Field(description="URI of a memory (an alias leads to its memory)", min_length=1, max_length=600)
-]
+LinkEndArg = Annotated[str, Field(description="Memory URI (or alias)", min_length=1, max_length=600)]
 
 
 def add_alias(
     ctx: ToolContext[Settings],
     target_uri: Annotated[
         str,
-        Field(
-            description="URI of the existing memory (an alias of it works too)", min_length=1, max_length=600
-        ),
+        Field(description="Existing memory URI", min_length=1, max_length=600),
     ],
-    alias_uri: Annotated[
-        str, Field(description="The new URI that will also lead to the memory", min_length=1, max_length=600)
-    ],
+    alias_uri: Annotated[str, Field(description="New URI leading to it", min_length=1, max_length=600)],
 ) -> AddAliasOutput:
-    """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the
-    alias must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles
-    are impossible."""
+    """Give a memory another URI, e.g. user://profile for core://agent/my_user."""
     from hostd_memory.store import memory_store
 
     target = writable_uri(target_uri, "target_uri")
@@ -64,10 +56,7 @@ def add_alias(
 def link_memories(
     ctx: ToolContext[Settings], from_uri: LinkEndArg, to_uri: LinkEndArg, relation: RelationArg
 ) -> LinkMemoriesOutput:
-    """Link one memory to another with a relation name in free text ('depends on', 'contradicts', '参考').
-    Links join the memories themselves: an alias links its memory, and renaming through aliases keeps
-    them. read_memory shows links both ways; list_memories(linked_to=...) lists a memory's neighbours.
-    Linking again is harmless (created: false); cycles are allowed, a memory linked to itself is not."""
+    """Link one memory to another with a named relation; linking again is harmless."""
     from hostd_memory.store import memory_store
 
     source_uri = writable_uri(from_uri, "from_uri")
@@ -97,14 +86,13 @@ def unlink_memories(
     relation: Annotated[
         str | None,
         Field(
-            description="The relation to remove; omitted: every link from from_uri to to_uri",
+            description="Relation to remove; omitted: all",
             min_length=1,
             max_length=100,
         ),
     ] = None,
 ) -> UnlinkMemoriesOutput:
-    """Remove the link from one memory to another (one relation, or all of them between the two in that
-    direction). Works when either memory is soft-deleted too. NOT_FOUND when there is no such link."""
+    """Remove a link between two memories (one relation, or all in that direction)."""
     from hostd_memory.store import memory_store
 
     source_uri = writable_uri(from_uri, "from_uri")

@@ -68,12 +68,9 @@ def read_memory(
     uri: UriArg,
     cursor: Cursor = None,
 ) -> ReadMemoryOutput:
-    """Read one memory: its content, record (with tags), last 5 versions and relations (aliases, URIs it
-    mentions, memories mentioning it, links in both directions, a few related memories sharing rare tags or
-    terms). Counts an access; an alias reads its target. Special URIs: system://boot
-    (core memories, priority <= 2, with content), system://index (every active URI by domain),
-    system://recent and system://recent/N (N <= 100, latest changes). Long contents and listings come in
-    pages: pass next_cursor."""
+    """Read a memory with its versions, aliases, links and related memories (counts an access). Special URIs:
+    system://boot, system://index, system://recent[/N].
+    """
     from hostd_memory.store import memory_store
 
     parsed = uri_argument(uri, "uri")
@@ -244,7 +241,7 @@ def list_memories(
     domain: DomainArg = None,
     status: Annotated[
         Literal["active", "deprecated", "archived"] | None,
-        Field(description="Only this status (default: all but deleted)"),
+        Field(description="Only this status"),
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     priority_min: PriorityMin = None,
@@ -258,17 +255,14 @@ def list_memories(
     linked_to: Annotated[
         str | None,
         Field(
-            description="Only memories linked to or from this memory (either direction; an alias works too)",
+            description="Only memories linked to or from this URI",
             min_length=1,
             max_length=600,
         ),
     ] = None,
     author: AuthorFilter = None,
 ) -> ListMemoriesOutput:
-    """List memories, most important first (priority 0 first), then most recently updated. Filters: domain,
-    status, inclusive priority bounds, tags (all of them), creation and change times, links to or from a
-    memory, the member who wrote the current version (author). A truncated answer has next_cursor for the
-    next page."""
+    """List memories, most important (priority 0) first, then most recently updated."""
     from hostd_memory.store import Filters, memory_store
 
     check_priority_range(priority_min, priority_max)
@@ -316,8 +310,9 @@ def list_memories(
 
 
 def get_memory_stats(ctx: ToolContext[Settings]) -> MemoryStatsOutput:
-    """Totals by status, by domain and by tag (the 100 most used), access totals and the most read
-    memories, the number of versions, aliases, links and sessions, and the database's size on disk."""
+    """Totals by status, domain and tag, most read memories, versions, aliases, links, sessions and database
+    size.
+    """
     from hostd_memory.store import memory_store
 
     stats = memory_store(ctx).stats()

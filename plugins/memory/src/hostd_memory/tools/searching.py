@@ -8,7 +8,6 @@ import dataclasses
 from typing import Annotated, Literal, cast
 
 from hostd.paging import (
-    DEFAULT_LIMIT,
     Cursor,
     Limit,
     decode_cursor,
@@ -50,20 +49,23 @@ from hostd_memory.tools.arguments import (
     time_bounds,
 )
 
+#: A search answers its best hits: 10 by default (the paging rule allows 1-100), which keeps a
+#: default answer near 700 tokens; more come with ``limit`` or the next page.
+SEARCH_LIMIT = 10
+
 
 def search_memory(
     ctx: ToolContext[Settings],
     query: Annotated[
         str,
         Field(
-            description="Words to find, Chinese or English; any length, even one character. "
-            "Taken as plain text (quotes, *, OR are not operators)",
+            description="Plain-text words (no operators), any length",
             min_length=1,
             max_length=1_000,
         ),
     ],
     domain: DomainArg = None,
-    limit: Limit = DEFAULT_LIMIT,
+    limit: Limit = SEARCH_LIMIT,
     priority_min: PriorityMin = None,
     priority_max: PriorityMax = None,
     tags: TagsFilter = None,
@@ -74,11 +76,9 @@ def search_memory(
     cursor: Cursor = None,
     author: AuthorFilter = None,
 ) -> SearchMemoryOutput:
-    """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
-    every term first, then those holding some. Works for Chinese and English, including one- and
-    two-character queries. Each hit has a snippet around the match. Filters: domain, priority, tags (all of
-    them), creation and change times, the member who wrote the current version (author). Deleted memories
-    are never returned. More hits than fit come in pages: pass next_cursor."""
+    """Full-text search (BM25) over URIs, contents and disclosures, Chinese or English, with a snippet per
+    hit. Deleted memories are never returned.
+    """
     from hostd_memory import search as search_text
     from hostd_memory.store import Filters, memory_store
 
@@ -151,18 +151,15 @@ def preload_memory(
     ctx: ToolContext[Settings],
     context_type: Annotated[
         Literal["file", "directory", "error", "intent"],
-        Field(
-            description="What context_data is: file or directory path, error message, or the user's intent"
-        ),
+        Field(description="What context_data is"),
     ],
     context_data: Annotated[
-        str, Field(description="The path, error text or intent", min_length=1, max_length=20_000)
+        str, Field(description="The path, error message or intent", min_length=1, max_length=20_000)
     ],
 ) -> PreloadMemoryOutput:
-    """Load memories worth having before working on something: the core memories (priority <= 2) and
-    related ones, each with why it matched. file: memories mentioning the path, its name or folders;
-    directory: its folders; error: its key terms (numbers, addresses, paths stripped); intent: its
-    words. Every type also matches memories whose disclosure fits the context."""
+    """Load the core memories and those related to what you are about to work on (a file, directory, error or
+    intent), each with why it matched.
+    """
     from hostd_memory.preload import related_memories
     from hostd_memory.store import memory_store
 

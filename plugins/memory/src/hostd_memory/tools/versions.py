@@ -40,9 +40,7 @@ from hostd_memory.tools.arguments import (
 def get_memory_versions(
     ctx: ToolContext[Settings], uri: UriArg, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> MemoryVersionsOutput:
-    """A memory's version history, newest first (the current version included): each version's time, change
-    note (created, patch, append, replace, metadata, status, rollback, import), size and a preview. Long
-    histories come in pages: pass next_cursor."""
+    """A memory's versions, newest first: time, change note, size, preview."""
     from hostd_memory.store import memory_store
 
     parsed = memory_uri(uri, "uri")
@@ -69,9 +67,7 @@ def get_memory_versions(
 def list_rollbacks(
     ctx: ToolContext[Settings], uri: UriArg, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> ListRollbacksOutput:
-    """The versions a memory can be rolled back to (every version but the current), newest first, each
-    with what a rollback would change against the current state (content lines added/removed, priority,
-    disclosure, tags). Long histories come in pages: pass next_cursor."""
+    """Versions a memory can roll back to, newest first, with what each would change."""
     import difflib
 
     from hostd_memory.store import memory_store
@@ -125,13 +121,9 @@ def list_rollbacks(
 def rollback_memory(
     ctx: ToolContext[Settings],
     uri: UriArg,
-    version: Annotated[
-        int, Field(description="The version to restore (see list_rollbacks)", ge=1, le=MAX_VERSION)
-    ],
+    version: Annotated[int, Field(description="Version to restore", ge=1, le=MAX_VERSION)],
 ) -> RollbackMemoryOutput:
-    """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
-    so a rollback can itself be rolled back). Also restores a soft-deleted memory. When the memory already
-    holds that state (e.g. the current version), nothing is written and changed is false."""
+    """Restore a version's content, priority and disclosure as a new version; also undeletes."""
     from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
@@ -179,10 +171,10 @@ def _unified_diff(old: str, new: str, fromfile: str, tofile: str) -> str:
 def diff_versions(
     ctx: ToolContext[Settings],
     uri: UriArg,
-    version1: Annotated[int, Field(description="The first (older) version", ge=1, le=MAX_VERSION)],
-    version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=MAX_VERSION)],
+    version1: Annotated[int, Field(description="Older version", ge=1, le=MAX_VERSION)],
+    version2: Annotated[int, Field(description="Newer version", ge=1, le=MAX_VERSION)],
 ) -> DiffVersionsOutput:
-    """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
+    """Two versions of a memory in full and as a unified diff."""
     from hostd_memory.store import memory_store
 
     parsed = memory_uri(uri, "uri")

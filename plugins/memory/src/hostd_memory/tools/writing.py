@@ -20,6 +20,7 @@ from hostd_memory.models import (
     UpdateMemoryOutput,
     UpdateMode,
 )
+from hostd_memory.resources import memory_link
 from hostd_memory.tools.answers import (
     record,
 )
@@ -44,13 +45,11 @@ def create_memory(
     priority: PriorityArg = 5,
     disclosure: Annotated[
         str | None,
-        Field(description="When to bring this memory up (a trigger condition)", max_length=MAX_DISCLOSURE),
+        Field(description="When to bring it up", max_length=MAX_DISCLOSURE),
     ] = None,
     tags: TagsArg = None,
 ) -> CreateMemoryOutput:
-    """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when
-    the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
-    normal, 6-10 low. Tags (e.g. ["rust", "部署"]) are case-folded; list and search filter by them."""
+    """Create a memory at a new URI (ALREADY_EXISTS if it or an alias exists)."""
     from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
@@ -60,12 +59,14 @@ def create_memory(
     memory = memory_store(ctx).create(
         parsed, content, priority, disclosure or "", clean_tags, author=ctx.member
     )
-    return CreateMemoryOutput(
-        uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory)
-    ).with_message(
-        Text(
-            en=f"Created {memory.uri} (priority {priority}).",
-            zh=f"已创建 {memory.uri}（优先级 {priority}）。",
+    return (
+        CreateMemoryOutput(uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory))
+        .with_links(memory_link(memory.uri))
+        .with_message(
+            Text(
+                en=f"Created {memory.uri} (priority {priority}).",
+                zh=f"已创建 {memory.uri}（优先级 {priority}）。",
+            )
         )
     )
 
@@ -140,37 +141,31 @@ def update_memory(
     uri: UriArg,
     content: Annotated[
         str | None,
-        Field(description="New full content, or with append=true the text to add", max_length=MAX_CONTENT),
+        Field(description="New content, or the text to append", max_length=MAX_CONTENT),
     ] = None,
     old_string: Annotated[
         str | None,
-        Field(description="Patch: text to replace; must occur exactly once", max_length=MAX_CONTENT),
+        Field(description="Patch: text to replace", max_length=MAX_CONTENT),
     ] = None,
-    new_string: Annotated[
-        str | None, Field(description="Patch: the replacement text", max_length=MAX_CONTENT)
-    ] = None,
-    append: Annotated[bool, Field(description="Append content to the end instead of replacing")] = False,
+    new_string: Annotated[str | None, Field(description="Patch: replacement", max_length=MAX_CONTENT)] = None,
+    append: Annotated[bool, Field(description="Append content")] = False,
     priority: OptionalPriority = None,
-    disclosure: Annotated[
-        str | None, Field(description="New trigger condition", max_length=MAX_DISCLOSURE)
-    ] = None,
+    disclosure: Annotated[str | None, Field(description="New disclosure", max_length=MAX_DISCLOSURE)] = None,
     status: Annotated[
         Literal["active", "deprecated", "archived"] | None,
-        Field(description="New status: active, deprecated or archived"),
+        Field(description="New status"),
     ] = None,
     tags: Annotated[
         list[Tag] | None,
         Field(
-            description="The memory's new tags, replacing the old ones ([] removes them all); "
-            "versioned like content",
+            description="New tags, replacing all ([] removes them)",
             max_length=32,
         ),
     ] = None,
 ) -> UpdateMemoryOutput:
-    """Change a memory; every change makes a new version (rollback_memory undoes it). Modes: patch
-    (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
-    content), replace (content), or metadata only (priority, disclosure, status, tags). Content modes may
-    carry metadata too."""
+    """Change a memory as a new version: patch (old_string + new_string, old_string once), append (append=true
+    + content), replace (content), and/or metadata (priority, disclosure, status, tags).
+    """
     from hostd_memory.store import Change, memory_store
     from hostd_memory.store.refusals import patch_conflict
 
@@ -227,15 +222,19 @@ def update_memory(
                 zh=f"{memory.uri} 已是该内容，未作改动（仍为版本 {memory.version}）。",
             )
         )
-    return UpdateMemoryOutput(
-        uri=memory.uri,
-        mode=cast(UpdateMode, kind),
-        previous_version=memory.version - 1,
-        memory=record(memory),
-    ).with_message(
-        Text(
-            en=f"Updated {memory.uri} ({kind}); now version {memory.version}.",
-            zh=f"已更新 {memory.uri}（{kind}），当前版本 {memory.version}。",
+    return (
+        UpdateMemoryOutput(
+            uri=memory.uri,
+            mode=cast(UpdateMode, kind),
+            previous_version=memory.version - 1,
+            memory=record(memory),
+        )
+        .with_links(memory_link(memory.uri))
+        .with_message(
+            Text(
+                en=f"Updated {memory.uri} ({kind}); now version {memory.version}.",
+                zh=f"已更新 {memory.uri}（{kind}），当前版本 {memory.version}。",
+            )
         )
     )
 
@@ -243,13 +242,11 @@ def update_memory(
 def delete_memory(
     ctx: ToolContext[Settings],
     uri: UriArg,
-    force: Annotated[
-        bool, Field(description="Remove for good with all versions and aliases (cannot be undone)")
-    ] = False,
+    force: Annotated[bool, Field(description="Delete for good (no undo)")] = False,
 ) -> DeleteMemoryOutput:
-    """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept,
-    and rollback_memory restores it. force=true removes it with its versions and aliases for good.
-    Deleting an alias URI removes only the alias."""
+    """Soft-delete a memory (rollback_memory restores it); force=true removes it and its versions for good.
+    Deleting an alias removes only the alias.
+    """
     from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
@@ -288,19 +285,16 @@ def _slug(title: str) -> str:
 
 def save_session(
     ctx: ToolContext[Settings],
-    title: Annotated[str | None, Field(description="Title of the session", max_length=200)] = None,
+    title: Annotated[str | None, Field(description="Session title", max_length=200)] = None,
     summary: Annotated[
         str | None,
         Field(
-            description="Summary of the session; when given, also saved as a memory "
-            "at session://YYYY-MM-DD/<slug>",
+            description="Session summary",
             max_length=MAX_CONTENT,
         ),
     ] = None,
 ) -> SaveSessionOutput:
-    """Record the current session. With a summary, also create a session memory at
-    session://YYYY-MM-DD/<slug> (a numeric suffix keeps same-day titles apart). Returns the session
-    record and the memory."""
+    """Record the current session; with a summary, also save it as a memory at session://YYYY-MM-DD/<slug>."""
     from hostd_db import utc_now
 
     from hostd_memory.store import memory_store

@@ -20,18 +20,16 @@ ACTIVITY_MAX = 100
 
 def list_task_activity(
     ctx: ToolContext[Settings],
-    limit: Annotated[
-        int, Field(description=f"How many changes, 1-{ACTIVITY_MAX}", ge=1, le=ACTIVITY_MAX)
-    ] = 20,
+    limit: Annotated[int, Field(description=f"How many, 1-{ACTIVITY_MAX}", ge=1, le=ACTIVITY_MAX)] = 20,
     member: Annotated[
         str | None,
         Field(
-            description="Only the changes this team member made (their exact name); omit for all",
+            description="Only changes this member made",
             pattern=MEMBER_PATTERN,
         ),
     ] = None,
 ) -> ActivityOutput:
-    """The newest changes across all tasks (created, edited, status moves, claims, splits, deletions), each with the task, when and who; optionally one member's only."""  # noqa: E501
+    """The newest changes across all tasks (creations, edits, status moves, claims, deletions), with who."""
     entries = TaskStore(ctx.database()).activity(limit=limit, by=member)
     return ActivityOutput(entries=entries).with_message(
         Text(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from hostd import ID_PATTERN, Text, ToolError
 from hostd_tasks.rules import (
@@ -19,26 +20,18 @@ from hostd_tasks.rules import (
 #: Team members' names follow the id rule (the host's tokens file enforces it on every name).
 MEMBER_PATTERN = ID_PATTERN
 
-TaskId = Annotated[
-    str,
-    Field(
-        description="A task id: 1-64 letters, digits, '_', '-' or '.', not starting with '.' (e.g. 't-12')",
-        pattern=ID_PATTERN,
-    ),
-]
-Label = Annotated[
-    str,
-    Field(
-        description="A label: 1-40 characters, no whitespace or comma (stored lower-case), e.g. 'backend'",
-        pattern=LABEL_PATTERN,
-    ),
-]
-Labels = Annotated[list[Label], Field(description=f"Labels, at most {LABELS_MAX}", max_length=LABELS_MAX)]
+# Named types: each is one shared definition (``$defs``) in a tool's input schema, however often used.
+TaskId = TypeAliasType("TaskId", Annotated[str, Field(description="e.g. t-12", pattern=ID_PATTERN)])
+Label = TypeAliasType(
+    "Label", Annotated[str, Field(description="e.g. backend; case-insensitive", pattern=LABEL_PATTERN)]
+)
+MemberName = TypeAliasType("MemberName", Annotated[str, Field(description="Member name", pattern=ID_PATTERN)])
+Labels = Annotated[list[Label], Field(description="Labels", max_length=LABELS_MAX)]
 # Field descriptions shared by tools that take the same argument (create, update, split).
-TITLE = Field(description="What is to be done, 1-200 characters", min_length=1, max_length=TITLE_MAX)
-DESCRIPTION = Field(description=f"Details, at most {DESCRIPTION_MAX} characters", max_length=DESCRIPTION_MAX)
+TITLE = Field(description="What is to be done", min_length=1, max_length=TITLE_MAX)
+DESCRIPTION = Field(description="Details", max_length=DESCRIPTION_MAX)
 ACCEPTANCE = Field(
-    description=f"How to verify the task is done, at most {ACCEPTANCE_MAX} characters",
+    description="How to verify it is done",
     max_length=ACCEPTANCE_MAX,
 )
 Title = Annotated[str, TITLE]
@@ -46,17 +39,13 @@ Description = Annotated[str, DESCRIPTION]
 Acceptance = Annotated[str, ACCEPTANCE]
 Dependencies = Annotated[
     list[TaskId],
-    Field(description="Ids of existing tasks that must be completed first", max_length=DEPENDENCIES_MAX),
+    Field(description="Tasks to complete first", max_length=DEPENDENCIES_MAX),
 ]
-PARENT_ID = Field(
-    description="The task this one is a subtask of (it must exist); a parent is offered by "
-    "get_next_task only once all its subtasks are completed",
-    pattern=ID_PATTERN,
-)
+PARENT_ID = Field(description="Parent task")
 SessionId = Annotated[
     str,
     Field(
-        description="A deep-thinking session id (1-64 letters, digits, '_', '-', '.'; not starting with '.')",
+        description="Deep-thinking session id",
         pattern=ID_PATTERN,
     ),
 ]

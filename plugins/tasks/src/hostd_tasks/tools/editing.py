@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
-from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, NOTES_TOTAL_MAX, SUBTASKS_MAX, Priority
+from hostd_tasks.resources import task_link
+from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, SUBTASKS_MAX, Priority
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.tools.arguments import (
@@ -34,23 +35,16 @@ def create_task(
     ctx: ToolContext[Settings],
     title: Title,
     description: Description = "",
-    priority: Annotated[Priority, Field(description="P0 (do now), P1 (soon) or P2 (as planned)")] = "P2",
-    task_id: Annotated[
-        str | None,
-        Field(
-            description="Your own id for the task (must be new); omit it to get a short one like 't-12'",
-            pattern=ID_PATTERN,
-        ),
-    ] = None,
+    priority: Annotated[Priority, Field(description="P0 now, P1 soon, P2 as planned")] = "P2",
+    task_id: Annotated[TaskId | None, Field(description="New id; omitted: generated")] = None,
     depends_on: Dependencies = [],  # noqa: B006 - the host validates into a fresh list on every call
-    parent_id: Annotated[str | None, PARENT_ID] = None,
+    parent_id: Annotated[TaskId | None, PARENT_ID] = None,
     labels: Labels = [],  # noqa: B006
     acceptance: Acceptance = "",
 ) -> TaskOutput:
-    """Create a pending task in the shared task list, with a priority and optional dependencies, parent, labels and acceptance criteria.
-
-    get_next_task offers a task only once every task in depends_on (and every subtask) is completed.
-    """  # noqa: E501
+    """Create a pending task in the shared task list. get_next_task offers it once its depends_on tasks and
+    subtasks are completed.
+    """
     task = TaskStore(ctx.database()).create(
         title=clean_title(title),
         description=description,
@@ -75,35 +69,33 @@ def create_task(
         en=f"Created task {task.task_id} '{task.title}' ({task.priority}, pending).",
         zh=f"已创建任务 {task.task_id}「{task.title}」（{task.priority}，pending）。",
     )
-    return TaskOutput(task=task).with_message(created + waits)
+    return TaskOutput(task=task).with_links(task_link(task.task_id, task.title)).with_message(created + waits)
 
 
 def update_task(
     ctx: ToolContext[Settings],
-    task_id: Annotated[str, Field(description="The task to change", pattern=ID_PATTERN)],
+    task_id: Annotated[TaskId, Field(description="The task to change")],
     title: Annotated[str | None, TITLE] = None,
     description: Annotated[str | None, DESCRIPTION] = None,
-    priority: Annotated[Priority | None, Field(description="P0, P1 or P2")] = None,
+    priority: Annotated[Priority | None, Field(description="New priority")] = None,
     depends_on: Annotated[
         list[TaskId] | None,
         Field(
-            description="The whole new list of dependencies ([] drops them all); each must exist, and none "
-            "may close a cycle",
+            description="New dependencies, replacing all ([] drops them); no cycles",
             max_length=DEPENDENCIES_MAX,
         ),
     ] = None,
     parent_id: Annotated[
         str | None,
         Field(
-            description='Make it a subtask of this task; "" makes it top-level. It may not become its own '
-            "ancestor",
+            description='New parent task; "" makes it top-level',
             pattern=f"{ID_PATTERN}|^$",
         ),
     ] = None,
     labels: Annotated[
         list[Label] | None,
         Field(
-            description=f"The whole new set of labels ([] clears them), at most {LABELS_MAX}",
+            description="New labels, replacing all ([] clears them)",
             max_length=LABELS_MAX,
         ),
     ] = None,
@@ -111,14 +103,15 @@ def update_task(
     append_note: Annotated[
         str | None,
         Field(
-            description=f"A note to append (1-{NOTE_MAX} characters; a task holds at most {NOTES_TOTAL_MAX} "
-            "characters of notes)",
+            description="A note to append",
             min_length=1,
             max_length=NOTE_MAX,
         ),
     ] = None,
 ) -> UpdateOutput:
-    """Change a task's title, description, priority, dependencies, parent, labels or acceptance criteria, or append a note; only what is given changes, in one step (all or nothing). The status changes with update_task_status."""  # noqa: E501
+    """Change a task's fields or append a note; only what is given changes, all or nothing. Status:
+    update_task_status.
+    """
     edit = TaskEdit(
         title=None if title is None else clean_title(title),
         description=description,
@@ -159,21 +152,18 @@ def update_task(
 
 
 class SubtaskSpec(BaseModel):
-    """One subtask for split_task: create_task's fields, without the parent (it is the split task)."""
+    """A subtask: create_task's fields but parent_id."""
 
     model_config = ConfigDict(extra="forbid")
 
     title: Title
     description: Description = ""
-    priority: Annotated[Priority, Field(description="P0, P1 or P2")] = "P2"
-    task_id: Annotated[
-        str | None,
-        Field(description="Its own id (must be new); omit for a generated one", pattern=ID_PATTERN),
-    ] = None
+    priority: Annotated[Priority, Field(description="Priority")] = "P2"
+    task_id: Annotated[TaskId | None, Field(description="New id; omitted: generated")] = None
     depends_on: Annotated[
         list[TaskId],
         Field(
-            description="Existing tasks, or subtasks earlier in this list (by task_id), to complete first",
+            description="Tasks to complete first, also earlier subtasks of this list",
             max_length=DEPENDENCIES_MAX,
         ),
     ] = []
@@ -183,13 +173,13 @@ class SubtaskSpec(BaseModel):
 
 def split_task(
     ctx: ToolContext[Settings],
-    task_id: Annotated[str, Field(description="The task to split into subtasks", pattern=ID_PATTERN)],
+    task_id: Annotated[TaskId, Field(description="The task to split")],
     subtasks: Annotated[
         list[SubtaskSpec],
-        Field(description=f"The subtasks, 1-{SUBTASKS_MAX}, in order", min_length=1, max_length=SUBTASKS_MAX),
+        Field(description="The subtasks, in order", min_length=1, max_length=SUBTASKS_MAX),
     ],
 ) -> SplitOutput:
-    """Split a task into subtasks, created together (all or none). The parent is then offered by get_next_task only once every subtask is completed; its record shows their progress."""  # noqa: E501
+    """Split a task into subtasks, created together (all or none)."""
     specs = [
         {
             **spec.model_dump(),
@@ -200,10 +190,15 @@ def split_task(
     ]
     parent, children = TaskStore(ctx.database()).split(task_id, specs, by=ctx.member)
     ids = ", ".join(child.task_id for child in children)
-    return SplitOutput(task=parent, subtasks=children).with_message(
-        Text(
-            en=f"Split task {task_id} into {counted(len(children), 'subtask')}: {ids}.",
-            zh=f"已将任务 {task_id} 拆分为 {len(children)} 个子任务：{ids}。",
+    links = [task_link(t.task_id, t.title) for t in (parent, *children)]
+    return (
+        SplitOutput(task=parent, subtasks=children)
+        .with_links(*links)
+        .with_message(
+            Text(
+                en=f"Split task {task_id} into {counted(len(children), 'subtask')}: {ids}.",
+                zh=f"已将任务 {task_id} 拆分为 {len(children)} 个子任务：{ids}。",
+            )
         )
     )
 
@@ -213,13 +208,13 @@ def delete_task(
     task_id: Annotated[str, Field(description="The task to delete", pattern=ID_PATTERN)],
     drop_dependencies: Annotated[
         bool,
-        Field(description="true: also remove this task from the depends_on of tasks that depend on it"),
+        Field(description="Also drop it from dependent tasks' depends_on"),
     ] = False,
-    even_if_in_progress: Annotated[
-        bool, Field(description="true: delete it even though it is in_progress (an agent may be on it)")
-    ] = False,
+    even_if_in_progress: Annotated[bool, Field(description="Delete even if in_progress")] = False,
 ) -> DeleteOutput:
-    """Delete a task: it leaves every list and get_next_task; get_task still shows its last record and history. Refused while other tasks depend on it (unless drop_dependencies=true), while it has subtasks, and while it is in_progress (unless even_if_in_progress=true)."""  # noqa: E501
+    """Delete a task (get_task still shows it). Refused while it has subtasks, while tasks depend on it
+    (unless drop_dependencies) or while in_progress (unless even_if_in_progress).
+    """
     deletion = TaskStore(ctx.database()).delete(
         task_id,
         drop_dependencies=drop_dependencies,

@@ -15,7 +15,7 @@ from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import ListPosition
 from hostd_tasks.store.search import match_expression
-from hostd_tasks.tools.arguments import MEMBER_PATTERN, Label, invalid_argument
+from hostd_tasks.tools.arguments import Label, MemberName, TaskId, invalid_argument
 from hostd_tasks.wording import agreeing, counted, held
 
 #: The listing a list_tasks cursor is bound to (with every filter it was made for).
@@ -39,42 +39,30 @@ def _list_position(position: Any) -> ListPosition | None:
 
 def list_tasks(
     ctx: ToolContext[Settings],
-    status: Annotated[Status | None, Field(description="Only tasks with this status; omit for all")] = None,
-    priority: Annotated[
-        Priority | None, Field(description="Only tasks with this priority; omit for all")
-    ] = None,
+    status: Annotated[Status | None, Field(description="Only this status")] = None,
+    priority: Annotated[Priority | None, Field(description="Only this priority")] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
-    label: Annotated[Label | None, Field(description="Only tasks with this label; omit for all")] = None,
-    parent_id: Annotated[
-        str | None, Field(description="Only the subtasks of this task; omit for all", pattern=ID_PATTERN)
-    ] = None,
+    label: Annotated[Label | None, Field(description="Only this label")] = None,
+    parent_id: Annotated[TaskId | None, Field(description="Only subtasks of this task")] = None,
     query: Annotated[
         str | None,
         Field(
-            description="Only tasks whose title, description, acceptance, notes or labels contain every "
-            "word of this text (Chinese included; a word matches as a prefix)",
+            description="Only tasks holding every word",
             min_length=1,
             max_length=QUERY_MAX,
         ),
     ] = None,
     created_by: Annotated[
-        str | None,
-        Field(
-            description="Only tasks this team member created (their exact name); omit for all",
-            pattern=MEMBER_PATTERN,
-        ),
+        MemberName | None,
+        Field(description="Only tasks this member created"),
     ] = None,
     claimed_by: Annotated[
-        str | None,
-        Field(
-            description="Only tasks this team member holds or last held: claimed (moved to in_progress) and "
-            "not back to pending (their exact name); omit for all",
-            pattern=MEMBER_PATTERN,
-        ),
+        MemberName | None,
+        Field(description="Only tasks this member holds or last held"),
     ] = None,
 ) -> TaskListOutput:
-    """List tasks, most urgent first (P0, P1, P2, then oldest), with the total count and a cursor for more. Filter by status, priority, label, parent task, text (query), or the member who created or claimed them."""  # noqa: E501
+    """List tasks, most urgent first (P0, P1, P2, then oldest), with the total count."""
     label = label.lower() if label is not None else None
     filters = {
         "status": status,
@@ -123,9 +111,9 @@ def list_tasks(
 
 def get_task(
     ctx: ToolContext[Settings],
-    task_id: Annotated[str, Field(description="The task to show (a deleted one too)", pattern=ID_PATTERN)],
+    task_id: Annotated[str, Field(description="Task id (deleted ones too)", pattern=ID_PATTERN)],
 ) -> TaskDetailsOutput:
-    """One task in full: its record, its history (every change with its time), the tasks it depends on and that depend on it, its subtasks, and its linked deep-thinking session."""  # noqa: E501
+    """One task in full: record, history, dependencies both ways, subtasks and linked thinking session."""
     found = TaskStore(ctx.database()).details(task_id)
     task = found.task
     check: SessionCheck = "not_loaded"
@@ -167,7 +155,7 @@ def get_task(
 
 
 def get_task_stats(ctx: ToolContext[Settings]) -> StatsOutput:
-    """Task counts by status and by priority, the completion rate, and the age of the oldest pending task."""
+    """Task counts by status and priority, completion rate and oldest pending task's age."""
     stats = TaskStore(ctx.database()).stats()
     completed = stats.by_status["completed"]
     rate = round(completed / stats.total, 4) if stats.total else None

@@ -19,6 +19,7 @@ from hostd_tasks.models import (
     StuckTask,
     TaskRecord,
 )
+from hostd_tasks.resources import task_link
 from hostd_tasks.rules import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN, Status, allowed_next
 from hostd_tasks.store import TaskStore
 from hostd_tasks.tools.arguments import SessionId
@@ -27,9 +28,8 @@ from hostd_tasks.wording import agreeing, counted, held
 LeaseSeconds = Annotated[
     int | None,
     Field(
-        description="How long the claim lasts unless renewed, "
-        f"{LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds; default: the tasks.lease_seconds setting "
-        "(1800 unless configured)",
+        description=f"Claim length unless renewed, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds "
+        "(default: setting tasks.lease_seconds, 1800)",
         ge=LEASE_SECONDS_MIN,
         le=LEASE_SECONDS_MAX,
     ),
@@ -59,11 +59,14 @@ def update_task_status(
     task_id: Annotated[str, Field(description="The task to change", pattern=ID_PATTERN)],
     new_status: Annotated[
         Status,
-        Field(description="pending, in_progress, completed, failed or blocked (only moves the table allows)"),
+        Field(description="The new status"),
     ],
     lease_seconds: LeaseSeconds = None,
 ) -> StatusOutput:
-    """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing. Moving to in_progress claims the task for a lease of lease_seconds; in_progress again by its holder renews the lease."""  # noqa: E501
+    """Change a task's status: pending -> in_progress|blocked|failed; in_progress ->
+    completed|failed|blocked|pending; blocked -> pending|in_progress; failed or completed -> pending.
+    in_progress claims the task for a lease (lease_seconds); its holder setting in_progress again renews it.
+    """
     change = TaskStore(ctx.database()).set_status(
         task_id, new_status, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
     )
@@ -73,7 +76,7 @@ def update_task_status(
         previous_status=change.previous_status,
         changed=change.changed,
         allowed_next=list(allowed_next(task.status)),
-    )
+    ).with_links(task_link(task.task_id, task.title))
     if not change.changed:
         return answer.with_message(
             Text(
@@ -95,14 +98,14 @@ def get_next_task(
     ctx: ToolContext[Settings],
     claim: Annotated[
         bool,
-        Field(description="true: also move the task to in_progress, atomically, so no other agent gets it"),
+        Field(description="Also move it to in_progress atomically"),
     ] = False,
     lease_seconds: LeaseSeconds = None,
 ) -> NextTaskOutput:
-    """Get the most urgent pending task whose dependencies are all completed (P0 first, then oldest).
-
-    With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. The claim is a lease (task.lease_expires_at): renew it with renew_claim or any update, release it with release_claim; if it lapses the task goes back to pending. When none is ready, task is null and the message says why. Pending tasks stuck behind failed work are named either way.
-    """  # noqa: E501
+    """The most urgent pending task whose dependencies are completed; claim=true moves it to in_progress
+    atomically, so two agents never get the same task. A claim is a lease until task.lease_expires_at:
+    renew it (renew_claim or any update) or it goes back to pending; release_claim gives it up.
+    """
     found = TaskStore(ctx.database()).next_task(
         claim=claim, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
     )
@@ -113,6 +116,8 @@ def get_next_task(
         stuck=found.stuck,
     )
     task = found.task
+    if task is not None:
+        answer.with_links(task_link(task.task_id, task.title))
     if task is not None and found.claimed:
         message = Text(
             en=f"Claimed task {task.task_id} '{task.title}' ({task.priority}); it is now in_progress.",
@@ -178,18 +183,18 @@ def stuck_behind_failed(stuck: list[StuckTask], *, more: bool) -> Text:
 
 def renew_claim(
     ctx: ToolContext[Settings],
-    task_id: Annotated[str, Field(description="A task you hold (claimed, in_progress)", pattern=ID_PATTERN)],
+    task_id: Annotated[str, Field(description="A task you hold", pattern=ID_PATTERN)],
     lease_seconds: Annotated[
         int | None,
         Field(
-            description=f"The new lease, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds from now; "
-            "default: the length the claim was made with",
+            description=f"New lease from now, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds "
+            "(default: the claim's own length)",
             ge=LEASE_SECONDS_MIN,
             le=LEASE_SECONDS_MAX,
         ),
     ] = None,
 ) -> ClaimOutput:
-    """Renew your claim on a task you hold, so it stays yours: its lease then lasts lease_seconds from now (default: the claim's own length). Call it before task.lease_expires_at while the work goes on; a lapsed claim returns the task to pending. CONFLICT when you do not hold the task, naming who does."""  # noqa: E501
+    """Renew your claim on a task you hold before task.lease_expires_at; a lapsed one goes back to pending."""
     task = TaskStore(ctx.database()).renew(task_id, by=ctx.member, lease_seconds=lease_seconds)
     return ClaimOutput(task=task, lease_expires_at=task.lease_expires_at).with_message(
         Text(en=f"Renewed your claim on task {task_id}.", zh=f"已续期你对任务 {task_id} 的领取。")
@@ -199,9 +204,9 @@ def renew_claim(
 
 def release_claim(
     ctx: ToolContext[Settings],
-    task_id: Annotated[str, Field(description="A task you hold (claimed, in_progress)", pattern=ID_PATTERN)],
+    task_id: Annotated[str, Field(description="A task you hold", pattern=ID_PATTERN)],
 ) -> ClaimOutput:
-    """Give up your claim on a task you hold: it goes back to pending, nobody's, and the next get_next_task may offer it to anyone. CONFLICT when you do not hold the task, naming who does."""  # noqa: E501
+    """Give up your claim on a task you hold: it goes back to pending for anyone to take."""
     task = TaskStore(ctx.database()).release(task_id, by=ctx.member)
     return ClaimOutput(task=task, lease_expires_at=None).with_message(
         Text(
@@ -216,7 +221,7 @@ def link_task_session(
     task_id: Annotated[str, Field(description="The task to link", pattern=ID_PATTERN)],
     session_id: SessionId,
 ) -> LinkOutput:
-    """Link a task to a deep-thinking session (replacing an earlier link). With deep-thinking loaded the session must exist; without it the link is stored unchecked and the answer says so."""  # noqa: E501
+    """Link a task to a deep-thinking session (replacing an earlier link)."""
     store = TaskStore(ctx.database())
     store.get(task_id)  # an unknown task is reported before the session is looked up
     check, summary = check_session(ctx, session_id)

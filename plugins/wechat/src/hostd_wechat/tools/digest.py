@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import ResourceLink, Text, ToolContext, ToolError
 from hostd_wechat.digest_document import digest_language, render_digest, truncate
 from hostd_wechat.extractive import score_articles, summarize
 from hostd_wechat.models import FileProblem, Settings, SummarizeOutput
@@ -32,60 +32,46 @@ def summarize_articles(
     files: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=1024)]] | None,
         Field(
-            description="Markdown files to summarize (inside the allowed roots); overrides input_dir.",
+            description="Markdown files; overrides input_dir",
             max_length=MAX_INPUT_FILES,
         ),
     ] = None,
     input_dir: Annotated[
         str | None,
         Field(
-            description="Folder to search with glob when files is not given (default exports/articles).",
+            description="Folder searched with glob; default exports/articles",
             min_length=1,
             max_length=1024,
         ),
     ] = None,
-    glob: Annotated[
-        str, Field(description="Pattern relative to input_dir.", min_length=1, max_length=200)
-    ] = "**/*.md",
+    glob: Annotated[str, Field(description="Pattern in input_dir", min_length=1, max_length=200)] = "**/*.md",
     output_path: Annotated[
         str,
-        Field(description="Digest file to write; {date} becomes YYYYMMDD.", min_length=1, max_length=1024),
+        Field(description="Digest file; {date} is YYYYMMDD", min_length=1, max_length=1024),
     ] = "exports/summaries/summary_{date}.md",
     style: Annotated[
         Literal["key_points", "outline", "narrative", "brief"],
-        Field(
-            description="key_points: bullets; outline: the article's headings with a line each; "
-            "narrative: a short paragraph; brief: one or two sentences."
-        ),
+        Field(description="Summary style"),
     ] = "key_points",
     language: Annotated[
         Literal["zh", "en", "auto"],
-        Field(description="Language of the labels; auto decides from the articles."),
+        Field(description="Language of the labels"),
     ] = "auto",
     per_article_max_chars: Annotated[
         int | None,
-        Field(
-            description="Cut each summary to this many characters (marked as truncated).", ge=20, le=100_000
-        ),
+        Field(description="Cut each summary to this length", ge=20, le=100_000),
     ] = None,
-    include_toc: Annotated[
-        bool, Field(description="Start with a table of contents linking to each section.")
-    ] = True,
-    include_metadata: Annotated[
-        bool, Field(description="Show source, account and publish time per section, and a manifest table.")
-    ] = True,
+    include_toc: Annotated[bool, Field(description="Start with a table of contents")] = True,
+    include_metadata: Annotated[bool, Field(description="Show source, account, time and a manifest")] = True,
     response_format: Annotated[
         Literal["concise", "detailed"],
-        Field(description="detailed adds a per-section overview and a preview."),
+        Field(description="detailed adds an overview and preview"),
     ] = "concise",
-    overwrite: Annotated[
-        bool, Field(description="Replace the digest file when it exists (else ALREADY_EXISTS).")
-    ] = False,
+    overwrite: Annotated[bool, Field(description="Replace an existing digest file")] = False,
 ) -> SummarizeOutput:
-    """Summarize a set of Markdown articles (e.g. those read_wechat_articles saved) into one digest
-    file: contents, one section per article (title, source, account, publish time, summary) and a
-    metadata manifest. Extractive (TF-IDF) by default; the client's model writes the summaries when
-    it offers MCP sampling."""
+    """Summarize Markdown articles into one digest file, a section per article; the client's model writes them
+    when it offers sampling.
+    """
     settings = ctx.settings
     skipped: list[SkippedFile] = []
     warnings: list[Text] = []
@@ -160,7 +146,7 @@ def summarize_articles(
     _check_output(ctx, output, overwrite)  # again: the file may have appeared while we summarized
     target, written = _write(ctx, output, document)
     detailed = response_format == "detailed"
-    return SummarizeOutput(
+    answer = SummarizeOutput(
         saved=True,
         path=str(target),
         bytes_written=written,
@@ -175,6 +161,7 @@ def summarize_articles(
             count=len(articles), path=str(target)
         )
     )
+    return answer.with_links(ResourceLink.file(target))
 
 
 def _refused_inputs(skipped: list[SkippedFile]) -> ToolError:

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import ResourceLink, Text, ToolContext, ToolError
 from hostd_wechat.batch import BatchPlan, run_batch
 from hostd_wechat.fetch import FetchOptions
 from hostd_wechat.images import ImageDownloader
@@ -35,22 +35,19 @@ async def read_wechat_articles(
     urls: Annotated[
         list[Annotated[str, Field(max_length=4096)]],
         Field(
-            description="WeChat article links (https://mp.weixin.qq.com/s/...), 1 to 50.",
+            description="Article links, https://mp.weixin.qq.com/s/...",
             min_length=1,
             max_length=50,
         ),
     ],
     fetch_strategy: Annotated[
         Literal["auto", "http", "headless"],
-        Field(
-            description="auto: plain HTTP first, a headless browser when WeChat challenges or the page "
-            "needs its scripts; http: never a browser; headless: always the browser."
-        ),
+        Field(description="auto: HTTP, a headless browser when needed"),
     ] = "auto",
     output_dir: Annotated[
         str,
         Field(
-            description="Folder for the Markdown files, inside the allowed roots.",
+            description="Folder for the Markdown files",
             min_length=1,
             max_length=1024,
         ),
@@ -58,39 +55,29 @@ async def read_wechat_articles(
     filename_pattern: Annotated[
         str | None,
         Field(
-            description="File name pattern with {date} (YYYYMMDD, +08:00), {title}, {account_name}; "
-            "default {title}.",
+            description="File name with {date}, {title}, {account_name}",
             max_length=200,
         ),
     ] = None,
-    overwrite: Annotated[
-        bool, Field(description="Replace files of the same name (else add _2, _3 ...).")
-    ] = False,
-    concurrency: Annotated[int, Field(description="Articles fetched at the same time.", ge=1, le=10)] = 3,
+    overwrite: Annotated[bool, Field(description="Replace same-named files (else _2, _3 ...)")] = False,
+    concurrency: Annotated[int, Field(description="Articles fetched at once", ge=1, le=10)] = 3,
     response_format: Annotated[
         Literal["concise", "detailed"],
-        Field(description="detailed adds durations, the strategy used and a preview of each article."),
+        Field(description="detailed adds timings and previews"),
     ] = "concise",
-    timeout_ms: Annotated[
-        int, Field(description="Time limit of one page request, in milliseconds.", ge=100, le=120_000)
-    ] = 10_000,
+    timeout_ms: Annotated[int, Field(description="Per page request", ge=100, le=120_000)] = 10_000,
     user_agent: Annotated[
         UserAgent | None,
-        Field(description="User-Agent header to send instead of the default (printable Latin-1)."),
+        Field(description="User-Agent header to send"),
     ] = None,
     images: Annotated[
         Literal["remote", "local"],
-        Field(
-            description="remote: image links point at WeChat's servers; local: download each image into "
-            "a folder beside the Markdown file (<name>.assets/) and link it by relative path; an image "
-            "that cannot be stored keeps its remote link and is reported in the item."
-        ),
+        Field(description="local: store images in <name>.assets/ beside the file"),
     ] = "remote",
 ) -> ReadArticlesOutput:
-    """Read WeChat official-account articles and save each as a Markdown file with front matter
-    (title, account, author, publish time, URLs, word count, images). Per-URL results: failed
-    items carry error_code (INVALID_URL, CHALLENGE, NOT_FOUND, TIMEOUT, WRITE_ERROR) and a reason.
-    images='local' also stores each article's images beside it and reports those left remote."""
+    """Save WeChat official-account articles as Markdown files with front matter; each URL's result says what
+    failed and why.
+    """
     settings = ctx.settings
     pattern = filename_pattern if filename_pattern is not None else DEFAULT_PATTERN
     problem = pattern_problem(pattern)
@@ -159,9 +146,14 @@ async def read_wechat_articles(
     items = await run_batch(plan, list(urls), concurrency)
     succeeded = sum(1 for item in items if item.status == "ok")
     summary = BatchSummary(total=len(items), succeeded=succeeded, failed=len(items) - succeeded)
-    return ReadArticlesOutput(summary=summary, items=items).with_message(
-        Text(
-            en="Saved {succeeded} of {total} articles to {folder}.",
-            zh="已保存 {total} 篇中的 {succeeded} 篇文章到 {folder}。",
-        ).format(succeeded=succeeded, total=len(items), folder=str(folder))
+    saved = [ResourceLink.file(Path(item.saved_path)) for item in items if item.saved_path]
+    return (
+        ReadArticlesOutput(summary=summary, items=items)
+        .with_links(*saved)
+        .with_message(
+            Text(
+                en="Saved {succeeded} of {total} articles to {folder}.",
+                zh="已保存 {total} 篇中的 {succeeded} 篇文章到 {folder}。",
+            ).format(succeeded=succeeded, total=len(items), folder=str(folder))
+        )
     )

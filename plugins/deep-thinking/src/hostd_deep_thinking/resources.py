@@ -1,0 +1,61 @@
+"""Thinking sessions as MCP resources: ``thinking://<session_id>``, read as their Markdown export.
+
+Listed through the ``list_sessions`` tool (newest first, same paging) and read through
+``export_session`` with ``format="markdown"``, so a resource is exactly what the export says.
+"""
+
+from __future__ import annotations
+
+from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, ToolContext
+from hostd_deep_thinking.models import Settings
+
+TEMPLATE = "thinking://{session_id}"
+MIME_TYPE = "text/markdown"
+PAGE = 50
+
+
+def resource_uri(session_id: str) -> str:
+    return f"thinking://{session_id}"
+
+
+def session_link(session_id: str, name: str | None = None) -> ResourceLink:
+    """A link to a session, for a tool's answer."""
+    return ResourceLink(uri=resource_uri(session_id), name=session_id, title=name, mime_type=MIME_TYPE)
+
+
+def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
+    from hostd_deep_thinking.tools.sessions import list_sessions
+
+    page = list_sessions(ctx, limit=PAGE, cursor=cursor)
+    return ResourcePage(
+        resources=[
+            ResourceInfo(
+                uri=resource_uri(session.session_id),
+                name=session.session_id,
+                title=session.name,
+                description=f"{session.status}, {session.thought_count} thoughts",
+                mime_type=MIME_TYPE,
+                updated_at=session.updated_at,
+            )
+            for session in page.sessions
+        ],
+        next_cursor=page.next_cursor,
+    )
+
+
+def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
+    from hostd_deep_thinking.tools.export_import import export_session
+
+    exported = export_session(ctx, session_id=params["session_id"], format="markdown")
+    return ResourceText(
+        uri=resource_uri(exported.session_id), text=exported.content or "", mime_type=MIME_TYPE
+    )
+
+
+def complete_argument(
+    ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    """Session ids starting with ``prefix``, newest first."""
+    from hostd_deep_thinking.prompts import session_ids
+
+    return session_ids(ctx, prefix) if argument == "session_id" else []

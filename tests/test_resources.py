@@ -1,0 +1,215 @@
+"""Resources end to end: memories, tasks and thinking sessions listed, read and offered as templates
+by real ``hostd serve`` processes, over stdio and HTTP, in both protocol eras, through the official
+Python SDK client; tools answer links to what they wrote or touched; a member whose profile does not
+serve a kind's tool neither lists nor reads it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from hostd_testing import HttpServer, envelope_of, served_client, write_config
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ["legacy", "2026-07-28"]
+TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
+
+
+def config(tmp_path: Path) -> Path:
+    notes = tmp_path / "notes"
+    notes.mkdir(exist_ok=True)
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        f"alice: {TOKENS['alice']}\nbob: {{token: {TOKENS['bob']}, profile: tasks-only}}\n", encoding="utf-8"
+    )
+    profiles = {
+        "default": {
+            "plugins": ["summary-writer", "memory", "deep-thinking", "tasks"],
+            "transport": {"tokens_file": str(tokens)},
+        },
+        "tasks-only": {"plugins": ["tasks"]},
+    }
+    return write_config(
+        tmp_path, config={"profiles": profiles, "allowed_roots": [str(notes)], "language": "en"}
+    )
+
+
+@asynccontextmanager
+async def connected(
+    transport: str, config_path: Path, mode: str, member: str = "alice"
+) -> AsyncIterator[Client]:
+    if transport == "stdio":
+        async with served_client(config_path, mode=mode) as client:
+            yield client
+        return
+    with HttpServer.start(config_path) as http:
+        async with http.client(mode=mode, headers={"Authorization": f"Bearer {TOKENS[member]}"}) as client:
+            yield client
+
+
+async def read(client: Client, uri: str) -> types.TextResourceContents:
+    contents = (await client.read_resource(uri)).contents[0]
+    assert isinstance(contents, types.TextResourceContents), contents
+    return contents
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    with anyio.fail_after(60):
+        result = await client.call_tool(tool, arguments)
+    return envelope_of(result), result.content[1:]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", ERAS)
+async def test_records_are_resources_and_tools_link_to_them(
+    tmp_path: Path, every_plugin: list[str], mode: str, transport: str
+) -> None:
+    config_path = config(tmp_path)
+    async with connected(transport, config_path, mode) as client:
+        created, memory_links = await call(
+            client, "create_memory", {"uri": "project://deploy/db", "content": "Postgres 15", "tags": ["db"]}
+        )
+        task, task_links = await call(client, "create_task", {"title": "Back up the database"})
+        thought, session_links = await call(
+            client,
+            "sequential_thinking",
+            {
+                "session_id": "plan",
+                "thought": "Back up first.",
+                "thoughtNumber": 1,
+                "totalThoughts": 1,
+                "nextThoughtNeeded": False,
+            },
+        )
+        summary, file_links = await call(client, "update_summary", {"content": "# Done", "file_path": "s.md"})
+        assert [(link.type, str(link.uri)) for link in memory_links] == [
+            ("resource_link", "memory://project/deploy/db")
+        ]
+        task_id = task["task"]["task_id"]
+        assert [str(link.uri) for link in task_links] == [f"task://{task_id}"]
+        assert [str(link.uri) for link in session_links] == ["thinking://plan"]
+        assert [str(link.uri) for link in file_links] == [Path(summary["file_path"]).as_uri()]
+
+        listed = await client.list_resources()
+        uris = [str(resource.uri) for resource in listed.resources]
+        assert uris == ["memory://project/deploy/db", "thinking://plan", f"task://{task_id}"]
+        assert listed.next_cursor is None
+        templates = await client.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == [
+            "memory://{domain}/{+path}",
+            "thinking://{session_id}",
+            "task://{task_id}",
+        ]
+        memory = await read(client, "memory://project/deploy/db")
+        assert memory.mime_type == "text/markdown"
+        assert memory.text.startswith(
+            '---\nuri: "project://deploy/db"\npriority: 5\nstatus: "active"\ntags: ["db"]'
+        )
+        assert memory.text.endswith("---\n\nPostgres 15")
+        session = await read(client, "thinking://plan")
+        assert session.text.startswith("# plan") and "Back up first." in session.text
+        task_text = await read(client, f"task://{task_id}")
+        assert task_text.text.startswith(f"# {task_id}: Back up the database\n\n- status: pending")
+        assert "## History (1)" in task_text.text
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("task://no-such-task")
+        assert missing.value.error.code == -32002
+    assert created["status"] == thought["status"] == "success"
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_member_sees_only_the_resources_their_profile_serves(
+    tmp_path: Path, every_plugin: list[str], mode: str
+) -> None:
+    config_path = config(tmp_path)
+    with HttpServer.start(config_path) as http:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        async with http.client(mode=mode, headers=headers) as alice:
+            await call(alice, "create_memory", {"uri": "team://secret", "content": "only alice's profile"})
+            task, _ = await call(alice, "create_task", {"title": "Shared task"})
+        async with http.client(mode=mode, headers={"Authorization": f"Bearer {TOKENS['bob']}"}) as bob:
+            listed = [str(r.uri) for r in (await bob.list_resources()).resources]
+            templates = [t.uri_template for t in (await bob.list_resource_templates()).resource_templates]
+            with pytest.raises(MCPError) as hidden:
+                await bob.read_resource("memory://team/secret")
+            readable = await read(bob, f"task://{task['task']['task_id']}")
+    assert listed == [f"task://{task['task']['task_id']}"]
+    assert templates == ["task://{task_id}"]
+    assert hidden.value.error.code == -32002
+    assert "Shared task" in readable.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", ERAS)
+async def test_templates_are_prompts_and_arguments_complete(
+    tmp_path: Path, every_plugin: list[str], mode: str, transport: str
+) -> None:
+    config_path = config(tmp_path)
+    async with connected(transport, config_path, mode) as client:
+        for session_id in ("release-plan", "retro", "release-notes"):
+            await call(
+                client,
+                "sequential_thinking",
+                {
+                    "session_id": session_id,
+                    "thought": "Start.",
+                    "thoughtNumber": 1,
+                    "totalThoughts": 2,
+                    "nextThoughtNeeded": True,
+                },
+            )
+        task, _ = await call(client, "create_task", {"title": "Write the notes", "task_id": "notes-1"})
+        await call(client, "create_memory", {"uri": "ops://deploy/steps", "content": "Run the playbook."})
+        prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+        assert {"think_problem_solving"} <= set(prompts)
+        assert [(a.name, a.required) for a in prompts["think_problem_solving"].arguments or []] == [
+            ("topic", True),
+            ("session_id", False),
+        ]
+        rendered = await client.get_prompt(
+            "think_problem_solving", {"topic": "Slow deploys", "session_id": "retro"}
+        )
+        content = rendered.messages[0].content
+        assert isinstance(content, types.TextContent)
+        text = content.text
+        assert rendered.messages[0].role == "user"
+        assert (
+            "template_id 'problem_solving'" in text
+            and "session 'retro'" in text
+            and text.endswith("Slow deploys")
+        )
+        by_prompt = await client.complete(
+            types.PromptReference(type="ref/prompt", name="think_problem_solving"),
+            {"name": "session_id", "value": "rel"},
+        )
+        # newest first
+        assert by_prompt.completion.values == ["release-notes", "release-plan"]
+        sessions = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="thinking://{session_id}"),
+            {"name": "session_id", "value": "re"},
+        )
+        assert sessions.completion.values == ["release-notes", "retro", "release-plan"]
+        tasks = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="task://{task_id}"),
+            {"name": "task_id", "value": "no"},
+        )
+        assert tasks.completion.values == [task["task"]["task_id"]]
+        paths = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="memory://{domain}/{+path}"),
+            {"name": "path", "value": "dep"},
+            context_arguments={"domain": "ops"},
+        )
+        assert paths.completion.values == ["deploy/steps"]
+        if mode == "legacy":  # the initialize answer names the server; 2026-07-28 has no handshake
+            assert client.server_capabilities.completions is not None
+            assert client.server_capabilities.prompts is not None
+            assert client.server_info is not None and client.server_info.icons
+            assert client.server_info.icons[0].src.startswith("data:image/svg+xml;base64,")
