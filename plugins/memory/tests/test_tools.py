@@ -34,7 +34,16 @@ async def test_all_eighteen_tools_are_listed_with_the_spec_parameters(memory_cli
             "tags",
         },
         "delete_memory": {"uri", "force"},
-        "search_memory": {"query", "domain", "limit", "priority_min", "priority_max", *FILTERS, "cursor"},
+        "search_memory": {
+            "query",
+            "domain",
+            "limit",
+            "priority_min",
+            "priority_max",
+            *FILTERS,
+            "cursor",
+            "author",
+        },
         "preload_memory": {"context_type", "context_data"},
         "save_session": {"title", "summary"},
         "list_memories": {
