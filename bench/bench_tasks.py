@@ -23,7 +23,10 @@
   host (8 concurrent clients of the store), call ``get_next_task(claim=true)`` until nothing is
   pending, from 10,000 pending tasks, on each backend: one SQLite file, and the team database on
   a PostgreSQL server this script starts (``hostd_testing.postgres.running_postgres``, as the
-  tests do). Reports claims per second and checks every task was claimed exactly once.
+  tests do). Three runs per backend: the tasks plugin from before leases (unpacked from git, the
+  baseline), today's on the same workload, and today's claiming with a lease, renewing it and
+  completing each task. Reports claims per second against the baseline of the same run and
+  checks every task was claimed (and completed) exactly once.
 
 Run: ``.venv/bin/python bench/bench_tasks.py`` (everything) or ``... bench_tasks.py --only search``
 (or ``--only claims``).
@@ -82,9 +85,19 @@ COMPONENTS = [f"svc{n}" for n in range(200)]
 CREATE_RATIO_TARGET = 1.5
 
 
+def SqliteTaskStore(path: Path) -> Any:
+    """The task store on a SQLite file, opened as the host opens it (``store.database.db`` is the file)."""
+    from hostd_db import SqliteBackend
+    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store.schema import schema
+
+    store = TaskStore(SqliteBackend(path, "tasks", schema(path.name)))
+    store.close = store.database.close
+    return store
+
+
 def fill(data_dir: Path, count: int) -> None:
     """Write ``count`` tasks in a realistic mix straight into the plugin's store."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -103,7 +116,7 @@ def fill(data_dir: Path, count: int) -> None:
         # in progress, blocked and failed, 20% pending. Pending tasks whose dependency is not
         # completed wait, and the next-task search steps over them.
         plan = ["completed"] * 5 + ["in_progress", "blocked", "failed", "pending", "pending"]
-        with store.db.write() as conn:
+        with store.database.db.write() as conn:
             conn.executemany(
                 "UPDATE tasks SET status = ? WHERE task_id = ?",
                 [
@@ -118,7 +131,6 @@ def fill(data_dir: Path, count: int) -> None:
 
 def worst_case(data_dir: Path) -> None:
     """5,000 pending P0 tasks waiting on one unfinished task, then 5,000 ready P2 tasks."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -140,7 +152,6 @@ def fill_for_search(data_dir: Path, count: int) -> None:
     every tenth. Seeded, so every run searches the same list.
     """
     from hostd_tasks.store.results import TaskEdit
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     chance = random.Random(15)
     weights = [1 / (rank + 1) for rank in range(len(TOPICS))]
@@ -189,7 +200,6 @@ async def stdio_search(config: Path) -> dict[str, list[float]]:
 
 
 def search_totals(data_dir: Path) -> dict[str, int]:
-    from hostd_tasks.store.sqlite import SqliteTaskStore
 
     store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
     try:
@@ -394,6 +404,42 @@ def main() -> None:
 CLAIM_TASKS = 10_000
 CLAIMERS = 8
 BENCH_DATABASE_ENV = "HOSTD_BENCH_DATABASE_URL"
+#: The last commit before claims were leases: its tasks plugin is the same-run baseline ("before").
+BEFORE_LEASES_COMMIT = "cc57c16"
+#: The lease the lease workload claims with, in seconds (long enough that none lapses in the run).
+BENCH_LEASE_SECONDS = 120
+#: What each client does per task: ``claim`` (get_next_task(claim=true) only, as before leases) or
+#: ``lease`` (claim with a lease, renew_claim, then update_task_status completed).
+WORKLOADS = ("claim", "lease")
+
+
+def before_leases_source() -> Path:
+    """The tasks plugin's source at ``BEFORE_LEASES_COMMIT``, unpacked into the scratch folder; put
+    first on ``sys.path`` in a process, it is the ``hostd_tasks`` that process imports."""
+    import subprocess
+
+    target = SCRATCH / "before-leases"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", BEFORE_LEASES_COMMIT, "plugins/tasks/src/hostd_tasks"],
+        cwd=BENCH_DIR.parent,
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target / "plugins" / "tasks" / "src"
+
+
+def use_source(source: str | None) -> None:
+    """Import ``hostd_tasks`` from ``source`` in this (fresh, spawned) process; None: the installed one."""
+    if source is not None:
+        sys.path.insert(0, source)
+        import hostd_tasks
+
+        assert hostd_tasks.__file__ is not None and hostd_tasks.__file__.startswith(source), (
+            hostd_tasks.__file__
+        )
 
 
 def claim_config(data_dir: Path, backend: str) -> dict[str, Any]:
@@ -401,55 +447,78 @@ def claim_config(data_dir: Path, backend: str) -> dict[str, Any]:
     return {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}, **storage}
 
 
-def fill_pending(data_dir: Path, backend: str, count: int) -> list[str]:
-    """``count`` pending tasks (priorities mixed) written through the backend's own store."""
-    from hostd_tasks.store.sqlite import SqliteTaskStore
+def fill_pending(data_dir: str, backend: str, count: int, source: str | None, results: Any) -> None:
+    """``count`` pending tasks (priorities mixed) written through the backend's own store (in a
+    spawned process, so the baseline's own store writes the baseline's list); puts their ids."""
+    use_source(source)
     from hostd_tasks.store.writes import TaskStore
 
     store: TaskStore
     closing: Any
     if backend == "postgres":
-        from hostd_db import PostgresDatabase
-        from hostd_tasks.store.postgres import PostgresTaskStore
-        from hostd_tasks.store.schema import PG_MIGRATIONS
+        from hostd_db import PostgresBackend, TeamDatabaseSettings
+        from hostd_tasks.store.schema import schema
 
-        database = PostgresDatabase(os.environ[BENCH_DATABASE_ENV], "tasks", PG_MIGRATIONS)
-        store, closing = PostgresTaskStore(database), database
+        database = PostgresBackend(
+            TeamDatabaseSettings(os.environ[BENCH_DATABASE_ENV]), "tasks", schema("tasks.db")
+        )
+        store, closing = TaskStore(database), database
     else:
-        store = SqliteTaskStore(data_dir / "tasks" / "tasks.db")
+        store = SqliteTaskStore(Path(data_dir) / "tasks" / "tasks.db")
         closing = store
     try:
-        return [
-            store.create(
-                title=f"claim me {n}",
-                description="",
-                priority=("P0", "P1", "P2")[n % 3],
-                task_id=None,
-                depends_on=[],
-            ).task_id
-            for n in range(count)
-        ]
+        results.put(
+            [
+                store.create(
+                    title=f"claim me {n}",
+                    description="",
+                    priority=("P0", "P1", "P2")[n % 3],
+                    task_id=None,
+                    depends_on=[],
+                ).task_id
+                for n in range(count)
+            ]
+        )
     finally:
         closing.close()
 
 
-def claimer(data_dir: str, backend: str, barrier: Any, results: Any) -> None:
-    """One client: claim until nothing is pending; report the ids and when it started and ended."""
+def claimer(
+    data_dir: str, backend: str, workload: str, source: str | None, barrier: Any, results: Any
+) -> None:
+    """One client: claim until nothing is pending (with ``lease``: renew and complete each task);
+    report the ids claimed and completed and when it started and ended."""
+    use_source(source)
     host = Host(config_from_mapping(claim_config(Path(data_dir), backend), data_dir=Path(data_dir)))
     host.startup()
     claimed: list[str] = []
+    completed: list[str] = []
     answers: list[str] = []
 
     async def run() -> None:
+        arguments: dict[str, Any] = {"claim": True}
+        if workload == "lease":
+            arguments["lease_seconds"] = BENCH_LEASE_SECONDS
         while True:
-            envelope, is_error = await host.call("get_next_task", {"claim": True})
+            envelope, is_error = await host.call("get_next_task", arguments)
             if is_error:
                 answers.append(str(envelope["error"]))
                 return
             if envelope["task"] is None:
                 answers.append(str(envelope["reason"]))
                 return
-            claimed.append(envelope["task"]["task_id"])
+            task_id = envelope["task"]["task_id"]
+            claimed.append(task_id)
+            if workload == "lease":
+                for tool, call in (
+                    ("renew_claim", {"task_id": task_id}),
+                    ("update_task_status", {"task_id": task_id, "new_status": "completed"}),
+                ):
+                    envelope, is_error = await host.call(tool, call)
+                    if is_error:
+                        answers.append(f"{tool}: {envelope['error']}")
+                        return
+                completed.append(task_id)
 
     try:
         barrier.wait(120)
@@ -458,20 +527,31 @@ def claimer(data_dir: str, backend: str, barrier: Any, results: Any) -> None:
         ended = time.perf_counter()
     finally:
         host.shutdown()
-    results.put({"claimed": claimed, "answers": answers, "start": started, "end": ended})
+    results.put(
+        {"claimed": claimed, "completed": completed, "answers": answers, "start": started, "end": ended}
+    )
 
 
-def claim_run(backend: str) -> dict[str, Any]:
+def claim_run(backend: str, workload: str, source: str | None, server: Any) -> dict[str, Any]:
+    """Fill a fresh list (a fresh database of ``server`` on PostgreSQL) and let CLAIMERS processes
+    work it off."""
     import multiprocessing
 
-    data_dir = SCRATCH / f"claims-{backend}" / "data"
+    name = f"claims-{backend}-{workload}-{'before' if source else 'now'}"
+    data_dir = SCRATCH / name / "data"
     shutil.rmtree(data_dir.parent, ignore_errors=True)
     data_dir.mkdir(parents=True)
-    ids = fill_pending(data_dir, backend, CLAIM_TASKS)
+    if backend == "postgres":
+        os.environ[BENCH_DATABASE_ENV] = server.create_database("bench")
     context = multiprocessing.get_context("spawn")
+    filled = context.Queue()
+    filler = context.Process(target=fill_pending, args=(str(data_dir), backend, CLAIM_TASKS, source, filled))
+    filler.start()
+    ids = filled.get(timeout=900)
+    filler.join()
     barrier, results = context.Barrier(CLAIMERS), context.Queue()
     processes = [
-        context.Process(target=claimer, args=(str(data_dir), backend, barrier, results))
+        context.Process(target=claimer, args=(str(data_dir), backend, workload, source, barrier, results))
         for _ in range(CLAIMERS)
     ]
     for process in processes:
@@ -480,53 +560,83 @@ def claim_run(backend: str) -> dict[str, Any]:
     for process in processes:
         process.join()
     claimed = [task_id for report in reports for task_id in report["claimed"]]
+    completed = [task_id for report in reports for task_id in report["completed"]]
     seconds = max(r["end"] for r in reports) - min(r["start"] for r in reports)
     return {
         "backend": backend,
+        "workload": workload,
+        "code": "before leases" if source else "now",
         "claims": len(claimed),
         "seconds": seconds,
         "per_second": len(claimed) / seconds,
         "per_client": sorted(len(r["claimed"]) for r in reports),
         "exactly_once": sorted(claimed) == sorted(ids),
+        "completed_once": workload != "lease" or sorted(completed) == sorted(ids),
         "answers": sorted({answer for r in reports for answer in r["answers"]}),
     }
 
 
 def run_claims() -> None:
+    """Before leases (``BEFORE_LEASES_COMMIT``'s plugin) and now, each backend, in one run; the
+    ratio is now against before, the same workload (claims only) on the same machine minutes apart."""
     from hostd_testing.postgres import running_postgres
 
-    runs = [claim_run("sqlite")]
-    with running_postgres() as server:
-        os.environ[BENCH_DATABASE_ENV] = server.create_database("bench")
-        runs.append(claim_run("postgres"))
+    before = str(before_leases_source())
+    runs: list[dict[str, Any]] = []
+    with running_postgres() as server:  # one server for the whole run (each run gets a fresh database)
+        for backend in ("sqlite", "postgres"):
+            runs.append(claim_run(backend, "claim", before, server))
+            runs.append(claim_run(backend, "claim", None, server))
+            runs.append(claim_run(backend, "lease", None, server))
     for run in runs:
-        print(run["backend"], {k: v for k, v in run.items() if k != "backend"}, file=sys.stderr)
-        assert run["exactly_once"], f"{run['backend']}: a task was claimed twice or never"
+        print({k: v for k, v in run.items()}, file=sys.stderr)
+        assert run["exactly_once"], f"{run}: a task was claimed twice or never"
+        assert run["completed_once"], f"{run}: a task was completed twice or never"
         assert run["answers"] == ["none_pending"], run["answers"]
+    baseline = {r["backend"]: r["per_second"] for r in runs if r["code"] == "before leases"}
     rows = [
         [
             run["backend"],
+            run["code"],
+            "claim, renew, complete" if run["workload"] == "lease" else "claim",
             f"{run['claims']:,}",
             f"{run['seconds']:.1f}",
             f"{run['per_second']:.0f}",
+            f"{run['per_second'] / baseline[run['backend']]:.2f}x",
             f"{min(run['per_client'])}-{max(run['per_client'])}",
-            "yes" if run["exactly_once"] else "NO",
+            "yes" if run["exactly_once"] and run["completed_once"] else "NO",
         ]
         for run in runs
     ]
     body = (
         f"{CLAIMERS} OS processes, each an in-process host, call `get_next_task(claim=true)` until none is "
-        f"pending, from {CLAIM_TASKS:,} pending tasks (P0-P2 mixed). PostgreSQL: a local server started by "
-        "the script (fsync off, as in the tests), claims with `FOR UPDATE SKIP LOCKED`; SQLite: one file "
-        "in WAL mode, claims under its write lock. Every claimer's last answer was `none_pending`.\n\n"
+        f"pending, from {CLAIM_TASKS:,} pending tasks (P0-P2 mixed), in three runs per backend: the tasks "
+        f"plugin of commit {BEFORE_LEASES_COMMIT} (before claims were leases: the baseline), today's with "
+        "the same workload (every claim now a lease of the configured length), and today's with a "
+        f"{BENCH_LEASE_SECONDS} s lease, `renew_claim` and `update_task_status(completed)` after each claim "
+        "(claims / s counts claims; each costs three calls there). Ratio: claims / s against the baseline "
+        "of the same backend in the same run. PostgreSQL: a local server started by the script (fsync "
+        "off, as in the tests), a fresh database per run, claims with `FOR UPDATE SKIP LOCKED`; SQLite: "
+        "one file in WAL mode, claims under its write lock. Every claimer's last answer was "
+        "`none_pending`; every task was claimed (and, with leases, completed) exactly once.\n\n"
         + table(
-            ["backend", "claims", "seconds", "claims / s", "claims per client", "every task exactly once"],
+            [
+                "backend",
+                "code",
+                "per task",
+                "claims",
+                "seconds",
+                "claims / s",
+                "vs before",
+                "claims per client",
+                "exactly once",
+            ],
             rows,
         )
     )
     write_section(
         "tasks-claims",
-        "tasks: 8 concurrent clients claiming from 10,000 tasks",
+        "tasks: 8 concurrent clients claiming from 10,000 tasks, before and with leases",
         body,
         packages=("hostd-tasks", "psycopg"),
     )

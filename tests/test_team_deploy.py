@@ -339,6 +339,63 @@ async def test_a_team_through_the_balancer(cluster: Cluster, era: str) -> None:
     assert int(held) == len(MEMBERS) * TASKS_PER_MEMBER
 
 
+async def test_leases_through_the_balancer(cluster: Cluster) -> None:
+    """Claims are leases across replicas, lapsing by the database's clock: m1 claims and goes
+    silent, m2 renews its own claim every 0.5 s through whichever replica nginx picks; m1's lease
+    lapses (any replica then shows the task pending), m3 takes it, m1's late completion is refused
+    naming m3, and m2's renewed claim outlives its 2 s lease."""
+    clients = {
+        name: TeamClient(cluster.balancer.url, MEMBERS[name], HANDSHAKE) for name in ("m1", "m2", "m3")
+    }
+    try:
+        for task_id in ("lease-a", "lease-b"):
+            created = await clients["m1"].call("create_task", {"title": task_id, "task_id": task_id})
+            assert created["status"] == "success", created
+        for member, task_id in (("m1", "lease-a"), ("m2", "lease-b")):
+            claimed = await clients[member].call(
+                "update_task_status", {"task_id": task_id, "new_status": "in_progress", "lease_seconds": 2}
+            )
+            assert claimed["task"]["claimed_by"] == member and claimed["task"]["lease_expires_at"], claimed
+        started = time.monotonic()
+        lapsed: dict[str, Any] = {}
+        while time.monotonic() - started < 15:
+            await anyio.sleep(0.5)
+            renewed = await clients["m2"].call("renew_claim", {"task_id": "lease-b"})
+            assert renewed["status"] == "success", renewed
+            lapsed = await clients["m3"].call("get_task", {"task_id": "lease-a"})
+            if lapsed["task"]["status"] == "pending" and time.monotonic() - started > 3:
+                break
+        assert lapsed["task"]["status"] == "pending" and lapsed["task"]["expired_claims"] == 1, lapsed
+        assert lapsed["history"][-1]["event"] == "lease_expired"
+        assert lapsed["history"][-1]["details"]["holder"] == "m1"
+        taken = await clients["m3"].call(
+            "update_task_status", {"task_id": "lease-a", "new_status": "in_progress", "lease_seconds": 60}
+        )
+        assert taken["task"]["claimed_by"] == "m3" and taken["task"]["claim_count"] == 2, taken
+        late = await clients["m1"].call(
+            "update_task_status", {"task_id": "lease-a", "new_status": "completed"}
+        )
+        assert late["status"] == "error" and late["error"]["code"] == "CONFLICT", late
+        assert late["error"]["details"]["holder"] == "m3" and "m3" in late["error"]["message"]
+        kept = await clients["m2"].call(
+            "update_task_status", {"task_id": "lease-b", "new_status": "completed"}
+        )
+        assert kept["status"] == "success" and kept["previous_status"] == "in_progress", kept
+        assert (kept["task"]["claimed_by"], kept["task"]["expired_claims"]) == ("m2", 0)
+        done = await clients["m3"].call(
+            "update_task_status", {"task_id": "lease-a", "new_status": "completed"}
+        )
+        assert done["status"] == "success", done
+    finally:
+        for client in clients.values():
+            await client.aclose()
+    # The database's own rows: one lapse, two claims, finished by m3 (m1's late call changed nothing).
+    row = cluster.store.query(
+        "SELECT status, claimed_by, claim_count, expired_claims FROM tasks.tasks WHERE task_id = 'lease-a'"
+    )
+    assert row.split("|") == ["completed", "m3", "2", "1"], row
+
+
 def assert_applied_counts(ledger: Ledger, found: Counter[str], prefix: str) -> int:
     """Each acknowledged write is there; once when it never went unanswered; never more often than tried."""
     for mark in (m for m in ledger.acknowledged if prefix in m):

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostd_testing import write_config
@@ -137,6 +138,96 @@ def test_client_config_prints_an_absolute_command_with_the_config(
     assert entry["args"][-5:] == ["serve", "--config", str(config_path.resolve()), "--profile", "default"]
     if ide == "claude-code":
         assert "claude mcp add hostd -- " in done.stderr
+
+
+def test_client_config_for_claude_code_says_or_run_once(
+    config_path: Path, probe_install: dict[str, str]
+) -> None:
+    done = hostd("client-config", "claude-code", "--config", str(config_path), env=probe_install)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("or run") == 1, done.stderr
+
+
+TEAM_SECRET = "s3cret-team-token-value"
+
+
+@pytest.fixture
+def http_config(tmp_path: Path) -> Path:
+    transport = {
+        "type": "http",
+        "host": "0.0.0.0",
+        "port": 8765,
+        "token_env": "TEAM_TOKEN",
+        "allowed_hosts": ["mcp.example.internal:8765", "10.0.0.5:8765"],
+    }
+    return write_config(
+        tmp_path,
+        config={"language": "en", "profiles": {"team": {"plugins": ["probe"], "transport": transport}}},
+    )
+
+
+def http_client_config(
+    config: Path, env: dict[str, str], ide: str, *extra: str
+) -> tuple[dict[str, Any], str]:
+    done = hostd(
+        "client-config", ide, "--config", str(config), *extra, env={**env, "TEAM_TOKEN": TEAM_SECRET}
+    )
+    assert done.returncode == 0, done.stderr
+    assert TEAM_SECRET not in done.stdout + done.stderr, "the token must never be written out"
+    assert "0.0.0.0" not in done.stdout, "the bind address is no address a client can reach"
+    snippet: dict[str, Any] = json.loads(done.stdout)
+    return snippet, done.stderr
+
+
+def test_client_config_for_http_uses_the_first_allowed_host_and_each_ides_secret_reference(
+    http_config: Path, probe_install: dict[str, str]
+) -> None:
+    url = "http://mcp.example.internal:8765/mcp"
+    cursor, _ = http_client_config(http_config, probe_install, "cursor")
+    assert cursor == {
+        "mcpServers": {"hostd": {"url": url, "headers": {"Authorization": "Bearer ${env:TEAM_TOKEN}"}}}
+    }
+    windsurf, _ = http_client_config(http_config, probe_install, "windsurf")
+    assert windsurf == {
+        "mcpServers": {"hostd": {"serverUrl": url, "headers": {"Authorization": "Bearer ${env:TEAM_TOKEN}"}}}
+    }
+    vscode, _ = http_client_config(http_config, probe_install, "vscode")
+    [prompt] = vscode["inputs"]
+    assert prompt["type"] == "promptString" and prompt["password"] is True and prompt["description"]
+    assert vscode["servers"] == {
+        "hostd": {
+            "type": "http",
+            "url": url,
+            "headers": {"Authorization": f"Bearer ${{input:{prompt['id']}}}"},
+        }
+    }
+    claude_code, notes = http_client_config(http_config, probe_install, "claude-code")
+    assert claude_code == {
+        "mcpServers": {
+            "hostd": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${TEAM_TOKEN}"}}
+        }
+    }
+    assert notes.count("or run") == 1 and "claude mcp add --transport http" in notes and url in notes
+    assert "'Authorization: Bearer ${TEAM_TOKEN}'" in notes  # quoted: the shell does not expand it
+
+
+def test_client_config_url_option_is_used_exactly(http_config: Path, probe_install: dict[str, str]) -> None:
+    url = "https://mcp.example.com/team/mcp"
+    cursor, _ = http_client_config(http_config, probe_install, "cursor", "--url", url)
+    assert cursor["mcpServers"]["hostd"]["url"] == url
+    refused = hostd(
+        "client-config", "cursor", "--config", str(http_config), "--url", "mcp.example.com", env=probe_install
+    )
+    assert refused.returncode == 2 and "--url" in refused.stderr
+
+
+def test_client_config_for_claude_desktop_over_http_points_to_connectors(
+    http_config: Path, probe_install: dict[str, str]
+) -> None:
+    """Claude Desktop reads only stdio servers from its config file: a URL there is skipped."""
+    done = hostd("client-config", "claude-desktop", "--config", str(http_config), env=probe_install)
+    assert done.returncode == 2
+    assert "Connectors" in done.stderr and "stdio" in done.stderr
 
 
 def test_global_options_work_before_and_after_the_command(

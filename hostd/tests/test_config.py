@@ -111,3 +111,38 @@ def test_transport_settings_are_validated(isolated: Path) -> None:
         parse_config("profiles: {t: {transport: {type: http, port: 70000}}}\n", "x")
     with pytest.raises(HostError, match=r"profiles\.t\.transport\.type"):
         parse_config("profiles: {t: {transport: {type: websocket}}}\n", "x")
+
+
+@pytest.mark.parametrize("algorithm", ["none", "HS256"])
+def test_oauth_accepts_asymmetric_algorithms_only(tmp_path: Path, algorithm: str) -> None:
+    from hostd.config import config_from_mapping
+    from hostd.errors import HostError
+
+    oauth = {"issuer": "https://id.example", "algorithms": ["RS256", algorithm]}
+    raw = {"profiles": {"team": {"transport": {"type": "http", "oauth": oauth}}}}
+    with pytest.raises((HostError, ValueError)) as caught:
+        config_from_mapping(raw, data_dir=tmp_path)
+    assert "only asymmetric algorithms" in str(caught.value)
+
+
+def test_oauth_on_a_public_bind_needs_the_resource_url() -> None:
+    from hostd.config import TransportConfig
+    from hostd.errors import HostError
+    from hostd.transports import HttpPolicy
+
+    transport = TransportConfig.model_validate(
+        {
+            "type": "http",
+            "host": "0.0.0.0",
+            "allowed_hosts": ["mcp.example:8765"],
+            "oauth": {"issuer": "https://id.example"},
+        }
+    )
+    with pytest.raises(HostError, match=r"transport\.oauth\.resource"):
+        HttpPolicy(transport)
+    with_resource = transport.model_copy(
+        update={"oauth": transport.oauth.model_copy(update={"resource": "https://mcp.example/mcp"})}  # type: ignore[union-attr]
+    )
+    policy = HttpPolicy(with_resource)
+    assert policy.oauth is not None and policy.oauth.audience == "https://mcp.example/mcp"
+    assert policy.oauth.metadata_url == "https://mcp.example/.well-known/oauth-protected-resource/mcp"

@@ -18,6 +18,7 @@ import pytest
 from hostd.config import config_from_mapping
 from hostd.errors import HostError
 from hostd.host import Host
+from hostd_db import AddColumn, Column, ColumnType, Database, Schema, Table, describe_url
 from hostd_testing import in_memory_client
 from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
 from pydantic import BaseModel, ConfigDict, Field
@@ -153,53 +154,68 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
         make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
 
 
-# --- hostd_team_database -------------------------------------------------------------------
+# --- hostd_database_schema -----------------------------------------------------------------
 
 
-class FakeTeamTables:
-    """What ``hostd_team_database`` hands over: an object with ``migrate`` and ``schema_status``."""
-
-    def __init__(self) -> None:
-        self.done: list[str] = []
-
-    def migrate(self) -> str:
-        self.done.append("migrate")
-        return "migrated"
-
-    def schema_status(self) -> str:
-        self.done.append("schema_status")
-        return "current"
+NOTES_SCHEMA = Schema(
+    migrations=[
+        [Table("notes", (Column("id", ColumnType.SERIAL), Column("body", ColumnType.TEXT, not_null=True)))],
+        [AddColumn("notes", Column("author", ColumnType.KEY))],
+    ],
+    sqlite_file="notes.db",
+)
 
 
-def test_hook_hostd_team_database(hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    tables = FakeTeamTables()
-    contexts: list[PluginContext[Any]] = []
+def _note_and_read_back(database: Database) -> list[tuple[Any, ...]]:
+    database.write(lambda c: c.execute("INSERT INTO notes (body, author) VALUES (?, ?)", ("a\x00b", "ada")))
+    return database.read(lambda c: [tuple(r) for r in c.execute("SELECT body, author FROM notes").fetchall()])
+
+
+def test_hook_hostd_database_schema(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
 
     class Plugin:
         @hookimpl
-        def hostd_team_database(self, context: PluginContext[Any]) -> FakeTeamTables:
-            contexts.append(context)
-            return tables
+        def hostd_database_schema(self, context: PluginContext[Any]) -> Schema:
+            asked.append(context.name)
+            return NOTES_SCHEMA
 
-    class WithoutTables:
+    class Stateless:
         @hookimpl
-        def hostd_team_database(self, context: PluginContext[Any]) -> None:
+        def hostd_database_schema(self, context: PluginContext[Any]) -> None:
             return None
 
-    plugins = {"keeper": Plugin(), "stateless": WithoutTables()}
-    # Without ``storage`` the hook is not called at all.
-    assert make_host(hostd_data_dir, plugins).prepare_team_databases(migrate=True) == []
-    assert contexts == []
+    plugins = {"keeper": Plugin(), "stateless": Stateless()}
+    host = make_host(hostd_data_dir, plugins)
+    keeper = host.contexts["keeper"]
+    assert asked == []  # nothing is asked or opened before the plugin needs its database
+    database = keeper.database()
+    assert database is keeper.database() and asked == ["keeper"]  # opened once, kept
+    # Without `storage`: the schema's SQLite file in the plugin's data folder, every migration applied.
+    assert (database.dialect.name, database.where) == ("sqlite", str(hostd_data_dir / "keeper" / "notes.db"))
+    assert _note_and_read_back(database) == [("a\x00b", "ada")]
+    assert (database.schema_status().current, database.schema_status().known) == (2, 2)
+    with pytest.raises(HostError, match="stateless"):
+        host.contexts["stateless"].database()
+    assert host.prepare_team_databases(migrate=True) == []  # no team database to prepare
+    host.shutdown()
+    assert keeper.database() is not database  # closed at shut-down; a later call opens it again
 
-    monkeypatch.setenv(URL_ENV, FAKE_DATABASE_URL)
-    host = make_host(hostd_data_dir, plugins, storage={"url_env": URL_ENV, "pool_size": 3})
-    # The plugin's context carries the resolved storage section; a None answer is left out.
-    assert host.prepare_team_databases(migrate=True) == [("keeper", "migrated")]
-    assert host.prepare_team_databases(migrate=False) == [("keeper", "current")]
-    assert tables.done == ["migrate", "schema_status"]
-    assert {c.name for c in contexts} == {"keeper"}
-    storage = contexts[0].storage
-    assert storage is not None and (storage.url, storage.pool_size) == (FAKE_DATABASE_URL, 3)
+    # With `storage`: the plugin's own schema in the team database, migrated by the host.
+    monkeypatch.setenv(URL_ENV, postgres_url)
+    team = make_host(hostd_data_dir / "team", plugins, storage={"url_env": URL_ENV, "pool_size": 3})
+    statuses = team.prepare_team_databases(migrate=True)
+    assert [(name, status.current, status.known) for name, status in statuses] == [("keeper", 2, 2)]
+    team_database = team.contexts["keeper"].database()
+    assert (team_database.dialect.name, team_database.where) == ("postgres", describe_url(postgres_url))
+    assert _note_and_read_back(team_database) == [("a\x00b", "ada")]  # NUL-safe, `?` placeholders
+    assert not (hostd_data_dir / "team" / "keeper").exists()  # nothing kept locally
+    storage = team.contexts["keeper"].storage  # the resolved `storage` section, on the plugin's context
+    assert storage is not None and (storage.url, storage.pool_size) == (postgres_url, 3)
+    assert team.contexts["keeper"].has_team_database and not keeper.has_team_database
+    team.shutdown()
 
 
 # --- hostd_copy_to_team_database -----------------------------------------------------------
@@ -232,6 +248,51 @@ def test_hook_hostd_copy_to_team_database(hostd_data_dir: Path, monkeypatch: pyt
     ]
     assert [c.data_dir for c in contexts] == [hostd_data_dir / "keeper"]
     assert contexts[0].storage is not None
+
+
+# --- hostd_register_views ------------------------------------------------------------------
+
+
+def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None:
+    """The plugin's page, action and overview are served at /ui/<plugin>, render its own template
+    from its own tool, write as the signed-in member, and get the host's layout and CSRF check."""
+    from hostd.config import TransportConfig
+    from hostd.members import local_member
+    from hostd.transports import HttpPolicy
+    from hostd.web.serve import local_app
+    from hostd.web.signing import OneTimeToken
+    from web_support import NotesPlugin, csrf_of, form_post, notes_host, signed_in_client
+
+    plugin = NotesPlugin(tmp_path / "templates")
+    host = notes_host(hostd_data_dir, plugin)
+    assert [c.name for c in plugin.view_contexts] == []  # views are collected by the dashboard only
+    one_time = OneTimeToken()
+    app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
+    assert [c.name for c in plugin.view_contexts] == ["notes"]  # called with the plugin's own context
+    client = signed_in_client(app, f"/ui/signin?token={one_time.token}")
+
+    page = client.get("/ui/notes")
+    assert page.status_code == 200
+    assert '<a href="/ui/notes" aria-current="page">Notes</a>' in page.text  # the navigation entry
+    assert "<h1>Notes</h1>" in page.text and '<ul id="notes"></ul>' in page.text
+
+    added = form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "**bold** <b>x</b>"})
+    assert (added.status_code, added.headers["location"]) == (303, "/ui/notes")
+    assert plugin.notes[0].author == local_member()  # written as the signed-in member, through the tool
+    shown = client.get("/ui/notes").text
+    assert f"Added a note by {local_member()}." in shown  # the action's notice, once
+    assert "<strong>bold</strong> &lt;b&gt;x&lt;/b&gt;" in shown  # markdown filter; raw HTML escaped
+    assert "Added a note" not in client.get("/ui/notes").text
+
+    refused = form_post(client, "/ui/notes/add", {"text": "no token"})
+    assert refused.status_code == 403 and len(plugin.notes) == 1  # the host checks CSRF first
+
+    failing = form_post(client, "/ui/notes/add", {"csrf": csrf_of(shown), "text": "forbidden"})
+    assert failing.status_code == 409 and "That word is not allowed." in failing.text  # the tool's error
+
+    overview = client.get("/ui/").text
+    assert "Notes" in overview and "noted **bold** &lt;b&gt;x&lt;/b&gt;" in overview
+    assert 'href="/ui/notes"' in overview
 
 
 # --- hostd_startup / hostd_shutdown --------------------------------------------------------
@@ -432,9 +493,10 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_settings_model",
             "hostd_register_tools",
             "hostd_register_services",
+            "hostd_database_schema",
             "hostd_startup",
             "hostd_shutdown",
-            "hostd_team_database",
             "hostd_copy_to_team_database",
+            "hostd_register_views",
         }
     )

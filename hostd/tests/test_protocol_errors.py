@@ -45,13 +45,22 @@ def test_stdio_answers_bad_lines_with_json_rpc_errors_and_keeps_serving(
         "[1, 2, 3]",  # JSON, not a message
         '{"jsonrpc": "2.0", "id": 8}',  # an object, but neither request, notification nor response
         '"just a string"',
+        # valid JSON, nested deeper than the reader goes: a parse error that says so
+        '{"jsonrpc": "2.0", "id": 9, "method": "x", "params": {"a": ' + "[" * 5000 + "]" * 5000 + "}}",
     ]
     with raw_stdio_server(config, env=probe_install) as server:
         server.send(*bad_lines, *handshake(), tools_call(2, "echo", {"text": "ok"}))
         answers = server.read_until({1, 2})
         server.finish(timeout=30)  # closes stdin: the server ends
     errors = [answer for answer in answers if answer.get("id") is None]
-    assert [answer["error"]["code"] for answer in errors] == [-32700, -32700, -32600, -32600, -32600]
+    assert [answer["error"]["code"] for answer in errors] == [-32700, -32700, -32600, -32600, -32600, -32700]
+    too_deep = errors[-1]["error"]["message"]
+    assert ("嵌套" if language == "zh" else "nested too deep") in too_deep, too_deep
+    assert [too_deep] == [
+        e["error"]["message"]
+        for e in errors
+        if "嵌套" in e["error"]["message"] or "nested" in e["error"]["message"]
+    ]
     assert all(answer["jsonrpc"] == "2.0" and "id" in answer for answer in errors)
     by_id = {answer["id"]: answer for answer in answers if answer.get("id") is not None}
     assert by_id[2]["result"]["structuredContent"]["text"] == "ok"

@@ -1,7 +1,7 @@
 """`storage` in the config: the team database's migrations, checks and failures, through real processes.
 
-A small plugin keeps one table in the team database through ``context.team_database`` and
-hands it to the host with ``hostd_team_database``; the host migrates it at start-up and in
+A small plugin declares one table in the team database with ``hostd_database_schema`` and
+reaches it through ``ctx.database()``; the host migrates it at start-up and in
 ``hostd db migrate``, reports it in ``hostd config check``, and renders its failures as
 structured errors.
 """
@@ -23,15 +23,15 @@ LEDGER = '''
 from pydantic import Field
 from typing import Annotated
 from hostd import ToolContext, ToolOutput, hookimpl
+from hostd_db import Only, Schema
 
-MIGRATIONS = [
-    "CREATE TABLE entries (id bigserial PRIMARY KEY, body text NOT NULL)",
-    "ALTER TABLE entries ADD COLUMN added_at timestamptz NOT NULL DEFAULT now()",
-]
-
-
-def _database(context):
-    return context.resource("db", lambda: context.team_database(MIGRATIONS))
+# Only in the team database: the local store is a JSON file (no SQLite file).
+SCHEMA = Schema(
+    migrations=[
+        [Only("postgres", "CREATE TABLE entries (id bigserial PRIMARY KEY, body text NOT NULL)")],
+        [Only("postgres", "ALTER TABLE entries ADD COLUMN added_at timestamptz NOT NULL DEFAULT now()")],
+    ]
+)
 
 
 class Count(ToolOutput):
@@ -40,21 +40,23 @@ class Count(ToolOutput):
 
 def add_entry(ctx: ToolContext, body: Annotated[str, Field(description="what to note")]) -> Count:
     """Add one entry."""
-    with _database(ctx.plugin).write() as conn:
-        conn.execute("INSERT INTO entries (body) VALUES (%s)", (body,))
-        return Count(entries=conn.execute("SELECT count(*) AS n FROM entries").fetchone()["n"])
+
+    def add(conn):
+        conn.execute("INSERT INTO entries (body) VALUES (?)", (body,))
+        return conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+
+    return Count(entries=ctx.database().write(add))
 
 
 def slow_count(ctx: ToolContext, seconds: Annotated[float, Field(description="how long", ge=0)]) -> Count:
     """Count entries slowly."""
-    with _database(ctx.plugin).read() as conn:
-        conn.execute("SELECT pg_sleep(%s)", (seconds,))
-        return Count(entries=0)
+    ctx.database().read(lambda conn: conn.execute("SELECT pg_sleep(?)", (seconds,)))
+    return Count(entries=0)
 
 
 @hookimpl
-def hostd_team_database(context):
-    return _database(context)
+def hostd_database_schema(context):
+    return SCHEMA
 
 
 @hookimpl
@@ -67,18 +69,20 @@ def hostd_copy_to_team_database(context):
     report = CopyReport()
     if not local.exists():
         return report
-    with _database(context).write() as conn:
+    def copy(conn):
         for entry_id, body in json.loads(local.read_text()):
-            row = conn.execute("SELECT body FROM entries WHERE id = %s", (entry_id,)).fetchone()
+            row = conn.execute("SELECT body FROM entries WHERE id = ?", (entry_id,)).fetchone()
             if row is None:
-                conn.execute("INSERT INTO entries (id, body) VALUES (%s, %s)", (entry_id, body))
+                conn.execute("INSERT INTO entries (id, body) VALUES (?, ?)", (entry_id, body))
                 report.copied["entries"] = report.copied.get("entries", 0) + 1
-            elif row["body"] == body:
+            elif row[0] == body:
                 report.unchanged["entries"] = report.unchanged.get("entries", 0) + 1
             else:
                 report.conflicts.append(f"entry {entry_id} differs in the team database")
         # Ids copied explicitly do not move the sequence: later inserts must not collide with them.
         conn.execute("SELECT setval('entries_id_seq', coalesce(max(id), 1)) FROM entries")
+
+    context.database().write(copy)
     return report
 
 
@@ -142,6 +146,22 @@ def test_db_migrate_check_then_apply_then_current(
     assert "127.0.0.1:" in applied.stdout and "postgres@" not in applied.stdout
     after = _hostd(ledger_env, config, postgres_url, "db", "migrate", "--check")
     assert (after.returncode, "ledger: version 2: current" in after.stdout) == (0, True)
+
+
+def test_a_unix_socket_url_is_described_by_its_socket_folder_and_port(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    """libpq's ``?host=<socket folder>&port=`` form: messages name that folder and port."""
+    database = postgres_url.rsplit("/", 1)[1]
+    folder, port = postgres_server.folder, postgres_server.port
+    url = f"postgresql://{postgres_server.user}@/{database}?host={folder}&port={port}"
+    config = _config(tmp_path)
+    applied = _hostd(ledger_env, config, url, "db", "migrate")
+    checked = _hostd(ledger_env, config, url, "config", "check")
+    assert (applied.returncode, checked.returncode) == (0, 0), applied.stderr + checked.stderr
+    assert f"storage: team database {folder}:{port}/{database}" in checked.stdout
+    assert f"{folder}:{port}/{database}" in applied.stdout
+    assert "localhost" not in applied.stdout + checked.stdout
 
 
 def test_config_check_reports_the_database_and_its_schema(

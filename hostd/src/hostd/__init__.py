@@ -21,14 +21,27 @@ from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
 from hostd.tools import ToolFunction
+from hostd.web.api import (
+    ActivityItem,
+    Overview,
+    OverviewCount,
+    RegisterViews,
+    ViewPage,
+    ViewRedirect,
+    ViewRequest,
+)
 
 __all__ = [
     "ID_PATTERN",
+    "ActivityItem",
     "CodedError",
     "CopyReport",
+    "Overview",
+    "OverviewCount",
     "PluginContext",
     "RegisterService",
     "RegisterTool",
+    "RegisterViews",
     "SamplingResult",
     "Services",
     "Text",
@@ -36,5 +49,8 @@ __all__ = [
     "ToolError",
     "ToolFunction",
     "ToolOutput",
+    "ViewPage",
+    "ViewRedirect",
+    "ViewRequest",
     "hookimpl",
 ]

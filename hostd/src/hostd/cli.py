@@ -14,9 +14,12 @@ import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd.errors import HostError
+
+if TYPE_CHECKING:
+    from hostd.config import LoadedConfig, TransportConfig
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -90,9 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(copy, top=False)
 
+    web = commands.add_parser("web", help="open the dashboard in a browser (serves it on 127.0.0.1)")
+    _common(web, top=False)
+    web.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    web.add_argument(
+        "--no-browser", action="store_true", help="print the sign-in link, do not open a browser"
+    )
+
+    audit = commands.add_parser("audit", help="read the audit trail: who called which tool, when, outcome")
+    _common(audit, top=False)
+    audit.add_argument("--member", help="only this member's calls")
+    audit.add_argument("--tool", help="only calls of this tool")
+    audit.add_argument(
+        "--since", help="only calls since: an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d)"
+    )
+    audit.add_argument("--limit", type=int, default=1000, help="the newest N records (default 1000)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+
     client = commands.add_parser("client-config", help="print what to paste into an IDE's MCP settings")
     _common(client, top=False)
     client.add_argument("ide", choices=IDES)
+    client.add_argument(
+        "--url",
+        help="for an HTTP profile: the URL clients reach the server at (default: from allowed_hosts)",
+    )
     return parser
 
 
@@ -147,10 +171,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if transport.type != "stdio":  # refuse unsafe binds and bad token files before starting anything
         policy = HttpPolicy(transport, host.language, known_profiles=host.loaded.config.profiles)
     server = build_server(host, transport)
+    dashboard = None
+    if policy is not None and transport.dashboard:
+        from hostd.web.serve import team_dashboard
+
+        dashboard = team_dashboard(host, transport, policy)
+    limits = host.loaded.config.limits
+    if policy is not None and limits is not None and limits.per_member is not None:
+        per_minute = limits.per_member.requests_per_minute
+        if per_minute is not None:
+            from hostd.quotas import RequestRate
+
+            policy.request_rate = RequestRate(per_minute, burst=max(1.0, per_minute))
+    if policy is not None and transport.metrics is not None and transport.metrics.enabled:
+        from hostd.metrics import install_metrics
+
+        policy.metrics = install_metrics(host)
+    if policy is not None and policy.oauth is not None:
+        policy.oauth.write_tools = frozenset(
+            name for name, spec in host.tools.items() if not spec.annotations.get("readOnlyHint")
+        )
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
         _require_current(host.prepare_team_databases(migrate=storage.migrate))
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
+    from hostd.quotas import install_quotas
+
+    quotas = install_quotas(host)
+    from hostd.tracing import install_tracing
+
+    tracing = install_tracing(host)
     plugins = PluginsStarted()
     host.startup()
     plugins.started = True
@@ -158,12 +211,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if policy is None:
             run_async(serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, policy, host_readiness(host, plugins))
+            run_async(serve_http, server, policy, host_readiness(host, plugins), dashboard)
     except KeyboardInterrupt:
         pass
     finally:
         plugins.started = False
         host.shutdown()
+        if trail is not None:
+            trail.close()
+        if quotas is not None:
+            quotas.close()
+        if tracing is not None:
+            tracing.shutdown()
     return EXIT_OK
 
 
@@ -230,11 +289,16 @@ def cmd_call(args: argparse.Namespace) -> int:
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})
+    from hostd.audit import install_audit
+
+    trail = install_audit(host)
     host.startup()
     try:
         envelope, is_error = run_async(host.call, args.tool, arguments)
     finally:
         host.shutdown()
+        if trail is not None:
+            trail.close()
     print(json.dumps(envelope, ensure_ascii=False, indent=2))
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
@@ -265,12 +329,15 @@ def _copy_to_team_database(host: Any) -> int:
     reports = host.copy_to_team_database()
     conflicts = 0
     for plugin, report in reports:
-        kinds = sorted(set(report.copied) | set(report.unchanged))
+        kinds = sorted(set(report.copied) | set(report.unchanged) | set(report.updated))
         counts = ", ".join(
-            f"{kind}: {report.copied.get(kind, 0)} copied, {report.unchanged.get(kind, 0)} unchanged"
+            f"{kind}: {report.copied.get(kind, 0)} copied, "
+            + (f"{report.updated[kind]} updated, " if report.updated.get(kind) else "")
+            + f"{report.unchanged.get(kind, 0)} unchanged"
             for kind in kinds
         )
-        print(f"{plugin}: {counts or 'nothing stored locally'}")
+        # A plugin whose every record is in conflict has records: it copied nothing, it is not empty.
+        print(f"{plugin}: {counts or ('nothing copied' if report.conflicts else 'nothing stored locally')}")
         for conflict in report.conflicts:
             print(f"{plugin}: CONFLICT {conflict}")
         conflicts += len(report.conflicts)
@@ -342,6 +409,13 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    """``hostd web``: the dashboard on 127.0.0.1 for this config and profile (see hostd.web.serve)."""
+    from hostd.web.serve import serve_local_dashboard
+
+    return serve_local_dashboard(_make_host(args), port=args.port, open_browser=not args.no_browser)
+
+
 def _command_path() -> list[str]:
     """The absolute command an IDE should launch: the ``hostd`` script, else ``python -m hostd``."""
     found = shutil.which("hostd")
@@ -353,49 +427,164 @@ def _command_path() -> list[str]:
     return [sys.executable, "-m", "hostd"]
 
 
+CLIENT_CONFIG_FILES = {
+    "claude-desktop": "claude_desktop_config.json (Settings > Developer > Edit Config)",
+    "cursor": "~/.cursor/mcp.json (or .cursor/mcp.json in a project)",
+    "windsurf": "~/.codeium/windsurf/mcp_config.json",
+    "vscode": ".vscode/mcp.json in your workspace (or the user-level mcp.json)",
+    "claude-code": ".mcp.json in your project",
+}
+#: The environment variable an IDE reads the token from when the profile names none (a tokens file).
+DEFAULT_TOKEN_ENV = "HOSTD_TOKEN"
+VSCODE_TOKEN_INPUT = "hostd-token"
+
+
+def client_url(transport: TransportConfig, given: str | None) -> str:
+    """The URL a client reaches the server at: ``--url`` as given, else the first ``allowed_hosts``
+    entry without a wildcard (the Host the server accepts), else the loopback bind address.
+
+    The bind address itself (``0.0.0.0``) is no address a client can reach, and the Host check
+    would refuse it anyway.
+    """
+    if given is not None:
+        if not given.startswith(("http://", "https://")):
+            raise HostError(f"--url must be a whole URL starting with http:// or https:// (got {given!r})")
+        return given
+    path = "/sse" if transport.type == "sse" else "/mcp"
+    for host in transport.allowed_hosts:
+        if "*" not in host:
+            return f"http://{host}{path}"
+    bind = transport.host
+    if bind in ("0.0.0.0", ""):
+        bind = "127.0.0.1"
+    elif bind == "::":
+        bind = "::1"
+    if ":" in bind:
+        bind = f"[{bind}]"
+    return f"http://{bind}:{transport.port}{path}"
+
+
+def _http_snippet(ide: str, url: str, token_env: str | None) -> tuple[dict[str, Any], str | None]:
+    """The IDE's entry for an HTTP server, the token referred to the way that IDE documents it
+    (never its value), and the ``claude mcp add`` command for Claude Code."""
+
+    def auth(reference: str) -> dict[str, Any]:
+        return {"headers": {"Authorization": f"Bearer {reference}"}} if token_env else {}
+
+    if ide == "claude-desktop":
+        raise HostError(
+            "Claude Desktop reads only stdio servers from claude_desktop_config.json; it connects to "
+            "remote servers through Settings > Connectors, which cannot send a bearer token. Give "
+            "Claude Desktop a stdio profile (transport: {type: stdio}) and run client-config with it."
+        )
+    if ide == "vscode":  # an input VS Code prompts for once and keeps in its secret storage
+        snippet: dict[str, Any] = {
+            "servers": {"hostd": {"type": "http", "url": url, **auth("${input:" + VSCODE_TOKEN_INPUT + "}")}}
+        }
+        if token_env:
+            snippet = {
+                "inputs": [
+                    {
+                        "type": "promptString",
+                        "id": VSCODE_TOKEN_INPUT,
+                        "description": f"hostd access token (the value of ${token_env})",
+                        "password": True,
+                    }
+                ],
+                **snippet,
+            }
+        return snippet, None
+    if ide == "windsurf":
+        return {"mcpServers": {"hostd": {"serverUrl": url, **auth(f"${{env:{token_env}}}")}}}, None
+    if ide == "cursor":
+        return {"mcpServers": {"hostd": {"url": url, **auth(f"${{env:{token_env}}}")}}}, None
+    import shlex
+
+    # Claude Code expands ${NAME} in .mcp.json; the header is quoted so the shell leaves it alone.
+    command = ["claude", "mcp", "add", "--transport", "http", "--scope", "project", "hostd", url]
+    if token_env:
+        command += ["--header", f"Authorization: Bearer ${{{token_env}}}"]
+    entry = {"type": "http", "url": url, **auth(f"${{{token_env}}}")}
+    return {"mcpServers": {"hostd": entry}}, shlex.join(command)
+
+
 def cmd_client_config(args: argparse.Namespace) -> int:
     from hostd.config import load_config
 
     loaded = load_config(args.config, args.profile)
+    transport = loaded.profile.transport
+    if transport.type != "stdio":
+        token_env = transport.token_env or (DEFAULT_TOKEN_ENV if transport.tokens_file else None)
+        snippet, run = _http_snippet(args.ide, client_url(transport, args.url), token_env)
+        if token_env:
+            print(
+                f"# The token is read from ${token_env} (or asked for); it is not written here.",
+                file=sys.stderr,
+            )
+    else:
+        if args.url is not None:
+            raise HostError(f"--url is for HTTP profiles; profile {loaded.profile_name!r} serves stdio")
+        snippet, run = _stdio_snippet(args.ide, loaded)
+    print(f"# Paste into {CLIENT_CONFIG_FILES[args.ide]}:", file=sys.stderr)
+    print(json.dumps(snippet, indent=2, ensure_ascii=False))
+    if run:
+        print("# or run:", file=sys.stderr)
+        print(run, file=sys.stderr)
+    return EXIT_OK
+
+
+def _stdio_snippet(ide: str, loaded: LoadedConfig) -> tuple[dict[str, Any], str | None]:
+    """The IDE's entry that starts ``hostd serve`` over stdio (and Claude Code's command for it)."""
     command, *prefix_args = _command_path()
     serve_args = [*prefix_args, "serve"]
     if loaded.source is not None:
         serve_args += ["--config", str(loaded.source.resolve())]
     serve_args += ["--profile", loaded.profile_name]
-    transport = loaded.profile.transport
-    if transport.type != "stdio":
-        url = f"http://{transport.host}:{transport.port}/mcp"
-        entry: dict[str, Any] = {"url": url}
-        if transport.token_env:
-            entry["headers"] = {"Authorization": f"Bearer ${{{transport.token_env}}}"}
-        stdio = False
-    else:
-        entry = {"command": command, "args": serve_args}
-        stdio = True
-    where = {
-        "claude-desktop": "claude_desktop_config.json (Settings > Developer > Edit Config)",
-        "cursor": "~/.cursor/mcp.json (or .cursor/mcp.json in a project)",
-        "windsurf": "~/.codeium/windsurf/mcp_config.json",
-        "vscode": ".vscode/mcp.json in your workspace (or the user-level mcp.json)",
-        "claude-code": ".mcp.json in your project, or run the command below",
-    }[args.ide]
-    if args.ide == "vscode":
-        snippet: dict[str, Any] = {"servers": {"hostd": {"type": "stdio" if stdio else "http", **entry}}}
-    elif args.ide == "windsurf" and not stdio:
-        snippet = {
-            "mcpServers": {
-                "hostd": {"serverUrl": entry["url"], **{k: v for k, v in entry.items() if k != "url"}}
-            }
-        }
-    else:
-        snippet = {"mcpServers": {"hostd": entry}}
-    print(f"# Paste into {where}:", file=sys.stderr)
-    print(json.dumps(snippet, indent=2, ensure_ascii=False))
-    if args.ide == "claude-code" and stdio:
+    entry: dict[str, Any] = {"command": command, "args": serve_args}
+    if ide == "vscode":
+        return {"servers": {"hostd": {"type": "stdio", **entry}}}, None
+    run = None
+    if ide == "claude-code":
         import shlex
 
-        print("# or run:", file=sys.stderr)
-        print("claude mcp add hostd -- " + shlex.join([command, *serve_args]), file=sys.stderr)
+        run = "claude mcp add hostd -- " + shlex.join([command, *serve_args])
+    return {"mcpServers": {"hostd": entry}}, run
+
+
+def _since(text: str | None) -> Any:
+    """``--since``: an ISO time (UTC unless it says otherwise) or an age such as ``30m``, ``2h``, ``7d``."""
+    import datetime
+    import re
+
+    if text is None:
+        return None
+    now = datetime.datetime.now(datetime.UTC)
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
+    if age:
+        seconds = float(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[age.group(2)]
+        return now - datetime.timedelta(seconds=seconds)
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise HostError(
+            f"--since expects an ISO time (2026-11-27T08:00Z) or an age (30m, 2h, 7d), got {text!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from hostd.audit import AuditQuery, read_trail
+
+    query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
+    host = _make_host(args)
+    for entry in read_trail(host, query):
+        if args.json:
+            print(json.dumps(entry, ensure_ascii=False))
+        else:
+            print(
+                f"{entry['time']}  {entry['member']:<16} {entry['tool']:<24} {entry['outcome']:<18} "
+                f"{entry['duration_ms']:>9.3f} ms  {entry['replica']}  {entry['arguments_sha256'][:16]}"
+            )
     return EXIT_OK
 
 
@@ -407,6 +596,8 @@ COMMANDS = {
     "config": cmd_config,
     "client-config": cmd_client_config,
     "db": cmd_db,
+    "web": cmd_web,
+    "audit": cmd_audit,
 }
 
 

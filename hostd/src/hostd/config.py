@@ -13,8 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hostd.auth.settings import OAuthConfig
 from hostd.errors import HostError
 from hostd.i18n import Language, language_from_locale
+from hostd.ops_settings import AuditConfig, LimitsConfig, MetricsConfig
 
 DEFAULT_PROFILE = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -77,10 +79,21 @@ class TransportConfig(_Strict):
         default=None,
         description="YAML mapping member-name: token (or {token, profile}); reloaded on change and on SIGHUP",
     )
+    oauth: OAuthConfig | None = Field(
+        default=None,
+        description="sign members in with an OAuth 2.1 / OIDC identity provider (MCP authorization)",
+    )
+    metrics: MetricsConfig | None = Field(
+        default=None, description="Prometheus metrics at /metrics (or on a port of their own)"
+    )
     state_secret_env: str | None = Field(
         default=None,
         description="environment variable holding the secret (32+ bytes) that seals 2026-07-28 requestState, "
         "shared by every replica",
+    )
+    dashboard: bool = Field(
+        default=False,
+        description="serve the dashboard at /ui on this port too (members sign in with their tokens)",
     )
     shutdown_grace_seconds: float = Field(
         default=30.0,
@@ -118,6 +131,10 @@ class StorageConfig(_Strict):
 class HostConfig(_Strict):
     data_dir: str | None = None
     storage: StorageConfig | None = None
+    audit: AuditConfig | None = Field(
+        default=None, description="record every tool call (hostd audit reads it)"
+    )
+    limits: LimitsConfig | None = Field(default=None, description="calls per member and tool (token buckets)")
     language: Language | None = None
     allowed_roots: list[str] | None = None
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)

@@ -25,7 +25,7 @@ from hostd.errors import HostError
 from hostd.i18n import Language
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
+    from hostd_db import Database
 
     from hostd.tools import ToolFunction
 
@@ -106,6 +106,10 @@ def shared_lock_dir() -> Path:
     return path
 
 
+#: The resource key under which the host keeps a plugin's opened database.
+_DATABASE_KEY = "hostd.database"
+
+
 @dataclass(frozen=True)
 class TeamStorage:
     """The resolved ``storage`` section: the URL (read from its environment variable) and pool settings."""
@@ -128,6 +132,9 @@ class CopyReport:
     copied: dict[str, int] = field(default_factory=dict)  # kind of record -> how many were new
     unchanged: dict[str, int] = field(default_factory=dict)  # kind of record -> already identical
     conflicts: list[str] = field(default_factory=list)
+    #: kind of record -> how many the team database held at an earlier point of the same history
+    #: (a fast-forward: the newer local versions were added, nothing of the team's was lost)
+    updated: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -148,6 +155,8 @@ class PluginContext(Generic[SettingsT]):
     #: The team database (``storage`` in the config), or None: keep the embedded files.
     storage: TeamStorage | None = None
     logger: logging.Logger = field(init=False)
+    #: Opens the plugin's database from its ``hostd_database_schema`` (set by the host), or None.
+    _open_database: Callable[[], Database | None] | None = field(default=None, init=False, repr=False)
     _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may open another resource of the same plugin (a store and its database).
     _resource_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -171,25 +180,34 @@ class PluginContext(Generic[SettingsT]):
         (answers and errors carry ``Text`` and are rendered by the host)."""
         return cast(str, render(text, self.language))
 
-    def team_database(self, migrations: Sequence[Any]) -> PostgresDatabase:
-        """This plugin's tables in the team database (its own schema), with the config's pool settings.
+    def database(self) -> Database:
+        """The plugin's database, as its ``hostd_database_schema`` declares it: opened by the host on
+        first use (its tables in the team database when ``storage`` is configured, else its SQLite
+        file in ``data_dir``), migrated, shared by every thread, closed at shut-down.
 
-        Only when ``storage`` is configured; open it once through ``resource`` and return the
-        same object from ``hostd_team_database`` so ``hostd db migrate`` sees it.
+        A ``HostError`` when the plugin declares no schema, or keeps its own files locally
+        (``Schema.sqlite_file`` None) and no team database is configured: see ``has_team_database``.
         """
-        if self.storage is None:
-            raise HostError(f"plugin {self.name!r} asked for the team database; `storage` is not configured")
-        from hostd_db import PostgresDatabase
+        opener = self._open_database
+        if opener is None:
+            raise HostError(
+                f"plugin {self.name!r} asked for its database; it declares no hostd_database_schema"
+            )
 
-        return PostgresDatabase(
-            self.storage.url,
-            self.name,
-            migrations,
-            max_connections=self.storage.pool_size,
-            connect_timeout_s=self.storage.connect_timeout_seconds,
-            statement_timeout_ms=self.storage.statement_timeout_ms,
-            auto_migrate=self.storage.migrate,
-        )
+        def open_or_refuse() -> Database:
+            database = opener()
+            if database is None:
+                raise HostError(
+                    f"plugin {self.name!r} asked for its database; it keeps its own files without `storage`"
+                )
+            return database
+
+        return self.resource(_DATABASE_KEY, open_or_refuse)
+
+    @property
+    def has_team_database(self) -> bool:
+        """True when ``storage`` is configured: ``database()`` is the plugin's schema in the team database."""
+        return self.storage is not None
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """Open something (a store) on first use; it is closed at shut-down if it has ``close``."""
@@ -332,6 +350,15 @@ class ToolContext(Generic[SettingsT]):
     def render(self, text: Message) -> str:
         """``text`` in the server's language (for content the tool writes, not for answers)."""
         return self.plugin.render(text)
+
+    def database(self) -> Database:
+        """The plugin's database (``PluginContext.database``)."""
+        return self.plugin.database()
+
+    @property
+    def has_team_database(self) -> bool:
+        """True when ``storage`` is configured (``PluginContext.has_team_database``)."""
+        return self.plugin.has_team_database
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from hostd_db import Schema
     from pydantic import BaseModel
 
     from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.web.api import RegisterViews
 
 PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -42,12 +44,26 @@ def hostd_register_services(register: RegisterService, context: PluginContext[An
 
 
 @hookspec
-def hostd_team_database(context: PluginContext[Any]) -> Any:
-    """Return this plugin's tables in the team database (``context.team_database(...)``), or None.
+def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
+    """Return the tables this plugin keeps (a ``hostd_db.Schema``: tables and migrations), or None.
 
-    Called only when ``storage`` is configured; the host migrates and checks what it gets
-    (``hostd db migrate``, ``hostd config check``, start-up). The object needs ``migrate()``
-    and ``schema_status()``.
+    The host opens the database when the plugin first calls ``context.database()``: the plugin's
+    schema in the team database when ``storage`` is configured, else the SQLite file
+    ``Schema.sqlite_file`` in the plugin's data folder. It applies the migrations, keeps one
+    database per plugin for the server's life and closes it at shut-down; ``hostd db migrate``
+    and ``hostd config check`` report it. Keep the hook cheap: it is called at start-up.
+    """
+
+
+@hookspec
+def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
+    """Add this plugin's dashboard pages: ``register.page(path, render, title=..., tool=...)``,
+    ``register.action(...)`` for forms, ``register.overview(...)`` for the overview's counts and
+    activity, ``register.assets(templates, static)`` for its templates (see ``hostd.web.api``).
+
+    Each page and action names the plugin's tool it stands for: a member whose profile does not
+    serve that tool neither sees nor may use it. Render from the plugin's own tool functions
+    (``request.call``), never from tables the host would read.
     """
 
 

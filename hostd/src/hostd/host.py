@@ -6,6 +6,7 @@ CLI's ``call`` uses it directly in-process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -13,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from hostd_errors import CodedError, render
@@ -23,16 +24,22 @@ from hostd.config import LoadedConfig, format_validation_error
 from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, ToolContext
 from hostd.errors import HostError
 from hostd.i18n import pick
+from hostd.observe import CANCELLED, CallObservers, CallRecord
 from hostd.plugins import make_plugin_manager
+from hostd.quotas import MemoryBuckets, Quotas
 from hostd.schema_cache import SchemaCache
 from hostd.tools import (
     ArgumentError,
     ToolSpec,
+    bounded_text,
     build_tool_spec,
     error_envelope,
     success_envelope,
     validate_arguments,
 )
+
+if TYPE_CHECKING:
+    from hostd_db import Database, Schema, TeamDatabaseSettings
 
 logger = logging.getLogger("hostd")
 
@@ -69,6 +76,10 @@ class Host:
         self.services = Services()
         self.contexts: dict[str, PluginContext[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
+        self._schemas: dict[str, Schema | None] = {}
+        self.observers = CallObservers()
+        self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
+        self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.ops_databases)
         self._started: list[str] = []
         self._build_contexts()
         self._register_services()
@@ -120,6 +131,51 @@ class Host:
                 allowed_roots=roots,
                 storage=storage,
             )
+        for name, _ in self._impls("hostd_database_schema"):
+            self.contexts[name]._open_database = functools.partial(self._open_database, name)
+
+    def _database_schema(self, name: str) -> Schema | None:
+        """The plugin's ``hostd_database_schema``, asked once."""
+        if name not in self._schemas:
+            self._schemas[name] = self._call_hook("hostd_database_schema", name, context=self.contexts[name])
+        return self._schemas[name]
+
+    def _open_database(self, name: str) -> Database | None:
+        """The plugin's database as its schema declares it (None: it keeps its own files locally)."""
+        from hostd_db import open_database
+
+        schema = self._database_schema(name)
+        if schema is None:
+            return None
+        context = self.contexts[name]
+        team = self._team_settings()
+        if team is None and schema.sqlite_file is None:
+            return None
+        # The folder, not ``context.data_dir`` (which makes it): with a team database nothing is kept here.
+        return open_database(schema, name, data_dir=context.host_data_dir / name, team=team)
+
+    def local_database(self, name: str) -> Database | None:
+        """A new handle on the plugin's SQLite file (``hostd db copy`` reads it); the caller closes it."""
+        from hostd_db import open_database
+
+        schema = self._database_schema(name)
+        if schema is None or schema.sqlite_file is None:
+            return None
+        return open_database(schema, name, data_dir=self.contexts[name].host_data_dir / name, team=None)
+
+    def _team_settings(self) -> TeamDatabaseSettings | None:
+        storage = self._team_storage()
+        if storage is None:
+            return None
+        from hostd_db import TeamDatabaseSettings
+
+        return TeamDatabaseSettings(
+            url=storage.url,
+            pool_size=storage.pool_size,
+            connect_timeout_seconds=storage.connect_timeout_seconds,
+            statement_timeout_ms=storage.statement_timeout_ms,
+            migrate=storage.migrate,
+        )
 
     def _team_storage(self) -> TeamStorage | None:
         section = self.loaded.config.storage
@@ -135,14 +191,16 @@ class Host:
         )
 
     def team_databases(self) -> list[tuple[str, Any]]:
-        """Each plugin's tables in the team database, as the plugins hand them over (none without storage)."""
+        """Each plugin's tables in the team database, opened from its schema (none without storage)."""
         if self.loaded.config.storage is None:
             return []
-        found = []
-        for name, _ in self._impls("hostd_team_database"):
-            database = self._call_hook("hostd_team_database", name, context=self.contexts[name])
-            if database is not None:
-                found.append((name, database))
+        found: list[tuple[str, Any]] = []
+        for name, _ in self._impls("hostd_database_schema"):
+            if self._database_schema(name) is not None:
+                found.append((name, self.contexts[name].database()))
+        from hostd.ops_databases import ops_team_databases
+
+        found.extend(ops_team_databases(self))  # the audit trail's and the quotas' tables
         return found
 
     def copy_to_team_database(self) -> list[tuple[str, Any]]:
@@ -314,12 +372,95 @@ class Host:
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
     ) -> tuple[Envelope, bool]:
-        """Run one tool and return its envelope and whether it is an error."""
+        """Run one tool and return its envelope and whether it is an error; the observers
+        (metrics, audit) hear of every call that finished or was cut short."""
+        if not self.observers:
+            return await self._run_tool(name, arguments, channel=channel, client_roots=client_roots)
+        from hostd.context import ClientInputNeeded, calling_member
+
+        wall, started = time.time(), time.perf_counter()
+        outcome = CANCELLED
+        spec = self.tools.get(name)
+        plugin, member = (spec.plugin if spec else ""), calling_member()
+        tracer = self.observers.tracer
+        self.observers.in_flight[name] += 1
+        with tracer.span(name, plugin, member) if tracer is not None else contextlib.nullcontext() as span:
+            try:
+                envelope, is_error = await self._run_tool(
+                    name, arguments, channel=channel, client_roots=client_roots
+                )
+                outcome = envelope["error"]["code"] if is_error else "ok"
+                return envelope, is_error
+            except BaseException as exc:
+                if isinstance(exc, ClientInputNeeded) or (
+                    isinstance(exc, BaseExceptionGroup) and exc.subgroup(ClientInputNeeded) is not None
+                ):
+                    outcome = ""  # asked the client a question: the call runs again with its answer
+                raise
+            finally:
+                self.observers.in_flight[name] -= 1
+                if span is not None:
+                    span.finish(outcome or "INPUT_REQUIRED")
+                if outcome:
+                    self.observers.notify(
+                        CallRecord(
+                            tool=name,
+                            plugin=plugin,
+                            member=member,
+                            outcome=outcome,
+                            started_at=wall,
+                            duration=time.perf_counter() - started,
+                            arguments=arguments,
+                        )
+                    )
+
+    async def _over_quota(self, name: str, started: float) -> Envelope | None:
+        """The ``RATE_LIMITED`` answer when the caller's bucket (or their bucket for this tool) is empty."""
+        import anyio
+
+        from hostd.context import calling_member
+
+        assert self.quotas is not None
+        member = calling_member()
+        try:
+            if isinstance(self.quotas.buckets, MemoryBuckets):
+                wait = self.quotas.retry_after(member, name)
+            else:  # the team database: a round trip, off the event loop
+                wait = await anyio.to_thread.run_sync(self.quotas.retry_after, member, name)
+        except CodedError as exc:
+            message, hint, details = exc.rendered(self.language)
+            return error_envelope(exc.code, message, hint=hint, details=details, started=started)
+        if not wait:
+            return None
+        seconds = round(wait, 3)
+        return error_envelope(
+            "RATE_LIMITED",
+            self.text(
+                en=f"Too many calls: {member}'s quota for {name} is used up for now (limits).",
+                zh=f"调用过多：{member} 调用 {name} 的配额暂时用完（limits）。",
+            ),
+            hint=self.text(
+                en=f"Try again in {seconds:g} s, or ask the operator to raise limits.",
+                zh=f"请在 {seconds:g} 秒后重试，或请管理员调高 limits。",
+            ),
+            details={"retry_after": seconds, "tool": name, "member": member},
+            started=started,
+        )
+
+    async def _run_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        channel: ClientChannel | None,
+        client_roots: Sequence[str] | None,
+    ) -> tuple[Envelope, bool]:
         import anyio
 
         started = time.perf_counter()
         spec = self.tools.get(name)
         if spec is None:
+            name = bounded_text(name)
             return error_envelope(
                 "NOT_FOUND",
                 self.text(en=f"Unknown tool '{name}'.", zh=f"未知工具 '{name}'。"),
@@ -327,6 +468,10 @@ class Host:
                 details={"tool": name},
                 started=started,
             ), True
+        if self.quotas is not None:
+            refused = await self._over_quota(name, started)
+            if refused is not None:
+                return refused, True
         try:
             validated = validate_arguments(spec, arguments, self.language)
         except ArgumentError as exc:

@@ -50,9 +50,12 @@ def local_member() -> str:
     return name if MEMBER_NAME.match(name) else "local"
 
 
-def _digest(token: str) -> bytes:
+def token_digest(token: str) -> bytes:
     """Tokens are compared as SHA-256 digests: equal lengths, so a comparison leaks no length."""
     return hashlib.sha256(token.encode()).digest()
+
+
+_digest = token_digest
 
 
 class TokenBook:
@@ -60,9 +63,14 @@ class TokenBook:
 
     def __init__(self, entries: dict[str, tuple[str, Member]]) -> None:
         self._entries = [(_digest(token), member) for token, member in entries.values()]
+        self._by_name = {member.name: (digest, member) for digest, member in self._entries}
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def lookup(self, name: str) -> tuple[bytes, Member] | None:
+        """The member called ``name`` and their token's digest (the dashboard's cookies check it)."""
+        return self._by_name.get(name)
 
     def identify(self, presented: str) -> Member | None:
         digest = _digest(presented)
@@ -208,6 +216,12 @@ class MemberDirectory:
         self._checked_at = now
         if self._file_stamp() != self._stamp:
             self.reload()
+
+    def lookup(self, name: str) -> tuple[bytes, Member] | None:
+        """The member called ``name`` now and their token's digest; ``None`` once removed."""
+        if self._tokens_file is not None:
+            self._reload_if_changed()
+        return self._book.lookup(name)
 
     def identify(self, presented: str) -> Member | None:
         """The member whose token this is, or ``None`` (unknown or removed)."""

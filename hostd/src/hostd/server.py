@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
+from hostd.tools import bounded_text
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -328,7 +329,9 @@ class ProfileTools:
         if profile is None:  # the tokens file was checked against the config: cannot happen
             return frozenset()
         limited = dataclasses.replace(loaded, profile_name=profile_name, profile=profile)
-        other = Host(limited, cwd=self._host.cwd)
+        # In-line plugins (tests, embedding) count as installed for the other profile too.
+        extra = {name: self._host.manager.get_plugin(name) for name in self._host._extra_plugins}
+        other = Host(limited, cwd=self._host.cwd, extra_plugins=extra)
         served = self._host.tools
         return frozenset(
             name
@@ -371,6 +374,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     security = request_state_security(transport)
 
     def unknown_tool(name: str, available: list[str]) -> MCPError:
+        name = bounded_text(name)
         return MCPError(
             types.INVALID_PARAMS,
             host.text(

@@ -249,6 +249,48 @@ def success_envelope(output: ToolOutput, message: str, started: float) -> dict[s
     return body
 
 
+#: Longest text an error answer echoes whole; a longer value is cut to a prefix and its length.
+MAX_ECHO_CHARS = 200
+#: Longest message or hint an error answer carries (a sentence quoting a huge argument is cut).
+MAX_SENTENCE_CHARS = 4_000
+
+
+def bounded_text(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` itself when short, else its first ``limit`` characters and "…[length]"."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…[{len(text)}]"
+
+
+def bounded_details(details: dict[str, Any]) -> dict[str, Any]:
+    """Details whose long strings (an echoed argument) are a prefix and "…", with the full length
+    beside them as ``<key>_length``; in a list, the length follows the prefix ("…[length]").
+
+    A 3 MB argument echoed whole made a 6 MB answer (text block and structured content).
+    """
+
+    def bound_mapping(mapping: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in mapping.items():
+            if isinstance(value, str) and len(value) > MAX_ECHO_CHARS:
+                out[key] = value[:MAX_ECHO_CHARS] + "…"
+                out.setdefault(f"{key}_length", len(value))
+            else:
+                out[key] = bound(value)
+        return out
+
+    def bound(value: Any) -> Any:
+        if isinstance(value, str):
+            return bounded_text(value)
+        if isinstance(value, dict):
+            return bound_mapping(value)
+        if isinstance(value, list | tuple):
+            return [bound(item) for item in value]
+        return value
+
+    return bound_mapping(details)
+
+
 def error_envelope(
     code: str,
     message: str,
@@ -257,9 +299,11 @@ def error_envelope(
     details: dict[str, Any] | None,
     started: float,
 ) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message, "details": details or {}}
+    """The error answer; every value it echoes is bounded (``bounded_details``)."""
+    message = bounded_text(message, MAX_SENTENCE_CHARS)
+    error: dict[str, Any] = {"code": code, "message": message, "details": bounded_details(details or {})}
     if hint:
-        error["hint"] = hint
+        error["hint"] = bounded_text(hint, MAX_SENTENCE_CHARS)
     return {
         "status": "error",
         "message": message,

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from hostd.auth.resource import Refusal, ResourceServer
+    from hostd.auth.verifier import Admitted
     from hostd.health import Readiness
+    from hostd.metrics import Metrics
+    from hostd.quotas import RequestRate
 
 logger = logging.getLogger("hostd.transport")
 
@@ -50,6 +54,19 @@ def _is_parse_error(exc: BaseException) -> bool:
     return any(error["type"] == "json_invalid" for error in exc.errors(include_url=False))
 
 
+def _is_nested_too_deep(exc: BaseException) -> bool:
+    """Whether the line was JSON the reader gave up on for its depth (pydantic's recursion limit)."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return False
+    return any(
+        error["type"] == "json_invalid"
+        and "recursion limit" in str((error.get("ctx") or {}).get("error", ""))
+        for error in exc.errors(include_url=False)
+    )
+
+
 def protocol_error_for(exc: BaseException, language: str) -> Any:
     """The JSON-RPC 2.0 answer to a line the SDK could not read: -32700 or -32600, with ``id: null``.
 
@@ -57,7 +74,15 @@ def protocol_error_for(exc: BaseException, language: str) -> Any:
     """
     import mcp_types as types
 
-    if _is_parse_error(exc):
+    if _is_nested_too_deep(exc):
+        code = types.PARSE_ERROR
+        message = pick(
+            language,
+            en="Parse error: the line's JSON is nested too deep to be read; send messages whose "
+            "arrays and objects nest a few levels, not hundreds.",
+            zh="解析错误：该行的 JSON 嵌套过深，无法读取；请让消息中的数组和对象只嵌套几层，而不是数百层。",
+        )
+    elif _is_parse_error(exc):
         code = types.PARSE_ERROR
         message = pick(
             language,
@@ -190,10 +215,22 @@ class HttpPolicy:
         self.language = language  # of the refusal texts; the status codes are what clients act on
         loopback = transport.host in LOOPBACK_HOSTS
         self.members = member_directory_from_env(transport.token_env, transport.tokens_file, known_profiles)
-        if not loopback and not self.members.requires_token:
+        self.oauth: ResourceServer | None = None
+        if transport.oauth is not None:
+            from hostd.auth.resource import ResourceServer
+
+            self.oauth = ResourceServer(
+                transport.oauth,
+                host=transport.host,
+                port=transport.port,
+                loopback=loopback,
+                known_profiles=known_profiles,
+            )
+        if not loopback and not self.requires_token:
             raise HostError(
                 f"refusing to listen on {transport.host}: a non-loopback bind needs a token "
-                "(set transport.token_env to an environment variable holding it, or transport.tokens_file)"
+                "(set transport.token_env to an environment variable holding it, transport.tokens_file, "
+                "or transport.oauth)"
             )
         if not loopback and not transport.allowed_hosts:
             raise HostError(
@@ -207,15 +244,45 @@ class HttpPolicy:
         ]
         self.max_body_bytes = transport.max_body_bytes
         self.body_timeout = transport.body_timeout
+        #: HTTP requests per member (``limits.per_member.requests_per_minute``; set by ``hostd serve``).
+        self.request_rate: RequestRate | None = None
+        #: Prometheus metrics, when ``transport.metrics`` is on (set by ``hostd serve``).
+        self.metrics: Metrics | None = None
+
+    @property
+    def requires_token(self) -> bool:
+        return self.members.requires_token or self.oauth is not None
 
     def text(self, *, en: str, zh: str) -> str:
         return pick(self.language, en=en, zh=zh)
+
+    def unauthorized_text(self) -> str:
+        return self.text(
+            en="Unauthorized: send your token as 'Authorization: Bearer <token>' or 'X-API-Key'",
+            zh="未授权：请以 'Authorization: Bearer <令牌>' 或 'X-API-Key' 发送您的令牌",
+        )
+
+    def forbidden_scope_text(self) -> str:
+        return self.text(
+            en="Forbidden: your access token lacks a scope this request needs; sign in again granting it",
+            zh="禁止访问：您的访问令牌缺少此请求所需的权限范围；请重新登录并授予该范围",
+        )
 
     def too_large(self) -> tuple[int, str]:
         limit = self.max_body_bytes
         return 413, self.text(
             en=f"Request body too large (limit {limit} bytes, transport.max_body_bytes)",
             zh=f"请求体过大（上限 {limit} 字节，transport.max_body_bytes）",
+        )
+
+    def too_many_requests(self, retry_after: int) -> tuple[int, str, dict[str, str]]:
+        return (
+            429,
+            self.text(
+                en=f"Too many requests (limits.per_member.requests_per_minute); retry in {retry_after} s",
+                zh=f"请求过多（limits.per_member.requests_per_minute）；请在 {retry_after} 秒后重试",
+            ),
+            {"Retry-After": str(retry_after), **_CLOSE},
         )
 
     def too_many_sessions(self) -> ASGIApp:
@@ -239,11 +306,14 @@ class HttpPolicy:
             headers={"Retry-After": "1"},
         )
 
-    def check(self, headers: dict[str, str], scope_member: list[Member]) -> tuple[int, str] | None:
+    def check(
+        self, headers: dict[str, str], scope_member: list[Member], *, token_required: bool = True
+    ) -> tuple[int, str] | None:
         """``None`` when the request may pass, else the status and reason to refuse it.
 
         The member the token belongs to is appended to ``scope_member``; the token itself is
-        never logged.
+        never logged. ``token_required`` is false for the dashboard's pages: they sign members
+        in with a cookie of their own, after the same Host, Origin and size checks.
         """
         host = headers.get("host", "")
         if not _matches(host, self.allowed_hosts):
@@ -257,20 +327,18 @@ class HttpPolicy:
                 en="Forbidden: Origin not allowed (transport.allowed_origins)",
                 zh="禁止访问：不允许该 Origin（transport.allowed_origins）",
             )
-        if self.members.requires_token:
+        if self.requires_token and token_required:
             presented = ""
             authorization = headers.get("authorization", "")
             if authorization[:7].lower() == "bearer ":
                 presented = authorization[7:].strip()
             elif "x-api-key" in headers:
                 presented = headers["x-api-key"].strip()
-            member = self.members.identify(presented) if presented else None
-            if member is None:
-                return 401, self.text(
-                    en="Unauthorized: send your token as 'Authorization: Bearer <token>' or 'X-API-Key'",
-                    zh="未授权：请以 'Authorization: Bearer <令牌>' 或 'X-API-Key' 发送您的令牌",
-                )
-            scope_member.append(member)
+            member = self.members.identify(presented) if presented and self.members.requires_token else None
+            if member is not None:
+                scope_member.append(member)
+            elif self.oauth is None:  # with OAuth, the guard asks the identity provider's keys next
+                return 401, self.unauthorized_text()
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             return self.too_large()
@@ -319,10 +387,16 @@ class GuardMiddleware:
     ``bytes`` object for the request, not in a buffer per layer.
     """
 
-    def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
+    def __init__(self, app: ASGIApp, policy: HttpPolicy, cookie_prefix: str | None = None) -> None:
         self.app = app
         self.policy = policy
         self.in_flight = RequestsInFlight()
+        #: Paths below this prefix (the dashboard) sign in with their own cookie, not a token.
+        self.cookie_prefix = cookie_prefix
+
+    def _uses_cookie(self, path: str) -> bool:
+        prefix = self.cookie_prefix
+        return prefix is not None and (path == prefix or path.startswith(prefix + "/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -330,6 +404,10 @@ class GuardMiddleware:
             return
         if scope["path"] in PROBE_PATHS:  # the load balancer's probes: no token, no Host check
             await self.app(scope, receive, send)
+            return
+        oauth = self.policy.oauth
+        if oauth is not None and scope["path"] in oauth.metadata_paths:  # how to get a token: public
+            await oauth.serve_metadata(scope, receive, send)
             return
         if scope["method"] == "GET":  # a stream of notifications: no call is answered on it
             await self._guarded(scope, receive, send)
@@ -345,15 +423,33 @@ class GuardMiddleware:
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         member: list[Member] = []
-        refusal = self.policy.check(headers, member)
+        cookie_page = self._uses_cookie(scope["path"])
+        refusal: tuple[int, str] | Refusal | None = self.policy.check(
+            headers, member, token_required=not cookie_page
+        )
+        admitted: Admitted | None = None
+        oauth = self.policy.oauth
+        if refusal is None and not member and oauth is not None and not cookie_page:
+            authorization = headers.get("authorization", "")
+            bearer = authorization[7:].strip() if authorization[:7].lower() == "bearer " else None
+            admitted, refusal = await oauth.authenticate(bearer, self.policy.unauthorized_text())
+            if admitted is not None:
+                member.append(admitted.member)
         if member:
             scope[MEMBER_SCOPE_KEY] = member[0]
             # The SDK binds a stateful session to the credential that opened it: the member.
             scope["user"] = _session_owner(member[0])
+        if refusal is None and member and self.policy.request_rate is not None:
+            wait = self.policy.request_rate.retry_after(member[0].name)
+            if wait:  # before the body is read: an over-eager client costs no buffer
+                refusal = self.policy.too_many_requests(wait)
         if refusal is None:
             pending, refusal = await self._read_body(receive)
+        if refusal is None and admitted is not None and oauth is not None:
+            body = pending[0].get("body", b"") if pending else b""
+            refusal = oauth.scope_refusal(admitted, body, self.policy.forbidden_scope_text())
         if refusal is not None:
-            await self._refuse(scope, receive, send, *refusal)
+            await self._refuse(scope, receive, send, refusal)
             return
 
         async def replay() -> Message:
@@ -399,10 +495,16 @@ class GuardMiddleware:
         # A client gone mid-body leaves it incomplete (more_body), then its disconnect.
         return [{"type": "http.request", "body": body, "more_body": bool(trailing)}, *trailing], None
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, refusal: tuple[int, str] | Refusal
+    ) -> None:
         from starlette.responses import PlainTextResponse
 
-        extra = {"WWW-Authenticate": 'Bearer realm="hostd"'} if status == 401 else {}
+        status, reason = refusal[0], refusal[1]
+        extra = dict(refusal[2]) if len(refusal) == 3 else {}
+        if status == 401 and not extra:
+            oauth = self.policy.oauth
+            extra = oauth.challenge() if oauth is not None else {"WWW-Authenticate": 'Bearer realm="hostd"'}
         if status in (408, 413):
             extra.update(_CLOSE)
         logger.info("refused %s %s: %s", scope.get("method"), scope.get("path"), reason)
@@ -410,10 +512,14 @@ class GuardMiddleware:
 
 
 def build_http_app(
-    server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None
+    server: Server[Any],
+    policy: HttpPolicy,
+    readiness: Readiness | None = None,
+    dashboard: ASGIApp | None = None,
 ) -> GuardMiddleware:
     """Streamable HTTP at ``/mcp`` and legacy SSE at ``/sse`` (+ ``/messages/``), guarded;
-    ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready."""
+    ``/healthz`` and ``/readyz`` for load balancers, open and saying nothing but ok / not ready;
+    the dashboard at ``/ui`` when given (``transport.dashboard``)."""
     import anyio.to_thread
     from mcp.server.sse import SseServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -446,6 +552,12 @@ def build_http_app(
         return Response()
 
     sdk_endpoint = StreamableHTTPASGIApp(manager)
+    metrics = policy.metrics
+    extra_routes: list[Route] = []
+    if metrics is not None:
+        metrics.live.sessions = lambda: len(manager._server_instances)  # the SDK keeps no count of its own
+        if transport.metrics is None or transport.metrics.port is None:  # on this port, behind the token
+            extra_routes.append(Route("/metrics", endpoint=metrics, methods=["GET"]))
 
     class McpEndpoint:
         """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
@@ -488,10 +600,12 @@ def build_http_app(
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
             Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
+            *([Mount("/ui", app=dashboard)] if dashboard is not None else []),
+            *extra_routes,
         ],
         lifespan=lambda _app: manager.run(),
     )
-    return GuardMiddleware(app, policy)
+    return GuardMiddleware(app, policy, cookie_prefix="/ui" if dashboard is not None else None)
 
 
 def _raw_response(status: str, reason: str, *extra_headers: str) -> bytes:
@@ -553,6 +667,8 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
                 connection.close()
                 return
             super().connection_made(connection)
+            if policy.metrics is not None:
+                policy.metrics.live.connections = self.connections  # uvicorn's set of open connections
             self._await_headers()
 
         def data_received(self, data: bytes) -> None:
@@ -592,7 +708,12 @@ def guarded_protocol(policy: HttpPolicy) -> type[asyncio.Protocol]:
     return GuardedH11Protocol
 
 
-async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readiness | None = None) -> None:
+async def serve_http(
+    server: Server[Any],
+    policy: HttpPolicy,
+    readiness: Readiness | None = None,
+    dashboard: ASGIApp | None = None,
+) -> None:
     """Serve Streamable HTTP and SSE on the configured address until SIGINT / SIGTERM.
 
     On SIGTERM the listening socket closes at once (new connections are refused), requests in
@@ -604,7 +725,7 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
     import uvicorn
 
     transport = policy.transport
-    app = build_http_app(server, policy, readiness)
+    app = build_http_app(server, policy, readiness, dashboard)
     _GracefulServer = _graceful_server_class()
     return_large_blocks_to_the_system()
     config = uvicorn.Config(
@@ -630,11 +751,24 @@ async def serve_http(server: Server[Any], policy: HttpPolicy, readiness: Readine
         transport.host,
         transport.port,
         ", stateless" if transport.stateless else "",
-        " with token auth" if policy.members.requires_token else "",
+        " with OAuth sign-in"
+        if policy.oauth
+        else " with token auth"
+        if policy.members.requires_token
+        else "",
     )
+    if dashboard is not None:
+        logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
+    stop_metrics = None
+    if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
+        from hostd.metrics import serve_on_own_port
+
+        stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
     try:
         await _GracefulServer(config, app.in_flight).serve()
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         if hasattr(signal, "SIGHUP"):
             loop.remove_signal_handler(signal.SIGHUP)
         if in_main_thread:

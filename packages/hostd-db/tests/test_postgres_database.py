@@ -231,6 +231,60 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
         assert connection.execute("SELECT count(*) AS n FROM notes").fetchone() == {"n": 0}
 
 
+def _terminate_backends_of(postgres_server: PostgresServer, component: str) -> int:
+    """End every server session of the component's pool, as a restart or an idle cut would."""
+    ended = postgres_server.psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        f"WHERE application_name = 'hostd-{component}'"
+    )
+    return int(ended.strip().splitlines()[-1].strip())
+
+
+def test_a_call_costs_no_connection_check(notes: PostgresDatabase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checking a connection before lending it is one more round trip per call: the pool does not."""
+    from psycopg_pool import ConnectionPool
+
+    checks: list[object] = []
+    real_check = ConnectionPool.check_connection
+
+    def counted(connection: Any) -> None:
+        checks.append(connection)
+        real_check(connection)
+
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(counted))
+    notes.close()  # a new pool, built under the counter
+    for _ in range(10):
+        notes.run(lambda c: c.execute("SELECT 1").fetchone(), write=False)
+    assert checks == []
+
+
+def test_pooled_connections_the_server_dropped_are_replaced_at_the_next_call(
+    postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    """The pool lends connections unchecked (no extra round trip per call); one found dead at BEGIN
+    is replaced and the call goes through, for a transaction, a read on its own and a Database."""
+    from hostd_db import Column, ColumnType, PostgresBackend, Schema, Table, TeamDatabaseSettings
+
+    schema = Schema([[Table("notes", (Column("id", ColumnType.SERIAL), Column("body", ColumnType.TEXT)))]])
+    backend = PostgresBackend(TeamDatabaseSettings(postgres_url, pool_size=3), "dropped", schema)
+    try:
+        backend.write(lambda c: c.execute("INSERT INTO notes (body) VALUES (?)", ("before",)))
+        for call in (
+            lambda: backend.write(lambda c: c.execute("INSERT INTO notes (body) VALUES (?)", ("after",))),
+            lambda: backend.read(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()),
+            lambda: backend.read(
+                lambda c: c.execute("SELECT count(*) FROM notes").fetchone(), snapshot=False
+            ),
+            lambda: backend.database.run(lambda c: c.execute("SELECT 1").fetchone(), write=False),
+        ):
+            assert _terminate_backends_of(postgres_server, "dropped") >= 1
+            call()
+        bodies = backend.read(lambda c: [r[0] for r in c.execute("SELECT body FROM notes ORDER BY id")])
+    finally:
+        backend.close()
+    assert bodies == ["before", "after"]  # the write after the cut landed once
+
+
 @pytest.mark.parametrize(
     ("url", "described"),
     [
@@ -238,6 +292,11 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
         ("postgres://u@[::1]/hostd", "[::1]:5432/hostd"),
         ("postgresql:///hostd", "localhost:5432/hostd"),
         ("postgresql://u:pw@host:notaport/x", "(an unreadable database URL)"),
+        # libpq's query parameters win: a Unix socket folder and its port, a host, a database.
+        ("postgresql://u@/hostd?host=/run/pg&port=5433", "/run/pg:5433/hostd"),
+        ("postgresql://u:pw@ignored:1/x?host=db.internal&port=6000&dbname=team", "db.internal:6000/team"),
+        ("postgresql:///hostd?host=%2Fvar%2Frun%2Fpostgresql", "/var/run/postgresql:5432/hostd"),
+        ("postgresql:///hostd?port=seven", "(an unreadable database URL)"),
     ],
 )
 def test_describe_url_keeps_host_port_and_database_only(url: str, described: str) -> None:

@@ -248,10 +248,8 @@ async def test_mermaid_structure(client: Client) -> None:
     assert "t1 --> t2" in lines and "t2 --> t3" in lines and "t3 --> t4" in lines and "t4 --> t8" in lines
     assert "t4 -.->|revises| t2" in lines
     assert "t3 --> t5" in lines and "t1 --> t6" in lines and "t6 --> t7" in lines
-    assert any(line.startswith('subgraph b1["branch stay#45;home"]') for line in lines)
-    assert "t9 -.->|revises| m1" in lines and any(
-        line.startswith('m1(["42 #40;missing#41;"])') for line in lines
-    )
+    assert any(line.startswith('subgraph b1["branch stay-home"]') for line in lines)
+    assert "t9 -.->|revises| m1" in lines and any(line.startswith('m1(["42 (missing)"])') for line in lines)
 
 
 async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
@@ -259,10 +257,27 @@ async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
     diagram = (await ok(client, "visualize_session", session_id="evil", format="mermaid"))["diagram"]
     label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t1["))
     inner = label_line.strip()[len('t1["') : -len('"]')]
-    assert (
-        '"' not in inner and "[" not in inner and "<" not in inner and "%" not in inner and "`" not in inner
-    )
+    # Nothing that ends a quoted label, starts markup or an entity, or makes a %%{init}%% directive.
+    assert not any(mark in inner for mark in ('"', "<", ">", "&", "%%", "`", "|")), inner
+    assert re.fullmatch(r"(?:[^#]|#(?:\d+|quot|amp|lt|gt);)*", inner), "every # starts one of our codes"
     assert "中文" in inner
+    assert [line for line in diagram.splitlines() if "中文" in line] == [label_line]
+
+
+async def test_mermaid_labels_stay_readable(client: Client) -> None:
+    """CJK punctuation and harmless ASCII are written as they are; only what Mermaid needs is encoded."""
+    text = "第1步：分析**缓存**，“命中率”（约 50%）; a-b_c. [x] {y} ~ ! ? \\ @ ' 。"
+    await ok(client, "sequential_thinking", **thought(1, 1, text, session_id="readable"))
+    diagram = (await ok(client, "visualize_session", session_id="readable", format="mermaid"))["diagram"]
+    label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t1["))
+    assert label_line.strip() == f't1["1: {text}"]', label_line
+    tagged = thought(2, 2, 'say "hi" <b>#1</b> & 100%% | `x`', session_id="readable", stage="Analysis")
+    await ok(client, "sequential_thinking", **tagged)
+    diagram = (await ok(client, "visualize_session", session_id="readable", format="mermaid"))["diagram"]
+    label_line = next(line for line in diagram.splitlines() if line.strip().startswith("t2["))
+    assert label_line.strip() == (
+        't2["2 [Analysis]: say #quot;hi#quot; #lt;b#gt;#35;1#lt;/b#gt; #amp; 100#37;#37; #124; #96;x#96;"]'
+    ), label_line
 
 
 async def test_ascii_matches_the_golden_file(client: Client) -> None:
@@ -374,6 +389,52 @@ async def test_create_session_refuses_deeply_nested_metadata(client: Client) -> 
     envelope = await fails(client, "create_session", "INVALID_ARGUMENT", name="x", metadata=nested(100))
     assert envelope["error"]["details"]["argument"] == "metadata"
     assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "metadata", [r'{"k": "v\udc00"}', r'{"k\ud800": "v"}', r'{"k": [{"deep": "\udfff"}]}']
+)
+async def test_lone_surrogates_in_imported_metadata_are_refused(client: Client, metadata: str) -> None:
+    """JSON may spell a lone surrogate ("\\udc00"); no UTF-8 file or database can keep it."""
+    data = '{"session_id": "u4", "thoughts": [], "metadata": ' + metadata + "}"
+    envelope = await fails(client, "import_session", "INVALID_ARGUMENT", path_or_data=data)
+    assert envelope["error"]["details"]["field"] == "metadata"
+    assert "Unicode" in envelope["message"]
+    await assert_nothing_stored(client)
+
+
+@pytest.mark.parametrize("metadata", [{"k": "v\udc00"}, {"k": ["\udfff"]}])
+async def test_create_session_refuses_lone_surrogates_in_metadata(
+    client: Client, metadata: dict[str, Any]
+) -> None:
+    envelope = await fails(client, "create_session", "INVALID_ARGUMENT", name="x", metadata=metadata)
+    assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_unicode"}
+    assert (await ok(client, "list_sessions"))["total"] == 0
+
+
+def test_create_session_refuses_a_lone_surrogate_in_a_metadata_key(tmp_path: Path, hostd_roots: Path) -> None:
+    """Through ``hostd call``: the SDK's client cannot even send such a key, a raw JSON reader can."""
+    envelope = call_through_cli(
+        tmp_path, hostd_roots, "create_session", r'{"name": "x", "metadata": {"k\ud800": "v"}}'
+    )
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+    assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_unicode"}
+    listed = call_through_cli(tmp_path, hostd_roots, "list_sessions", "{}")
+    assert listed["total"] == 0
+
+
+def call_through_cli(tmp_path: Path, hostd_roots: Path, tool: str, arguments: str) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    from deep_thinking_support import PLUGIN, config_for
+    from hostd_testing import write_config
+
+    config = write_config(tmp_path, [PLUGIN], config=config_for(hostd_roots))
+    command = [sys.executable, "-m", "hostd", "--config", str(config), "call", tool, "--json", arguments]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    envelope: dict[str, Any] = json.loads(result.stdout)
+    return envelope
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])

@@ -53,11 +53,12 @@ def add(store: Any, session_id: str, number: int, text: str = "t", **extra: Any)
 
 
 def postgres_store(url: str) -> Any:
-    from hostd_db import PostgresDatabase
+    from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
-    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
+    from hostd_deep_thinking.store.postgres_schema import schema
 
-    return PostgresSessionStore(PostgresDatabase(url, "deep-thinking", MIGRATIONS, max_connections=2))
+    settings = TeamDatabaseSettings(url, pool_size=2)
+    return PostgresSessionStore(PostgresBackend(settings, "deep-thinking", schema()))
 
 
 @pytest.fixture(params=["files", "postgres"])

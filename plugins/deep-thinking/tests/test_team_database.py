@@ -110,10 +110,10 @@ async def _local_sessions(data_dir: Path, roots: Path) -> None:
 async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
-    from hostd_db import PostgresDatabase
+    from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_deep_thinking.store import SessionStore
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
-    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
+    from hostd_deep_thinking.store.postgres_schema import schema
 
     data_dir = tmp_path / "data"
     await _local_sessions(data_dir, hostd_roots)
@@ -124,7 +124,9 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         "thoughts: 9 copied, 0 unchanged" in first.stdout
     )
     local = SessionStore(data_dir / PLUGIN)
-    team = PostgresSessionStore(PostgresDatabase(postgres_url, "deep-thinking", MIGRATIONS))
+    team = PostgresSessionStore(
+        PostgresBackend(TeamDatabaseSettings(postgres_url), "deep-thinking", schema())
+    )
     try:
         for session_id in ("trip", "labels", "gone"):
             mine, theirs = local.load(session_id), team.load(session_id)

@@ -21,12 +21,11 @@ from hostd_memory.uris import MemoryUri
 
 def open_store(target: str) -> MemoryStore:
     """The SQLite file at ``target``, or the team database's store when it is a PostgreSQL URL."""
-    if not target.startswith("postgresql://"):
-        return MemoryStore(Path(target))
-    from hostd_db import PostgresDatabase
-    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from memory_support import sqlite_store, team_store
 
-    return PostgresMemoryStore(PostgresDatabase(target, "memory", PG_MIGRATIONS, max_connections=2))
+    if not target.startswith("postgresql://"):
+        return sqlite_store(Path(target))
+    return team_store(target, pool_size=2)
 
 
 def main() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp import Client
@@ -17,7 +19,30 @@ from mcp import Client
 MemoryClient = Callable[..., AbstractAsyncContextManager[Client]]
 
 #: The environment variable the PostgreSQL test configs name in ``storage.url_env``.
+if TYPE_CHECKING:
+    from hostd_memory.store import MemoryStore
+
 TEAM_DATABASE_ENV = "HOSTD_MEMORY_TEST_DATABASE_URL"
 
 #: For a test about the SQLite file itself (its schema upgrades): run it on that backend only.
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+
+
+def sqlite_store(path: Path) -> MemoryStore:
+    """The store on a SQLite file opened here, as the host opens it (``close`` closes the file)."""
+    from hostd_db import SqliteBackend
+    from hostd_memory.store import open_store
+    from hostd_memory.store.schema import schema
+
+    return open_store(SqliteBackend(path, "memory", schema(path.name)))
+
+
+def team_store(url: str, *, pool_size: int = 8) -> MemoryStore:
+    """The store on the memory schema of the team database at ``url`` (``close`` closes the pool)."""
+    from hostd_db import PostgresBackend, TeamDatabaseSettings
+    from hostd_memory.store import open_store
+    from hostd_memory.store.schema import schema
+
+    return open_store(
+        PostgresBackend(TeamDatabaseSettings(url, pool_size=pool_size), "memory", schema("memory.db"))
+    )

@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hostd_memory.store import Change, MemoryStore
+from hostd_memory.store import Change
 from hostd_memory.uris import MemoryUri
+from memory_support import sqlite_store
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
 
@@ -56,7 +57,7 @@ def assert_overlapped(spans: list[dict[str, float]]) -> None:
 @pytest.mark.slow
 def test_four_processes_creating_250_each_lose_nothing(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
-    MemoryStore(db).close()
+    sqlite_store(db).close()
     spans = run_on_barrier(tmp_path, db, [(f"p{i}", "create", 250) for i in range(4)])
     assert_overlapped(spans)
     with sqlite3.connect(db) as conn:
@@ -70,7 +71,7 @@ def test_four_processes_creating_250_each_lose_nothing(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
-    store = MemoryStore(db)
+    store = sqlite_store(db)
     store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
     store.close()
     spans = run_on_barrier(tmp_path, db, [("a", "update", 100), ("b", "update", 100)])
@@ -91,7 +92,7 @@ def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201
 
 
 def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "memory.db")
+    store = sqlite_store(tmp_path / "memory.db")
     store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
 
     def work(n: int) -> None:
@@ -112,7 +113,7 @@ def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
 def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_path: Path) -> None:
     """SIGKILL a writing process a dozen times: every commit is whole, the indexes agree with it."""
     db = tmp_path / "memory.db"
-    store = MemoryStore(db)
+    store = sqlite_store(db)
     store.create(MemoryUri("shared", "target"), "start", 5, "", author="test")
     store.close()
     chance = random.Random(20261123)
@@ -167,7 +168,7 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
     # Proof the kills landed inside the work: some rounds have their memory but not yet their edit.
     assert kills_between_the_two_writes >= 1
     # The killed writers left no lock behind: a new store writes at once and reads all of it.
-    store = MemoryStore(db)
+    store = sqlite_store(db)
     store.create(MemoryUri("after", "kills"), "written after the kills", 5, "", author="test")
     memory, _versions, total = store.versions("shared://target")
     store.close()

@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,12 +30,11 @@ from hostd import ToolError  # noqa: E402
 
 @pytest.fixture
 def team_store(postgres_url: str) -> Iterator[MemoryStore]:
-    from hostd_db import PostgresDatabase
-    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
+    from memory_support import team_store as open_team_store
 
-    database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
-    yield PostgresMemoryStore(database)
-    database.close()
+    store = open_team_store(postgres_url)
+    yield store
+    store.close()
 
 
 def _rows(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -80,6 +80,57 @@ def test_of_concurrent_creates_of_one_uri_one_succeeds_the_others_already_exist(
     assert outcomes.count("created") == 1 and outcomes.count("exists") == 15
     memory, _versions, total = team_store.versions("race://one")
     assert total == 1 and memory.version == 1
+
+
+def test_writers_of_different_memories_do_not_wait_for_each_other(
+    team_store: MemoryStore, postgres_url: str
+) -> None:
+    """A write holding one memory (its URI and row) keeps a write of another memory waiting for
+    nothing, while a second write of the same memory, even through an alias, waits its turn."""
+    from hostd_memory.store import Change
+
+    team_store.create(MemoryUri("team", "a"), "a", 5, "", author="ann")
+    team_store.add_alias("team://a", "team://a-alias")
+    held, release = threading.Event(), threading.Event()
+
+    def hold_a() -> None:
+        with team_store._write("team://a") as conn:
+            team_store._resolve_locked(conn, "team://a")
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold_a)
+    holder.start()
+    try:
+        assert held.wait(20)
+        with ThreadPoolExecutor(2) as pool:
+            # Other memories: done while memory a is held (the liveness bound is generous).
+            created = pool.submit(team_store.create, MemoryUri("team", "b"), "b", 5, "", author="bob")
+            assert created.result(timeout=30).version == 1
+            changed = pool.submit(
+                team_store.update, "team://b", edit=None, change=Change(priority=2), author="bob"
+            )
+            assert changed.result(timeout=30)[0].version == 2
+            # The same memory through its alias: waits on a's row until the holder ends.
+            same = pool.submit(
+                team_store.update, "team://a-alias", edit=None, change=Change(priority=1), author="cy"
+            )
+            waited = False
+            for _ in range(2000):
+                if _rows(
+                    postgres_url,
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = 'hostd-memory' "
+                    "AND wait_event_type = 'Lock'",
+                ):
+                    waited = True
+                    break
+                time.sleep(0.01)
+            assert waited and not same.done()
+            release.set()
+            assert same.result(timeout=30)[0].version == 2
+    finally:
+        release.set()
+        holder.join()
 
 
 @pytest.mark.slow
@@ -152,3 +203,27 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_write_on_postgre
             for name in rounds_done
         )
     )
+
+
+def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from hostd_memory.store.schema import (
+        POSTGRES_ONLY_COLUMNS,
+        POSTGRES_ONLY_TABLES,
+        SQLITE_ONLY_TABLES,
+        schema,
+    )
+    from hostd_testing.schemas import check_schema_parity
+
+    held = check_schema_parity(
+        schema("memory.db"),
+        "memory",
+        tmp_path,
+        postgres_url,
+        sqlite_only_tables=SQLITE_ONLY_TABLES,
+        postgres_only_tables=POSTGRES_ONLY_TABLES,
+        postgres_only_columns=POSTGRES_ONLY_COLUMNS,
+    )
+    assert {"memory_fts", "memory_words", "memory_words_vocab"} <= set(held["sqlite"])
+    assert "memory_lexemes" in held["postgres"] and "words" in held["postgres"]["memories"]

@@ -100,6 +100,28 @@ async def test_list_memories_filters_by_the_author_of_the_current_version(
     assert {m["memory"]["uri"] for m in first["memories"] + second["memories"]} == {"list://a", "list://c"}
 
 
+async def test_search_memory_filters_by_the_author_of_the_current_version(
+    memory_client: MemoryClient, login_as: Callable[[str], None]
+) -> None:
+    """The dashboard's search offers the author filter of its listing: search_memory takes it too."""
+    async with memory_client() as client:
+        login_as("alice")
+        for name in ("a", "b", "c"):
+            await ok(client, "create_memory", uri=f"find://{name}", content=f"部署 note {name}")
+        login_as("bob")
+        await ok(client, "update_memory", uri="find://b", content=" 部署 again", append=True)
+        alice = await ok(client, "search_memory", query="部署", author="alice")
+        bob = await ok(client, "search_memory", query="部署", author="bob")
+        everyone = await ok(client, "search_memory", query="部署")
+        refused = await call(client, "search_memory", query="部署", author="../bob")
+    assert sorted(hit["uri"] for hit in alice["hits"]) == ["find://a", "find://c"]
+    assert [hit["uri"] for hit in bob["hits"]] == ["find://b"]
+    assert everyone["count"] == 3
+    assert (
+        refused["error"]["code"] == "INVALID_ARGUMENT" and refused["error"]["details"]["argument"] == "author"
+    )
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_a_bad_author_filter_is_invalid_argument_naming_it(
     memory_client: MemoryClient, language: str
@@ -192,13 +214,17 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
     """A memory.db of schema 3 (tags and links, no authors) opens; its versions have no author
     ("from before members were recorded") and the next change records its member."""
     from hostd_db import SqliteDatabase
-    from hostd_memory import store
 
     path = hostd_data_dir / "memory" / "memory.db"
-    old = store.MemoryStore.__new__(store.MemoryStore)
-    database = SqliteDatabase(path, [old._with_functions(m) for m in store.MIGRATIONS[:3]])
+    from hostd_memory.search import words_text
+    from released_schema import MIGRATIONS
+
+    database = SqliteDatabase(  # a file made by the release before the shared schema
+        path,
+        MIGRATIONS[:3],
+        on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
+    )
     conn = database.connection()
-    store.MemoryStore._register(conn)
     with database.write() as tx:
         tx.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, version, "
@@ -219,7 +245,7 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
         by_alice = await ok(client, "list_memories", author="alice")
         exported = await ok(client, "export_memories", include_versions=True)
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS) == 4
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
     assert before["memory"]["author"] is None and before["memory"]["tags"] == ["kept"]
     assert _authors(versions["versions"]) == [(3, "alice"), (2, None), (1, None)]
     assert [m["memory"]["uri"] for m in by_alice["memories"]] == ["old://note"]

@@ -9,10 +9,11 @@ import pytest
 from hostd_memory import search, store
 from hostd_memory.store import Filters, ImportItem, ImportReport, MemoryStore
 from hostd_memory.uris import MemoryUri
+from memory_support import sqlite_store
 
 
 def filled(tmp_path: Path, count: int) -> MemoryStore:
-    memories = MemoryStore(tmp_path / "memory.db")
+    memories = sqlite_store(tmp_path / "memory.db")
     items = [
         ImportItem(
             MemoryUri("bulk", f"n{i}"),
@@ -100,7 +101,7 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
 ) -> None:
     """The relaxed stage ranks the memories holding the rarest pieces, not the newest matches."""
     monkeypatch.setattr(store.tuning, "RELAXED_RANK_CAP", 20)
-    memories = MemoryStore(tmp_path / "memory.db")
+    memories = sqlite_store(tmp_path / "memory.db")
     items = bulk(300, "第{i}条 common words", first=[("target://oldest", "限流阈值 common 每秒 50 次")])
     memories.import_items(items, "skip", ImportReport(), author="test")
     hits = memories.search(search.plan_query("限流 words"), Filters(), 10)
@@ -112,7 +113,7 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
 def test_a_service_name_in_many_memories_still_ranks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A piece too broad to fetch by (more than the cap) still adds to the score of the candidates."""
     monkeypatch.setattr(store.tuning, "RELAXED_RANK_CAP", 20)
-    memories = MemoryStore(tmp_path / "memory.db")
+    memories = sqlite_store(tmp_path / "memory.db")
     first = [
         ("notes://other-timeout", "chat-service: the client timeout is 5s"),
         ("notes://wanted-timeout", "billing-service: the client timeout is 5s"),
@@ -127,7 +128,7 @@ def test_a_service_name_in_many_memories_still_ranks(tmp_path: Path, monkeypatch
 
 
 def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_path: Path) -> None:
-    memories = MemoryStore(tmp_path / "memory.db")
+    memories = sqlite_store(tmp_path / "memory.db")
     items = bulk(1_200, "memory {i}: limited edition", last=[("target://deploy", "Deploying the rate limit")])
     memories.import_items(items, "skip", ImportReport(), author="test")
     conn = memories._conn()
@@ -143,7 +144,7 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
 
 
 def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: Path) -> None:
-    memories = MemoryStore(tmp_path / "memory.db")
+    memories = sqlite_store(tmp_path / "memory.db")
     memories.import_items(bulk(1_000, "entry {i} about caching"), "skip", ImportReport(), author="test")
     conn = memories._conn()
     structure = conn.execute("SELECT block FROM memory_words_data WHERE id = 10").fetchone()[0]

@@ -373,13 +373,17 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
 ) -> None:
     """A memory.db written by schema 2 (before tags and links) opens, keeps everything, and takes tags."""
     from hostd_db import SqliteDatabase
-    from hostd_memory import store
 
     path = hostd_data_dir / "memory" / "memory.db"
-    old = store.MemoryStore.__new__(store.MemoryStore)
-    database = SqliteDatabase(path, [old._with_functions(m) for m in store.MIGRATIONS[:2]])
+    from hostd_memory.search import words_text
+    from released_schema import MIGRATIONS
+
+    database = SqliteDatabase(  # a file made by the release before the shared schema
+        path,
+        MIGRATIONS[:2],
+        on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
+    )
     conn = database.connection()
-    store.MemoryStore._register(conn)
     with database.write() as tx:
         tx.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, version) "
@@ -402,7 +406,7 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
         listed = await ok(client, "list_memories", tags=["迁移"], created_before="2025-06-01")
         versions = await ok(client, "get_memory_versions", uri="old://note")
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS) == 4
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
     assert (
         read["content"] == "旧的笔记 v2" and read["memory"]["tags"] == [] and read["memory"]["version"] == 2
     )

@@ -43,9 +43,9 @@ def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subpro
 
 def test_migrate_then_memories_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
     pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
-    assert pending.returncode == 1 and "memory: version 0 of 1" in pending.stdout
+    assert pending.returncode == 1 and "memory: version 0 of 4" in pending.stdout
     applied = _hostd(tmp_path, postgres_url, "db", "migrate")
-    assert applied.returncode == 0 and "memory: version 1: current" in applied.stdout
+    assert applied.returncode == 0 and "memory: version 4: current" in applied.stdout
     arguments = json.dumps({"uri": "team://cache", "content": "团队共享的缓存策略", "tags": ["团队"]})
     created = _hostd(tmp_path, postgres_url, "call", "create_memory", "--json", arguments)
     assert created.returncode == 0, created.stderr
@@ -162,10 +162,8 @@ async def _local_memories(data_dir: Path, roots: Path) -> None:
 async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
-    from hostd_db import PostgresDatabase
-    from hostd_memory.store import MemoryStore
-    from hostd_memory.store.postgres import PG_MIGRATIONS, PostgresMemoryStore
     from hostd_memory.team_copy import snapshot
+    from memory_support import sqlite_store, team_store
 
     data_dir = tmp_path / "data"
     await _local_memories(data_dir, hostd_roots)
@@ -175,9 +173,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         "memory: links: 1 copied, 0 unchanged, memories: 4 copied, 0 unchanged, "
         "sessions: 1 copied, 0 unchanged, versions: 7 copied, 0 unchanged\n" in first.stdout
     ), first.stdout
-    local = MemoryStore(data_dir / "memory" / "memory.db")
-    database = PostgresDatabase(postgres_url, "memory", PG_MIGRATIONS)
-    team = PostgresMemoryStore(database)
+    local = sqlite_store(data_dir / "memory" / "memory.db")
+    team = team_store(postgres_url)
     try:
         uris = [r[0] for r in local._conn().execute("SELECT uri FROM memories ORDER BY id")]
         assert len(uris) == 4  # the session's memory too
@@ -199,14 +196,40 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
 
         from hostd_memory.store import Change
 
+        # A local version made after the copy extends the team's history: a fast-forward, copied
+        # with its author and reported as updated, not a conflict (issue 27, item 8).
+        local.update("proj://db", edit=None, change=Change(priority=8), author="alice")
+        local.add_alias("proj://db", "new://alias")
+        forward = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert forward.returncode == 0, forward.stdout + forward.stderr
+        assert (
+            "memory: links: 0 copied, 1 unchanged, memories: 0 copied, 1 updated, 3 unchanged, "
+            "sessions: 0 copied, 1 unchanged, versions: 1 copied, 7 unchanged\n" in forward.stdout
+        ), forward.stdout
+        assert "CONFLICT" not in forward.stdout
+        mine, theirs = snapshot(local._conn(), "proj://db"), snapshot(team._conn(), "proj://db")
+        assert mine is not None and theirs is not None and theirs[1] == mine[1]
+        assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (
+            "alice",
+            "proj://db",
+        )
+        assert [h.memory.uri for h in team.search(_plan("数据库"), _filters(), 5)] == ["proj://db"]
+
+        # The team went on from there: the local memory has nothing new, so it is already there.
         team.update("proj://db", edit=None, change=Change(priority=9), author="team")
+        behind = _hostd(tmp_path, postgres_url, "db", "copy")
+        assert behind.returncode == 0 and "CONFLICT" not in behind.stdout, behind.stdout
+        assert "memories: 0 copied, 4 unchanged" in behind.stdout, behind.stdout
+
+        # Both went on from the same version: the histories diverge, a conflict left as it is.
+        local.update("proj://db", edit=None, change=Change(priority=1), author="alice")
         conflict = _hostd(tmp_path, postgres_url, "db", "copy")
         assert conflict.returncode == 1, conflict.stdout
         assert "memory: CONFLICT memory proj://db differs in the team database" in conflict.stdout
         assert team.resolve("proj://db")[0].priority == 9  # never overwritten
     finally:
         local.close()
-        database.close()
+        team.close()
 
 
 def _plan(query: str) -> Any:

@@ -145,6 +145,26 @@ async def test_aliases_that_are_taken_are_reported_not_fatal(memory_client: Memo
     assert result["created"] == 1 and result["errors"][0]["problem"] == "alias_taken"
 
 
+async def test_an_alias_naming_its_own_memory_is_reported_with_its_index(memory_client: MemoryClient) -> None:
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": "a://first", "content": "x"},
+            {"uri": "a://self", "content": "y", "aliases": ["a://other", "A://self"]},
+        ],
+    }
+    async with memory_client() as client:
+        result = await ok(client, "import_memories", data=document)
+        read = await ok(client, "read_memory", uri="a://other")
+    assert result["created"] == 2
+    assert read["memory"]["uri"] == "a://self"
+    [error] = result["errors"]
+    assert error["index"] == 1 and error["problem"] == "alias_to_itself", error
+    assert error["field"] == "aliases.1" and error["code"] == "INVALID_ARGUMENT"
+    assert "own URI" in error["message"]
+
+
 async def test_export_filters_by_domain(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
         await fill(client)

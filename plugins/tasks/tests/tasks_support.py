@@ -67,6 +67,9 @@ RECORD_KEYS = {
     "subtasks",
     "created_by",
     "claimed_by",
+    "lease_expires_at",
+    "claim_count",
+    "expired_claims",
 }
 
 

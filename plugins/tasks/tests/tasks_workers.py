@@ -194,5 +194,60 @@ def write_until_killed(data_dir: str, name: str, backend: dict[str, Any]) -> Non
     anyio.run(run)
 
 
+def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_seconds: int) -> None:
+    """Claim the next task as ``member`` with a short lease, print it, then hang until killed.
+
+    Run as a script by the lease test, which SIGKILLs it: an agent that died holding a claim.
+    """
+    import anyio
+
+    act_as(member)
+    host = _host(data_dir, backend)
+
+    async def run() -> None:
+        claimed, is_error = await host.call("get_next_task", {"claim": True, "lease_seconds": lease_seconds})
+        assert not is_error and claimed["task"] is not None, claimed
+        print(json.dumps({"task_id": claimed["task"]["task_id"]}), flush=True)
+        await anyio.sleep(3600)
+
+    anyio.run(run)
+
+
+def claim_when_free(
+    data_dir: str, backend: dict[str, Any], worker: int, deadline_s: float, barrier: Any, results: Any
+) -> None:
+    """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes."""
+    import anyio
+
+    act_as(worker_member(worker))
+    host = _host(data_dir, backend)
+    claimed: list[dict[str, Any]] = []
+    errors: list[str] = []
+
+    async def run() -> None:
+        give_up = time.monotonic() + deadline_s
+        while time.monotonic() < give_up:
+            envelope, is_error = await host.call("get_next_task", {"claim": True, "lease_seconds": 60})
+            if is_error:
+                errors.append(str(envelope["error"]))
+                return
+            if envelope["task"] is not None:
+                claimed.append({"task_id": envelope["task"]["task_id"], "at": time.time()})
+                return
+            await anyio.sleep(0.05)
+
+    try:
+        barrier.wait(BARRIER_TIMEOUT)
+        started = time.time()
+        anyio.run(run)
+        finished = time.time()
+    finally:
+        host.shutdown()
+    results.put({"worker": worker, "claimed": claimed, "errors": errors, "start": started, "end": finished})
+
+
 if __name__ == "__main__":
-    write_until_killed(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))
+    if sys.argv[1] == "claim-and-hang":
+        claim_and_hang(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5]))
+    else:
+        write_until_killed(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

@@ -59,7 +59,7 @@ async def test_dependencies_both_ways_and_subtasks(connect: Connect) -> None:
     assert middle["dependents"] == [{"task_id": "top", "title": "top", "status": "pending"}]
     assert middle["subtasks"] == [{"task_id": "kid", "title": "child", "status": "pending"}]
     assert middle["task"]["subtasks"]["total"] == 1
-    assert "1 dependencies, 1 dependents, 1 subtasks" in middle["message"]
+    assert "1 history entry, 1 dependency, 1 dependent, 1 subtask." in middle["message"]
 
 
 async def test_the_linked_session_comes_from_deep_thinking(connect_in_memory: Connect) -> None:

@@ -292,3 +292,64 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
     assert sorted(t["title"] for t in list_all(hostd_data_dir, backend)) == sorted(titles_written)
     # Proof the kills landed inside the work, not only between finished rounds.
     assert unprinted_writes >= 1
+
+
+@pytest.mark.slow
+def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
+    hostd_data_dir: Path, backend: dict[str, Any]
+) -> None:
+    """An agent process claims with a 2 s lease and is SIGKILLed; four agent processes asking every
+    50 ms get its task once the lease has lapsed, and only one of them gets it."""
+
+    async def seed(host: Host) -> None:
+        envelope, is_error = await host.call("create_task", {"title": "the only task", "task_id": "job"})
+        assert not is_error, envelope
+
+    on_host(hostd_data_dir, backend, seed)
+    crashed = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(tasks_workers.__file__)),
+            "claim-and-hang",
+            str(hostd_data_dir),
+            "crashed-agent",
+            json.dumps(backend),
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert crashed.stdout is not None and crashed.stderr is not None
+    line = crashed.stdout.readline()
+    crashed.send_signal(signal.SIGKILL)
+    crashed.wait(timeout=30)
+    stderr = crashed.stderr.read()
+    crashed.stdout.close()
+    crashed.stderr.close()
+    assert json.loads(line or "null") == {"task_id": "job"}, stderr
+
+    results = run_workers(tasks_workers.claim_when_free, lambda n: (str(hostd_data_dir), backend, n, 20.0))
+    assert all(not r["errors"] for r in results), [r["errors"] for r in results]
+    claims = [(r["worker"], c["task_id"]) for r in results for c in r["claimed"]]
+    assert len(claims) == 1 and claims[0][1] == "job", claims
+
+    async def read(host: Host) -> Any:
+        envelope, is_error = await host.call("get_task", {"task_id": "job"})
+        assert not is_error, envelope
+        return envelope
+
+    details = on_host(hostd_data_dir, backend, read)
+    winner = tasks_workers.worker_member(claims[0][0])
+    task = details["task"]
+    assert (task["status"], task["claimed_by"]) == ("in_progress", winner)
+    assert (task["claim_count"], task["expired_claims"]) == (2, 1)
+    events = [(h["event"], h["by"], h["details"].get("holder")) for h in details["history"]]
+    assert events == [
+        ("created", getpass.getuser(), None),
+        ("claimed", "crashed-agent", None),
+        ("lease_expired", None, "crashed-agent"),
+        ("claimed", winner, None),
+    ]
+    expired_at, reclaimed_at = (h["at"] for h in details["history"][2:])
+    assert reclaimed_at >= expired_at

@@ -25,7 +25,7 @@ TEAM = {"storage": {"url_env": TEAM_DATABASE_ENV, "connect_timeout_seconds": 2}}
 async def test_a_busy_sqlite_file_is_file_locked_with_a_hint_and_nothing_written(
     hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
-    monkeypatch.setattr("hostd_tasks.store.sqlite.SQLITE_BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr("hostd_db.database.SQLITE_BUSY_TIMEOUT_MS", 200)
     async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config={"language": language}) as client:
         await create(client, "first")
         other = sqlite3.connect(hostd_data_dir / "tasks" / "tasks.db", isolation_level=None)
@@ -246,18 +246,19 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
         )
 
     pending = migrate("--check")
-    assert pending.returncode == 1 and "tasks: version 0 of 2" in pending.stdout, pending.stdout
+    assert pending.returncode == 1 and "tasks: version 0 of 3" in pending.stdout, pending.stdout
     applied = migrate()
-    assert applied.returncode == 0 and "tasks: version 2: current" in applied.stdout, applied.stdout
+    assert applied.returncode == 0 and "tasks: version 3: current" in applied.stdout, applied.stdout
     assert migrate("--check").returncode == 0
 
 
 def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
     """Tasks and history written before members were recorded read as null (unknown)."""
     pytest.importorskip("psycopg")
-    from hostd_db import PostgresDatabase
-    from hostd_tasks.store.postgres import PostgresTaskStore
-    from hostd_tasks.store.schema import PG_MIGRATIONS
+    from hostd_db import PostgresBackend, PostgresDatabase, TeamDatabaseSettings
+    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store.schema import schema
+    from released_schema import PG_MIGRATIONS
 
     old = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS[:1])
     try:
@@ -269,8 +270,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
             conn.execute("INSERT INTO task_history (task_id, event, at) VALUES ('old', 'created', now())")
     finally:
         old.close()
-    database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
-    store = PostgresTaskStore(database)
+    database = PostgresBackend(TeamDatabaseSettings(postgres_url), "tasks", schema("tasks.db"))
+    store = TaskStore(database)
     try:
         before = store.get("old")
         history = store.details("old").history
@@ -283,21 +284,24 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     assert [(h.event, h.by) for h in history] == [("created", None)]
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
-    assert (status.current, status.known) == (2, 2)
+    # The release's version 1 stands for version 2 of the shared schema; version 3 added the members.
+    assert (status.current, status.known) == (3, 3)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:
     """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
     pytest.importorskip("psycopg")
-    from hostd_db import PostgresDatabase
+    from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_db.pgtext import QmarkConnection
-    from hostd_tasks.store.postgres import PostgresTaskStore
+    from hostd_tasks.store import TaskStore
     from hostd_tasks.store.queries import NEXT_READY
-    from hostd_tasks.store.schema import PG_MIGRATIONS
+    from hostd_tasks.store.schema import schema
 
-    database = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS)
-    store = PostgresTaskStore(database)
+    backend = PostgresBackend(TeamDatabaseSettings(postgres_url), "tasks", schema("tasks.db"))
+    database = backend.database
+    store = TaskStore(backend)
     try:
+        backend.migrate()
         with database.write() as conn:
             conn.execute(
                 "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "

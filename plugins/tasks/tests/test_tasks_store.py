@@ -19,8 +19,23 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
+from hostd_db import SqliteBackend
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
-from hostd_tasks.store.sqlite import SqliteTaskStore
+from hostd_tasks.store.schema import schema
+
+
+class SqliteTaskStore(TaskStore):  # type: ignore[misc]  # hostd_tasks ships no py.typed yet
+    """The store on a SQLite file opened here, as the host opens it, with the file at hand."""
+
+    database: SqliteBackend
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(SqliteBackend(path, "tasks", schema(path.name)))
+        self.db = self.database.db
+
+    def close(self) -> None:
+        self.database.close()
 
 
 @pytest.fixture
@@ -143,7 +158,7 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
@@ -187,7 +202,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     assert offered.task is not None and offered.task.task_id == "next"
     assert after.labels == ["upgrade"] and [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1 == 4  # + leases
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -195,7 +210,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
     from hostd_db import SqliteDatabase
-    from hostd_tasks.store.schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
@@ -237,7 +252,56 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert unknown.total == 0 and [t.task_id for t in mine.tasks] == ["old"]
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1 == 4  # + leases
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_path: Path) -> None:
+    """Tasks in_progress before leases get the default lease from the upgrade; claims are counted
+    from the history; a lease that later lapses frees the task as any other."""
+    from hostd_db import SqliteDatabase
+    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
+
+    path = tmp_path / "tasks.db"
+    stamp = "2026-01-02T03:04:05.123456+00:00"
+    with SqliteDatabase(path, MIGRATIONS) as old, old.write() as conn:
+        conn.executemany(
+            "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at, claimed_by) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?)",
+            [
+                ("held", "held", "in_progress", stamp, stamp, "dora"),
+                ("done", "done", "completed", stamp, stamp, "dora"),
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, 'dora', ?)",
+            [
+                ("held", "claimed", stamp, '{"from": "pending", "to": "in_progress"}'),
+                ("done", "status", stamp, '{"from": "pending", "to": "in_progress"}'),
+                ("done", "status", stamp, '{"from": "in_progress", "to": "pending"}'),
+                ("done", "claimed", stamp, '{"from": "pending", "to": "in_progress"}'),
+                ("done", "status", stamp, '{"from": "in_progress", "to": "completed"}'),
+            ],
+        )
+    upgraded_at = datetime.now(UTC)
+    store = SqliteTaskStore(path)
+    try:
+        held, done = store.get("held"), store.get("done")
+        renewed = store.renew("held", by="dora", lease_seconds=1)
+        with store.database.db.write() as conn:  # as if a second passed: the lease lapsed
+            conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'held'", (stamp,))
+        offered = store.next_task(claim=True, by="erin", lease_seconds=60).task
+    finally:
+        store.close()
+    assert held.lease_expires_at is not None
+    assert 1799 <= (held.lease_expires_at - upgraded_at).total_seconds() <= 1801 + 60
+    assert (held.claim_count, held.expired_claims, done.claim_count) == (1, 0, 2)
+    assert done.lease_expires_at is None
+    assert renewed.lease_expires_at is not None and renewed.lease_expires_at < held.lease_expires_at
+    assert offered is not None and offered.task_id == "held" and offered.claimed_by == "erin"
+    assert (offered.claim_count, offered.expired_claims) == (2, 1)
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -264,3 +328,22 @@ def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStor
         assert large[name] <= small[name] * 1.5 + 50, (
             f"{name}: {small[name]} steps at 100, {large[name]} at 10,000"
         )
+
+
+def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    pytest.importorskip("psycopg")
+    from hostd_tasks.store.schema import POSTGRES_ONLY_COLUMNS, SQLITE_ONLY_TABLES
+    from hostd_testing.schemas import check_schema_parity
+
+    held = check_schema_parity(
+        schema("tasks.db"),
+        "tasks",
+        tmp_path,
+        postgres_url,
+        sqlite_only_tables=[SQLITE_ONLY_TABLES],
+        postgres_only_columns=POSTGRES_ONLY_COLUMNS,
+    )
+    assert set(held["sqlite"]) - set(held["postgres"]) >= {"task_search"}  # FTS5: SQLite's own
+    assert "search" in held["postgres"]["tasks"] and "search" not in held["sqlite"]["tasks"]

@@ -142,8 +142,8 @@ async def test_tasks_stuck_behind_failed_work_are_named_and_counted(connect: Con
         retried = await ok(client, "get_task_stats")
     assert answer["task"] is None
     assert answer["stuck"] == [
-        {"task_id": "deploy", "title": "deploy", "failed": ["migrate"]},
-        {"task_id": "umb", "title": "umbrella", "failed": ["part"]},
+        {"task_id": "deploy", "title": "deploy", "failed": ["migrate"], "via_parent": None},
+        {"task_id": "umb", "title": "umbrella", "failed": ["part"], "via_parent": None},
     ]
     assert "deploy (migrate)" in answer["message"] and "umb (part)" in answer["message"]
     assert stats["stuck_behind_failed"] == 2
@@ -163,3 +163,47 @@ async def test_stuck_messages_in_chinese(connect_in_memory: Connect) -> None:
     assert "1 个待执行任务卡在失败的任务之后" in stats["message"]
     assert split["message"] == "已将任务 b 拆分为 1 个子任务：s。"
     assert "Stuck" not in answer["message"]
+
+
+async def test_get_next_task_names_stuck_work_even_when_it_offers_a_task(connect: Connect) -> None:
+    """Before: with any other task free, ``stuck`` was empty and the message silent about failed work."""
+    async with connect() as client:
+        await create(client, "migrate db", task_id="migrate", priority="P0")
+        await create(client, "release", task_id="release", depends_on=["migrate"])
+        await create(client, "write notes", task_id="notes", parent_id="release")
+        await create(client, "free work", task_id="free", priority="P1")
+        await walk_to(client, "migrate", "failed")
+        offered = await ok(client, "get_next_task")
+        claimed = await ok(client, "get_next_task", claim=True)
+        stats = await ok(client, "get_task_stats")
+    # "notes" is a subtask of "release", which waits on failed work: it is named through its parent
+    expected = [
+        {"task_id": "release", "title": "release", "failed": ["migrate"], "via_parent": None},
+        {"task_id": "notes", "title": "write notes", "failed": ["migrate"], "via_parent": "release"},
+    ]
+    for answer in (offered, claimed):
+        assert answer["task"] is not None and answer["task"]["task_id"] in {"free", "notes"}
+        assert answer["stuck"] == expected
+        assert "2 pending tasks are stuck behind failed work" in answer["message"]
+        assert (
+            "release (migrate)" in answer["message"] and "notes (via release: migrate)" in answer["message"]
+        )
+    assert stats["stuck_behind_failed"] == 2
+
+
+async def test_one_stuck_task_is_counted_in_the_singular(connect_in_memory: Connect) -> None:
+    """Before: '1 pending tasks are stuck'."""
+    async with connect_in_memory() as client:
+        await create(client, "a", task_id="a")
+        await create(client, "b", task_id="b", depends_on=["a"])
+        await walk_to(client, "a", "failed")
+        answer = await ok(client, "get_next_task")
+        stats = await ok(client, "get_task_stats")
+        split = await ok(client, "split_task", task_id="b", subtasks=[{"title": "one", "task_id": "s"}])
+        listed = await ok(client, "list_tasks", status="failed")
+    assert "1 pending task is stuck behind failed work" in stats["message"]
+    assert stats["message"].startswith("2 tasks:")
+    assert "the one pending task waits" in answer["message"]
+    assert "1 pending task is stuck behind failed work" in answer["message"]
+    assert split["message"] == "Split task b into 1 subtask: s."
+    assert listed["message"] == "1 of 1 matching task, most urgent first."

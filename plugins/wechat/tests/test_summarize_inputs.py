@@ -117,6 +117,34 @@ async def test_refused_files_are_explained_in_chinese(
     assert "允许" in envelope["error"]["details"]["problems"][0]["message"]
 
 
+async def test_inputs_swapped_for_links_after_the_check_are_path_not_allowed_each(
+    hostd_data_dir: Path, hostd_roots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file passed the path check, then each was replaced by a link (out of the roots, to a
+    device) before it was read: the refusal is the path rules' for each file, not "not UTF-8"."""
+    from hostd_wechat.tools import digest
+
+    outside = _write(tmp_path, "outside/secret.md")
+    inputs = [_write(hostd_roots, "in/a.md"), _write(hostd_roots, "in/b.md")]
+    targets = [outside, Path("/dev/zero")]
+    checked = digest.collect
+
+    def collect_then_swap(*args: Any, **kwargs: Any) -> list[Path]:
+        paths: list[Path] = checked(*args, **kwargs)
+        for path, target in zip(inputs, targets, strict=True):
+            path.unlink()
+            path.symlink_to(target)
+        return paths
+
+    monkeypatch.setattr(digest, "collect", collect_then_swap)
+    envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": ["in/a.md", "in/b.md"]})
+    assert envelope["status"] == "error", envelope
+    assert envelope["error"]["code"] == "PATH_NOT_ALLOWED", envelope["error"]
+    assert "UTF-8" not in envelope["error"]["hint"]
+    problems = envelope["error"]["details"]["problems"]
+    assert [(p["path"], p["code"]) for p in problems] == [(str(p), "PATH_NOT_ALLOWED") for p in inputs]
+
+
 def _read_in_thread(path: Path) -> tuple[threading.Thread, dict[str, Any]]:
     from hostd_wechat.sources import read_source
 

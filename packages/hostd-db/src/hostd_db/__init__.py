@@ -1,5 +1,10 @@
 """The database layer hostd plugins share.
 
+A plugin declares its tables once (``Schema``: ``Table``, ``Column``, ``Index``... rendered for
+both engines) and writes its store once against ``Database`` (``read(work)``, ``write(work,
+lock=)``, a ``Connection`` taking ``?`` placeholders, the ``Dialect``'s few differing
+spellings); the host opens and migrates it (``open_database``).
+
 SQLite is the embedded default for one user: ``SqliteDatabase`` (a file shared by threads and
 processes: WAL, busy timeout, ``BEGIN IMMEDIATE`` writes, migrations counted in
 ``user_version``). PostgreSQL serves teams: ``PostgresDatabase`` keeps a pool, a schema per
@@ -15,22 +20,50 @@ first used, psycopg when a ``PostgresDatabase`` first connects.
 from typing import TYPE_CHECKING, Any
 
 from hostd_db.clock import utc_now, utc_stamp
+from hostd_db.database import (
+    POSTGRES,
+    SQLITE,
+    Connection,
+    Database,
+    Dialect,
+    PostgresBackend,
+    SqliteBackend,
+    TeamDatabaseSettings,
+    open_database,
+)
 from hostd_db.errors import DatabaseError, busy_as_file_locked
 from hostd_db.postgres import PostgresDatabase, SchemaStatus, schema_name
+from hostd_db.schema import AddColumn, Column, ColumnType, Index, Only, Schema, Table
 from hostd_db.urls import describe_url, is_postgres_url
 
 if TYPE_CHECKING:
     from hostd_db.sqlite import SqliteDatabase, SqliteMigration
 
 __all__ = [
+    "POSTGRES",
+    "SQLITE",
+    "AddColumn",
+    "Column",
+    "ColumnType",
+    "Connection",
+    "Database",
     "DatabaseError",
+    "Dialect",
+    "Index",
+    "Only",
+    "PostgresBackend",
     "PostgresDatabase",
+    "Schema",
     "SchemaStatus",
+    "SqliteBackend",
     "SqliteDatabase",
     "SqliteMigration",
+    "Table",
+    "TeamDatabaseSettings",
     "busy_as_file_locked",
     "describe_url",
     "is_postgres_url",
+    "open_database",
     "schema_name",
     "utc_now",
     "utc_stamp",

@@ -9,8 +9,12 @@ Why it is built this way:
   and rolls back when it raises, whatever the pool does with the connection afterwards.
 - ``run(work)`` retries the whole unit of work on a serialization failure or a deadlock (the
   database rolled it back, so running it again is safe), a bounded number of times with
-  jittered backoff. A lost connection is never retried: a COMMIT whose answer was lost may
-  have been applied, so the caller gets ``UNAVAILABLE`` and decides.
+  jittered backoff. A connection lost during the work or its COMMIT is never retried: a COMMIT
+  whose answer was lost may have been applied, so the caller gets ``UNAVAILABLE`` and decides.
+- The pool lends connections without checking them first (a check is one more round trip on
+  every call). A pooled connection the server has dropped since (a restart, an idle timeout,
+  ``pg_terminate_backend``) fails at ``BEGIN``, before anything of the work was sent: ``run``
+  then drops the pool's other dead connections and runs the work once more on a fresh one.
 - Migrations run under one transaction-scoped advisory lock and re-read the recorded version
   after taking it, so processes starting together apply each migration exactly once. DDL is
   transactional in PostgreSQL: a failed migration leaves nothing behind.
@@ -30,7 +34,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -68,6 +72,10 @@ def _is_connection_failure(exc: Exception) -> bool:
     """
     state = getattr(exc, "sqlstate", None)
     return state is None or state.startswith("08") or state in _SESSION_ENDED
+
+
+class _StaleConnection(Exception):
+    """A lent connection was found dead at BEGIN: nothing of the work reached the server."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ class PostgresDatabase:
         statement_timeout_ms: int = 30_000,
         attempts: int = 5,
         auto_migrate: bool = True,
+        version_aliases: Mapping[int, int] | None = None,
     ) -> None:
         self.url = url
         self.where = describe_url(url)
@@ -121,6 +130,7 @@ class PostgresDatabase:
         self._statement_timeout_ms = statement_timeout_ms
         self._attempts = attempts
         self._auto_migrate = auto_migrate
+        self._version_aliases = dict(version_aliases or {})
         self._reset_process_state()
 
     def _reset_process_state(self) -> None:
@@ -155,7 +165,6 @@ class PostgresDatabase:
             max_size=self._max_connections,
             kwargs=self._connection_kwargs(),
             timeout=self._connect_timeout_s,
-            check=ConnectionPool.check_connection,
             open=False,
             name=f"hostd-{self.component}",
         )
@@ -227,18 +236,47 @@ class PostgresDatabase:
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection[dict[str, Any]]]:
-        with self._translated(), self.pool().connection() as connection, connection.transaction():
+        import psycopg
+
+        with self._translated(), self.pool().connection() as connection, contextlib.ExitStack() as stack:
+            try:  # the first use of the lent connection: nothing of the work has been sent yet
+                stack.enter_context(connection.transaction())
+            except psycopg.OperationalError as exc:
+                if _is_connection_failure(exc):
+                    raise _StaleConnection from exc
+                raise
             if not write:
                 connection.execute("SET TRANSACTION READ ONLY")
             yield connection
 
+    @contextlib.contextmanager
+    def _begun(self, *, write: bool) -> Iterator[Connection[dict[str, Any]]]:
+        """A transaction on a lent connection; one found dead at BEGIN is replaced once."""
+        with contextlib.ExitStack() as stack:
+            try:
+                connection = stack.enter_context(self._transaction(write=write))
+            except _StaleConnection:
+                logger.info("database %s: a pooled connection was dead; using a fresh one", self.where)
+                self._drop_dead_connections()
+                try:
+                    connection = stack.enter_context(self._transaction(write=write))
+                except _StaleConnection as exc:  # a fresh one failed too: the server is gone
+                    logger.warning("database %s: connection lost: %s", self.where, exc.__cause__)
+                    raise DatabaseError("connection_lost", where=self.where) from None
+            yield connection
+
+    def _drop_dead_connections(self) -> None:
+        """Check the pool's idle connections (only after one was found dead) and drop the broken ones."""
+        if self._pool is not None:
+            self._pool.check()
+
     def write(self) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
         """One read-write transaction (committed at the end, rolled back on an exception)."""
-        return self._transaction(write=True)
+        return self._begun(write=True)
 
     def read(self) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
         """One read-only transaction."""
-        return self._transaction(write=False)
+        return self._begun(write=False)
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[Connection[dict[str, Any]]]:
@@ -252,17 +290,18 @@ class PostgresDatabase:
         from psycopg import errors as pg_errors
 
         delay = _FIRST_BACKOFF_S
-        for attempt in range(1, self._attempts + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
-                with self._transaction(write=write) as connection:
+                with self._begun(write=write) as connection:
                     return work(connection)
             except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
-                if attempt == self._attempts:
+                if attempt >= self._attempts:
                     logger.warning("database %s: giving up after %d attempts: %s", self.where, attempt, exc)
                     raise DatabaseError("contention", where=self.where, attempts=attempt) from None
             time.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, _LONGEST_BACKOFF_S)
-        raise AssertionError("unreachable")
 
     # -- migrations ----------------------------------------------------------------------------
 
@@ -273,7 +312,9 @@ class PostgresDatabase:
         row = connection.execute(
             f"SELECT version FROM {_VERSIONS_TABLE} WHERE component = %s", (self.component,)
         ).fetchone()
-        return int(row["version"]) if row else 0
+        recorded = int(row["version"]) if row else 0
+        # An earlier release's number for the same tables (see ``hostd_db.Schema.postgres_versions``).
+        return self._version_aliases.get(recorded, recorded)
 
     def schema_status(self) -> SchemaStatus:
         """The recorded version against the code's, without changing anything."""

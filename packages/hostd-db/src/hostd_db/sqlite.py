@@ -79,10 +79,12 @@ class SqliteDatabase:
         migrations: Sequence[SqliteMigration],
         *,
         busy_timeout_ms: int = 10_000,
+        on_connect: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self._migrations = list(migrations)
         self._busy_timeout_ms = busy_timeout_ms
+        self._on_connect = on_connect
         self._reset_process_state()
 
     def _reset_process_state(self) -> None:
@@ -129,6 +131,8 @@ class SqliteDatabase:
             self._retry_while_busy(lambda: connection.execute("PRAGMA journal_mode = WAL"))
             connection.execute("PRAGMA foreign_keys = ON")
             connection.execute("PRAGMA synchronous = NORMAL")
+            if self._on_connect is not None:
+                self._on_connect(connection)
         except BaseException:
             connection.close()
             raise
@@ -211,6 +215,16 @@ class SqliteDatabase:
             if self._user_version(connection) < len(self._migrations):
                 self._apply_missing_migrations(connection)
             self._migrated = True
+
+    def schema_version(self) -> int:
+        """The number of migrations the file has applied (0 for a file not made yet), changing nothing."""
+        if not self.path.exists():
+            return 0
+        connection = sqlite3.connect(self.path, timeout=self._busy_timeout_ms / 1000)
+        try:
+            return self._user_version(connection)
+        finally:
+            connection.close()
 
     @staticmethod
     def _user_version(connection: sqlite3.Connection) -> int:

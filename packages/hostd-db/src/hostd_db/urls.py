@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = ["describe_url", "is_postgres_url"]
 
@@ -15,16 +15,21 @@ def is_postgres_url(url: str) -> bool:
 def describe_url(url: str) -> str:
     """``host:port/database`` of a libpq URL, for messages and logs (no user, no password).
 
-    A value that does not parse as a URL is described only by its scheme, so a mistyped URL
-    with a password in it is never echoed back.
+    libpq also takes the host, port and database as query parameters
+    (``postgresql://u@/hostd?host=/run/pg&port=5433``, the usual way to name a Unix socket
+    folder); they win over the URL's own parts, as they do for libpq, so the description names
+    the socket folder (``/run/pg:5433/hostd``) or host that is really used. A value that does not
+    parse as a URL is described only by its scheme, so a mistyped URL with a password in it is
+    never echoed back.
     """
     try:
         parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = parts.port or 5432
+        query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        host = query.get("host") or parts.hostname or "localhost"
+        port = int(query.get("port") or parts.port or 5432)
     except ValueError:
         return "(an unreadable database URL)"
-    if ":" in host:  # an IPv6 literal
+    if ":" in host and not host.startswith("/"):  # an IPv6 literal
         host = f"[{host}]"
-    database = parts.path.lstrip("/") or "(default database)"
+    database = query.get("dbname") or unquote(parts.path.lstrip("/")) or "(default database)"
     return f"{host}:{port}/{database}"

@@ -174,6 +174,12 @@ def parse_import(raw: Any, session_id: str | None, *, importer: str | None = Non
         )
     if problem == "not_finite":
         raise ImportProblem("metadata", en="holds NaN or Infinity", zh="含有 NaN 或 Infinity")
+    if problem == "not_unicode":
+        raise ImportProblem(
+            "metadata",
+            en="holds a lone surrogate (such as \\udc00), which is not valid Unicode",
+            zh="含有单独的代理码点（如 \\udc00），不是有效的 Unicode",
+        )
     try:
         session = ImportedSession.model_validate(source)
     except ValidationError as exc:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hostd import PluginContext, Text
 from hostd_deep_thinking.models import LinkedTask, Notice
-from hostd_deep_thinking.store import StoreError, store_for
+from hostd_deep_thinking.store import StoreError, session_store
 
 if TYPE_CHECKING:
     from hostd_deep_thinking.models import Settings
@@ -30,7 +30,7 @@ class SessionService:
         self._plugin = plugin
 
     def session_exists(self, session_id: str) -> bool:
-        store = store_for(self._plugin)
+        store = session_store(self._plugin)
         try:
             return store.load(session_id) is not None
         except StoreError:
@@ -38,7 +38,7 @@ class SessionService:
 
     def session_summary(self, session_id: str) -> dict[str, Any] | None:
         try:
-            state = store_for(self._plugin).load(session_id)
+            state = session_store(self._plugin).load(session_id)
         except StoreError:
             return None
         if state is None:

@@ -12,10 +12,9 @@ from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hook
 from hostd_deep_thinking import tools
 from hostd_deep_thinking.links import SESSIONS_SERVICE, SessionService
 from hostd_deep_thinking.models import Settings
-from hostd_deep_thinking.store import team_database
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
+    from hostd_db import Schema
 
 
 @hookimpl
@@ -44,9 +43,11 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext[Settings]) -> PostgresDatabase:
-    """The sessions' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
-    return team_database(context)
+def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
+    """The sessions' tables in the team database (without ``storage`` the sessions are JSON files)."""
+    from hostd_deep_thinking.store.postgres_schema import schema
+
+    return schema()
 
 
 @hookimpl

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from hostd import CopyReport, PluginContext, Text
-from hostd_deep_thinking.store import SessionStore, SessionUnreadable, store_for
+from hostd_deep_thinking.store import SessionStore, SessionUnreadable, session_store
 from hostd_deep_thinking.store.documents import check_document
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def copy_local_sessions(plugin: PluginContext[Settings]) -> CopyReport | None:
     unchanged. ``None`` without ``storage``: the sessions already are the local ones."""
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
 
-    team = store_for(plugin)
+    team = session_store(plugin)
     if not isinstance(team, PostgresSessionStore):
         return None
     return _copy_into(plugin, team)

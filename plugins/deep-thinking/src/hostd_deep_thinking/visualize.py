@@ -2,8 +2,10 @@
 
 Mermaid: regular thoughts chained in order, revisions as dashed arrows to the thought they
 revise, each branch its own subgraph hanging off its origin, references to missing labels
-drawn to a dashed placeholder. Every label is entity-encoded, so no thought text can end a
-label or inject syntax. ASCII follows the spec's notation: ``[n]`` for a thought,
+drawn to a dashed placeholder. Labels are quoted, and the few characters Mermaid reads inside
+a quoted label are entity-encoded, so no thought text can end a label or inject syntax or
+markup, while the rest (CJK punctuation included) stays readable in the source.
+ASCII follows the spec's notation: ``[n]`` for a thought,
 ``<->`` for a revision, ``|->`` for a branch. Both are drawn in the server's language: the
 words on them (headings, "revision", "branch", "missing") are the document's, like an export's.
 """
@@ -27,14 +29,35 @@ def excerpt(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+#: What Mermaid reads inside a quoted label: '"' ends it, '#' starts an entity code, '<' '>' '&'
+#: are HTML in the rendered label, '`' starts a Markdown string, '|' ends an edge label.
+_MERMAID_CODES = {
+    '"': "#quot;",
+    "#": "#35;",
+    "<": "#lt;",
+    ">": "#gt;",
+    "&": "#amp;",
+    "`": "#96;",
+    "|": "#124;",
+}
+
+
 def mermaid_text(text: str) -> str:
-    """Text safe inside a quoted Mermaid label: anything but letters, digits and spaces as ``#code;``."""
+    """Text safe inside a quoted Mermaid label, still readable: only the characters Mermaid reads
+    there are written as ``#code;``, with '%' when next to another (``%%`` starts a comment or an
+    ``%%{init}%%`` directive anywhere in the source) and anything unprintable; CJK punctuation and
+    other ASCII stay as they are."""
     out = []
-    for char in text:
-        if char == " " or (char.isascii() and char.isalnum()) or (not char.isascii() and char.isalnum()):
-            out.append(char)
-        else:
+    for index, char in enumerate(text):
+        code = _MERMAID_CODES.get(char)
+        if code is not None:
+            out.append(code)
+        elif char == "%" and "%" in text[max(0, index - 1) : index] + text[index + 1 : index + 2]:
+            out.append("#37;")
+        elif not char.isprintable():
             out.append(f"#{ord(char)};")
+        else:
+            out.append(char)
     return "".join(out)
 
 

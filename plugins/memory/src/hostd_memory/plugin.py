@@ -1,21 +1,21 @@
-"""hostd hooks of the memory plugin: its settings model and its 18 tools.
+"""hostd hooks of the memory plugin: its settings model, its 18 tools and its dashboard pages.
 
-Nothing heavy happens here: the store opens on the first tool call (``store.store_for``) and the
-host closes it at shut-down. Without ``storage`` it is the SQLite file in the data folder; with
-``storage`` the team database (PostgreSQL), which the host migrates or checks at start-up through
-``hostd_team_database``; ``hostd db copy`` moves the local file's memories into it through
-``hostd_copy_to_team_database``.
+Nothing heavy happens here: the plugin declares its tables (``hostd_database_schema``) and the host
+opens them on the first tool call (``store.memory_store``) and closes them at shut-down. Without
+``storage`` they are the SQLite file in the data folder; with ``storage`` the plugin's schema in the
+team database (PostgreSQL), which the host migrates or checks at start-up; ``hostd db copy`` moves
+the local file's memories into it through ``hostd_copy_to_team_database``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hostd import CopyReport, PluginContext, RegisterTool, hookimpl
+from hostd import CopyReport, PluginContext, RegisterTool, RegisterViews, hookimpl
 from hostd_memory.models import Settings
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
+    from hostd_db import Schema
 
 
 @hookimpl
@@ -60,11 +60,19 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext[Settings]) -> PostgresDatabase:
-    """The memories' tables in the team database, for start-up, ``hostd db migrate`` and ``config check``."""
-    from hostd_memory.store import team_database
+def hostd_register_views(register: RegisterViews, context: PluginContext[Settings]) -> None:
+    """The dashboard's memory pages (``views``): list and search, a memory, its diff, edit, delete."""
+    from hostd_memory.views import register_views
 
-    return team_database(context)
+    register_views(register, context)
+
+
+@hookimpl
+def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
+    """The memories' tables: the SQLite file named by ``database``, or the plugin's team schema."""
+    from hostd_memory.store.schema import schema
+
+    return schema(context.settings.database)
 
 
 @hookimpl

@@ -7,7 +7,14 @@ URI in the team database:
   earlier version, its tags, aliases and author, times and access counts kept -- under a new id;
 - present and equal field by field (``snapshot``: state, versions, aliases): unchanged, so a
   second run changes nothing;
-- present and different, or taken by an alias there: a conflict, reported and never overwritten.
+- present at an earlier point of the same history (every version the team holds, its current
+  one included, is the local version of that number; the local memory has newer ones made
+  after an earlier copy): a fast-forward -- the newer versions are added with their authors and
+  the memory reported as updated;
+- present at a later point of the same history (the team went on from what was copied): already
+  there, unchanged;
+- present and different otherwise (histories that diverge), or taken by an alias there: a
+  conflict, reported and never overwritten.
 
 Links are copied between memories that were copied or found identical (by URI: ids differ
 between the two databases); a link already there is unchanged. Saved sessions are copied once
@@ -62,6 +69,57 @@ def snapshot(conn: Connection, uri: str) -> tuple[int, dict[str, Any]] | None:
             )
         ],
     }
+
+
+def _history(memory: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Every version of a snapshot as ``_VERSION`` values, oldest first, the current state last."""
+    (_uri, _domain, _path, content, priority, disclosure, status, _count, _accessed, _created, updated,
+     version, change, note, tags, author) = memory["state"]  # fmt: skip
+    current = (version, content, priority, disclosure, status, change, note, updated, tags, author)
+    return [*memory["versions"], current]
+
+
+def _extends(longer: dict[str, Any], shorter: dict[str, Any]) -> bool:
+    """Whether ``longer``'s history continues ``shorter``'s: the same memory, every version of
+    ``shorter`` (its current one too) is ``longer``'s version of that number, and ``longer`` has more."""
+    mine, theirs = _history(longer), _history(shorter)
+    created_at = 9
+    return (
+        len(mine) > len(theirs)
+        and mine[: len(theirs)] == theirs
+        and longer["state"][created_at] == shorter["state"][created_at]
+    )
+
+
+def _fast_forward(conn: Connection, team_id: int, local: dict[str, Any], team: dict[str, Any]) -> int:
+    """Bring the team's memory up to the local one's newer versions; how many versions were added.
+
+    The team's current version becomes a kept version (as every write does), then each newer local
+    version up to the current one, which becomes the memory's state; authors and times are kept.
+    Accesses counted on either side are kept (the larger count, the later time).
+    """
+    mine, theirs = _history(local), _history(team)
+    conn.executemany(
+        f"INSERT INTO memory_versions (memory_id, {_VERSION}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(team_id, *v[:8], json.dumps(v[8]), v[9]) for v in mine[len(theirs) - 1 : -1]],
+    )
+    state = local["state"]
+    accessed = [a for a in (state[8], team["state"][8]) if a is not None]
+    conn.execute(
+        "UPDATE memories SET content = ?, priority = ?, disclosure = ?, status = ?, access_count = ?, "
+        "last_accessed_at = ?, updated_at = ?, version = ?, change = ?, change_note = ?, tags = ?, "
+        "author = ? WHERE id = ?",
+        (
+            *state[3:7],
+            max(int(state[7]), int(team["state"][7])),
+            max(accessed) if accessed else None,
+            *state[10:14],
+            json.dumps(state[14]),
+            state[15],
+            team_id,
+        ),
+    )
+    return len(mine) - len(theirs)
 
 
 def _insert(conn: Connection, store: MemoryStore, local: dict[str, Any]) -> int:
@@ -130,17 +188,36 @@ def copy_memories(context: PluginContext[Settings], local: MemoryStore, team: Me
         bucket = report.copied if copied else report.unchanged
         bucket[kind] = bucket.get(kind, 0) + how_many
 
-    with team._write() as conn:
+    with team._write(exclusive=True) as conn:
         team_ids: dict[str, int] = {}
         for uri, (_, memory) in mine.items():
             theirs = snapshot(conn, uri)
             if theirs is not None:
-                if theirs[1] == memory:
-                    team_ids[uri] = theirs[0]
+                team_id, team_memory = theirs
+                if team_memory == memory or _extends(team_memory, memory):  # nothing new here
+                    team_ids[uri] = team_id
                     count("memories", copied=False)
                     count("versions", copied=False, how_many=len(memory["versions"]) + 1)
-                else:
+                    continue
+                new_aliases = [a for a in memory["aliases"] if a not in team_memory["aliases"]]
+                taken = [alias for alias in new_aliases if _taken(conn, alias)]
+                if not _extends(memory, team_memory) or not set(team_memory["aliases"]) <= set(
+                    memory["aliases"]
+                ):
                     report.conflicts.append(differs(uri))
+                elif taken:
+                    report.conflicts.extend(alias_taken(alias, uri) for alias in taken)
+                else:
+                    added = _fast_forward(conn, team_id, memory, team_memory)
+                    for alias in new_aliases:
+                        conn.execute(
+                            "INSERT INTO aliases (alias_uri, memory_id, created_at) VALUES (?, ?, ?)",
+                            (alias, team_id, utc_stamp()),
+                        )
+                    team_ids[uri] = team_id
+                    report.updated["memories"] = report.updated.get("memories", 0) + 1
+                    count("versions", copied=True, how_many=added)
+                    count("versions", copied=False, how_many=len(team_memory["versions"]) + 1)
                 continue
             if _taken(conn, uri):
                 report.conflicts.append(differs(uri))
@@ -177,14 +254,19 @@ def copy_memories(context: PluginContext[Settings], local: MemoryStore, team: Me
 
 def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
     """Copy the plugin's SQLite file (the ``database`` setting) into its team tables."""
-    from hostd_memory.store import open_local_store, store_for
+    from hostd_db import open_database
 
-    if context.storage is None:
+    from hostd_memory.store import memory_store, open_store
+    from hostd_memory.store.schema import schema
+
+    if not context.has_team_database:
         return None  # no team database: the memories already are the local ones
     if not (context.data_dir / context.settings.database).exists():
         return CopyReport()
-    local = open_local_store(context)
+    local = open_store(
+        open_database(schema(context.settings.database), "memory", data_dir=context.data_dir, team=None)
+    )
     try:
-        return copy_memories(context, local, store_for(context))
+        return copy_memories(context, local, memory_store(context))
     finally:
         local.close()

@@ -247,8 +247,13 @@ def _author_of(part: ExportedMemory | ExportedVersion, importer: str | None) -> 
     return part.author if "author" in part.model_fields_set else importer
 
 
-def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> ImportItem:
-    """One memory of the document, validated and normalised; raises what is wrong with it."""
+def _check_item(
+    index: int, raw: Any, seen: set[str], importer: str | None, notes: list[dict[str, Any]]
+) -> ImportItem:
+    """One memory of the document, validated and normalised; raises what is wrong with it.
+
+    What is left out of an item that is still imported (an alias naming the item itself) is
+    appended to ``notes``."""
     exported = ExportedMemory.model_validate(raw)
     uri = parse_uri(exported.uri)
     if uri.is_system:
@@ -256,6 +261,7 @@ def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> I
     if str(uri) in seen:
         raise DocumentError("duplicate_uri", "uri")
     aliases = []
+    itself: list[dict[str, Any]] = []
     for number, alias_text in enumerate(exported.aliases):
         try:
             alias = parse_uri(alias_text)
@@ -263,6 +269,9 @@ def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> I
                 raise InvalidUri("reserved_domain", alias_text)
         except InvalidUri as exc:
             raise DocumentError(f"invalid_uri:{exc.reason}", f"aliases.{number}") from None
+        if str(alias) == str(uri):
+            itself.append(_problem(index, raw, "alias_to_itself", f"aliases.{number}"))
+            continue
         aliases.append(str(alias))
     versions = [
         VersionRow(
@@ -291,6 +300,7 @@ def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> I
         except InvalidUri as exc:
             raise DocumentError(f"invalid_uri:{exc.reason}", f"links.{number}.to") from None
         links.append((str(target), link.relation))
+    notes.extend(itself)
     return ImportItem(
         uri=uri,
         content=exported.content,
@@ -301,7 +311,7 @@ def _check_item(index: int, raw: Any, seen: set[str], importer: str | None) -> I
         updated_at=exported.updated_at,
         version=exported.version,
         access_count=exported.access_count,
-        aliases=[a for a in aliases if a != str(uri)],
+        aliases=aliases,
         versions=versions,
         index=index,
         tags=exported.tags,
@@ -325,7 +335,7 @@ def check_items(
     seen: set[str] = set()
     for index, raw in enumerate(document.memories):
         try:
-            item = _check_item(index, raw, seen, importer)
+            item = _check_item(index, raw, seen, importer, problems)
         except ValidationError as exc:
             first = exc.errors(include_url=False, include_input=False)[0]
             where = ".".join(str(p) for p in first["loc"]) or None

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from hostd import PluginContext, Text, ToolContext, ToolError
 from hostd_tasks.models import LinkedSession, Settings
-from hostd_tasks.store import store_for
+from hostd_tasks.store import TaskStore
 
 SERVICE_NAME = "tasks.links"
 SESSIONS_SERVICE = "deep-thinking.sessions"
@@ -34,7 +34,7 @@ class TaskLinks:
             return []
         return [
             {"task_id": task.task_id, "title": task.title, "status": task.status, "priority": task.priority}
-            for task in store_for(self._context).tasks_for_session(session_id)
+            for task in TaskStore(self._context.database()).tasks_for_session(session_id)
         ]
 
 

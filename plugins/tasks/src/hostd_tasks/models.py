@@ -17,7 +17,13 @@ from hostd.paging import Page
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from hostd import ID_PATTERN, ToolOutput
-from hostd_tasks.rules import Priority, Status
+from hostd_tasks.rules import (
+    LEASE_SECONDS_DEFAULT,
+    LEASE_SECONDS_MAX,
+    LEASE_SECONDS_MIN,
+    Priority,
+    Status,
+)
 
 
 def lean_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -102,6 +108,12 @@ class TaskRecord(BaseModel):
         description="The member who last moved the task to in_progress (claimed it); kept while it is "
         "in_progress, blocked, completed or failed, null once it is pending again or never claimed"
     )
+    lease_expires_at: datetime | None = Field(
+        description="While in_progress: when the claim lapses unless its holder renews it (renew_claim, or "
+        "any status or note update by the holder); then the task is pending again. Null otherwise"
+    )
+    claim_count: int = Field(description="How many times the task was claimed (moved to in_progress)")
+    expired_claims: int = Field(description="How many of those claims lapsed unrenewed")
 
     @classmethod
     def from_stored_json(cls, text: str | bytes) -> TaskRecord:
@@ -110,11 +122,15 @@ class TaskRecord(BaseModel):
         raw = json.loads(text)
         for member_field in MEMBER_FIELDS:
             raw.setdefault(member_field, None)
+        for lease_field, unknown in LEASE_FIELDS.items():
+            raw.setdefault(lease_field, unknown)
         return cls.model_validate(raw)
 
 
 #: The record's fields that name team members; absent (unknown) in records from before them.
 MEMBER_FIELDS = ("created_by", "claimed_by")
+#: The record's lease fields and what a record kept before leases reads as.
+LEASE_FIELDS: dict[str, object] = {"lease_expires_at": None, "claim_count": 0, "expired_claims": 0}
 
 
 class RelatedTask(BaseModel):
@@ -133,7 +149,8 @@ class HistoryEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     event: str = Field(
-        description="created, edited, status, claimed, linked, split, dependency_dropped or deleted"
+        description="created, edited, status, claimed, released, lease_expired, linked, split, "
+        "dependency_dropped or deleted"
     )
     at: datetime = Field(description="When it happened (UTC)")
     by: str | None = Field(
@@ -150,6 +167,11 @@ class StuckTask(BaseModel):
     task_id: str = Field(description="A pending task that cannot be offered")
     title: str = Field(description="Its title")
     failed: list[str] = Field(description="The failed dependencies or subtasks it waits on")
+    via_parent: str | None = Field(
+        default=None,
+        description="Set for a subtask whose parent waits on the failed work (the parent's id): the "
+        "subtask may be ready, but its parent cannot finish until that work is retried",
+    )
 
 
 class LinkedSession(BaseModel):
@@ -242,8 +264,16 @@ class NextTaskOutput(ToolOutput):
         "task waits on an unfinished dependency or subtask; null when a task was offered"
     )
     stuck: list[StuckTask] = Field(
-        description="When no task is ready: pending tasks that wait on failed work (retry or drop it), "
-        "at most 20; empty otherwise"
+        description="Pending tasks that wait on failed work (retry or drop it), directly or through their "
+        "parent, at most 20, behind the 20 most urgent failed tasks (get_task_stats counts them all); "
+        "given whether or not a task was offered"
+    )
+
+
+class ClaimOutput(ToolOutput):
+    task: TaskRecord = Field(description="The task's full record after the call")
+    lease_expires_at: datetime | None = Field(
+        description="When the caller's claim now lapses unless renewed; null once released"
     )
 
 
@@ -286,6 +316,12 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     database: str = Field(default="tasks.db", description="SQLite file name inside the plugin's data folder")
+    lease_seconds: int = Field(
+        default=LEASE_SECONDS_DEFAULT,
+        ge=LEASE_SECONDS_MIN,
+        le=LEASE_SECONDS_MAX,
+        description="How long a claim lasts unless renewed, in seconds (a call may ask for its own length)",
+    )
 
     @field_validator("database")
     @classmethod

@@ -1,26 +1,22 @@
 """hostd plugin ``tasks``: a prioritized task list with dependencies, shared safely by several agents.
 
 Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
-delete_task, get_next_task, get_task_stats, link_task_session. Offers the ``tasks.links``
-service; uses ``deep-thinking.sessions`` when that plugin is loaded (both in ``links``). The
-store opens on the first call, not at start-up (``store.store_for``): the SQLite file, or with
-``storage`` the team database (which the host migrates at start-up through
-``hostd_team_database``; ``hostd db copy`` moves a local list into it through
-``hostd_copy_to_team_database``).
+delete_task, get_next_task, renew_claim, release_claim, get_task_stats, link_task_session.
+Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when that plugin is loaded
+(both in ``links``). The plugin declares its tables (``hostd_database_schema``); the host opens
+them on the first call (the SQLite file, or with ``storage`` the team database, migrated at
+start-up) and the tools reach them through ``ctx.database()``. ``hostd db copy`` moves a local
+list into the team database through ``hostd_copy_to_team_database``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from hostd_db import Schema
 
 from hostd import CopyReport, PluginContext, RegisterService, RegisterTool, hookimpl
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
-from hostd_tasks.store import team_database
 from hostd_tasks.tools import editing, reading, workflow
-
-if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
 
 
 @hookimpl
@@ -38,6 +34,8 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(editing.delete_task, title="Delete task", destructive=True)
     register(workflow.update_task_status, title="Update task status", destructive=False, idempotent=True)
     register(workflow.get_next_task, title="Get next task", destructive=False)
+    register(workflow.renew_claim, title="Renew task claim", destructive=False, idempotent=False)
+    register(workflow.release_claim, title="Release task claim", destructive=False, idempotent=True)
     register(reading.get_task_stats, title="Task statistics", read_only=True)
     register(
         workflow.link_task_session,
@@ -53,8 +51,10 @@ def hostd_register_services(register: RegisterService, context: PluginContext[Se
 
 
 @hookimpl
-def hostd_team_database(context: PluginContext[Settings]) -> PostgresDatabase:
-    return team_database(context)
+def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
+    from hostd_tasks.store.schema import schema
+
+    return schema(context.settings.database)
 
 
 @hookimpl

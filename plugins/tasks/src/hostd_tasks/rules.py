@@ -34,6 +34,15 @@ SUBTASKS_MAX = 50
 #: A search is a few words; longer text would only be cut into more terms than are used.
 QUERY_MAX = 200
 
+#: A claim is a lease: it lapses this many seconds after the claim or the last renewal unless
+#: renewed (the ``lease_seconds`` setting; a call may ask for its own length within the bounds).
+#: Half an hour covers a long step of an agent's work between two calls; one second is the
+#: shortest a test needs; a day is the longest a claim should go unrenewed before someone else
+#: may take the work.
+LEASE_SECONDS_DEFAULT = 1800
+LEASE_SECONDS_MIN = 1
+LEASE_SECONDS_MAX = 86_400
+
 #: Every allowed move; anything else (apart from staying put) is refused as a conflict.
 TRANSITIONS: dict[Status, tuple[Status, ...]] = {
     "pending": ("in_progress", "blocked", "failed"),

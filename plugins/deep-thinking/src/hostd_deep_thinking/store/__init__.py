@@ -1,7 +1,9 @@
-"""The deep-thinking plugin's store, and the one way to open it: ``store_for(ctx)``.
+"""The deep-thinking plugin's store: ``session_store(ctx)``.
 
-Sessions live in the plugin's data folder (``files.SessionStore``, the default) or, with
-``storage`` in the config, in the team database (``postgres.PostgresSessionStore``); both
+Sessions live in the plugin's data folder as JSON files (``files.SessionStore``, the default, as
+the spec asks) or, with ``storage`` in the config, in the plugin's tables in the team database
+(``postgres.PostgresSessionStore``, on the database the host opened from the plugin's
+``hostd_database_schema``: ``postgres_schema``); both
 provide ``backend.SessionBackend`` with the same rules, so tools never ask which one they have.
 The parts: ``documents`` (a session's shape and state), ``errors`` (what a store refuses, as
 the errors callers see), ``files`` with ``layout``, ``index``, ``backups``, ``defaults`` and
@@ -33,44 +35,26 @@ from hostd_deep_thinking.store.errors import (
 from hostd_deep_thinking.store.files import SessionStore
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
-
     from hostd_deep_thinking.models import Settings
 
     AnyContext = ToolContext[Settings] | PluginContext[Settings]
 
 
-def _plugin(context: AnyContext) -> PluginContext[Settings]:
-    return context.plugin if isinstance(context, ToolContext) else context
+def session_store(context: AnyContext) -> SessionBackend:
+    """The plugin's one store, opened on first use and closed by the host at shut-down: its tables
+    in the team database when ``storage`` is configured, else the session files in its data folder."""
+    if context.has_team_database:
+        from hostd_deep_thinking.store.postgres import PostgresSessionStore
 
-
-def team_database(context: AnyContext) -> PostgresDatabase:
-    """The plugin's tables in the team database (``storage`` in the config), opened once."""
-    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
-
-    plugin = _plugin(context)
-    return plugin.resource("team-db", lambda: plugin.team_database(MIGRATIONS))
-
-
-def store_for(context: AnyContext) -> SessionBackend:
-    """The plugin's one store, opened on first use and closed by the host at shut-down: the team
-    database when ``storage`` is configured, else the session files in the plugin's data folder."""
-    plugin = _plugin(context)
-    # Opened before the store: ``resource`` holds its lock while a factory runs.
-    database = team_database(plugin) if plugin.storage is not None else None
-
-    def factory() -> SessionBackend:
-        if database is not None:
-            from hostd_deep_thinking.store.postgres import PostgresSessionStore
-
-            return PostgresSessionStore(database)
-        return SessionStore(
-            plugin.data_dir,
-            compact_every=plugin.settings.compact_every,
-            sync_interval=plugin.settings.sync_interval_seconds,
-        )
-
-    return plugin.resource("store", factory)
+        return context.resource("store", lambda: PostgresSessionStore(context.database()))
+    return context.resource(
+        "store",
+        lambda: SessionStore(
+            context.data_dir,
+            compact_every=context.settings.compact_every,
+            sync_interval=context.settings.sync_interval_seconds,
+        ),
+    )
 
 
 def searcher_for(context: AnyContext) -> Searcher:
@@ -78,11 +62,10 @@ def searcher_for(context: AnyContext) -> Searcher:
     (``search.db``), opened on first use and closed at shut-down."""
     from hostd_deep_thinking.search import INDEX_FILE, SearchIndex
 
-    plugin = _plugin(context)
-    store = store_for(plugin)
+    store = session_store(context)
     if not isinstance(store, SessionStore):
         return cast("Searcher", store)
-    return plugin.resource("search", lambda: SearchIndex(store, plugin.data_dir / INDEX_FILE))
+    return context.resource("search", lambda: SearchIndex(store, context.data_dir / INDEX_FILE))
 
 
 __all__ = [
@@ -103,6 +86,5 @@ __all__ = [
     "WouldBlock",
     "new_document",
     "searcher_for",
-    "store_for",
-    "team_database",
+    "session_store",
 ]

@@ -1,6 +1,6 @@
 """Sessions in the team database (PostgreSQL): the same operations as ``store.SessionStore``, as rows.
 
-``store.store_for`` picks it when ``storage`` is configured. Every ``client`` test of the
+``store.session_store`` picks it when ``storage`` is configured. Every ``client`` test of the
 plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two side by side.
 
 Why it is built this way:
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hostd_db import utc_stamp
+from hostd_db import Database, PostgresBackend, utc_stamp
 
 from hostd_deep_thinking.search import Hit, Query
 from hostd_deep_thinking.store.backend import (
@@ -113,8 +113,9 @@ def _taken_by_delete(name: str) -> bool:
 class PostgresSessionStore:
     """All sessions of a team, in the ``deep_thinking`` schema. Thread-safe; processes may share it."""
 
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
+    def __init__(self, database: Database) -> None:
+        assert isinstance(database, PostgresBackend), "the session tables live only in the team database"
+        self.database: PostgresDatabase = database.database
         self._cache: OrderedDict[str, tuple[int, SessionState]] = OrderedDict()
         self._guard = threading.Lock()
 

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from typing import Any
 
+from hostd_db import Only, Schema
+
 from hostd_deep_thinking.search import _CJK_RUN, Query, words_text
 
 MIGRATIONS: list[str] = [
@@ -62,6 +64,12 @@ MIGRATIONS: list[str] = [
     );
     """,
 ]
+
+
+def schema() -> Schema:
+    """The session tables, only in the team database: without it the sessions are JSON files in
+    the data folder (no SQLite file: ``sqlite_file`` None)."""
+    return Schema(migrations=[[Only("postgres", migration)] for migration in MIGRATIONS])
 
 
 _TOKEN = re.compile(r"[^\W_]+")

@@ -21,7 +21,7 @@ from hostd_deep_thinking.models import (
     Settings,
     ThoughtRecord,
 )
-from hostd_deep_thinking.store import SessionNotFound, SessionState, store_for
+from hostd_deep_thinking.store import SessionNotFound, SessionState, session_store
 
 #: The context every deep-thinking tool gets.
 Context = ToolContext[Settings]
@@ -38,7 +38,7 @@ SessionId = Annotated[
 
 def load_state(ctx: Context, session_id: str) -> SessionState:
     """The session, or NOT_FOUND; a damaged one that nothing can rebuild is the store's READ_ERROR."""
-    state = store_for(ctx).load(session_id)
+    state = session_store(ctx).load(session_id)
     if state is None:
         raise SessionNotFound(session_id)
     return state
@@ -124,16 +124,22 @@ def check_metadata(metadata: dict[str, Any]) -> None:
             en=f"metadata is nested deeper than {MAX_NESTING} levels.",
             zh=f"metadata 嵌套超过 {MAX_NESTING} 层。",
         )
-    else:
+    elif problem == "not_finite":
         message = Text(
             en="metadata holds NaN or Infinity, which JSON cannot carry.",
             zh="metadata 含有 NaN 或 Infinity，JSON 无法表示。",
+        )
+    else:
+        message = Text(
+            en="metadata holds a lone surrogate (such as \\udc00) in a key or value: not valid Unicode.",
+            zh="metadata 的键或值含有单独的代理码点（如 \\udc00），不是有效的 Unicode。",
         )
     raise ToolError(
         "INVALID_ARGUMENT",
         message,
         hint=Text(
-            en="Keep metadata flat and use plain numbers.", zh="请让 metadata 保持扁平，并使用普通数字。"
+            en="Keep metadata flat, use plain numbers and valid Unicode text.",
+            zh="请让 metadata 保持扁平，并使用普通数字和有效的 Unicode 文本。",
         ),
         details={"argument": "metadata", "problem": problem},
     )

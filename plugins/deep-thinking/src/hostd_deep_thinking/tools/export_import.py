@@ -16,7 +16,7 @@ from pydantic import Field
 from hostd import Text, ToolError
 from hostd_deep_thinking.jsonshape import NotFiniteNumber, refuse_constant
 from hostd_deep_thinking.models import SESSION_ID_PATTERN, ExportOutput, ImportOutput, VisualizeOutput
-from hostd_deep_thinking.store import SessionExists, SessionState, store_for
+from hostd_deep_thinking.store import SessionExists, SessionState, session_store
 from hostd_deep_thinking.tools.common import Context, SessionId, load_state, summary_of
 
 MAX_IMPORT_CHARS = 50_000_000
@@ -25,7 +25,7 @@ MAX_IMPORT_CHARS = 50_000_000
 def _render(ctx: Context, state: SessionState, format: str) -> str:
     from hostd_deep_thinking import export
 
-    store = store_for(ctx)
+    store = session_store(ctx)
     with store.session_lock(state.session_id):
         if format == "json":
             return export.to_json(state)
@@ -165,7 +165,7 @@ def import_session(
 
     raw = _read_import(ctx, path_or_data)
     document = parse_import(raw, session_id, importer=ctx.member)  # ImportProblem: INVALID_ARGUMENT
-    store = store_for(ctx)
+    store = session_store(ctx)
     target = document["session_id"]
     replaced = store.exists(target)
     try:
@@ -194,7 +194,7 @@ def visualize_session(
     from hostd_deep_thinking.visualize import to_ascii, to_mermaid
 
     state = load_state(ctx, session_id)
-    with store_for(ctx).session_lock(session_id):
+    with session_store(ctx).session_lock(session_id):
         diagram = to_mermaid(state, ctx.language) if format == "mermaid" else to_ascii(state, ctx.language)
     return VisualizeOutput(session_id=session_id, format=format, diagram=diagram).with_message(
         Text(en=f"{format} diagram of '{session_id}'.", zh=f"会话 '{session_id}' 的 {format} 图。")

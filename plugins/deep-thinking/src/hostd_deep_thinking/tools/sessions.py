@@ -39,7 +39,7 @@ from hostd_deep_thinking.models import (
     SessionSummary,
     UpdateStatusOutput,
 )
-from hostd_deep_thinking.store import SessionExists, SessionState, new_document, store_for
+from hostd_deep_thinking.store import SessionExists, SessionState, new_document, session_store
 from hostd_deep_thinking.store.index import listing_key
 from hostd_deep_thinking.templates import step_after
 from hostd_deep_thinking.thinking import label_key
@@ -79,6 +79,7 @@ def create_session(
     ] = None,
 ) -> SessionOutput:
     """Create a thinking session (optionally from a template); sequential_thinking adds thoughts to it."""
+    check_metadata(metadata)  # first: what it refuses (lone surrogates, depth) cannot be measured
     if len(json.dumps(metadata, ensure_ascii=False).encode("utf-8")) > MAX_METADATA_BYTES:
         raise ToolError(
             "TOO_LONG",
@@ -88,7 +89,6 @@ def create_session(
             ),
             details={"argument": "metadata", "limit_bytes": MAX_METADATA_BYTES},
         )
-    check_metadata(metadata)
     total = None
     template = None
     if template_id is not None:
@@ -110,7 +110,7 @@ def create_session(
         created_by=ctx.member,
     )
     try:
-        state = store_for(ctx).create(document)
+        state = session_store(ctx).create(document)
     except SessionExists as exc:
         # This tool has no overwrite: the way out is another id.
         exc.hint = Text(en="Choose another session_id, or omit it.", zh="请换一个 session_id，或不指定。")
@@ -153,7 +153,7 @@ def get_session(
     filters = {"session_id": session_id, "stage": stage, "tags": tags}
     position = decode_cursor(cursor, "get_session", filters)
     after = position if isinstance(position, int) else 0
-    store = store_for(ctx)
+    store = session_store(ctx)
     state = load_state(ctx, session_id)
     with store.session_lock(session_id):
         chosen = state.thoughts
@@ -214,7 +214,7 @@ def list_sessions(
     after = (
         (str(position[0]), str(position[1])) if isinstance(position, list) and len(position) == 2 else None
     )
-    listed = store_for(ctx).list_summaries(status, limit, created_by, after)
+    listed = session_store(ctx).list_summaries(status, limit, created_by, after)
     rows, total = listed.rows, listed.total
     last = listing_key(rows[-1]) if rows else None
     sessions = []
@@ -270,7 +270,7 @@ def list_sessions(
 
 def delete_session(ctx: Context, session_id: SessionId) -> DeleteSessionOutput:
     """Delete a session; a backup is taken first, and restore_session brings it back."""
-    store = store_for(ctx)
+    store = session_store(ctx)
     backup = store.delete(session_id)
     backup_id = None if backup is None else store.backup_id(session_id, backup)
     restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None
@@ -307,7 +307,7 @@ def restore_session(
     ] = False,
 ) -> RestoreSessionOutput:
     """Restore a deleted session from the plugin's own backups (delete_session keeps the last 10)."""
-    store = store_for(ctx)
+    store = session_store(ctx)
     state, restored_from, replaced = store.restore(session_id, backup, replace=overwrite)
     kept = store.backup_names(session_id)
     return RestoreSessionOutput(
@@ -327,7 +327,7 @@ def _change_status(ctx: Context, session_id: str, status: str) -> tuple[SessionS
         state.meta["status"] = status
         return previous
 
-    state, previous = store_for(ctx).update_meta(session_id, change)
+    state, previous = session_store(ctx).update_meta(session_id, change)
     return state, previous
 
 
@@ -354,7 +354,7 @@ def resume_session(ctx: Context, session_id: SessionId) -> ResumeOutput:
     if state.meta.get("status") != "active":
         state, _ = _change_status(ctx, session_id, "active")
         reactivated = True
-    store = store_for(ctx)
+    store = session_store(ctx)
     with store.session_lock(session_id):
         last = state.thoughts[-1] if state.thoughts else None
         total = state.meta.get("total_thoughts")

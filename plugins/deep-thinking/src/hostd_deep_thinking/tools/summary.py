@@ -13,7 +13,7 @@ from pydantic import Field
 
 from hostd import Text
 from hostd_deep_thinking.models import Notice, SummaryOutput
-from hostd_deep_thinking.store import SessionState, store_for
+from hostd_deep_thinking.store import SessionState, session_store
 from hostd_deep_thinking.tools.common import Context, SessionId, load_state, notice
 from hostd_deep_thinking.tools.templates import find_template
 
@@ -36,7 +36,7 @@ def summarize_session(
     from hostd_deep_thinking import summary
 
     state = load_state(ctx, session_id)
-    with store_for(ctx).session_lock(session_id):
+    with session_store(ctx).session_lock(session_id):
         # A copy: the state may grow under another call while the summary is written.
         state = SessionState(
             meta=dict(state.meta),

@@ -37,7 +37,7 @@ from hostd_deep_thinking.store import (
     SessionStore,
     WouldBlock,
     new_document,
-    store_for,
+    session_store,
 )
 from hostd_deep_thinking.templates import step_after
 from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, plan_thought
@@ -141,7 +141,7 @@ async def sequential_thinking(
         by=ctx.member,
     )
     check_request(request)
-    store = store_for(ctx)
+    store = session_store(ctx)
     notices: list[Notice] = []
 
     def plan(state: SessionState, implicit: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -1,9 +1,11 @@
-"""The memory store, and the one way to open it: ``store_for(ctx)``.
+"""The memory store: ``memory_store(ctx)``, on the database the host opened for the plugin.
 
-Without ``storage`` in the config the store is the SQLite file named by the ``database``
-setting in the plugin's data folder; with it, the plugin's tables in the team database
-(PostgreSQL, ``postgres.py``). Either way it is opened on first use and shared by every
-thread, and the host closes it at shut-down.
+The plugin declares its tables (``schema``, through ``hostd_database_schema``); the host opens
+them on first use -- the SQLite file named by the ``database`` setting in the plugin's data
+folder, or with ``storage`` in the config the plugin's schema in the team database -- and
+closes them at shut-down. ``open_store`` puts the store for that database on it (the team
+database's parts are in ``postgres.py``); ``memory_store`` keeps one per server, shared by
+every thread, since it caches token counts.
 
 The store speaks in plain rows (``rows.py``) and refuses what breaks its rules with
 ``ToolError``s (``refusals.py``) the host renders in the server's language. Its parts, each a
@@ -15,7 +17,7 @@ bounds in ``tuning``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from hostd_db import Database
 
 from hostd import PluginContext, ToolContext
 from hostd_memory.models import Settings
@@ -34,11 +36,8 @@ from hostd_memory.store.rows import (
     normalise_tags,
     utc_time,
 )
-from hostd_memory.store.schema import MIGRATIONS, VISIBLE
+from hostd_memory.store.schema import VISIBLE
 from hostd_memory.uris import mentioned_uris
-
-if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
 
 
 class MemoryStore(Importing):
@@ -56,41 +55,24 @@ def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str
     return [(u, u in existing) for u in uris]
 
 
-def _plugin(context: ToolContext[Settings] | PluginContext[Settings]) -> PluginContext[Settings]:
-    return context.plugin if isinstance(context, ToolContext) else context
+def open_store(database: Database) -> MemoryStore:
+    """The store on ``database``: the SQLite file's, or the team database's (``postgres``)."""
+    if database.dialect.is_postgres:
+        from hostd_db import PostgresBackend
+
+        from hostd_memory.store.postgres import PostgresMemoryStore
+
+        assert isinstance(database, PostgresBackend)
+        return PostgresMemoryStore(database)
+    return MemoryStore(database)
 
 
-def team_database(context: ToolContext[Settings] | PluginContext[Settings]) -> PostgresDatabase:
-    """The plugin's tables in the team database, opened once per server (``storage`` must be set)."""
-    from hostd_memory.store.postgres import PG_MIGRATIONS
-
-    plugin = _plugin(context)
-    return plugin.resource("team-database", lambda: plugin.team_database(PG_MIGRATIONS))
-
-
-def open_local_store(context: ToolContext[Settings] | PluginContext[Settings]) -> MemoryStore:
-    """A new store on the plugin's SQLite file (the ``database`` setting): the caller closes it."""
-    plugin = _plugin(context)
-    return MemoryStore(plugin.data_dir / plugin.settings.database)
-
-
-def store_for(context: ToolContext[Settings] | PluginContext[Settings]) -> MemoryStore:
-    """The plugin's store, opened on first use and shared by every thread: the team database when
-    the config has ``storage`` (the ``database`` setting is then unused), else the SQLite file."""
-    plugin = _plugin(context)
-    if plugin.storage is not None:
-
-        def open_team_store() -> MemoryStore:
-            from hostd_memory.store.postgres import PostgresMemoryStore
-
-            return PostgresMemoryStore(team_database(plugin))
-
-        return plugin.resource("store", open_team_store)
-    return plugin.resource("store", lambda: open_local_store(plugin))
+def memory_store(context: ToolContext[Settings] | PluginContext[Settings]) -> MemoryStore:
+    """The plugin's store on its database, made on first use and kept for the server's life."""
+    return context.resource("store", lambda: open_store(context.database()))
 
 
 __all__ = [
-    "MIGRATIONS",
     "VISIBLE",
     "BadLabel",
     "Change",
@@ -102,11 +84,10 @@ __all__ = [
     "MemoryRow",
     "MemoryStore",
     "VersionRow",
+    "memory_store",
     "mentioned_relations",
     "normalise_relation",
     "normalise_tags",
-    "open_local_store",
-    "store_for",
-    "team_database",
+    "open_store",
     "utc_time",
 ]

@@ -1,29 +1,26 @@
 """The store's connections and lookups, which every other part of the store builds on.
 
-Writes run in ``BEGIN IMMEDIATE`` transactions through ``hostd_db.SqliteDatabase``, so threads
-and processes sharing the file serialise their read-modify-write steps and version numbers
-never collide. The team database's store (``postgres.py``) overrides the connections.
+The store runs on the ``hostd_db.Database`` the host opened from the plugin's schema. On the
+SQLite file, writes run in ``BEGIN IMMEDIATE`` transactions (``hostd_db.SqliteDatabase``), so
+threads and processes sharing the file serialise their read-modify-write steps and version
+numbers never collide; reads use the thread's connection. The team database's store
+(``postgres.py``) supplies its own connections, locks and full-text parts.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from hostd_memory import search as search_text
+from hostd_db import Database, SqliteBackend
+
 from hostd_memory.store import refusals
 from hostd_memory.store.rows import (
     Connection,
     MemoryRow,
 )
-from hostd_memory.store.schema import (
-    MEMORY_COLUMNS,
-    MIGRATIONS,
-)
+from hostd_memory.store.schema import MEMORY_COLUMNS
 
 
 class StoreBase:
@@ -32,47 +29,46 @@ class StoreBase:
     #: The shared tags of a group, joined by U+001F.
     _TAG_LIST = "group_concat(t.tag, char(31))"
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
-        from hostd_db import SqliteDatabase
-
-        self.path = path
-        self._prepared = threading.local()
+    def __init__(self, database: Database) -> None:
+        self.database = database
         self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
         self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
-        self._db = SqliteDatabase(
-            path, [self._with_functions(m) for m in MIGRATIONS], busy_timeout_ms=busy_timeout_ms
-        )
 
     def close(self) -> None:
-        self._db.close()
+        self.database.close()
 
     # --- connections --------------------------------------------------------------------
 
-    @staticmethod
-    def _register(conn: sqlite3.Connection) -> None:
-        conn.create_function("memory_words_text", 1, search_text.words_text, deterministic=True)
+    @property
+    def _file(self) -> SqliteBackend:
+        """The SQLite file (the team database's store overrides every use of it)."""
+        assert isinstance(self.database, SqliteBackend)
+        return self.database
 
-    def _with_functions(self, migration: Any) -> Any:
-        def run(conn: sqlite3.Connection) -> None:
-            self._register(conn)
-            migration(conn)
-
-        run.__name__ = getattr(migration, "__name__", "migration")
-        return run
+    @property
+    def path(self) -> Path:
+        return self._file.path
 
     def _conn(self) -> Connection:
-        """This thread's connection, with the SQL functions the triggers call."""
-        conn = self._db.connection()
-        if getattr(self._prepared, "conn", None) is not conn:
-            self._register(conn)
-            self._prepared.conn = conn
-        return conn
+        """This thread's connection (the SQL functions the triggers call are registered on it)."""
+        return self._file.db.connection()
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        self._conn()
-        with self._db.write() as conn:
+    def _write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
+        """One write transaction. ``uris`` are the memories and aliases the write creates, changes or
+        claims; ``exclusive`` is for writes over the whole store (an import). SQLite's write
+        transaction holds the whole file, so both only matter in the team database (``postgres``)."""
+        with self._file.db.write() as conn:
             yield conn
+
+    def _lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
+        """Hold these URIs until the transaction ends (SQLite's write lock already holds everything)."""
+
+    def _resolve_locked(
+        self, conn: Connection, uri: str, *, include_deleted: bool = False
+    ) -> tuple[MemoryRow, str | None]:
+        """``_resolve`` inside a write that will change the memory: its row held until the end."""
+        return self._resolve(conn, uri, include_deleted=include_deleted)
 
     # --- lookups ------------------------------------------------------------------------
 

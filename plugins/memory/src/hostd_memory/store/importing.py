@@ -35,7 +35,7 @@ class Importing(Ranking):
         ``author`` (the importing member).
         """
         stamp = utc_stamp()
-        with self._write() as conn:
+        with self._write(exclusive=True) as conn:
             for item in items:
                 uri = str(item.uri)
                 existing = self._memory_by_uri(conn, uri)

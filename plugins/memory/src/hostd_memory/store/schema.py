@@ -1,6 +1,6 @@
 """The memory database's tables, indexes, full-text indexes and their triggers, and the
-migrations that build them step by step (``PRAGMA user_version`` counts them; the team
-database has its own in ``postgres.PG_MIGRATIONS``).
+migrations that build them step by step, written once for SQLite and the team database
+(``hostd_db.Schema``; what each database alone has is ``Only``).
 
 Layout: ``memories`` holds each memory's current state (and its current version number and
 change note); ``memory_versions`` holds every earlier version, so version *n* of a memory is
@@ -12,7 +12,10 @@ each answers).
 
 from __future__ import annotations
 
-import sqlite3
+from hostd_db import AddColumn, Column, ColumnType, Index, Only, Schema, Table
+from hostd_db.schema import Operation
+
+from hostd_memory import search as search_text
 
 STATUSES = ("active", "deprecated", "archived", "deleted")
 VISIBLE = "m.status != 'deleted'"
@@ -25,53 +28,16 @@ VERSION_COLUMNS = (
     "version, content, priority, disclosure, status, change, change_note, created_at, tags, author"
 )
 
-SCHEMA_V1 = [
-    """CREATE TABLE memories (
-        id INTEGER PRIMARY KEY,
-        uri TEXT NOT NULL UNIQUE,
-        domain TEXT NOT NULL,
-        path TEXT NOT NULL,
-        content TEXT NOT NULL,
-        priority INTEGER NOT NULL CHECK (priority BETWEEN 0 AND 10),
-        disclosure TEXT NOT NULL DEFAULT '',
-        status TEXT NOT NULL DEFAULT 'active'
-            CHECK (status IN ('active', 'deprecated', 'archived', 'deleted')),
-        access_count INTEGER NOT NULL DEFAULT 0,
-        last_accessed_at TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        version INTEGER NOT NULL DEFAULT 1,
-        change TEXT NOT NULL DEFAULT 'created',
-        change_note TEXT NOT NULL DEFAULT ''
-    )""",
-    "CREATE INDEX memories_by_priority ON memories (status, priority, updated_at DESC, id DESC)",
-    "CREATE INDEX memories_by_domain ON memories (domain, status, priority, updated_at DESC, id DESC)",
-    "CREATE INDEX memories_by_update ON memories (status, updated_at DESC, id DESC)",
-    """CREATE TABLE memory_versions (
-        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-        version INTEGER NOT NULL,
-        content TEXT NOT NULL,
-        priority INTEGER NOT NULL,
-        disclosure TEXT NOT NULL,
-        status TEXT NOT NULL,
-        change TEXT NOT NULL,
-        change_note TEXT NOT NULL DEFAULT '',
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (memory_id, version)
-    )""",
-    """CREATE TABLE aliases (
-        alias_uri TEXT PRIMARY KEY,
-        memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-        created_at TEXT NOT NULL
-    )""",
-    "CREATE INDEX aliases_by_memory ON aliases (memory_id)",
-    """CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY,
-        title TEXT NOT NULL,
-        summary TEXT NOT NULL DEFAULT '',
-        memory_uri TEXT,
-        created_at TEXT NOT NULL
-    )""",
+TEXT, KEY, INTEGER, BIGINT = ColumnType.TEXT, ColumnType.KEY, ColumnType.INTEGER, ColumnType.BIGINT
+MEMORY = "memories (id)"
+
+
+def _memory_id(name: str = "memory_id") -> Column:
+    """A reference to a memory, removed with it."""
+    return Column(name, BIGINT, not_null=True, references=MEMORY, on_delete="CASCADE")
+
+
+_SQLITE_TEXT_INDEXES = (
     # Substring index (any script, three characters or more); reads its text from memories.
     """CREATE VIRTUAL TABLE memory_fts USING fts5(
         path, content, disclosure, content='memories', content_rowid='id', tokenize='trigram')""",
@@ -107,79 +73,200 @@ SCHEMA_V1 = [
             VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
                     memory_words_text(new.disclosure));
     END""",
+)
+
+# PostgreSQL's word index: ``words``, a tsvector built in Python (``search.ts_vector``) with a GIN
+# index; a changed text empties it and the writing transaction fills it before it commits.
+# ``memory_lexemes`` holds every token the index ever held (never removed): a search's token absent
+# there is in no memory, known without a GIN look-up (see PostgresMemoryStore._count_now).
+_POSTGRES_TEXT_INDEX = (
+    "ALTER TABLE memories ADD COLUMN words tsvector",
+    "CREATE INDEX memories_words ON memories USING gin (words)",
+    "CREATE INDEX memories_unindexed ON memories (id) WHERE words IS NULL",
+    'CREATE TABLE memory_lexemes (token text COLLATE "C" PRIMARY KEY)',
+    """CREATE FUNCTION memories_words_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.path IS DISTINCT FROM NEW.path OR OLD.content IS DISTINCT FROM NEW.content
+           OR OLD.disclosure IS DISTINCT FROM NEW.disclosure THEN
+            NEW.words := NULL;
+        END IF;
+        RETURN NEW;
+    END $$""",
+    """CREATE TRIGGER memories_words_update BEFORE UPDATE OF path, content, disclosure ON memories
+        FOR EACH ROW EXECUTE FUNCTION memories_words_stale()""",
+)
+
+_VERSION_1: list[Operation] = [
+    Table(
+        "memories",
+        (
+            Column("id", ColumnType.SERIAL),
+            Column("uri", KEY, not_null=True, unique=True),
+            Column("domain", KEY, not_null=True),
+            Column("path", KEY, not_null=True),
+            Column("content", TEXT, not_null=True),
+            Column("priority", INTEGER, not_null=True, check="priority BETWEEN 0 AND 10"),
+            Column("disclosure", TEXT, not_null=True, default="''"),
+            Column(
+                "status",
+                TEXT,
+                not_null=True,
+                default="'active'",
+                check="status IN ('active', 'deprecated', 'archived', 'deleted')",
+            ),
+            Column("access_count", INTEGER, not_null=True, default="0"),
+            Column("last_accessed_at", KEY),
+            Column("created_at", KEY, not_null=True),
+            Column("updated_at", KEY, not_null=True),
+            Column("version", INTEGER, not_null=True, default="1"),
+            Column("change", TEXT, not_null=True, default="'created'"),
+            Column("change_note", TEXT, not_null=True, default="''"),
+        ),
+    ),
+    Index("memories_by_priority", "memories", "status, priority, updated_at DESC, id DESC"),
+    Index("memories_by_domain", "memories", "domain, status, priority, updated_at DESC, id DESC"),
+    Index("memories_by_update", "memories", "status, updated_at DESC, id DESC"),
+    Table(
+        "memory_versions",
+        (
+            _memory_id(),
+            Column("version", INTEGER, not_null=True),
+            Column("content", TEXT, not_null=True),
+            Column("priority", INTEGER, not_null=True),
+            Column("disclosure", TEXT, not_null=True),
+            Column("status", TEXT, not_null=True),
+            Column("change", TEXT, not_null=True),
+            Column("change_note", TEXT, not_null=True, default="''"),
+            Column("created_at", KEY, not_null=True),
+        ),
+        primary_key=("memory_id", "version"),
+    ),
+    Table(
+        "aliases",
+        (
+            Column("alias_uri", KEY, primary_key=True),
+            _memory_id(),
+            Column("created_at", KEY, not_null=True),
+        ),
+    ),
+    Index("aliases_by_memory", "aliases", "memory_id"),
+    Table(
+        "sessions",
+        (
+            Column("id", ColumnType.SERIAL),
+            Column("title", TEXT, not_null=True),
+            Column("summary", TEXT, not_null=True, default="''"),
+            Column("memory_uri", KEY),
+            Column("created_at", KEY, not_null=True),
+        ),
+    ),
+    Only("sqlite", *_SQLITE_TEXT_INDEXES),
+    Only("postgres", *_POSTGRES_TEXT_INDEX),
 ]
 
-# Column weights for BM25: a match in the path says more than one in the content.
-BM25_WEIGHTS = "4.0, 1.0, 2.0"
+# How many memories hold each token of memory_words (for inspection: a search counts the tokens it
+# needs with queries that stop early, where the vocabulary reads a token's whole list).
+_VERSION_2: list[Operation] = [
+    Only("sqlite", "CREATE VIRTUAL TABLE memory_words_vocab USING fts5vocab(memory_words, 'row')"),
+]
 
-
-def _schema_v1(conn: sqlite3.Connection) -> None:
-    for statement in SCHEMA_V1:
-        conn.execute(statement)
-
-
-def _words_vocabulary_v2(conn: sqlite3.Connection) -> None:
-    """How many memories hold each token of memory_words (for inspection: a search counts the tokens it
-    needs with queries that stop early, where the vocabulary reads a token's whole list)."""
-    conn.execute("CREATE VIRTUAL TABLE memory_words_vocab USING fts5vocab(memory_words, 'row')")
-
-
-def _tags_and_links_v3(conn: sqlite3.Connection) -> None:
-    """Tags (versioned with the memory) and typed links between memories.
-
-    The tag list lives on the memory and on each version as a JSON array of normalised tags, so
-    a version is the whole state and a rollback restores tags with content; ``memory_tags`` is
-    the lookup table the filters and counts use, kept in step by triggers from that column.
-    Links join memory ids (never URIs), so they follow a memory through its aliases; they are
-    not versioned, and go with the memory only when it is removed for good (the foreign keys).
-    """
-    conn.execute("ALTER TABLE memories ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'")
-    conn.execute("ALTER TABLE memory_versions ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'")
-    conn.execute(
-        """CREATE TABLE memory_tags (
-            tag TEXT NOT NULL,
-            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            PRIMARY KEY (tag, memory_id)
-        ) WITHOUT ROWID"""
-    )
-    conn.execute("CREATE INDEX memory_tags_by_memory ON memory_tags (memory_id)")
-    conn.execute(
+# Tags (versioned with the memory) and typed links between memories.
+#
+# The tag list lives on the memory and on each version as a JSON array of normalised tags, so a
+# version is the whole state and a rollback restores tags with content; ``memory_tags`` is the
+# lookup table the filters and counts use, kept in step by triggers from that column. Links join
+# memory ids (never URIs), so they follow a memory through its aliases; they are not versioned, and
+# go with the memory only when it is removed for good (the foreign keys).
+_VERSION_3: list[Operation] = [
+    AddColumn("memories", Column("tags", TEXT, not_null=True, default="'[]'")),
+    AddColumn("memory_versions", Column("tags", TEXT, not_null=True, default="'[]'")),
+    Table(
+        "memory_tags",
+        (Column("tag", KEY, not_null=True), _memory_id()),
+        primary_key=("tag", "memory_id"),
+        without_rowid=True,
+    ),
+    Index("memory_tags_by_memory", "memory_tags", "memory_id"),
+    Only(
+        "sqlite",
         """CREATE TRIGGER memories_tags_insert AFTER INSERT ON memories BEGIN
             INSERT OR IGNORE INTO memory_tags (tag, memory_id) SELECT value, new.id FROM json_each(new.tags);
-        END"""
-    )
-    conn.execute(
+        END""",
         """CREATE TRIGGER memories_tags_update AFTER UPDATE OF tags ON memories
         WHEN old.tags IS NOT new.tags BEGIN
             DELETE FROM memory_tags WHERE memory_id = new.id;
             INSERT OR IGNORE INTO memory_tags (tag, memory_id) SELECT value, new.id FROM json_each(new.tags);
-        END"""
+        END""",
+    ),
+    Only(
+        "postgres",
+        """CREATE FUNCTION memories_tags_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'UPDATE' THEN
+                IF OLD.tags IS NOT DISTINCT FROM NEW.tags THEN
+                    RETURN NULL;
+                END IF;
+                DELETE FROM memory_tags WHERE memory_id = NEW.id;
+            END IF;
+            INSERT INTO memory_tags (tag, memory_id)
+                SELECT DISTINCT value, NEW.id FROM jsonb_array_elements_text(NEW.tags::jsonb)
+                ON CONFLICT DO NOTHING;
+            RETURN NULL;
+        END $$""",
+        """CREATE TRIGGER memories_tags_insert AFTER INSERT ON memories
+            FOR EACH ROW EXECUTE FUNCTION memories_tags_follow()""",
+        """CREATE TRIGGER memories_tags_update AFTER UPDATE OF tags ON memories
+            FOR EACH ROW EXECUTE FUNCTION memories_tags_follow()""",
+    ),
+    Table(
+        "memory_links",
+        (
+            _memory_id("from_id"),
+            _memory_id("to_id"),
+            Column("relation", KEY, not_null=True),
+            Column("created_at", KEY, not_null=True),
+        ),
+        primary_key=("from_id", "to_id", "relation"),
+        checks=("from_id != to_id",),
+        without_rowid=True,
+    ),
+    Index("memory_links_by_target", "memory_links", "to_id, from_id"),
+    # Listings by rank whatever the status (the filters below are checked along the way), and by
+    # creation or change time (narrow time windows): see MemoryStore._listing_source.
+    Index("memories_by_rank", "memories", "priority, updated_at DESC, id DESC"),
+    Index("memories_by_creation", "memories", "created_at"),
+    Index("memories_by_change", "memories", "updated_at"),
+]
+
+# Who wrote each version: the member's name on the memory (its current version) and on each kept
+# version. Versions written before this have none (NULL: from before members were recorded). The
+# index serves ``list_memories(author=...)``.
+_VERSION_4: list[Operation] = [
+    AddColumn("memories", Column("author", KEY)),
+    AddColumn("memory_versions", Column("author", KEY)),
+    Index("memories_by_author", "memories", "author, priority, updated_at DESC, id DESC"),
+]
+
+#: What only one database holds: SQLite's FTS5 tables (and the tables FTS5 keeps them in),
+#: PostgreSQL's word index column and its token list. The rest is the same on both.
+SQLITE_ONLY_TABLES = ("memory_fts", "memory_words")
+POSTGRES_ONLY_TABLES = ("memory_lexemes",)
+POSTGRES_ONLY_COLUMNS = {"memories": ["words"]}
+
+
+def schema(database_file: str) -> Schema:
+    """The memory tables; without a team database they live in ``database_file`` in the data folder.
+
+    Each migration runs once per database, in order: add new ones at the end and never edit one.
+    """
+    return Schema(
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4],
+        sqlite_file=database_file,
+        # The release before the shared schema made the team tables in one migration: version 4 here.
+        postgres_versions={1: 4},
+        sqlite_functions={"memory_words_text": search_text.words_text},
     )
-    conn.execute(
-        """CREATE TABLE memory_links (
-            from_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            to_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            relation TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (from_id, to_id, relation),
-            CHECK (from_id != to_id)
-        ) WITHOUT ROWID"""
-    )
-    conn.execute("CREATE INDEX memory_links_by_target ON memory_links (to_id, from_id)")
-    # Listings by rank whatever the status (the filters below are checked along the way), and
-    # by creation or change time (narrow time windows): see MemoryStore._listing_source.
-    conn.execute("CREATE INDEX memories_by_rank ON memories (priority, updated_at DESC, id DESC)")
-    conn.execute("CREATE INDEX memories_by_creation ON memories (created_at)")
-    conn.execute("CREATE INDEX memories_by_change ON memories (updated_at)")
 
 
-def _authors_v4(conn: sqlite3.Connection) -> None:
-    """Who wrote each version: the member's name on the memory (its current version) and on each
-    kept version. Versions written before this have none (NULL: from before members were recorded).
-    The index serves ``list_memories(author=...)``."""
-    conn.execute("ALTER TABLE memories ADD COLUMN author TEXT")
-    conn.execute("ALTER TABLE memory_versions ADD COLUMN author TEXT")
-    conn.execute("CREATE INDEX memories_by_author ON memories (author, priority, updated_at DESC, id DESC)")
-
-
-MIGRATIONS = [_schema_v1, _words_vocabulary_v2, _tags_and_links_v3, _authors_v4]
+# Column weights for BM25: a match in the path says more than one in the content.
+BM25_WEIGHTS = "4.0, 1.0, 2.0"

@@ -44,7 +44,7 @@ class Writes(StoreBase):
     ) -> MemoryRow:
         """Version 1 of a new memory, written by ``author`` (the calling member)."""
         stamp = utc_stamp()
-        with self._write() as conn:
+        with self._write(str(uri)) as conn:
             self._ensure_free(conn, str(uri))
             conn.execute(
                 "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
@@ -142,8 +142,8 @@ class Writes(StoreBase):
 
         When the result equals the current state nothing is written: the current memory and ``None``.
         """
-        with self._write() as conn:
-            memory, _ = self._resolve(conn, uri)
+        with self._write(uri) as conn:
+            memory, _ = self._resolve_locked(conn, uri)
             kind = "metadata"
             if edit is not None:
                 new_content, kind = edit(memory.content)
@@ -163,13 +163,13 @@ class Writes(StoreBase):
 
     def soft_delete(self, uri: str, *, author: str | None) -> MemoryRow:
         """Mark the memory deleted as a new version by ``author`` (rollback brings it back)."""
-        with self._write() as conn:
-            memory, _ = self._resolve(conn, uri)
+        with self._write(uri) as conn:
+            memory, _ = self._resolve_locked(conn, uri)
             return self._apply(conn, memory, Change(status="deleted"), "status", "deleted", author=author)
 
     def remove_alias(self, alias_uri: str) -> str | None:
         """Delete an alias; the URI of the memory it pointed to, or None if it is not an alias."""
-        with self._write() as conn:
+        with self._write(alias_uri) as conn:
             target = self._alias_target(conn, alias_uri)
             if target is None:
                 return None
@@ -178,7 +178,7 @@ class Writes(StoreBase):
 
     def purge(self, uri: str) -> tuple[MemoryRow, int, list[str]]:
         """Remove a memory for good with its versions and aliases (deleted ones too)."""
-        with self._write() as conn:
+        with self._write(uri) as conn:
             memory = self._memory_by_uri(conn, uri)
             if memory is None:
                 raise refusals.not_found(uri)
@@ -194,7 +194,7 @@ class Writes(StoreBase):
         return memory, int(versions) + 1, aliases
 
     def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
-        with self._write() as conn:
+        with self._write(target_uri, alias_uri) as conn:
             memory, _ = self._resolve(conn, target_uri)
             self._ensure_free(conn, alias_uri)
             conn.execute(
@@ -284,8 +284,8 @@ class Writes(StoreBase):
         memory already holds that state (the current version, or an identical one), nothing is
         written: a new identical version would only bury the history.
         """
-        with self._write() as conn:
-            memory, _ = self._resolve(conn, uri, include_deleted=True)
+        with self._write(uri) as conn:
+            memory, _ = self._resolve_locked(conn, uri, include_deleted=True)
             target = self._version(conn, memory, version)
             status = "active" if memory.status == "deleted" else None
             change = Change(
@@ -318,9 +318,11 @@ class Writes(StoreBase):
                 base, content, priority = memory
                 candidate = base
                 suffix = 2
+                self._lock_uris(conn, [str(candidate)])
                 while self._memory_by_uri(conn, str(candidate)) or self._alias_target(conn, str(candidate)):
                     candidate = MemoryUri(base.domain, f"{base.path}-{suffix}")
                     suffix += 1
+                    self._lock_uris(conn, [str(candidate)])
                 conn.execute(
                     "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
                     "updated_at, author) "

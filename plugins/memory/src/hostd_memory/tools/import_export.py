@@ -62,10 +62,10 @@ def export_memories(
     from hostd_db import utc_stamp
 
     from hostd_memory import transfer
-    from hostd_memory.store import Filters, mentioned_relations, store_for
+    from hostd_memory.store import Filters, memory_store, mentioned_relations
 
     filters = Filters(domain=domain_filter(domain))
-    store = store_for(ctx)
+    store = memory_store(ctx)
 
     def entry(memory: MemoryRow) -> dict[str, Any]:
         versions = store.all_versions(memory) if include_versions else None
@@ -271,7 +271,7 @@ def import_memories(
     many memories were created, skipped, overwritten, merged or left unchanged, links added, and each item
     that could not be imported (and why). Importing the same input twice changes nothing."""
     from hostd_memory import transfer
-    from hostd_memory.store import ImportReport, store_for
+    from hostd_memory.store import ImportReport, memory_store
 
     if (data is None) == (input_path is None):
         raise ToolError(
@@ -322,7 +322,7 @@ def import_memories(
         ) from None
     items, problems = transfer.check_items(document, ctx.member)
     report = ImportReport()
-    store_for(ctx).import_items(items, strategy, report, author=ctx.member)
+    memory_store(ctx).import_items(items, strategy, report, author=ctx.member)
     found = [*problems, *report.errors]
     if graph is not None:
         for problem in found:
@@ -498,6 +498,10 @@ def problem_text(problem: str, field: str | None, cycle: list[dict[str, Any]] | 
             "关系的源实体不在文件中；未导入该关系",
         ),
         "link_to_itself": ("the link points at its own memory; it was not added", "链接指向自身；未添加"),
+        "alias_to_itself": (
+            f"{name} is the memory's own URI; the memory was imported without that alias",
+            f"{name} 就是该记忆自身的 URI；已导入该记忆，但未添加此别名",
+        ),
         "alias_cycle": (
             f"the aliases of items {members} name each other in a cycle; none of them was imported",
             f"条目 {members} 的别名互相指向，构成循环；这些条目均未导入",

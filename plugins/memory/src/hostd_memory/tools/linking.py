@@ -44,7 +44,7 @@ def add_alias(
     """Give a memory another URI (e.g. user://profile for core://agent/my_user). The target must exist; the
     alias must not exist as a memory or an alias. An alias of an alias leads to the real memory; cycles
     are impossible."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     target = writable_uri(target_uri, "target_uri")
     alias = writable_uri(alias_uri, "alias_uri")
@@ -55,7 +55,7 @@ def add_alias(
             hint=Text(en="Give the alias a different URI.", zh="请为别名使用不同的 URI。"),
             details={"argument": "alias_uri"},
         )
-    memory = store_for(ctx).add_alias(str(target), str(alias))
+    memory = memory_store(ctx).add_alias(str(target), str(alias))
     return AddAliasOutput(alias_uri=str(alias), target_uri=memory.uri, memory=record(memory)).with_message(
         Text(en=f"{alias} now leads to {memory.uri}.", zh=f"{alias} 现在指向 {memory.uri}。")
     )
@@ -68,12 +68,12 @@ def link_memories(
     Links join the memories themselves: an alias links its memory, and renaming through aliases keeps
     them. read_memory shows links both ways; list_memories(linked_to=...) lists a memory's neighbours.
     Linking again is harmless (created: false); cycles are allowed, a memory linked to itself is not."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     source_uri = writable_uri(from_uri, "from_uri")
     target_uri = writable_uri(to_uri, "to_uri")
     name = relation_name(relation)
-    source, target, created = store_for(ctx).link(str(source_uri), str(target_uri), name)
+    source, target, created = memory_store(ctx).link(str(source_uri), str(target_uri), name)
     result = LinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, relation=name, created=created)
     if not created:
         return result.with_message(
@@ -105,12 +105,12 @@ def unlink_memories(
 ) -> UnlinkMemoriesOutput:
     """Remove the link from one memory to another (one relation, or all of them between the two in that
     direction). Works when either memory is soft-deleted too. NOT_FOUND when there is no such link."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     source_uri = writable_uri(from_uri, "from_uri")
     target_uri = writable_uri(to_uri, "to_uri")
     name = relation_name(relation) if relation is not None else None
-    source, target, removed = store_for(ctx).unlink(str(source_uri), str(target_uri), name)
+    source, target, removed = memory_store(ctx).unlink(str(source_uri), str(target_uri), name)
     return UnlinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, removed=removed).with_message(
         Text(
             en=f"Removed {len(removed)} link(s) from {source.uri} to {target.uri}.",

@@ -74,10 +74,10 @@ def read_memory(
     (core memories, priority <= 2, with content), system://index (every active URI by domain),
     system://recent and system://recent/N (N <= 100, latest changes). Long contents and listings come in
     pages: pass next_cursor."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = uri_argument(uri, "uri")
-    store = store_for(ctx)
+    store = memory_store(ctx)
     if parsed.is_system:
         return _read_system(ctx, store, parsed, cursor)
     return _read_one(ctx, store, str(parsed), cursor)
@@ -269,7 +269,7 @@ def list_memories(
     status, inclusive priority bounds, tags (all of them), creation and change times, links to or from a
     memory, the member who wrote the current version (author). A truncated answer has next_cursor for the
     next page."""
-    from hostd_memory.store import Filters, store_for
+    from hostd_memory.store import Filters, memory_store
 
     check_priority_range(priority_min, priority_max)
     times = time_bounds(
@@ -278,7 +278,7 @@ def list_memories(
         updated_after=updated_after,
         updated_before=updated_before,
     )
-    store = store_for(ctx)
+    store = memory_store(ctx)
     linked_id = None
     if linked_to is not None:
         linked_uri = uri_argument(linked_to, "linked_to")
@@ -318,9 +318,9 @@ def list_memories(
 def get_memory_stats(ctx: ToolContext[Settings]) -> MemoryStatsOutput:
     """Totals by status, by domain and by tag (the 100 most used), access totals and the most read
     memories, the number of versions, aliases, links and sessions, and the database's size on disk."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
-    stats = store_for(ctx).stats()
+    stats = memory_store(ctx).stats()
     total = sum(count for status, count in stats["by_status"].items() if status != "deleted")
     result = MemoryStatsOutput(
         total=total,

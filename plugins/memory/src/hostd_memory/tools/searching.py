@@ -34,6 +34,7 @@ from hostd_memory.tools.answers import (
     preview,
 )
 from hostd_memory.tools.arguments import (
+    AuthorFilter,
     CreatedAfter,
     CreatedBefore,
     DomainArg,
@@ -42,6 +43,7 @@ from hostd_memory.tools.arguments import (
     TagsFilter,
     UpdatedAfter,
     UpdatedBefore,
+    author_filter,
     check_priority_range,
     domain_filter,
     tag_list,
@@ -70,14 +72,15 @@ def search_memory(
     updated_after: UpdatedAfter = None,
     updated_before: UpdatedBefore = None,
     cursor: Cursor = None,
+    author: AuthorFilter = None,
 ) -> SearchMemoryOutput:
     """Full-text search over memory URI paths, contents and disclosures, ranked by BM25: memories holding
     every term first, then those holding some. Works for Chinese and English, including one- and
     two-character queries. Each hit has a snippet around the match. Filters: domain, priority, tags (all of
-    them), creation and change times. Deleted memories are never returned. More hits than fit come in
-    pages: pass next_cursor."""
+    them), creation and change times, the member who wrote the current version (author). Deleted memories
+    are never returned. More hits than fit come in pages: pass next_cursor."""
     from hostd_memory import search as search_text
-    from hostd_memory.store import Filters, store_for
+    from hostd_memory.store import Filters, memory_store
 
     check_priority_range(priority_min, priority_max)
     times = time_bounds(
@@ -95,6 +98,7 @@ def search_memory(
         created_before=times["created_before"],
         updated_after=times["updated_after"],
         updated_before=times["updated_before"],
+        author=author_filter(author),
     )
     plan = search_text.plan_query(query)
     if plan.empty:
@@ -110,7 +114,7 @@ def search_memory(
     # The ranking has no keyset: a page starts after the hits given so far (its position).
     arguments = {"query": query, **dataclasses.asdict(filters), "tags": list(filters.tags)}
     given = int(decode_cursor(cursor, "search_memory", arguments) or 0)
-    hits = store_for(ctx).search(plan, filters, given + limit + 1)
+    hits = memory_store(ctx).search(plan, filters, given + limit + 1)
     shown = [
         SearchHit(
             uri=h.memory.uri,
@@ -160,9 +164,9 @@ def preload_memory(
     directory: its folders; error: its key terms (numbers, addresses, paths stripped); intent: its
     words. Every type also matches memories whose disclosure fits the context."""
     from hostd_memory.preload import related_memories
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
-    store = store_for(ctx)
+    store = memory_store(ctx)
     budget = budget_of(ctx)
     core_rows = store.core_memories(None, 30)
     found, terms = related_memories(store, context_type, context_data, exclude={m.id for m in core_rows})

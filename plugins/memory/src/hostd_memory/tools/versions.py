@@ -43,12 +43,12 @@ def get_memory_versions(
     """A memory's version history, newest first (the current version included): each version's time, change
     note (created, patch, append, replace, metadata, status, rollback, import), size and a preview. Long
     histories come in pages: pass next_cursor."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = memory_uri(uri, "uri")
     arguments = {"uri": str(parsed)}
     before = decode_cursor(cursor, "get_memory_versions", arguments)
-    memory, versions, total = store_for(ctx).versions(str(parsed), limit=limit + 1, before=before)
+    memory, versions, total = memory_store(ctx).versions(str(parsed), limit=limit + 1, before=before)
     summaries, cut = fill_within_budget([version_summary(v) for v in versions[:limit]], budget_of(ctx))
     more = cut or len(versions) > limit
     return MemoryVersionsOutput(
@@ -74,12 +74,12 @@ def list_rollbacks(
     disclosure, tags). Long histories come in pages: pass next_cursor."""
     import difflib
 
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = memory_uri(uri, "uri")
     arguments = {"uri": str(parsed)}
     before = decode_cursor(cursor, "list_rollbacks", arguments)
-    memory, versions, total = store_for(ctx).versions(
+    memory, versions, total = memory_store(ctx).versions(
         str(parsed), limit=limit + 1, before=before, include_current=False
     )
     total -= 1  # the current version is no target
@@ -132,10 +132,10 @@ def rollback_memory(
     """Restore a version's content, priority and disclosure as a new version (history is never rewritten,
     so a rollback can itself be rolled back). Also restores a soft-deleted memory. When the memory already
     holds that state (e.g. the current version), nothing is written and changed is false."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
-    memory, restored, changed = store_for(ctx).rollback(str(parsed), version, author=ctx.member)
+    memory, restored, changed = memory_store(ctx).rollback(str(parsed), version, author=ctx.member)
     result = RollbackMemoryOutput(
         uri=memory.uri,
         restored_version=restored.version,
@@ -183,10 +183,10 @@ def diff_versions(
     version2: Annotated[int, Field(description="The second (newer) version", ge=1, le=MAX_VERSION)],
 ) -> DiffVersionsOutput:
     """Compare two versions of a memory: both full contents and a unified diff from version1 to version2."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = memory_uri(uri, "uri")
-    memory, first, second = store_for(ctx).version_pair(str(parsed), version1, version2)
+    memory, first, second = memory_store(ctx).version_pair(str(parsed), version1, version2)
     diff = _unified_diff(
         first.content, second.content, f"{memory.uri}@v{version1}", f"{memory.uri}@v{version2}"
     )

@@ -51,13 +51,15 @@ def create_memory(
     """Create a memory at a new URI (e.g. project://config) as version 1. Fails with ALREADY_EXISTS when
     the URI, or an alias with that URI, exists. Priority 0-2 marks core facts (shown at boot), 3-5
     normal, 6-10 low. Tags (e.g. ["rust", "部署"]) are case-folded; list and search filter by them."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
     if not content.strip():
         raise blank_content("content")
     clean_tags = tag_list(tags) or []
-    memory = store_for(ctx).create(parsed, content, priority, disclosure or "", clean_tags, author=ctx.member)
+    memory = memory_store(ctx).create(
+        parsed, content, priority, disclosure or "", clean_tags, author=ctx.member
+    )
     return CreateMemoryOutput(
         uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory)
     ).with_message(
@@ -169,7 +171,7 @@ def update_memory(
     (old_string + new_string; old_string must occur exactly once, else CONFLICT), append (append=true +
     content), replace (content), or metadata only (priority, disclosure, status, tags). Content modes may
     carry metadata too."""
-    from hostd_memory.store import Change, store_for
+    from hostd_memory.store import Change, memory_store
     from hostd_memory.store.refusals import patch_conflict
 
     mode = _update_mode(content, old_string, new_string, append)
@@ -207,7 +209,7 @@ def update_memory(
         def edit(current: str) -> tuple[str, str]:
             return replacement, "replace"
 
-    memory, kind = store_for(ctx).update(
+    memory, kind = memory_store(ctx).update(
         str(target),
         edit=edit,
         change=Change(priority=priority, disclosure=disclosure, status=status, tags=new_tags),
@@ -248,10 +250,10 @@ def delete_memory(
     """Delete a memory. By default a soft delete: hidden from read, search, list and boot, versions kept,
     and rollback_memory restores it. force=true removes it with its versions and aliases for good.
     Deleting an alias URI removes only the alias."""
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     parsed = writable_uri(uri, "uri")
-    store = store_for(ctx)
+    store = memory_store(ctx)
     target = store.remove_alias(str(parsed))
     if target is not None:
         return DeleteMemoryOutput(uri=str(parsed), action="alias_removed", target_uri=target).with_message(
@@ -301,7 +303,7 @@ def save_session(
     record and the memory."""
     from hostd_db import utc_now
 
-    from hostd_memory.store import store_for
+    from hostd_memory.store import memory_store
 
     clean_title = " ".join((title or "").split())
     today = utc_now().date().isoformat()
@@ -312,7 +314,9 @@ def save_session(
     if body:
         uri = MemoryUri("session", f"{today}/{_slug(clean_title)}")
         memory_spec = (uri, f"# {clean_title}\n\n{body}", 5)
-    session_id, stamp, memory = store_for(ctx).save_session(clean_title, body, memory_spec, author=ctx.member)
+    session_id, stamp, memory = memory_store(ctx).save_session(
+        clean_title, body, memory_spec, author=ctx.member
+    )
     session = SessionRecord(
         id=session_id,
         title=clean_title,

@@ -7,12 +7,12 @@ the same task. Every query here is an index walk where a busy list repeats it (s
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
-
-from hostd_db import utc_now
 
 from hostd_tasks.models import NoTaskReason, StuckTask, TaskRecord
 from hostd_tasks.rules import (
+    LEASE_SECONDS_DEFAULT,
     PRIORITIES,
     STATUSES,
     Priority,
@@ -35,7 +35,6 @@ from hostd_tasks.store.rows import (
     append_history,
     deletion_time,
     history_of,
-    json_or,
     related_tasks,
     stored_moment,
     stored_stamp,
@@ -57,15 +56,36 @@ NEXT_READY = (
     "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
     f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
 )
-#: A pending task waiting on a failed dependency or subtask.
+#: Pending tasks waiting on failed work, walked from the failed tasks (few, found by
+#: ``tasks_by_status``) to what waits on them, never over every pending task: (stuck task,
+#: failed task, the parent it waits through or null). A pending task waits on failed work when a
+#: dependency or subtask of it failed; a pending subtask of such a task is named too, through
+#: its parent (it may be ready, but its parent cannot finish until the failed work is retried).
+#: get_next_task walks from the most urgent failed tasks only (``STUCK_WALKED``), so it costs the
+#: same however many tasks have failed; get_task_stats walks from all of them to count.
+#: ``CROSS JOIN`` keeps SQLite walking from those few to their subtasks (``tasks_by_parent``).
 STUCK_BEHIND_FAILED = """
-    t.status = 'pending' AND (
-        EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
-                WHERE d.task_id = t.task_id AND dep.status = 'failed')
-        OR EXISTS (SELECT 1 FROM tasks AS c WHERE c.parent_id = t.task_id AND c.status = 'failed'))
+    WITH failed AS (
+        SELECT task_id, parent_id FROM tasks WHERE status = 'failed' ORDER BY priority, seq {limit}),
+    waiting AS (
+        SELECT d.task_id AS stuck, f.task_id AS blocker FROM failed AS f
+            JOIN task_dependencies AS d ON d.depends_on = f.task_id
+        UNION
+        SELECT f.parent_id, f.task_id FROM failed AS f WHERE f.parent_id IS NOT NULL),
+    direct AS (
+        SELECT w.stuck, w.blocker, CAST(NULL AS TEXT) AS via FROM waiting AS w
+            JOIN tasks AS t ON t.task_id = w.stuck WHERE t.status = 'pending'),
+    through_parent AS (
+        SELECT c.task_id AS stuck, d.blocker, d.stuck AS via FROM direct AS d
+            CROSS JOIN tasks AS c WHERE c.parent_id = d.stuck AND c.status = 'pending')
+    SELECT s.stuck, t.title, s.blocker, s.via
+        FROM (SELECT * FROM direct UNION SELECT * FROM through_parent) AS s
+        JOIN tasks AS t ON t.task_id = s.stuck ORDER BY t.priority, t.seq, s.blocker
 """
 #: Stuck tasks named in one get_next_task answer; get_task_stats counts them all.
 STUCK_SHOWN = 20
+#: Failed tasks get_next_task looks behind for stuck work, most urgent first.
+STUCK_WALKED = 20
 #: History entries one get_task answer shows (the newest); the total is always given.
 HISTORY_SHOWN = 200
 
@@ -184,16 +204,23 @@ class TaskQueries(StoreBase):
 
     # --- next ----------------------------------------------------------------------------
 
-    def next_task(self, *, claim: bool, by: str | None = None) -> NextTask:
-        """The most urgent pending leaf of work whose dependencies and subtasks are all completed.
+    def next_task(
+        self, *, claim: bool, by: str | None = None, lease_seconds: int = LEASE_SECONDS_DEFAULT
+    ) -> NextTask:
+        """The most urgent pending leaf of work whose dependencies and subtasks are all completed,
+        and the tasks stuck behind failed work (whether or not one was found).
 
         With ``claim`` the pick and the move to in_progress happen in one write transaction
         under the picked row's lock, so two agents asking at once never receive the same task;
-        the member ``by`` becomes its ``claimed_by``.
+        the member ``by`` becomes its ``claimed_by`` for a lease of ``lease_seconds``. Lapsed
+        leases go back to pending first, in the same transaction, so their tasks can be picked.
         """
         query = NEXT_READY
 
         def work(conn: Connection) -> NextTask:
+            now = self._clock(conn)
+            if claim:
+                self._expire_leases(conn, now)
             if not claim:
                 row = conn.execute(query).fetchone()
             else:
@@ -202,23 +229,71 @@ class TaskQueries(StoreBase):
                 row = conn.execute(query + self.claim_lock).fetchone()
                 if row is None and self.claim_lock_waiting:
                     row = conn.execute(query + self.claim_lock_waiting).fetchone()
+            stuck = self._stuck(conn, walked=STUCK_WALKED)
+            more_failed = conn.execute(
+                f"SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1 OFFSET {STUCK_WALKED}"
+            ).fetchone()
             if row is None:
-                return self._why_none(conn)
-            seq, task_id = row
+                return self._why_none(conn, stuck, more_failed is not None)
+            _, task_id = row
             if claim:
-                stamp = stored_stamp(utc_now())
-                conn.execute(
-                    "UPDATE tasks SET status = 'in_progress', updated_at = ?, claimed_by = ? WHERE seq = ?",
-                    (stamp, claimer_after("in_progress", None, by), seq),
-                )
+                self._claim(conn, str(task_id), by=by, now=now, lease_seconds=lease_seconds)
                 append_history(
-                    conn, str(task_id), "claimed", {"from": "pending", "to": "in_progress"}, stamp, by
+                    conn,
+                    str(task_id),
+                    "claimed",
+                    {"from": "pending", "to": "in_progress"},
+                    stored_stamp(now),
+                    by,
                 )
-            return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
+            return NextTask(
+                self._fetch(conn, str(task_id)),
+                claimed=claim,
+                reason=None,
+                stuck=stuck[:STUCK_SHOWN],
+                more_stuck=len(stuck) > STUCK_SHOWN or more_failed is not None,
+            )
 
         return self._write(work) if claim else self._read(work)
 
-    def _why_none(self, conn: Connection) -> NextTask:
+    @staticmethod
+    def _claim(conn: Connection, task_id: str, *, by: str | None, now: datetime, lease_seconds: int) -> None:
+        """Make the task ``by``'s, in_progress, for a lease of ``lease_seconds`` from ``now``; counted.
+
+        A member claiming again a task whose lease of theirs lapsed is no longer late for it.
+        """
+        conn.execute(
+            "UPDATE tasks SET status = 'in_progress', updated_at = ?, claimed_by = ?, lease_expires_at = ?, "
+            "lease_seconds = ?, claim_count = claim_count + 1, "
+            "lease_lost_by = CASE WHEN lease_lost_by = ? THEN NULL ELSE lease_lost_by END WHERE task_id = ?",
+            (
+                stored_stamp(now),
+                claimer_after("in_progress", None, by),
+                stored_stamp(now + timedelta(seconds=lease_seconds)),
+                lease_seconds,
+                by,
+                task_id,
+            ),
+        )
+
+    def _stuck(self, conn: Connection, *, walked: int | None = None) -> list[StuckTask]:
+        """The pending tasks waiting on failed work (``STUCK_BEHIND_FAILED``), most urgent first:
+        every one, or (``walked``) those behind the ``walked`` most urgent failed tasks."""
+        limit = "" if walked is None else f"LIMIT {int(walked)}"
+        sql = STUCK_BEHIND_FAILED.format(limit=limit)
+        found: dict[str, tuple[str, list[str], str | None]] = {}
+        for task_id, title, blocker, via in conn.execute(sql).fetchall():
+            _, failed, parent = found.setdefault(str(task_id), (str(title), [], None))
+            if str(blocker) not in failed:
+                failed.append(str(blocker))
+            if via is not None and parent is None:
+                found[str(task_id)] = (str(title), failed, str(via))
+        return [
+            StuckTask(task_id=task_id, title=title, failed=sorted(failed), via_parent=parent)
+            for task_id, (title, failed, parent) in found.items()
+        ]
+
+    def _why_none(self, conn: Connection, stuck: list[StuckTask], more_failed: bool) -> NextTask:
         counts = dict(conn.execute("SELECT status, COUNT(*) FROM tasks GROUP BY status").fetchall())
         pending = int(counts.get("pending", 0))
         reason: NoTaskReason
@@ -228,14 +303,6 @@ class TaskQueries(StoreBase):
             reason = "none_pending"
         else:
             reason = "waiting_on_dependencies"
-        stuck = tuple(
-            StuckTask(task_id=str(task_id), title=str(title), failed=json_or(failed, []))
-            for task_id, title, failed in conn.execute(
-                f"SELECT t.task_id, t.title, {self.failed_blockers} FROM tasks AS t "
-                f"WHERE {STUCK_BEHIND_FAILED} ORDER BY t.priority, t.seq LIMIT ?",
-                (STUCK_SHOWN,),
-            )
-        )
         return NextTask(
             None,
             claimed=False,
@@ -244,7 +311,8 @@ class TaskQueries(StoreBase):
             waiting=pending,  # nothing was offered, so every pending task waits
             in_progress=int(counts.get("in_progress", 0)),
             blocked=int(counts.get("blocked", 0)),
-            stuck=stuck,
+            stuck=stuck[:STUCK_SHOWN],
+            more_stuck=len(stuck) > STUCK_SHOWN or more_failed,
         )
 
     # --- stats ---------------------------------------------------------------------------
@@ -257,7 +325,7 @@ class TaskQueries(StoreBase):
             (waiting,) = conn.execute(
                 f"SELECT COUNT(*) FROM tasks AS t WHERE t.status = 'pending' AND {WAITING_ON_DEPENDENCY}"
             ).fetchone()
-            (stuck,) = conn.execute(f"SELECT COUNT(*) FROM tasks AS t WHERE {STUCK_BEHIND_FAILED}").fetchone()
+            stuck = len(self._stuck(conn))
             # Oldest pending: one index seek per priority instead of a scan of every pending task.
             oldest_seqs = [
                 seq

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from hostd_db import utc_stamp
+
 from hostd import Text, ToolError
 from hostd_tasks.rules import NOTES_TOTAL_MAX, Status, allowed_next
 
@@ -201,4 +203,70 @@ def delete_refused_dependents(task_id: str, dependents: list[str]) -> ToolError:
             zh="传 drop_dependencies=true 可删除它，并将其从这些任务的 depends_on 中移除。",
         ),
         details={"task_id": task_id, "dependents": dependents},
+    )
+
+
+# --- leases ------------------------------------------------------------------------------------
+
+_CLAIM_AGAIN = Text(
+    en="If you still work on it, claim it again: update_task_status new_status=in_progress (or "
+    "get_next_task claim=true); renew a claim with renew_claim before its lease_expires_at.",
+    zh="如仍在处理，请重新领取：update_task_status new_status=in_progress（或 get_next_task claim=true）；"
+    "请在 lease_expires_at 之前用 renew_claim 续期。",
+)
+
+
+def lease_taken(task_id: str, member: str, holder: str, status: Status, until: datetime | None) -> ToolError:
+    """CONFLICT: ``member``'s lease on the task lapsed and ``holder`` has it now; nothing was applied."""
+    held = f" until {utc_stamp(until)}" if until is not None else ""
+    held_zh = f"（至 {utc_stamp(until)}）" if until is not None else ""
+    return ToolError(
+        "CONFLICT",
+        Text(
+            en=f"The lease of {member} on task {task_id} expired and {holder} holds the task now "
+            f"({status}{held}); nothing of this call was applied.",
+            zh=f"{member} 对任务 {task_id} 的领取已过期，现由 {holder} 持有（{status}{held_zh}）；"
+            "本次调用的内容均未生效。",
+        ),
+        hint=Text(
+            en=f"Leave {task_id} to {holder}: get_next_task offers other work, get_task shows its history.",
+            zh=f"请把 {task_id} 交给 {holder}：get_next_task 可获取其他任务，get_task 可查看它的历史。",
+        ),
+        details={"task_id": task_id, "member": member, "holder": holder, "status": status},
+    )
+
+
+def lease_lapsed(task_id: str, member: str, status: Status) -> ToolError:
+    """CONFLICT: ``member``'s lease lapsed, the task went back to pending and no one holds it."""
+    return ToolError(
+        "CONFLICT",
+        Text(
+            en=f"The lease of {member} on task {task_id} expired; the task is {status} again and nobody "
+            "holds it; nothing of this call was applied.",
+            zh=f"{member} 对任务 {task_id} 的领取已过期；任务已回到 {status}，无人持有；"
+            "本次调用的内容均未生效。",
+        ),
+        hint=_CLAIM_AGAIN,
+        details={"task_id": task_id, "member": member, "holder": None, "status": status},
+    )
+
+
+def not_holder(task_id: str, member: str, holder: str | None, status: Status) -> ToolError:
+    """CONFLICT: renewing or releasing a claim ``member`` does not hold."""
+    if holder is not None and status == "in_progress":
+        whose = Text(en=f"{holder} holds it", zh=f"它由 {holder} 持有")
+    else:
+        whose = Text(en=f"it is {status} and nobody holds it", zh=f"它处于 {status}，无人持有")
+    return ToolError(
+        "CONFLICT",
+        Text(en=f"Task {task_id} is not claimed by {member}: ", zh=f"任务 {task_id} 并非由 {member} 领取：")
+        + whose
+        + Text.same("."),
+        hint=Text(
+            en="Only the member holding a claim renews or releases it. Claim a pending task with "
+            "get_next_task claim=true or update_task_status new_status=in_progress.",
+            zh="只有持有领取的成员才能续期或释放它。可用 get_next_task claim=true 或 "
+            "update_task_status new_status=in_progress 领取待执行任务。",
+        ),
+        details={"task_id": task_id, "member": member, "holder": holder, "status": status},
     )

@@ -8,7 +8,7 @@ field by field on the way out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from hostd_tasks.models import HistoryEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
@@ -31,7 +31,8 @@ class NextTask:
     waiting: int = 0
     in_progress: int = 0
     blocked: int = 0
-    stuck: tuple[StuckTask, ...] = ()
+    stuck: list[StuckTask] = field(default_factory=list)
+    more_stuck: bool = False  # more may be stuck than ``stuck`` names
 
 
 #: A list position: (priority rank, seq), the order list_tasks walks (most urgent, then oldest).

@@ -62,6 +62,9 @@ def record_from_row(row: Sequence[object], labels: list[str], notes: list[Note])
         kids,
         created_by,
         claimed_by,
+        lease_expires_at,
+        claim_count,
+        expired_claims,
     ) = row
     counts: dict[str, int] = json_or(kids, {})
     subtasks = None
@@ -86,6 +89,9 @@ def record_from_row(row: Sequence[object], labels: list[str], notes: list[Note])
         subtasks=subtasks,
         created_by=None if created_by is None else str(created_by),
         claimed_by=None if claimed_by is None else str(claimed_by),
+        lease_expires_at=None if lease_expires_at is None else stored_moment(lease_expires_at),
+        claim_count=int(claim_count),  # type: ignore[call-overload]
+        expired_claims=int(expired_claims),  # type: ignore[call-overload]
     )
 
 

@@ -1,4 +1,4 @@
-"""The tables, on each database: SQLite's migrations and PostgreSQL's, which mirror them.
+"""The tables, written once for both databases (``hostd_db.Schema``), and their migrations.
 
 Every operation a busy list repeats -- creating a task, changing a status, finding the next
 task -- is an index seek, so it costs the same with 10,000 tasks as with 100:
@@ -23,162 +23,201 @@ is never handed out again.
 
 from __future__ import annotations
 
-import sqlite3
+import json
+from datetime import timedelta
 
-from hostd_db import SqliteMigration
+from hostd_db import AddColumn, Column, ColumnType, Connection, Dialect, Index, Only, Schema, Table, utc_now
+from hostd_db.schema import Operation
 
+from hostd_tasks.rules import LEASE_SECONDS_DEFAULT
+from hostd_tasks.store.rows import stored_stamp
 from hostd_tasks.store.search import indexed_text
 
-# --- SQLite --------------------------------------------------------------------------------------
+TEXT, KEY, MOMENT = ColumnType.TEXT, ColumnType.KEY, ColumnType.MOMENT
+STATUS_CHECK = "status IN ('pending', 'in_progress', 'completed', 'failed', 'blocked')"
+TASK = "tasks (task_id)"
 
-SQLITE_MIGRATIONS: list[SqliteMigration] = [
-    """
-    CREATE TABLE tasks (
-        seq INTEGER PRIMARY KEY,
-        task_id TEXT NOT NULL UNIQUE,
-        title TEXT NOT NULL,
-        description TEXT NOT NULL DEFAULT '',
-        status TEXT NOT NULL
-            CHECK (status IN ('pending', 'in_progress', 'completed', 'failed', 'blocked')),
-        priority INTEGER NOT NULL CHECK (priority IN (0, 1, 2)),
-        linked_session_id TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX tasks_by_status ON tasks (status, priority, seq);
-    CREATE INDEX tasks_by_urgency ON tasks (priority, seq);
-    CREATE INDEX tasks_by_session ON tasks (linked_session_id) WHERE linked_session_id IS NOT NULL;
-    CREATE TABLE task_dependencies (
-        task_id TEXT NOT NULL REFERENCES tasks (task_id),
-        depends_on TEXT NOT NULL REFERENCES tasks (task_id),
-        position INTEGER NOT NULL,
-        PRIMARY KEY (task_id, depends_on)
-    ) WITHOUT ROWID;
-    """,
+_VERSION_1: list[Operation] = [
+    Table(
+        "tasks",
+        (
+            Column("seq", ColumnType.SERIAL),
+            Column("task_id", KEY, not_null=True, unique=True),
+            Column("title", TEXT, not_null=True),
+            Column("description", TEXT, not_null=True, default="''"),
+            Column("status", TEXT, not_null=True, check=STATUS_CHECK),
+            Column("priority", ColumnType.SMALLINT, not_null=True, check="priority IN (0, 1, 2)"),
+            Column("linked_session_id", TEXT),
+            Column("created_at", MOMENT, not_null=True),
+            Column("updated_at", MOMENT, not_null=True),
+        ),
+    ),
+    Index("tasks_by_status", "tasks", "status, priority, seq"),
+    Index("tasks_by_urgency", "tasks", "priority, seq"),
+    Index("tasks_by_session", "tasks", "linked_session_id", where="linked_session_id IS NOT NULL"),
+    Table(
+        "task_dependencies",
+        (
+            Column("task_id", KEY, not_null=True, references=TASK),
+            Column("depends_on", KEY, not_null=True, references=TASK),
+            Column("position", ColumnType.INTEGER, not_null=True),
+        ),
+        primary_key=("task_id", "depends_on"),
+        without_rowid=True,
+    ),
 ]
 
 
-def _add_subtasks_labels_notes_history_and_search(conn: sqlite3.Connection) -> None:
-    """Version 2: subtasks, acceptance, labels, notes, history, deletion tombstones, text search.
-
-    A callable, not SQL, because the search index of the tasks already stored is filled with
-    text rewritten in Python (CJK bigrams, see ``search``); every existing task also gets its
-    'created' history entry, so each task's history starts where the task did.
-    """
-    for statement in (
-        "ALTER TABLE tasks ADD COLUMN parent_id TEXT REFERENCES tasks (task_id)",
-        "ALTER TABLE tasks ADD COLUMN acceptance TEXT NOT NULL DEFAULT ''",
-        "CREATE INDEX tasks_by_parent ON tasks (parent_id, status)",
-        "CREATE INDEX task_dependencies_by_target ON task_dependencies (depends_on, task_id)",
-        "CREATE TABLE task_labels (task_id TEXT NOT NULL REFERENCES tasks (task_id), label TEXT NOT NULL, "
-        "PRIMARY KEY (task_id, label)) WITHOUT ROWID",
-        "CREATE INDEX task_labels_by_label ON task_labels (label, task_id)",
-        "CREATE TABLE task_notes (seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL REFERENCES tasks (task_id), "
-        "text TEXT NOT NULL, at TEXT NOT NULL)",
-        "CREATE INDEX task_notes_by_task ON task_notes (task_id, seq)",
-        # No foreign key: a deleted task's history outlives it.
-        "CREATE TABLE task_history (seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL, event TEXT NOT NULL, "
-        "at TEXT NOT NULL, actor TEXT, details TEXT NOT NULL DEFAULT '{}')",
-        "CREATE INDEX task_history_by_task ON task_history (task_id, seq)",
-        "CREATE TABLE deleted_tasks (task_id TEXT PRIMARY KEY, record TEXT NOT NULL, "
-        "deleted_at TEXT NOT NULL) WITHOUT ROWID",
-        "CREATE VIRTUAL TABLE task_search USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2', "
-        "prefix = '1 2')",
+def _history_of_tasks_already_stored(conn: Connection, dialect: Dialect) -> None:
+    """Every task stored before version 2 gets its 'created' history entry, so each task's history
+    starts where the task did."""
+    conn.execute(
         "INSERT INTO task_history (task_id, event, at, details) "
-        """SELECT task_id, 'created', created_at, '{"recorded_at_upgrade": true}' FROM tasks ORDER BY seq""",
-    ):
-        conn.execute(statement)
+        """SELECT task_id, 'created', created_at, '{"recorded_at_upgrade": true}' FROM tasks ORDER BY seq"""
+    )
+
+
+def _index_tasks_already_stored(conn: Connection, dialect: Dialect) -> None:
+    """The FTS5 index of the tasks already stored, filled with text rewritten in Python (CJK
+    bigrams, see ``search``)."""
     conn.executemany(
         "INSERT INTO task_search (rowid, body) VALUES (?, ?)",
-        (
+        [
             (seq, indexed_text(title, description))
             for seq, title, description in conn.execute(
                 "SELECT seq, title, description FROM tasks"
             ).fetchall()
-        ),
+        ],
     )
 
 
-# Each migration runs once per database, in order, counted in PRAGMA user_version: add new ones at
-# the end and never edit one, since existing tasks.db files have already run it.
-SQLITE_MIGRATIONS.append(_add_subtasks_labels_notes_history_and_search)
-# Version 3: team members. Who created a task and who claimed it; tasks from before stay null
-# (unknown), as do their history entries' ``actor``. Indexed in list order for list_tasks' filters.
-SQLITE_MIGRATIONS.append(
-    """
-    ALTER TABLE tasks ADD COLUMN created_by TEXT;
-    ALTER TABLE tasks ADD COLUMN claimed_by TEXT;
-    CREATE INDEX tasks_by_creator ON tasks (created_by, priority, seq);
-    CREATE INDEX tasks_by_claimer ON tasks (claimed_by, priority, seq);
-    """
-)
-
-# --- PostgreSQL (the team database) ----------------------------------------------------------
-
-#: Each runs once per database, in order (recorded by hostd-db): add new ones at the end.
-PG_MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE tasks (
-        seq bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-        task_id text COLLATE "C" NOT NULL UNIQUE,
-        title text NOT NULL,
-        description text NOT NULL DEFAULT '',
-        status text NOT NULL
-            CHECK (status IN ('pending', 'in_progress', 'completed', 'failed', 'blocked')),
-        priority smallint NOT NULL CHECK (priority IN (0, 1, 2)),
-        linked_session_id text,
-        created_at timestamptz NOT NULL,
-        updated_at timestamptz NOT NULL,
-        parent_id text COLLATE "C" REFERENCES tasks (task_id),
-        acceptance text NOT NULL DEFAULT '',
-        search tsvector NOT NULL DEFAULT ''::tsvector
-    );
-    CREATE INDEX tasks_by_status ON tasks (status, priority, seq);
-    CREATE INDEX tasks_by_urgency ON tasks (priority, seq);
-    CREATE INDEX tasks_by_session ON tasks (linked_session_id) WHERE linked_session_id IS NOT NULL;
-    CREATE INDEX tasks_by_parent ON tasks (parent_id, status);
-    CREATE INDEX tasks_search ON tasks USING gin (search);
-    CREATE TABLE task_dependencies (
-        task_id text COLLATE "C" NOT NULL REFERENCES tasks (task_id),
-        depends_on text COLLATE "C" NOT NULL REFERENCES tasks (task_id),
-        position integer NOT NULL,
-        PRIMARY KEY (task_id, depends_on)
-    );
-    CREATE INDEX task_dependencies_by_target ON task_dependencies (depends_on, task_id);
-    CREATE TABLE task_labels (
-        task_id text COLLATE "C" NOT NULL REFERENCES tasks (task_id),
-        label text COLLATE "C" NOT NULL,
-        PRIMARY KEY (task_id, label)
-    );
-    CREATE INDEX task_labels_by_label ON task_labels (label, task_id);
-    CREATE TABLE task_notes (
-        seq bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-        task_id text COLLATE "C" NOT NULL REFERENCES tasks (task_id),
-        text text NOT NULL,
-        at timestamptz NOT NULL
-    );
-    CREATE INDEX task_notes_by_task ON task_notes (task_id, seq);
-    -- No foreign key: a deleted task's history outlives it.
-    CREATE TABLE task_history (
-        seq bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-        task_id text COLLATE "C" NOT NULL,
-        event text NOT NULL,
-        at timestamptz NOT NULL,
-        actor text,
-        details text NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX task_history_by_task ON task_history (task_id, seq);
-    CREATE TABLE deleted_tasks (
-        task_id text COLLATE "C" PRIMARY KEY,
-        record text NOT NULL,
-        deleted_at timestamptz NOT NULL
-    );
-    """,
-    # Team members: who created a task and who claimed it (null for tasks from before: unknown),
-    # indexed in list order for list_tasks' filters. SQLite's version 3 is the same.
-    """
-    ALTER TABLE tasks ADD COLUMN created_by text COLLATE "C", ADD COLUMN claimed_by text COLLATE "C";
-    CREATE INDEX tasks_by_creator ON tasks (created_by, priority, seq);
-    CREATE INDEX tasks_by_claimer ON tasks (claimed_by, priority, seq);
-    """,
+# Subtasks, acceptance, labels, notes, history, deletion tombstones, text search.
+_VERSION_2: list[Operation] = [
+    AddColumn("tasks", Column("parent_id", KEY, references=TASK)),
+    AddColumn("tasks", Column("acceptance", TEXT, not_null=True, default="''")),
+    Index("tasks_by_parent", "tasks", "parent_id, status"),
+    Index("task_dependencies_by_target", "task_dependencies", "depends_on, task_id"),
+    Table(
+        "task_labels",
+        (Column("task_id", KEY, not_null=True, references=TASK), Column("label", KEY, not_null=True)),
+        primary_key=("task_id", "label"),
+        without_rowid=True,
+    ),
+    Index("task_labels_by_label", "task_labels", "label, task_id"),
+    Table(
+        "task_notes",
+        (
+            Column("seq", ColumnType.SERIAL),
+            Column("task_id", KEY, not_null=True, references=TASK),
+            Column("text", TEXT, not_null=True),
+            Column("at", MOMENT, not_null=True),
+        ),
+    ),
+    Index("task_notes_by_task", "task_notes", "task_id, seq"),
+    # No foreign key: a deleted task's history outlives it.
+    Table(
+        "task_history",
+        (
+            Column("seq", ColumnType.SERIAL),
+            Column("task_id", KEY, not_null=True),
+            Column("event", TEXT, not_null=True),
+            Column("at", MOMENT, not_null=True),
+            Column("actor", TEXT),
+            Column("details", TEXT, not_null=True, default="'{}'"),
+        ),
+    ),
+    Index("task_history_by_task", "task_history", "task_id, seq"),
+    Table(
+        "deleted_tasks",
+        (
+            Column("task_id", KEY, primary_key=True),
+            Column("record", TEXT, not_null=True),
+            Column("deleted_at", MOMENT, not_null=True),
+        ),
+        without_rowid=True,
+    ),
+    # The search index: SQLite's FTS5 table (rowid = seq), PostgreSQL's tsvector column with a GIN index.
+    Only(
+        "sqlite",
+        "CREATE VIRTUAL TABLE task_search USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2', "
+        "prefix = '1 2')",
+        _index_tasks_already_stored,
+    ),
+    Only(
+        "postgres",
+        "ALTER TABLE tasks ADD COLUMN search tsvector NOT NULL DEFAULT ''::tsvector",
+        "CREATE INDEX tasks_search ON tasks USING gin (search)",
+    ),
+    _history_of_tasks_already_stored,
 ]
+
+# Team members: who created a task and who claimed it; tasks from before stay null (unknown), as do
+# their history entries' ``actor``. Indexed in list order for list_tasks' filters.
+_VERSION_3: list[Operation] = [
+    AddColumn("tasks", Column("created_by", KEY)),
+    AddColumn("tasks", Column("claimed_by", KEY)),
+    Index("tasks_by_creator", "tasks", "created_by, priority, seq"),
+    Index("tasks_by_claimer", "tasks", "claimed_by, priority, seq"),
+]
+
+
+def _leases_of_tasks_already_claimed(conn: Connection, dialect: Dialect) -> None:
+    """Tasks in_progress before leases get a lease of the default length from the upgrade (by the
+    database's clock), so work an agent dropped before the upgrade comes back too; ``claim_count``
+    counts the claims the history records (``claimed``, or a status move to in_progress)."""
+    if dialect.is_postgres:
+        conn.execute(
+            "UPDATE tasks SET lease_expires_at = now() + make_interval(secs => ?), lease_seconds = ? "
+            "WHERE status = 'in_progress'",
+            (LEASE_SECONDS_DEFAULT, LEASE_SECONDS_DEFAULT),
+        )
+    else:
+        conn.execute(
+            "UPDATE tasks SET lease_expires_at = ?, lease_seconds = ? WHERE status = 'in_progress'",
+            (stored_stamp(utc_now() + timedelta(seconds=LEASE_SECONDS_DEFAULT)), LEASE_SECONDS_DEFAULT),
+        )
+    claims: dict[str, int] = {}
+    for task_id, event, details in conn.execute(
+        "SELECT task_id, event, details FROM task_history WHERE event IN ('claimed', 'status')"
+    ).fetchall():
+        if event == "claimed" or json.loads(str(details)).get("to") == "in_progress":
+            claims[str(task_id)] = claims.get(str(task_id), 0) + 1
+    conn.executemany(
+        "UPDATE tasks SET claim_count = ? WHERE task_id = ?", [(n, t) for t, n in claims.items()]
+    )
+
+
+# Leases: a claim lapses at ``lease_expires_at`` (set exactly while a task is in_progress) unless
+# renewed by ``lease_seconds`` more; ``claim_count`` and ``expired_claims`` count claims and the
+# ones that lapsed; ``lease_lost_by`` is the member whose lease lapsed last (their late updates
+# are refused once someone else holds the task). Indexed on the expiry, so finding the leases that
+# have lapsed is a seek, never a scan of the work in progress.
+_VERSION_4: list[Operation] = [
+    AddColumn("tasks", Column("lease_expires_at", MOMENT)),
+    AddColumn("tasks", Column("lease_seconds", ColumnType.INTEGER)),
+    AddColumn("tasks", Column("claim_count", ColumnType.INTEGER, not_null=True, default="0")),
+    AddColumn("tasks", Column("expired_claims", ColumnType.INTEGER, not_null=True, default="0")),
+    AddColumn("tasks", Column("lease_lost_by", KEY)),
+    Index("tasks_by_lease", "tasks", "lease_expires_at", where="lease_expires_at IS NOT NULL"),
+    _leases_of_tasks_already_claimed,
+]
+
+#: What only one database holds: SQLite's FTS5 table (and the tables FTS5 keeps it in), PostgreSQL's
+#: ``tsvector`` column. Everything else is the same on both (``test_tasks_schema``).
+SQLITE_ONLY_TABLES = "task_search"
+POSTGRES_ONLY_COLUMNS = {"tasks": ["search"]}
+
+
+def schema(database_file: str) -> Schema:
+    """The tasks' tables; without a team database they live in ``database_file`` in the data folder.
+
+    Each migration runs once per database, in order: add new ones at the end and never edit one,
+    since existing tasks.db files and team databases have already run it.
+    """
+    return Schema(
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4],
+        sqlite_file=database_file,
+        # Releases before the shared schema numbered the team database's migrations on their own:
+        # their 1 is version 2 here (everything up to search), their 2 is version 3 (members).
+        postgres_versions={1: 2, 2: 3},
+    )

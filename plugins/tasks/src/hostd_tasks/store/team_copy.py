@@ -21,15 +21,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hostd_db import open_database
+
 from hostd import CopyReport, PluginContext, Text
 from hostd_tasks.models import HistoryEntry, Settings
-from hostd_tasks.store import local_database_path, open_local_store, team_database
-from hostd_tasks.store.postgres import PostgresTaskStore
+from hostd_tasks.store.base import LIST_LOCK
 from hostd_tasks.store.rows import Connection, history_of, stored_moment, stored_stamp
+from hostd_tasks.store.schema import schema
+from hostd_tasks.store.writes import TaskStore
 
 TASK_COLUMNS = (
     "title, description, status, priority, linked_session_id, created_at, updated_at, parent_id, acceptance, "
-    "created_by, claimed_by"
+    "created_by, claimed_by, lease_expires_at, lease_seconds, claim_count, expired_claims"
 )
 
 
@@ -38,9 +41,10 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
     if row is None:
         return None
-    title, description, status, priority, session, created, updated, parent, acceptance, creator, claimer = (
-        row
-    )
+    (
+        title, description, status, priority, session, created, updated, parent, acceptance, creator, claimer,
+        lease_until, lease_seconds, claims, expired,
+    ) = row  # fmt: skip
     return {
         "task": {
             "title": title,
@@ -54,6 +58,10 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             "acceptance": acceptance,
             "created_by": creator,
             "claimed_by": claimer,
+            "lease_expires_at": None if lease_until is None else stored_moment(lease_until),
+            "lease_seconds": lease_seconds,
+            "claim_count": int(claims),
+            "expired_claims": int(expired),
         },
         "labels": sorted(
             str(label)
@@ -123,14 +131,16 @@ def _insert_history(conn: Connection, task_id: str, history: list[HistoryEntry])
 def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
     """Copy the plugin's SQLite list (the ``database`` setting) into its team tables."""
     report = CopyReport()
-    if not local_database_path(context).exists():
+    if not (context.data_dir / context.settings.database).exists():
         return report
-    local_store = open_local_store(context)
+    local_database = open_database(
+        schema(context.settings.database), "tasks", data_dir=context.data_dir, team=None
+    )
     try:
-        local, local_deleted = local_store._read(_read_local)
+        local, local_deleted = TaskStore(local_database)._read(_read_local)
     finally:
-        local_store.close()
-    team = PostgresTaskStore(team_database(context))
+        local_database.close()
+    team = TaskStore(context.database())
 
     def differs(task_id: str) -> str:
         return context.render(
@@ -144,7 +154,6 @@ def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
         report.copied.clear()
         report.unchanged.clear()
         report.conflicts.clear()
-        team._lock_list(conn)
         new: list[str] = []
         unchanged = 0
         conflicted: set[str] = set()
@@ -181,7 +190,10 @@ def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
             task = {**local[task_id]["task"], "parent_id": None}
             values = [
                 task_id,
-                *(stored_stamp(value) if key.endswith("_at") else value for key, value in task.items()),
+                *(
+                    stored_stamp(value) if key.endswith("_at") and value is not None else value
+                    for key, value in task.items()
+                ),
             ]
             conn.execute(
                 f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values
@@ -235,4 +247,4 @@ def copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
         report.unchanged.update({"tasks": unchanged, "deleted tasks": deleted_unchanged})
         return report
 
-    return team._write(work)
+    return team._write(work, lock=LIST_LOCK)

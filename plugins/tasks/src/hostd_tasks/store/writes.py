@@ -1,20 +1,22 @@
 """The task store (``TaskStore``): every write, on top of the queries (``queries``) and the
 backend contract (``base``), written once in SQL both databases understand.
 
-``SqliteTaskStore`` (one file, the default) and ``PostgresTaskStore`` (the team database) answer
-every call alike; ``store_for`` picks one when the plugin first needs it. What the rules refuse
-is raised as ``hostd.ToolError`` where it is found (``refusals``), inside the transaction, so
-nothing of a refused call is kept.
+One class for both databases: the SQLite file (the default) and the team database answer
+every call alike, through the ``hostd_db.Database`` the host opened (``TaskStore(ctx.database())``).
+What the rules refuse is raised as ``hostd.ToolError`` where it is found (``refusals``),
+inside the transaction, so nothing of a refused call is kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from hostd_db import utc_now
 
 from hostd_tasks.models import TaskRecord
 from hostd_tasks.rules import (
+    LEASE_SECONDS_DEFAULT,
     NOTES_TOTAL_MAX,
     Priority,
     Status,
@@ -23,6 +25,7 @@ from hostd_tasks.rules import (
     priority_rank,
 )
 from hostd_tasks.store import refusals
+from hostd_tasks.store.base import LIST_LOCK
 from hostd_tasks.store.queries import TaskQueries
 from hostd_tasks.store.results import (
     Deletion,
@@ -66,7 +69,6 @@ class TaskStore(TaskQueries):
         """Add a pending task, created by the member ``by``; its dependencies and parent must exist."""
 
         def work(conn: Connection) -> TaskRecord:
-            self._lock_list(conn)
             created = self._insert(
                 conn,
                 title=title,
@@ -82,7 +84,7 @@ class TaskStore(TaskQueries):
             )
             return self._fetch(conn, created)
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     def split(
         self, task_id: str, subtasks: Sequence[dict[str, object]], *, by: str | None = None
@@ -94,7 +96,6 @@ class TaskStore(TaskQueries):
         """
 
         def work(conn: Connection) -> tuple[TaskRecord, list[TaskRecord]]:
-            self._lock_list(conn)
             self._fetch_locked(conn, task_id)
             stamp = stored_stamp(utc_now())
             created = [
@@ -105,7 +106,7 @@ class TaskStore(TaskQueries):
             conn.execute("UPDATE tasks SET updated_at = ? WHERE task_id = ?", (stamp, task_id))
             return self._fetch(conn, task_id), [self._fetch(conn, child) for child in created]
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     def _insert(
         self,
@@ -196,9 +197,10 @@ class TaskStore(TaskQueries):
         """Change what ``edit`` gives, in one transaction; a field given its current value is no change."""
 
         def work(conn: Connection) -> Update:
-            self._lock_list(conn)
             before = self._fetch_locked(conn, task_id)
-            stamp = stored_stamp(utc_now())
+            self._refuse_late(conn, before, by)
+            now = self._clock(conn)
+            stamp = stored_stamp(now)
             changes: dict[str, object] = {}
             scalar = {"title": edit.title, "description": edit.description, "acceptance": edit.acceptance}
             for field, value in scalar.items():
@@ -238,9 +240,10 @@ class TaskStore(TaskQueries):
                 append_history(conn, task_id, "edited", changes, stamp, by)
                 if changes.keys() & {"title", "description", "acceptance", "labels", "append_note"}:
                     self._reindex(conn, task_id)
+                self._renew_if_holder(conn, before, by, now)
             return Update(self._fetch(conn, task_id), sorted(changes))
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     @staticmethod
     def _replace_dependencies(
@@ -297,7 +300,6 @@ class TaskStore(TaskQueries):
         """
 
         def work(conn: Connection) -> Deletion:
-            self._lock_list(conn)
             task = self._fetch_locked(conn, task_id)
             if task.status == "in_progress" and not even_if_in_progress:
                 raise refusals.delete_refused_in_progress(task_id)
@@ -342,31 +344,125 @@ class TaskStore(TaskQueries):
             )
             return Deletion(task, dependents)
 
-        return self._write(work)
+        return self._write(work, lock=LIST_LOCK)
 
     # --- status --------------------------------------------------------------------------
 
-    def set_status(self, task_id: str, new_status: Status, *, by: str | None = None) -> StatusChange:
+    def set_status(
+        self,
+        task_id: str,
+        new_status: Status,
+        *,
+        by: str | None = None,
+        lease_seconds: int = LEASE_SECONDS_DEFAULT,
+    ) -> StatusChange:
         """Move a task along the transition table (under its row lock); the same status again is no change.
 
-        The move also settles who holds it (``claimer_after``): ``by`` on a move to in_progress.
+        The move also settles who holds it (``claimer_after``): ``by`` on a move to in_progress,
+        which is a claim by id, for a lease of ``lease_seconds``; in_progress again by its holder
+        renews the lease. Leaving in_progress ends the lease. A late move from a member whose
+        lease lapsed is refused (``_refuse_late``).
         """
 
         def work(conn: Connection) -> StatusChange:
             current = self._fetch_locked(conn, task_id)
+            self._refuse_late(
+                conn,
+                current,
+                by,
+                even_if_nobody_holds=new_status != current.status
+                and new_status not in allowed_next(current.status),
+            )
+            now = self._clock(conn)
             if current.status == new_status:
+                if new_status == "in_progress" and by is not None and current.claimed_by == by:
+                    self._extend(conn, task_id, now, lease_seconds)
+                    return StatusChange(self._fetch(conn, task_id), current.status, changed=False)
                 return StatusChange(current, current.status, changed=False)
             if new_status not in allowed_next(current.status):
                 raise refusals.transition_refused(task_id, current.status, new_status)
-            stamp = stored_stamp(utc_now())
-            conn.execute(
-                "UPDATE tasks SET status = ?, updated_at = ?, claimed_by = ? WHERE task_id = ?",
-                (new_status, stamp, claimer_after(new_status, current.claimed_by, by), task_id),
-            )
+            stamp = stored_stamp(now)
+            if new_status == "in_progress":
+                self._claim(conn, task_id, by=by, now=now, lease_seconds=lease_seconds)
+            else:
+                conn.execute(
+                    "UPDATE tasks SET status = ?, updated_at = ?, claimed_by = ?, lease_expires_at = NULL, "
+                    "lease_seconds = NULL WHERE task_id = ?",
+                    (new_status, stamp, claimer_after(new_status, current.claimed_by, by), task_id),
+                )
             append_history(conn, task_id, "status", {"from": current.status, "to": new_status}, stamp, by)
             return StatusChange(self._fetch(conn, task_id), current.status, changed=True)
 
         return self._write(work)
+
+    # --- leases --------------------------------------------------------------------------
+
+    def renew(self, task_id: str, *, by: str | None, lease_seconds: int | None = None) -> TaskRecord:
+        """Extend ``by``'s lease on the task: it now lapses ``lease_seconds`` (default: the claim's own
+        length) from now, by the database's clock. CONFLICT when ``by`` does not hold it."""
+
+        def work(conn: Connection) -> TaskRecord:
+            self._held_by(conn, task_id, by)
+            self._extend(conn, task_id, self._clock(conn), lease_seconds)
+            return self._fetch(conn, task_id)
+
+        return self._write(work)
+
+    def release(self, task_id: str, *, by: str | None) -> TaskRecord:
+        """Give up ``by``'s claim: the task is pending again, nobody's, ready for the next claimer."""
+
+        def work(conn: Connection) -> TaskRecord:
+            self._held_by(conn, task_id, by)
+            stamp = stored_stamp(self._clock(conn))
+            conn.execute(
+                "UPDATE tasks SET status = 'pending', updated_at = ?, claimed_by = NULL, "
+                "lease_expires_at = NULL, lease_seconds = NULL WHERE task_id = ?",
+                (stamp, task_id),
+            )
+            append_history(conn, task_id, "released", {"from": "in_progress", "to": "pending"}, stamp, by)
+            return self._fetch(conn, task_id)
+
+        return self._write(work)
+
+    def _held_by(self, conn: Connection, task_id: str, by: str | None) -> TaskRecord:
+        """The task, locked, when ``by`` holds its claim now; else the CONFLICT that says who does."""
+        task = self._fetch_locked(conn, task_id)
+        self._refuse_late(conn, task, by, even_if_nobody_holds=True)
+        if task.status != "in_progress" or by is None or task.claimed_by != by:
+            raise refusals.not_holder(task_id, by or "unknown", task.claimed_by, task.status)
+        return task
+
+    def _refuse_late(
+        self, conn: Connection, task: TaskRecord, by: str | None, *, even_if_nobody_holds: bool = False
+    ) -> None:
+        """Refuse (CONFLICT, nothing applied) a call from a member whose lease on the task lapsed
+        (and who has not claimed it again): when someone else has claimed it since, naming them;
+        ``even_if_nobody_holds`` (renew, release, a status move only the holder could make) also
+        when nobody holds it, saying it is pending again."""
+        if by is None or task.claimed_by == by or self._lease_lost_by(conn, task.task_id) != by:
+            return
+        if task.claimed_by is not None:
+            raise refusals.lease_taken(task.task_id, by, task.claimed_by, task.status, task.lease_expires_at)
+        if even_if_nobody_holds:
+            raise refusals.lease_lapsed(task.task_id, by, task.status)
+
+    def _renew_if_holder(self, conn: Connection, task: TaskRecord, by: str | None, now: datetime) -> None:
+        """Any change a claim's holder makes to the task renews the claim's lease."""
+        if task.status == "in_progress" and by is not None and task.claimed_by == by:
+            self._extend(conn, task.task_id, now, None)
+
+    @staticmethod
+    def _extend(conn: Connection, task_id: str, now: datetime, lease_seconds: int | None) -> None:
+        """The lease now lapses ``lease_seconds`` (None: the claim's own length) after ``now``."""
+        if lease_seconds is None:
+            (stored,) = conn.execute(
+                "SELECT lease_seconds FROM tasks WHERE task_id = ?", (task_id,)
+            ).fetchone()
+            lease_seconds = LEASE_SECONDS_DEFAULT if stored is None else int(stored)
+        conn.execute(
+            "UPDATE tasks SET lease_expires_at = ?, lease_seconds = ? WHERE task_id = ?",
+            (stored_stamp(now + timedelta(seconds=lease_seconds)), lease_seconds, task_id),
+        )
 
     # --- sessions ------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
 from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, NOTES_TOTAL_MAX, SUBTASKS_MAX, Priority
-from hostd_tasks.store import store_for
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.tools.arguments import (
     ACCEPTANCE,
@@ -27,6 +27,7 @@ from hostd_tasks.tools.arguments import (
     clean_title,
     invalid_argument,
 )
+from hostd_tasks.wording import counted
 
 
 def create_task(
@@ -50,7 +51,7 @@ def create_task(
 
     get_next_task offers a task only once every task in depends_on (and every subtask) is completed.
     """  # noqa: E501
-    task = store_for(ctx).create(
+    task = TaskStore(ctx.database()).create(
         title=clean_title(title),
         description=description,
         priority=priority,
@@ -65,7 +66,7 @@ def create_task(
     if task.depends_on:
         count = len(task.depends_on)
         waits = Text(
-            en=f" It waits on {count} dependenc{'y' if count == 1 else 'ies'}.",
+            en=f" It waits on {counted(count, 'dependency', 'dependencies')}.",
             zh=f"它依赖 {count} 个任务。",
         )
     if task.parent_id:
@@ -142,7 +143,7 @@ def update_task(
                 zh="要更改状态，请使用 update_task_status。",
             ),
         )
-    update = store_for(ctx).update(task_id, edit, by=ctx.member)
+    update = TaskStore(ctx.database()).update(task_id, edit, by=ctx.member)
     answer = UpdateOutput(task=update.task, changed=update.changed)
     if not update.changed:
         return answer.with_message(
@@ -197,11 +198,11 @@ def split_task(
         }
         for n, spec in enumerate(subtasks)
     ]
-    parent, children = store_for(ctx).split(task_id, specs, by=ctx.member)
+    parent, children = TaskStore(ctx.database()).split(task_id, specs, by=ctx.member)
     ids = ", ".join(child.task_id for child in children)
     return SplitOutput(task=parent, subtasks=children).with_message(
         Text(
-            en=f"Split task {task_id} into {len(children)} subtasks: {ids}.",
+            en=f"Split task {task_id} into {counted(len(children), 'subtask')}: {ids}.",
             zh=f"已将任务 {task_id} 拆分为 {len(children)} 个子任务：{ids}。",
         )
     )
@@ -219,7 +220,7 @@ def delete_task(
     ] = False,
 ) -> DeleteOutput:
     """Delete a task: it leaves every list and get_next_task; get_task still shows its last record and history. Refused while other tasks depend on it (unless drop_dependencies=true), while it has subtasks, and while it is in_progress (unless even_if_in_progress=true)."""  # noqa: E501
-    deletion = store_for(ctx).delete(
+    deletion = TaskStore(ctx.database()).delete(
         task_id,
         drop_dependencies=drop_dependencies,
         even_if_in_progress=even_if_in_progress,

@@ -12,10 +12,11 @@ from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import SessionCheck, ask_sessions
 from hostd_tasks.models import Settings, StatsOutput, TaskDetailsOutput, TaskListOutput
 from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
-from hostd_tasks.store import store_for
+from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import ListPosition
 from hostd_tasks.store.search import match_expression
 from hostd_tasks.tools.arguments import MEMBER_PATTERN, Label, invalid_argument
+from hostd_tasks.wording import agreeing, counted, held
 
 #: The listing a list_tasks cursor is bound to (with every filter it was made for).
 LISTING = "list_tasks"
@@ -97,7 +98,7 @@ def list_tasks(
                 zh="请搜索任务中的词语，例如 'deploy' 或 '数据库'；不传 query 则列出全部任务。",
             ),
         )
-    page = store_for(ctx).list_page(
+    page = TaskStore(ctx.database()).list_page(
         status=status,
         priority=priority,
         limit=limit,
@@ -110,7 +111,7 @@ def list_tasks(
     )
     next_cursor = None if page.next_after is None else encode_cursor(LISTING, filters, list(page.next_after))
     message = Text(
-        en=f"{len(page.tasks)} of {page.total} matching tasks, most urgent first.",
+        en=f"{len(page.tasks)} of {counted(page.total, 'matching task')}, most urgent first.",
         zh=f"共 {page.total} 个匹配任务，本页 {len(page.tasks)} 个，按紧急程度排序。",
     )
     if next_cursor is not None:
@@ -125,7 +126,7 @@ def get_task(
     task_id: Annotated[str, Field(description="The task to show (a deleted one too)", pattern=ID_PATTERN)],
 ) -> TaskDetailsOutput:
     """One task in full: its record, its history (every change with its time), the tasks it depends on and that depend on it, its subtasks, and its linked deep-thinking session."""  # noqa: E501
-    found = store_for(ctx).details(task_id)
+    found = TaskStore(ctx.database()).details(task_id)
     task = found.task
     check: SessionCheck = "not_loaded"
     session = None
@@ -152,20 +153,22 @@ def get_task(
     return answer.with_message(
         Text(
             en=f"Task {task_id} '{task.title}' ({task.priority}, {task.status}): "
-            f"{found.history_total} history entries, {len(found.depends_on)} dependencies, "
-            f"{len(found.dependents)} dependents, "
-            f"{len(found.subtasks)} subtasks.",
+            f"{counted(found.history_total, 'history entry', 'history entries')}, "
+            f"{counted(len(found.depends_on), 'dependency', 'dependencies')}, "
+            f"{counted(len(found.dependents), 'dependent')}, "
+            f"{counted(len(found.subtasks), 'subtask')}.",
             zh=f"任务 {task_id}「{task.title}」（{task.priority}，{task.status}）："
             f"{found.history_total} 条历史记录，"
             f"依赖 {len(found.depends_on)} 个任务，被 {len(found.dependents)} 个任务依赖，"
             f"{len(found.subtasks)} 个子任务。",
         )
+        + held(task)
     )
 
 
 def get_task_stats(ctx: ToolContext[Settings]) -> StatsOutput:
     """Task counts by status and by priority, the completion rate, and the age of the oldest pending task."""
-    stats = store_for(ctx).stats()
+    stats = TaskStore(ctx.database()).stats()
     completed = stats.by_status["completed"]
     rate = round(completed / stats.total, 4) if stats.total else None
     age = None
@@ -188,12 +191,13 @@ def get_task_stats(ctx: ToolContext[Settings]) -> StatsOutput:
     stuck = Text.same("")
     if stats.stuck_behind_failed:
         stuck = Text(
-            en=f" {stats.stuck_behind_failed} pending tasks are stuck behind failed work.",
+            en=f" {counted(stats.stuck_behind_failed, 'pending task')} "
+            f"{agreeing(stats.stuck_behind_failed, 'is', 'are')} stuck behind failed work.",
             zh=f"{stats.stuck_behind_failed} 个待执行任务卡在失败的任务之后。",
         )
     return answer.with_message(
         Text(
-            en=f"{stats.total} tasks: {counts}; {percent} completed.",
+            en=f"{counted(stats.total, 'task')}: {counts}; {percent} completed.",
             zh=f"共 {stats.total} 个任务：{counts}；完成率 {percent}。",
         )
         + stuck

@@ -1,17 +1,57 @@
-"""Tools that move work along: update_task_status, get_next_task, link_task_session."""
+"""Tools that move work along: update_task_status, get_next_task, renew_claim, release_claim,
+link_task_session."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
+from hostd_db import utc_stamp
 from pydantic import Field
 
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import check_session
-from hostd_tasks.models import LinkOutput, NextTaskOutput, Settings, StatusOutput
-from hostd_tasks.rules import Status, allowed_next
-from hostd_tasks.store import store_for
+from hostd_tasks.models import (
+    ClaimOutput,
+    LinkOutput,
+    NextTaskOutput,
+    Settings,
+    StatusOutput,
+    StuckTask,
+    TaskRecord,
+)
+from hostd_tasks.rules import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN, Status, allowed_next
+from hostd_tasks.store import TaskStore
 from hostd_tasks.tools.arguments import SessionId
+from hostd_tasks.wording import agreeing, counted, held
+
+LeaseSeconds = Annotated[
+    int | None,
+    Field(
+        description="How long the claim lasts unless renewed, "
+        f"{LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds; default: the tasks.lease_seconds setting "
+        "(1800 unless configured)",
+        ge=LEASE_SECONDS_MIN,
+        le=LEASE_SECONDS_MAX,
+    ),
+]
+
+
+def lease_length(ctx: ToolContext[Settings], lease_seconds: int | None) -> int:
+    """The lease a call asked for, else the configured one."""
+    return ctx.settings.lease_seconds if lease_seconds is None else lease_seconds
+
+
+def until(task: TaskRecord) -> Text:
+    """When the caller's lease on the task lapses and how to keep it; empty without a lease."""
+    if task.lease_expires_at is None:
+        return Text.same("")
+    at = utc_stamp(task.lease_expires_at)
+    return Text(
+        en=f" The lease lasts until {at}: renew it with renew_claim (or any status or note update) "
+        "before then, or the task goes back to pending for someone else.",
+        zh=f"领取有效期至 {at}：请在此之前用 renew_claim（或任何状态、备注更新）续期，"
+        "否则任务会回到 pending 交给他人。",
+    )
 
 
 def update_task_status(
@@ -21,9 +61,12 @@ def update_task_status(
         Status,
         Field(description="pending, in_progress, completed, failed or blocked (only moves the table allows)"),
     ],
+    lease_seconds: LeaseSeconds = None,
 ) -> StatusOutput:
-    """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing."""  # noqa: E501
-    change = store_for(ctx).set_status(task_id, new_status, by=ctx.member)
+    """Change a task's status. Allowed moves: pending -> in_progress|blocked|failed; in_progress -> completed|failed|blocked|pending; blocked -> pending|in_progress; failed -> pending (retry); completed -> pending (reopen). Any other move is refused with the allowed ones listed; the current status again changes nothing. Moving to in_progress claims the task for a lease of lease_seconds; in_progress again by its holder renews the lease."""  # noqa: E501
+    change = TaskStore(ctx.database()).set_status(
+        task_id, new_status, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
+    )
     task = change.task
     answer = StatusOutput(
         task=task,
@@ -37,12 +80,14 @@ def update_task_status(
                 en=f"Task {task.task_id} is already {task.status}; nothing changed.",
                 zh=f"任务 {task.task_id} 已经是 {task.status}，未做任何更改。",
             )
+            + (until(task) if task.claimed_by == ctx.member else held(task))
         )
     return answer.with_message(
         Text(
             en=f"Task {task.task_id}: {change.previous_status} -> {task.status}.",
             zh=f"任务 {task.task_id}：{change.previous_status} -> {task.status}。",
         )
+        + until(task)
     )
 
 
@@ -52,33 +97,35 @@ def get_next_task(
         bool,
         Field(description="true: also move the task to in_progress, atomically, so no other agent gets it"),
     ] = False,
+    lease_seconds: LeaseSeconds = None,
 ) -> NextTaskOutput:
     """Get the most urgent pending task whose dependencies are all completed (P0 first, then oldest).
 
-    With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. When none is ready, task is null and the message says why.
+    With claim=true the task moves to in_progress in the same transaction: two agents calling at once never get the same task. The claim is a lease (task.lease_expires_at): renew it with renew_claim or any update, release it with release_claim; if it lapses the task goes back to pending. When none is ready, task is null and the message says why. Pending tasks stuck behind failed work are named either way.
     """  # noqa: E501
-    found = store_for(ctx).next_task(claim=claim, by=ctx.member)
+    found = TaskStore(ctx.database()).next_task(
+        claim=claim, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
+    )
     answer = NextTaskOutput(
-        task=found.task, claimed=found.claimed, reason=found.reason, stuck=list(found.stuck)
+        task=found.task,
+        claimed=found.claimed,
+        reason=found.reason,
+        stuck=found.stuck,
     )
     task = found.task
     if task is not None and found.claimed:
-        return answer.with_message(
-            Text(
-                en=f"Claimed task {task.task_id} '{task.title}' ({task.priority}); it is now in_progress.",
-                zh=f"已领取任务 {task.task_id}「{task.title}」（{task.priority}），状态已变为 in_progress。",
-            )
+        message = Text(
+            en=f"Claimed task {task.task_id} '{task.title}' ({task.priority}); it is now in_progress.",
+            zh=f"已领取任务 {task.task_id}「{task.title}」（{task.priority}），状态已变为 in_progress。",
+        ) + until(task)
+    elif task is not None:
+        message = Text(
+            en=f"Next task: {task.task_id} '{task.title}' ({task.priority}). "
+            "Call get_next_task with claim=true to take it.",
+            zh=f"下一个任务：{task.task_id}「{task.title}」（{task.priority}）。"
+            "以 claim=true 调用 get_next_task 可领取它。",
         )
-    if task is not None:
-        return answer.with_message(
-            Text(
-                en=f"Next task: {task.task_id} '{task.title}' ({task.priority}). "
-                "Call get_next_task with claim=true to take it.",
-                zh=f"下一个任务：{task.task_id}「{task.title}」（{task.priority}）。"
-                "以 claim=true 调用 get_next_task 可领取它。",
-            )
-        )
-    if found.reason == "empty":
+    elif found.reason == "empty":
         message = Text(
             en="No task: the list is empty. create_task adds one.",
             zh="没有任务：任务清单为空。可用 create_task 添加。",
@@ -91,21 +138,77 @@ def get_next_task(
             "其余已完成或失败）。",
         )
     else:
+        waiting = (
+            "the one pending task waits" if found.waiting == 1 else f"all {found.waiting} pending tasks wait"
+        )
         message = Text(
-            en=f"No task is ready: all {found.waiting} pending tasks wait on dependencies that are not "
-            f"completed ({found.in_progress} in progress, {found.blocked} blocked).",
-            zh=f"没有可执行的任务：全部 {found.waiting} 个待执行任务都在等待未完成的依赖"
+            en=f"No task is ready: {waiting} on dependencies or subtasks that are not completed "
+            f"({found.in_progress} in progress, {found.blocked} blocked).",
+            zh=f"没有可执行的任务：全部 {found.waiting} 个待执行任务都在等待未完成的依赖或子任务"
             f"（{found.in_progress} 个进行中，{found.blocked} 个已阻塞）。",
         )
     if found.stuck:
-        named = "; ".join(f"{s.task_id} ({', '.join(s.failed)})" for s in found.stuck)
-        message += Text(
-            en=f" Stuck behind failed work, they will wait until it is retried (update_task_status "
-            f"new_status=pending) or the dependency is dropped (update_task depends_on=...): {named}.",
-            zh=f"以下任务卡在失败的任务之后，需重试失败任务（update_task_status new_status=pending）"
-            f"或移除该依赖（update_task depends_on=...）才能继续：{named}。",
-        )
+        message += stuck_behind_failed(found.stuck, more=found.more_stuck)
     return answer.with_message(message)
+
+
+def stuck_behind_failed(stuck: list[StuckTask], *, more: bool) -> Text:
+    """The pending tasks stuck behind failed work, named with what failed (and the parent, if through one)."""
+
+    def named(task: StuckTask) -> str:
+        failed = ", ".join(task.failed)
+        return (
+            f"{task.task_id} ({failed})"
+            if task.via_parent is None
+            else f"{task.task_id} (via {task.via_parent}: {failed})"
+        )
+
+    names = "; ".join(named(task) for task in stuck)
+    total = len(stuck)
+    more_en = ", and possibly more (get_task_stats counts them all)" if more else ""
+    more_zh = "，可能还有更多（get_task_stats 可统计全部）" if more else ""
+    return Text(
+        en=f" {counted(total, 'pending task')} {agreeing(total, 'is', 'are')} stuck behind failed work and "
+        f"will wait until it is retried (update_task_status new_status=pending) or the dependency is dropped "
+        f"(update_task depends_on=...): {names}{more_en}.",
+        zh=f"{total} 个待执行任务卡在失败的任务之后，需重试失败任务（update_task_status new_status=pending）"
+        f"或移除该依赖（update_task depends_on=...）才能继续：{names}{more_zh}。",
+    )
+
+
+def renew_claim(
+    ctx: ToolContext[Settings],
+    task_id: Annotated[str, Field(description="A task you hold (claimed, in_progress)", pattern=ID_PATTERN)],
+    lease_seconds: Annotated[
+        int | None,
+        Field(
+            description=f"The new lease, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds from now; "
+            "default: the length the claim was made with",
+            ge=LEASE_SECONDS_MIN,
+            le=LEASE_SECONDS_MAX,
+        ),
+    ] = None,
+) -> ClaimOutput:
+    """Renew your claim on a task you hold, so it stays yours: its lease then lasts lease_seconds from now (default: the claim's own length). Call it before task.lease_expires_at while the work goes on; a lapsed claim returns the task to pending. CONFLICT when you do not hold the task, naming who does."""  # noqa: E501
+    task = TaskStore(ctx.database()).renew(task_id, by=ctx.member, lease_seconds=lease_seconds)
+    return ClaimOutput(task=task, lease_expires_at=task.lease_expires_at).with_message(
+        Text(en=f"Renewed your claim on task {task_id}.", zh=f"已续期你对任务 {task_id} 的领取。")
+        + until(task)
+    )
+
+
+def release_claim(
+    ctx: ToolContext[Settings],
+    task_id: Annotated[str, Field(description="A task you hold (claimed, in_progress)", pattern=ID_PATTERN)],
+) -> ClaimOutput:
+    """Give up your claim on a task you hold: it goes back to pending, nobody's, and the next get_next_task may offer it to anyone. CONFLICT when you do not hold the task, naming who does."""  # noqa: E501
+    task = TaskStore(ctx.database()).release(task_id, by=ctx.member)
+    return ClaimOutput(task=task, lease_expires_at=None).with_message(
+        Text(
+            en=f"Released task {task_id}; it is pending again.",
+            zh=f"已释放任务 {task_id}，它已回到 pending。",
+        )
+    )
 
 
 def link_task_session(
@@ -114,7 +217,7 @@ def link_task_session(
     session_id: SessionId,
 ) -> LinkOutput:
     """Link a task to a deep-thinking session (replacing an earlier link). With deep-thinking loaded the session must exist; without it the link is stored unchecked and the answer says so."""  # noqa: E501
-    store = store_for(ctx)
+    store = TaskStore(ctx.database())
     store.get(task_id)  # an unknown task is reported before the session is looked up
     check, summary = check_session(ctx, session_id)
     link = store.link_session(task_id, session_id, by=ctx.member)

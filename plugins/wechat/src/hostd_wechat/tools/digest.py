@@ -115,11 +115,17 @@ def summarize_articles(
             details={"problems": [s.as_detail() for s in skipped[:20]]},
         )
     articles = [a for a in (read_source(p, roots, skipped, warnings) for p in paths) if a is not None]
+    if not articles and all(s.code == "PATH_NOT_ALLOWED" for s in skipped):
+        # Refused again when read (a file swapped for a link or a device after the check).
+        raise _refused_inputs(skipped)
     if not articles:
         raise ToolError(
             "READ_ERROR",
             Text(en="None of the matched files could be read.", zh="匹配到的文件都无法读取。"),
-            hint=Text(en="They must be UTF-8 Markdown files.", zh="文件须为 UTF-8 编码的 Markdown。"),
+            hint=Text(
+                en="They must be UTF-8 Markdown files; details.problems says what was wrong with each.",
+                zh="文件须为 UTF-8 编码的 Markdown；details.problems 列出了每个文件的问题。",
+            ),
             details={"problems": [s.as_detail() for s in skipped[:20]]},
         )
     lang = digest_language(language, articles)

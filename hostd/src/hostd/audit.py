@@ -1,0 +1,342 @@
+"""The audit trail (``audit`` in the config): one record per tool call, who called what, the
+outcome, how long it took, on which replica, and a SHA-256 digest of the arguments (never the
+arguments themselves, never a token).
+
+Recording must not slow calls: the call observer only appends the finished call to a queue,
+and a writer thread digests and writes batches (at least every half second, or sooner when a
+batch fills). Where records go:
+
+- without ``storage``: ``data_dir/audit/audit.jsonl``, JSON Lines, rotated past
+  ``max_file_bytes`` into ``audit.jsonl.1`` ... ``.N`` (``backups``); several processes may
+  append (a cross-process lock around each batch and rotation);
+- with ``storage``: the table ``hostd_audit.calls`` in the team database, written by every replica.
+
+Retention: records older than ``retention_days`` are deleted (database) or their rotated files
+removed (local file), at start and hourly. The database code is kept to this module's
+``DatabaseTrail`` so it can move with the database layer.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hostd.observe import CallRecord
+
+if TYPE_CHECKING:
+    from hostd.host import Host
+    from hostd.ops_settings import AuditConfig
+
+logger = logging.getLogger("hostd.audit")
+
+FLUSH_SECONDS = 0.5
+BATCH = 256
+PRUNE_SECONDS = 3600.0
+FILE_NAME = "audit.jsonl"
+FIELDS = ("time", "member", "tool", "outcome", "duration_ms", "replica", "arguments_sha256")
+
+
+def replica_name() -> str:
+    """Which process wrote a record: ``$HOSTD_REPLICA``, else ``host:pid``."""
+    return os.environ.get("HOSTD_REPLICA") or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def arguments_digest(arguments: Any) -> str:
+    """SHA-256 of the arguments as canonical JSON (sorted keys): equal arguments, equal digest."""
+    canonical = json.dumps(
+        arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def entry_of(record: CallRecord, replica: str) -> dict[str, Any]:
+    return {
+        "time": datetime.datetime.fromtimestamp(record.started_at, datetime.UTC).isoformat(
+            timespec="milliseconds"
+        ),
+        "member": record.member,
+        "tool": record.tool,
+        "outcome": record.outcome,
+        "duration_ms": round(record.duration * 1000, 3),
+        "replica": replica,
+        "arguments_sha256": arguments_digest(record.arguments),
+    }
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    member: str | None = None
+    tool: str | None = None
+    since: datetime.datetime | None = None
+    limit: int = 1000
+
+
+class TrailStore(Protocol):
+    def append(self, entries: list[dict[str, Any]]) -> None: ...
+    def read(self, query: AuditQuery) -> list[dict[str, Any]]: ...
+    def prune(self, before: datetime.datetime) -> int: ...
+    def close(self) -> None: ...
+
+
+def _matches(entry: dict[str, Any], query: AuditQuery) -> bool:
+    if query.member is not None and entry.get("member") != query.member:
+        return False
+    if query.tool is not None and entry.get("tool") != query.tool:
+        return False
+    if query.since is not None:
+        try:
+            at = datetime.datetime.fromisoformat(str(entry.get("time")))
+        except ValueError:
+            return False
+        if at < query.since:
+            return False
+    return True
+
+
+class FileTrail:
+    """``data_dir/audit/audit.jsonl`` and its rotated predecessors."""
+
+    def __init__(self, folder: Path, max_bytes: int, backups: int) -> None:
+        self.folder = folder
+        self.path = folder / FILE_NAME
+        self.max_bytes = max_bytes
+        self.backups = backups
+
+    def _lock(self) -> Any:
+        from hostd_fs.locking import path_lock
+
+        return path_lock(self.path, lock_dir=self.folder)
+
+    def _rotated(self, number: int) -> Path:
+        return self.folder / f"{FILE_NAME}.{number}"
+
+    def append(self, entries: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries).encode()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self._lock():
+            try:
+                size = self.path.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            if size and size + len(data) > self.max_bytes:
+                self._rotate()
+            with self.path.open("ab") as file:
+                file.write(data)
+
+    def _rotate(self) -> None:
+        self._rotated(self.backups).unlink(missing_ok=True)
+        for number in range(self.backups - 1, 0, -1):
+            if self._rotated(number).exists():
+                self._rotated(number).replace(self._rotated(number + 1))
+        self.path.replace(self._rotated(1))
+
+    def files(self) -> list[Path]:
+        """Oldest first."""
+        rotated = [self._rotated(n) for n in range(self.backups, 0, -1) if self._rotated(n).exists()]
+        return [*rotated, *([self.path] if self.path.exists() else [])]
+
+    def read(self, query: AuditQuery) -> list[dict[str, Any]]:
+        found: deque[dict[str, Any]] = deque(maxlen=query.limit)  # the newest ``limit``
+        for path in self.files():
+            with path.open(encoding="utf-8", errors="replace") as file:
+                for line in file:
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue  # a line cut by a crash mid-write
+                    if isinstance(entry, dict) and _matches(entry, query):
+                        found.append(entry)
+        return list(found)
+
+    def prune(self, before: datetime.datetime) -> int:
+        """Remove rotated files whose last record is older than ``before`` (the current file stays)."""
+        removed = 0
+        with self._lock():
+            for number in range(1, self.backups + 1):
+                path = self._rotated(number)
+                if (
+                    path.exists()
+                    and datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC) < before
+                ):
+                    path.unlink()
+                    removed += 1
+        return removed
+
+    def close(self) -> None:
+        pass
+
+
+#: The audit table; one migration, applied like the plugins' (``hostd db migrate`` or at start).
+MIGRATIONS = [
+    """
+    CREATE TABLE calls (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        member text NOT NULL,
+        tool text NOT NULL,
+        outcome text NOT NULL,
+        duration_ms double precision NOT NULL,
+        replica text NOT NULL,
+        arguments_sha256 text NOT NULL
+    );
+    CREATE INDEX calls_at ON calls (at);
+    CREATE INDEX calls_member_at ON calls (member, at);
+    """
+]
+
+
+class DatabaseTrail:
+    """The ``hostd_audit.calls`` table in the team database."""
+
+    def __init__(self, database: Any) -> None:
+        self.database = database
+
+    def append(self, entries: list[dict[str, Any]]) -> None:
+        rows = [tuple(entry[name] for name in FIELDS) for entry in entries]
+
+        def insert(connection: Any) -> None:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO calls (at, member, tool, outcome, duration_ms, replica, arguments_sha256) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    rows,
+                )
+
+        self.database.run(insert)
+
+    def read(self, query: AuditQuery) -> list[dict[str, Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("member", query.member), ("tool", query.tool)):
+            if value is not None:
+                where.append(f"{column} = %s")
+                params.append(value)
+        if query.since is not None:
+            where.append("at >= %s")
+            params.append(query.since)
+        sql = (
+            "SELECT at, member, tool, outcome, duration_ms, replica, arguments_sha256 FROM calls"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY at DESC, id DESC LIMIT %s"
+        )
+        rows = self.database.run(lambda c: c.execute(sql, (*params, query.limit)).fetchall(), write=False)
+        entries = []
+        for row in reversed(rows):
+            entry = dict(row)
+            entry["time"] = entry.pop("at").astimezone(datetime.UTC).isoformat(timespec="milliseconds")
+            entries.append({name: entry[name] for name in FIELDS})
+        return entries
+
+    def prune(self, before: datetime.datetime) -> int:
+        return int(
+            self.database.run(lambda c: c.execute("DELETE FROM calls WHERE at < %s", (before,)).rowcount)
+        )
+
+    def close(self) -> None:
+        self.database.close()
+
+
+def open_trail(host: Host, config: AuditConfig) -> TrailStore:
+    """The file or the table, as the config says."""
+    storage = host.loaded.config.storage
+    if storage is None:
+        return FileTrail(host.loaded.data_dir / "audit", config.max_file_bytes, config.backups)
+    from hostd.ops_databases import AUDIT, ops_database
+
+    database = ops_database(host, AUDIT)
+    return DatabaseTrail(database)
+
+
+class AuditTrail:
+    """The call observer and its writer thread."""
+
+    def __init__(self, store: TrailStore, config: AuditConfig, replica: str | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.replica = replica or replica_name()
+        self._queue: deque[CallRecord] = deque()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._pruned_at = 0.0
+        self._thread = threading.Thread(target=self._write_loop, name="hostd-audit", daemon=True)
+        self._thread.start()
+
+    def observe(self, record: CallRecord) -> None:
+        """Called for every finished call, on the serving path: a deque append, nothing more."""
+        self._queue.append(record)
+        if len(self._queue) >= BATCH:
+            self._wake.set()
+
+    def _write_loop(self) -> None:
+        while True:
+            self._wake.wait(FLUSH_SECONDS)
+            self._wake.clear()
+            stopping = self._stopping
+            self.flush()
+            if time.monotonic() - self._pruned_at >= PRUNE_SECONDS or not self._pruned_at:
+                self._pruned_at = time.monotonic()
+                self.prune()
+            if stopping:
+                return
+
+    def flush(self) -> None:
+        while self._queue:
+            batch: list[dict[str, Any]] = []
+            while self._queue and len(batch) < BATCH * 4:
+                batch.append(entry_of(self._queue.popleft(), self.replica))
+            try:
+                self.store.append(batch)
+            except Exception:
+                logger.exception("audit: %d record(s) could not be written", len(batch))
+
+    def prune(self) -> None:
+        before = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=self.config.retention_days)
+        try:
+            removed = self.store.prune(before)
+        except Exception:
+            logger.exception("audit: pruning failed")
+            return
+        if removed:
+            logger.info("audit: pruned %d (older than %s)", removed, before.isoformat(timespec="seconds"))
+
+    def close(self) -> None:
+        """Write what is queued, then stop (at shut-down)."""
+        self._stopping = True
+        self._wake.set()
+        self._thread.join(timeout=10)
+        self.flush()
+        self.store.close()
+
+
+def install_audit(host: Host) -> AuditTrail | None:
+    """Record this host's calls, when ``audit`` is configured and enabled."""
+    config = host.loaded.config.audit
+    if config is None or not config.enabled:
+        return None
+    trail = AuditTrail(open_trail(host, config), config)
+    host.observers.add(trail.observe)
+    return trail
+
+
+def read_trail(host: Host, query: AuditQuery) -> Iterator[dict[str, Any]]:
+    config = host.loaded.config.audit
+    if config is None:
+        from hostd.ops_settings import AuditConfig
+
+        config = AuditConfig()
+    store = open_trail(host, config)
+    try:
+        yield from store.read(query)
+    finally:
+        store.close()

@@ -1,0 +1,75 @@
+"""Config sections for running a server in a team: metrics, the audit trail, quotas.
+
+Kept apart from ``config`` so that file stays about profiles and transports; every model here is
+plain pydantic, imported on every config load (no exporter or database is imported here).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricsConfig(_Strict):
+    """``transport.metrics``: Prometheus metrics of an HTTP server."""
+
+    enabled: bool = True
+    port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="serve /metrics on this port of metrics_host instead, without a token "
+        "(default: /metrics on the server's own port, behind its token)",
+    )
+    host: str = Field(default="127.0.0.1", description="the address of the metrics port")
+
+
+class AuditConfig(_Strict):
+    """``audit`` (top level): every tool call recorded: who, what, outcome, duration, never the content.
+
+    Without ``storage`` the trail is a rotated JSON Lines file in ``data_dir/audit/``; with it, a
+    table in the team database that every replica writes to.
+    """
+
+    enabled: bool = True
+    retention_days: float = Field(default=90, gt=0, le=3650, description="older records are pruned")
+    max_file_bytes: int = Field(
+        default=10 * 1024 * 1024, ge=4096, description="local file: rotated when it grows past this"
+    )
+    backups: int = Field(default=5, ge=1, le=100, description="local file: rotated files kept")
+
+
+class Rate(_Strict):
+    """A token bucket: ``calls_per_minute`` refilled evenly, up to ``burst`` at once
+    (default: a minute's worth)."""
+
+    calls_per_minute: float = Field(gt=0, le=1_000_000)
+    burst: int | None = Field(default=None, ge=1, le=1_000_000)
+
+    @property
+    def capacity(self) -> float:
+        return float(self.burst) if self.burst is not None else max(1.0, self.calls_per_minute)
+
+
+class MemberLimits(Rate):
+    requests_per_minute: float | None = Field(
+        default=None,
+        gt=0,
+        le=1_000_000,
+        description="HTTP requests per member (429 with Retry-After above, before the body is read); "
+        "counted per replica",
+    )
+
+
+class LimitsConfig(_Strict):
+    """``limits`` (top level): quotas per member, and per member and tool.
+
+    With ``storage`` the call buckets live in the team database, shared by every replica;
+    without it each process keeps its own.
+    """
+
+    per_member: MemberLimits | None = None
+    tools: dict[str, Rate] = Field(default_factory=dict, description="tool name -> a member's rate for it")

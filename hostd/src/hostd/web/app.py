@@ -1,0 +1,777 @@
+"""The dashboard as an ASGI app: sign-in, CSRF, language, layout, navigation, static files,
+error pages, and the plugins' pages collected through ``hostd_register_views``.
+
+It is mounted at ``/ui``, behind the transport's ``GuardMiddleware`` (Host and Origin checks,
+body cap) both by ``hostd web`` and by ``transport.dashboard: true``. It keeps no state
+between requests: the cookie is signed (``signing``), so any replica serves any page.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hostd_errors import CodedError, Message, Text, render
+
+from hostd.errors import ToolError
+from hostd.i18n import Language, pick
+from hostd.members import Member
+from hostd.web.api import (
+    ActionHandler,
+    ActivityItem,
+    Overview,
+    OverviewRender,
+    PageRender,
+    ViewRedirect,
+)
+from hostd.web.rendering import STATIC, environment
+from hostd.web.signing import Session, Signer
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import ASGIApp
+
+    from hostd.host import Host
+    from hostd.members import MemberDirectory
+    from hostd.tools import ToolSpec
+    from hostd.web.signing import OneTimeToken
+
+logger = logging.getLogger("hostd.web")
+OutputT = TypeVar("OutputT")
+
+BASE = "/ui"
+SESSION_COOKIE = "hostd_ui"
+LANGUAGE_COOKIE = "hostd_lang"
+NOTICE_COOKIE = "hostd_notice"
+CSRF_FIELD = "csrf"
+LOCAL_FINGERPRINT = "local"
+FEED_LIMIT = 30
+
+STATUS_OF_CODE = {
+    "INVALID_ARGUMENT": 400,
+    "EMPTY_INPUT": 400,
+    "TOO_LONG": 400,
+    "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
+    "CONFLICT": 409,
+    "PERMISSION_DENIED": 403,
+    "FILE_LOCKED": 503,
+    "TIMEOUT": 504,
+}
+
+
+def content_security_policy(diagram: bool) -> str:
+    """No inline script anywhere. Mermaid styles its SVG with an inline ``<style>``, so pages that
+    draw a diagram (and only those) allow inline styles; scripts stay 'self' on every page."""
+    styles = "'self' 'unsafe-inline'" if diagram else "'self'"
+    return (
+        "default-src 'self'; script-src 'self'; "
+        f"style-src {styles}; img-src 'self'; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    )
+
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+@dataclass
+class PluginViews:
+    """What one plugin registered: its pages, actions, overview and assets."""
+
+    plugin: str
+    pages: dict[str, tuple[PageRender, Message, str, bool]] = field(default_factory=dict)
+    actions: dict[str, tuple[ActionHandler, str]] = field(default_factory=dict)
+    overview: tuple[OverviewRender, str] | None = None
+    templates: Path | None = None
+    static: Path | None = None
+
+
+class _Registry:
+    """The ``register`` object one plugin's ``hostd_register_views`` receives."""
+
+    def __init__(self, views: PluginViews) -> None:
+        self._views = views
+
+    @staticmethod
+    def _path(path: str) -> str:
+        if path and (not path.startswith("/") or path.endswith("/") or "//" in path):
+            raise ValueError(f"a view path is '' or starts with '/' (no trailing '/'): {path!r}")
+        return path
+
+    def page(self, path: str, render: PageRender, *, title: Message, tool: str, nav: bool = False) -> None:
+        self._views.pages[self._path(path)] = (render, title, tool, nav)
+
+    def action(self, path: str, handle: ActionHandler, *, tool: str) -> None:
+        self._views.actions[self._path(path)] = (handle, tool)
+
+    def overview(self, summarize: OverviewRender, *, tool: str) -> None:
+        self._views.overview = (summarize, tool)
+
+    def assets(self, templates: Path, static: Path | None = None) -> None:
+        self._views.templates = templates
+        self._views.static = static
+
+
+def collect_views(host: Host) -> dict[str, PluginViews]:
+    """Every loaded plugin's views, through the ``hostd_register_views`` hook, in load order."""
+    collected: dict[str, PluginViews] = {}
+    for name, _ in host._impls("hostd_register_views"):
+        views = PluginViews(name)
+        host._call_hook("hostd_register_views", name, register=_Registry(views), context=host.contexts[name])
+        collected[name] = views
+    return collected
+
+
+class SignIn:
+    """How members sign in: a one-time link (``hostd web``), a member token (team), or, on a
+    loopback bind without tokens, a button for the local member."""
+
+    def __init__(
+        self,
+        *,
+        local_member: str,
+        one_time: OneTimeToken | None = None,
+        members: MemberDirectory | None = None,
+    ) -> None:
+        self.local_member = local_member
+        self.one_time = one_time
+        self.members = members
+
+    @property
+    def kind(self) -> str:
+        if self.one_time is not None:
+            return "link"
+        if self.members is not None and self.members.requires_token:
+            return "token"
+        return "open"
+
+    def current(self, session: Session, signer: Signer) -> Member | None:
+        """The member a valid cookie stands for now, or ``None`` (removed, token rotated)."""
+        if self.kind != "token":
+            ok = session.member == self.local_member and session.fingerprint == LOCAL_FINGERPRINT
+            return Member(self.local_member) if ok else None
+        assert self.members is not None
+        found = self.members.lookup(session.member)
+        if found is None:
+            return None
+        digest, member = found
+        return member if signer.fingerprint(digest) == session.fingerprint else None
+
+
+class Dashboard:
+    """The dashboard of one host; ``app()`` is the ASGI app to mount at ``/ui``."""
+
+    def __init__(self, host: Host, *, signer: Signer, sign_in: SignIn) -> None:
+        from hostd.server import ProfileTools
+
+        self.host = host
+        self.signer = signer
+        self.sign_in = sign_in
+        self.views = collect_views(host)
+        self.profile_tools = ProfileTools(host)
+        self.env = environment({name: v.templates for name, v in self.views.items() if v.templates})
+
+    # --- who may do what -------------------------------------------------------------------
+
+    def served_spec(self, plugin: str, tool: str) -> ToolSpec | None:
+        """The served tool of ``plugin`` whose own (unprefixed) name is ``tool``."""
+        selection = self.host.loaded.profile.tools.get(plugin)
+        name = (selection.prefix if selection else "") + tool
+        spec = self.host.tools.get(name)
+        return spec if spec is not None and spec.plugin == plugin else None
+
+    def allows(self, member: Member, plugin: str, tool: str) -> bool:
+        spec = self.served_spec(plugin, tool)
+        if spec is None:
+            return False
+        allowed = self.profile_tools.allowed(member)
+        return allowed is None or spec.name in allowed
+
+    def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
+        for spec in self.host.tools.values():
+            if spec.plugin == plugin and spec.function is function:
+                return spec
+        return None
+
+    # --- the app ----------------------------------------------------------------------------
+
+    def app(self) -> ASGIApp:
+        from starlette.applications import Starlette
+        from starlette.routing import Mount, Route
+        from starlette.staticfiles import StaticFiles
+
+        routes: list[Any] = [
+            Route("/", self.overview_page, methods=["GET", "HEAD"]),
+            Route("/signin", self.signin, methods=["GET", "HEAD", "POST"]),
+            Route("/signout", self.signout, methods=["POST"]),
+            Mount("/static/host", app=StaticFiles(directory=STATIC), name="static"),
+        ]
+        for name, views in self.views.items():
+            if views.static is not None:
+                routes.append(Mount(f"/static/{name}", app=StaticFiles(directory=views.static)))
+        routes.append(Route("/{plugin}{path:path}", self.plugin_view, methods=["GET", "HEAD", "POST"]))
+        app = Starlette(routes=routes, exception_handlers={404: self.not_found, 405: self.not_allowed})
+        return SecurityHeaders(app)
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def language_of(self, request: Request) -> Language:
+        chosen = request.cookies.get(LANGUAGE_COOKIE)
+        return chosen if chosen in ("zh", "en") else self.host.language  # type: ignore[return-value]
+
+    def member_of(self, request: Request) -> tuple[Member, Session] | None:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        session = self.signer.read_session(cookie) if cookie else None
+        if session is None:
+            return None
+        member = self.sign_in.current(session, self.signer)
+        return (member, session) if member is not None else None
+
+    def _language_switch(self, request: Request) -> Response | None:
+        """``?lang=zh`` on any GET: keep the choice in a cookie, go back to the same URL without it."""
+        from starlette.responses import RedirectResponse
+
+        wanted = request.query_params.get("lang")
+        if request.method != "GET" or wanted not in ("zh", "en"):
+            return None
+        query = [(k, v) for k, v in request.query_params.multi_items() if k != "lang"]
+        target = request.url.path + ("?" + urllib.parse.urlencode(query) if query else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            LANGUAGE_COOKIE, wanted, max_age=365 * 86400, path=BASE, httponly=True, samesite="strict"
+        )
+        return response
+
+    async def _form(self, request: Request) -> dict[str, str] | None:
+        """A urlencoded POST's fields; ``None`` for another content type."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/x-www-form-urlencoded":
+            return None
+        body = (await request.body()).decode("utf-8", errors="replace")
+        return dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
+
+    def _signin_redirect(self, request: Request) -> Response:
+        from starlette.responses import RedirectResponse
+
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"{BASE}/signin?{urllib.parse.urlencode({'next': here})}", status_code=303)
+
+    # --- pages of the host ------------------------------------------------------------------
+
+    async def overview_page(self, request: Request) -> Response:
+        if (switched := self._language_switch(request)) is not None:
+            return switched
+        signed = self.member_of(request)
+        if signed is None:
+            return self._signin_redirect(request)
+        member, session = signed
+        language = self.language_of(request)
+        parts: list[tuple[str, Overview | None, str | None]] = []
+        for name, views in self.views.items():
+            if views.overview is None:
+                continue
+            summarize, tool = views.overview
+            if not self.allows(member, name, tool):
+                continue
+            view_request = DashboardRequest(self, request, name, member, language, {})
+            try:
+                parts.append((name, await summarize(view_request, FEED_LIMIT), None))
+            except CodedError as exc:
+                parts.append((name, None, exc.rendered(language)[0]))
+            except Exception:
+                logger.exception("the overview of plugin %s failed", name)
+                parts.append((name, None, pick(language, en="This part failed.", zh="这部分加载失败。")))
+        counts = []
+        feed: list[tuple[ActivityItem, str]] = []
+        errors = []
+        for name, overview, error in parts:
+            if error is not None:
+                errors.append((name, error))
+            if overview is None:
+                continue
+            for count in overview.counts:
+                counts.append((name, render(count.label, language), count.value, self.url(name, count.path)))
+            for item in overview.activity:
+                feed.append((item, name))
+        feed.sort(key=lambda entry: entry[0].at, reverse=True)
+        activity = [
+            {
+                "at": item.at,
+                "member": item.member,
+                "summary": render(item.summary, language),
+                "plugin": name,
+                "url": self.url(name, item.path, **item.query),
+            }
+            for item, name in feed[:FEED_LIMIT]
+        ]
+        body = self.env.get_template("host/overview.html").render(
+            **self._helpers(request, language, session, member, None),
+            counts=counts,
+            activity=activity,
+            errors=errors,
+        )
+        title = pick(language, en="Overview", zh="概览")
+        return self.layout(request, language, member, session, title, body, active="")
+
+    async def signin(self, request: Request) -> Response:
+        from starlette.responses import RedirectResponse
+
+        if (switched := self._language_switch(request)) is not None:
+            return switched
+        language = self.language_of(request)
+        target = self._safe_next(request.query_params.get("next"))
+        kind = self.sign_in.kind
+        if kind == "link":
+            assert self.sign_in.one_time is not None
+            presented = request.query_params.get("token", "")
+            if presented and request.method == "GET":
+                if not self.sign_in.one_time.redeem(presented):
+                    logger.warning("refused a dashboard sign-in link that was used before or is wrong")
+                    return self._signin_page(request, language, failed="link", status=403)
+                logger.warning("dashboard: signed in with the one-time link")
+                return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+            if self.member_of(request) is not None:
+                return RedirectResponse(target, status_code=303)
+            return self._signin_page(request, language)
+        if request.method != "POST":
+            if self.member_of(request) is not None:
+                return RedirectResponse(target, status_code=303)
+            return self._signin_page(request, language)
+        form = await self._form(request)
+        if form is None or not self.signer.check_signin_form(form.get(CSRF_FIELD, "")):
+            return self._signin_page(request, language, failed="csrf", status=403)
+        target = self._safe_next(form.get("next"))
+        if kind == "open":
+            return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+        assert self.sign_in.members is not None
+        from hostd.members import token_digest
+
+        token = form.get("token", "").strip()
+        member = self.sign_in.members.identify(token) if token else None
+        if member is None:
+            logger.info("dashboard: refused a sign-in with an unknown token")
+            return self._signin_page(request, language, failed="token", status=401)
+        logger.info("dashboard: member %s signed in", member.name)
+        return self._signed_in(request, member.name, self.signer.fingerprint(token_digest(token)), target)
+
+    def _safe_next(self, target: str | None) -> str:
+        """Only a path of the dashboard itself (never another site, never ``//host``)."""
+        inside = target is not None and target.startswith(BASE + "/") and "\\" not in target
+        if inside and target is not None and not target.startswith(f"{BASE}/signin"):
+            return target
+        return f"{BASE}/"
+
+    def _signed_in(self, request: Request, member: str, fingerprint: str, target: str) -> Response:
+        from starlette.responses import RedirectResponse
+
+        response = RedirectResponse(target, status_code=303)  # the token leaves the address bar here
+        # Behind a balancer that ends TLS (deploy/nginx.conf sets X-Forwarded-Proto), the cookie
+        # is marked Secure: the browser then never sends it over plain HTTP.
+        secure = request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
+        response.set_cookie(
+            SESSION_COOKIE,
+            self.signer.session_cookie(member, fingerprint),
+            path=BASE,
+            httponly=True,
+            samesite="strict",
+            secure=secure,
+        )
+        return response
+
+    def _signin_page(
+        self, request: Request, language: Language, *, failed: str | None = None, status: int = 200
+    ) -> Response:
+        body = self.env.get_template("host/signin.html").render(
+            t=lambda en, zh: pick(language, en=en, zh=zh),
+            kind=self.sign_in.kind,
+            failed=failed,
+            local_member=self.sign_in.local_member,
+            csrf=self.signer.signin_form_token(),
+            next=self._safe_next(request.query_params.get("next")),
+            action=f"{BASE}/signin",
+        )
+        title = pick(language, en="Sign in", zh="登录")
+        return self.layout(request, language, None, None, title, body, status=status)
+
+    async def signout(self, request: Request) -> Response:
+        from starlette.responses import RedirectResponse
+
+        signed = self.member_of(request)
+        form = await self._form(request)
+        if (
+            signed is None
+            or form is None
+            or not self.signer.check_csrf(signed[1].session_id, form.get(CSRF_FIELD, ""))
+        ):
+            return self.error_page(request, 403, self._forbidden_text(), None)
+        response = RedirectResponse(f"{BASE}/signin", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path=BASE, httponly=True, samesite="strict")
+        return response
+
+    # --- the plugins' pages -------------------------------------------------------------------
+
+    async def plugin_view(self, request: Request) -> Response:
+        from starlette.responses import RedirectResponse
+
+        plugin = request.path_params["plugin"]
+        path = request.path_params["path"]
+        views = self.views.get(plugin)
+        if views is None:
+            return await self.not_found(request, None)
+        if (switched := self._language_switch(request)) is not None:
+            return switched
+        signed = self.member_of(request)
+        language = self.language_of(request)
+        if request.method == "POST":
+            action = views.actions.get(path)
+            if action is None:
+                return await self.not_found(request, None)
+            if signed is None:
+                return self.error_page(request, 403, self._forbidden_text(), None)
+            member, session = signed
+            form = await self._form(request)
+            if form is None or not self.signer.check_csrf(session.session_id, form.pop(CSRF_FIELD, "")):
+                logger.info("dashboard: refused a POST to %s without a valid CSRF token", request.url.path)
+                return self.error_page(request, 403, self._forbidden_text(), (member, session))
+            handle, tool = action
+            if not self.allows(member, plugin, tool):
+                logger.info(
+                    "dashboard: member %s may not use %s (POST %s)", member.name, tool, request.url.path
+                )
+                return self.error_page(request, 403, self._forbidden_text(), (member, session))
+            view_request = DashboardRequest(self, request, plugin, member, language, form)
+            return await self._answer(request, view_request, handle, session, active=plugin)
+        page = views.pages.get(path)
+        if page is None:
+            if not path.endswith("/") or path.rstrip("/") not in views.pages:
+                return await self.not_found(request, signed)
+            return RedirectResponse(self.url(plugin, path.rstrip("/")), status_code=308)
+        if signed is None:
+            return self._signin_redirect(request)
+        member, session = signed
+        render_page, _, tool, _ = page
+        if not self.allows(member, plugin, tool):
+            return self.error_page(request, 403, self._forbidden_text(), signed)
+        view_request = DashboardRequest(self, request, plugin, member, language, {})
+        return await self._answer(request, view_request, render_page, session, active=plugin)
+
+    async def _answer(
+        self,
+        request: Request,
+        view_request: DashboardRequest,
+        function: PageRender,
+        session: Session,
+        *,
+        active: str,
+    ) -> Response:
+        from starlette.responses import RedirectResponse
+
+        language, member = view_request.language, view_request.member_record
+        try:
+            answer = await function(view_request)
+        except CodedError as exc:
+            message, hint, _ = exc.rendered(language)
+            return self.error_page(
+                request, STATUS_OF_CODE.get(exc.code, 500), message, (member, session), hint, exc.code
+            )
+        except Exception:
+            logger.exception("dashboard page %s failed", request.url.path)
+            text = pick(
+                language,
+                en="This page failed unexpectedly; the details are in the server's log.",
+                zh="页面发生意外错误，详情见服务器日志。",
+            )
+            return self.error_page(request, 500, text, (member, session))
+        if isinstance(answer, ViewRedirect):
+            response = RedirectResponse(
+                self.url(view_request.plugin, answer.path, **answer.query), status_code=303
+            )
+            if answer.notice is not None:
+                notice = (render(answer.notice, language) or "")[:400]
+                response.set_cookie(
+                    NOTICE_COOKIE,
+                    base64.urlsafe_b64encode(notice.encode()).decode(),
+                    path=BASE,
+                    httponly=True,
+                    samesite="strict",
+                )
+            return response
+        plugin = view_request.plugin
+        body = self.env.get_template(f"{plugin}/{answer.template}").render(
+            **self._helpers(request, language, session, member, plugin), **answer.data
+        )
+        scripts = [f"{BASE}/static/{plugin}/{name}" for name in answer.scripts]
+        return self.layout(
+            request,
+            language,
+            member,
+            session,
+            render(answer.title, language) or "",
+            body,
+            active=active,
+            status=answer.status,
+            diagram=answer.diagram,
+            scripts=scripts,
+        )
+
+    # --- layout and errors ----------------------------------------------------------------
+
+    def url(self, plugin: str, path: str = "", **query: str | int | None) -> str:
+        kept = [(k, str(v)) for k, v in query.items() if v is not None and v != ""]
+        return f"{BASE}/{plugin}{path}" + ("?" + urllib.parse.urlencode(kept) if kept else "")
+
+    def _helpers(
+        self, request: Request, language: Language, session: Session, member: Member, plugin: str | None
+    ) -> dict[str, Any]:
+        from markupsafe import Markup, escape
+
+        token = self.signer.csrf_token(session.session_id)
+
+        def csrf_field() -> Markup:
+            return Markup(f'<input type="hidden" name="{CSRF_FIELD}" value="{escape(token)}">')
+
+        def url(path: str = "", **query: str | int | None) -> str:
+            return self.url(plugin or "", path, **query) if plugin else f"{BASE}/"
+
+        def can(tool: str) -> bool:
+            return plugin is not None and self.allows(member, plugin, tool)
+
+        def here(**changes: str | int | None) -> str:
+            """This page's URL with some query parameters changed (``None`` removes one)."""
+            query = dict(request.query_params)
+            query.update({k: str(v) for k, v in changes.items() if v is not None})
+            for key, value in changes.items():
+                if value is None:
+                    query.pop(key, None)
+            return request.url.path + ("?" + urllib.parse.urlencode(query) if query else "")
+
+        return {
+            "t": lambda en, zh: pick(language, en=en, zh=zh),
+            "text": lambda message: render(message, language) or "",
+            "csrf_field": csrf_field,
+            "url": url,
+            "can": can,
+            "here": here,
+            "member": member.name,
+            "language": language,
+        }
+
+    def layout(
+        self,
+        request: Request,
+        language: Language,
+        member: Member | None,
+        session: Session | None,
+        title: str,
+        body: str,
+        *,
+        active: str | None = None,
+        status: int = 200,
+        diagram: bool = False,
+        scripts: list[str] | None = None,
+    ) -> Response:
+        from markupsafe import Markup
+        from starlette.responses import HTMLResponse
+
+        nav: list[tuple[str, str, bool]] = []
+        if member is not None:
+            nav.append((pick(language, en="Overview", zh="概览"), f"{BASE}/", active == ""))
+            for name, views in self.views.items():
+                for path, (_, page_title, tool, in_nav) in views.pages.items():
+                    if in_nav and self.allows(member, name, tool):
+                        nav.append(
+                            (render(page_title, language) or name, self.url(name, path), active == name)
+                        )
+        notice = None
+        raw_notice = request.cookies.get(NOTICE_COOKIE)
+        if raw_notice:
+            try:
+                notice = base64.urlsafe_b64decode(raw_notice.encode()).decode()[:400]
+            except ValueError:
+                notice = None
+        query = [(k, v) for k, v in request.query_params.multi_items() if k not in ("lang", "token")]
+
+        def switch(lang: str) -> str:
+            return request.url.path + "?" + urllib.parse.urlencode([*query, ("lang", lang)])
+
+        page = self.env.get_template("host/layout.html").render(
+            t=lambda en, zh: pick(language, en=en, zh=zh),
+            language=language,
+            title=title,
+            body=Markup(body),  # rendered by an autoescaping template
+            nav=nav,
+            member=member.name if member else None,
+            csrf=self.signer.csrf_token(session.session_id) if session else "",
+            notice=notice,
+            diagram=diagram,
+            scripts=scripts or [],
+            switch_zh=switch("zh"),
+            switch_en=switch("en"),
+            base=BASE,
+        )
+        response = HTMLResponse(page, status_code=status)
+        response.headers["Content-Security-Policy"] = content_security_policy(diagram)
+        response.headers["Cache-Control"] = "no-store"
+        if notice is not None:
+            response.delete_cookie(NOTICE_COOKIE, path=BASE, httponly=True, samesite="strict")
+        return response
+
+    def _forbidden_text(self) -> Message:
+        return Text(
+            en="Not allowed: your profile does not serve this, or the form is stale (reload the page).",
+            zh="不允许：你的配置档不提供此操作，或表单已过期（请重新加载页面）。",
+        )
+
+    def error_page(
+        self,
+        request: Request,
+        status: int,
+        message: Message,
+        signed: tuple[Member, Session] | None,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> Response:
+        language = self.language_of(request)
+        member, session = signed if signed else (None, None)
+        titles = {
+            400: ("Bad request", "请求有误"),
+            401: ("Sign in first", "请先登录"),
+            403: ("Not allowed", "不允许"),
+            404: ("Not found", "未找到"),
+            405: ("Method not allowed", "不支持该请求方法"),
+            409: ("Conflict", "冲突"),
+        }
+        en, zh = titles.get(status, ("Something went wrong", "出错了"))
+        title = pick(language, en=en, zh=zh)
+        body = self.env.get_template("host/error.html").render(
+            t=lambda en, zh: pick(language, en=en, zh=zh),
+            title=title,
+            message=render(message, language),
+            hint=hint,
+            code=code,
+            status=status,
+            base=BASE,
+        )
+        return self.layout(request, language, member, session, title, body, status=status)
+
+    async def not_found(self, request: Request, exc: Any) -> Response:
+        signed = self.member_of(request)
+        text = Text(en="There is no such page.", zh="没有这个页面。")
+        return self.error_page(request, 404, text, signed)
+
+    async def not_allowed(self, request: Request, exc: Any) -> Response:
+        text = Text(en="This address does not take that method.", zh="该地址不接受此请求方法。")
+        return self.error_page(request, 405, text, self.member_of(request))
+
+
+class DashboardRequest:
+    """``ViewRequest`` for one plugin's page or action (see ``hostd.web.api``)."""
+
+    def __init__(
+        self,
+        dashboard: Dashboard,
+        request: Request,
+        plugin: str,
+        member: Member,
+        language: Language,
+        form: dict[str, str],
+    ) -> None:
+        self._dashboard = dashboard
+        self._request = request
+        self.plugin = plugin
+        self.member_record = member
+        self._language: Language = language
+        self._form = form
+        self._query = {k: v for k, v in request.query_params.items() if k not in ("lang", CSRF_FIELD)}
+
+    @property
+    def member(self) -> str:
+        return self.member_record.name
+
+    @property
+    def language(self) -> Language:
+        return self._language
+
+    @property
+    def query(self) -> Mapping[str, str]:
+        return self._query
+
+    @property
+    def form(self) -> Mapping[str, str]:
+        return self._form
+
+    def query_list(self, key: str) -> list[str]:
+        return self._request.query_params.getlist(key)
+
+    def can(self, tool: str) -> bool:
+        return self._dashboard.allows(self.member_record, self.plugin, tool)
+
+    def url(self, path: str = "", **query: str | int | None) -> str:
+        return self._dashboard.url(self.plugin, path, **query)
+
+    def text(self, message: Message) -> str:
+        return render(message, self._language) or ""
+
+    async def call(self, function: Callable[..., OutputT], /, **arguments: Any) -> OutputT:
+        from hostd.web.calls import run_tool_function
+
+        dashboard = self._dashboard
+        spec = dashboard.spec_of_function(self.plugin, function)
+        allowed = dashboard.profile_tools.allowed(self.member_record)
+        if spec is None or (allowed is not None and spec.name not in allowed):
+            name = getattr(function, "__name__", "?")
+            raise ToolError(
+                "PERMISSION_DENIED",
+                Text(en=f"Your profile does not serve the tool {name}.", zh=f"你的配置档不提供工具 {name}。"),
+                hint=Text(
+                    en="Ask whoever runs the server for a profile that serves it.",
+                    zh="请向服务器管理员申请提供该工具的配置档。",
+                ),
+                details={"tool": name},
+            )
+        result: OutputT = await run_tool_function(dashboard.host, spec, arguments, self.member)
+        return result
+
+
+class SecurityHeaders:
+    """Headers every dashboard answer carries (static files included); pages add their CSP.
+    ``Server-Timing`` says how long the answer took to start."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        started = time.perf_counter()
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                # How long the server took, for the browser's devtools and bench/bench_dashboard.py.
+                elapsed = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={elapsed:.2f}".encode()))
+                present = {key.lower() for key, _ in headers}
+                for key, value in SECURITY_HEADERS.items():
+                    if key.lower().encode() not in present:
+                        headers.append((key.lower().encode(), value.encode()))
+                if b"content-security-policy" not in present:
+                    headers.append((b"content-security-policy", content_security_policy(False).encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -1,0 +1,64 @@
+"""Running a plugin's tool function for a dashboard page, the way ``Host.call`` runs a tool.
+
+Same input model (the tool's validation and argument errors), same per-call ``ToolContext``
+(the signed-in member as ``ctx.member``), a sync tool in a worker thread, the same mapping of
+SQLite's busy and disk-full errors; only the answer differs: the tool's typed output, or its
+``CodedError`` raised, instead of an envelope.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from hostd_errors import CodedError, Text
+
+from hostd.context import CALLING_MEMBER, ToolContext
+from hostd.errors import ToolError
+from hostd.tools import ArgumentError, validate_arguments
+
+if TYPE_CHECKING:
+    from hostd.host import Host
+    from hostd.tools import ToolSpec
+
+logger = logging.getLogger("hostd.web")
+
+
+async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any], member: str) -> Any:
+    import anyio
+
+    try:
+        validated = validate_arguments(spec, arguments, host.language)
+    except ArgumentError as exc:
+        raise ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details) from None
+    calling = CALLING_MEMBER.set(member)
+    try:
+        context = ToolContext(
+            host.contexts[spec.plugin], cwd=host.cwd, uses_roots=spec.uses_roots, client_roots=None
+        )
+    finally:
+        CALLING_MEMBER.reset(calling)
+    kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
+    if spec.context_parameter:
+        kwargs[spec.context_parameter] = context
+    try:
+        if spec.is_async:
+            return await spec.function(**kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
+    except CodedError:
+        raise
+    except Exception as exc:
+        mapped = host._map_known_exception(exc)
+        if mapped is not None:
+            code, message, hint, details = mapped
+            raise ToolError(code, message, hint=hint, details=details) from None
+        logger.exception("tool %s (plugin %s) failed for a dashboard page", spec.name, spec.plugin)
+        raise ToolError(
+            "INTERNAL",
+            Text(en=f"Tool '{spec.name}' failed unexpectedly.", zh=f"工具 '{spec.name}' 发生意外错误。"),
+            hint=Text(
+                en="This is a bug in the server; the details are in its log (stderr).",
+                zh="这是服务器的缺陷，详情见其日志（stderr）。",
+            ),
+        ) from None

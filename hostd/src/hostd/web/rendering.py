@@ -1,0 +1,96 @@
+"""Turning stored text into page HTML without letting it act: Jinja2 with autoescaping for every
+template, Markdown through markdown-it-py with raw HTML off, and readable times.
+
+Stored content is data. A memory holding ``<script>`` is shown as text; a Markdown link to
+``javascript:`` stays text (markdown-it's link check); links that do render open with
+``rel="noopener noreferrer nofollow"``; images are off (a page loads nothing it did not ship).
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATIC = Path(__file__).parent / "static"
+
+
+@functools.cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    renderer.enable(["table", "strikethrough"])
+    renderer.disable("image")
+
+    def link_open(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        tokens[index].attrSet("rel", "noopener noreferrer nofollow")
+        return str(self.renderToken(tokens, index, options, env))
+
+    def demoted(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        # A stored "# Title" sits under the page's own h1 and section h2: it becomes an h3.
+        token = tokens[index]
+        token.tag = f"h{min(6, int(token.tag[1]) + 2)}"
+        return str(self.renderToken(tokens, index, options, env))
+
+    renderer.add_render_rule("link_open", link_open)
+    renderer.add_render_rule("heading_open", demoted)
+    renderer.add_render_rule("heading_close", demoted)
+    return renderer
+
+
+def markdown(text: str) -> Markup:
+    """Markdown as HTML that runs nothing: raw HTML escaped, unsafe link targets left as text;
+    headings two levels down (the page has its own h1 and h2)."""
+    return Markup(_markdown().render(text or ""))  # markdown-it escapes, html is off
+
+
+def mermaid_text(value: str) -> str:
+    """Text for inside a quoted Mermaid label (``A["{{ x | mermaid_text }}"]``): everything but
+    letters, digits and spaces becomes Mermaid's ``#code;`` entity (line breaks a space), so the
+    text can neither end the label nor the statement, nor carry markup; Mermaid shows the
+    characters themselves."""
+    replaced = []
+    for char in value:
+        if char.isalnum() or char == " ":
+            replaced.append(char)
+        elif char in "\r\n\t":
+            replaced.append(" ")
+        else:
+            replaced.append(f"#{ord(char)};")
+    return "".join(replaced)
+
+
+def when(value: str | None) -> str:
+    """An ISO 8601 time as ``2026-11-27 07:30 UTC``; empty for none; the raw text if unreadable."""
+    if not value:
+        return ""
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def environment(plugin_templates: dict[str, Path]) -> Any:
+    """One Jinja2 environment: the host's templates under ``host/``, each plugin's under its name."""
+    from jinja2 import Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+
+    loaders: dict[str, Any] = {"host": FileSystemLoader(TEMPLATES)}
+    for plugin, folder in plugin_templates.items():
+        loaders[plugin] = FileSystemLoader(folder)
+    env = Environment(
+        loader=PrefixLoader(loaders),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["markdown"] = markdown
+    env.filters["when"] = when
+    env.filters["mermaid_text"] = mermaid_text
+    return env

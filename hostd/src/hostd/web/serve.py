@@ -1,0 +1,110 @@
+"""Where the dashboard runs: ``hostd web`` on 127.0.0.1, or ``/ui`` of the HTTP transport.
+
+``hostd web`` signs its user in with a one-time link (a token in the URL, exchanged for a
+cookie and dropped from the address at once, as notebook servers do). On the HTTP transport
+members sign in with their own token; the cookie is signed with the replicas' shared
+``state_secret_env`` secret when there is one, so every replica accepts it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from typing import TYPE_CHECKING, Any
+
+from hostd.members import local_member
+from hostd.web.app import BASE, Dashboard, SignIn
+from hostd.web.signing import OneTimeToken, Signer
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from hostd.config import TransportConfig
+    from hostd.host import Host
+    from hostd.transports import HttpPolicy
+
+logger = logging.getLogger("hostd.web")
+
+
+def team_dashboard(host: Host, transport: TransportConfig, policy: HttpPolicy) -> ASGIApp:
+    """The dashboard for ``/ui`` of the HTTP transport (``transport.dashboard: true``)."""
+    secret = os.environ.get(transport.state_secret_env, "") if transport.state_secret_env else ""
+    if not secret:
+        logger.warning(
+            "dashboard cookies are signed with a key of this process: behind a load balancer set "
+            "transport.state_secret_env so every replica accepts them"
+        )
+    sign_in = SignIn(local_member=local_member(), members=policy.members)
+    return Dashboard(host, signer=Signer(secret.encode() or None), sign_in=sign_in).app()
+
+
+def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPolicy) -> ASGIApp:
+    """The dashboard alone at ``/ui`` (``/`` sends there), behind the transport's guard."""
+    from starlette.applications import Starlette
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+
+    from hostd.transports import GuardMiddleware
+
+    dashboard = Dashboard(host, signer=signer, sign_in=sign_in)
+
+    async def root(request: Any) -> RedirectResponse:
+        return RedirectResponse(f"{BASE}/", status_code=303)
+
+    app = Starlette(routes=[Route("/", root), Mount(BASE, app=dashboard.app())])
+    return GuardMiddleware(app, policy, cookie_prefix=BASE)
+
+
+def local_app(host: Host, one_time: OneTimeToken, policy: HttpPolicy) -> ASGIApp:
+    """``hostd web``'s whole app: signed in by the one-time link, keyed per process."""
+    sign_in = SignIn(local_member=local_member(), one_time=one_time)
+    return dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy)
+
+
+def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
+    """Serve until Ctrl-C; print the sign-in link on stdout and open it unless told not to."""
+    import uvicorn
+
+    from hostd.cli import EXIT_OK, _require_current, run_async
+    from hostd.config import TransportConfig
+    from hostd.transports import HttpPolicy, guarded_protocol
+
+    transport = TransportConfig(type="http", host="127.0.0.1", port=port)
+    policy = HttpPolicy(transport, host.language)
+    storage = host.loaded.config.storage
+    if storage is not None:
+        _require_current(host.prepare_team_databases(migrate=storage.migrate))
+    one_time = OneTimeToken()
+    app = local_app(host, one_time, policy)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(128)
+    bound = listener.getsockname()[1]
+    url = f"http://127.0.0.1:{bound}{BASE}/signin?token={one_time.token}"
+    config = uvicorn.Config(
+        app,
+        http=guarded_protocol(policy),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,  # the sign-in link carries the token: no request is logged
+        server_header=False,
+    )
+    server = uvicorn.Server(config)
+    host.startup()
+    try:
+        print(f"hostd dashboard for profile {host.loaded.profile_name}: open {url}", flush=True)
+        print("(the link signs you in once; Ctrl-C stops the dashboard)", flush=True)
+        if open_browser:
+            import webbrowser
+
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        run_async(server.serve, [listener])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        host.shutdown()
+        listener.close()
+    return EXIT_OK

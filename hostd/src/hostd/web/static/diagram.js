@@ -1,0 +1,22 @@
+// Draws every <pre class="mermaid"> of the page with the vendored Mermaid, strictly: labels are
+// sanitised, click callbacks are off, and a diagram's own %%{init}%% cannot loosen it (secure
+// keys). Templates escape label text with the mermaid_text filter (#code; entities), which
+// Mermaid turns back into the characters as text.
+(function () {
+  "use strict";
+  function draw() {
+    if (!window.mermaid) { return; }
+    window.mermaid.initialize({
+      startOnLoad: false,
+      securityLevel: "strict",
+      secure: ["secure", "securityLevel", "startOnLoad", "maxTextSize", "htmlLabels"],
+      theme: "neutral"
+    });
+    window.mermaid.run({ querySelector: "pre.mermaid" });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", draw);
+  } else {
+    draw();
+  }
+})();

@@ -1,0 +1,340 @@
+"""One database interface for both engines: ``read(work)`` and ``write(work, lock=)``.
+
+A store is written once against ``Database``: its unit of work receives a ``Connection`` that
+takes SQLite's ``?`` placeholders and returns rows as tuples on either engine, NUL-safe on
+PostgreSQL (``hostd_db.pgtext``). The few spellings that differ are the ``Dialect``'s helpers,
+written here once. ``SqliteBackend`` is a file in the plugin's data folder (a lock held by
+another process past the busy timeout is FILE_LOCKED); ``PostgresBackend`` is the plugin's
+schema in the team database (serialization failures and deadlocks run the work again, a lost
+connection is UNAVAILABLE). Both are opened and migrated by the host from the plugin's
+``Schema`` (``open_database``).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from hostd_db.errors import DatabaseError
+from hostd_db.postgres import PostgresDatabase, SchemaStatus
+from hostd_db.schema import DialectName, Schema, Step, render
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from hostd_db.sqlite import SqliteDatabase
+
+__all__ = [
+    "POSTGRES",
+    "SQLITE",
+    "Connection",
+    "Cursor",
+    "Database",
+    "Dialect",
+    "PostgresBackend",
+    "SqliteBackend",
+    "TeamDatabaseSettings",
+    "open_database",
+]
+
+T = TypeVar("T")
+
+#: How long a SQLite write waits for another process's write lock before the call is FILE_LOCKED.
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+class Cursor(Protocol):
+    """A statement's rows (tuples, or ``sqlite3.Row``s that index and unpack as tuples)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int = ...) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What a unit of work gets: ``?`` placeholders on both engines."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The spellings that differ between SQLite and PostgreSQL, written once."""
+
+    name: DialectName
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.name == "postgres"
+
+    def position(self, needle: str, haystack: str) -> str:
+        """SQL for the 1-based position of ``needle`` in ``haystack`` (0 when absent)."""
+        if self.is_postgres:
+            return f"strpos({haystack}, {needle})"
+        return f"instr({haystack}, {needle})"
+
+    def lock_rows(self, *, of: str | None = None, skip_locked: bool = False) -> str:
+        """Appended to a SELECT: hold its rows until the transaction ends (SQLite's write
+        transaction already holds the whole file, so nothing there)."""
+        if not self.is_postgres:
+            return ""
+        target = f" OF {of}" if of else ""
+        return f" FOR UPDATE{target}{' SKIP LOCKED' if skip_locked else ''}"
+
+    def ids_in(self, column: str, ids: Sequence[object]) -> tuple[str, object]:
+        """A condition 'column is one of ids' with one parameter, whatever the number of ids."""
+        if self.is_postgres:
+            return f"{column} = ANY(?)", list(ids)
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
+
+    def group_concat(self, expression: str, separator_sql: str) -> str:
+        """An aggregate joining ``expression`` with a separator (``string_agg`` / ``group_concat``)."""
+        if self.is_postgres:
+            return f"string_agg({expression}, {separator_sql})"
+        return f"group_concat({expression}, {separator_sql})"
+
+    @staticmethod
+    def insert_ignoring_duplicates(table: str, columns: str, placeholders: str) -> str:
+        """An INSERT that skips a row whose key is already there (both speak ``ON CONFLICT``)."""
+        return f"INSERT INTO {table} ({columns}) VALUES ({placeholders}) ON CONFLICT DO NOTHING"
+
+
+SQLITE = Dialect("sqlite")
+POSTGRES = Dialect("postgres")
+
+
+class Database(ABC):
+    """A plugin's tables, opened and migrated by the host: the one interface stores are written against."""
+
+    dialect: Dialect
+    #: Where the data lives, for messages: a file path, or ``host:port/database``.
+    where: str
+    component: str
+
+    @abstractmethod
+    def read(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
+        """``work`` in a read-only transaction (one snapshot); ``snapshot=False`` runs each
+        statement on its own (one round trip each on PostgreSQL)."""
+
+    @abstractmethod
+    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
+        """``work`` in one write transaction, run again when the database asks for it.
+
+        ``lock`` names what the write changes (a URI, ``"list"``): writes naming the same lock
+        follow each other, others do not wait (PostgreSQL: a transaction-scoped advisory lock;
+        SQLite's write transaction already holds the whole file).
+        """
+
+    @abstractmethod
+    def migrate(self) -> SchemaStatus:
+        """Apply the pending migrations (once, whoever else is starting)."""
+
+    @abstractmethod
+    def schema_status(self) -> SchemaStatus:
+        """Where the tables stand against the schema's migrations, changing nothing."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections; a later call opens new ones."""
+
+
+def _sqlite_step(step: str | Step) -> Callable[[sqlite3.Connection], None]:
+    def run(connection: sqlite3.Connection) -> None:
+        if isinstance(step, str):
+            connection.execute(step)
+        else:
+            step(connection, SQLITE)
+
+    return run
+
+
+def _sqlite_migration(statements: list[str | Step]) -> Callable[[sqlite3.Connection], None]:
+    steps = [_sqlite_step(step) for step in statements]
+
+    def run(connection: sqlite3.Connection) -> None:
+        for step in steps:
+            step(connection)
+
+    return run
+
+
+class SqliteBackend(Database):
+    """A SQLite file (``hostd_db.SqliteDatabase``: WAL, a connection per thread, ``BEGIN IMMEDIATE``)."""
+
+    dialect = SQLITE
+
+    def __init__(
+        self, path: Path, component: str, schema: Schema, *, busy_timeout_ms: int | None = None
+    ) -> None:
+        from hostd_db.sqlite import SqliteDatabase
+
+        if busy_timeout_ms is None:
+            busy_timeout_ms = SQLITE_BUSY_TIMEOUT_MS
+
+        self.path = Path(path)
+        self.where = str(self.path)
+        self.component = component
+        self.busy_timeout_ms = busy_timeout_ms
+        functions = dict(schema.sqlite_functions)
+
+        def register(connection: sqlite3.Connection) -> None:
+            for name, function in functions.items():
+                connection.create_function(name, 1, function, deterministic=True)
+
+        self._known = len(schema.migrations)
+        self.db: SqliteDatabase = SqliteDatabase(
+            self.path,
+            [_sqlite_migration(render(migration, "sqlite")) for migration in schema.migrations],
+            busy_timeout_ms=busy_timeout_ms,
+            on_connect=register if functions else None,
+        )
+
+    def read(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
+        from hostd_db.errors import busy_as_file_locked
+
+        with busy_as_file_locked(self.where, self.busy_timeout_ms):
+            if not snapshot:
+                return work(self.db.connection())
+            with self.db.read() as connection:
+                return work(connection)
+
+    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
+        from hostd_db.errors import busy_as_file_locked
+
+        with busy_as_file_locked(self.where, self.busy_timeout_ms), self.db.write() as connection:
+            return work(connection)
+
+    def migrate(self) -> SchemaStatus:
+        self.db.connection()
+        return self.schema_status()
+
+    def schema_status(self) -> SchemaStatus:
+        return SchemaStatus(self.component, self.db.schema_version(), self._known)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _postgres_step(step: str | Step) -> Callable[[Any], None]:
+    def run(connection: Any) -> None:
+        from hostd_db.pgtext import QmarkConnection
+
+        if isinstance(step, str):
+            connection.execute(step)
+        else:
+            step(QmarkConnection(connection), POSTGRES)
+
+    return run
+
+
+def _postgres_migration(statements: list[str | Step]) -> Callable[[Any], None]:
+    steps = [_postgres_step(step) for step in statements]
+
+    def run(connection: Any) -> None:
+        for step in steps:
+            step(connection)
+
+    return run
+
+
+@dataclass(frozen=True)
+class TeamDatabaseSettings:
+    """The ``storage`` section as the database layer needs it."""
+
+    url: str
+    pool_size: int = 8
+    connect_timeout_seconds: float = 5.0
+    statement_timeout_ms: int = 30_000
+    migrate: bool = True
+
+
+class PostgresBackend(Database):
+    """The plugin's schema in the team database (``hostd_db.PostgresDatabase``: a pool, retries)."""
+
+    dialect = POSTGRES
+
+    def __init__(self, settings: TeamDatabaseSettings, component: str, schema: Schema) -> None:
+        self.database = PostgresDatabase(
+            settings.url,
+            component,
+            [_postgres_migration(render(migration, "postgres")) for migration in schema.migrations],
+            max_connections=settings.pool_size,
+            connect_timeout_s=settings.connect_timeout_seconds,
+            statement_timeout_ms=settings.statement_timeout_ms,
+            auto_migrate=settings.migrate,
+            version_aliases=schema.postgres_versions,
+        )
+        self.where = self.database.where
+        self.component = component
+        self._component_key = f"{component}:"
+
+    def read(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
+        from hostd_db.pgtext import QmarkConnection
+
+        if not snapshot:
+            try:
+                with self.database.autocommit() as connection:
+                    return work(QmarkConnection(connection))
+            except DatabaseError as exc:
+                # A read changes nothing, so it may always run again: once, on a fresh connection.
+                if exc.reason != "connection_lost":
+                    raise
+                self.database._drop_dead_connections()
+                with self.database.autocommit() as connection:
+                    return work(QmarkConnection(connection))
+
+        def in_snapshot(connection: Any) -> T:
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return work(QmarkConnection(connection))
+
+        return self.database.run(in_snapshot, write=False)
+
+    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
+        from hostd_db.pgtext import QmarkConnection
+
+        key = None if lock is None else self._component_key + lock
+
+        def locked(connection: Any) -> T:
+            if key is not None:
+                connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
+            return work(QmarkConnection(connection))
+
+        return self.database.run(locked, write=True)
+
+    def migrate(self) -> SchemaStatus:
+        return self.database.migrate()
+
+    def schema_status(self) -> SchemaStatus:
+        return self.database.schema_status()
+
+    def close(self) -> None:
+        self.database.close()
+
+
+def open_database(
+    schema: Schema,
+    component: str,
+    *,
+    data_dir: Path,
+    team: TeamDatabaseSettings | None,
+) -> Database:
+    """The plugin's database: its schema in the team database when ``team`` is given, else its
+    SQLite file in ``data_dir`` (nothing is opened before the first call)."""
+    if team is not None:
+        return PostgresBackend(team, component, schema)
+    if schema.sqlite_file is None:
+        raise ValueError(f"{component}: the schema keeps no local SQLite file; only a team database")
+    return SqliteBackend(data_dir / schema.sqlite_file, component, schema)
