@@ -258,7 +258,7 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     from hostd_db import PostgresBackend, PostgresDatabase, TeamDatabaseSettings
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.schema import schema
-    from released_schema import PG_MIGRATIONS
+    from tasks_released_schema import PG_MIGRATIONS
 
     old = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS[:1])
     try:
