@@ -264,6 +264,12 @@ def test_db_copy_moves_the_local_store_once_and_reports_conflicts(
     conflict = _hostd(ledger_env, config, postgres_url, "db", "copy")
     assert conflict.returncode == 1
     assert "ledger: CONFLICT entry 2 differs in the team database" in conflict.stdout
+    # Every local record in conflict: the store is not empty, it copied nothing (issue 27, item 8).
+    local.write_text(json.dumps([[2, "changed again"]]), encoding="utf-8")
+    only_conflicts = _hostd(ledger_env, config, postgres_url, "db", "copy")
+    assert only_conflicts.returncode == 1
+    assert "ledger: nothing copied\nledger: CONFLICT entry 2 differs" in only_conflicts.stdout
+    assert "nothing stored locally" not in only_conflicts.stdout
     called = _hostd(ledger_env, config, postgres_url, "call", "add_entry", "--arg", "body=third")
     assert json.loads(called.stdout)["entries"] == 3  # the conflicting entry was not overwritten or added
 

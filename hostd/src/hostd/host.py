@@ -147,15 +147,6 @@ class Host:
         # The folder, not ``context.data_dir`` (which makes it): with a team database nothing is kept here.
         return open_database(schema, name, data_dir=context.host_data_dir / name, team=team)
 
-    def local_database(self, name: str) -> Database | None:
-        """A new handle on the plugin's SQLite file (``hostd db copy`` reads it); the caller closes it."""
-        from hostd_db import open_database
-
-        schema = self._database_schema(name)
-        if schema is None or schema.sqlite_file is None:
-            return None
-        return open_database(schema, name, data_dir=self.contexts[name].host_data_dir / name, team=None)
-
     def _team_settings(self) -> TeamDatabaseSettings | None:
         storage = self._team_storage()
         if storage is None:
