@@ -260,7 +260,7 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     """Tasks in_progress before leases get the default lease from the upgrade; claims are counted
     from the history; a lease that later lapses frees the task as any other."""
     from hostd_db import SqliteDatabase
-    from released_schema import SQLITE_MIGRATIONS as MIGRATIONS
+    from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
