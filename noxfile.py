@@ -1,13 +1,32 @@
 """The CI matrix. ``nox`` runs every session; ``nox -s tests`` one of them.
 
-Sessions: lint, typecheck, tests (every suite in one pytest run, every distribution installed),
-one session per plugin (a fresh venv with hostd and that plugin alone: it installs and runs on
-its own), external (only the tests marked ``npm`` or ``browser``, which every other session
-deselects, so they run once), lowest (lowest-direct resolution, smoke subset), wheels (built
-with --no-sources, installed outside the workspace, served and called through a real client).
+Sessions: lint, typecheck, tests (the host's, the shared packages' and the cross-package suites,
+every distribution installed), one session per plugin (a fresh venv with hostd and that plugin
+alone, running that plugin's whole suite: it installs and works on its own), external (only the
+tests marked ``npm`` or ``browser``, which every other session deselects), lowest (lowest-direct
+resolution, smoke subset), wheels (built with --no-sources, installed outside the workspace,
+served and called through a real client).
+
+Every test runs once. A plugin's suite runs in its own session only, not again in ``tests``:
+there it proves the whole suite passes with hostd and that plugin alone, and nothing in a
+plugin's suite needs the other plugins installed (cross-plugin tests live in ``tests/``). The
+reverse (every suite in ``tests``, a smoke subset in each plugin session) would also run each
+test once, but would stop proving that the whole plugin works on its own, to save only a
+plugin session's set-up: a venv synced from uv's cache in about a second, and the workers'
+start (a whole ``plugin(summary-writer)`` session collecting its tests took 35 s at load 10).
+The old plugin sessions, which ran their suites a second time, took 12.7 of CI's 40 minutes.
+
+The test sessions run pytest-xdist workers (``HOSTD_TEST_WORKERS``, default below): most tests
+wait on the servers, clients and databases they start, so more workers than the 2 CI cores pay
+off. ``--dist loadfile`` keeps each module's tests together on one worker, in order: a module's
+module-scoped fixture (one server, one nginx cluster) starts once, not once per worker.
+(``--dist loadgroup`` would allow finer groups, but with pytest 9.2 xdist 3.8 silently ignores
+``xdist_group``: pytest-xdist issue 1386.) Each worker is a test session of its own and starts
+its own PostgreSQL server when its first PostgreSQL test asks for one.
 
 Arguments after ``--`` go to pytest; a ``-m EXPR`` there is combined with the session's own
-(``nox -s tests -- -m "not slow"`` runs ``-m "(not slow) and not npm and not browser"``).
+(``nox -s tests -- -m "not slow"`` runs ``-m "(not slow) and not npm and not browser"``);
+``-n 0`` there runs one process (pdb, ``-x``, reading one failure's output in order).
 """
 
 from __future__ import annotations
@@ -33,20 +52,27 @@ SHARED = [
 ]
 PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
 PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
+#: pytest-xdist workers for the test sessions: one process keeps a core 45% busy, so four fill
+#: the 2 CI cores (measurements in CONTRIBUTING.md, "The full run").
+WORKERS = os.environ.get("HOSTD_TEST_WORKERS", "4")
+#: What a session installs to run pytest outside the workspace's locked dev group.
+PYTEST_DEPS = ["pytest>=8.3", "pytest-timeout>=2.3", "pytest-xdist>=3.6", "anyio>=4.12"]
 #: Tests that reach npm or drive a browser run in the ``external`` session only.
-EXTERNAL = "npm or browser"
 NOT_EXTERNAL = "not npm and not browser"
 
 
-def pytest_args(marks: str, posargs: list[str]) -> list[str]:
-    """``-m marks`` and the session's arguments, a ``-m`` among them and-ed with ``marks``."""
+def pytest_args(marks: str, posargs: list[str], *, parallel: bool = True) -> list[str]:
+    """``-m marks`` and the session's arguments, a ``-m`` among them and-ed with ``marks``; with
+    ``parallel``, the xdist workers unless the arguments choose their own ``-n``."""
     rest = list(posargs)
     for index, arg in enumerate(rest):
         if arg == "-m" and index + 1 < len(rest):
             marks = f"({rest[index + 1]}) and {marks}"
             del rest[index : index + 2]
             break
-    return ["-m", marks, *rest]
+    chosen = any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in rest)
+    workers = ["-n", WORKERS, "--dist", "loadfile"] if parallel and not chosen else []
+    return [*workers, "-m", marks, *rest]
 
 
 def sync_workspace(session: nox.Session, *extra: str) -> None:
@@ -101,43 +127,54 @@ def suites(*, plugins: bool) -> list[str]:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every suite in one pytest run with every distribution installed (cross-plugin tests run here).
+    """The host's, the shared packages' and the cross-package suites with every distribution
+    installed (the plugins' suites run in their own sessions).
 
-    One run: importlib import mode keeps same-named test modules of two suites apart, and the
-    session-scoped fixtures (the PostgreSQL server) start once.
+    One run: importlib import mode keeps same-named test modules of two suites apart, and each
+    xdist worker starts the session-scoped fixtures (the PostgreSQL server) once.
     """
     sync_workspace(session)
-    session.run(*PYTEST, *suites(plugins=True), *pytest_args(NOT_EXTERNAL, session.posargs))
+    session.run(*PYTEST, *suites(plugins=False), *pytest_args(NOT_EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
 def external(session: nox.Session) -> None:
-    """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium."""
+    """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium.
+
+    The npm tests run in one process: some install into one shared npm cache folder, which two
+    concurrent installs would corrupt. The browser tests run on the xdist workers, each worker
+    with a Chromium of its own.
+    """
     sync_workspace(session)
-    session.run(*PYTEST, *suites(plugins=True), *pytest_args(EXTERNAL, session.posargs))
+    # With a filter after --, one of the two runs may select nothing (pytest's exit code 5).
+    codes = [0, 5] if session.posargs else [0]
+    npm = pytest_args("npm", session.posargs, parallel=False)
+    session.run(*PYTEST, *suites(plugins=True), *npm, success_codes=codes)
+    browser = pytest_args("browser and not npm", session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *browser, success_codes=codes)
 
 
 @nox.session(python=PYTHON)
 @nox.parametrize("plugin", PLUGINS, ids=PLUGINS)
 def plugin(session: nox.Session, plugin: str) -> None:
-    """hostd + this plugin alone in a fresh venv: proves it installs and imports only what it declares."""
+    """hostd + this plugin alone in a fresh venv, its whole suite (slow tests too): proves it
+    installs, imports only what it declares and works on its own. The only run of its suite."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
-    session.install(*editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12", *test_group(plugin))
-    # The slow multi-process tests (kills, crash loops) run once, in `tests`: what they prove does
-    # not depend on which other distributions are installed.
-    session.run(
-        *PYTEST, f"plugins/{plugin}/tests", *pytest_args(f"not slow and {NOT_EXTERNAL}", session.posargs)
-    )
+    session.install(*editable, *PYTEST_DEPS, *test_group(plugin))
+    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(NOT_EXTERNAL, session.posargs))
 
 
 @nox.session(python=PYTHON)
 def lowest(session: nox.Session) -> None:
-    """Every distribution at the lowest versions its direct requirements allow: the smoke tests."""
+    """Every distribution at the lowest versions its direct requirements allow: the smoke tests
+    (a few dozen, in one process: workers would take longer to start than the tests to run)."""
     editable = [arg for path in [*SHARED, *(f"plugins/{p}" for p in PLUGINS)] for arg in ("-e", path)]
-    session.install(
-        "--resolution", "lowest-direct", *editable, "pytest>=8.3", "pytest-timeout>=2.3", "anyio>=4.12"
+    session.install("--resolution", "lowest-direct", *editable, *PYTEST_DEPS)
+    session.run(
+        *PYTEST,
+        *suites(plugins=True),
+        *pytest_args(f"smoke and {NOT_EXTERNAL}", session.posargs, parallel=False),
     )
-    session.run(*PYTEST, *suites(plugins=True), *pytest_args(f"smoke and {NOT_EXTERNAL}", session.posargs))
 
 
 @nox.session(python=PYTHON)

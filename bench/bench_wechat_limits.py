@@ -200,16 +200,15 @@ def exit_on_stdin_close(folder: Path) -> tuple[list[float], list[float]]:
                         2, "read_wechat_articles", {"urls": urls, "timeout_ms": 60_000, "concurrency": 4}
                     )
                 )
-            with raw_stdio_server(config, cwd=run, capture_stdout=False, capture_stderr=False) as server:
+            with raw_stdio_server(config, cwd=run, capture_stdout=True, capture_stderr=False) as server:
                 server.send(*messages)
+                server.read_until({1})  # the handshake answered: the server is up in both cases
                 if busy:
                     server.wait_until(
                         lambda: pages.count("/s/hang") >= 3 and pages.trickle_started.is_set(),
                         timeout=30,
                         message="before the fetches hung",
                     )
-                else:
-                    time.sleep(1.0)  # the handshake answered, the server idle
                 server.close_stdin()
                 closed = time.perf_counter()
                 server.process.wait(timeout=60)

@@ -70,7 +70,7 @@ class Replica:
     log: Path
     process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 60) -> None:
+    def start(self, timeout: float = 180) -> None:  # a guard: a loaded machine took over 60 s
         command = [sys.executable, "-m", "hostd", "serve", "--config", str(self.config)]
         command += ["--transport", "http", "--port", str(self.port)]
         with self.log.open("ab") as log:

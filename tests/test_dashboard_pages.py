@@ -112,6 +112,7 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     overview = client.get("/ui/").text
     assert "claimed task t-api" in overview and "completed task t-done" in overview
     assert "created task t-deploy" in overview and "added thought 3 to" in overview
+    assert "linked task t-api &#39;Build the API 接口&#39; to session plan" in overview
     members = client.get("/ui/members").text
     for name in ("alice", "bob", "reader"):
         assert f'id="member-{name}"' in members

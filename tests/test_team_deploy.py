@@ -21,6 +21,10 @@ or reset connection, 502/503/504 from nginx, or an answer stream cut short; see 
   ``claimed_by`` the member who got it, a task whose claim nobody heard back about is held by a
   member who had a claim go unanswered, and those are no more than the claim attempts without an
   answer.
+- Leases (their own test, one era): a claim whose holder goes silent lapses by the database's
+  clock, whichever replica answers; another member takes the task; the silent member's late
+  completion is CONFLICT naming the new holder and changes nothing; a claim renewed every 0.5 s
+  through the balancer outlives its 2 s lease.
 - The SIGTERMed replica exits 0, and a write that went unanswered while it was stopping was not
   run by it (it appears once: calls in flight are finished, not cut; a request that reached one of
   its idle kept-alive connections as it closed is refused unrun, nginx answers 502, the client

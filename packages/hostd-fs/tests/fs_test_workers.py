@@ -154,6 +154,10 @@ def whole_version(data: bytes, size: int) -> int:
 
 def write_versions_forever(target: Path, first_version: int, size: int) -> None:
     version = first_version
+    # Say when the writing starts: the killer times its kill from here, not from the process start,
+    # which takes anything from 0.1 s to over a second on a loaded machine.
+    sys.stdout.write("writing\n")
+    sys.stdout.flush()
     while True:
         atomic_write(target, version_payload(version, size))
         version += 1

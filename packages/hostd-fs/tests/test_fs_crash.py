@@ -33,19 +33,23 @@ def test_a_writer_killed_at_random_leaves_exactly_one_whole_version(tmp_path: Pa
     rng = random.Random(seed)
     versions_seen: set[int] = set()
     kills_mid_write = 0
-    started = time.monotonic()
     for round_number in range(1, KILLS + 1):
         # Each child numbers its versions from its own block, so every version ever written is distinct.
         writer = subprocess.Popen(
-            [sys.executable, fs_test_workers.__file__, str(target), str(round_number * 1_000_000), str(SIZE)]
+            [sys.executable, fs_test_workers.__file__, str(target), str(round_number * 1_000_000), str(SIZE)],
+            stdout=subprocess.PIPE,
         )
         try:
-            # A random moment after start-up (about 0.1 s), spread over several whole writes.
-            time.sleep(rng.uniform(0.12, 0.4))
+            assert writer.stdout is not None
+            assert writer.stdout.readline() == b"writing\n", f"the writer did not start (seed {seed})"
+            # A random moment after the writing started, spread over several whole writes.
+            time.sleep(rng.uniform(0.02, 0.3))
             assert writer.poll() is None, f"the writer died on its own (seed {seed})"
         finally:
             writer.send_signal(signal.SIGKILL)
             writer.wait()
+            if writer.stdout is not None:
+                writer.stdout.close()
 
         versions_seen.add(whole_version(target.read_bytes(), SIZE))
         leftovers = leftover_temp_files(tmp_path)
@@ -57,4 +61,3 @@ def test_a_writer_killed_at_random_leaves_exactly_one_whole_version(tmp_path: Pa
 
     assert kills_mid_write >= 1, f"no kill landed mid-write in {KILLS} rounds (seed {seed})"
     assert len(versions_seen) > KILLS // 2, "the writers barely got to write"
-    assert time.monotonic() - started < 60

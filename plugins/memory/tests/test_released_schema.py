@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hostd_memory.search import plan_query, words_text
 from hostd_memory.store import Change, Filters
+from memory_released_schema import MIGRATIONS, PG_MIGRATIONS
 from memory_support import sqlite_store, team_store
-from released_schema import MIGRATIONS, PG_MIGRATIONS
 
 STAMP = "2026-01-02T03:04:05Z"
 

@@ -376,7 +376,7 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
 
     path = hostd_data_dir / "memory" / "memory.db"
     from hostd_memory.search import words_text
-    from released_schema import MIGRATIONS
+    from memory_released_schema import MIGRATIONS
 
     database = SqliteDatabase(  # a file made by the release before the shared schema
         path,

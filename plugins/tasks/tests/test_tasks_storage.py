@@ -246,9 +246,9 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
         )
 
     pending = migrate("--check")
-    assert pending.returncode == 1 and "tasks: version 0 of 3" in pending.stdout, pending.stdout
+    assert pending.returncode == 1 and "tasks: version 0 of 4" in pending.stdout, pending.stdout
     applied = migrate()
-    assert applied.returncode == 0 and "tasks: version 3: current" in applied.stdout, applied.stdout
+    assert applied.returncode == 0 and "tasks: version 4: current" in applied.stdout, applied.stdout
     assert migrate("--check").returncode == 0
 
 
@@ -258,7 +258,7 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     from hostd_db import PostgresBackend, PostgresDatabase, TeamDatabaseSettings
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.schema import schema
-    from released_schema import PG_MIGRATIONS
+    from tasks_released_schema import PG_MIGRATIONS
 
     old = PostgresDatabase(postgres_url, "tasks", PG_MIGRATIONS[:1])
     try:
@@ -284,8 +284,9 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     assert [(h.event, h.by) for h in history] == [("created", None)]
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
-    # The release's version 1 stands for version 2 of the shared schema; version 3 added the members.
-    assert (status.current, status.known) == (3, 3)
+    # The release's version 1 stands for version 2 of the shared schema; version 3 added the members,
+    # version 4 the leases.
+    assert (status.current, status.known) == (4, 4)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:
@@ -294,6 +295,7 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
     from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_db.pgtext import QmarkConnection
     from hostd_tasks.store import TaskStore
+    from hostd_tasks.store.base import _LAPSED
     from hostd_tasks.store.queries import NEXT_READY
     from hostd_tasks.store.schema import schema
 
@@ -311,6 +313,7 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
             conn.execute("ANALYZE")
         statements = {
             "claim": (NEXT_READY + store.claim_lock, ()),
+            "lapsed leases": (_LAPSED + " LIMIT 1", ("2026-01-01T00:00:00.000000+00:00",)),
             "by id": (f"SELECT {store.record_columns} FROM tasks AS t WHERE t.task_id = ?", ("b-5000",)),
             "first page": (
                 f"SELECT {store.record_columns} FROM tasks AS t ORDER BY t.priority, t.seq LIMIT 100",

@@ -489,7 +489,8 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_image_download
     }
     with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
         server.send(*handshake("c"), tools_call(2, "read_wechat_articles", arguments))
-        assert cdn_server.trickle_started.wait(20) and server.process.poll() is None
+        # A guard, not a speed check: a loaded machine took over 20 s to get this far.
+        assert cdn_server.trickle_started.wait(90) and server.process.poll() is None
         server.close_stdin()
         # The trickled image takes 20 s and then never completes (60 s limit): exiting within
         # 15 s means the download was abandoned, not waited for. The exit latency is benchmarked.

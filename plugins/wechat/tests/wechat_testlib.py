@@ -170,15 +170,23 @@ class CdnServer:
                         lambda: server.max_in_flight >= server.hold_until, timeout=10
                     ):
                         server.hold_until = 0  # never reached: stop holding, let the test see the peak
+                counted = True
                 try:
                     if server.delay_s:
                         time.sleep(server.delay_s)
+                    # In flight until the answer starts: a client can only send its next request
+                    # once this answer has reached it, so a loaded server thread still counting
+                    # after its last write cannot make the peak exceed the client's limit.
+                    with server._lock:
+                        server.in_flight -= 1
+                        counted = False
                     server.route(self)
                 except (BrokenPipeError, ConnectionResetError):
                     server.hang_up_seen.set()
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    if counted:
+                        with server._lock:
+                            server.in_flight -= 1
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

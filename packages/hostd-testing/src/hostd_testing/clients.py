@@ -166,8 +166,13 @@ class HttpServer:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         extra_args: tuple[str, ...] = (),
-        startup_timeout: float = 30.0,
+        startup_timeout: float = 120.0,
     ) -> Iterator[HttpServer]:
+        """Serve ``config_path`` over HTTP on a free port, once the port accepts connections.
+
+        ``startup_timeout`` only guards against a server that never starts: on a loaded machine
+        (parallel test workers beside other suites) a start took over 30 s.
+        """
         port = free_port()
         process = subprocess.Popen(
             _serve_command(config_path, "--transport", "http", "--port", str(port), *extra_args),

@@ -445,6 +445,11 @@ def _summary(event: str, details: dict[str, Any], task_id: str, title: str) -> T
         return Text(
             en="moved task {id} '{title}' to " + name.en, zh="将任务 {id}「{title}」移至" + name.zh
         ).format(**named)
+    if event == "linked":
+        return Text(
+            en="linked task {id} '{title}' to session {session}",
+            zh="将任务 {id}「{title}」关联到会话 {session}",
+        ).format(session=str(details.get("session_id", "")), **named)
     if event == "split":
         return Text(en="split task {id} '{title}'", zh="拆分了任务 {id}「{title}」").format(**named)
     what = EVENT_NAMES.get(event, Text.same(event))

@@ -7,6 +7,7 @@ the same task. Every query here is an index walk where a busy list repeats it (s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -255,12 +256,9 @@ class TaskQueries(StoreBase):
                 row = conn.execute(query + self.claim_lock).fetchone()
                 if row is None and self.claim_lock_waiting:
                     row = conn.execute(query + self.claim_lock_waiting).fetchone()
-            stuck = self._stuck(conn, walked=STUCK_WALKED)
-            more_failed = conn.execute(
-                f"SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1 OFFSET {STUCK_WALKED}"
-            ).fetchone()
             if row is None:
-                return self._why_none(conn, stuck, more_failed is not None)
+                stuck, more = self._stuck_shown(conn)
+                return self._why_none(conn, stuck, more)
             _, task_id = row
             if claim:
                 self._claim(conn, str(task_id), by=by, now=now, lease_seconds=lease_seconds)
@@ -272,15 +270,25 @@ class TaskQueries(StoreBase):
                     stored_stamp(now),
                     by,
                 )
-            return NextTask(
-                self._fetch(conn, str(task_id)),
-                claimed=claim,
-                reason=None,
-                stuck=stuck[:STUCK_SHOWN],
-                more_stuck=len(stuck) > STUCK_SHOWN or more_failed is not None,
-            )
+            return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
 
-        return self._write(work) if claim else self._read(work)
+        found = self._write(work) if claim else self._read(work)
+        if found.task is None:
+            return found
+        # Read after the claim, not inside it: the claim's write lock (all of SQLite's) is held no longer.
+        stuck, more = self._read(self._stuck_shown)
+        return replace(found, stuck=stuck, more_stuck=more)
+
+    def _stuck_shown(self, conn: Connection) -> tuple[list[StuckTask], bool]:
+        """What get_next_task names as stuck (at most STUCK_SHOWN) and whether more may be stuck;
+        one index seek when no task has failed."""
+        if conn.execute("SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1").fetchone() is None:
+            return [], False
+        stuck = self._stuck(conn, walked=STUCK_WALKED)
+        more_failed = conn.execute(
+            f"SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1 OFFSET {STUCK_WALKED}"
+        ).fetchone()
+        return stuck[:STUCK_SHOWN], len(stuck) > STUCK_SHOWN or more_failed is not None
 
     @staticmethod
     def _claim(conn: Connection, task_id: str, *, by: str | None, now: datetime, lease_seconds: int) -> None:
@@ -337,8 +345,8 @@ class TaskQueries(StoreBase):
             waiting=pending,  # nothing was offered, so every pending task waits
             in_progress=int(counts.get("in_progress", 0)),
             blocked=int(counts.get("blocked", 0)),
-            stuck=stuck[:STUCK_SHOWN],
-            more_stuck=len(stuck) > STUCK_SHOWN or more_failed,
+            stuck=stuck,
+            more_stuck=more_failed,
         )
 
     # --- stats ---------------------------------------------------------------------------
