@@ -42,6 +42,9 @@ from hostd_tasks.store.rows import (
     stored_stamp,
 )
 
+#: One index seek (``tasks_by_status``): has any task failed?
+_ANY_FAILED = "SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1"
+
 #: True for a task that still waits on a dependency which is not completed.
 WAITING_ON_DEPENDENCY = """
     EXISTS (SELECT 1 FROM task_dependencies AS d JOIN tasks AS dep ON dep.task_id = d.depends_on
@@ -270,10 +273,14 @@ class TaskQueries(StoreBase):
                     stored_stamp(now),
                     by,
                 )
-            return NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
+            found = NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
+            # Whether any task failed is one index seek, asked here so the usual answer (nothing
+            # failed) costs no second transaction; the walk behind failed work runs after.
+            failed = conn.execute(_ANY_FAILED).fetchone() is not None
+            return replace(found, more_stuck=failed)
 
         found = self._write(work) if claim else self._read(work)
-        if found.task is None:
+        if found.task is None or not found.more_stuck:
             return found
         # Read after the claim, not inside it: the claim's write lock (all of SQLite's) is held no longer.
         stuck, more = self._read(self._stuck_shown)
@@ -282,7 +289,7 @@ class TaskQueries(StoreBase):
     def _stuck_shown(self, conn: Connection) -> tuple[list[StuckTask], bool]:
         """What get_next_task names as stuck (at most STUCK_SHOWN) and whether more may be stuck;
         one index seek when no task has failed."""
-        if conn.execute("SELECT 1 FROM tasks WHERE status = 'failed' LIMIT 1").fetchone() is None:
+        if conn.execute(_ANY_FAILED).fetchone() is None:
             return [], False
         stuck = self._stuck(conn, walked=STUCK_WALKED)
         more_failed = conn.execute(
