@@ -26,6 +26,7 @@ def test_registering_the_tools_loads_no_store_sqlite_or_search_code() -> None:
     assert report["tools"] == 18
     assert all("return" in names for names in report["hints"].values())  # answer models resolve
     assert report["hints"]["search_memory"] == [
+        "author",
         "created_after",
         "created_before",
         "ctx",
