@@ -12,20 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_thinking_support import CHROMIUM, NPM_CACHE, PLUGIN, TEAM_DB_ENV, config_for, require_or_skip
+from deep_thinking_support import NPM_CACHE, PLUGIN, TEAM_DB_ENV, config_for, require_or_skip
 from hostd_testing import in_memory_client
+from hostd_testing.browser import chromium
 from hostd_testing.markers import mark_external
 from mcp import Client
-
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,18 +65,8 @@ def browser() -> Iterator[Any]:
     Function-scoped: Playwright's sync API keeps an event loop running in this thread while it
     is open, which would stop the anyio tests that follow.
     """
-    if not CHROMIUM.exists():
-        require_or_skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require_or_skip("the playwright package is not installed")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")
