@@ -95,6 +95,9 @@ def install_tracing(host: Host) -> OtelTracer | None:
     from opentelemetry import trace
 
     trace.set_tracer_provider(provider)  # the SDK's request spans go out through it too
+    from hostd_db.spans import tracing_changed
+
+    tracing_changed()  # statement and fetch spans (``hostd.trace_span``) go to it from now on
     tracer = OtelTracer(provider)
     host.observers.tracer = tracer
     return tracer
