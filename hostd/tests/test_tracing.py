@@ -164,3 +164,56 @@ def test_without_the_variable_nothing_is_installed_or_imported(
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.anyio
+async def test_statements_and_fetches_are_child_spans_of_the_tool_call(
+    tmp_path: Path, hostd_roots: Path, receiver: Receiver
+) -> None:
+    """Over stdio, a memory write shows its SQL statements and a WeChat read its page fetch, each
+    a CLIENT span under the tool call's ``execute_tool`` span; no parameter reaches a span."""
+    from hostd_testing import served_client
+    from hostd_testing.calls import call as call_tool
+    from wechat_testlib import ArticleServer, plugin_settings
+
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    with ArticleServer() as pages:
+        config = write_config(
+            tmp_path,
+            ["memory", "wechat"],
+            config={"allowed_roots": [str(hostd_roots)]},
+            settings=plugin_settings(pages),
+        )
+        async with served_client(config, cwd=hostd_roots, env=env) as client:
+            created = await call_tool(
+                client, "create_memory", uri="project://secret-uri", content="the-secret-content", priority=1
+            )
+            assert created["status"] == "success", created
+            page = pages.url("/s/article/7?sn=sig-secret")
+            read = await call_tool(client, "read_wechat_articles", urls=[page])
+            assert read["items"][0]["status"] == "ok", read
+    spans = [span for _, span in receiver.spans]
+    tools = {span.name: span for span in spans if span.name.startswith("execute_tool ")}
+    assert set(tools) == {"execute_tool create_memory", "execute_tool read_wechat_articles"}
+
+    def children(parent: Any) -> list[Any]:
+        return [span for span in spans if span.parent_span_id == parent.span_id]
+
+    def attributes(span: Any) -> dict[str, Any]:
+        return {a.key: a.value.string_value or a.value.int_value for a in span.attributes}
+
+    statements = children(tools["execute_tool create_memory"])
+    assert statements and all(span.kind == 3 for span in statements)  # SPAN_KIND_CLIENT
+    operations = [attributes(span)["db.operation.name"] for span in statements]
+    assert operations[0] == "BEGIN" and "INSERT" in operations and operations[-1] == "COMMIT"
+    for span in statements:
+        found = attributes(span)
+        assert found["db.system"] == "sqlite" and found["db.namespace"] == "memory.db"
+        assert span.name == f"{found['db.operation.name']} {found['db.namespace']}"
+        assert "secret" not in repr(span.attributes)
+
+    (fetch,) = children(tools["execute_tool read_wechat_articles"])
+    found = attributes(fetch)
+    assert fetch.name == "GET" and fetch.kind == 3
+    assert found["http.request.method"] == "GET" and found["http.response.status_code"] == 200
+    assert found["url.full"] == pages.url("/s/article/7?sn=REDACTED")

@@ -5,6 +5,7 @@ typed (``py.typed``) and stable within a major version. Everything else is the h
 business and may change.
 """
 
+from hostd_db.spans import TraceSpan, trace_span
 from hostd_errors import CodedError, Text
 
 from hostd.context import (
@@ -61,9 +62,11 @@ __all__ = [
     "ToolError",
     "ToolFunction",
     "ToolOutput",
+    "TraceSpan",
     "ViewFile",
     "ViewPage",
     "ViewRedirect",
     "ViewRequest",
     "hookimpl",
+    "trace_span",
 ]

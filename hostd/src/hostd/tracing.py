@@ -7,9 +7,10 @@ exported too. Under each, hostd adds ``execute_tool TOOL`` (kind INTERNAL, the O
 GenAI/MCP semantic conventions) with ``gen_ai.tool.name``, ``gen_ai.operation.name``,
 ``mcp.method.name``, ``hostd.plugin``, ``enduser.id`` (the member) and ``hostd.outcome``, and
 ``error.type`` (the error code, status ERROR) when the tool answered an error, which the SDK's
-span cannot tell apart. The span is current while the tool runs, so spans of instrumented
-libraries (a database driver, an HTTP client, when the operator installs their instrumentation)
-nest under it. The standard ``OTEL_*`` variables (service name, headers, batch delay, ...) apply.
+span cannot tell apart. The span is current while the tool runs, so the statement spans of
+``hostd_db.spans``, the spans plugins open with ``hostd.trace_span`` (the WeChat fetches) and
+those of libraries the operator instruments nest under it. The standard ``OTEL_*`` variables
+(service name, headers, batch delay, ...) apply.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ def install_tracing(host: Host) -> OtelTracer | None:
     from opentelemetry import trace
 
     trace.set_tracer_provider(provider)  # the SDK's request spans go out through it too
+    from hostd_db.spans import tracing_changed
+
+    tracing_changed()  # statement and fetch spans (``hostd.trace_span``) go to it from now on
     tracer = OtelTracer(provider)
     host.observers.tracer = tracer
     return tracer

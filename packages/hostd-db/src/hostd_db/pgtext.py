@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from hostd_db.spans import active_tracer, statement_span
+
 __all__ = ["QmarkConnection", "decode_text", "decoded_tuple_rows", "encode_text", "qmark_to_pyformat"]
 
 _ESCAPE = "\ue000"
@@ -55,13 +57,26 @@ class QmarkConnection:
 
     def __init__(self, connection: Any) -> None:
         self._connection = connection
+        self._tracer = active_tracer()  # each statement a span while OpenTelemetry tracing is on
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
+        if self._tracer is not None:
+            with statement_span(self._tracer, "postgresql", self._connection.info.dbname, sql):
+                return self._execute(sql, parameters)
+        return self._execute(sql, parameters)
+
+    def _execute(self, sql: str, parameters: Sequence[Any]) -> Any:
         cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
         cursor.execute(qmark_to_pyformat(sql), [encode_text(value) for value in parameters])
         return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
+        if self._tracer is not None:
+            with statement_span(self._tracer, "postgresql", self._connection.info.dbname, sql):
+                return self._executemany(sql, parameters)
+        return self._executemany(sql, parameters)
+
+    def _executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> Any:
         rows = [[encode_text(value) for value in row] for row in parameters]
         cursor = self._connection.cursor(row_factory=decoded_tuple_rows)
         if rows:

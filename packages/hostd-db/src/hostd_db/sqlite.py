@@ -26,6 +26,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import cast
+
+from hostd_db.spans import TracedConnection, active_tracer
 
 __all__ = ["SqliteDatabase", "SqliteMigration"]
 
@@ -101,7 +104,15 @@ class SqliteDatabase:
     # -- connections ---------------------------------------------------------------------------
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection, opened (and the schema migrated) on first use."""
+        """This thread's connection, opened (and the schema migrated) on first use; while
+        OpenTelemetry tracing is on, wrapped so each statement is a span (``hostd_db.spans``)."""
+        connection = self._thread_connection()
+        tracer = active_tracer()
+        if tracer is None:
+            return connection
+        return cast("sqlite3.Connection", TracedConnection(connection, tracer, self.path.name))
+
+    def _thread_connection(self) -> sqlite3.Connection:
         if self._owner_pid != os.getpid():
             self._reset_process_state()
         local = self._local

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
-from hostd import Text
+from hostd import Text, trace_span
 from hostd_wechat.classify import CAPTCHA_PATH
-from hostd_wechat.urls import UrlPrefix, check_url, redirect_is_captcha
+from hostd_wechat.urls import UrlPrefix, check_url, redacted_url, redirect_is_captcha
 
 if TYPE_CHECKING:  # http.client and ssl load on the first fetch: importing the plugin stays cheap
     import http.client
@@ -158,7 +158,20 @@ def fetch_page(url: str, options: FetchOptions, canceller: FetchCanceller) -> Fe
 
 
 def fetch_bytes(url: str, options: FetchOptions, canceller: FetchCanceller) -> FetchResult:
-    """Fetch ``url`` (already checked against the prefixes) with retries; ``body`` holds the bytes."""
+    """Fetch ``url`` (already checked against the prefixes) with retries; ``body`` holds the bytes.
+
+    With tracing on, one client span per fetch (retries and redirects inside it), under the
+    tool call's: OpenTelemetry's HTTP attributes, the URL's query values redacted."""
+    with trace_span("GET", "CLIENT", **{"http.request.method": "GET", "url.full": redacted_url(url)}) as span:
+        result = _fetch_with_retries(url, options, canceller)
+        if result.http_status:
+            span.set("http.response.status_code", result.http_status)
+        if result.error_code:
+            span.fail(result.error_code)
+        return result
+
+
+def _fetch_with_retries(url: str, options: FetchOptions, canceller: FetchCanceller) -> FetchResult:
     attempts = 0
     while True:
         attempts += 1

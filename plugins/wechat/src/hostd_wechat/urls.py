@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from hostd import Text
 
@@ -95,3 +95,13 @@ def redirect_is_captcha(url: str, captcha_path: str) -> bool:
         return _normalise_path(urlsplit(url).path or "/") == captcha_path
     except ValueError:
         return False
+
+
+def redacted_url(url: str) -> str:
+    """``url`` for a span: no user or password, each query value replaced (a signature or token
+    may be there), keys kept so the shape of the request shows."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    query = urlencode([(key, "REDACTED") for key, _ in parse_qsl(parts.query, keep_blank_values=True)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
