@@ -323,6 +323,10 @@ class ArticleServer:
         self.trickle_started = threading.Event()
         # Requests whose answer was complete or given up on (the handler returned), in that order.
         self.finished: list[str] = []
+        #: Per request path, its ``Via`` header (a proxy adds one) and whether it carried
+        #: ``Proxy-Authorization`` (a proxy must never pass that on).
+        self.via: dict[str, str | None] = {}
+        self.proxy_credentials_seen: list[str] = []
         self._closing = threading.Event()  # ends /s/hang early when the server shuts down
         server = self
 
@@ -335,6 +339,9 @@ class ArticleServer:
             def do_GET(self) -> None:
                 with server._lock:
                     server.requests.append(self.path)
+                    server.via[self.path] = self.headers.get("Via")
+                    if self.headers.get("Proxy-Authorization") is not None:
+                        server.proxy_credentials_seen.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
@@ -486,6 +493,10 @@ class ArticleServer:
             with self._lock:
                 self.hung_up.append(handler.path)
             self.hang_up_seen.set()
+
+    def release_hangs(self) -> None:
+        """Answer every ``/s/hang`` now (they wait for this or their ``seconds``)."""
+        self._closing.set()
 
     def __enter__(self) -> ArticleServer:
         self.thread.start()
