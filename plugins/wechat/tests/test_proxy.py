@@ -16,7 +16,7 @@ import pytest
 from hostd_testing import served_client, write_config
 from hostd_testing.calls import call
 from hostd_testing.clients import free_port
-from hostd_testing.proxy import VIA_NAME, Tinyproxy, tinyproxy
+from hostd_testing.proxy import VIA_NAME, Tinyproxy, self_signed_certificate, tinyproxy
 from hostd_wechat.models import Settings
 from pydantic import ValidationError
 from test_fetch_limits import wait_for_hang_ups
@@ -40,6 +40,18 @@ def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture
+def tls_server(certificate: tuple[Path, Path]) -> Iterator[ArticleServer]:
+    """The article server over TLS (its certificate trusted through ``SSL_CERT_FILE``)."""
+    with ArticleServer(tls=certificate) as server:
+        yield server
 
 
 def proxied(server: ArticleServer, path: str) -> bool:
@@ -232,6 +244,52 @@ async def test_cancelling_a_call_closes_its_connection_through_the_proxy(
         # The trickle lasts 20 s and the call's limit is 60 s: a hang-up within 5 s was the cancel.
         assert await anyio.to_thread.run_sync(article_server.hang_up_seen.wait, 5)
     assert proxied(article_server, "/s/trickle?every_ms=50")
+
+
+async def test_https_pages_go_through_a_connect_tunnel_and_its_deadline_holds(
+    tmp_path: Path,
+    hostd_roots: Path,
+    tls_server: ArticleServer,
+    proxy: Tinyproxy,
+    certificate: tuple[Path, Path],
+) -> None:
+    """``HTTPS_PROXY``: the page is fetched over TLS inside a ``CONNECT`` tunnel (the proxy sees
+    only host and port), and a page trickling in over that TLS connection is still cut off at
+    the time limit (the deadline shuts the TLS socket, not the plain one it replaced)."""
+    require_fixtures()
+    config = write_config(
+        tmp_path,
+        ["wechat"],
+        config={"language": "en", "allowed_roots": [str(hostd_roots)]},
+        settings=plugin_settings(tls_server, max_retries=0),
+    )
+    env = {"HTTPS_PROXY": proxy.url, "SSL_CERT_FILE": str(certificate[0])}
+    trickle = tls_server.url("/s/trickle?every_ms=150")
+    async with served_client(config, cwd=hostd_roots, env=env) as client:
+        page = await call(client, "read_wechat_articles", urls=[tls_server.fixture_url(SAVED_PAGE)])
+        slow = await call(client, "read_wechat_articles", urls=[trickle], timeout_ms=1000)
+    assert page["items"][0]["status"] == "ok", page["items"][0]
+    assert page["items"][0]["account_name"] == "轩辕的编程宇宙"
+    tunnel = f"CONNECT 127.0.0.1:{tls_server.port} HTTP/1.1"
+    assert proxy.forwarded().count(tunnel) == 2
+    assert (slow["items"][0]["error_code"], slow["items"][0]["reason"]) == ("TIMEOUT", "timeout")
+    await wait_for_hang_ups(tls_server, 1)
+
+
+async def test_a_refused_connect_tunnel_is_a_proxy_error(
+    hostd_data_dir: Path, hostd_roots: Path, tls_server: ArticleServer, proxy: Tinyproxy
+) -> None:
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        tls_server,
+        {"urls": [tls_server.url("/s/article/1")], "response_format": "detailed"},
+        proxy=proxy.url_without_credentials,
+    )
+    item = envelope["items"][0]
+    assert (item["error_code"], item["reason"]) == ("PROXY_ERROR", "proxy_refused")
+    assert "407" in item["hint"] and f"127.0.0.1:{proxy.port}" in item["hint"]
+    assert tls_server.requests == []
 
 
 @pytest.mark.parametrize(

@@ -307,9 +307,11 @@ def gallery_page(title: str, sources: list[str]) -> bytes:
 
 
 class ArticleServer:
-    """A threaded ``http.server`` on 127.0.0.1 with the routes the tests need."""
+    """A threaded ``http.server`` on 127.0.0.1 with the routes the tests need; over TLS when
+    given a certificate and key (PEM files)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
+        self.scheme = "https" if tls else "http"
         #: Where ``/s/fixture-cdn/`` pages point WeChat's image CDN (set by image tests).
         self.cdn_base = ""
         self.requests: list[str] = []
@@ -355,12 +357,18 @@ class ArticleServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        if tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     @property
     def prefix(self) -> str:

@@ -4,7 +4,9 @@ Without tinyproxy the tests using it skip, unless ``HOSTD_REQUIRE_TINYPROXY=1`` 
 makes that a failure. The proxy asks for a user and password (``BasicAuth``), so a test shows
 both a refused request (no credentials: 407) and one let through, and it names itself in the
 ``Via`` header it adds, so the server behind it can tell a proxied request from a direct one.
-Its log (``LogLevel Connect``) has one ``Request`` line per request it forwarded.
+Its log (``LogLevel Connect``) has one ``Request`` line per request it forwarded (``GET
+http://...`` for a plain page, ``CONNECT host:port`` for a tunnel to an ``https://`` one), and
+``self_signed_certificate`` makes the certificate of a loopback TLS server to tunnel to.
 """
 
 from __future__ import annotations
@@ -64,6 +66,27 @@ class Tinyproxy:
             for line in self.log_file.read_text(encoding="utf-8", errors="replace").splitlines()
             if marker in line and "): " in line
         ]
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM), made with the ``openssl`` command; a client
+    trusts it when ``SSL_CERT_FILE`` names the certificate."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"openssl is required ({REQUIRE_ENV}=1): apt-get install openssl")
+        pytest.skip("openssl is not installed: apt-get install openssl")
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    command = [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    command += ["-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1"]
+    command += ["-addext", "subjectAltName=IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:TRUE"]
+    subprocess.run(
+        command,
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
 
 
 def _free_port() -> int:
@@ -138,4 +161,4 @@ def tinyproxy(
             process.stderr.close()
 
 
-__all__ = ["REQUIRE_ENV", "VIA_NAME", "Tinyproxy", "find_tinyproxy", "tinyproxy"]
+__all__ = ["REQUIRE_ENV", "VIA_NAME", "Tinyproxy", "find_tinyproxy", "self_signed_certificate", "tinyproxy"]
