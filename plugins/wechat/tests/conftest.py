@@ -32,5 +32,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         browser={
             "test_script_rendered_page_is_read_by_headless_and_not_by_http",
             "test_headless_navigation_outside_the_prefix_is_refused",
+            "test_headless_fetches_go_through_the_proxy_too",
         },
     )

@@ -20,7 +20,7 @@ from hostd_testing.proxy import VIA_NAME, Tinyproxy, self_signed_certificate, ti
 from hostd_wechat.models import Settings
 from pydantic import ValidationError
 from test_fetch_limits import wait_for_hang_ups
-from wechat_testlib import ArticleServer, plugin_settings, require_fixtures, wechat_client
+from wechat_testlib import ArticleServer, plugin_settings, require_browser, require_fixtures, wechat_client
 
 pytestmark = pytest.mark.anyio
 
@@ -290,6 +290,29 @@ async def test_a_refused_connect_tunnel_is_a_proxy_error(
     assert (item["error_code"], item["reason"]) == ("PROXY_ERROR", "proxy_refused")
     assert "407" in item["hint"] and f"127.0.0.1:{proxy.port}" in item["hint"]
     assert tls_server.requests == []
+
+
+async def test_headless_fetches_go_through_the_proxy_too(
+    hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, proxy: Tinyproxy
+) -> None:
+    """Chromium gets the same proxy (with its credentials) for the page the plugin fetches. The
+    page itself is fetched by Playwright for the navigation guard, which tunnels (``CONNECT``)
+    even to an ``http://`` server, so the proxy's log is the evidence, not ``Via``."""
+    chromium = require_browser()
+    envelope = await _read(
+        hostd_data_dir,
+        hostd_roots,
+        article_server,
+        {"urls": [article_server.url("/s/js-only")], "fetch_strategy": "headless", "timeout_ms": 20_000},
+        proxy=proxy.url,
+        chromium_path=chromium,
+    )
+    item = envelope["items"][0]
+    assert item["status"] == "ok" and item["title"] == "Rendered by script", item
+    url = article_server.url("/s/js-only")
+    through = {f"GET {url} HTTP/1.1", f"CONNECT 127.0.0.1:{article_server.port} HTTP/1.1"}
+    assert through & set(proxy.forwarded()), proxy.forwarded()
+    assert article_server.proxy_credentials_seen == []
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,32 @@ def _configured_proxy(proxy: str | None) -> str:
     return redacted_proxy(proxy)
 
 
+def browser_proxy(url: str, proxy: str | None) -> dict[str, str] | None:
+    """Playwright's ``proxy`` option for the headless fetch of ``url``, by the same rule as
+    ``_client`` (the setting, else the environment's variable for the URL's scheme, with
+    ``NO_PROXY`` as the bypass list); ``None`` for a direct connection."""
+    import urllib.request
+
+    found = {} if proxy == PROXY_OFF else urllib.request.getproxies()
+    scheme = urlsplit(url).scheme
+    chosen = proxy if proxy not in (None, PROXY_OFF) else found.get(scheme) or found.get("all")
+    if not chosen:
+        return None
+    bypass = found.get("no", "")
+    if bypass and urllib.request.proxy_bypass(urlsplit(url).hostname or ""):  # NO_PROXY names the host
+        return None
+    parts = urlsplit(chosen if "://" in chosen else "http://" + chosen)
+    option = {"server": redacted_proxy(chosen)}
+    if parts.username:
+        from urllib.parse import unquote
+
+        option["username"] = unquote(parts.username)
+        option["password"] = unquote(parts.password or "")
+    # Chromium goes direct to loopback addresses unless told otherwise; plain HTTP does not.
+    option["bypass"] = ",".join(filter(None, ["<-loopback>", bypass]))
+    return option
+
+
 def redacted_proxy(proxy: str) -> str:
     """``proxy`` as ``scheme://host:port``: a proxy URL may carry a password."""
     try:
