@@ -292,6 +292,25 @@ async def test_a_refused_connect_tunnel_is_a_proxy_error(
     assert tls_server.requests == []
 
 
+async def test_a_page_server_the_proxy_cannot_reach_is_retried_like_a_5xx(
+    hostd_data_dir: Path, hostd_roots: Path, proxy: Tinyproxy
+) -> None:
+    """The proxy is fine but nothing listens behind it: its CONNECT answer is a 5xx, retried, and
+    the item says the answer came through the proxy (not PROXY_ERROR: the proxy did its job)."""
+    nobody = f"https://127.0.0.1:{free_port()}"
+    settings = {"wechat": {"allowed_url_prefixes": [nobody + "/s"], "retry_backoff_ms": 20, "max_retries": 1}}
+    settings["wechat"]["proxy"] = proxy.url
+    async with wechat_client(hostd_data_dir, hostd_roots, settings=settings) as client:
+        envelope = await call(
+            client, "read_wechat_articles", urls=[nobody + "/s/article/1"], response_format="detailed"
+        )
+    item = envelope["items"][0]
+    assert (item["error_code"], item["reason"]) == ("NETWORK_ERROR", "server_error"), item
+    assert f"through the proxy 127.0.0.1:{proxy.port}" in item["hint"]
+    tunnel = f"CONNECT {nobody.removeprefix('https://')} HTTP/1.1"
+    assert proxy.forwarded().count(tunnel) == 2  # the first try and one retry
+
+
 async def test_headless_fetches_go_through_the_proxy_too(
     hostd_data_dir: Path, hostd_roots: Path, article_server: ArticleServer, proxy: Tinyproxy
 ) -> None:

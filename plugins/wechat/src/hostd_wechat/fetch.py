@@ -359,9 +359,10 @@ class _Attempt:
             shut_socket(sock)
 
 
-def _origin(url: str) -> tuple[str, int]:
-    parts = urlsplit(url)
-    return (parts.hostname or "", parts.port or _DEFAULT_PORTS.get(parts.scheme, 0))
+def _origin(request: httpx2.Request) -> tuple[str, int]:
+    """Where a direct connection for ``request`` goes, spelled as httpx2 connects (IDNA host)."""
+    url = request.url
+    return (url.raw_host.decode("ascii"), url.port or _DEFAULT_PORTS.get(url.scheme, 0))
 
 
 def _fetch_once(
@@ -396,7 +397,7 @@ def _fetch_once(
                 try:
                     response = client.send(request, stream=True, follow_redirects=False)
                 finally:
-                    via_proxy = attempt.connected_to not in (None, _origin(current))
+                    via_proxy = attempt.connected_to not in (None, _origin(request))
                 with contextlib.closing(response):
                     status = response.status_code
                     if status in _REDIRECT_CODES:
@@ -438,10 +439,21 @@ def _fetch_once(
                             detail=Text.same(f"HTTP {status}"),
                         )
                     return _read_body(response, url, current, options, attempt)
-            except httpx2.ProxyError as exc:  # the proxy answered CONNECT (an https:// page) with a refusal
+            except httpx2.ProxyError as exc:  # the proxy answered CONNECT (an https:// page) with an error
                 if canceller.cancelled:
                     raise _Cancelled from None
-                return _proxy_failure(url, current, attempt, "proxy_refused", answer=str(exc)[:100])
+                answer = str(exc)[:100]  # "502 Bad Gateway": the status, then the proxy's reason
+                if answer[:1] == "5":  # it could not reach the page's server: retried like a 5xx
+                    raise _Retryable(
+                        FetchResult(
+                            url,
+                            final_url=current,
+                            error_code="NETWORK_ERROR",
+                            reason="server_error",
+                            detail=Text.same(f"HTTP {answer}") + _through(attempt, True),
+                        )
+                    ) from None
+                return _proxy_failure(url, current, attempt, "proxy_refused", answer=answer)
             except (OSError, httpx2.TransportError, httpx2.InvalidURL, ValueError) as exc:
                 if canceller.cancelled:
                     raise _Cancelled from None
