@@ -2,7 +2,8 @@
 
 The pages come from the loopback article server; the proxy marks what it forwards with its
 ``Via`` header and logs each request, so a test sees which fetches went through it. The proxy
-asks for credentials: without them it refuses (407).
+asks for credentials: without them it refuses (407). The machine's own proxy variables are
+cleared for every test (``conftest.py``); each test sets the ones it means.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from wechat_testlib import ArticleServer, plugin_settings, require_browser, requ
 
 pytestmark = pytest.mark.anyio
 
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 SAVED_PAGE = "article_2025_tech_code_xuanyuan.html"
 
 
@@ -32,14 +32,6 @@ SAVED_PAGE = "article_2025_tech_code_xuanyuan.html"
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tinyproxy]:
     with tinyproxy(tmp_path_factory.mktemp("proxy")) as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test sets the variables it means; none leak in from the machine's environment."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
 
 
 @pytest.fixture(scope="module")
