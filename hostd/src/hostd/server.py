@@ -269,7 +269,7 @@ def tool_definitions(host: Host) -> list[types.Tool]:
             name=spec.name,
             title=spec.title,
             description=spec.description,
-            input_schema=spec.input_schema,
+            input_schema=spec.listed_schema,
             output_schema=spec.output_schema,
             annotations=types.ToolAnnotations(
                 title=spec.title,
@@ -612,7 +612,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         allowed = profile_tools.allowed(REQUEST_MEMBER.get())
         if spec is None or (allowed is not None and name not in allowed):
             return None
-        return spec.input_schema
+        return spec.listed_schema
 
     async def on_list_prompts(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
