@@ -31,7 +31,7 @@ from hostd.web.api import (
     ViewFile,
     ViewRedirect,
 )
-from hostd.web.rendering import STATIC, environment
+from hostd.web.rendering import STATIC, environment, page_style
 from hostd.web.signing import Session, Signer
 
 if TYPE_CHECKING:
@@ -69,9 +69,11 @@ STATUS_OF_CODE = {
 
 
 def content_security_policy(diagram: bool) -> str:
-    """No inline script anywhere. Mermaid styles its SVG with an inline ``<style>``, so pages that
-    draw a diagram (and only those) allow inline styles; scripts stay 'self' on every page."""
-    styles = "'self' 'unsafe-inline'" if diagram else "'self'"
+    """No inline script anywhere. Inline style: the page's own (``page_style``), allowed by its
+    hash; Mermaid styles its SVG with an inline ``<style>``, so pages that draw a diagram (and only
+    those) allow inline styles (a hash beside 'unsafe-inline' would switch it off); scripts stay
+    'self' on every page."""
+    styles = "'self' 'unsafe-inline'" if diagram else f"'self' {page_style()[1]}"
     return (
         "default-src 'self'; script-src 'self'; "
         f"style-src {styles}; img-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -642,6 +644,7 @@ class Dashboard:
             csrf=self.signer.csrf_token(session.session_id) if session else "",
             notice=notice,
             diagram=diagram,
+            style=page_style()[0],
             scripts=scripts or [],
             switch_zh=switch("zh"),
             switch_en=switch("en"),
