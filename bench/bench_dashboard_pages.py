@@ -13,7 +13,7 @@ Targets (issue 22): list pages p50 < 50 ms and p95 < 150 ms; a page without diag
 first contentful paint < 500 ms.
 
     .venv/bin/python bench/bench_dashboard_pages.py [--tasks 10000] [--sessions 1000]
-        [--backends sqlite,postgres] [--repeats 30]
+        [--backends sqlite,postgres] [--repeats 30] [--reuse-seed]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 from bench_dashboard import bare_page, browser_measures, ms, page_times
-from benchlib import WORK, median, p95, table, write_section
+from benchlib import WORK, median, p95, restore_seed, save_seed, saved_seed_seconds, table, write_section
 
 DATABASE_ENV = "HOSTD_BENCH_DASHBOARD_PAGES_DATABASE_URL"
 SCRATCH = WORK / "dashboard-pages"
@@ -139,7 +139,9 @@ def pages(client: Any) -> dict[str, str]:
     }
 
 
-def run_backend(backend: str, tasks: int, sessions: int, repeats: int) -> dict[str, Any]:
+def run_backend(
+    backend: str, tasks: int, sessions: int, repeats: int, reuse_seed: bool = False, seed_only: bool = False
+) -> dict[str, Any]:
     import httpx2 as httpx
     from hostd.config import TransportConfig
     from hostd.transports import HttpPolicy
@@ -151,11 +153,23 @@ def run_backend(backend: str, tasks: int, sessions: int, repeats: int) -> dict[s
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
+    key = f"dashboard-pages-{backend}-{tasks}-{sessions}"
+    database_url = os.environ[DATABASE_ENV] if backend == "postgres" else None
+    saved = saved_seed_seconds(key) if reuse_seed else None
+    if saved is not None:
+        restore_seed(key, directory / "data", database_url)
     host = host_for(directory, backend)
     host.startup()
-    result: dict[str, Any] = {"backend": backend}
+    result: dict[str, Any] = {"backend": backend, "restored": saved is not None}
     try:
-        result["seeded_s"] = seed(host, tasks, sessions)
+        if saved is None:
+            result["seeded_s"] = seed(host, tasks, sessions)
+            if reuse_seed:
+                save_seed(key, directory / "data", database_url, result["seeded_s"])
+            if seed_only:
+                return result
+        else:
+            result["seeded_s"] = saved
         one_time = OneTimeToken()
         app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
         with (
@@ -209,7 +223,10 @@ def write(runs: list[dict[str, Any]], tasks: int, sessions: int, repeats: int) -
         for run in runs
         for name, (paint, weight) in run["browser"].items()
     ]
-    seeding = ", ".join(f"{run['backend']} {run['seeded_s']:.0f} s" for run in runs)
+    seeding = ", ".join(
+        f"{run['backend']} {run['seeded_s']:.0f} s" + (" (a saved seed, restored)" if run["restored"] else "")
+        for run in runs
+    )
     body = "\n\n".join(
         [
             f"An in-process host serving tasks and deep-thinking: {tasks:,} tasks (every tenth waiting on "
@@ -246,6 +263,14 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1_000)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument(
+        "--reuse-seed",
+        action="store_true",
+        help="restore the seed an earlier run of these sizes kept (bench/.work/seeds), else seed and keep it",
+    )
+    parser.add_argument(
+        "--seed-only", action="store_true", help="with --reuse-seed: save the seed, measure nothing"
+    )
     args = parser.parse_args()
     runs = []
     for backend in args.backends.split(","):
@@ -254,9 +279,17 @@ def main() -> None:
 
             with running_postgres() as server:
                 os.environ[DATABASE_ENV] = server.create_database()
-                runs.append(run_backend(backend, args.tasks, args.sessions, args.repeats))
+                runs.append(
+                    run_backend(
+                        backend, args.tasks, args.sessions, args.repeats, args.reuse_seed, args.seed_only
+                    )
+                )
         else:
-            runs.append(run_backend(backend, args.tasks, args.sessions, args.repeats))
+            runs.append(
+                run_backend(backend, args.tasks, args.sessions, args.repeats, args.reuse_seed, args.seed_only)
+            )
+    if args.seed_only:
+        return
     write(runs, args.tasks, args.sessions, args.repeats)
     print(
         (Path(__file__).parent / "RESULTS.md")

@@ -92,3 +92,59 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+# --- saved seeds ---------------------------------------------------------------------------
+#
+# The dashboard benchmarks seed for minutes (100,000 memories, 10,000 tasks through the tools).
+# With ``--reuse-seed`` a run keeps what it seeded under ``.work/seeds/<key>`` (the data folder,
+# and a ``pg_dump`` of the team database) and a later run with the same key restores it instead
+# of seeding again. The host then opens it as any upgraded install would: migrations added since
+# the seed was made run on first open, so a saved seed stays valid across schema changes.
+
+SEEDS = WORK / "seeds"
+
+
+def saved_seed_seconds(key: str) -> float | None:
+    """How long the saved seed ``key`` took to make, or None when there is none."""
+    marker = SEEDS / key / "seeded_s"
+    return float(marker.read_text(encoding="utf-8")) if marker.exists() else None
+
+
+def _pg_tool(name: str) -> str:
+    from hostd_testing.postgres import find_bindir
+
+    bindir = find_bindir()
+    assert bindir is not None, "PostgreSQL's binaries were not found"
+    return str(bindir / name)
+
+
+def save_seed(key: str, data_dir: Path, database_url: str | None, seconds: float) -> None:
+    """Keep ``data_dir`` (and the database at ``database_url``) as the seed ``key``."""
+    import shutil
+
+    folder = SEEDS / key
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    if data_dir.exists():
+        shutil.copytree(data_dir, folder / "data")
+    if database_url is not None:
+        subprocess.run(
+            [_pg_tool("pg_dump"), "-Fc", "-f", str(folder / "database.dump"), database_url], check=True
+        )
+    (folder / "seeded_s").write_text(f"{seconds:.1f}", encoding="utf-8")  # last: marks it complete
+
+
+def restore_seed(key: str, data_dir: Path, database_url: str | None) -> None:
+    """Put the saved seed ``key`` back: its data folder at ``data_dir``, its database at ``database_url``."""
+    import shutil
+
+    folder = SEEDS / key
+    if (folder / "data").exists():
+        shutil.copytree(folder / "data", data_dir)
+    if database_url is not None:
+        subprocess.run(
+            [_pg_tool("pg_restore"), "--no-owner", "-d", database_url, str(folder / "database.dump")],
+            check=True,
+        )

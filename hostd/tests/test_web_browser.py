@@ -65,3 +65,32 @@ def test_a_diagram_page_draws_hostile_labels_as_text(
         page.screenshot(path=str(screenshot_dir(tmp_path / "screenshots") / "framework-diagram-1280.png"))
         escapes.assert_none()
         assert page.evaluate("typeof window.__pwned") == "undefined"
+
+
+def test_the_inline_page_style_applies_under_the_policy_with_no_stylesheet_request(
+    browser: Any, hostd_data_dir: Path, tmp_path: Path
+) -> None:
+    """The style travels in the page (no request blocks the first paint) and the policy allows it by
+    its hash: styled, with no CSP violation, on a plain page and on a diagram page."""
+    plugin = NotesPlugin(tmp_path / "templates")
+    plugin.notes.append(Note(text="a note", author="ann"))
+    one_time = OneTimeToken()
+    app = local_app(notes_host(hostd_data_dir, plugin), one_time, HttpPolicy(TransportConfig(type="http")))
+    with served(app) as origin:
+        page = browser.new_page(viewport=DESKTOP)
+        violations: list[str] = []
+        page.on(
+            "console",
+            lambda message: violations.append(message.text) if "Content Security" in message.text else None,
+        )
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(f"{origin}/ui/signin?token={one_time.token}")
+        for path in ("/ui/", "/ui/notes", "/ui/notes/diagram"):
+            page.goto(f"{origin}{path}")
+            assert page.evaluate("getComputedStyle(document.body).fontSize") == "15px", path
+            assert page.evaluate("getComputedStyle(document.querySelector('.brand')).fontWeight") == "700", (
+                path
+            )
+        assert violations == []
+        assert not [url for url in requested if url.endswith(".css")]

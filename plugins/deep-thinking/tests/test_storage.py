@@ -183,8 +183,8 @@ def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_list_sessions_reads_only_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Listing opens the index file only and touches none of the 1,000 session files (it may look
-    at the sessions folder itself). Its speed, under 20 ms a call with 1,000 sessions, is
-    measured in bench/bench_deep_thinking.py, not asserted on a shared CPU."""
+    at the sessions folder itself and its append marker). Its speed, under 20 ms a call with 1,000
+    sessions, is measured in bench/bench_deep_thinking.py, not asserted on a shared CPU."""
     store = SessionStore(tmp_path)
     for index in range(1000):
         store.create(new_document(f"s{index:04d}", name=f"session {index}"))
@@ -215,7 +215,8 @@ def test_list_sessions_reads_only_the_index(tmp_path: Path, monkeypatch: pytest.
     assert (listed.total, len(listed.rows)) == (1000, 50)
     assert {path for call, path in touched if call == "open"} <= {str(tmp_path / "index.jsonl")}
     inside_sessions = str(tmp_path / "sessions") + os.sep
-    assert [path for _, path in touched if path.startswith(inside_sessions)] == []
+    marker = str(tmp_path / "sessions" / ".appended")  # says whether any journal grew: not a session file
+    assert [path for _, path in touched if path.startswith(inside_sessions) and path != marker] == []
 
 
 def _writer(root: str, barrier: Barrier, who: str, count: int) -> None:
@@ -375,3 +376,46 @@ def test_the_session_cache_is_bounded_by_size_too(tmp_path: Path, monkeypatch: p
     assert store.load("big-0").meta["description"] == "长" * 9_000  # evicted, read again from disk
     assert list(store._cache)[-1] == "big-0"
     store.close()
+
+
+def test_a_settled_listing_is_reused_until_a_watched_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing again with nothing changed reads no session file (the folder, the append marker and
+    the index vouch for the last listing); an append, a status change or a delete by another
+    store on the same folder (another process) shows in the next listing."""
+    store = SessionStore(tmp_path, compact_every=1000)
+    other = SessionStore(tmp_path, compact_every=1000)
+    for name in ("a", "b"):
+        add(store, name, 1)
+
+    def settle() -> None:
+        """Age the watched files' times past the window in which a timestamp cannot vouch."""
+        past = time.time_ns() - 10_000_000_000
+        for path in (store.layout.sessions_dir, store.layout.marker_path, store.index_path):
+            os.utime(path, ns=(past, past))
+
+    def counts() -> dict[str, int]:
+        return {row["session_id"]: row["thought_count"] for row in store.list_summaries(None, 50).rows}
+
+    scans: list[Any] = []
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:
+        scans.append(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    settle()
+    assert counts() == {"a": 1, "b": 1} and len(scans) == 1
+    page = store.list_summaries(None, 50)
+    page.rows[0].pop("thought_count")  # the caller trims its rows: the kept listing stays whole
+    assert counts() == {"a": 1, "b": 1} and len(scans) == 1
+    add(other, "a", 2)
+    assert counts() == {"a": 2, "b": 1} and len(scans) == 2
+    settle()
+    assert counts() == {"a": 2, "b": 1}
+    other.delete("b")
+    assert counts() == {"a": 2}
+    store.close()
+    other.close()

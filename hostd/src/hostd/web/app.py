@@ -31,7 +31,7 @@ from hostd.web.api import (
     ViewFile,
     ViewRedirect,
 )
-from hostd.web.rendering import STATIC, environment
+from hostd.web.rendering import STATIC, environment, page_style
 from hostd.web.signing import Session, Signer
 
 if TYPE_CHECKING:
@@ -69,9 +69,11 @@ STATUS_OF_CODE = {
 
 
 def content_security_policy(diagram: bool) -> str:
-    """No inline script anywhere. Mermaid styles its SVG with an inline ``<style>``, so pages that
-    draw a diagram (and only those) allow inline styles; scripts stay 'self' on every page."""
-    styles = "'self' 'unsafe-inline'" if diagram else "'self'"
+    """No inline script anywhere. Inline style: the page's own (``page_style``), allowed by its
+    hash; Mermaid styles its SVG with an inline ``<style>``, so pages that draw a diagram (and only
+    those) allow inline styles (a hash beside 'unsafe-inline' would switch it off); scripts stay
+    'self' on every page."""
+    styles = "'self' 'unsafe-inline'" if diagram else f"'self' {page_style()[1]}"
     return (
         "default-src 'self'; script-src 'self'; "
         f"style-src {styles}; img-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -280,21 +282,31 @@ class Dashboard:
             return self._signin_redirect(request)
         member, session = signed
         language = self.language_of(request)
-        parts: list[tuple[str, Overview | None, str | None]] = []
-        for name, views in self.views.items():
-            if views.overview is None:
-                continue
-            summarize, tool = views.overview
-            if not self.allows(member, name, tool):
-                continue
+        import anyio
+
+        shown = [
+            (name, views.overview[0])
+            for name, views in self.views.items()
+            if views.overview is not None and self.allows(member, name, views.overview[1])
+        ]
+        found: dict[str, tuple[str, Overview | None, str | None]] = {}
+
+        async def part(name: str, summarize: OverviewRender) -> None:
             view_request = DashboardRequest(self, request, name, member, language, {})
             try:
-                parts.append((name, await summarize(view_request, FEED_LIMIT), None))
+                found[name] = (name, await summarize(view_request, FEED_LIMIT), None)
             except CodedError as exc:
-                parts.append((name, None, exc.rendered(language)[0]))
+                found[name] = (name, None, exc.rendered(language)[0])
             except Exception:
                 logger.exception("the overview of plugin %s failed", name)
-                parts.append((name, None, pick(language, en="This part failed.", zh="这部分加载失败。")))
+                found[name] = (name, None, pick(language, en="This part failed.", zh="这部分加载失败。"))
+
+        # The plugins' parts at once: each waits on its own store (on the team database, its own
+        # round trips), so the page waits for the slowest part rather than for their sum.
+        async with anyio.create_task_group() as group:
+            for name, summarize in shown:
+                group.start_soon(part, name, summarize)
+        parts = [found[name] for name, _ in shown]
         counts = []
         feed: list[tuple[ActivityItem, str]] = []
         errors = []
@@ -642,6 +654,7 @@ class Dashboard:
             csrf=self.signer.csrf_token(session.session_id) if session else "",
             notice=notice,
             diagram=diagram,
+            style=page_style()[0],
             scripts=scripts or [],
             switch_zh=switch("zh"),
             switch_en=switch("en"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 from hostd.paging import encode_cursor
 
 from hostd import (
@@ -307,6 +308,15 @@ async def thought_activity(
 ) -> list[ActivityItem]:
     """Who started each of ``sessions`` and who added their newest thoughts, newest first."""
     size = max(1, min(limit, 100))
+    newest: dict[str, list[ThoughtRecord]] = {}
+
+    async def read_newest(session: SessionSummary) -> None:
+        newest[session.session_id] = await _last_thoughts(request, session, size)
+
+    # The sessions' reads at once (each its own thread; on the team database its own round trips).
+    async with anyio.create_task_group() as group:
+        for session in sessions:
+            group.start_soon(read_newest, session)
     items: list[ActivityItem] = []
     for session in sessions:
         items.append(
@@ -318,7 +328,7 @@ async def thought_activity(
                 {"id": session.session_id},
             )
         )
-        for thought in await _last_thoughts(request, session, size):
+        for thought in newest[session.session_id]:
             items.append(
                 ActivityItem(
                     thought.timestamp,

@@ -18,7 +18,7 @@ from hostd_deep_thinking.store.layout import Layout, stat_or_none
 
 #: How long after a change a folder's modification time is not trusted to reveal the next change
 #: (file systems keep coarse timestamps: a change in the same tick leaves the time as it was).
-_RACY_NS = 2_000_000_000
+RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class ChangeScanner:
         sessions folder's modification time; every append touches the ``.appended`` marker.
         So documents are looked at again only when the folder changed, journals only when the
         folder or the marker did, and an unchanged folder costs two ``stat`` calls. A time
-        within ``_RACY_NS`` of the look is not trusted (timestamps are coarse: a change in the
+        within ``RACY_NS`` of the look is not trusted (timestamps are coarse: a change in the
         same tick would keep the time), so the next look checks again.
         """
         started = time.time_ns()
@@ -103,7 +103,7 @@ class ChangeScanner:
         for session_id in live:
             inode, size = journals.get(session_id, (None, 0))
             signatures[session_id] = FileSignature(documents.get(session_id), inode, size)
-        settled = started - _RACY_NS
+        settled = started - RACY_NS
         self._scan = _Scan(
             folder_key=folder_key if folder.st_mtime_ns < settled else None,
             marker_key=marker_key if marker_key is None or marker_key < settled else -1,

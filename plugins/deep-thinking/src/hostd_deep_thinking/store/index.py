@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from hostd_fs.durable import write_all
 
 from hostd_deep_thinking.store.backend import ListingKey, SummaryPage
+from hostd_deep_thinking.store.changes import RACY_NS
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought, encode_line
 from hostd_deep_thinking.store.errors import SessionUnreadable
 from hostd_deep_thinking.store.layout import Layout, read_from, stat_or_none
@@ -65,6 +67,8 @@ class SessionIndex:
         self._index_guard = threading.Lock()  # also the two listing caches below
         self._digests: dict[str, _JournalDigest] = {}
         self._verdicts: dict[str, tuple[tuple[int, int, int], str | None]] = {}
+        #: The last listing's rows and the file times that vouch for them (``_current_rows``).
+        self._listed: tuple[tuple[tuple[int, ...], tuple[int, ...]], list[dict[str, Any]]] | None = None
 
     def put(self, entry: dict[str, Any]) -> None:
         """Append one summary line to the index (lock held for the index, not the session)."""
@@ -194,6 +198,58 @@ class SessionIndex:
         time. Journals are read incrementally and documents only when their size differs from
         the one the index recorded; a document found damaged is listed with ``unreadable``.
         """
+        rows = self._current_rows()
+        if status is not None:
+            rows = [row for row in rows if row.get("status") == status]
+        if created_by is not None:
+            rows = [row for row in rows if row.get("created_by") == created_by]
+        total = len(rows)
+        if after is not None:
+            rows = [row for row in rows if listing_key(row) < after]
+        # Copies: the caller trims the rows it is given, and the listing keeps its own.
+        return SummaryPage(rows=[dict(row) for row in rows[:limit]], total=total, more=len(rows) > limit)
+
+    def _current_rows(self) -> list[dict[str, Any]]:
+        """Every session's row, newest first: the last listing's when nothing changed since.
+
+        What could change a row changes one of three things: the sessions folder's modification
+        time (a session created, compacted, deleted, restored or imported: files created, renamed
+        or removed), the ``.appended`` marker's (a thought appended: every append touches it) or
+        the index file. While the three stay as they were, the listing costs three ``stat`` calls
+        instead of one per session file; a time too recent to vouch for the next change (coarse
+        timestamps, see ``changes``) makes the next listing look at the files again.
+        """
+        started = time.time_ns()
+        key = self._listing_key()
+        with self._index_guard:
+            kept = self._listed
+        if key is not None and kept is not None and kept[0] == key:
+            return kept[1]
+        rows = self._scanned_rows()
+        with self._index_guard:
+            settled = key is not None and all(moment < started - RACY_NS for moment in key[1])
+            self._listed = (key, rows) if key is not None and settled else None
+        return rows
+
+    def _listing_key(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """(identities, modification times) of the folder, the marker and the index; None if unreadable."""
+        try:
+            folder = os.stat(self.sessions_dir)
+        except OSError:
+            return None
+        marker = stat_or_none(self.layout.marker_path)
+        index = stat_or_none(self.index_path)
+        identities = (
+            folder.st_ino,
+            marker.st_ino if marker else -1,
+            index.st_ino if index else -1,
+            index.st_size if index else -1,
+        )
+        moments = (folder.st_mtime_ns, marker.st_mtime_ns if marker else 0, index.st_mtime_ns if index else 0)
+        return identities, moments
+
+    def _scanned_rows(self) -> list[dict[str, Any]]:
+        """Every session's row from the index, the journals and the documents' sizes, newest first."""
         with self._index_guard:
             entries = dict(self._read_index())
         files: dict[str, os.stat_result] = {}
@@ -215,15 +271,8 @@ class SessionIndex:
         with self._index_guard:
             for gone in set(self._digests) - set(entries):
                 del self._digests[gone]
-        if status is not None:
-            rows = [row for row in rows if row.get("status") == status]
-        if created_by is not None:
-            rows = [row for row in rows if row.get("created_by") == created_by]
         rows.sort(key=listing_key, reverse=True)
-        total = len(rows)
-        if after is not None:
-            rows = [row for row in rows if listing_key(row) < after]
-        return SummaryPage(rows=rows[:limit], total=total, more=len(rows) > limit)
+        return rows
 
     def _checked_row(self, session_id: str, document: os.stat_result, row: dict[str, Any]) -> dict[str, Any]:
         """The row of a session whose document changed behind the index: as it is, repaired, or flagged."""
