@@ -686,8 +686,11 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         finally:
             CALLING_MEMBER.reset(calling)
         shown = values[:MAX_COMPLETIONS]
+        # A source may stop one past the page (memory's index queries do): then the total is
+        # not known, and only has_more is said.
+        total = len(values) if len(values) <= MAX_COMPLETIONS else None
         return types.CompleteResult(
-            completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
+            completion=types.Completion(values=shown, total=total, has_more=len(values) > len(shown))
         )
 
     log_levels = client_log.SessionLevels()

@@ -77,6 +77,34 @@ async def test_uris_complete_newest_first_without_deleted_ones(
         assert await completed(client, "domain", "q") == []
 
 
+async def test_a_broad_prefix_answers_a_page_and_says_there_is_more(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        document = {
+            "format": "hostd-memory-export",
+            "version": 2,
+            "memories": [
+                {
+                    "uri": f"many://n/{number:03}",
+                    "content": "x",
+                    "priority": 5,
+                    "updated_at": f"2026-01-01T00:{number // 60:02}:{number % 60:02}Z",
+                }
+                for number in range(150)
+            ],
+        }
+        await ok(client, "import_memories", data=document)
+        answer = await client.complete(
+            TEMPLATE, {"name": "path", "value": "n/"}, context_arguments={"domain": "many"}
+        )
+        narrow = await client.complete(
+            TEMPLATE, {"name": "path", "value": "n/14"}, context_arguments={"domain": "many"}
+        )
+    assert answer.completion.values == [f"n/{number:03}" for number in range(149, 49, -1)]
+    assert (answer.completion.has_more, answer.completion.total) == (True, None)
+    assert narrow.completion.values == [f"n/{number:03}" for number in range(149, 139, -1)]
+    assert (narrow.completion.has_more, narrow.completion.total) == (False, 10)
+
+
 async def test_hostile_prefixes_are_answered_plainly(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
         await seeded(client)
