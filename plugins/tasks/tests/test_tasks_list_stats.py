@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hostd.paging import encode_cursor
 from hostd_testing.calls import ok
+from hostd_testing.suites import check_paging
 from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -51,23 +52,19 @@ async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
 
 
 async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
+    """hostd-testing's paging rule, four at a time: every task once, in order, on every page the
+    same total; the cursor bound to list_tasks and its filters."""
     async with connect() as client:
         await seed(client)
-        seen: list[str] = []
-        cursor = None
-        pages = 0
-        while True:
-            arguments = {"limit": 4} if cursor is None else {"limit": 4, "cursor": cursor}
-            page = await ok(client, "list_tasks", **arguments)
-            assert page["total"] == 6
-            seen += [t["title"] for t in page["tasks"]]
-            pages += 1
-            cursor = page["next_cursor"]
-            assert page["truncated"] is (cursor is not None)
-            if cursor is None:
-                break
-    assert pages == 2
-    assert seen == ["b", "d", "c", "f", "a", "e"]
+        walked = await check_paging(
+            client,
+            "list_tasks",
+            "tasks",
+            page_size=4,
+            other_filters={"priority": "P1"},
+            key=lambda t: t["title"],
+        )
+    assert [t["title"] for t in walked] == ["b", "d", "c", "f", "a", "e"]
 
 
 async def test_the_cursor_keeps_the_filter_order(connect_in_memory: Connect) -> None:

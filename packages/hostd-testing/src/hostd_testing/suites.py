@@ -2,7 +2,7 @@
 
 - ``check_paging``: a listing tool pages the one way (README, "Writing a plugin"): limit 1-100,
   an opaque cursor bound to the listing and its filters, ``next_cursor``/``truncated`` agreeing,
-  every item once across pages in the order of one big page.
+  every item once across pages in the order of one big page, the same ``total`` on each.
 - ``check_team_database``: a plugin with a store on the team database (``storage``) is migrated
   by ``hostd db migrate`` (``--check`` says what is pending, applying twice changes nothing) and
   a database that cannot be reached stops ``hostd serve`` with exit 2, naming the database but
@@ -55,6 +55,8 @@ async def check_paging(
     while True:
         page = await ok(client, tool, **given, limit=page_size, **({"cursor": cursor} if cursor else {}))
         assert 0 < len(page[items]) <= page_size, page
+        if "total" in whole:  # a listing that counts its items says the same count on every page
+            assert page["total"] == whole["total"] == len(expected), (page, whole["total"])
         walked += page[items]
         cursor = page["next_cursor"]
         assert page["truncated"] is (cursor is not None), page
