@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import thought
+from dirty_equals import IsList, IsStr
 from hostd_testing import Client
-from hostd_testing.calls import fails, ok
+from hostd_testing.calls import envelope_ok, fails, ok
 from hostd_testing.suites import check_paging
 
 pytestmark = pytest.mark.anyio
@@ -31,7 +32,15 @@ async def test_list_sessions_pages_newest_first_without_overlap(client: Client) 
     for index in range(25):
         await ok(client, "sequential_thinking", **thought(1, 1, session_id=f"s{index:02d}"))
     first = await ok(client, "list_sessions")
-    assert len(first["sessions"]) == 20 and first["total"] == 25 and first["truncated"]
+    assert first == envelope_ok(
+        message="25 session(s), showing 20.",
+        sessions=IsList(length=20),
+        total=25,
+        unreadable_sessions=[],
+        warnings=[],
+        next_cursor=IsStr,
+        truncated=True,
+    )
     listed = await pages(client, "list_sessions", "sessions", limit=7)
     assert [len(page) for page in listed] == [7, 7, 7, 4]
     ids = [session["session_id"] for page in listed for session in page]

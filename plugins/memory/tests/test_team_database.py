@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dirty_equals import IsStr
 from hostd_testing import in_memory_client
-from hostd_testing.calls import call, ok
+from hostd_testing.calls import call, envelope_error, ok
 from hostd_testing.suites import check_team_database, run_hostd
 from memory_support import TEAM_DATABASE_ENV
 
@@ -110,8 +111,7 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
                         await anyio.sleep(0.01)
                 admin.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
         (envelope,) = answers
-        assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
-        assert envelope["error"]["hint"]
+        assert envelope == envelope_error("UNAVAILABLE", hint=IsStr(min_length=1))
         read = await ok(client, "read_memory", uri="cut://a")
         assert read["content"] == "v1" and read["memory"]["version"] == 1  # nothing half-applied
         await ok(client, "update_memory", uri="cut://a", content="v2")

@@ -10,7 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from dirty_equals import IsStr
 from hostd_testing import fuzz_tools, in_memory_client
+from hostd_testing.calls import envelope_error
 from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
@@ -175,8 +177,12 @@ async def test_content_over_the_cap_is_too_long(connect: Connect, hostd_roots: P
         at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
         over = await update(client, content="一二三xy", file_path="a.md")
     assert at_cap["status"] == "success"
-    assert over["error"]["code"] == "TOO_LONG"
-    assert over["error"]["details"]["max_bytes"] == 10 and over["error"]["hint"]
+    assert over == envelope_error(
+        "TOO_LONG",
+        "Content is too long: 11 bytes of UTF-8, the limit is 10",
+        hint=IsStr(regex=r".*max_content_bytes.*"),
+        details={"argument": "content", "bytes": 11, "max_bytes": 10},
+    )
     assert (hostd_roots / "a.md").read_text() == "一二三x"
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from dirty_equals import IsList, IsStr
 from hostd.paging import encode_cursor
-from hostd_testing.calls import ok
+from hostd_testing.calls import envelope_ok, ok
 from hostd_testing.suites import check_paging
 from tasks_support import Connect, create, refused, walk_to
 
@@ -148,10 +149,11 @@ async def test_limit_defaults_to_20_and_pages_the_rest(connect_in_memory: Connec
         first = await ok(client, "list_tasks")
         rest = await ok(client, "list_tasks", cursor=first["next_cursor"])
         whole = await ok(client, "list_tasks", limit=100)
-    assert len(first["tasks"]) == 20 and first["total"] == 25 and first["truncated"] is True
-    assert len(rest["tasks"]) == 5 and rest["next_cursor"] is None and rest["truncated"] is False
-    assert [t["title"] for t in first["tasks"] + rest["tasks"]] == [t["title"] for t in whole["tasks"]]
-    assert len(whole["tasks"]) == 25 and whole["next_cursor"] is None
+    page = {"message": IsStr, "total": 25}
+    assert first == envelope_ok(**page, tasks=IsList(length=20), next_cursor=IsStr, truncated=True)
+    assert rest == envelope_ok(**page, tasks=IsList(length=5), next_cursor=None, truncated=False)
+    every = first["tasks"] + rest["tasks"]
+    assert whole == envelope_ok(**page, tasks=every, next_cursor=None, truncated=False)
 
 
 @pytest.mark.parametrize("limit", [0, 101, 1001, -5])
