@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deep_thinking_support import NPM_CACHE, PLUGIN, TEAM_DB_ENV, config_for, require_or_skip
-from hostd_testing import in_memory_client
+from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
+from hostd_testing import Client, in_memory_client
+from hostd_testing.backends import backend_config
 from hostd_testing.browser import chromium
 from hostd_testing.markers import mark_external
-from mcp import Client
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,14 +40,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(params=["files", "postgres"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Where the sessions live, as config: the data folder (default), or the team database
-    (``storage`` with a fresh PostgreSQL database per test). Every ``client`` test runs on both."""
-    if request.param == "files":
-        return {}
-    # The lowest-direct session installs no extras: without the driver there is no team backend.
-    pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
-    monkeypatch.setenv(TEAM_DB_ENV, request.getfixturevalue("postgres_url"))
-    return {"storage": {"url_env": TEAM_DB_ENV}}
+    """hostd-testing's ``backend`` under this suite's ids: the sessions live as JSON files in
+    the data folder (``[files]``, the spec's layout, not SQLite) or in the team database
+    (``[postgres]``). Every ``client`` test runs on both."""
+    return backend_config(request.param, request, monkeypatch)
 
 
 @pytest.fixture

@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostd_testing import Client
+from hostd_testing.backends import TEAM_DATABASE_ENV
 from hostd_testing.calls import ok
-from mcp import Client
 
 PLUGIN = "deep-thinking"
 CHROMIUM = Path("/usr/bin/chromium")
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
-#: The environment variable the team-database variant's config names in ``storage.url_env``.
-TEAM_DB_ENV = "HOSTD_DEEP_THINKING_TEST_DB"
+#: The environment variable the team-database variant's config names in ``storage.url_env``
+#: (the ``backend`` fixture's).
+TEAM_DB_ENV = TEAM_DATABASE_ENV
 
 
 def config_for(roots: Path, language: str = "en") -> dict[str, Any]:

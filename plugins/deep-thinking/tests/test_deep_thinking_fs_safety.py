@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from deep_thinking_support import sample_session
+from hostd_testing import Client
 from hostd_testing.calls import call, fails, ok
 from hostd_testing.symlink_swap import swapping
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 import yaml
 from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
-from hostd.members import local_member
-from hostd_testing import HttpServer, in_memory_client, write_config
+from hostd_testing import Client, HttpServer, in_memory_client, write_config
 from hostd_testing.calls import fails, ok
-from mcp import Client
+from hostd_testing.hosts import local_member
 
 pytestmark = pytest.mark.anyio
 

@@ -3,12 +3,15 @@ its tool and every other argument, ``next_cursor``/``truncated`` on every listin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from deep_thinking_support import thought
-from hostd_testing.calls import call, fails, ok
-from mcp import Client
+from dirty_equals import IsList, IsStr
+from hostd_testing import Client
+from hostd_testing.calls import envelope_ok, fails, ok
+from hostd_testing.suites import check_paging
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +32,15 @@ async def test_list_sessions_pages_newest_first_without_overlap(client: Client) 
     for index in range(25):
         await ok(client, "sequential_thinking", **thought(1, 1, session_id=f"s{index:02d}"))
     first = await ok(client, "list_sessions")
-    assert len(first["sessions"]) == 20 and first["total"] == 25 and first["truncated"]
+    assert first == envelope_ok(
+        message="25 session(s), showing 20.",
+        sessions=IsList(length=20),
+        total=25,
+        unreadable_sessions=[],
+        warnings=[],
+        next_cursor=IsStr,
+        truncated=True,
+    )
     listed = await pages(client, "list_sessions", "sessions", limit=7)
     assert [len(page) for page in listed] == [7, 7, 7, 4]
     ids = [session["session_id"] for page in listed for session in page]
@@ -87,13 +98,34 @@ async def test_search_pages_the_ranking(client: Client) -> None:
     await fails(client, "search_thoughts", "INVALID_ARGUMENT", query="crossing", cursor=first["next_cursor"])
 
 
-@pytest.mark.parametrize("tool", ["list_sessions", "get_session", "search_thoughts"])
+#: Each listing: its items' field, the arguments it is walked with, an argument that changes it
+#: (a cursor made without it is refused with it), and what names an item.
+LISTINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any], Callable[[Any], Any]]] = {
+    "list_sessions": ("sessions", {}, {"status": "archived"}, lambda s: s["session_id"]),
+    "get_session": ("thoughts", {"session_id": "x"}, {"tags": ["x"]}, lambda t: t["sequence"]),
+    "search_thoughts": (
+        "hits",
+        {"query": "river"},
+        {"query": "crossing"},
+        lambda h: (h["session_id"], h["thought_number"]),
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(LISTINGS))
 async def test_limit_is_one_to_a_hundred(client: Client, tool: str) -> None:
-    arguments: dict[str, Any] = {"get_session": {"session_id": "x"}, "search_thoughts": {"query": "x"}}.get(
-        tool, {}
+    """hostd-testing's paging rule on every listing: limit 1-100, every item once in order, an
+    opaque cursor bound to its listing and filters."""
+    for number in range(1, 6):
+        await ok(
+            client, "sequential_thinking", **thought(number, 5, f"river crossing {number}", session_id="x")
+        )
+    for index in range(3):
+        await ok(
+            client, "sequential_thinking", **thought(1, 1, f"river bank {index}", session_id=f"r{index}")
+        )
+    items, arguments, other_filters, key = LISTINGS[tool]
+    walked = await check_paging(
+        client, tool, items, arguments=arguments, other_filters=other_filters, key=key
     )
-    await ok(client, "sequential_thinking", **thought(1, 1, "x", session_id="x"))
-    for limit in (0, 101):
-        envelope = await call(client, tool, limit=limit, **arguments)
-        assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
-    await ok(client, tool, limit=100, **arguments)
+    assert len(walked) == {"list_sessions": 4, "get_session": 5, "search_thoughts": 8}[tool]

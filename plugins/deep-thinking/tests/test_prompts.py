@@ -7,9 +7,8 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, thought
+from hostd_testing import Client, MCPError
 from hostd_testing.calls import ok
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.anyio
 

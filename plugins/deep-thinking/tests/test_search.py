@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
-from hostd_testing import in_memory_client
+from hostd_testing import Client, in_memory_client
 from hostd_testing.calls import fails, ok
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import in_memory_client, prompt_text
+from hostd_testing import Client, in_memory_client, prompt_text
 from hostd_testing.calls import fails, ok
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -8,44 +8,27 @@ too long, each as a user meets it.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
-from hostd_testing import in_memory_client, write_config
-from hostd_testing.calls import call, fails, ok
+from dirty_equals import IsStr
+from hostd_testing import in_memory_client
+from hostd_testing.calls import call, envelope_error, fails, ok
+from hostd_testing.suites import check_team_database, run_hostd
 
 pytestmark = pytest.mark.anyio
 
 
 def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subprocess.CompletedProcess[str]:
-    config = write_config(
-        tmp_path,
-        [PLUGIN],
-        config={"language": language, "storage": {"url_env": "TEAM_DB", "connect_timeout_seconds": 2}},
-    )
-    env = {**os.environ, "HOSTD_CACHE_DIR": "off", "TEAM_DB": url}
-    return subprocess.run(
-        [sys.executable, "-m", "hostd", *args, "--config", str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_hostd(tmp_path, [PLUGIN], *args, url=url, language=language)
 
 
 def test_migrate_then_sessions_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
-    pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
-    assert pending.returncode == 1 and "deep-thinking: version 0 of 2" in pending.stdout
-    applied = _hostd(tmp_path, postgres_url, "db", "migrate")
-    assert applied.returncode == 0 and "deep-thinking: version 2: current" in applied.stdout
+    migrated = _hostd(tmp_path, postgres_url, "db", "migrate")
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     arguments = json.dumps({**thought(1, 2, "团队共享的思考"), "session_id": "team"})
     first = _hostd(tmp_path, postgres_url, "call", "sequential_thinking", "--json", arguments)
     assert first.returncode == 0, first.stderr
@@ -55,14 +38,10 @@ def test_migrate_then_sessions_are_shared_between_processes(tmp_path: Path, post
     assert not (tmp_path / "data" / PLUGIN / "sessions").exists()  # nothing was kept locally
 
 
-def test_a_database_down_at_start_up_is_exit_2_naming_it_without_the_password(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    result = _hostd(tmp_path, f"postgresql://hostd:secret@127.0.0.1:{port}/team", "serve")
-    assert result.returncode == 2
-    assert "deep-thinking: " in result.stderr and f"127.0.0.1:{port}/team" in result.stderr
-    assert "secret" not in result.stderr and "Traceback" not in result.stderr
+def test_the_team_database_suite(tmp_path: Path, postgres_url: str) -> None:
+    """hostd-testing's checks: ``hostd db migrate`` (pending, applied, then current) and a
+    database that is down at start-up (exit 2, named without its password)."""
+    check_team_database(tmp_path, PLUGIN, postgres_url=postgres_url, version=2)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -185,7 +164,6 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_leaves_no_gap(
                         await anyio.sleep(0.01)
                 admin.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
         (envelope,) = answers
-        assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
-        assert envelope["error"]["hint"]
+        assert envelope == envelope_error("UNAVAILABLE", hint=IsStr(min_length=1))
         answer = await ok(client, "sequential_thinking", **thought(2, 3, session_id="cut"))
         assert answer["sequence"] == 2  # the lost call wrote nothing

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
-from hostd_testing import in_memory_client
+from hostd_testing import Client, in_memory_client
 from hostd_testing.calls import fails, ok
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -1,9 +1,8 @@
 """Shared fixtures: an in-memory MCP client over a host running only the memory plugin.
 
-Every tool test runs on both stores: ``backend`` is ``sqlite`` (the file in the data folder) or
-``postgres`` (``storage`` in the config, a fresh database of the session's PostgreSQL server).
-The PostgreSQL cases skip cleanly where no server or no driver is installed. A module about
-the SQLite file itself is marked ``@sqlite_only`` (``memory_support``).
+Every tool test runs on both stores through hostd-testing's ``backend`` fixture (``[sqlite]``,
+the file in the data folder, and ``[postgres]``, a fresh database of the session's PostgreSQL
+server). A module about the SQLite file itself is marked ``@sqlite_only`` (``memory_support``).
 """
 
 from __future__ import annotations
@@ -14,22 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import in_memory_client
+from hostd_testing import Client, in_memory_client
 from hostd_testing.markers import mark_external
-from mcp import Client
-from memory_support import TEAM_DATABASE_ENV, MemoryClient
-
-BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """The config that picks the store: nothing (SQLite), or ``storage`` naming a fresh database."""
-    if request.param == "sqlite":
-        return {}
-    pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
-    monkeypatch.setenv(TEAM_DATABASE_ENV, request.getfixturevalue("postgres_url"))
-    return {"storage": {"url_env": TEAM_DATABASE_ENV}}
+from memory_support import MemoryClient
 
 
 @pytest.fixture

@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from mcp import Client
+from hostd_testing import Client
+from hostd_testing.backends import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
 
 #: The ``memory_client`` fixture: ``async with memory_client(language="zh", budget=5000) as client``.
 MemoryClient = Callable[..., AbstractAsyncContextManager[Client]]
 
-#: The environment variable the PostgreSQL test configs name in ``storage.url_env``.
 if TYPE_CHECKING:
     from hostd_memory.store import MemoryStore
 
-TEAM_DATABASE_ENV = "HOSTD_MEMORY_TEST_DATABASE_URL"
+#: The environment variable the PostgreSQL test configs name in ``storage.url_env`` (the
+#: ``backend`` fixture's).
+TEAM_DATABASE_ENV = BACKEND_DATABASE_ENV
 
 #: For a test about the SQLite file itself (its schema upgrades): run it on that backend only.
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

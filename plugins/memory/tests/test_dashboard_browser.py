@@ -18,13 +18,6 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd.config import TransportConfig, config_from_mapping
-from hostd.context import CALLING_MEMBER
-from hostd.host import Host
-from hostd.transports import HttpPolicy
-from hostd.web.app import SignIn
-from hostd.web.serve import dashboard_app
-from hostd.web.signing import Signer
 from hostd_testing.browser import (
     DESKTOP,
     PHONE,
@@ -35,6 +28,7 @@ from hostd_testing.browser import (
     screenshot_dir,
     served,
 )
+from hostd_testing.hosts import PluginHost, make_host
 from memory_support import TEAM_DATABASE_ENV
 
 pytestmark = pytest.mark.browser
@@ -74,7 +68,7 @@ class Site:
     """A seeded host and its dashboard on a real port."""
 
     backend: str
-    host: Host
+    host: PluginHost
     origin: str
     shots: Path
 
@@ -83,11 +77,7 @@ class Site:
         sync API keeps an event loop running in the test's thread."""
 
         async def run() -> tuple[dict[str, Any], bool]:
-            token = CALLING_MEMBER.set(member)
-            try:
-                return await self.host.call(tool, arguments)
-            finally:
-                CALLING_MEMBER.reset(token)
+            return await self.host.call(tool, arguments, member=member)
 
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(anyio.run, run).result()
@@ -158,21 +148,15 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         },
         **extra,
     }
-    host = Host(config_from_mapping(raw, "default", data_dir=folder / "data"))
-    if extra:
-        host.prepare_team_databases(migrate=True)
-    host.startup()
-    transport = TransportConfig(type="http", tokens_file=str(tokens))
-    policy = HttpPolicy(transport, "en", known_profiles=host.loaded.config.profiles)
-    sign_in = SignIn(local_member="local", members=policy.members)
-    app = dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy)
     try:
-        with served(app) as origin:
+        with (
+            make_host(data_dir=folder / "data", config=raw, profile="default", migrate=True) as host,
+            served(host.dashboard(tokens)) as origin,
+        ):
             built = Site(request.param, host, origin, screenshot_dir(folder / "screenshots"))
             seed(built)
             yield built
     finally:
-        host.shutdown()
         patch.undo()
 
 
@@ -428,30 +412,23 @@ def test_the_keyboard_reaches_every_action(browser: Any, site: Site) -> None:
 
 def test_an_empty_store(browser: Any, tmp_path: Path) -> None:
     raw = {"language": "zh", "profiles": {"default": {"plugins": ["memory"]}}}
-    host = Host(config_from_mapping(raw, "default", data_dir=tmp_path / "data"))
-    transport = TransportConfig(type="http", tokens_file=str(tmp_path / "tokens.yaml"))
     (tmp_path / "tokens.yaml").write_text(f"alice: {ALICE}\n", encoding="utf-8")
-    policy = HttpPolicy(transport, "zh")
-    app = dashboard_app(
-        host, signer=Signer(None), sign_in=SignIn(local_member="x", members=policy.members), policy=policy
-    )
     shots = screenshot_dir(tmp_path / "screenshots")
-    host.startup()
-    try:
-        with served(app) as origin:
-            for viewport in (DESKTOP, PHONE):
-                context = browser.new_context(viewport=viewport)
-                page = context.new_page()
-                page.goto(f"{origin}/ui/signin")
-                page.screenshot(path=str(shots / f"empty-zh-signin-{viewport['width']}.png"))
-                page.get_by_label("你的成员令牌").fill(ALICE)
-                page.get_by_role("button", name="登录").click()
-                page.wait_for_url(f"{origin}/ui/")
-                assert page.locator(".feed").count() == 0 and "暂无动态" in page.content()
-                page.screenshot(path=str(shots / f"empty-zh-overview-{viewport['width']}.png"))
-                page.goto(f"{origin}/ui/memory")
-                assert "还没有记忆" in page.content()
-                page.screenshot(path=str(shots / f"empty-zh-list-{viewport['width']}.png"))
-                context.close()
-    finally:
-        host.shutdown()
+    with (
+        make_host(data_dir=tmp_path / "data", config=raw, profile="default") as host,
+        served(host.dashboard(tmp_path / "tokens.yaml", local_member="x")) as origin,
+    ):
+        for viewport in (DESKTOP, PHONE):
+            context = browser.new_context(viewport=viewport)
+            page = context.new_page()
+            page.goto(f"{origin}/ui/signin")
+            page.screenshot(path=str(shots / f"empty-zh-signin-{viewport['width']}.png"))
+            page.get_by_label("你的成员令牌").fill(ALICE)
+            page.get_by_role("button", name="登录").click()
+            page.wait_for_url(f"{origin}/ui/")
+            assert page.locator(".feed").count() == 0 and "暂无动态" in page.content()
+            page.screenshot(path=str(shots / f"empty-zh-overview-{viewport['width']}.png"))
+            page.goto(f"{origin}/ui/memory")
+            assert "还没有记忆" in page.content()
+            page.screenshot(path=str(shots / f"empty-zh-list-{viewport['width']}.png"))
+            context.close()

@@ -13,13 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd.config import TransportConfig, config_from_mapping
-from hostd.context import CALLING_MEMBER
-from hostd.host import Host
-from hostd.transports import HttpPolicy
-from hostd.web.app import SignIn
-from hostd.web.serve import dashboard_app
-from hostd.web.signing import Signer
+from hostd_testing.hosts import PluginHost, make_host
 from starlette.testclient import TestClient
 
 ALICE = "alice-token-0123456789abc"
@@ -28,17 +22,13 @@ READONLY = ["read_memory", "list_memories", "search_memory", "get_memory_stats",
 
 
 class Pages:
-    def __init__(self, host: Host, app: Any) -> None:
+    def __init__(self, host: PluginHost, app: Any) -> None:
         self.host = host
         self.app = app
 
     def call(self, tool: str, member: str | None = None, **arguments: Any) -> dict[str, Any]:
         async def run() -> tuple[dict[str, Any], bool]:
-            token = CALLING_MEMBER.set(member)
-            try:
-                return await self.host.call(tool, arguments)
-            finally:
-                CALLING_MEMBER.reset(token)
+            return await self.host.call(tool, arguments, member=member)
 
         envelope, is_error = anyio.run(run)
         assert not is_error, envelope
@@ -82,18 +72,8 @@ def pages(tmp_path: Path, backend: dict[str, object]) -> Iterator[Pages]:
         },
         **backend,
     }
-    host = Host(config_from_mapping(raw, "default", data_dir=tmp_path / "data"))
-    if backend:
-        host.prepare_team_databases(migrate=True)
-    policy = HttpPolicy(
-        TransportConfig(type="http", tokens_file=str(tokens)), "en", host.loaded.config.profiles
-    )
-    sign_in = SignIn(local_member="local", members=policy.members)
-    host.startup()
-    try:
-        yield Pages(host, dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy))
-    finally:
-        host.shutdown()
+    with make_host(data_dir=tmp_path / "data", config=raw, profile="default", migrate=True) as host:
+        yield Pages(host, host.dashboard(tokens))
 
 
 def test_the_pages_show_what_the_tools_return(pages: Pages) -> None:

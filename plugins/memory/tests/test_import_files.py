@@ -239,8 +239,7 @@ def official_server(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_a_file_written_by_the_real_official_server_imports_and_a_second_import_changes_nothing(
     official_server: Path, memory_client: MemoryClient, hostd_roots: Path
 ) -> None:
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from hostd_testing import Client, StdioServerParameters
 
     graph_file = hostd_roots / "official" / "memory.jsonl"
     graph_file.parent.mkdir()

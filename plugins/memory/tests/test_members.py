@@ -37,7 +37,7 @@ def _authors(versions: list[dict[str, object]]) -> list[tuple[object, object]]:
 
 
 async def test_in_process_the_author_is_the_local_member(memory_client: MemoryClient) -> None:
-    from hostd.members import local_member
+    from hostd_testing.hosts import local_member
 
     async with memory_client() as client:
         created = await ok(client, "create_memory", uri="me://note", content="mine")

@@ -4,9 +4,12 @@ the store's refusals rendered in the server's language, import problems named in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hostd_testing.calls import call, ok
+from hostd_testing.suites import check_paging
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +42,31 @@ async def test_search_pages_with_a_cursor_bound_to_the_query_and_filters(memory_
     ):
         assert refused["error"]["code"] == "INVALID_ARGUMENT"
         assert refused["error"]["details"] == {"argument": "cursor", "reason": reason}
+
+
+#: memory's listings: its items' field, the arguments it is walked with, an argument that changes
+#: it, and what names an item.
+LISTINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any], Callable[[Any], Any]]] = {
+    "list_memories": ("memories", {}, {"domain": "s0"}, lambda m: m["memory"]["uri"]),
+    "search_memory": ("hits", {"query": "alpha"}, {"query": "note"}, lambda h: h["uri"]),
+    "get_memory_versions": ("versions", {"uri": "s0://m0"}, {"uri": "s1://m1"}, lambda v: v["version"]),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(LISTINGS))
+async def test_every_listing_follows_the_paging_rule(memory_client: MemoryClient, tool: str) -> None:
+    """hostd-testing's paging rule: limit 1-100, every item once in the order of one page, an
+    opaque cursor bound to its listing and filters."""
+    async with memory_client() as client:
+        for i in range(7):
+            await ok(client, "create_memory", uri=f"s{i % 2}://m{i}", content=f"alpha note {i}")
+        for round_ in range(4):
+            await ok(client, "update_memory", uri="s0://m0", content=f"alpha note 0, round {round_}")
+        items, arguments, other_filters, key = LISTINGS[tool]
+        walked = await check_paging(
+            client, tool, items, arguments=arguments, other_filters=other_filters, key=key
+        )
+    assert len(walked) == {"list_memories": 7, "search_memory": 7, "get_memory_versions": 5}[tool]
 
 
 async def test_version_listings_page_newest_first_without_gaps(memory_client: MemoryClient) -> None:

@@ -8,44 +8,27 @@ a statement that waits too long, and a connection lost in the middle of a write.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import in_memory_client, write_config
-from hostd_testing.calls import call, ok
+from dirty_equals import IsStr
+from hostd_testing import in_memory_client
+from hostd_testing.calls import call, envelope_error, ok
+from hostd_testing.suites import check_team_database, run_hostd
 from memory_support import TEAM_DATABASE_ENV
 
 pytestmark = pytest.mark.anyio
 
 
 def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subprocess.CompletedProcess[str]:
-    config = write_config(
-        tmp_path,
-        ["memory"],
-        config={"language": language, "storage": {"url_env": "TEAM_DB", "connect_timeout_seconds": 2}},
-    )
-    env = {**os.environ, "HOSTD_CACHE_DIR": "off", "TEAM_DB": url}
-    return subprocess.run(
-        [sys.executable, "-m", "hostd", *args, "--config", str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_hostd(tmp_path, ["memory"], *args, url=url, language=language)
 
 
 def test_migrate_then_memories_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
-    pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
-    assert pending.returncode == 1 and "memory: version 0 of 5" in pending.stdout
-    applied = _hostd(tmp_path, postgres_url, "db", "migrate")
-    assert applied.returncode == 0 and "memory: version 5: current" in applied.stdout
+    migrated = _hostd(tmp_path, postgres_url, "db", "migrate")
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     arguments = json.dumps({"uri": "team://cache", "content": "团队共享的缓存策略", "tags": ["团队"]})
     created = _hostd(tmp_path, postgres_url, "call", "create_memory", "--json", arguments)
     assert created.returncode == 0, created.stderr
@@ -56,14 +39,10 @@ def test_migrate_then_memories_are_shared_between_processes(tmp_path: Path, post
     assert not (tmp_path / "data" / "memory").exists()  # nothing was kept locally
 
 
-def test_a_database_down_at_start_up_is_exit_2_naming_it_without_the_password(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    result = _hostd(tmp_path, f"postgresql://hostd:secret@127.0.0.1:{port}/team", "serve")
-    assert result.returncode == 2
-    assert "memory: " in result.stderr and f"127.0.0.1:{port}/team" in result.stderr
-    assert "secret" not in result.stderr and "Traceback" not in result.stderr
+def test_the_team_database_suite(tmp_path: Path, postgres_url: str) -> None:
+    """hostd-testing's checks: ``hostd db migrate`` (pending, applied, then current) and a
+    database that is down at start-up (exit 2, named without its password)."""
+    check_team_database(tmp_path, "memory", postgres_url=postgres_url, version=6)
 
 
 def _team_config(hostd_roots: Path, language: str = "en", **storage: Any) -> dict[str, Any]:
@@ -132,8 +111,7 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
                         await anyio.sleep(0.01)
                 admin.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
         (envelope,) = answers
-        assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
-        assert envelope["error"]["hint"]
+        assert envelope == envelope_error("UNAVAILABLE", hint=IsStr(min_length=1))
         read = await ok(client, "read_memory", uri="cut://a")
         assert read["content"] == "v1" and read["memory"]["version"] == 1  # nothing half-applied
         await ok(client, "update_memory", uri="cut://a", content="v2")

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp import Client
+    from hostd_testing import Client
 
 PLUGIN = "summary-writer"
 TOOL = "update_summary"
 HEADINGS = {"zh": "总结更新", "en": "Summary update"}
 
-#: The ``connect`` fixture: ``connect(config, *, cwd=None, **client_options)`` opens a client.
+#: hostd-testing's ``connect`` fixture: ``connect(config=host_config(...), cwd=None,
+#: **client_options)`` opens a client.
 Connect = Callable[..., AbstractAsyncContextManager["Client"]]
 
 
@@ -89,12 +90,9 @@ def remount_read_only(path: Path) -> None:
 
 
 def _started_host(config: dict[str, Any], data_dir: str) -> Any:
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
+    from hostd_testing.hosts import start_host
 
-    host = Host(config_from_mapping(config, data_dir=Path(data_dir)))
-    host.startup()
-    return host
+    return start_host(data_dir=Path(data_dir), config=config)
 
 
 def section_text(worker: int, index: int) -> str:

@@ -89,7 +89,7 @@ async def test_disk_full_is_reported_and_the_old_file_survives(
 ) -> None:
     big = "满" * 500_000  # 1.5 MB of UTF-8, more than the whole file system
     config = host_config([small_disk], language, max_content_bytes=4 << 20)
-    async with connect(config) as client:
+    async with connect(config=config) as client:
         overwrite = await update(client, content=big, file_path="notes.md", mode="overwrite")
         append = await update(client, content=big, file_path="notes.md")
         new_file = await update(client, content=big, file_path="fresh/new.md")
@@ -109,7 +109,7 @@ async def test_disk_full_is_reported_and_the_old_file_survives(
 async def test_read_only_folder_is_permission_denied_and_the_old_file_survives(
     connect: Connect, read_only_folder: Path, language: str
 ) -> None:
-    async with connect(host_config([read_only_folder], language)) as client:
+    async with connect(config=host_config([read_only_folder], language)) as client:
         append = await update(client, content="new", file_path="notes.md")
         overwrite = await update(client, content="new", file_path="notes.md", mode="overwrite")
         new_file = await update(client, content="new", file_path="sub/new.md")
@@ -122,12 +122,12 @@ async def test_read_only_folder_is_permission_denied_and_the_old_file_survives(
 
 
 async def test_file_locked_when_another_writer_holds_the_file(connect: Connect, hostd_roots: Path) -> None:
-    from hostd.context import shared_lock_dir
     from hostd_fs import path_lock
+    from hostd_testing.hosts import shared_lock_dir
 
     target = hostd_roots / "shared.md"
     target.write_text(OLD_TEXT, encoding="utf-8")
-    async with connect(host_config([hostd_roots], lock_timeout_seconds=0.3)) as client:
+    async with connect(config=host_config([hostd_roots], lock_timeout_seconds=0.3)) as client:
         with path_lock(target.resolve(), lock_dir=shared_lock_dir(), timeout=5):
             append = await update(client, content="blocked", file_path="shared.md")
             overwrite = await update(client, content="blocked", file_path="shared.md", mode="overwrite")
@@ -140,7 +140,7 @@ async def test_file_locked_when_another_writer_holds_the_file(connect: Connect, 
 
 
 async def test_over_long_paths_are_path_too_long(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         long_name = await update(client, content="x", file_path="n" * 300 + ".md")
         long_path = await update(client, content="x", file_path="d/" * 2100 + "x.md")
     assert_error(long_name, "PATH_TOO_LONG")
@@ -150,7 +150,7 @@ async def test_over_long_paths_are_path_too_long(connect: Connect, hostd_roots: 
 
 async def test_parent_that_is_a_file_is_refused_cleanly(connect: Connect, hostd_roots: Path) -> None:
     (hostd_roots / "plain").write_text("a file, not a folder")
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="plain/a.md")
     assert envelope["status"] == "error" and envelope["error"]["code"] != "INTERNAL"
     assert envelope["error"]["hint"]
@@ -161,14 +161,14 @@ async def test_overwrite_keeps_the_file_permissions(connect: Connect, hostd_root
     target = hostd_roots / "private.md"
     target.write_text(OLD_TEXT)
     target.chmod(0o640)
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         await update(client, content="replaced", file_path="private.md", mode="overwrite")
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert target.read_text() == "replaced"
 
 
 async def test_lock_files_never_appear_in_the_users_folders(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         await update(client, content="one", file_path="notes/a.md")
         await update(client, content="two", file_path="notes/a.md")
         await update(client, content="three", file_path="notes/a.md", mode="overwrite")

@@ -160,14 +160,14 @@ async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(
     async def list_roots(context: Any) -> mcp_types.ListRootsResult:
         return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=FileUrl(uri)) for uri in offered])
 
-    async with connect(host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
+    async with connect(config=host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
         written = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "a.md"}))
         deep = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "a/" * 1500 + "x.md"}))
     assert written["status"] == "success", written
     assert Path(written["file_path"]) == root.resolve() / "a.md"
     assert deep["status"] == "error" and deep["error"]["code"] == "PATH_TOO_LONG", deep
     offered.pop()
-    async with connect(host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
+    async with connect(config=host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
         refused = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "b.md"}))
     assert refused["status"] == "error" and refused["error"]["details"]["reason"] == "NO_ROOT", refused
     assert not (tmp_path / "b.md").exists()

@@ -80,7 +80,7 @@ async def test_hostile_paths_are_refused_and_create_nothing(
     root, outside = sandbox["root"], sandbox["outside"]
     before_root, before_outside = tree(root), tree(outside)
     paths = hostile_paths(sandbox)
-    async with connect(host_config([root])) as client:
+    async with connect(config=host_config([root])) as client:
         envelopes = [await update(client, content="attack", file_path=path) for path in paths]
         overwrites = [
             await update(client, content="attack", file_path=path, mode="overwrite") for path in paths
@@ -105,7 +105,7 @@ async def test_hostd_fs_hostile_corpus_is_refused(connect: Connect, sandbox: dic
 
     root = sandbox["root"]
     before = tree(root)
-    async with connect(host_config([root])) as client:
+    async with connect(config=host_config([root])) as client:
         envelopes = [await update(client, content="attack", file_path=path) for path in HOSTILE_PATHS]
     for path, envelope in zip(HOSTILE_PATHS, envelopes, strict=True):
         assert envelope["status"] == "error", path
@@ -120,7 +120,7 @@ async def test_symlink_inside_the_root_is_followed(connect: Connect, sandbox: di
     root = sandbox["root"]
     (root / "real").mkdir()
     (root / "alias").symlink_to(root / "real", target_is_directory=True)
-    async with connect(host_config([root])) as client:
+    async with connect(config=host_config([root])) as client:
         envelope = await update(client, content="via alias", file_path="alias/a.md")
     assert envelope["file_path"] == str((root / "real" / "a.md").resolve())
     assert (root / "real" / "a.md").read_text() == "via alias"
@@ -129,7 +129,7 @@ async def test_symlink_inside_the_root_is_followed(connect: Connect, sandbox: di
 async def test_absolute_path_inside_the_root_is_accepted(connect: Connect, sandbox: dict[str, Path]) -> None:
     root = sandbox["root"]
     target = root / "deep" / "er" / "abs.md"
-    async with connect(host_config([root])) as client:
+    async with connect(config=host_config([root])) as client:
         envelope = await update(client, content="abs", file_path=str(target))
     assert envelope["status"] == "success" and envelope["file_path"] == str(target.resolve())
     assert target.read_text() == "abs"
@@ -139,7 +139,7 @@ async def test_relative_paths_start_at_the_first_root(connect: Connect, tmp_path
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    async with connect(host_config([first, second])) as client:
+    async with connect(config=host_config([first, second])) as client:
         relative = await update(client, content="r", file_path="r.md")
         in_second = await update(client, content="s", file_path=str(second / "s.md"))
     assert relative["file_path"] == str((first / "r.md").resolve())
@@ -154,7 +154,7 @@ async def test_client_roots_narrow_the_allowed_roots(connect: Connect, tmp_path:
     project, other = allowed / "project", allowed / "other"
     project.mkdir(parents=True)
     other.mkdir()
-    async with connect(host_config([allowed]), list_roots_callback=roots_callback(project)) as client:
+    async with connect(config=host_config([allowed]), list_roots_callback=roots_callback(project)) as client:
         inside = await update(client, content="ok", file_path=str(project / "a.md"))
         relative = await update(client, content="rel", file_path="rel.md")
         refused = await update(client, content="no", file_path=str(other / "b.md"))
@@ -173,7 +173,7 @@ async def test_client_roots_alone_bound_writes_when_nothing_is_configured(
     project.mkdir()
     elsewhere.mkdir()
     async with connect(
-        host_config(None), cwd=elsewhere, list_roots_callback=roots_callback(project)
+        config=host_config(None), cwd=elsewhere, list_roots_callback=roots_callback(project)
     ) as client:
         relative = await update(client, content="rel", file_path="notes/rel.md")
         refused = await update(client, content="no", file_path=str(elsewhere / "x.md"))
@@ -186,7 +186,7 @@ async def test_client_root_outside_the_allowed_roots_allows_nothing(connect: Con
     allowed, foreign = tmp_path / "allowed", tmp_path / "foreign"
     allowed.mkdir()
     foreign.mkdir()
-    async with connect(host_config([allowed]), list_roots_callback=roots_callback(foreign)) as client:
+    async with connect(config=host_config([allowed]), list_roots_callback=roots_callback(foreign)) as client:
         in_allowed = await update(client, content="x", file_path=str(allowed / "a.md"))
         in_foreign = await update(client, content="x", file_path=str(foreign / "a.md"))
     assert in_allowed["error"]["code"] == "PATH_NOT_ALLOWED"
@@ -200,7 +200,7 @@ async def test_client_root_outside_the_allowed_roots_allows_nothing(connect: Con
 async def test_working_folder_is_the_root_when_nothing_is_configured(
     connect: Connect, tmp_path: Path
 ) -> None:
-    async with connect(host_config(None), cwd=tmp_path) as client:
+    async with connect(config=host_config(None), cwd=tmp_path) as client:
         envelope = await update(client, content="hello", file_path="notes/a.md")
         refused = await update(client, content="x", file_path="../escape.md")
     assert envelope["file_path"] == str((tmp_path / "notes" / "a.md").resolve())
@@ -214,7 +214,7 @@ async def test_filesystem_root_and_home_are_never_implicit_roots(
 ) -> None:
     cwd = Path("/") if where == "/" else Path.home()
     before = sorted(os.listdir(cwd))
-    async with connect(host_config(None, "en"), cwd=cwd) as client:
+    async with connect(config=host_config(None, "en"), cwd=cwd) as client:
         envelope = await update(client, content="x", file_path="hostd-summary-writer-test.md")
     assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
     assert "allowed_roots" in envelope["error"]["hint"]

@@ -29,9 +29,7 @@ def process_context() -> Any:
     """forkserver where there is one (cheap children, no fork of a threaded pytest), else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(
-            ["hostd.host", "hostd.config", "hostd_fs", "anyio", "summary_writer_support"]
-        )
+        context.set_forkserver_preload(["hostd_testing.hosts", "hostd_fs", "anyio", "summary_writer_support"])
         return context
     return multiprocessing.get_context("spawn")
 

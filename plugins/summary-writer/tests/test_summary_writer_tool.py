@@ -10,7 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from dirty_equals import IsStr
 from hostd_testing import fuzz_tools, in_memory_client
+from hostd_testing.calls import envelope_error
 from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.smoke
 async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     tool = tools[TOOL]
     assert tool.annotations is not None and tool.description is not None
@@ -41,7 +43,7 @@ async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, host
 
 @pytest.mark.smoke
 async def test_append_to_missing_file_creates_it_and_its_folders(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots], "zh")) as client:
+    async with connect(config=host_config([hostd_roots], "zh")) as client:
         envelope = await update(client, content="# 第一次总结\n\n要点。", file_path="notes/2024/a.md")
     target = hostd_roots / "notes" / "2024" / "a.md"
     assert target.read_text(encoding="utf-8") == "# 第一次总结\n\n要点。"
@@ -64,7 +66,7 @@ async def test_append_to_existing_file_adds_timestamped_separator(
 ) -> None:
     target = hostd_roots / "summary.md"
     target.write_text("旧内容", encoding="utf-8")
-    async with connect(host_config([hostd_roots], language)) as client:
+    async with connect(config=host_config([hostd_roots], language)) as client:
         envelope = await update(client, content="新的总结", file_path=str(target), mode="append")
     text = target.read_text(encoding="utf-8")
     assert text.startswith("旧内容") and text.endswith("新的总结")
@@ -79,7 +81,7 @@ async def test_append_to_existing_file_adds_timestamped_separator(
 async def test_append_to_empty_file_writes_content_alone(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "empty.md"
     target.touch()
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="only this", file_path="empty.md")
     assert target.read_text() == "only this"
     assert envelope["created"] is False and envelope["separator_added"] is False
@@ -88,7 +90,7 @@ async def test_append_to_empty_file_writes_content_alone(connect: Connect, hostd
 async def test_overwrite_replaces_the_whole_file(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "a.markdown"
     target.write_text("old " * 1000)
-    async with connect(host_config([hostd_roots], "zh")) as client:
+    async with connect(config=host_config([hostd_roots], "zh")) as client:
         envelope = await update(client, content="new", file_path="a.markdown", mode="overwrite")
         created = await update(client, content="fresh", file_path="b.MD", mode="overwrite")
     assert target.read_text() == "new"
@@ -100,7 +102,7 @@ async def test_overwrite_replaces_the_whole_file(connect: Connect, hostd_roots: 
 
 async def test_separator_heading_comes_from_settings(connect: Connect, hostd_roots: Path) -> None:
     target = hostd_roots / "s.md"
-    async with connect(host_config([hostd_roots], "zh", separator_heading="Weekly notes")) as client:
+    async with connect(config=host_config([hostd_roots], "zh", separator_heading="Weekly notes")) as client:
         await update(client, content="one", file_path="s.md")
         await update(client, content="two", file_path="s.md")
     first, second = separator_pattern("Weekly notes").split(target.read_text())
@@ -118,7 +120,7 @@ async def test_blank_content_is_invalid_and_touches_nothing(
 ) -> None:
     target = hostd_roots / "a.md"
     target.write_text("kept")
-    async with connect(host_config([hostd_roots], language)) as client:
+    async with connect(config=host_config([hostd_roots], language)) as client:
         envelopes = [await update(client, content=blank, file_path="a.md") for blank in BLANK_CONTENTS]
     for blank, envelope in zip(BLANK_CONTENTS, envelopes, strict=True):
         assert envelope["status"] == "error", repr(blank)
@@ -141,7 +143,7 @@ async def test_file_path_must_be_markdown(
     connect: Connect, hostd_roots: Path, language: str, message: str
 ) -> None:
     bad_paths = ["notes.txt", "notes", "a.md.txt", "a.md/", "a.md.", "a.mdx", "/etc/passwd"]
-    async with connect(host_config([hostd_roots], language)) as client:
+    async with connect(config=host_config([hostd_roots], language)) as client:
         envelopes = [await update(client, content="x", file_path=path) for path in bad_paths]
         accepted = [await update(client, content="x", file_path=path) for path in ["A.MD", "b.Markdown"]]
     for path, envelope in zip(bad_paths, envelopes, strict=True):
@@ -153,7 +155,7 @@ async def test_file_path_must_be_markdown(
 
 
 async def test_mode_must_be_append_or_overwrite(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="a.md", mode="replace")
     assert envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["details"]["argument"] == "mode"
@@ -163,7 +165,7 @@ async def test_mode_must_be_append_or_overwrite(connect: Connect, hostd_roots: P
 
 
 async def test_missing_arguments_are_named(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         no_content = await update(client, file_path="a.md")
         no_path = await update(client, content="x")
     assert no_content["error"]["details"]["argument"] == "content"
@@ -171,12 +173,16 @@ async def test_missing_arguments_are_named(connect: Connect, hostd_roots: Path) 
 
 
 async def test_content_over_the_cap_is_too_long(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots], max_content_bytes=10)) as client:
+    async with connect(config=host_config([hostd_roots], max_content_bytes=10)) as client:
         at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
         over = await update(client, content="一二三xy", file_path="a.md")
     assert at_cap["status"] == "success"
-    assert over["error"]["code"] == "TOO_LONG"
-    assert over["error"]["details"]["max_bytes"] == 10 and over["error"]["hint"]
+    assert over == envelope_error(
+        "TOO_LONG",
+        "Content is too long: 11 bytes of UTF-8, the limit is 10",
+        hint=IsStr(regex=r".*max_content_bytes.*"),
+        details={"argument": "content", "bytes": 11, "max_bytes": 10},
+    )
     assert (hostd_roots / "a.md").read_text() == "一二三x"
 
 
@@ -190,7 +196,7 @@ async def test_default_cap_is_one_mebibyte(hostd_data_dir: Path, hostd_roots: Pa
 
 async def test_directory_at_the_path_is_invalid_argument(connect: Connect, hostd_roots: Path) -> None:
     (hostd_roots / "folder.md").mkdir()
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="folder.md")
     assert envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["hint"]
     assert (hostd_roots / "folder.md").is_dir()
@@ -209,14 +215,14 @@ async def test_lone_surrogates_are_invalid_argument(hostd_data_dir: Path, hostd_
 
 
 async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(host_config([hostd_roots])) as client:
+    async with connect(config=host_config([hostd_roots])) as client:
         report = await fuzz_tools(client, seed=3, rounds=40)
     assert report.calls > 0 and not report.failures, report.failures
     assert report.codes.get("OK", 0) > 0, report.codes
 
 
 async def test_plugin_settings_are_validated(hostd_data_dir: Path, hostd_roots: Path) -> None:
-    from hostd.errors import HostError
+    from hostd_testing.hosts import HostError
 
     with pytest.raises(HostError, match="max_content_bytes"):
         async with in_memory_client(

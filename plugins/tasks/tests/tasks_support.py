@@ -13,15 +13,18 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from hostd_testing import Client
+from hostd_testing.backends import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
 from hostd_testing.calls import fails, ok
-from mcp import Client
 
 from hostd import hookimpl
 
-#: The environment variable the PostgreSQL test configs name in ``storage.url_env``.
-TEAM_DATABASE_ENV = "HOSTD_TASKS_TEST_DATABASE_URL"
+#: The environment variable the PostgreSQL test configs name in ``storage.url_env`` (the
+#: ``backend`` fixture's).
+TEAM_DATABASE_ENV = BACKEND_DATABASE_ENV
 
-#: The ``connect`` fixture: ``connect(plugins=None, *, language="en", extra_plugins=None)`` opens a client.
+#: The ``connect`` fixture (hostd-testing's): ``connect(plugins=None, *, language=None,
+#: extra_plugins=None)`` opens a client.
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 STATUSES = ("pending", "in_progress", "completed", "failed", "blocked")

@@ -12,7 +12,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hostd_testing.hosts import PluginHost
 
 BARRIER_TIMEOUT = 60.0
 #: A real agent works on a claimed task before asking again. Without any pause one process can
@@ -31,19 +34,11 @@ def worker_member(worker: int) -> str:
     return f"agent-{worker}"
 
 
-def _host(data_dir: str, backend: dict[str, Any] | None = None) -> Any:
+def _host(data_dir: str, backend: dict[str, Any] | None = None) -> PluginHost:
     """A started host on ``data_dir``; ``backend`` is the conftest's store config ({} for SQLite)."""
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
+    from hostd_testing.hosts import start_host
 
-    host = Host(
-        config_from_mapping(
-            {"language": "en", "profiles": {"default": {"plugins": ["tasks"]}}, **(backend or {})},
-            data_dir=Path(data_dir),
-        )
-    )
-    host.startup()
-    return host
+    return start_host(["tasks"], data_dir=Path(data_dir), config={"language": "en", **(backend or {})})
 
 
 def create_tasks(

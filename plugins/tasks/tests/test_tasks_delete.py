@@ -7,9 +7,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostd.config import config_from_mapping
-from hostd.host import Host
 from hostd_testing.calls import ok
+from hostd_testing.hosts import make_host
 from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -114,11 +113,7 @@ async def test_delete_messages_in_chinese(connect_in_memory: Connect) -> None:
 
 def test_a_deleted_task_leaves_the_sessions_linked_tasks(hostd_data_dir: Path) -> None:
     """deep-thinking asks tasks.links for a session's tasks: a deleted one is no longer among them."""
-    host = Host(
-        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
-    )
-    host.startup()
-    try:
+    with make_host(["tasks"], data_dir=hostd_data_dir) as host:
 
         async def scenario() -> None:
             for task_id in ("kept", "gone"):
@@ -132,9 +127,7 @@ def test_a_deleted_task_leaves_the_sessions_linked_tasks(hostd_data_dir: Path) -
             assert not is_error, envelope
 
         anyio.run(scenario)
-        links = host.services.get("tasks.links")
+        links = host.service("tasks.links")
         assert links is not None
         found = links.tasks_for_session("s-1")
-    finally:
-        host.shutdown()
     assert [task["task_id"] for task in found] == ["kept"]

@@ -16,8 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hostd_testing import Client
 from hostd_testing.calls import ok
-from mcp import Client
 from tasks_support import Connect, create, refused
 
 pytestmark = pytest.mark.anyio

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostd.config import config_from_mapping
-from hostd.host import Host
 from hostd_testing.calls import ok
+from hostd_testing.hosts import make_host
 from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
@@ -89,12 +88,8 @@ async def test_a_failing_sessions_service_stores_the_link_unchecked(connect_in_m
 def test_tasks_links_service_lists_linked_tasks(hostd_data_dir: Path) -> None:
     import anyio
 
-    host = Host(
-        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}}, data_dir=hostd_data_dir)
-    )
-    host.startup()
-    try:
-        links = host.services.get("tasks.links")
+    with make_host(["tasks"], data_dir=hostd_data_dir) as host:
+        links = host.service("tasks.links")
         assert links is not None
         assert links.tasks_for_session("s-1") == []
 
@@ -113,8 +108,6 @@ def test_tasks_links_service_lists_linked_tasks(hostd_data_dir: Path) -> None:
 
         anyio.run(scenario)
         found = links.tasks_for_session("s-1")
-    finally:
-        host.shutdown()
     assert [(t["title"], t["priority"], t["status"]) for t in found] == [
         ("top", "P0", "pending"),
         ("low", "P2", "pending"),

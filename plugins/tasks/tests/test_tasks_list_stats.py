@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from dirty_equals import IsList, IsStr
 from hostd.paging import encode_cursor
-from hostd_testing.calls import ok
+from hostd_testing.calls import envelope_ok, ok
+from hostd_testing.suites import check_paging
 from tasks_support import Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -51,23 +53,19 @@ async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
 
 
 async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
+    """hostd-testing's paging rule, four at a time: every task once, in order, on every page the
+    same total; the cursor bound to list_tasks and its filters."""
     async with connect() as client:
         await seed(client)
-        seen: list[str] = []
-        cursor = None
-        pages = 0
-        while True:
-            arguments = {"limit": 4} if cursor is None else {"limit": 4, "cursor": cursor}
-            page = await ok(client, "list_tasks", **arguments)
-            assert page["total"] == 6
-            seen += [t["title"] for t in page["tasks"]]
-            pages += 1
-            cursor = page["next_cursor"]
-            assert page["truncated"] is (cursor is not None)
-            if cursor is None:
-                break
-    assert pages == 2
-    assert seen == ["b", "d", "c", "f", "a", "e"]
+        walked = await check_paging(
+            client,
+            "list_tasks",
+            "tasks",
+            page_size=4,
+            other_filters={"priority": "P1"},
+            key=lambda t: t["title"],
+        )
+    assert [t["title"] for t in walked] == ["b", "d", "c", "f", "a", "e"]
 
 
 async def test_the_cursor_keeps_the_filter_order(connect_in_memory: Connect) -> None:
@@ -151,10 +149,11 @@ async def test_limit_defaults_to_20_and_pages_the_rest(connect_in_memory: Connec
         first = await ok(client, "list_tasks")
         rest = await ok(client, "list_tasks", cursor=first["next_cursor"])
         whole = await ok(client, "list_tasks", limit=100)
-    assert len(first["tasks"]) == 20 and first["total"] == 25 and first["truncated"] is True
-    assert len(rest["tasks"]) == 5 and rest["next_cursor"] is None and rest["truncated"] is False
-    assert [t["title"] for t in first["tasks"] + rest["tasks"]] == [t["title"] for t in whole["tasks"]]
-    assert len(whole["tasks"]) == 25 and whole["next_cursor"] is None
+    page = {"message": IsStr, "total": 25}
+    assert first == envelope_ok(**page, tasks=IsList(length=20), next_cursor=IsStr, truncated=True)
+    assert rest == envelope_ok(**page, tasks=IsList(length=5), next_cursor=None, truncated=False)
+    every = first["tasks"] + rest["tasks"]
+    assert whole == envelope_ok(**page, tasks=every, next_cursor=None, truncated=False)
 
 
 @pytest.mark.parametrize("limit", [0, 101, 1001, -5])

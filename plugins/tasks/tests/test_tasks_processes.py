@@ -22,8 +22,7 @@ from typing import Any
 import anyio
 import pytest
 import tasks_workers
-from hostd.config import config_from_mapping
-from hostd.host import Host
+from hostd_testing.hosts import PluginHost, make_host
 
 WORKERS = 4
 PER_WORKER = 100
@@ -65,18 +64,12 @@ def assert_overlapped(results: list[dict[str, Any]]) -> None:
 
 def on_host(data_dir: Path, backend: dict[str, Any], work: Any) -> Any:
     """Run ``work(host)`` (a coroutine function) on a host of its own over the shared list."""
-    host = Host(
-        config_from_mapping({"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=data_dir)
-    )
-    host.startup()
-    try:
+    with make_host(["tasks"], data_dir=data_dir, config=backend) as host:
         return anyio.run(work, host)
-    finally:
-        host.shutdown()
 
 
 def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
-    async def walk(host: Host) -> list[dict[str, Any]]:
+    async def walk(host: PluginHost) -> list[dict[str, Any]]:
         tasks: list[dict[str, Any]] = []
         cursor = None
         while True:
@@ -96,7 +89,7 @@ def list_all(data_dir: Path, backend: dict[str, Any]) -> list[dict[str, Any]]:
 def histories(data_dir: Path, backend: dict[str, Any], ids: list[str]) -> dict[str, list[tuple[str, Any]]]:
     """Each task's history as (event, by) pairs."""
 
-    async def read(host: Host) -> dict[str, list[tuple[str, Any]]]:
+    async def read(host: PluginHost) -> dict[str, list[tuple[str, Any]]]:
         found = {}
         for task_id in ids:
             envelope, is_error = await host.call("get_task", {"task_id": task_id})
@@ -126,13 +119,7 @@ def test_four_processes_creating_100_tasks_each_keep_all_400(
 def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
     hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
-    host = Host(
-        config_from_mapping(
-            {"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=hostd_data_dir
-        )
-    )
-    host.startup()
-    try:
+    with make_host(["tasks"], data_dir=hostd_data_dir, config=backend) as host:
 
         async def seed() -> list[str]:
             ids = []
@@ -145,8 +132,6 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
             return ids
 
         seeded = anyio.run(seed)
-    finally:
-        host.shutdown()
 
     results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), backend, n))
     assert [r["errors"] for r in results] == [[]] * WORKERS
@@ -176,13 +161,7 @@ EDIT_ROUNDS = 50
 def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twice(
     hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
-    host = Host(
-        config_from_mapping(
-            {"profiles": {"default": {"plugins": ["tasks"]}}, **backend}, data_dir=hostd_data_dir
-        )
-    )
-    host.startup()
-    try:
+    with make_host(["tasks"], data_dir=hostd_data_dir, config=backend) as host:
 
         async def seed() -> None:
             # Shared and own tasks are blocked, so only the claimable ones are handed out.
@@ -200,8 +179,6 @@ def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twic
                 assert not is_error, envelope
 
         anyio.run(seed)
-    finally:
-        host.shutdown()
 
     results = run_workers(
         tasks_workers.edit_and_claim, lambda n: (str(hostd_data_dir), backend, n, EDIT_ROUNDS)
@@ -301,7 +278,7 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
     """An agent process claims with a 2 s lease and is SIGKILLed; four agent processes asking every
     50 ms get its task once the lease has lapsed, and only one of them gets it."""
 
-    async def seed(host: Host) -> None:
+    async def seed(host: PluginHost) -> None:
         envelope, is_error = await host.call("create_task", {"title": "the only task", "task_id": "job"})
         assert not is_error, envelope
 
@@ -334,7 +311,7 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
     claims = [(r["worker"], c["task_id"]) for r in results for c in r["claimed"]]
     assert len(claims) == 1 and claims[0][1] == "job", claims
 
-    async def read(host: Host) -> Any:
+    async def read(host: PluginHost) -> Any:
         envelope, is_error = await host.call("get_task", {"task_id": "job"})
         assert not is_error, envelope
         return envelope

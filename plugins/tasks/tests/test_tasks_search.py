@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hostd_testing import Client
 from hostd_testing.calls import ok
-from mcp import Client
 from tasks_support import Connect, create, refused
 
 pytestmark = pytest.mark.anyio

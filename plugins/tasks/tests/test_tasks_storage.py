@@ -14,6 +14,7 @@ import anyio
 import pytest
 from hostd_testing import in_memory_client, write_config
 from hostd_testing.calls import call, ok
+from hostd_testing.suites import check_team_database
 from tasks_support import TEAM_DATABASE_ENV, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -232,24 +233,10 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
 
 
 def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres_url: str) -> None:
+    """hostd-testing's team-database checks: ``hostd db migrate`` (pending, applied, then
+    current) and a database that is down at start-up (exit 2, named without its password)."""
     pytest.importorskip("psycopg")
-    config = write_config(tmp_path, ["tasks"], config={"language": "en", **TEAM})
-
-    def migrate(*flags: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hostd", "db", "migrate", *flags, "--config", str(config)],
-            env={**os.environ, TEAM_DATABASE_ENV: postgres_url, "HOSTD_CACHE_DIR": "off"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-    pending = migrate("--check")
-    assert pending.returncode == 1 and "tasks: version 0 of 5" in pending.stdout, pending.stdout
-    applied = migrate()
-    assert applied.returncode == 0 and "tasks: version 5: current" in applied.stdout, applied.stdout
-    assert migrate("--check").returncode == 0
+    check_team_database(tmp_path, "tasks", postgres_url=postgres_url, version=5)
 
 
 def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
@@ -285,8 +272,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
     # The release's version 1 stands for version 2 of the shared schema; version 3 added the members,
-    # version 4 the leases, version 5 the task id in the status index.
-    assert (status.current, status.known) == (5, 5)
+    # version 4 the leases.
+    assert (status.current, status.known) == (4, 4)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hostd_testing import Client
 from hostd_testing.calls import call, ok
-from mcp import Client
 from tasks_support import ALLOWED, STATUSES, Connect, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio

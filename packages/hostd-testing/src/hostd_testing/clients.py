@@ -46,7 +46,7 @@ def prompt_text(params: mcp_types.CreateMessageRequestParams) -> str:
     return content.text
 
 
-def _profile_config(
+def profile_config(
     plugins: list[str] | None, config: dict[str, Any] | None, settings: dict[str, Any] | None
 ) -> dict[str, Any]:
     raw: dict[str, Any] = json.loads(json.dumps(config or {}))
@@ -74,7 +74,7 @@ async def in_memory_client(
     ``config`` is a whole config mapping (as the YAML would hold); ``settings`` is merged
     into its ``plugins`` section. Start-up and shut-down hooks run around the block.
     """
-    loaded = config_from_mapping(_profile_config(plugins, config, settings), profile, data_dir=data_dir)
+    loaded = config_from_mapping(profile_config(plugins, config, settings), profile, data_dir=data_dir)
     host = Host(loaded, extra_plugins=extra_plugins, cwd=cwd)
     host.startup()
     try:
@@ -92,7 +92,7 @@ def write_config(
     settings: dict[str, Any] | None = None,
 ) -> Path:
     """Write a YAML config (data under ``directory/data``) and return its path."""
-    raw = _profile_config(plugins, config, settings)
+    raw = profile_config(plugins, config, settings)
     raw.setdefault("data_dir", str(directory / "data"))
     path = directory / "hostd.yaml"
     path.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")

@@ -1,10 +1,30 @@
-"""Fixtures hostd-testing adds to every pytest run where it is installed."""
+"""Fixtures hostd-testing adds to every pytest run where it is installed.
+
+A plugin's ``conftest.py`` names what is its own and takes the rest from here:
+
+    @pytest.fixture
+    def hostd_plugins() -> list[str]:
+        return ["tasks"]                      # what ``connect()`` serves by default
+
+    @pytest.fixture
+    def hostd_config(backend):
+        return {"language": "en", **backend}  # what every ``connect()`` client starts from
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from hostd_testing.backends import BACKENDS, backend_config
+
+if TYPE_CHECKING:  # the clients import the host and the SDK: only when a test asks for one
+    from hostd_testing.connecting import Connect
+
+#: ``connect``'s kinds of host, the test ids (``hostd_testing.connecting.CONNECT_KINDS``).
+CONNECT_KINDS = ["in-memory", "served"]
 
 
 @pytest.fixture
@@ -23,7 +43,79 @@ def hostd_roots(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The config that picks the store, one test per backend: ``{}`` (``[sqlite]``, the file in
+    the data folder) or ``storage`` naming a fresh PostgreSQL database (``[postgres]``)."""
+    return backend_config(request.param, request, monkeypatch)
+
+
+@pytest.fixture
+def hostd_plugins() -> list[str] | None:
+    """The plugins ``connect()`` serves when a test names none (``None``: the config's profiles,
+    else every installed plugin). A suite's conftest overrides it with its own plugin."""
+    return None
+
+
+@pytest.fixture
+def hostd_config() -> dict[str, Any]:
+    """The config every ``connect()`` client starts from. A suite with a store overrides it to
+    include ``backend``, so its tests run on both stores."""
+    return {}
+
+
+@pytest.fixture(params=CONNECT_KINDS)
+def connect(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    hostd_data_dir: Path,
+    hostd_plugins: list[str] | None,
+    hostd_config: dict[str, Any],
+) -> Connect:
+    """Clients through the in-memory host and through a real ``hostd serve``, one test each."""
+    from hostd_testing.connecting import make_connect
+
+    return make_connect(
+        request.param, folder=tmp_path, data_dir=hostd_data_dir, plugins=hostd_plugins, config=hostd_config
+    )
+
+
+@pytest.fixture
+def connect_in_memory(
+    tmp_path: Path, hostd_data_dir: Path, hostd_plugins: list[str] | None, hostd_config: dict[str, Any]
+) -> Connect:
+    """Clients through the in-memory host only (for rules checked many times over)."""
+    from hostd_testing.connecting import make_connect
+
+    return make_connect(
+        "in-memory", folder=tmp_path, data_dir=hostd_data_dir, plugins=hostd_plugins, config=hostd_config
+    )
+
+
+@pytest.fixture
+def connect_served(
+    tmp_path: Path, hostd_data_dir: Path, hostd_plugins: list[str] | None, hostd_config: dict[str, Any]
+) -> Connect:
+    """Clients through a real ``hostd serve`` process only."""
+    from hostd_testing.connecting import make_connect
+
+    return make_connect(
+        "served", folder=tmp_path, data_dir=hostd_data_dir, plugins=hostd_plugins, config=hostd_config
+    )
+
+
 # PostgreSQL fixtures (a real server per test session, a fresh database per test).
 from hostd_testing.postgres import postgres_server, postgres_url  # noqa: E402
 
-__all__ = ["hostd_data_dir", "hostd_roots", "postgres_server", "postgres_url"]
+__all__ = [
+    "backend",
+    "connect",
+    "connect_in_memory",
+    "connect_served",
+    "hostd_config",
+    "hostd_data_dir",
+    "hostd_plugins",
+    "hostd_roots",
+    "postgres_server",
+    "postgres_url",
+]

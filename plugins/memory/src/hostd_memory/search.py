@@ -1,6 +1,6 @@
 """Turning what a user typed into FTS5 queries, and hits into snippets.
 
-Two full-text indexes sit beside the ``memories`` table (see ``store.py``):
+Two full-text indexes sit beside the ``memories`` table (see ``store/schema.py``):
 
 - ``memory_words`` indexes a rewritten text (``words_text``): Latin words as words, and each
   run of CJK characters as its overlapping bigrams plus its last character. It answers both
