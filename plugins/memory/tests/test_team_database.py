@@ -162,7 +162,7 @@ async def _local_memories(data_dir: Path, roots: Path) -> None:
 async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
-    from hostd_memory.team_copy import snapshot
+    from hostd_memory.store.records import snapshot
     from memory_support import sqlite_store, team_store
 
     data_dir = tmp_path / "data"
@@ -181,7 +181,7 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         for uri in uris:
             mine, theirs = snapshot(local._conn(), uri), snapshot(team._conn(), uri)
             assert mine is not None and theirs is not None
-            assert theirs[1] == mine[1], uri  # state, every version, tags, aliases, authors
+            assert theirs == mine, uri  # state, every version, tags, aliases, authors
         (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
         assert cache == ("proj://db", "depends on")
         assert [h.memory.uri for h in team.search(_plan("数据库"), _filters(), 5)] == ["proj://db"]
@@ -208,7 +208,7 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         ), forward.stdout
         assert "CONFLICT" not in forward.stdout
         mine, theirs = snapshot(local._conn(), "proj://db"), snapshot(team._conn(), "proj://db")
-        assert mine is not None and theirs is not None and theirs[1] == mine[1]
+        assert mine is not None and theirs is not None and theirs == mine
         assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (
             "alice",
             "proj://db",
