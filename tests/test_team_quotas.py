@@ -2,6 +2,8 @@
 database, draw a member's calls from one bucket, so what a member gets accepted over a time is
 the configured rate (within 10%), not three times it; another member's bucket is untouched.
 
+The HTTP request rate (429 before the body is read) is shared the same way.
+
 The rate is scaled to seconds (600 calls a minute, burst 10, for 6 s) so the test takes seconds,
 not a minute: the bucket arithmetic is the same.
 """
@@ -13,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -26,14 +29,22 @@ MEMBERS = {"busy": "busy-member-token-0123456789", "calm": "calm-member-token-01
 PER_MINUTE, BURST, SECONDS = 600, 10, 6.0
 
 
-@pytest.fixture(scope="module")
-def balancer_url(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+#: The HTTP request rate test: a minute's worth of burst, one request a second after it.
+REQUESTS_PER_MINUTE = 60
+
+
+def _cluster(
+    postgres_server: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    limits: dict[str, Any],
+) -> Iterator[str]:
     nginx = find_nginx()
     if nginx is None:
         if os.environ.get("HOSTD_REQUIRE_NGINX") == "1":
             pytest.fail(f"nginx is required (HOSTD_REQUIRE_NGINX=1) but not installed: {NGINX_INSTALL}")
         pytest.skip(f"nginx is not installed: {NGINX_INSTALL}")
-    folder: Path = tmp_path_factory.mktemp("quotas")
+    folder: Path = tmp_path_factory.mktemp(name)
     (folder / "tokens.yaml").write_text(yaml.safe_dump(MEMBERS), encoding="utf-8")
     transport = {"type": "http", "stateless": True, "tokens_file": str(folder / "tokens.yaml")}
     config = folder / "hostd.yaml"
@@ -42,14 +53,14 @@ def balancer_url(postgres_server: PostgresServer, tmp_path_factory: pytest.TempP
             {
                 "data_dir": str(folder / "data"),
                 "storage": {"url_env": "HOSTD_DATABASE_URL"},
-                "limits": {"per_member": {"calls_per_minute": PER_MINUTE, "burst": BURST}},
+                "limits": limits,
                 "profiles": {"team": {"plugins": ["tasks"], "transport": transport}},
             }
         ),
         encoding="utf-8",
     )
     env = {
-        "HOSTD_DATABASE_URL": postgres_server.create_database("quotas"),
+        "HOSTD_DATABASE_URL": postgres_server.create_database(name),
         "HOSTD_CACHE_DIR": str(folder / "cache"),
     }
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
@@ -63,6 +74,20 @@ def balancer_url(postgres_server: PostgresServer, tmp_path_factory: pytest.TempP
         balancer.stop()
         for replica in replicas:
             replica.stop()
+
+
+@pytest.fixture(scope="module")
+def balancer_url(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    limits = {"per_member": {"calls_per_minute": PER_MINUTE, "burst": BURST}}
+    yield from _cluster(postgres_server, tmp_path_factory, "quotas", limits)
+
+
+@pytest.fixture(scope="module")
+def request_rate_url(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    per_member = {"calls_per_minute": 1_000_000, "requests_per_minute": REQUESTS_PER_MINUTE}
+    yield from _cluster(postgres_server, tmp_path_factory, "request_rate", {"per_member": per_member})
 
 
 async def test_a_members_accepted_calls_follow_the_shared_rate(balancer_url: str) -> None:
@@ -91,3 +116,42 @@ async def test_a_members_accepted_calls_follow_the_shared_rate(balancer_url: str
         assert (await calm.call("get_task_stats", {}))["status"] == "success"
     finally:
         await calm.aclose()
+
+
+async def test_a_members_http_requests_follow_the_shared_rate(request_rate_url: str) -> None:
+    """429 with Retry-After over the member's request rate, counted once for the three replicas:
+    per replica the member would get about three times the rate through the balancer."""
+    import httpx2
+
+    busy = TeamClient(request_rate_url, MEMBERS["busy"], MODERN)
+    body, headers = busy._body("get_task_stats", {})
+    headers = {
+        **headers,
+        "Authorization": f"Bearer {MEMBERS['busy']}",
+        "Accept": "application/json, text/event-stream",
+    }
+    statuses: Counter[int] = Counter()
+    retry_after: set[str] = set()
+    started = time.monotonic()
+
+    async def caller(http: httpx2.AsyncClient) -> None:
+        while time.monotonic() - started < SECONDS:
+            response = await http.post(request_rate_url, json=body, headers=headers)
+            statuses[response.status_code] += 1
+            if response.status_code == 429:
+                retry_after.add(response.headers.get("retry-after", ""))
+
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30)) as http:
+        async with anyio.create_task_group() as group:
+            for _ in range(6):
+                group.start_soon(caller, http)
+        elapsed = time.monotonic() - started
+        calm_headers = {**headers, "Authorization": f"Bearer {MEMBERS['calm']}"}
+        calm = await http.post(request_rate_url, json=body, headers=calm_headers)
+    await busy.aclose()
+    expected = REQUESTS_PER_MINUTE + REQUESTS_PER_MINUTE / 60 * elapsed
+    assert set(statuses) == {200, 429}, statuses
+    assert statuses[429] > statuses[200]  # the member asked for far more than the rate
+    assert abs(statuses[200] - expected) <= 0.1 * expected, (statuses, expected)
+    assert retry_after and all(value.isdigit() and int(value) >= 1 for value in retry_after), retry_after
+    assert calm.status_code == 200  # another member's bucket is untouched

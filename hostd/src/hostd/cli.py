@@ -176,13 +176,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from hostd.web.serve import team_dashboard
 
         dashboard = team_dashboard(host, transport, policy)
-    limits = host.loaded.config.limits
-    if policy is not None and limits is not None and limits.per_member is not None:
-        per_minute = limits.per_member.requests_per_minute
-        if per_minute is not None:
-            from hostd.quotas import RequestRate
+    if policy is not None:
+        from hostd.quotas import install_request_rate
 
-            policy.request_rate = RequestRate(per_minute, burst=max(1.0, per_minute))
+        policy.request_rate = install_request_rate(host)
     if policy is not None and transport.metrics is not None and transport.metrics.enabled:
         from hostd.metrics import install_metrics
 

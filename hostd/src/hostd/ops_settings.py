@@ -60,7 +60,7 @@ class MemberLimits(Rate):
         gt=0,
         le=1_000_000,
         description="HTTP requests per member (429 with Retry-After above, before the body is read); "
-        "counted per replica",
+        "shared by the replicas with storage, else counted per replica",
     )
 
 

@@ -11,8 +11,9 @@ Where buckets live:
   statement), so every replica draws from the same bucket.
 
 The HTTP request rate (``per_member.requests_per_minute``: 429 with ``Retry-After`` before the
-body is read) is always counted in the process: a database round trip per request would cost
-more than it protects.
+body is read) lives in the same place: without ``storage`` each replica counts its own requests;
+with it the replicas share one bucket per member (key ``http:<member>``), one statement a
+request, run off the event loop.
 """
 
 from __future__ import annotations
@@ -128,17 +129,37 @@ class Quotas:
 
 
 class RequestRate:
-    """HTTP requests per member, in this process: ``retry_after(member)`` before a body is read."""
+    """HTTP requests per member: ``retry_after(member)`` before a body is read.
 
-    def __init__(self, per_minute: float, burst: float) -> None:
+    ``shared`` says the buckets are the team database's (a blocking statement: callers on the
+    event loop run it in a worker thread).
+    """
+
+    def __init__(self, per_minute: float, burst: float, buckets: Buckets | None = None) -> None:
         self.capacity = burst
         self.per_second = per_minute / 60
-        self.buckets = MemoryBuckets()
+        self.shared = buckets is not None
+        self.buckets: Buckets = buckets if buckets is not None else MemoryBuckets()
 
     def retry_after(self, member: str) -> int:
         """0 to serve the request, else whole seconds for ``Retry-After`` (at least 1)."""
-        wait = self.buckets.take(member, self.capacity, self.per_second)
+        wait = self.buckets.take(f"http:{member}", self.capacity, self.per_second)
         return 0 if not wait else max(1, math.ceil(wait))
+
+
+def install_request_rate(host: Host) -> RequestRate | None:
+    """The HTTP request rate from ``limits.per_member.requests_per_minute``; ``None`` without it."""
+    limits = host.loaded.config.limits
+    per_member = limits.per_member if limits is not None else None
+    if per_member is None or per_member.requests_per_minute is None:
+        return None
+    per_minute = per_member.requests_per_minute
+    buckets: Buckets | None = None
+    if host.loaded.config.storage is not None:
+        from hostd.ops_databases import QUOTAS, ops_database
+
+        buckets = DatabaseBuckets(ops_database(host, QUOTAS))
+    return RequestRate(per_minute, burst=max(1.0, per_minute), buckets=buckets)
 
 
 def install_quotas(host: Host) -> Quotas | None:

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
 from hostd.i18n import pick
@@ -439,8 +441,12 @@ class GuardMiddleware:
             scope[MEMBER_SCOPE_KEY] = member[0]
             # The SDK binds a stateful session to the credential that opened it: the member.
             scope["user"] = _session_owner(member[0])
-        if refusal is None and member and self.policy.request_rate is not None:
-            wait = self.policy.request_rate.retry_after(member[0].name)
+        rate = self.policy.request_rate
+        if refusal is None and member and rate is not None:
+            if rate.shared:
+                wait = await anyio.to_thread.run_sync(rate.retry_after, member[0].name)
+            else:
+                wait = rate.retry_after(member[0].name)
             if wait:  # before the body is read: an over-eager client costs no buffer
                 refusal = self.policy.too_many_requests(wait)
         if refusal is None:
