@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -176,10 +177,10 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     local = sqlite_store(data_dir / "memory" / "memory.db")
     team = team_store(postgres_url)
     try:
-        uris = [r[0] for r in local._conn().execute("SELECT uri FROM memories ORDER BY id")]
+        uris = [r[0] for r in local._rows("SELECT uri FROM memories ORDER BY id")]
         assert len(uris) == 4  # the session's memory too
         for uri in uris:
-            mine, theirs = snapshot(local._conn(), uri), snapshot(team._conn(), uri)
+            mine, theirs = local._read(partial(snapshot, uri=uri)), team._read(partial(snapshot, uri=uri))
             assert mine is not None and theirs is not None
             assert theirs == mine, uri  # state, every version, tags, aliases, authors
         (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
@@ -207,7 +208,10 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
             "sessions: 0 copied, 1 unchanged, versions: 1 copied, 7 unchanged\n" in forward.stdout
         ), forward.stdout
         assert "CONFLICT" not in forward.stdout
-        mine, theirs = snapshot(local._conn(), "proj://db"), snapshot(team._conn(), "proj://db")
+        mine, theirs = (
+            local._read(partial(snapshot, uri="proj://db")),
+            team._read(partial(snapshot, uri="proj://db")),
+        )
         assert mine is not None and theirs is not None and theirs == mine
         assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (
             "alice",

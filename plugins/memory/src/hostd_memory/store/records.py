@@ -25,6 +25,7 @@ from hostd_db import utc_stamp
 
 from hostd import Record, RecordKind, Text, pages
 from hostd_memory.store import MemoryStore
+from hostd_memory.store.postgres import WRITE_LOCK_KEY
 from hostd_memory.store.rows import Connection
 
 #: How many records one read of the local file returns.
@@ -35,9 +36,6 @@ _STATE = (
     "created_at, updated_at, version, change, change_note, tags, author"
 )
 _VERSION = "version, content, priority, disclosure, status, change, change_note, created_at, tags, author"
-
-#: The store-wide advisory lock every memory write holds shared; the copy holds it alone.
-WRITE_LOCK_KEY = 0x6D656D6F7279
 
 
 def _version(row: Sequence[Any]) -> list[Any]:
@@ -272,7 +270,7 @@ class MemoryRecords:
             note, json.dumps(tags), author,
         )  # fmt: skip
         marks = ", ".join("?" * len(state))
-        memory_id = self.store._insert_returning_id(
+        memory_id = self.store.engine.insert_returning_id(
             conn, f"INSERT INTO memories ({_STATE}) VALUES ({marks})", state
         )
         self._ids[uri] = memory_id
@@ -315,4 +313,4 @@ class MemoryRecords:
     def end_import(self, conn: Connection) -> None:
         """Fill the word index of the memories the copy wrote (the team database's; SQLite's triggers did)."""
         if self.store.database.dialect.is_postgres:
-            self.store._index_words(conn)  # type: ignore[attr-defined]
+            self.store.engine.index_words(conn)
