@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,6 +31,8 @@ from hostd import (
     PromptArgumentInfo,
     PromptInfo,
     PromptText,
+    Record,
+    RecordKind,
     ResourceInfo,
     ResourceLink,
     ResourcePage,
@@ -510,36 +512,102 @@ def test_hook_hostd_database_schema(
     team.shutdown()
 
 
-# --- hostd_copy_to_team_database -----------------------------------------------------------
+# --- hostd_record_store ----------------------------------------------------------------------
 
 
-def test_hook_hostd_copy_to_team_database(hostd_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    contexts: list[PluginContext[Any]] = []
+class NoteRecords:
+    """The notes of one database as records, keyed by id (``hostd.RecordStore``)."""
+
+    record_kinds = (RecordKind("notes", lambda key: Text(en=f"note {key}", zh=f"笔记 {key}")),)
+    import_lock = None
+
+    def __init__(self, database: Database, asked: list[str]) -> None:
+        self.database, self.asked = database, asked
+
+    def export_records(self) -> Iterator[Record]:
+        rows = self.database.read(
+            lambda c: c.execute("SELECT id, body, author FROM notes ORDER BY id").fetchall()
+        )
+        for note_id, body, author in rows:
+            yield Record("notes", str(note_id), {"body": body, "author": author})
+
+    def begin_import(self, conn: Any) -> None:
+        self.asked.append("begin")
+
+    def find_record(self, conn: Any, kind: str, key: str) -> dict[str, Any] | None:
+        row = conn.execute("SELECT body, author FROM notes WHERE id = ?", (int(key),)).fetchone()
+        return None if row is None else {"body": row[0], "author": row[1]}
+
+    def import_record(self, conn: Any, record: Record, theirs: Any) -> Text | None:
+        conn.execute(
+            "INSERT INTO notes (id, body, author) VALUES (?, ?, ?)",
+            (int(record.key), record.data["body"], record.data["author"]),
+        )
+        return None
+
+    def end_import(self, conn: Any) -> None:
+        self.asked.append("end")
+
+    def close(self) -> None:
+        self.asked.append("closed")
+        self.database.close()
+
+
+def test_hook_hostd_record_store(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hostd_db import open_database
+
+    asked: list[str] = []
 
     class Plugin:
         @hookimpl
-        def hostd_copy_to_team_database(self, context: PluginContext[Any]) -> CopyReport:
-            contexts.append(context)
-            kept = sorted(path.name for path in context.data_dir.iterdir())
-            return CopyReport(copied={"files": len(kept)}, unchanged={}, conflicts=[f"kept {kept}"])
+        def hostd_database_schema(self, context: PluginContext[Any]) -> Schema:
+            return NOTES_SCHEMA
+
+        @hookimpl
+        def hostd_record_store(self, context: PluginContext[Any], local: bool) -> NoteRecords | None:
+            asked.append(f"{context.name} local={local}")
+            if not local:
+                return NoteRecords(context.database(), asked)
+            if not (context.data_dir / "notes.db").exists():
+                return None
+            return NoteRecords(
+                open_database(NOTES_SCHEMA, "keeper", data_dir=context.data_dir, team=None), asked
+            )
 
     class NothingToCopy:
         @hookimpl
-        def hostd_copy_to_team_database(self, context: PluginContext[Any]) -> None:
+        def hostd_record_store(self, context: PluginContext[Any], local: bool) -> None:
+            asked.append(f"{context.name} local={local}")
             return None
 
-    monkeypatch.setenv(URL_ENV, FAKE_DATABASE_URL)
-    host = make_host(
-        hostd_data_dir, {"keeper": Plugin(), "empty": NothingToCopy()}, storage={"url_env": URL_ENV}
-    )
-    (host.contexts["keeper"].data_dir / "local.db").write_text("rows", encoding="utf-8")
-    reports = host.copy_to_team_database()
-    # Called with the plugin's own context (its data folder holds the local store); a None is left out.
-    assert reports == [
-        ("keeper", CopyReport(copied={"files": 1}, unchanged={}, conflicts=["kept ['local.db']"]))
+    plugins = {"keeper": Plugin(), "empty": NothingToCopy()}
+    monkeypatch.setenv(URL_ENV, postgres_url)
+    host = make_host(hostd_data_dir, plugins, storage={"url_env": URL_ENV})
+    host.prepare_team_databases(migrate=True)
+    # Nothing stored locally: the team store is asked for, the local one is None, the report is empty.
+    assert host.copy_to_team_database() == [("keeper", CopyReport())]
+    assert asked == ["keeper local=False", "keeper local=True", "empty local=False"]
+    asked.clear()
+    local = make_host(hostd_data_dir, plugins)
+    _note_and_read_back(local.contexts["keeper"].database())
+    local.shutdown()
+    progress: list[tuple[str, int]] = []
+    reports = host.copy_to_team_database(progress=lambda plugin, read: progress.append((plugin, read)))
+    # The plugin's own stores, the host's loop in one transaction, the local store closed after it.
+    assert reports == [("keeper", CopyReport(copied={"notes": 1}))]
+    assert asked == ["keeper local=False", "keeper local=True", "begin", "end", "closed", "empty local=False"]
+    assert _read_notes(host.contexts["keeper"].database()) == [("a\x00b", "ada")]
+    assert progress == []  # one record: less than a thousand read
+    assert host.copy_to_team_database() == [
+        ("keeper", CopyReport(copied={"notes": 0}, unchanged={"notes": 1}))
     ]
-    assert [c.data_dir for c in contexts] == [hostd_data_dir / "keeper"]
-    assert contexts[0].storage is not None
+    host.shutdown()
+
+
+def _read_notes(database: Database) -> list[tuple[Any, ...]]:
+    return database.read(lambda c: [tuple(r) for r in c.execute("SELECT body, author FROM notes").fetchall()])
 
 
 # --- hostd_register_views ------------------------------------------------------------------
@@ -791,7 +859,7 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_icon",
             "hostd_startup",
             "hostd_shutdown",
-            "hostd_copy_to_team_database",
+            "hostd_record_store",
             "hostd_register_views",
         }
     )

@@ -22,7 +22,8 @@ from hostd_testing.postgres import PostgresServer
 LEDGER = '''
 from pydantic import Field
 from typing import Annotated
-from hostd import ToolContext, ToolOutput, hookimpl
+import json
+from hostd import Record, RecordKind, Text, ToolContext, ToolOutput, hookimpl
 from hostd_db import Only, Schema
 
 # Only in the team database: the local store is a JSON file (no SQLite file).
@@ -59,31 +60,44 @@ def hostd_database_schema(context):
     return SCHEMA
 
 
-@hookimpl
-def hostd_copy_to_team_database(context):
-    """The local store is a JSON list of [id, body] pairs in the plugin's data folder."""
-    import json
-    from hostd import CopyReport
+class Entries:
+    """The ledger's entries as records: the local JSON list of [id, body] pairs in the plugin's data
+    folder (``path``), or the team table."""
 
-    local = context.data_dir / "entries.json"
-    report = CopyReport()
-    if not local.exists():
-        return report
-    def copy(conn):
-        for entry_id, body in json.loads(local.read_text()):
-            row = conn.execute("SELECT body FROM entries WHERE id = ?", (entry_id,)).fetchone()
-            if row is None:
-                conn.execute("INSERT INTO entries (id, body) VALUES (?, ?)", (entry_id, body))
-                report.copied["entries"] = report.copied.get("entries", 0) + 1
-            elif row[0] == body:
-                report.unchanged["entries"] = report.unchanged.get("entries", 0) + 1
-            else:
-                report.conflicts.append(f"entry {entry_id} differs in the team database")
+    record_kinds = (RecordKind("entries", lambda key: Text(en=f"entry {key}", zh=f"条目 {key}")),)
+    import_lock = None
+
+    def __init__(self, path=None):
+        self.path = path
+
+    def export_records(self):
+        for entry_id, body in json.loads(self.path.read_text()):
+            yield Record("entries", str(entry_id), {"body": body})
+
+    def begin_import(self, conn):
+        pass
+
+    def find_record(self, conn, kind, key):
+        row = conn.execute("SELECT body FROM entries WHERE id = ?", (int(key),)).fetchone()
+        return None if row is None else {"body": row[0]}
+
+    def import_record(self, conn, record, theirs):
+        conn.execute("INSERT INTO entries (id, body) VALUES (?, ?)", (int(record.key), record.data["body"]))
+
+    def end_import(self, conn):
         # Ids copied explicitly do not move the sequence: later inserts must not collide with them.
         conn.execute("SELECT setval('entries_id_seq', coalesce(max(id), 1)) FROM entries")
 
-    context.database().write(copy)
-    return report
+    def close(self):
+        pass
+
+
+@hookimpl
+def hostd_record_store(context, local):
+    if not local:
+        return Entries()
+    path = context.data_dir / "entries.json"
+    return Entries(path) if path.exists() else None
 
 
 @hookimpl

@@ -22,6 +22,7 @@ from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
 from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
+from hostd.records import Record, RecordKind, RecordStore, pages
 from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
 from hostd.tools import ToolFunction
 from hostd.web.api import (
@@ -46,6 +47,9 @@ __all__ = [
     "PromptArgumentInfo",
     "PromptInfo",
     "PromptText",
+    "Record",
+    "RecordKind",
+    "RecordStore",
     "RegisterPrompts",
     "RegisterResource",
     "RegisterService",
@@ -68,5 +72,6 @@ __all__ = [
     "ViewRedirect",
     "ViewRequest",
     "hookimpl",
+    "pages",
     "trace_span",
 ]

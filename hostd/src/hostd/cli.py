@@ -327,7 +327,9 @@ def _copy_to_team_database(host: Any) -> int:
 
     host.prepare_team_databases(migrate=True)
     print(f"copying {host.loaded.data_dir} into {describe_url(host.loaded.database_url or '')}")
-    reports = host.copy_to_team_database()
+    reports = host.copy_to_team_database(
+        progress=lambda plugin, read: print(f"{plugin}: {read} records read", file=sys.stderr, flush=True)
+    )
     conflicts = 0
     for plugin, report in reports:
         kinds = sorted(set(report.copied) | set(report.unchanged) | set(report.updated))

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from hostd_db import Schema
     from pydantic import BaseModel
 
-    from hostd.context import CopyReport, PluginContext, RegisterService, RegisterTool
+    from hostd.context import PluginContext, RegisterService, RegisterTool
     from hostd.prompts import RegisterPrompts
+    from hostd.records import RecordStore
     from hostd.resources import RegisterResource
     from hostd.web.api import RegisterViews
 
@@ -88,11 +89,15 @@ def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -
 
 
 @hookspec
-def hostd_copy_to_team_database(context: PluginContext[Any]) -> CopyReport | None:
-    """Copy this plugin's local store (SQLite file / JSON sessions in ``context.data_dir``) into its
-    team database tables; return what was copied, already there, or in conflict (never overwritten).
+def hostd_record_store(context: PluginContext[Any], local: bool) -> RecordStore | None:
+    """This plugin's store as ``hostd db copy`` copies it (a ``hostd.RecordStore``), or None.
 
-    Called by ``hostd db copy`` with ``storage`` configured; running it twice changes nothing.
+    ``local=False``: the store on ``context.database()`` (the team database), which receives the
+    records; None when the plugin keeps nothing to copy. ``local=True``: the store of the
+    plugin's data folder (its SQLite file, its own files), opened for the copy and closed by the
+    host after it; None when nothing is stored there. The host runs the copy (``hostd.records``):
+    one transaction, the merge rule each kind declares, conflicts reported and never overwritten,
+    a second run changing nothing.
     """
 
 

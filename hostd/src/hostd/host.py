@@ -14,6 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -257,18 +258,43 @@ class Host:
         found.extend(ops_team_databases(self))  # the audit trail's and the quotas' tables
         return found
 
-    def copy_to_team_database(self) -> list[tuple[str, Any]]:
-        """Each plugin's local store copied into the team database: ``(plugin, CopyReport)`` pairs."""
+    def copy_to_team_database(
+        self, progress: Callable[[str, int], None] | None = None
+    ) -> list[tuple[str, Any]]:
+        """Each plugin's local store copied into the team database: ``(plugin, CopyReport)`` pairs.
+
+        The plugins give their stores (``hostd_record_store``); the copy is ``hostd.records``'s.
+        ``progress(plugin, records_read)`` is called every thousand records.
+        """
         from hostd_db import DatabaseError
 
+        from hostd.context import CopyReport
+        from hostd.records import import_records
+
         reports = []
-        for name, _ in self._impls("hostd_copy_to_team_database"):
+        for name, _ in self._impls("hostd_record_store"):
+            context = self.contexts[name]
             try:
-                report = self._call_hook("hostd_copy_to_team_database", name, context=self.contexts[name])
+                team = self._call_hook("hostd_record_store", name, context=context, local=False)
+                if team is None:
+                    continue
+                local = self._call_hook("hostd_record_store", name, context=context, local=True)
+                if local is None:
+                    reports.append((name, CopyReport()))
+                    continue
+                try:
+                    report = import_records(
+                        local,
+                        team,
+                        context.database(),
+                        context.render,
+                        progress=None if progress is None else partial(progress, name),
+                    )
+                finally:
+                    local.close()
             except DatabaseError as exc:
                 raise HostError(f"{name}: {exc.message.en} {exc.hint.en if exc.hint else ''}") from None
-            if report is not None:
-                reports.append((name, report))
+            reports.append((name, report))
         return reports
 
     def prepare_team_databases(self, *, migrate: bool) -> list[tuple[str, Any]]:

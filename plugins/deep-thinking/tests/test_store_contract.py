@@ -200,9 +200,9 @@ def _write_shared_default(store: Any, session_id: str) -> None:
     if isinstance(store, SessionStore):
         store.default_path.write_text(json.dumps({"session_id": session_id, "since": "2026-01-01"}))
     else:
-        store.database.run(
+        store.database.write(
             lambda conn: conn.execute(
-                "INSERT INTO default_session (session_id, since) VALUES (%s, '2026-01-01')", (session_id,)
+                "INSERT INTO default_session (session_id, since) VALUES (?, '2026-01-01')", (session_id,)
             )
         )
 

@@ -131,10 +131,11 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
     memories = sqlite_store(tmp_path / "memory.db")
     items = bulk(1_200, "memory {i}: limited edition", last=[("target://deploy", "Deploying the rate limit")])
     memories.import_items(items, "skip", ImportReport(), author="test")
-    conn = memories._conn()
-    total = memories._total(conn)
-    expression, _ = memories._strict_expression(
-        conn, search.plan_query("limit deployment").strict_pieces, total, {}
+    total = memories._read(memories._total)
+    expression, _ = memories._read(
+        lambda conn: memories._strict_expression(
+            conn, search.plan_query("limit deployment").strict_pieces, total, {}
+        )
     )
     found = memories.search(search.plan_query("deployment limits"), Filters(), 10)
     memories.close()
@@ -146,8 +147,7 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
 def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: Path) -> None:
     memories = sqlite_store(tmp_path / "memory.db")
     memories.import_items(bulk(1_000, "entry {i} about caching"), "skip", ImportReport(), author="test")
-    conn = memories._conn()
-    structure = conn.execute("SELECT block FROM memory_words_data WHERE id = 10").fetchone()[0]
+    structure = memories._rows("SELECT block FROM memory_words_data WHERE id = 10")[0][0]
     updated, _ = memories.update(
         "bulk://n7",
         edit=lambda content: ("now about sharding", "replace"),

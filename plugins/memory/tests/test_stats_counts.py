@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_memory.store import Change, ImportItem, ImportReport, MemoryStore, VersionRow
+from hostd_memory.store import Change, Connection, ImportItem, ImportReport, MemoryStore, VersionRow
 from hostd_memory.store.schema import STATUSES
 from hostd_memory.uris import MemoryUri
 from memory_support import sqlite_store, team_store
@@ -31,7 +31,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
 
 def scanned(store: MemoryStore) -> dict[str, Any]:
     """The counted statistics by scanning every table (what ``stats`` computed before the counts)."""
-    conn = store._conn()
+    scan: dict[str, Any] = store._read(_scanned)
+    return scan
+
+
+def _scanned(conn: Connection) -> dict[str, Any]:
     visible = "m.status != 'deleted'"
     by_status = {s: 0 for s in STATUSES}
     grouped = conn.execute("SELECT status, count(*) FROM memories GROUP BY status")
@@ -192,7 +196,7 @@ def test_counts_stay_exact_with_writers_on_many_connections(postgres_url: str) -
         stats = counted(store)
         assert stats == scanned(store)
         assert sum(stats["by_status"].values()) == 150 and stats["by_tag"]["shared"] == 120
-        shards = store._conn().execute("SELECT count(DISTINCT shard) FROM memory_counts").fetchone()[0]
+        shards = store._rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
         assert shards > 1  # the writers added to rows of their own, not all to one
     finally:
         store.close()

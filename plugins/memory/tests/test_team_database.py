@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,7 @@ async def _local_memories(data_dir: Path, roots: Path) -> None:
 async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
-    from hostd_memory.team_copy import snapshot
+    from hostd_memory.store.records import snapshot
     from memory_support import sqlite_store, team_store
 
     data_dir = tmp_path / "data"
@@ -154,12 +155,12 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     local = sqlite_store(data_dir / "memory" / "memory.db")
     team = team_store(postgres_url)
     try:
-        uris = [r[0] for r in local._conn().execute("SELECT uri FROM memories ORDER BY id")]
+        uris = [r[0] for r in local._rows("SELECT uri FROM memories ORDER BY id")]
         assert len(uris) == 4  # the session's memory too
         for uri in uris:
-            mine, theirs = snapshot(local._conn(), uri), snapshot(team._conn(), uri)
+            mine, theirs = local._read(partial(snapshot, uri=uri)), team._read(partial(snapshot, uri=uri))
             assert mine is not None and theirs is not None
-            assert theirs[1] == mine[1], uri  # state, every version, tags, aliases, authors
+            assert theirs == mine, uri  # state, every version, tags, aliases, authors
         (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
         assert cache == ("proj://db", "depends on")
         assert [h.memory.uri for h in team.search(_plan("数据库"), _filters(), 5)] == ["proj://db"]
@@ -185,8 +186,11 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
             "sessions: 0 copied, 1 unchanged, versions: 1 copied, 7 unchanged\n" in forward.stdout
         ), forward.stdout
         assert "CONFLICT" not in forward.stdout
-        mine, theirs = snapshot(local._conn(), "proj://db"), snapshot(team._conn(), "proj://db")
-        assert mine is not None and theirs is not None and theirs[1] == mine[1]
+        mine, theirs = (
+            local._read(partial(snapshot, uri="proj://db")),
+            team._read(partial(snapshot, uri="proj://db")),
+        )
+        assert mine is not None and theirs is not None and theirs == mine
         assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (
             "alice",
             "proj://db",

@@ -4,13 +4,13 @@ how it is opened in ``store/``, cross-plugin links in ``links.py``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel
 
 from hostd import (
-    CopyReport,
     PluginContext,
+    RecordStore,
     RegisterPrompts,
     RegisterResource,
     RegisterService,
@@ -24,6 +24,8 @@ from hostd_deep_thinking.models import Settings
 
 if TYPE_CHECKING:
     from hostd_db import Schema
+
+    from hostd_deep_thinking.store.postgres import PostgresSessionStore
 
 
 @hookimpl
@@ -60,11 +62,19 @@ def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
 
 
 @hookimpl
-def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
-    """``hostd db copy``: this data folder's sessions and backups into the team database."""
-    from hostd_deep_thinking.teamcopy import copy_local_sessions
+def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
+    """``hostd db copy``: this data folder's sessions and backups (``local``), or the team database's
+    tables, as records (``store.records``)."""
+    from hostd_deep_thinking.store import SessionStore, session_store
+    from hostd_deep_thinking.store.records import SessionRecords
 
-    return copy_local_sessions(context)
+    if not context.has_team_database:
+        return None  # the sessions already are the local files
+    if not local:
+        return SessionRecords(cast("PostgresSessionStore", session_store(context)))
+    if not (context.data_dir / "sessions").is_dir():
+        return None
+    return SessionRecords(SessionStore(context.data_dir))
 
 
 @hookimpl

@@ -4,14 +4,14 @@ Nothing heavy happens here: the plugin declares its tables (``hostd_database_sch
 opens them on the first tool call (``store.memory_store``) and closes them at shut-down. Without
 ``storage`` they are the SQLite file in the data folder; with ``storage`` the plugin's schema in the
 team database (PostgreSQL), which the host migrates or checks at start-up; ``hostd db copy`` moves
-the local file's memories into it through ``hostd_copy_to_team_database``.
+the local file's memories into it, reading and writing them through ``hostd_record_store``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hostd import CopyReport, PluginContext, RegisterResource, RegisterTool, RegisterViews, hookimpl
+from hostd import PluginContext, RecordStore, RegisterResource, RegisterTool, RegisterViews, hookimpl
 from hostd_memory.models import Settings
 
 if TYPE_CHECKING:
@@ -76,12 +76,21 @@ def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
 
 
 @hookimpl
-def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport | None:
-    """``hostd db copy``: this data folder's memories (versions, aliases, tags, links) into the
-    team database."""
-    from hostd_memory.team_copy import copy_to_team_database
+def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
+    """``hostd db copy``: the memories (versions, aliases, tags, links, sessions) of this data
+    folder's SQLite file (``local``), or of the team database, as records (``store.records``)."""
+    from hostd_db import open_database
 
-    return copy_to_team_database(context)
+    from hostd_memory.store import memory_store, open_store
+    from hostd_memory.store.records import MemoryRecords
+    from hostd_memory.store.schema import schema
+
+    if not local:
+        return MemoryRecords(memory_store(context)) if context.has_team_database else None
+    if not (context.data_dir / context.settings.database).exists():
+        return None
+    file = open_database(schema(context.settings.database), "memory", data_dir=context.data_dir, team=None)
+    return MemoryRecords(open_store(file))
 
 
 @hookimpl

@@ -7,7 +7,7 @@ Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when that pl
 (both in ``links``). The plugin declares its tables (``hostd_database_schema``); the host opens
 them on the first call (the SQLite file, or with ``storage`` the team database, migrated at
 start-up) and the tools reach them through ``ctx.database()``. ``hostd db copy`` moves a local
-list into the team database through ``hostd_copy_to_team_database``.
+list into the team database, reading and writing it through ``hostd_record_store``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from hostd_db import Schema
 
 from hostd import (
-    CopyReport,
     PluginContext,
+    RecordStore,
     RegisterResource,
     RegisterService,
     RegisterTool,
@@ -82,10 +82,21 @@ def hostd_register_views(register: RegisterViews) -> None:
 
 
 @hookimpl
-def hostd_copy_to_team_database(context: PluginContext[Settings]) -> CopyReport:
-    from hostd_tasks.store.team_copy import copy_to_team_database
+def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
+    """``hostd db copy``: the tasks of this data folder's SQLite file (``local``), or of the team
+    database, as records (``store.records``)."""
+    from hostd_db import open_database
 
-    return copy_to_team_database(context)
+    from hostd_tasks.store import TaskStore
+    from hostd_tasks.store.records import TaskRecords
+    from hostd_tasks.store.schema import schema
+
+    if not local:
+        return TaskRecords(TaskStore(context.database())) if context.has_team_database else None
+    if not (context.data_dir / context.settings.database).exists():
+        return None
+    file = open_database(schema(context.settings.database), "tasks", data_dir=context.data_dir, team=None)
+    return TaskRecords(TaskStore(file))
 
 
 @hookimpl

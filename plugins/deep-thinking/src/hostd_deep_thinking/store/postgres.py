@@ -5,14 +5,17 @@ plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two 
 
 Why it is built this way:
 
+- The store is written against ``hostd_db.Database`` (``read``/``write``, ``?`` placeholders,
+  rows as tuples), on the plugin's schema the host opened from ``postgres_schema``.
 - Documents and thoughts are ``json`` (kept as sent; ``jsonb`` refuses ``\\u0000``, which a
-  thought may hold).
+  thought may hold), passed as JSON text (``_json``: ASCII, so the NUL-safe text layer leaves it
+  as it is).
 - A session is one row (its metadata, adjustments, the summary ``list_sessions`` shows and
   the columns it filters and sorts on) and its thoughts are rows keyed by
   ``(session_id, seq)``: sequence numbers are unique per session by the primary key.
 - Appending locks the session's row (``SELECT ... FOR UPDATE``) and takes ``last_seq + 1``
   in the same transaction, so appends from any number of processes are numbered without
-  gaps; a deadlock or serialization failure runs the whole append again (``run``).
+  gaps; a deadlock or serialization failure runs the whole append again (``Database.write``).
 - Each process keeps the sessions it used (``generation`` changes whenever a session is
   replaced), so an append reads only the thoughts added since, not the whole session.
 - Search: each thought row carries a ``tsvector`` built here in Python from the same words the
@@ -33,13 +36,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hostd_db import Database, PostgresBackend, utc_stamp
+from hostd_db import Connection, Database, utc_stamp
 
 from hostd_deep_thinking.search import Hit, Query
 from hostd_deep_thinking.store.backend import (
@@ -61,18 +64,13 @@ from hostd_deep_thinking.store.errors import (
 )
 from hostd_deep_thinking.store.postgres_schema import search_queries, thought_words
 
-if TYPE_CHECKING:
-    from hostd_db import PostgresDatabase
-    from psycopg import Connection
-
-    Conn = Connection[dict[str, Any]]
+Conn = Connection
 
 
-def _json(value: Any) -> Any:
-    """``json``, not ``jsonb``: thoughts are stored verbatim, and ``jsonb`` refuses a NUL character."""
-    from psycopg.types.json import Json
-
-    return Json(value)
+def _json(value: Any) -> str:
+    """JSON text for a ``json`` column (``?::json``), not ``jsonb``: thoughts are stored verbatim, and
+    ``jsonb`` refuses a NUL character. ASCII: escapes, never a raw NUL, pass the text layer unchanged."""
+    return json.dumps(value)
 
 
 def _clone(state: SessionState) -> SessionState:
@@ -95,27 +93,12 @@ def _backup_name(seq: int, label: str = "") -> str:
     return f"{stamp}-s{seq:04d}{label}.json"
 
 
-@dataclass
-class CopyOutcome:
-    """What ``copy_in`` did with one session: ``session`` is copied / unchanged / conflict / absent."""
-
-    session: str = "absent"
-    thoughts_copied: int = 0
-    backups_copied: int = 0
-    backups_unchanged: int = 0
-    differing_backups: list[str] = field(default_factory=list)
-
-
-def _taken_by_delete(name: str) -> bool:
-    return name.removesuffix(".json").endswith(DELETED_LABEL)
-
-
 class PostgresSessionStore:
     """All sessions of a team, in the ``deep_thinking`` schema. Thread-safe; processes may share it."""
 
     def __init__(self, database: Database) -> None:
-        assert isinstance(database, PostgresBackend), "the session tables live only in the team database"
-        self.database: PostgresDatabase = database.database
+        assert database.dialect.is_postgres, "the session tables live only in the team database"
+        self.database = database
         self._cache: OrderedDict[str, tuple[int, SessionState]] = OrderedDict()
         self._guard = threading.Lock()
 
@@ -146,30 +129,30 @@ class PostgresSessionStore:
         """The session as the database holds it (its row locked when ``lock``), from the cache plus
         the thoughts added since; a row that fails the document checks is ``SessionUnreadable``."""
         row = conn.execute(
-            "SELECT generation, meta, adjustments, last_seq FROM sessions WHERE session_id = %s"
+            "SELECT generation, meta, adjustments, last_seq FROM sessions WHERE session_id = ?"
             + (" FOR UPDATE" if lock else ""),
             (session_id,),
         ).fetchone()
         if row is None:
             return None
-        generation = int(row["generation"])
-        state = self._cached(session_id, generation) or SessionState(meta={})
+        generation, meta, adjustments, last_seq = row
+        state = self._cached(session_id, int(generation)) or SessionState(meta={})
         # The row's metadata is current (another process may have changed the status); the
         # thoughts after the cached ones are read and applied on top.
-        state.meta = dict(row["meta"])
+        state.meta = dict(meta)
         try:
-            check_document({**state.meta, "adjustments": row["adjustments"], "thoughts": []})
-            for found in conn.execute(
-                "SELECT thought FROM thoughts WHERE session_id = %s AND seq > %s ORDER BY seq",
+            check_document({**state.meta, "adjustments": adjustments, "thoughts": []})
+            for (thought,) in conn.execute(
+                "SELECT thought FROM thoughts WHERE session_id = ? AND seq > ? ORDER BY seq",
                 (session_id, state.last_seq),
-            ):
-                state.apply(check_thought(found["thought"]), None)
-            state.adjustments = list(row["adjustments"])
-            state.last_seq = max(state.last_seq, int(row["last_seq"]))
+            ).fetchall():
+                state.apply(check_thought(thought), None)
+            state.adjustments = list(adjustments)
+            state.last_seq = max(state.last_seq, int(last_seq))
         except (ValueError, KeyError, TypeError) as exc:
             raise SessionUnreadable(session_id, f"the session's rows are damaged ({exc})", None) from None
         state.compacted_seq = state.last_seq
-        return generation, state
+        return int(generation), state
 
     # --- writing rows ---------------------------------------------------------------------
 
@@ -177,8 +160,8 @@ class PostgresSessionStore:
     def _save_meta(conn: Conn, state: SessionState) -> None:
         summary = state.summary()
         conn.execute(
-            "UPDATE sessions SET meta = %s, adjustments = %s, last_seq = %s, summary = %s, status = %s,"
-            " updated_at = %s WHERE session_id = %s",
+            "UPDATE sessions SET meta = ?::json, adjustments = ?::json, last_seq = ?, summary = ?::json,"
+            " status = ?, updated_at = ? WHERE session_id = ?",
             (
                 _json(state.meta),
                 _json(state.adjustments),
@@ -195,13 +178,13 @@ class PostgresSessionStore:
         """Keep the session's document as a backup row; only the newest ``BACKUPS_KEPT`` stay."""
         name = _backup_name(state.last_seq, label)
         conn.execute(
-            "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
+            "INSERT INTO backups (session_id, name, document) VALUES (?, ?, ?::json)"
             " ON CONFLICT (session_id, name) DO UPDATE SET document = EXCLUDED.document",
             (state.session_id, name, _json(state.to_document())),
         )
         conn.execute(
-            "DELETE FROM backups WHERE session_id = %s AND name NOT IN ("
-            " SELECT name FROM backups WHERE session_id = %s ORDER BY name DESC LIMIT %s)",
+            "DELETE FROM backups WHERE session_id = ? AND name NOT IN ("
+            " SELECT name FROM backups WHERE session_id = ? ORDER BY name DESC LIMIT ?)",
             (state.session_id, state.session_id, BACKUPS_KEPT),
         )
         return name
@@ -212,12 +195,12 @@ class PostgresSessionStore:
         """Write a whole session (replacing any rows of that id) and back it up, as the file store does."""
         state = SessionState.from_document(document)
         session_id = state.session_id
-        conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
-        generation = int(conn.execute("SELECT nextval('session_generations') AS g").fetchone()["g"])  # type: ignore[index]
+        conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+        generation = int(conn.execute("SELECT nextval('session_generations')").fetchone()[0])
         summary = state.summary()
         conn.execute(
             "INSERT INTO sessions (session_id, generation, meta, adjustments, last_seq, summary, status,"
-            " updated_at, created_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            " updated_at, created_by) VALUES (?, ?, ?::json, ?::json, ?, ?::json, ?, ?, ?)",
             (
                 session_id,
                 generation,
@@ -230,14 +213,13 @@ class PostgresSessionStore:
                 summary["created_by"],
             ),
         )
-        with conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
-                [
-                    (session_id, int(thought["seq"]), _json(thought), thought_words(thought))
-                    for thought in state.thoughts
-                ],
-            )
+        conn.executemany(
+            "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (?, ?, ?::json, ?::tsvector)",
+            [
+                (session_id, int(thought["seq"]), _json(thought), thought_words(thought))
+                for thought in state.thoughts
+            ],
+        )
         if backup:
             self._backup(conn, state)
         return generation, state
@@ -245,7 +227,7 @@ class PostgresSessionStore:
     # --- the store's operations (as ``SessionStore``) ---------------------------------------
 
     def load(self, session_id: str) -> SessionState | None:
-        found = self.database.run(lambda conn: self._state(conn, session_id, lock=False), write=False)
+        found = self.database.read(lambda conn: self._state(conn, session_id, lock=False))
         if found is None:
             self._forget(session_id)
             return None
@@ -255,11 +237,11 @@ class PostgresSessionStore:
     def exists(self, session_id: str) -> bool:
         def work(conn: Conn) -> bool:
             return (
-                conn.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)).fetchone()
+                conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
                 is not None
             )
 
-        return self.database.run(work, write=False)
+        return self.database.read(work, snapshot=False)
 
     def create(self, document: dict[str, Any], *, replace: bool = False) -> SessionState:
         """Store a new session (or replace one, after a backup of it); returns its state."""
@@ -278,7 +260,7 @@ class PostgresSessionStore:
                 self._backup(conn, existing[1])
             return self._install(conn, document)
 
-        generation, state = self.database.run(work)
+        generation, state = self.database.write(work)
         self._remember(generation, state)
         return state
 
@@ -305,7 +287,7 @@ class PostgresSessionStore:
             if found is None:
                 if create is None:
                     raise SessionNotFound(session_id)
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (session_id,))
                 found = self._state(conn, session_id, lock=True)  # created by another process meanwhile?
                 if found is None:
                     found, created = self._install(conn, create()), True
@@ -314,7 +296,7 @@ class PostgresSessionStore:
             thought["seq"] = state.last_seq + 1
             state.apply(thought, adjustment)
             conn.execute(
-                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (%s, %s, %s, %s::tsvector)",
+                "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (?, ?, ?::json, ?::tsvector)",
                 (session_id, thought["seq"], _json(thought), thought_words(thought)),
             )
             self._save_meta(conn, state)
@@ -331,7 +313,7 @@ class PostgresSessionStore:
             )
             return generation, state, appended
 
-        generation, state, appended = self.database.run(work)
+        generation, state, appended = self.database.write(work)
         self._remember(generation, state)
         return appended
 
@@ -356,7 +338,7 @@ class PostgresSessionStore:
             self._backup(conn, state)
             return generation, state, result
 
-        generation, state, result = self.database.run(work)
+        generation, state, result = self.database.write(work)
         self._remember(generation, state)
         return state, result
 
@@ -367,16 +349,16 @@ class PostgresSessionStore:
             try:
                 found = self._state(conn, session_id, lock=True)
             except SessionUnreadable:
-                conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
+                conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
                 return None
             if found is None:
                 raise SessionNotFound(session_id)
             name = self._backup(conn, found[1], DELETED_LABEL)
-            conn.execute("DELETE FROM sessions WHERE session_id = %s", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
             return name
 
         try:
-            return self.database.run(work)
+            return self.database.write(work)
         finally:
             self._forget(session_id)
 
@@ -384,10 +366,10 @@ class PostgresSessionStore:
         """The session's backup names, oldest first (as the file store sorts its files)."""
 
         def work(conn: Conn) -> list[str]:
-            rows = conn.execute("SELECT name FROM backups WHERE session_id = %s ORDER BY name", (session_id,))
-            return [str(row["name"]) for row in rows]
+            rows = conn.execute("SELECT name FROM backups WHERE session_id = ? ORDER BY name", (session_id,))
+            return [str(name) for (name,) in rows.fetchall()]
 
-        return self.database.run(work, write=False)
+        return self.database.read(work, snapshot=False)
 
     def backup_names(self, session_id: str) -> list[str]:
         """The session's backups as ``restore_session`` names them, newest first."""
@@ -409,32 +391,27 @@ class PostgresSessionStore:
         replaced (the same rules as the file store)."""
 
         def work(conn: Conn) -> tuple[int, SessionState, str, bool]:
-            rows = list(
-                conn.execute(
-                    "SELECT name, document FROM backups WHERE session_id = %s ORDER BY name", (session_id,)
-                )
-            )
-            names = [str(row["name"]) for row in reversed(rows)]
+            rows = conn.execute(
+                "SELECT name, document FROM backups WHERE session_id = ? ORDER BY name", (session_id,)
+            ).fetchall()
+            names = [str(name) for name, _ in reversed(rows)]
             if backup_name is not None:
-                chosen = [row for row in rows if row["name"] == backup_name]
+                chosen = [row for row in rows if row[0] == backup_name]
                 if not chosen:
                     raise BackupNotFound(session_id, names, backup_name)
             else:
                 chosen = sorted(
                     rows,
-                    key=lambda row: (
-                        str(row["name"]).removesuffix(".json").endswith(DELETED_LABEL),
-                        row["name"],
-                    ),
+                    key=lambda row: (str(row[0]).removesuffix(".json").endswith(DELETED_LABEL), row[0]),
                     reverse=True,
                 )
             for row in chosen:
                 try:
-                    document = check_document(row["document"])
+                    document = check_document(row[1])
                 except (ValueError, KeyError, TypeError) as exc:
                     if backup_name is not None:
                         raise SessionUnreadable(
-                            session_id, f"backup {row['name']} is damaged ({exc})", None
+                            session_id, f"backup {row[0]} is damaged ({exc})", None
                         ) from None
                     continue
                 if document["session_id"] == session_id:
@@ -448,7 +425,7 @@ class PostgresSessionStore:
                     raise
                 existing = None
             replaced = (
-                conn.execute("SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)).fetchone()
+                conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
                 is not None
             )
             if existing is not None and not replace:
@@ -456,55 +433,39 @@ class PostgresSessionStore:
             if existing is not None:
                 self._backup(conn, existing[1])
             generation, state = self._install(conn, copy.deepcopy(document))
-            return generation, state, str(row["name"]), replaced
+            return generation, state, str(row[0]), replaced
 
-        generation, state, name, replaced = self.database.run(work)
+        generation, state, name, replaced = self.database.write(work)
         self._remember(generation, state)
         return state, name, replaced
 
-    def copy_in(
-        self, session_id: str, document: dict[str, Any] | None, backups: list[tuple[str, dict[str, Any]]]
-    ) -> CopyOutcome:
-        """Copy one local session (its document, if it still exists, and its backups) without
-        overwriting anything: what the team database already holds identically is ``unchanged``,
-        what it holds differently is a conflict (``hostd db copy``)."""
+    # --- records (``hostd db copy`` into the team database: ``records``) -----------------------
 
-        def work(conn: Conn) -> tuple[CopyOutcome, tuple[int, SessionState] | None]:
-            outcome = CopyOutcome()
-            for name, kept in backups:
-                inserted = conn.execute(
-                    "INSERT INTO backups (session_id, name, document) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (session_id, name) DO NOTHING RETURNING name",
-                    (session_id, name, _json(kept)),
-                ).fetchone()
-                if inserted is not None:
-                    outcome.backups_copied += 1
-                    continue
-                row = conn.execute(
-                    "SELECT document FROM backups WHERE session_id = %s AND name = %s", (session_id, name)
-                ).fetchone()
-                if row is not None and row["document"] == kept:
-                    outcome.backups_unchanged += 1
-                else:
-                    outcome.differing_backups.append(name)
-            if document is None:
-                return outcome, None
+    def find_record(self, conn: Conn, kind: str, key: str) -> dict[str, Any] | None:
+        """The session's document, or the backup's, as this database holds it (None: absent)."""
+        if kind == "sessions":
             try:
-                existing = self._state(conn, session_id, lock=True)
-            except SessionUnreadable:
-                outcome.session = "conflict"
-                return outcome, None
-            if existing is None:
-                installed = self._install(conn, copy.deepcopy(document), backup=False)
-                outcome.session, outcome.thoughts_copied = "copied", len(installed[1].thoughts)
-                return outcome, installed
-            outcome.session = "unchanged" if existing[1].to_document() == document else "conflict"
-            return outcome, None
+                found = self._state(conn, key, lock=True)
+            except SessionUnreadable as exc:
+                return {"unreadable": exc.problem}  # damaged rows differ from any session
+            return None if found is None else found[1].to_document()
+        session_id, name = json.loads(key)
+        row = conn.execute(
+            "SELECT document FROM backups WHERE session_id = ? AND name = ?", (session_id, name)
+        ).fetchone()
+        return None if row is None else dict(row[0])
 
-        outcome, installed = self.database.run(work)
-        if installed is not None:
-            self._remember(*installed)
-        return outcome
+    def import_record(self, conn: Conn, kind: str, key: str, document: dict[str, Any]) -> None:
+        """Write a session (with its thoughts, no backup of it: its backups come as records) or a backup."""
+        if kind == "sessions":
+            self._install(conn, copy.deepcopy(document), backup=False)
+            self._forget(key)
+            return
+        session_id, name = json.loads(key)
+        conn.execute(
+            "INSERT INTO backups (session_id, name, document) VALUES (?, ?, ?::json)",
+            (session_id, name, _json(document)),
+        )
 
     def list_summaries(
         self,
@@ -517,26 +478,26 @@ class PostgresSessionStore:
         ``after`` is the (updated_at, session_id) the previous page ended at."""
         filters = (("status", status), ("created_by", created_by))
         chosen = [(column, value) for column, value in filters if value is not None]
-        where = ("WHERE " + " AND ".join(f"{column} = %s" for column, _ in chosen)) if chosen else ""
+        where = ("WHERE " + " AND ".join(f"{column} = ?" for column, _ in chosen)) if chosen else ""
         parameters: list[Any] = [value for _, value in chosen]
         page_where, page_parameters = where, list(parameters)
         if after is not None:
-            page_where = (where + " AND " if where else "WHERE ") + "(updated_at, session_id) < (%s, %s)"
+            page_where = (where + " AND " if where else "WHERE ") + "(updated_at, session_id) < (?, ?)"
             page_parameters += list(after)
 
         def work(conn: Conn) -> SummaryPage:
             rows = conn.execute(
                 f"SELECT summary FROM sessions {page_where} "
-                "ORDER BY updated_at DESC, session_id DESC LIMIT %s",
+                "ORDER BY updated_at DESC, session_id DESC LIMIT ?",
                 [*page_parameters, limit + 1],
-            )
-            summaries = [dict(row["summary"]) for row in rows]
-            total = conn.execute(f"SELECT count(*) AS n FROM sessions {where}", parameters).fetchone()
+            ).fetchall()
+            summaries = [dict(summary) for (summary,) in rows]
+            total = conn.execute(f"SELECT count(*) FROM sessions {where}", parameters).fetchone()
             return SummaryPage(
-                rows=summaries[:limit], total=int(total["n"]) if total else 0, more=len(summaries) > limit
+                rows=summaries[:limit], total=int(total[0]) if total else 0, more=len(summaries) > limit
             )
 
-        return self.database.run(work, write=False)
+        return self.database.read(work)
 
     def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]:
         """Hits best first, whether more were found than ``limit``, and whether every term was required
@@ -546,41 +507,40 @@ class PostgresSessionStore:
             return [], False, True
         every, anyone = queries
 
-        def matches(conn: Conn, expression: str) -> list[dict[str, Any]]:
-            where = "t.words @@ q.query" + (" AND t.session_id = %s" if session_id else "")
+        def matches(conn: Conn, expression: str) -> list[tuple[Any, ...]]:
+            where = "t.words @@ q.query" + (" AND t.session_id = ?" if session_id else "")
             parameters: list[Any] = [expression, *([session_id] if session_id else []), limit + 1]
             return list(
                 conn.execute(
                     "SELECT t.session_id, s.meta->>'name' AS name, t.seq, t.thought,"
                     " ts_rank(t.words, q.query, 1) AS score"
-                    " FROM thoughts t JOIN sessions s USING (session_id), CAST(%s AS tsquery) AS q(query)"
-                    f" WHERE {where} ORDER BY score DESC, t.session_id, t.seq LIMIT %s",
+                    " FROM thoughts t JOIN sessions s USING (session_id), CAST(? AS tsquery) AS q(query)"
+                    f" WHERE {where} ORDER BY score DESC, t.session_id, t.seq LIMIT ?",
                     parameters,
                 )
             )
 
-        def work(conn: Conn) -> tuple[list[dict[str, Any]], bool]:
+        def work(conn: Conn) -> tuple[list[tuple[Any, ...]], bool]:
             rows = matches(conn, every)
             if not rows and len(query.terms) > 1:
                 return matches(conn, anyone), False
             return rows, True
 
-        rows, strict = self.database.run(work, write=False)
+        rows, strict = self.database.read(work)
         hits = []
-        for row in rows[:limit]:
-            thought = row["thought"]
+        for found_in, name, seq, thought, score in rows[:limit]:
             hits.append(
                 Hit(
-                    session_id=str(row["session_id"]),
-                    session_name=str(row["name"] or row["session_id"]),
-                    sequence=int(row["seq"]),
+                    session_id=str(found_in),
+                    session_name=str(name or found_in),
+                    sequence=int(seq),
                     thought_number=int(thought["thought_number"]),
                     kind=str(thought.get("type") or "regular"),
                     branch_id=thought.get("branch_id"),
                     stage=thought.get("stage"),
                     tags=[str(tag) for tag in thought.get("tags") or []],
                     content=str(thought["content"]),
-                    score=float(row["score"]),
+                    score=float(score),
                 )
             )
         return hits, len(rows) > limit, strict
@@ -590,24 +550,24 @@ class PostgresSessionStore:
 
         def work(conn: Conn) -> str | None:
             row = conn.execute(
-                "SELECT COALESCE((SELECT session_id FROM member_default_session WHERE member = %s),"
-                " (SELECT session_id FROM default_session)) AS session_id",
+                "SELECT COALESCE((SELECT session_id FROM member_default_session WHERE member = ?),"
+                " (SELECT session_id FROM default_session))",
                 (member,),
             ).fetchone()
-            return None if row is None or row["session_id"] is None else str(row["session_id"])
+            return None if row is None or row[0] is None else str(row[0])
 
-        return self.database.run(work, write=False)
+        return self.database.read(work, snapshot=False)
 
     def set_default_session(self, member: str, session_id: str) -> None:
         def work(conn: Conn) -> None:
             conn.execute(
-                "INSERT INTO member_default_session (member, session_id, since) VALUES (%s, %s, %s)"
+                "INSERT INTO member_default_session (member, session_id, since) VALUES (?, ?, ?)"
                 " ON CONFLICT (member) DO UPDATE"
                 " SET session_id = EXCLUDED.session_id, since = EXCLUDED.since",
                 (member, session_id, utc_stamp()),
             )
 
-        self.database.run(work)
+        self.database.write(work)
 
     def close(self) -> None:
         with self._guard:

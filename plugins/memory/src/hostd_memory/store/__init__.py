@@ -3,16 +3,17 @@
 The plugin declares its tables (``schema``, through ``hostd_database_schema``); the host opens
 them on first use -- the SQLite file named by the ``database`` setting in the plugin's data
 folder, or with ``storage`` in the config the plugin's schema in the team database -- and
-closes them at shut-down. ``open_store`` puts the store for that database on it (the team
-database's parts are in ``postgres.py``); ``memory_store`` keeps one per server, shared by
-every thread, since it caches token counts.
+closes them at shut-down. ``open_store`` puts the store on it, one class for both engines;
+``memory_store`` keeps one per server, shared by every thread, since it caches token counts.
 
 The store speaks in plain rows (``rows.py``) and refuses what breaks its rules with
-``ToolError``s (``refusals.py``) the host renders in the server's language. Its parts, each a
-class the next one extends: ``base`` (connections, lookups), ``writes`` (create, change,
-delete, versions, sessions), ``listings`` (pages, views, stats, links), ``ranking`` (search,
-related memories), ``importing``; the schema and its migrations are in ``schema``, the cost
-bounds in ``tuning``.
+``ToolError``s (``refusals.py``) the host renders in the server's language. Its rules, in
+parts of the one class: ``base`` (connections, lookups), ``writes`` (create, change, delete,
+versions, sessions), ``listings`` (pages, views, stats, links), ``ranking`` (search, related
+memories), ``importing``. What an engine does its own way is a part the store holds
+(``engine``): ``sqlite.SqliteEngine`` or ``postgres.PostgresEngine`` (transactions and locks,
+full text, upkeep). The schema and its migrations are in ``schema``, the cost bounds in
+``tuning``, the records ``hostd db copy`` reads and writes in ``records``.
 """
 
 from __future__ import annotations
@@ -41,11 +42,8 @@ from hostd_memory.uris import mentioned_uris
 
 
 class MemoryStore(Importing):
-    """Every read and write of the memory database; safe to share between threads.
-
-    The SQL here is shared with the team database (``postgres.PostgresMemoryStore``), which
-    overrides the connections, the full-text parts and the few spellings kept as attributes
-    and small methods (``_TAG_LIST``, ``_index_hint``, ``_insert_returning_id``...)."""
+    """Every read and write of the memory database, SQLite file or team database; safe to share
+    between threads. The SQL is written once; ``engine`` holds what the two engines do apart."""
 
 
 def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str, bool]]:
@@ -56,14 +54,7 @@ def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str
 
 
 def open_store(database: Database) -> MemoryStore:
-    """The store on ``database``: the SQLite file's, or the team database's (``postgres``)."""
-    if database.dialect.is_postgres:
-        from hostd_db import PostgresBackend
-
-        from hostd_memory.store.postgres import PostgresMemoryStore
-
-        assert isinstance(database, PostgresBackend)
-        return PostgresMemoryStore(database)
+    """The store on ``database``: the SQLite file, or the plugin's schema in the team database."""
     return MemoryStore(database)
 
 

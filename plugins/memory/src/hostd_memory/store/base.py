@@ -1,73 +1,95 @@
 """The store's connections and lookups, which every other part of the store builds on.
 
-The store runs on the ``hostd_db.Database`` the host opened from the plugin's schema. On the
-SQLite file, writes run in ``BEGIN IMMEDIATE`` transactions (``hostd_db.SqliteDatabase``), so
-threads and processes sharing the file serialise their read-modify-write steps and version
-numbers never collide; reads use the thread's connection. The team database's store
-(``postgres.py``) supplies its own connections, locks and full-text parts.
+The store runs on the ``hostd_db.Database`` the host opened from the plugin's schema, one class
+for both engines: reads go through ``Database.read``, and what an engine does its own way is a
+part the store holds, ``engine`` (``sqlite.SqliteEngine``, ``postgres.PostgresEngine``): the
+write transaction and its locks, the full-text indexes, upkeep. On the SQLite file, writes run
+in ``BEGIN IMMEDIATE`` transactions, so threads and processes sharing the file serialise their
+read-modify-write steps and version numbers never collide; on the team database, advisory
+locks per URI do (``postgres``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from typing import Any, TypeVar
 
-from hostd_db import Database, SqliteBackend
+from hostd_db import Database, PostgresBackend, SqliteBackend
 
 from hostd_memory.store import refusals
+from hostd_memory.store.postgres import PostgresEngine
 from hostd_memory.store.rows import (
     Connection,
     MemoryRow,
 )
 from hostd_memory.store.schema import MEMORY_COLUMNS
+from hostd_memory.store.sqlite import SqliteEngine
+
+T = TypeVar("T")
 
 
 class StoreBase:
     """Connections and lookups: what every other part of the store builds on."""
 
-    #: The shared tags of a group, joined by U+001F.
-    _TAG_LIST = "group_concat(t.tag, char(31))"
-
     def __init__(self, database: Database) -> None:
         self.database = database
+        #: What the engine does its own way: transactions and locks, full text, upkeep.
+        self.engine: SqliteEngine | PostgresEngine
+        if isinstance(database, PostgresBackend):
+            self.engine = PostgresEngine(database)
+        else:
+            assert isinstance(database, SqliteBackend)
+            self.engine = SqliteEngine(database)
         self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
         self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
+        self._reading = threading.local()  # the connection of this thread's read in progress
 
     def close(self) -> None:
         self.database.close()
 
     # --- connections --------------------------------------------------------------------
 
-    @property
-    def _file(self) -> SqliteBackend:
-        """The SQLite file (the team database's store overrides every use of it)."""
-        assert isinstance(self.database, SqliteBackend)
-        return self.database
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        """``work`` outside a transaction, each statement on its own (a read that needs no snapshot).
 
-    @property
-    def path(self) -> Path:
-        return self._file.path
+        A read inside another read of the same thread runs on its connection: one connection per
+        call from the team database's pool, however the store's reads nest."""
+        current: Connection | None = getattr(self._reading, "conn", None)
+        if current is not None:
+            return work(current)
 
-    def _conn(self) -> Connection:
-        """This thread's connection (the SQL functions the triggers call are registered on it)."""
-        return self._file.db.connection()
+        def outermost(conn: Connection) -> T:
+            self._reading.conn = conn
+            try:
+                return work(conn)
+            finally:
+                self._reading.conn = None
+
+        return self.database.read(outermost, snapshot=False)
+
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row of one query."""
+        return self._read(lambda conn: list(conn.execute(sql, parameters).fetchall()))
 
     @contextmanager
     def _write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
         """One write transaction. ``uris`` are the memories and aliases the write creates, changes or
         claims; ``exclusive`` is for writes over the whole store (an import). SQLite's write
-        transaction holds the whole file, so both only matter in the team database (``postgres``)."""
-        with self._file.db.write() as conn:
+        transaction holds the whole file; the team database locks them (``postgres``)."""
+        with self.engine.transaction(uris, exclusive) as conn:
             yield conn
-
-    def _lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
-        """Hold these URIs until the transaction ends (SQLite's write lock already holds everything)."""
 
     def _resolve_locked(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
         """``_resolve`` inside a write that will change the memory: its row held until the end."""
+        memory, via = self._resolve(conn, uri, include_deleted=include_deleted)
+        if not self.engine.locks_rows:
+            return memory, via  # SQLite's write transaction already holds everything
+        conn.execute("SELECT 1 FROM memories WHERE id = ? FOR NO KEY UPDATE", (memory.id,))
+        # As it is now: another writer may have made a version while this one waited for the row.
         return self._resolve(conn, uri, include_deleted=include_deleted)
 
     # --- lookups ------------------------------------------------------------------------
@@ -108,7 +130,7 @@ class StoreBase:
         return memory, via
 
     def resolve(self, uri: str, *, include_deleted: bool = False) -> tuple[MemoryRow, str | None]:
-        return self._resolve(self._conn(), uri, include_deleted=include_deleted)
+        return self._read(lambda conn: self._resolve(conn, uri, include_deleted=include_deleted))
 
     def _taken(self, conn: Connection, uri: str) -> bool:
         """Whether ``uri`` names a memory (deleted ones too) or an alias."""

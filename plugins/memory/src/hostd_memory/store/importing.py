@@ -66,18 +66,8 @@ class Importing(Ranking):
             for item in items:  # links last: their targets may come later in the document
                 self._import_links(conn, item, report)
         changed = len(report.created) + len(report.overwritten) + len(report.merged)
-        if changed >= tuning.COMPACT_AFTER_IMPORT and changed * 4 >= self._total(self._conn()):
-            self.compact_word_index()
-
-    def compact_word_index(self) -> None:
-        """Merge the word index into one segment (FTS5 'optimize').
-
-        A bulk import leaves the index in many segments, and every token a search looks up is
-        looked up in each of them. Compacting costs a pass over the index, so it follows only
-        imports that added at least a quarter of the store.
-        """
-        with self._write() as conn:
-            conn.execute("INSERT INTO memory_words (memory_words) VALUES ('optimize')")
+        if changed >= tuning.COMPACT_AFTER_IMPORT and changed * 4 >= self._read(self._total):
+            self.engine.compact()
 
     def _insert_imported(self, conn: Connection, item: ImportItem, stamp: str) -> None:
         versions = sorted(item.versions, key=lambda v: v.version)
@@ -87,7 +77,7 @@ class Importing(Ranking):
         updated_at = item.updated_at or created_at
         current = next((v for v in versions if v.version == current_version), None)
         change, note = (current.change, current.change_note) if current else ("import", "")
-        memory_id = self._insert_returning_id(
+        memory_id = self.engine.insert_returning_id(
             conn,
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, status, access_count, "
             "created_at, updated_at, version, change, change_note, tags, author) "

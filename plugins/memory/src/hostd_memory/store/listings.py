@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from hostd_db import utc_stamp
 
-from hostd_memory import search as search_text
 from hostd_memory.store import refusals, tuning
 from hostd_memory.store.rows import (
     Connection,
@@ -39,41 +37,39 @@ class Listings(Writes):
         """Which of ``uris`` name a visible memory or an alias."""
         if not uris:
             return set()
-        conn = self._conn()
-        marks = ",".join("?" * len(uris))
-        found = {
-            r[0]
-            for r in conn.execute(
-                f"SELECT uri FROM memories m WHERE uri IN ({marks}) AND {VISIBLE}", list(uris)
-            )
-        }
-        found |= {
-            r[0]
-            for r in conn.execute(f"SELECT alias_uri FROM aliases WHERE alias_uri IN ({marks})", list(uris))
-        }
-        return found
+
+        def work(conn: Connection) -> set[str]:
+            marks = ",".join("?" * len(uris))
+            found = {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT uri FROM memories m WHERE uri IN ({marks}) AND {VISIBLE}", list(uris)
+                )
+            }
+            found |= {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT alias_uri FROM aliases WHERE alias_uri IN ({marks})", list(uris)
+                )
+            }
+            return found
+
+        return self._read(work)
 
     def mentioned_by(self, memory: MemoryRow, limit: int = 20) -> list[str]:
         """Visible memories whose content mentions this memory's URI or one of its aliases."""
-        conn = self._conn()
-        found: dict[str, None] = {}
-        for name in [memory.uri, *memory.aliases]:
-            for uri, content in self._mention_candidates(conn, name, memory.id):
-                if mentions(content, name):
-                    found.setdefault(uri)
-                    if len(found) >= limit:
-                        return list(found)
-        return list(found)
 
-    def _mention_candidates(self, conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
-        """(uri, content) of at most 200 visible memories, other than ``memory_id``, whose content
-        may mention ``name`` (the caller checks with ``mentions``)."""
-        rows: Iterable[tuple[str, str]] = conn.execute(
-            f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
-            ("content : " + search_text.fts_literal(name), memory_id),
-        )
-        return rows
+        def work(conn: Connection) -> list[str]:
+            found: dict[str, None] = {}
+            for name in [memory.uri, *memory.aliases]:
+                for uri, content in self.engine.mention_candidates(conn, name, memory.id):
+                    if mentions(content, name):
+                        found.setdefault(uri)
+                        if len(found) >= limit:
+                            return list(found)
+            return list(found)
+
+        return self._read(work)
 
     # --- listings -----------------------------------------------------------------------
 
@@ -109,19 +105,14 @@ class Listings(Writes):
             if low is None and high is None:
                 continue
             count = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM memories {self._index_hint(index)} "
+                f"SELECT count(*) FROM (SELECT 1 FROM memories {self.engine.index_hint(index)} "
                 f"WHERE {column} >= ? AND {column} < ? LIMIT ?) AS bounded",
                 (low or "", high or "\uffff", bound),
             ).fetchone()[0]
             if best is None or count < best[0]:
-                best = (count, self._index_hint(index), "", [])
+                best = (count, self.engine.index_hint(index), "", [])
         assert best is not None
         return best
-
-    @staticmethod
-    def _index_hint(index: str) -> str:
-        """SQLite's planner is told which index drives a listing (PostgreSQL picks its own)."""
-        return f"INDEXED BY {index}"
 
     def _walk_rank(
         self, conn: Connection, where: str, params: list[Any], after: list[Any] | None, limit: int
@@ -130,7 +121,7 @@ class Listings(Writes):
         keyset, keyset_params = self._after_rank("m", after)
         cursor = conn.execute(
             f"SELECT m.id, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories m "
-            f"{self._index_hint('memories_by_rank')} WHERE 1 = 1{keyset} "
+            f"{self.engine.index_hint('memories_by_rank')} WHERE 1 = 1{keyset} "
             "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?",
             [*params, *keyset_params, tuning.LISTING_WALK],
         )
@@ -159,67 +150,62 @@ class Listings(Writes):
         against the filters, which finds a page at once when the filters keep many; only if they
         hold too few is the most selective filter's whole set read and sorted.
         """
-        conn = self._conn()
-        where, params = filters.sql()
-        keyset, keyset_params = self._after_rank("m", after)
-        order = "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?"
-        has_time = any(
-            v is not None
-            for v in (
-                filters.created_after,
-                filters.created_before,
-                filters.updated_after,
-                filters.updated_before,
-            )
-        )
-        if filters.linked_to is None and (filters.tags or has_time):
-            count, hint, driver, driver_params = self._selective_source(conn, filters)
-            if count > tuning.LISTING_SELECTIVE:
-                walked = self._walk_rank(conn, where, params, after, limit)  # aliases included
-                if walked is not None:
-                    return walked
-            # Sort ids and keys only (the contents stay on disk), then read the page's rows.
-            ids = [
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT m.id FROM memories m {hint} WHERE {where}{driver}{keyset} {order}",
-                    [*params, *driver_params, *keyset_params, limit],
+
+        def work(conn: Connection) -> list[MemoryRow]:
+            where, params = filters.sql()
+            keyset, keyset_params = self._after_rank("m", after)
+            order = "ORDER BY m.priority ASC, m.updated_at DESC, m.id DESC LIMIT ?"
+            has_time = any(
+                v is not None
+                for v in (
+                    filters.created_after,
+                    filters.created_before,
+                    filters.updated_after,
+                    filters.updated_before,
                 )
-            ]
-            found = self.memories_for(ids)
-            return [found[i] for i in ids if i in found]
-        rows = conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where}{keyset} {order}",
-            [*params, *keyset_params, limit],
-        ).fetchall()
-        return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+            )
+            if filters.linked_to is None and (filters.tags or has_time):
+                count, hint, driver, driver_params = self._selective_source(conn, filters)
+                if count > tuning.LISTING_SELECTIVE:
+                    walked = self._walk_rank(conn, where, params, after, limit)  # aliases included
+                    if walked is not None:
+                        return walked
+                # Sort ids and keys only (the contents stay on disk), then read the page's rows.
+                ids = [
+                    int(r[0])
+                    for r in conn.execute(
+                        f"SELECT m.id FROM memories m {hint} WHERE {where}{driver}{keyset} {order}",
+                        [*params, *driver_params, *keyset_params, limit],
+                    )
+                ]
+                found = self.memories_for(ids)
+                return [found[i] for i in ids if i in found]
+            rows = conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where}{keyset} {order}",
+                [*params, *keyset_params, limit],
+            ).fetchall()
+            return self._with_aliases([MemoryRow.from_row(r) for r in rows])
+
+        return self._read(work)
 
     def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
         where, params = Filters().sql()
         if after is not None:
             where += " AND (m.updated_at < ? OR (m.updated_at = ? AND m.id < ?))"
             params += [after[0], after[0], after[1]]
-        rows = (
-            self._conn()
-            .execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
-                "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
-                [*params, limit],
-            )
-            .fetchall()
+        rows = self._rows(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
+            "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+            [*params, limit],
         )
         return self._with_aliases([MemoryRow.from_row(r) for r in rows])
 
     def index_page(self, after: str | None, limit: int) -> list[tuple[str, str, int]]:
         """Active URIs with domain and priority, in URI order."""
-        rows = (
-            self._conn()
-            .execute(
-                "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? "
-                "ORDER BY uri LIMIT ?",
-                (after or "", limit),
-            )
-            .fetchall()
+        rows = self._rows(
+            "SELECT uri, domain, priority FROM memories WHERE status = 'active' AND uri > ? "
+            "ORDER BY uri LIMIT ?",
+            (after or "", limit),
         )
         return [(r[0], r[1], int(r[2])) for r in rows]
 
@@ -291,25 +277,17 @@ class Listings(Writes):
 
     def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
         where, params = filters.sql()
-        rows = (
-            self._conn()
-            .execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?",
-                [*params, after, limit],
-            )
-            .fetchall()
+        rows = self._rows(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?",
+            [*params, after, limit],
         )
         return self._with_aliases([MemoryRow.from_row(r) for r in rows])
 
     def all_versions(self, memory: MemoryRow) -> list[VersionRow]:
         """Every version, oldest first, the current one last."""
-        rows = (
-            self._conn()
-            .execute(
-                f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version",
-                (memory.id,),
-            )
-            .fetchall()
+        rows = self._rows(
+            f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version",
+            (memory.id,),
         )
         return [*(VersionRow.from_row(r) for r in rows), self._current_version(memory)]
 
@@ -318,11 +296,7 @@ class Listings(Writes):
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = (
-            self._conn()
-            .execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", list(ids))
-            .fetchall()
-        )
+        rows = self._rows(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", list(ids))
         return {m.id: m for m in self._with_aliases([MemoryRow.from_row(r) for r in rows])}
 
     def _with_aliases(self, memories: list[MemoryRow]) -> list[MemoryRow]:
@@ -330,7 +304,7 @@ class Listings(Writes):
             return memories
         by_id = {m.id: m for m in memories}
         marks = ",".join("?" * len(by_id))
-        for alias_uri, memory_id in self._conn().execute(
+        for alias_uri, memory_id in self._rows(
             f"SELECT alias_uri, memory_id FROM aliases WHERE memory_id IN ({marks}) ORDER BY alias_uri",
             list(by_id),
         ):
@@ -342,45 +316,40 @@ class Listings(Writes):
     def stats(self) -> dict[str, Any]:
         """The statistics from ``memory_counts`` (kept by triggers in each write's transaction), so
         they cost the same at any size; only the most read memories come from an index."""
-        conn = self._conn()
-        counts: dict[tuple[str, str], int] = {}
-        for kind, key, n in conn.execute(
-            "SELECT kind, key, sum(n) FROM memory_counts GROUP BY kind, key HAVING sum(n) != 0"
-        ):
-            counts[(str(kind), str(key))] = int(n)
-        by_status = {s: counts.get(("status", s), 0) for s in STATUSES}
-        by_domain = dict(sorted((key, n) for (kind, key), n in counts.items() if kind == "domain"))
-        tags = sorted(
-            ((key, n) for (kind, key), n in counts.items() if kind == "tag"), key=lambda t: (-t[1], t[0])
-        )
-        most_read = [
-            (r[0], int(r[1]))
-            for r in conn.execute(
-                f"SELECT uri, access_count FROM memories m WHERE access_count > 0 AND {VISIBLE} "
-                "ORDER BY access_count DESC, uri LIMIT 5"
-            )
-        ]
-        return {
-            "by_status": by_status,
-            "by_domain": by_domain,
-            "total_accesses": counts.get(("accesses", ""), 0),
-            "most_read": most_read,
-            "version_count": counts.get(("versions", ""), 0) + sum(by_status.values()),
-            "alias_count": counts.get(("aliases", ""), 0),
-            "session_count": counts.get(("sessions", ""), 0),
-            "database_bytes": self._database_bytes(conn),
-            "by_tag": dict(tags[: tuning.STATS_TAGS]),
-            "tag_count": len(tags),
-            "link_count": counts.get(("links", ""), 0),
-        }
 
-    def _database_bytes(self, conn: Connection) -> int:
-        """What the store takes on disk (the file with its journal)."""
-        return sum(
-            p.stat().st_size
-            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
-            if p.exists()
-        )
+        def work(conn: Connection) -> dict[str, Any]:
+            counts: dict[tuple[str, str], int] = {}
+            for kind, key, n in conn.execute(
+                "SELECT kind, key, sum(n) FROM memory_counts GROUP BY kind, key HAVING sum(n) != 0"
+            ):
+                counts[(str(kind), str(key))] = int(n)
+            by_status = {s: counts.get(("status", s), 0) for s in STATUSES}
+            by_domain = dict(sorted((key, n) for (kind, key), n in counts.items() if kind == "domain"))
+            tags = sorted(
+                ((key, n) for (kind, key), n in counts.items() if kind == "tag"), key=lambda t: (-t[1], t[0])
+            )
+            most_read = [
+                (r[0], int(r[1]))
+                for r in conn.execute(
+                    f"SELECT uri, access_count FROM memories m WHERE access_count > 0 AND {VISIBLE} "
+                    "ORDER BY access_count DESC, uri LIMIT 5"
+                )
+            ]
+            return {
+                "by_status": by_status,
+                "by_domain": by_domain,
+                "total_accesses": counts.get(("accesses", ""), 0),
+                "most_read": most_read,
+                "version_count": counts.get(("versions", ""), 0) + sum(by_status.values()),
+                "alias_count": counts.get(("aliases", ""), 0),
+                "session_count": counts.get(("sessions", ""), 0),
+                "database_bytes": self.engine.database_bytes(conn),
+                "by_tag": dict(tags[: tuning.STATS_TAGS]),
+                "tag_count": len(tags),
+                "link_count": counts.get(("links", ""), 0),
+            }
+
+        return self._read(work)
 
     # --- links --------------------------------------------------------------------------
 
@@ -393,7 +362,8 @@ class Listings(Writes):
     def _insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> int:
         """Add a link unless it is there; 1 if it was added, else 0."""
         cursor = conn.execute(
-            "INSERT OR IGNORE INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             (from_id, to_id, relation, utc_stamp()),
         )
         return int(cursor.rowcount or 0)
@@ -433,24 +403,27 @@ class Listings(Writes):
         self, memory_id: int, limit: int = 50
     ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """(outgoing, incoming) links of a memory as (other URI, relation), visible memories only."""
-        conn = self._conn()
-        outgoing = [
-            (r[0], r[1])
-            for r in conn.execute(
-                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
-                f"WHERE l.from_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
-                (memory_id, limit),
-            )
-        ]
-        incoming = [
-            (r[0], r[1])
-            for r in conn.execute(
-                f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.from_id "
-                f"WHERE l.to_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
-                (memory_id, limit),
-            )
-        ]
-        return outgoing, incoming
+
+        def work(conn: Connection) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+            outgoing = [
+                (r[0], r[1])
+                for r in conn.execute(
+                    f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
+                    f"WHERE l.from_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                    (memory_id, limit),
+                )
+            ]
+            incoming = [
+                (r[0], r[1])
+                for r in conn.execute(
+                    f"SELECT m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.from_id "
+                    f"WHERE l.to_id = ? AND {VISIBLE} ORDER BY m.uri, l.relation LIMIT ?",
+                    (memory_id, limit),
+                )
+            ]
+            return outgoing, incoming
+
+        return self._read(work)
 
     def outgoing_links(self, memory_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
         """Every outgoing link of these memories (to visible ones), for export."""
@@ -458,7 +431,7 @@ class Listings(Writes):
             return {}
         marks = ",".join("?" * len(memory_ids))
         found: dict[int, list[tuple[str, str]]] = {}
-        for from_id, uri, relation in self._conn().execute(
+        for from_id, uri, relation in self._rows(
             f"SELECT l.from_id, m.uri, l.relation FROM memory_links l JOIN memories m ON m.id = l.to_id "
             f"WHERE l.from_id IN ({marks}) AND {VISIBLE} ORDER BY l.from_id, m.uri, l.relation",
             list(memory_ids),

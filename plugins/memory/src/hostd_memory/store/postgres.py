@@ -1,10 +1,10 @@
-"""The memory store in the team database (PostgreSQL): the same rules as SQLite, for many machines.
+"""What the team database (PostgreSQL) does its own way, as a part the store holds (``MemoryStore.engine``).
 
-``MemoryStore`` (the rest of ``store/``) holds the rules and their SQL; this module supplies what PostgreSQL
-does differently:
+``MemoryStore`` (the rest of ``store/``) holds the rules and their SQL, written once; this engine
+supplies what PostgreSQL does differently (``sqlite.SqliteEngine`` is the file's):
 
 - Writes run in one transaction each (``PostgresDatabase.write``) that first takes
-  transaction-scoped advisory locks on the URIs it creates, changes or claims (``_write(*uris)``,
+  transaction-scoped advisory locks on the URIs it creates, changes or claims (``transaction``,
   in sorted order), so two members writing different memories never wait for each other, while
   of two creates of one URI (or a create and an alias of it) the second sees the first and is
   ALREADY_EXISTS (the UNIQUE constraint backs this up). A write that makes a new version also
@@ -14,7 +14,7 @@ does differently:
   the store as SQLite's single writer would. Locks are taken first, in one order, so writes
   cannot deadlock on them, and READ COMMITTED raises no serialization failure.
   A lost connection or a slow statement becomes UNAVAILABLE / TIMEOUT (hostd-db).
-- Reads run each statement on its own (``PostgresDatabase.autocommit``): one round trip each.
+- Reads run outside a transaction (``Database.read(snapshot=False)``): one round trip per statement.
 - Full-text search: ``memories.words`` is a ``tsvector`` of the tokens ``search.ts_vector``
   builds in Python (the SQLite word index's tokens, CJK bigrams included), with a GIN index. A
   trigger empties it when the path, content or disclosure changes, and every write transaction
@@ -22,6 +22,8 @@ does differently:
   FTS5 expressions the shared code builds are translated by ``search.ts_query``; ranking is
   ``ts_rank`` with the SQLite BM25 field weights. Substring terms (SQLite's trigram index) are
   ``strpos`` scans, and mentions are found through the word index (the URI as a phrase).
+- The two-part lock keys, the store-wide lock and the word index are this engine's; the
+  connection's NUL-safe text and ``?`` placeholders are hostd_db's (``pgtext``).
 - PostgreSQL text cannot hold NUL, which memory text may: strings cross the connection through
   ``encode_text`` / ``decode_text``, a reversible escape that leaves every other string as it is.
 """
@@ -33,95 +35,45 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from hostd_db import utc_stamp
 from hostd_db.pgtext import QmarkConnection
 
 from hostd_memory import search as search_text
-from hostd_memory.store import MemoryStore, tuning
-from hostd_memory.store.rows import Connection, Filters, MemoryRow
+from hostd_memory.store import tuning
+from hostd_memory.store.rows import Connection, Filters
 from hostd_memory.store.schema import VISIBLE
 
 if TYPE_CHECKING:
-    from hostd_db import PostgresBackend, PostgresDatabase
+    from hostd_db import PostgresBackend
 
 #: The store-wide advisory lock: every memory write holds it shared, an import alone ("memory" in ASCII).
 WRITE_LOCK_KEY = 0x6D656D6F7279
 #: The first half of the two-part advisory lock key of a URI (the second is the URI's hash).
 URI_LOCK_SPACE = 0x6D656D6F
-#: Positive token counts are reused this long (see ``PostgresMemoryStore._bounded_counts``), at
+#: Positive token counts are reused this long (see ``PostgresEngine.bounded_counts``), at
 #: most this many of them.
 COUNT_CACHE_SECONDS = 30.0
 COUNT_CACHE_SIZE = 200_000
 #: ts_rank's weights for {D, C, B, A}: content 1, disclosure 2, path 4, as the SQLite BM25 weights.
 TS_RANK_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'"
 
-# NUL-safe text, placeholders and the connection adapter: hostd_db.pgtext.
 
+class PostgresEngine:
+    """The team database's transactions, locks and full-text parts (``MemoryStore.engine``)."""
 
-class _Rows:
-    """A statement's rows, all fetched, behind the cursor methods the store uses."""
-
-    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int) -> None:
-        self._rows = rows
-        self._next = 0
-        self.rowcount = rowcount
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        if self._next >= len(self._rows):
-            return None
-        self._next += 1
-        return self._rows[self._next - 1]
-
-    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
-        rows = self._rows[self._next : self._next + size]
-        self._next += len(rows)
-        return rows
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self.fetchmany(len(self._rows))
-
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        return iter(self.fetchall())
-
-    def close(self) -> None:
-        self._next = len(self._rows)
-
-
-class _PgReader:
-    """Reads outside a write: each statement on a pooled connection, its rows fetched at once."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self._database = database
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:
-        with self._database.autocommit() as connection:
-            cursor = QmarkConnection(connection).execute(sql, parameters)
-            rows = cursor.fetchall() if cursor.description is not None else []
-            return _Rows(rows, cursor.rowcount)
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        raise TypeError("reads run one statement at a time")
-
-
-class PostgresMemoryStore(MemoryStore):
-    """The memories of a team, in the ``memory`` schema of the team database."""
-
-    _TAG_LIST = "string_agg(t.tag, chr(31))"
+    tag_list = "string_agg(t.tag, chr(31))"
+    locks_rows = True
 
     def __init__(self, database: PostgresBackend) -> None:
-        super().__init__(database)
-        self._pg = database.database
+        self.database = database
         self._recent_counts: dict[str, tuple[int, float]] = {}  # token -> (count, when counted)
-        self._reader = _PgReader(self._pg)
 
-    # --- connections --------------------------------------------------------------------
-
-    def _conn(self) -> Connection:
-        return self._reader
+    # --- transactions -------------------------------------------------------------------
 
     @contextmanager
-    def _write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
-        with self._pg.write() as connection:
+    def transaction(self, uris: Sequence[str], exclusive: bool) -> Iterator[Connection]:
+        """One write transaction holding the store-wide lock (shared; alone when ``exclusive``) and
+        each URI's lock, then filling the word index of what it wrote before it commits."""
+        with self.database.database.write() as connection:
             conn = QmarkConnection(connection)
             store_lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
             # One round trip: the store-wide lock first, then each URI's in sorted order (Append
@@ -133,24 +85,16 @@ class PostgresMemoryStore(MemoryStore):
                 (WRITE_LOCK_KEY, list(uris), URI_LOCK_SPACE),
             )
             yield conn
-            self._index_words(conn)
+            self.index_words(conn)
 
-    def _lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
+    def lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
         conn.execute(
             "SELECT count(pg_advisory_xact_lock(?::int, hashtext(u))) FROM unnest(?::text[]) AS u",
             (URI_LOCK_SPACE, list(uris)),
         )
 
-    def _resolve_locked(
-        self, conn: Connection, uri: str, *, include_deleted: bool = False
-    ) -> tuple[MemoryRow, str | None]:
-        memory, _ = self._resolve(conn, uri, include_deleted=include_deleted)
-        conn.execute("SELECT 1 FROM memories WHERE id = ? FOR NO KEY UPDATE", (memory.id,))
-        # As it is now: another writer may have made a version while this one waited for the row.
-        return self._resolve(conn, uri, include_deleted=include_deleted)
-
     @staticmethod
-    def _index_words(conn: Connection) -> None:
+    def index_words(conn: Connection) -> None:
         """Fill the word index of the memories this transaction created or whose text it changed."""
         pending = conn.execute(
             "SELECT id, path, content, disclosure FROM memories WHERE words IS NULL"
@@ -173,25 +117,15 @@ class PostgresMemoryStore(MemoryStore):
     # --- dialect ------------------------------------------------------------------------
 
     @staticmethod
-    def _index_hint(index: str) -> str:
+    def index_hint(index: str) -> str:
         return ""
 
     @staticmethod
-    def _insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:
+    def insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:
         return int(conn.execute(sql + " RETURNING id", params).fetchone()[0])
 
     @staticmethod
-    def _insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> int:
-
-        cursor = conn.execute(
-            "INSERT INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            (from_id, to_id, relation, utc_stamp()),
-        )
-        return int(cursor.rowcount or 0)
-
-    @staticmethod
-    def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
+    def scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
         clause = ""
         params: list[Any] = []
         for term in terms:
@@ -202,7 +136,8 @@ class PostgresMemoryStore(MemoryStore):
             params += [term.lower()] * 3
         return clause, params
 
-    def _database_bytes(self, conn: Connection) -> int:
+    @staticmethod
+    def database_bytes(conn: Connection) -> int:
         row = conn.execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
@@ -210,7 +145,7 @@ class PostgresMemoryStore(MemoryStore):
         ).fetchone()
         return int(row[0])
 
-    def compact_word_index(self) -> None:
+    def compact(self) -> None:
         """After a bulk import: refresh the planner's statistics of the word index (ANALYZE).
 
         A token count stops early (``LIMIT``) only for common tokens; for rare ones the GIN index
@@ -218,12 +153,11 @@ class PostgresMemoryStore(MemoryStore):
         token common and scans the table, reading each memory's words: a search at a few
         thousand memories took 100 ms. (A GIN index has no segments to merge as FTS5's has.)
         """
-        with self._pg.autocommit() as connection:
-            connection.execute("ANALYZE memories")
+        self.database.read(lambda conn: conn.execute("ANALYZE memories"), snapshot=False)
 
     # --- full text ----------------------------------------------------------------------
 
-    def _bounded_counts(self, conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
+    def bounded_counts(self, conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
         """As on SQLite, with the positive counts of the last ``COUNT_CACHE_SECONDS`` reused.
 
         Each count is a bitmap scan of the GIN index (a few tenths of a millisecond, against
@@ -279,19 +213,21 @@ class PostgresMemoryStore(MemoryStore):
             counts.update(zip(chunk, (int(c) for c in row), strict=True))
         return counts
 
-    def _words_clause(self, expression: str) -> tuple[str, list[Any]]:
+    @staticmethod
+    def words_clause(expression: str) -> tuple[str, list[Any]]:
         query = search_text.ts_query(expression)
         return (" AND FALSE", []) if query is None else (" AND m.words @@ ?::tsquery", [query])
 
-    def _mention_candidates(self, conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
+    @staticmethod
+    def mention_candidates(conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
         query = search_text.ts_query("content : " + search_text.fts_literal(name))
         if query is None:
             return []
-        rows: Iterable[tuple[str, str]] = conn.execute(
+        rows: list[tuple[str, str]] = conn.execute(
             f"SELECT m.uri, m.content FROM memories m WHERE m.words @@ ?::tsquery AND {VISIBLE} "
             "AND m.id != ? LIMIT 200",
             (query, memory_id),
-        )
+        ).fetchall()
         return rows
 
     @staticmethod
@@ -301,12 +237,13 @@ class PostgresMemoryStore(MemoryStore):
             columns = [node.column] if node.column else ["path", "content", "disclosure"]
             sql = " OR ".join(f"strpos(lower(m.{c}), lower(?)) > 0" for c in columns)
             return f"({sql})", [node.text] * len(columns)
-        parts = [PostgresMemoryStore._substring_condition(child) for child in node.children]
+        parts = [PostgresEngine._substring_condition(child) for child in node.children]
         joiner = " AND " if node.kind == "and" else " OR "
         return "(" + joiner.join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
 
-    def _ranked(
+    def ranked(
         self,
+        conn: Connection,
         table: str,
         expression: str,
         filters: Filters,
@@ -318,7 +255,6 @@ class PostgresMemoryStore(MemoryStore):
         """As the SQLite ranking (see ``MemoryStore._ranked``): ``memory_words`` expressions match
         the ``words`` tsvector and rank by ``ts_rank`` (negated, so lower is better as with BM25);
         ``memory_fts`` expressions are substring conditions, ranked as listings are."""
-        conn = self._conn()
         if table == "memory_words":
             query = search_text.ts_query(expression)
             if query is None:
@@ -352,5 +288,5 @@ class PostgresMemoryStore(MemoryStore):
         ]
         if floor is not None and len(rows) < limit:
             wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
-            return self._ranked(table, expression, filters, extra, extra_params, limit, wider)
+            return self.ranked(conn, table, expression, filters, extra, extra_params, limit, wider)
         return rows

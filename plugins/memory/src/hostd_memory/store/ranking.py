@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from hostd_memory import search as search_text
@@ -22,7 +22,6 @@ from hostd_memory.store.rows import (
     MemoryRow,
 )
 from hostd_memory.store.schema import (
-    BM25_WEIGHTS,
     VISIBLE,
 )
 
@@ -31,82 +30,6 @@ class Ranking(Listings):
     """Search and related memories."""
 
     # --- search -------------------------------------------------------------------------
-
-    def _ranked(
-        self,
-        table: str,
-        expression: str,
-        filters: Filters,
-        extra: str,
-        extra_params: list[Any],
-        limit: int,
-        cap: int | None = None,
-    ) -> list[tuple[int, float]]:
-        """Visible memories matching ``expression``, best BM25 first.
-
-        With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
-        ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
-        than ``limit``, the query runs again over the ten times as many newest (up to
-        ``tuning.RANK_WIDEN_MAX``), then over every match. With no filter but the status,
-        FTS5 ranks on its own and only the best few are looked up in ``memories``.
-        """
-        conn = self._conn()
-        floor = None
-        if cap is not None:
-            row = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (expression, cap - 1),
-            ).fetchone()
-            floor = int(row[0]) if row else None
-        bound = f" AND {table}.rowid >= ?" if floor is not None else ""
-        bounds = [floor] if floor is not None else []
-        rows = None
-        if not extra and filters.only_visible:
-            rows = self._ranked_visible(conn, table, expression, bound, bounds, limit)
-        if rows is None:
-            where, params = filters.sql()
-            sql = (
-                f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
-                f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
-                "ORDER BY score LIMIT ?"
-            )
-            rows = [
-                (int(r[0]), float(r[1]))
-                for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
-            ]
-        if floor is not None and len(rows) < limit:
-            # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
-            # ranking every match, which costs a BM25 score per match.
-            wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
-            return self._ranked(table, expression, filters, extra, extra_params, limit, wider)
-        return rows
-
-    @staticmethod
-    def _ranked_visible(
-        conn: Connection, table: str, expression: str, bound: str, bounds: list[int], limit: int
-    ) -> list[tuple[int, float]] | None:
-        """The best matches ranked by FTS5 alone, deleted ones left out; None if too many of them were.
-
-        Deleted memories are few, so ranking a few more than asked for and then looking only
-        those up in ``memories`` beats looking up every match while ranking.
-        """
-        wanted = 2 * limit + 10
-        best = conn.execute(
-            f"SELECT rowid, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
-            f"WHERE {table} MATCH ?{bound} ORDER BY score LIMIT ?",
-            [expression, *bounds, wanted],
-        ).fetchall()
-        if not best:
-            return []
-        marks = ",".join("?" * len(best))
-        hidden = {
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM memories m WHERE id IN ({marks}) AND NOT ({VISIBLE})", [r[0] for r in best]
-            )
-        }
-        rows = [(int(r[0]), float(r[1])) for r in best if r[0] not in hidden][:limit]
-        return rows if len(rows) == limit or len(best) < wanted else None
 
     @staticmethod
     def _total(conn: Connection) -> int:
@@ -141,22 +64,10 @@ class Ranking(Listings):
                         counts[token] = known
                     else:
                         wanted[token] = None
-        for token, count in self._bounded_counts(conn, list(wanted), bound).items():
+        for token, count in self.engine.bounded_counts(conn, list(wanted), bound).items():
             counts[token] = count
             if count > tuning.RELAXED_RANK_CAP:
                 self._large_counts[token] = count
-
-    def _bounded_counts(self, conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
-        """How many memories hold each index token, counted up to ``bound`` (queries that stop there)."""
-        counts: dict[str, int] = {}
-        for start in range(0, len(tokens), tuning.TOKEN_COUNT_BATCH):
-            chunk = tokens[start : start + tuning.TOKEN_COUNT_BATCH]
-            params: list[Any] = []
-            for token in chunk:
-                params += [search_text.fts_literal(token), bound]
-            row = conn.execute("SELECT " + ", ".join([tuning.BOUNDED_COUNT] * len(chunk)), params).fetchone()
-            counts.update(zip(chunk, (int(c) for c in row), strict=True))
-        return counts
 
     @staticmethod
     def _cut(
@@ -223,15 +134,18 @@ class Ranking(Listings):
         A piece in more than half the memories (and more than ``tuning.PREFIX_FLOOR``) adds nothing to
         BM25 and is left out, unless every piece is that common: then the rarest stays, alone.
         """
-        conn = self._conn()
-        total = self._total(conn) if total is None else total
-        counts = {} if counts is None else counts
-        self._count_tokens(conn, pieces, total, counts)
-        cuts = [cut for piece in pieces if (cut := self._cut(piece, counts, total)) is not None]
-        cuts.sort(key=lambda cut: cut[0])
-        useful_max = max(tuning.PREFIX_FLOOR, int(total * tuning.SCORE_SHARE))
-        useful = [cut for cut in cuts if cut[0] <= useful_max or cut[0] == math.inf]
-        return useful or cuts[:1]
+
+        def work(conn: Connection) -> list[tuple[float, search_text.Piece]]:
+            known = self._total(conn) if total is None else total
+            counted = {} if counts is None else counts
+            self._count_tokens(conn, pieces, known, counted)
+            cuts = [cut for piece in pieces if (cut := self._cut(piece, counted, known)) is not None]
+            cuts.sort(key=lambda cut: cut[0])
+            useful_max = max(tuning.PREFIX_FLOOR, int(known * tuning.SCORE_SHARE))
+            useful = [cut for cut in cuts if cut[0] <= useful_max or cut[0] == math.inf]
+            return useful or cuts[:1]
+
+        return self._read(work)
 
     def _relaxed_queries(
         self, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
@@ -264,86 +178,80 @@ class Ranking(Listings):
         # only add to the score.
         return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
 
-    def _words_clause(self, expression: str) -> tuple[str, list[Any]]:
-        """A condition keeping the memories ``expression`` matches in ``memory_words``."""
-        return " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)", [expression]
-
-    @staticmethod
-    def _scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
-        clause = ""
-        params: list[Any] = []
-        for term in terms:
-            clause += (
-                " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?)"
-                " OR instr(lower(m.disclosure), ?))"
-            )
-            params += [term.lower()] * 3
-        return clause, params
-
     def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
         """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
-        conn = self._conn()
-        total = self._total(conn)
-        counts: dict[str, int] = {}
-        found: dict[int, tuple[float, str]] = {}
-        scan, scan_params = self._scan_clause(plan.strict_scan)
-        words, at_most = (
-            self._strict_expression(conn, plan.strict_pieces, total, counts)
-            if plan.strict_pieces
-            else (None, math.inf)
-        )
-        cap = (
-            tuning.STRICT_RANK_CAP if at_most > tuning.STRICT_RANK_CAP else None
-        )  # else no need to find the newest few
-        if plan.strict_pieces and words is None:
-            strict = []  # some term occurs in no memory
-        elif plan.strict_trigram:
-            extra, extra_params = scan, scan_params
-            if words:
-                words_sql, words_params = self._words_clause(words)
-                extra += words_sql
-                extra_params = [*extra_params, *words_params]
-            strict = self._ranked("memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap)
-        elif words:
-            strict = self._ranked("memory_words", words, filters, scan, scan_params, limit, cap)
-        elif plan.strict_scan:
-            where, params = filters.sql()
-            strict = [
-                (int(r[0]), 0.0)
-                for r in conn.execute(
-                    f"SELECT m.id FROM memories m WHERE {where}{scan} "
-                    "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
-                    [*params, *scan_params, limit],
-                )
-            ]
-        else:
-            strict = []
-        for memory_id, score in strict:
-            found[memory_id] = (score, "all_terms")
-        queries = self._relaxed_queries(plan.relaxed, total, counts) if len(found) < limit else None
-        if queries is not None:
-            first, top_up, capped = queries
-            wanted = limit + len(found)
-            self._add_relaxed(
-                found,
-                self._ranked(
-                    "memory_words",
-                    first,
-                    filters,
-                    "",
-                    [],
-                    wanted,
-                    tuning.RELAXED_RANK_CAP if capped else None,
-                ),
-                limit,
+
+        def work(conn: Connection) -> list[Hit]:
+            total = self._total(conn)
+            counts: dict[str, int] = {}
+            found: dict[int, tuple[float, str]] = {}
+            scan, scan_params = self.engine.scan_clause(plan.strict_scan)
+            words, at_most = (
+                self._strict_expression(conn, plan.strict_pieces, total, counts)
+                if plan.strict_pieces
+                else (None, math.inf)
             )
-            if top_up and len(found) < limit:
+            cap = (
+                tuning.STRICT_RANK_CAP if at_most > tuning.STRICT_RANK_CAP else None
+            )  # else no need to find the newest few
+            if plan.strict_pieces and words is None:
+                strict = []  # some term occurs in no memory
+            elif plan.strict_trigram:
+                extra, extra_params = scan, scan_params
+                if words:
+                    words_sql, words_params = self.engine.words_clause(words)
+                    extra += words_sql
+                    extra_params = [*extra_params, *words_params]
+                strict = self.engine.ranked(
+                    conn, "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap
+                )
+            elif words:
+                strict = self.engine.ranked(
+                    conn, "memory_words", words, filters, scan, scan_params, limit, cap
+                )
+            elif plan.strict_scan:
+                where, params = filters.sql()
+                strict = [
+                    (int(r[0]), 0.0)
+                    for r in conn.execute(
+                        f"SELECT m.id FROM memories m WHERE {where}{scan} "
+                        "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
+                        [*params, *scan_params, limit],
+                    )
+                ]
+            else:
+                strict = []
+            for memory_id, score in strict:
+                found[memory_id] = (score, "all_terms")
+            queries = self._relaxed_queries(plan.relaxed, total, counts) if len(found) < limit else None
+            if queries is not None:
+                first, top_up, capped = queries
+                wanted = limit + len(found)
                 self._add_relaxed(
                     found,
-                    self._ranked("memory_words", top_up, filters, "", [], wanted, tuning.RELAXED_RANK_CAP),
+                    self.engine.ranked(
+                        conn,
+                        "memory_words",
+                        first,
+                        filters,
+                        "",
+                        [],
+                        wanted,
+                        tuning.RELAXED_RANK_CAP if capped else None,
+                    ),
                     limit,
                 )
-        return self._hits(found)
+                if top_up and len(found) < limit:
+                    self._add_relaxed(
+                        found,
+                        self.engine.ranked(
+                            conn, "memory_words", top_up, filters, "", [], wanted, tuning.RELAXED_RANK_CAP
+                        ),
+                        limit,
+                    )
+            return self._hits(found)
+
+        return self._read(work)
 
     @staticmethod
     def _add_relaxed(
@@ -361,7 +269,7 @@ class Ranking(Listings):
 
     def match_ids(self, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
         """Visible memories matching one expression, best first (used by preload)."""
-        return self._ranked(table, expression, Filters(), "", [], limit)
+        return self._read(lambda conn: self.engine.ranked(conn, table, expression, Filters(), "", [], limit))
 
     def core_memories(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
         """Active memories with priority at most 2 (what ``system://boot`` shows)."""
@@ -379,53 +287,59 @@ class Ranking(Listings):
         the memory and its tags are counted by queries that stop at ``tuning.RELATED_RARE`` memories, and
         only the memories holding the ``tuning.RELATED_PIECES`` rarest are ranked.
         """
-        conn = self._conn()
-        excluded = {memory.id}
-        found: dict[int, tuple[list[str], list[str]]] = {}
-        rare_tags = [
-            tag
-            for tag in memory.tags
-            if conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
-                (tag, tuning.RELATED_RARE + 1),
-            ).fetchone()[0]
-            <= tuning.RELATED_RARE
-        ]
-        if rare_tags:
-            marks = ",".join("?" * len(rare_tags))
-            for memory_id, shared in conn.execute(
-                f"SELECT t.memory_id, {self._TAG_LIST} FROM memory_tags t "
-                f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
-                f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
-                [*rare_tags, memory.id, limit],
-            ):
-                found[int(memory_id)] = (sorted(str(shared).split("\x1f")), [])
-        if len(found) < limit:
-            pieces = self._rare_pieces(conn, memory)
-            if pieces:
-                expression = " OR ".join(piece.expression for _, piece, _ in pieces)
-                excluded |= set(found)
-                marks = ",".join("?" * len(excluded))
-                ranked = self._ranked(
-                    "memory_words",
-                    expression,
-                    Filters(),
-                    f" AND m.id NOT IN ({marks})",
-                    list(excluded),
-                    limit - len(found),
-                )
-                for memory_id, _ in ranked:
-                    found[memory_id] = ([], [])
-                rows = self.memories_for([i for i, _ in ranked])
-                for memory_id, _ in ranked:
-                    row = rows.get(memory_id)
-                    if row is not None:
-                        text = search_text.words_text(f"{row.path} {row.content} {row.disclosure}").lower()
-                        found[memory_id][1].extend(
-                            term for _, piece, term in pieces if any(f in text for f in piece.forms)
-                        )
-        rows = self.memories_for(list(found))
-        return [(rows[i], *found[i]) for i in found if i in rows]
+
+        def work(conn: Connection) -> list[tuple[MemoryRow, list[str], list[str]]]:
+            excluded = {memory.id}
+            found: dict[int, tuple[list[str], list[str]]] = {}
+            rare_tags = [
+                tag
+                for tag in memory.tags
+                if conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
+                    (tag, tuning.RELATED_RARE + 1),
+                ).fetchone()[0]
+                <= tuning.RELATED_RARE
+            ]
+            if rare_tags:
+                marks = ",".join("?" * len(rare_tags))
+                for memory_id, shared in conn.execute(
+                    f"SELECT t.memory_id, {self.engine.tag_list} FROM memory_tags t "
+                    f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
+                    f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
+                    [*rare_tags, memory.id, limit],
+                ):
+                    found[int(memory_id)] = (sorted(str(shared).split("\x1f")), [])
+            if len(found) < limit:
+                pieces = self._rare_pieces(conn, memory)
+                if pieces:
+                    expression = " OR ".join(piece.expression for _, piece, _ in pieces)
+                    excluded |= set(found)
+                    marks = ",".join("?" * len(excluded))
+                    ranked = self.engine.ranked(
+                        conn,
+                        "memory_words",
+                        expression,
+                        Filters(),
+                        f" AND m.id NOT IN ({marks})",
+                        list(excluded),
+                        limit - len(found),
+                    )
+                    for memory_id, _ in ranked:
+                        found[memory_id] = ([], [])
+                    rows = self.memories_for([i for i, _ in ranked])
+                    for memory_id, _ in ranked:
+                        row = rows.get(memory_id)
+                        if row is not None:
+                            text = search_text.words_text(
+                                f"{row.path} {row.content} {row.disclosure}"
+                            ).lower()
+                            found[memory_id][1].extend(
+                                term for _, piece, term in pieces if any(f in text for f in piece.forms)
+                            )
+            rows = self.memories_for(list(found))
+            return [(rows[i], *found[i]) for i in found if i in rows]
+
+        return self._read(work)
 
     def _rare_pieces(self, conn: Connection, memory: MemoryRow) -> list[tuple[int, search_text.Piece, str]]:
         """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
@@ -448,7 +362,7 @@ class Ranking(Listings):
             for t in dict.fromkeys(t for form in forms for t in form.split(" "))
             if t not in self._common_tokens and t not in self._large_counts  # known to be common
         ]
-        counts = self._bounded_counts(conn, tokens, tuning.RELATED_RARE + 2)
+        counts = self.engine.bounded_counts(conn, tokens, tuning.RELATED_RARE + 2)
         if (
             len(self._common_tokens) < tuning.COMMON_TOKENS_KEPT
         ):  # a token's count falls only rarely: remember it

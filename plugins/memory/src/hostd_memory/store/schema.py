@@ -78,7 +78,7 @@ _SQLITE_TEXT_INDEXES = (
 # PostgreSQL's word index: ``words``, a tsvector built in Python (``search.ts_vector``) with a GIN
 # index; a changed text empties it and the writing transaction fills it before it commits.
 # ``memory_lexemes`` holds every token the index ever held (never removed): a search's token absent
-# there is in no memory, known without a GIN look-up (see PostgresMemoryStore._count_now).
+# there is in no memory, known without a GIN look-up (see PostgresEngine._count_now).
 _POSTGRES_TEXT_INDEX = (
     "ALTER TABLE memories ADD COLUMN words tsvector",
     "CREATE INDEX memories_words ON memories USING gin (words)",

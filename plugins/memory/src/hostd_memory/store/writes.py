@@ -67,11 +67,6 @@ class Writes(StoreBase):
         assert memory is not None
         return memory
 
-    @staticmethod
-    def _insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:
-        """Run one INSERT into a table with an ``id`` column; the new row's id."""
-        return int(conn.execute(sql, params).lastrowid or 0)
-
     def _apply(
         self,
         conn: Connection,
@@ -227,23 +222,26 @@ class Writes(StoreBase):
         The current version leads the list when ``include_current`` and no ``before`` is given;
         ``before`` keeps only versions older than that number (the next page of a listing).
         """
-        conn = self._conn()
-        memory, _ = self._resolve(conn, uri, include_deleted=True)
-        current = [self._current_version(memory)] if include_current and before is None else []
-        older = f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ?"
-        params: list[Any] = [memory.id]
-        if before is not None:
-            older += " AND version < ?"
-            params.append(before)
-        older += " ORDER BY version DESC"
-        if limit is not None:
-            older += " LIMIT ?"
-            params.append(max(0, limit - len(current)))
-        rows = conn.execute(older, params).fetchall()
-        total = conn.execute(
-            "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
-        ).fetchone()[0]
-        return memory, [*current, *(VersionRow.from_row(row) for row in rows)], int(total) + 1
+
+        def work(conn: Connection) -> tuple[MemoryRow, list[VersionRow], int]:
+            memory, _ = self._resolve(conn, uri, include_deleted=True)
+            current = [self._current_version(memory)] if include_current and before is None else []
+            older = f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ?"
+            params: list[Any] = [memory.id]
+            if before is not None:
+                older += " AND version < ?"
+                params.append(before)
+            older += " ORDER BY version DESC"
+            if limit is not None:
+                older += " LIMIT ?"
+                params.append(max(0, limit - len(current)))
+            rows = conn.execute(older, params).fetchall()
+            total = conn.execute(
+                "SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory.id,)
+            ).fetchone()[0]
+            return memory, [*current, *(VersionRow.from_row(row) for row in rows)], int(total) + 1
+
+        return self._read(work)
 
     @staticmethod
     def _current_version(memory: MemoryRow) -> VersionRow:
@@ -273,9 +271,11 @@ class Writes(StoreBase):
         return VersionRow.from_row(row)
 
     def version_pair(self, uri: str, first: int, second: int) -> tuple[MemoryRow, VersionRow, VersionRow]:
-        conn = self._conn()
-        memory, _ = self._resolve(conn, uri, include_deleted=True)
-        return memory, self._version(conn, memory, first), self._version(conn, memory, second)
+        def work(conn: Connection) -> tuple[MemoryRow, VersionRow, VersionRow]:
+            memory, _ = self._resolve(conn, uri, include_deleted=True)
+            return memory, self._version(conn, memory, first), self._version(conn, memory, second)
+
+        return self._read(work)
 
     def rollback(self, uri: str, version: int, *, author: str | None) -> tuple[MemoryRow, VersionRow, bool]:
         """Restore a version's content, priority and disclosure as a new version; and whether it changed.
@@ -318,11 +318,11 @@ class Writes(StoreBase):
                 base, content, priority = memory
                 candidate = base
                 suffix = 2
-                self._lock_uris(conn, [str(candidate)])
+                self.engine.lock_uris(conn, [str(candidate)])
                 while self._memory_by_uri(conn, str(candidate)) or self._alias_target(conn, str(candidate)):
                     candidate = MemoryUri(base.domain, f"{base.path}-{suffix}")
                     suffix += 1
-                    self._lock_uris(conn, [str(candidate)])
+                    self.engine.lock_uris(conn, [str(candidate)])
                 conn.execute(
                     "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
                     "updated_at, author) "
@@ -340,7 +340,7 @@ class Writes(StoreBase):
                 )
                 created = self._memory_by_uri(conn, str(candidate))
                 memory_uri = str(candidate)
-            session_id = self._insert_returning_id(
+            session_id = self.engine.insert_returning_id(
                 conn,
                 "INSERT INTO sessions (title, summary, memory_uri, created_at) VALUES (?, ?, ?, ?)",
                 (title, summary, memory_uri, stamp),

@@ -13,7 +13,7 @@ The modules of this package, by responsibility:
 - ``schema``: the tables and their migrations, written once; ``rows``: rows into records, shared
   small queries;
 - ``search``: the text index (Chinese included); ``refusals``: the errors the rules raise;
-- ``team_copy``: ``hostd db copy`` from the SQLite file into the team database.
+- ``records``: the list as records, for ``hostd db copy`` (the host copies them).
 """
 
 from __future__ import annotations

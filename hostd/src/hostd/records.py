@@ -1,0 +1,255 @@
+"""Records: what a plugin's store hands ``hostd db copy`` and takes back, and the copy written once.
+
+A store that can be copied from a user's data folder into the team database is a
+``RecordStore``. The local one streams its ``export_records()``: plain JSON-able records, grouped
+by kind in the order the kinds are declared, each kind in a stable order, read page by page
+(``pages``) so a store of 100,000 records never sits in memory at once. The team one answers
+``find_record`` (the same record as it holds it, or None) and ``import_record``; the merge rule
+is declared per kind (``RecordKind``): a record absent there is inserted, an equal one is
+unchanged, one whose history (``parts`` with ``history=True``) continues the team's is a
+fast-forward reported as updated, one the team's continues is unchanged, anything else is a
+conflict, reported and never overwritten. A record to be written that ``needs`` a record in
+conflict is held back as a conflict too (it would refer to someone else's record).
+
+``import_records`` is the loop: one write transaction of the team database (all of it is
+copied, or none; the transaction is re-run whole when the database asks), the counts per kind,
+the conflicts in words a person can act on, and progress. Running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from hostd_errors import Text
+
+if TYPE_CHECKING:
+    from hostd_db import Connection, Database
+
+    from hostd.context import CopyReport
+
+__all__ = ["Merge", "Record", "RecordKind", "RecordStore", "import_records", "merge", "pages"]
+
+T = TypeVar("T")
+K = TypeVar("K")
+
+#: How often (in records read) ``import_records`` reports its progress.
+PROGRESS_EVERY = 1000
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a store as plain JSON-able values, the same shape on every backend.
+
+    ``key`` names it within its ``kind`` on every database (a URI, a task id: never a row
+    number). ``needs`` are the ``(kind, key)`` of records it refers to: when one of them is in
+    conflict, this one is held back. ``damaged`` says why a local record could not be read: it
+    is reported as a conflict and not copied.
+    """
+
+    kind: str
+    key: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    needs: tuple[tuple[str, str], ...] = ()
+    damaged: Text | None = None
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    """A kind of record and its merge rule.
+
+    - ``name``: the kind as reported (``memories``), the ``Record.kind`` of its records.
+    - ``label``: how a person names one record of the kind from its key (``memory proj://db``).
+    - ``parts``: a list field whose items are counted in the report too, as ``parts`` (versions,
+      thoughts).
+    - ``history``: ``parts`` is an append-only history, oldest first: a record whose history
+      continues the other side's (and agrees on every other field but ``merged``) is a
+      fast-forward when it is the local one, already there when it is the team's.
+    - ``merged``: fields a fast-forward reconciles (access counts, aliases): compared for
+      equality, not for whether one history continues the other.
+    - ``ignored``: fields never compared (a link's creation time).
+    """
+
+    name: str
+    label: Callable[[str], Text]
+    parts: str | None = None
+    history: bool = False
+    merged: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+class Merge(Enum):
+    """What the copy does with one local record, given the team's record of the same key."""
+
+    NEW = "new"  # absent there: inserted
+    SAME = "same"  # equal: unchanged
+    BEHIND = "behind"  # the team's history continues this one's: unchanged
+    AHEAD = "ahead"  # this history continues the team's: the newer part is added (updated)
+    CONFLICT = "conflict"  # anything else: reported, never overwritten
+
+
+def merge(kind: RecordKind, mine: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> Merge:
+    """The rule of ``kind`` applied to a local record and the team's one of the same key."""
+    if theirs is None:
+        return Merge.NEW
+
+    def without(data: Mapping[str, Any], fields: set[str]) -> dict[str, Any]:
+        return {name: value for name, value in data.items() if name not in fields}
+
+    ignored = set(kind.ignored)
+    if without(mine, ignored) == without(theirs, ignored):
+        return Merge.SAME
+    if kind.history and kind.parts is not None:
+        rest = {*ignored, *kind.merged, kind.parts}
+        if without(mine, rest) == without(theirs, rest):
+            local, team = list(mine[kind.parts]), list(theirs[kind.parts])
+            if len(local) > len(team) and local[: len(team)] == team:
+                return Merge.AHEAD
+            if len(team) > len(local) and team[: len(local)] == local:
+                return Merge.BEHIND
+    return Merge.CONFLICT
+
+
+class RecordStore(Protocol):
+    """What ``hostd db copy`` needs of a plugin's store (see the module's doc).
+
+    The local store is asked for ``export_records`` only; the team store for the rest, always
+    inside the copy's one write transaction (``conn``).
+    """
+
+    @property
+    def record_kinds(self) -> Sequence[RecordKind]:
+        """The kinds of record, in the order they are exported and imported."""
+        ...
+
+    @property
+    def import_lock(self) -> str | None:
+        """The lock the copy's transaction holds (``Database.write(lock=)``), if the store has one."""
+        ...
+
+    def export_records(self) -> Iterator[Record]:
+        """Every record, grouped by kind in ``record_kinds`` order, each kind in a stable order."""
+        ...
+
+    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+        """The data of the record of ``kind`` and ``key`` this store holds, None when it holds none;
+        something other than None (a record that differs) when the key is taken otherwise."""
+        ...
+
+    def begin_import(self, conn: Connection) -> None:
+        """Start of the copy's transaction: take the locks a copy needs, reset what ``end_import`` uses."""
+        ...
+
+    def import_record(
+        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
+    ) -> Text | None:
+        """Write a new record (``theirs`` None) or fast-forward ``theirs`` to it; a conflict found
+        while writing (a name taken by something else) is returned and nothing is written."""
+        ...
+
+    def end_import(self, conn: Connection) -> None:
+        """End of the copy's transaction: what waited for every record (links, indexes, sequences)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def pages(fetch: Callable[[K | None], Sequence[T]], key: Callable[[T], K]) -> Iterator[T]:
+    """Every item ``fetch`` finds, one page at a time: ``fetch(after)`` returns the items after the
+    key ``after`` in key order (None: from the first), and an empty page ends it."""
+    after: K | None = None
+    while True:
+        page = fetch(after)
+        if not page:
+            return
+        yield from page
+        after = key(page[-1])
+
+
+def _differs(label: Text) -> Text:
+    return Text(
+        en=f"{label.en} differs in the team database",
+        zh=f"{label.zh} 在团队数据库中的内容与本地不同",
+    )
+
+
+def _held_back(label: Text, blocker: Text) -> Text:
+    return Text(
+        en=f"{label.en} not copied: it waits on {blocker.en}, which is in conflict",
+        zh=f"{label.zh} 未复制：它等待的{blocker.zh}存在冲突",
+    )
+
+
+def import_records(
+    source: RecordStore,
+    target: RecordStore,
+    database: Database,
+    render: Callable[[Text], str],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> CopyReport:
+    """Copy every record of ``source`` into ``target`` (on ``database``) in one write transaction."""
+    from hostd.context import CopyReport
+
+    kinds = {kind.name: kind for kind in target.record_kinds}
+
+    def count(bucket: dict[str, int], name: str | None, how_many: int = 1) -> None:
+        if name is not None:
+            bucket[name] = bucket.get(name, 0) + how_many
+
+    def work(conn: Connection) -> CopyReport:
+        report = CopyReport()  # built inside: the database may run the transaction again
+        in_conflict: set[tuple[str, str]] = set()
+        target.begin_import(conn)
+        read = 0
+        for record in source.export_records():
+            read += 1
+            if progress is not None and read % PROGRESS_EVERY == 0:
+                progress(read)
+            kind = kinds[record.kind]
+            label = kind.label(record.key)
+            if record.damaged is not None:
+                in_conflict.add((record.kind, record.key))
+                report.conflicts.append(render(record.damaged))
+                continue
+            theirs = target.find_record(conn, record.kind, record.key)
+            outcome = merge(kind, record.data, theirs)
+            if outcome in (Merge.NEW, Merge.AHEAD):
+                blocker = next((need for need in record.needs if need in in_conflict), None)
+                if blocker is not None:  # it would refer to someone else's record: held back
+                    in_conflict.add((record.kind, record.key))
+                    report.conflicts.append(render(_held_back(label, kinds[blocker[0]].label(blocker[1]))))
+                    continue
+                problem = target.import_record(conn, record, theirs if outcome is Merge.AHEAD else None)
+                if problem is not None:
+                    in_conflict.add((record.kind, record.key))
+                    report.conflicts.append(render(problem))
+                    continue
+            mine_parts = len(record.data[kind.parts]) if kind.parts else 0
+            if outcome is Merge.NEW:
+                count(report.copied, kind.name)
+                count(report.copied, kind.parts, mine_parts)
+            elif outcome is Merge.AHEAD:
+                assert theirs is not None and kind.parts is not None
+                team_parts = len(theirs[kind.parts])
+                count(report.updated, kind.name)
+                count(report.copied, kind.parts, mine_parts - team_parts)
+                count(report.unchanged, kind.parts, team_parts)
+            elif outcome in (Merge.SAME, Merge.BEHIND):
+                count(report.unchanged, kind.name)
+                count(report.unchanged, kind.parts, mine_parts)
+            else:
+                in_conflict.add((record.kind, record.key))
+                report.conflicts.append(render(_differs(label)))
+        target.end_import(conn)
+        if report.copied or report.unchanged or report.updated:
+            # Every kind is named once something was read, so a line always says the same kinds.
+            for kind in target.record_kinds:
+                for name in (kind.name, kind.parts):
+                    if name is not None:
+                        report.copied.setdefault(name, 0)
+        return report
+
+    return database.write(work, lock=target.import_lock)

@@ -1,0 +1,197 @@
+"""What the SQLite file does its own way, as a part the store holds (``MemoryStore.engine``).
+
+The store's rules and their SQL are written once (``base``, ``writes``, ``listings``,
+``ranking``, ``importing``); the engine supplies what differs: the write transaction (SQLite's
+``BEGIN IMMEDIATE`` already holds the whole file, so no lock is taken), the FTS5 indexes
+(BM25 ranking, bounded token counts, trigram substring terms), index hints, the size on disk
+and compaction. ``postgres.PostgresEngine`` is the team database's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hostd_db import SqliteBackend
+
+from hostd_memory import search as search_text
+from hostd_memory.store import tuning
+from hostd_memory.store.rows import Connection, Filters
+from hostd_memory.store.schema import BM25_WEIGHTS, VISIBLE
+
+
+class SqliteEngine:
+    """The SQLite file's transactions and full-text indexes."""
+
+    #: The shared tags of a group, joined by U+001F.
+    tag_list = "group_concat(t.tag, char(31))"
+    locks_rows = False
+
+    def __init__(self, database: SqliteBackend) -> None:
+        self.database = database
+        self.path = database.path
+
+    # --- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, uris: Sequence[str], exclusive: bool) -> Iterator[Connection]:
+        """One ``BEGIN IMMEDIATE`` write: it holds the whole file, so ``uris`` need no lock."""
+        with self.database.db.write() as conn:
+            yield conn
+
+    def lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
+        """Nothing to hold: the write transaction already holds everything."""
+
+    @staticmethod
+    def insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:
+        return int(conn.execute(sql, params).lastrowid or 0)
+
+    # --- full text ----------------------------------------------------------------------
+
+    @staticmethod
+    def index_hint(index: str) -> str:
+        """SQLite's planner is told which index drives a listing (PostgreSQL picks its own)."""
+        return f"INDEXED BY {index}"
+
+    @staticmethod
+    def mention_candidates(conn: Connection, name: str, memory_id: int) -> Iterable[tuple[str, str]]:
+        """(uri, content) of at most 200 visible memories, other than ``memory_id``, whose content
+        may mention ``name`` (the caller checks with ``mentions``)."""
+        rows: list[tuple[str, str]] = conn.execute(
+            f"SELECT m.uri, m.content FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {VISIBLE} AND m.id != ? LIMIT 200",
+            ("content : " + search_text.fts_literal(name), memory_id),
+        ).fetchall()
+        return rows
+
+    @staticmethod
+    def words_clause(expression: str) -> tuple[str, list[Any]]:
+        """A condition keeping the memories ``expression`` matches in ``memory_words``."""
+        return " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)", [expression]
+
+    @staticmethod
+    def scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
+        clause = ""
+        params: list[Any] = []
+        for term in terms:
+            clause += (
+                " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?)"
+                " OR instr(lower(m.disclosure), ?))"
+            )
+            params += [term.lower()] * 3
+        return clause, params
+
+    @staticmethod
+    def bounded_counts(conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
+        """How many memories hold each index token, counted up to ``bound`` (queries that stop there)."""
+        counts: dict[str, int] = {}
+        for start in range(0, len(tokens), tuning.TOKEN_COUNT_BATCH):
+            chunk = tokens[start : start + tuning.TOKEN_COUNT_BATCH]
+            params: list[Any] = []
+            for token in chunk:
+                params += [search_text.fts_literal(token), bound]
+            row = conn.execute("SELECT " + ", ".join([tuning.BOUNDED_COUNT] * len(chunk)), params).fetchone()
+            counts.update(zip(chunk, (int(c) for c in row), strict=True))
+        return counts
+
+    def ranked(
+        self,
+        conn: Connection,
+        table: str,
+        expression: str,
+        filters: Filters,
+        extra: str,
+        extra_params: list[Any],
+        limit: int,
+        cap: int | None = None,
+    ) -> list[tuple[int, float]]:
+        """Visible memories matching ``expression``, best BM25 first.
+
+        With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
+        ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
+        than ``limit``, the query runs again over the ten times as many newest (up to
+        ``tuning.RANK_WIDEN_MAX``), then over every match. With no filter but the status,
+        FTS5 ranks on its own and only the best few are looked up in ``memories``.
+        """
+        floor = None
+        if cap is not None:
+            row = conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expression, cap - 1),
+            ).fetchone()
+            floor = int(row[0]) if row else None
+        bound = f" AND {table}.rowid >= ?" if floor is not None else ""
+        bounds = [floor] if floor is not None else []
+        rows = None
+        if not extra and filters.only_visible:
+            rows = self._ranked_visible(conn, table, expression, bound, bounds, limit)
+        if rows is None:
+            where, params = filters.sql()
+            sql = (
+                f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+                f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
+                "ORDER BY score LIMIT ?"
+            )
+            rows = [
+                (int(r[0]), float(r[1]))
+                for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
+            ]
+        if floor is not None and len(rows) < limit:
+            # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
+            # ranking every match, which costs a BM25 score per match.
+            wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
+            return self.ranked(conn, table, expression, filters, extra, extra_params, limit, wider)
+        return rows
+
+    @staticmethod
+    def _ranked_visible(
+        conn: Connection, table: str, expression: str, bound: str, bounds: list[int], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The best matches ranked by FTS5 alone, deleted ones left out; None if too many of them were.
+
+        Deleted memories are few, so ranking a few more than asked for and then looking only
+        those up in ``memories`` beats looking up every match while ranking.
+        """
+        wanted = 2 * limit + 10
+        best = conn.execute(
+            f"SELECT rowid, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+            f"WHERE {table} MATCH ?{bound} ORDER BY score LIMIT ?",
+            [expression, *bounds, wanted],
+        ).fetchall()
+        if not best:
+            return []
+        marks = ",".join("?" * len(best))
+        hidden = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM memories m WHERE id IN ({marks}) AND NOT ({VISIBLE})", [r[0] for r in best]
+            )
+        }
+        rows = [(int(r[0]), float(r[1])) for r in best if r[0] not in hidden][:limit]
+        return rows if len(rows) == limit or len(best) < wanted else None
+
+    def index_words(self, conn: Connection) -> None:
+        """Nothing to do: the FTS5 indexes follow ``memories`` through triggers."""
+
+    # --- upkeep -------------------------------------------------------------------------
+
+    def database_bytes(self, conn: Connection) -> int:
+        """What the store takes on disk (the file with its journal)."""
+        return sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+            if p.exists()
+        )
+
+    def compact(self) -> None:
+        """Merge the word index into one segment (FTS5 'optimize').
+
+        A bulk import leaves the index in many segments, and every token a search looks up is
+        looked up in each of them. Compacting costs a pass over the index, so it follows only
+        imports that added at least a quarter of the store.
+        """
+        self.database.write(
+            lambda conn: conn.execute("INSERT INTO memory_words (memory_words) VALUES ('optimize')")
+        )
