@@ -222,26 +222,33 @@ class Listings(Writes):
         if "\x00" in domain + prefix:  # no stored text holds NUL (PostgreSQL refuses it)
             return []
         low, high = f"{domain}://{prefix}", f"{domain}://{prefix}{_LAST_CHARACTER}"
-        conn = self._conn()
-        # Counted in the URI index alone (no row is read), up to one past the bound.
-        held = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE uri >= ? AND uri < ? LIMIT ?) AS bounded",
-            (low, high, tuning.COMPLETE_SELECTIVE + 1),
-        ).fetchone()[0]
-        if held <= tuning.COMPLETE_SELECTIVE:
+        hint = self.engine.index_hint("memories_by_domain_change")
+
+        def work(conn: Connection) -> list[str]:
+            # Counted in the URI index alone (no row is read), up to one past the bound.
+            held = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories WHERE uri >= ? AND uri < ? LIMIT ?) AS bounded",
+                (low, high, tuning.COMPLETE_SELECTIVE + 1),
+            ).fetchone()[0]
+            if held <= tuning.COMPLETE_SELECTIVE:
+                rows = list(
+                    conn.execute(
+                        "SELECT m.path, m.updated_at FROM memories m "
+                        f"WHERE m.uri >= ? AND m.uri < ? AND {VISIBLE}",
+                        (low, high),
+                    ).fetchall()
+                )
+                rows.sort(key=lambda row: row[1], reverse=True)
+                return [str(row[0]) for row in rows[:limit]]
             rows = conn.execute(
-                f"SELECT m.path, m.updated_at FROM memories m WHERE m.uri >= ? AND m.uri < ? AND {VISIBLE}",
-                (low, high),
+                f"SELECT m.path FROM memories m {hint} "
+                f"WHERE m.domain = ? AND m.path >= ? AND m.path < ? AND {VISIBLE} "
+                "ORDER BY m.updated_at DESC LIMIT ?",
+                (domain, prefix, prefix + _LAST_CHARACTER, limit),
             ).fetchall()
-            rows.sort(key=lambda row: row[1], reverse=True)
-            return [str(row[0]) for row in rows[:limit]]
-        rows = conn.execute(
-            f"SELECT m.path FROM memories m {self._index_hint('memories_by_domain_change')} "
-            f"WHERE m.domain = ? AND m.path >= ? AND m.path < ? AND {VISIBLE} "
-            "ORDER BY m.updated_at DESC LIMIT ?",
-            (domain, prefix, prefix + _LAST_CHARACTER, limit),
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+            return [str(row[0]) for row in rows]
+
+        return self._read(work)
 
     def recent_domains(self, prefix: str, limit: int) -> list[str]:
         """Domains starting with ``prefix`` that hold a visible memory, newest change first.
@@ -251,29 +258,33 @@ class Listings(Writes):
         """
         if "\x00" in prefix:
             return []
-        conn = self._conn()
         high = prefix + _LAST_CHARACTER
-        domains: list[str] = []
-        row = conn.execute(
-            "SELECT domain FROM memories WHERE domain >= ? AND domain < ? ORDER BY domain LIMIT 1",
-            (prefix, high),
-        ).fetchone()
-        while row is not None and len(domains) < tuning.COMPLETE_DOMAINS_MAX:
-            domains.append(str(row[0]))
+        hint = self.engine.index_hint("memories_by_domain_change")
+
+        def work(conn: Connection) -> list[str]:
+            domains: list[str] = []
             row = conn.execute(
-                "SELECT domain FROM memories WHERE domain > ? AND domain < ? ORDER BY domain LIMIT 1",
-                (domains[-1], high),
+                "SELECT domain FROM memories WHERE domain >= ? AND domain < ? ORDER BY domain LIMIT 1",
+                (prefix, high),
             ).fetchone()
-        newest: dict[str, str] = {}
-        for domain in domains:
-            found = conn.execute(
-                f"SELECT m.updated_at FROM memories m {self._index_hint('memories_by_domain_change')} "
-                f"WHERE m.domain = ? AND {VISIBLE} ORDER BY m.updated_at DESC LIMIT 1",
-                (domain,),
-            ).fetchone()
-            if found is not None:
-                newest[domain] = str(found[0])
-        return sorted(newest, key=lambda domain: (newest[domain], domain), reverse=True)[:limit]
+            while row is not None and len(domains) < tuning.COMPLETE_DOMAINS_MAX:
+                domains.append(str(row[0]))
+                row = conn.execute(
+                    "SELECT domain FROM memories WHERE domain > ? AND domain < ? ORDER BY domain LIMIT 1",
+                    (domains[-1], high),
+                ).fetchone()
+            newest: dict[str, str] = {}
+            for domain in domains:
+                found = conn.execute(
+                    f"SELECT m.updated_at FROM memories m {hint} "
+                    f"WHERE m.domain = ? AND {VISIBLE} ORDER BY m.updated_at DESC LIMIT 1",
+                    (domain,),
+                ).fetchone()
+                if found is not None:
+                    newest[domain] = str(found[0])
+            return sorted(newest, key=lambda domain: (newest[domain], domain), reverse=True)[:limit]
+
+        return self._read(work)
 
     def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
         where, params = filters.sql()
