@@ -285,6 +285,41 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+#: Keywords that constrain only one JSON type, so they hold for ``null`` whatever they say.
+_TYPE_SPECIFIC_KEYWORDS = frozenset(
+    {
+        "type", "title", "description", "properties", "required", "additionalProperties",
+        "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    }
+)  # fmt: skip
+
+
+def _nullable_as_type_list(prop: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf: [X, {type: null}]`` written as X with ``type: [X's type, "null"]``: the same values.
+
+    Clients validate every answer against the output schema, and a ``null`` checked against
+    ``anyOf`` first fails X (a validation error built and dropped) before it matches the null
+    branch; the Python SDK's validator spent about half of a ``sequential_thinking`` answer's
+    check on its two ``null`` fields. Only an X whose every keyword constrains its own type alone
+    is merged (an ``enum`` or a ``$ref`` would not hold for ``null``).
+    """
+    options = prop.get("anyOf")
+    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+        return prop
+    other = options[0] if options[1] == {"type": "null"} else options[1]
+    if not isinstance(other, dict) or not isinstance(other.get("type"), str):
+        return prop
+    if not set(other) <= _TYPE_SPECIFIC_KEYWORDS:
+        return prop
+    merged = {key: value for key, value in prop.items() if key != "anyOf"}
+    descriptions = [d for d in (merged.get("description"), other.get("description")) if d]
+    merged = {**other, **merged, "type": [other["type"], "null"]}
+    if descriptions:
+        merged["description"] = "; ".join(descriptions)
+    return merged
+
+
 def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     """The envelope's schema: status, message, metadata, and the tool's own fields."""
     schema = model.model_json_schema(mode="serialization")
@@ -297,7 +332,7 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     }
     for key, value in schema.get("properties", {}).items():
         value.pop("title", None)
-        properties[key] = value
+        properties[key] = _nullable_as_type_list(value)
     # Only the envelope's own keys are required: error answers carry no tool fields, and some
     # clients (the TypeScript SDK, so the MCP Inspector) validate error results too.
     out: dict[str, Any] = {

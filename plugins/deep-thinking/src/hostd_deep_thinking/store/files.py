@@ -89,6 +89,8 @@ class _Journal:
 
 #: The settings' defaults, for a store opened without the plugin (tests, ``hostd db copy``, the bench).
 _DEFAULTS = Settings()
+#: Sessions whose hot paths (``SessionStore._paths_of``) are kept; more, and the memo starts over.
+MAX_HOT_PATHS = 1024
 
 
 class SessionStore:
@@ -117,6 +119,7 @@ class SessionStore:
         self._cached_bytes: dict[str, int] = {}  # each cached session's document size
         self._journals: dict[str, _Journal] = {}
         self._guard = threading.Lock()  # the two dicts above
+        self._hot_paths: dict[str, tuple[str, str, str]] = {}
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
         self._closed = False
@@ -135,6 +138,21 @@ class SessionStore:
 
     def _session_lock_file(self, session_id: str) -> Path:
         return self.lock_dir / f"session-{session_id}.lock"
+
+    def _paths_of(self, session_id: str) -> tuple[str, str, str]:
+        """The session's document, journal and lock file as strings, for the path every thought
+        takes (building three ``Path`` objects per thought cost more than the two ``stat`` calls)."""
+        paths = self._hot_paths.get(session_id)
+        if paths is None:
+            if len(self._hot_paths) >= MAX_HOT_PATHS:
+                self._hot_paths.clear()
+            paths = (
+                os.fspath(self.document_path(session_id)),
+                os.fspath(self.journal_path(session_id)),
+                os.path.abspath(self._session_lock_file(session_id)),
+            )
+            self._hot_paths[session_id] = paths
+        return paths
 
     @contextlib.contextmanager
     def session_lock(self, session_id: str) -> Iterator[None]:
@@ -191,8 +209,9 @@ class SessionStore:
         With ``may_load=False`` only the cheap incremental path is taken; anything more raises
         ``WouldBlock``.
         """
-        doc_stat = stat_or_none(self.document_path(session_id))
-        journal_stat = stat_or_none(self.journal_path(session_id))
+        document_path, journal_path, _ = self._paths_of(session_id)
+        doc_stat = stat_or_none(document_path)
+        journal_stat = stat_or_none(journal_path)
         if doc_stat is None:
             if journal_stat is None or journal_stat.st_size == 0:
                 if not may_load:
@@ -405,7 +424,7 @@ class SessionStore:
                 return self._append_locked(session_id, plan, create, blocking=True)
         from hostd_fs import kept_lock
 
-        lock = kept_lock(self._session_lock_file(session_id))
+        lock = kept_lock(self._paths_of(session_id)[2])
         if not lock.acquire(0):
             raise WouldBlock
         try:
