@@ -23,6 +23,7 @@ from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
 from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
 from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
+from hostd.textlength import TextLength
 from hostd.tools import ToolFunction
 from hostd.web.api import (
     ActivityItem,
@@ -58,6 +59,7 @@ __all__ = [
     "SamplingResult",
     "Services",
     "Text",
+    "TextLength",
     "ToolContext",
     "ToolError",
     "ToolFunction",

@@ -9,6 +9,7 @@ one envelope every tool answers with.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import time
@@ -18,12 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from hostd.arguments import describe_valid, explain
 from hostd.context import ToolContext, ToolOutput
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.schema_cache import SchemaCache
+from hostd.textlength import TextLength
 
 ToolFunction = Callable[..., Any]
 
@@ -175,7 +178,34 @@ def _unwrapped(docstring: str) -> str:
 def _input_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
     config = ConfigDict(extra="forbid")
     model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
+    checked = {name: _with_text_length(info) for name, info in model.model_fields.items()}
+    if any(info is not None for info in checked.values()):
+        rebuilt: dict[str, Any] = {
+            name: (info.annotation, checked[name] or info) for name, info in model.model_fields.items()
+        }
+        model = create_model(f"{tool_name}_arguments", __config__=config, **rebuilt)
     return model
+
+
+def _with_text_length(info: FieldInfo) -> FieldInfo | None:
+    """A text argument's length limits checked with ``len()`` (``TextLength``), not on the UTF-8
+    copy pydantic would keep inside the argument for the whole call; ``None`` when there are none."""
+    if info.annotation not in (str, str | None):
+        return None
+    # pydantic keeps min_length/max_length as annotated_types' MinLen/MaxLen (its own dependency).
+    # Any other constraint (a pattern) reads the UTF-8 form anyway, and pydantic's order of checks
+    # decides which error is answered: such an argument is left as it is.
+    limits = {type(item).__name__: item for item in info.metadata}
+    if not limits or not set(limits) <= {"MinLen", "MaxLen"}:
+        return None
+    checked = copy.copy(info)
+    checked.metadata = [
+        TextLength(
+            min_length=getattr(limits.get("MinLen"), "min_length", None),
+            max_length=getattr(limits.get("MaxLen"), "max_length", None),
+        )
+    ]
+    return checked
 
 
 def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
