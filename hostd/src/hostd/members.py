@@ -42,23 +42,20 @@ class Member:
     profile: str | None = None
 
 
-#: The environment variables ``getpass.getuser`` reads before it asks the password database.
-_LOGIN_NAME_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")
-
-
 def local_member() -> str:
     """The member over stdio and in-process calls: the local login name, else ``local``.
 
     Every call over stdio asks; without a login variable ``getpass`` reads the password
     database each time (a tenth of a ``sequential_thinking`` call), so the answer is kept for
-    as long as what it depends on (those variables, the user id) stays the same.
+    as long as what it depends on (the login variables getpass reads, the user id) stays the same.
     """
-    variables = tuple(os.environ.get(name) for name in _LOGIN_NAME_VARIABLES)
-    return _login_member(getpass.getuser, variables, getattr(os, "getuid", lambda: None)())
+    env = os.environ  # getuser's order: the first of these set is the login name
+    variable = env.get("LOGNAME") or env.get("USER") or env.get("LNAME") or env.get("USERNAME")
+    return _login_member(getpass.getuser, variable, getattr(os, "getuid", lambda: None)())
 
 
 @functools.lru_cache(maxsize=8)
-def _login_member(getuser: Callable[[], str], variables: tuple[str | None, ...], uid: int | None) -> str:
+def _login_member(getuser: Callable[[], str], variable: str | None, uid: int | None) -> str:
     """``local_member`` for one ``getuser`` and its inputs (the arguments are the cache's key)."""
     try:
         name = getuser()
