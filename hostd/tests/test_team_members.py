@@ -305,3 +305,16 @@ def test_the_local_member_falls_back_when_there_is_no_login_name(monkeypatch: py
     assert hostd.members.local_member() == "local"
     monkeypatch.setattr("hostd.members.getpass.getuser", lambda: "name with spaces")
     assert hostd.members.local_member() == "local"  # not a valid member name: never passed on
+
+
+def test_the_local_member_follows_the_login_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The login name is remembered between calls, but never past a change of what it comes from."""
+    import hostd.members
+
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LOGNAME", "alice")
+    assert hostd.members.local_member() == "alice"
+    assert hostd.members.local_member() == "alice"
+    monkeypatch.setenv("LOGNAME", "bob")
+    assert hostd.members.local_member() == "bob"

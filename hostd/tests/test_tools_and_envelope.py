@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from hostd.arguments import describe_valid
@@ -185,6 +185,32 @@ async def test_success_and_error_envelopes_both_fit_the_output_schema(
     assert bad.is_error and not ok.is_error
     for result in (ok, bad):
         jsonschema.validate(result.structured_content, schema)  # clients may validate errors too
+
+
+def test_an_optional_object_is_one_nullable_type_in_the_output_schema() -> None:
+    """Clients validate every answer: ``null`` checked against ``anyOf`` builds a failure first."""
+    import jsonschema
+    from hostd.tools import output_schema_of
+
+    class Output(ToolOutput):
+        counts: Annotated[dict[str, int] | None, Field(description="Counts per kind")] = None
+        mode: Annotated[Literal["a", "b"] | None, Field(description="An enum keeps anyOf")] = None
+
+    schema = output_schema_of(Output)
+    properties = schema["properties"]
+    assert properties["counts"] == {
+        "type": ["object", "null"],
+        "additionalProperties": {"type": "integer"},
+        "description": "Counts per kind",
+        "default": None,
+    }
+    assert "anyOf" in properties["mode"]  # null is not in the enum: merging would refuse it
+    envelope = {"status": "success", "message": "m", "metadata": {}}
+    for fine in ({"counts": None}, {"counts": {"x": 1}}, {"mode": None}, {"mode": "a"}):
+        jsonschema.validate({**envelope, **fine}, schema)
+    for wrong in ({"counts": {"x": "one"}}, {"counts": "text"}, {"mode": "c"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**envelope, **wrong}, schema)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from hostd.ids import ID_PATTERN
 from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
 from hostd.records import Record, RecordKind, RecordStore, pages
 from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
+from hostd.textlength import TextLength
 from hostd.tools import ToolFunction
 from hostd.web.api import (
     ActivityItem,
@@ -62,6 +63,7 @@ __all__ = [
     "SamplingResult",
     "Services",
     "Text",
+    "TextLength",
     "ToolContext",
     "ToolError",
     "ToolFunction",

@@ -10,6 +10,7 @@ already loaded and logs the file's line, while a bad file at start-up stops the 
 
 from __future__ import annotations
 
+import functools
 import getpass
 import hashlib
 import hmac
@@ -42,9 +43,22 @@ class Member:
 
 
 def local_member() -> str:
-    """The member over stdio and in-process calls: the local login name, else ``local``."""
+    """The member over stdio and in-process calls: the local login name, else ``local``.
+
+    Every call over stdio asks; without a login variable ``getpass`` reads the password
+    database each time (a tenth of a ``sequential_thinking`` call), so the answer is kept for
+    as long as what it depends on (the login variables getpass reads, the user id) stays the same.
+    """
+    env = os.environ  # getuser's order: the first of these set is the login name
+    variable = env.get("LOGNAME") or env.get("USER") or env.get("LNAME") or env.get("USERNAME")
+    return _login_member(getpass.getuser, variable, getattr(os, "getuid", lambda: None)())
+
+
+@functools.lru_cache(maxsize=8)
+def _login_member(getuser: Callable[[], str], variable: str | None, uid: int | None) -> str:
+    """``local_member`` for one ``getuser`` and its inputs (the arguments are the cache's key)."""
     try:
-        name = getpass.getuser()
+        name = getuser()
     except Exception:  # no login name (a container without a passwd entry, say)
         return "local"
     return name if MEMBER_NAME.match(name) else "local"

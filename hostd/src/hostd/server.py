@@ -373,11 +373,12 @@ def resource_error(host: Host, exc: CodedError, uri: str | None = None) -> MCPEr
 def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
     """The member whose token the HTTP guard accepted for this request; ``None`` off HTTP or
     on a loopback bind without tokens (the call is then the local user's)."""
+    scope = getattr(request.request, "scope", None)
+    if not isinstance(scope, dict):
+        return None  # stdio: no HTTP request, nothing more to look at on every call
     from hostd.transports import MEMBER_SCOPE_KEY
 
-    http_request = request.request
-    scope = getattr(http_request, "scope", None)
-    member = scope.get(MEMBER_SCOPE_KEY) if isinstance(scope, dict) else None
+    member = scope.get(MEMBER_SCOPE_KEY)
     return member if isinstance(member, Member) else None
 
 

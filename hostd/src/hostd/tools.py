@@ -9,6 +9,7 @@ one envelope every tool answers with.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import time
@@ -19,12 +20,14 @@ from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from hostd.arguments import describe_valid, explain
 from hostd.context import ToolContext, ToolOutput
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.schema_cache import SchemaCache
+from hostd.textlength import TextLength
 
 ToolFunction = Callable[..., Any]
 
@@ -181,7 +184,34 @@ def _unwrapped(docstring: str) -> str:
 def _input_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
     config = ConfigDict(extra="forbid")
     model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=config, **fields)
+    checked = {name: _with_text_length(info) for name, info in model.model_fields.items()}
+    if any(info is not None for info in checked.values()):
+        rebuilt: dict[str, Any] = {
+            name: (info.annotation, checked[name] or info) for name, info in model.model_fields.items()
+        }
+        model = create_model(f"{tool_name}_arguments", __config__=config, **rebuilt)
     return model
+
+
+def _with_text_length(info: FieldInfo) -> FieldInfo | None:
+    """A text argument's length limits checked with ``len()`` (``TextLength``), not on the UTF-8
+    copy pydantic would keep inside the argument for the whole call; ``None`` when there are none."""
+    if info.annotation not in (str, str | None):
+        return None
+    # pydantic keeps min_length/max_length as annotated_types' MinLen/MaxLen (its own dependency).
+    # Any other constraint (a pattern) reads the UTF-8 form anyway, and pydantic's order of checks
+    # decides which error is answered: such an argument is left as it is.
+    limits = {type(item).__name__: item for item in info.metadata}
+    if not limits or not set(limits) <= {"MinLen", "MaxLen"}:
+        return None
+    checked = copy.copy(info)
+    checked.metadata = [
+        TextLength(
+            min_length=getattr(limits.get("MinLen"), "min_length", None),
+            max_length=getattr(limits.get("MaxLen"), "max_length", None),
+        )
+    ]
+    return checked
 
 
 def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
@@ -339,6 +369,41 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+#: Keywords that constrain only one JSON type, so they hold for ``null`` whatever they say.
+_TYPE_SPECIFIC_KEYWORDS = frozenset(
+    {
+        "type", "title", "description", "properties", "required", "additionalProperties",
+        "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    }
+)  # fmt: skip
+
+
+def _nullable_as_type_list(prop: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf: [X, {type: null}]`` written as X with ``type: [X's type, "null"]``: the same values.
+
+    Clients validate every answer against the output schema, and a ``null`` checked against
+    ``anyOf`` first fails X (a validation error built and dropped) before it matches the null
+    branch; the Python SDK's validator spent about half of a ``sequential_thinking`` answer's
+    check on its two ``null`` fields. Only an X whose every keyword constrains its own type alone
+    is merged (an ``enum`` or a ``$ref`` would not hold for ``null``).
+    """
+    options = prop.get("anyOf")
+    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+        return prop
+    other = options[0] if options[1] == {"type": "null"} else options[1]
+    if not isinstance(other, dict) or not isinstance(other.get("type"), str):
+        return prop
+    if not set(other) <= _TYPE_SPECIFIC_KEYWORDS:
+        return prop
+    merged = {key: value for key, value in prop.items() if key != "anyOf"}
+    descriptions = [d for d in (merged.get("description"), other.get("description")) if d]
+    merged = {**other, **merged, "type": [other["type"], "null"]}
+    if descriptions:
+        merged["description"] = "; ".join(descriptions)
+    return merged
+
+
 def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     """The envelope's schema: status, message, metadata, and the tool's own fields."""
     schema = model.model_json_schema(mode="serialization")
@@ -351,7 +416,7 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     }
     for key, value in schema.get("properties", {}).items():
         value.pop("title", None)
-        properties[key] = value
+        properties[key] = _nullable_as_type_list(value)
     # Only the envelope's own keys are required: error answers carry no tool fields, and some
     # clients (the TypeScript SDK, so the MCP Inspector) validate error results too.
     out: dict[str, Any] = {

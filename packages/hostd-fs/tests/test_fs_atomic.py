@@ -28,6 +28,28 @@ def test_writes_bytes_and_text_and_returns_the_byte_count(tmp_path: Path) -> Non
     assert atomic_write(target, "総", encoding="utf-16-le") == 2
 
 
+def test_pieces_are_written_as_they_come(tmp_path: Path) -> None:
+    """A large file need never be whole in memory: its bytes may come as an iterable of pieces."""
+    target = tmp_path / "a.json"
+    assert atomic_write(target, iter([b'{"a": ', "总结".encode(), b"}"])) == 13
+    assert target.read_bytes() == '{"a": 总结}'.encode()
+    assert temp_files(tmp_path) == []
+
+
+def test_pieces_that_fail_midway_leave_the_old_file_and_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    target.write_text("old", encoding="utf-8")
+
+    def pieces() -> Iterator[bytes]:
+        yield b"half of the new "
+        raise ValueError("the encoder failed")
+
+    with pytest.raises(ValueError, match="the encoder failed"):
+        atomic_write(target, pieces())
+    assert target.read_text(encoding="utf-8") == "old"
+    assert temp_files(tmp_path) == []
+
+
 def test_no_temp_file_is_left_after_success(tmp_path: Path) -> None:
     for version in range(5):
         atomic_write(tmp_path / "a.md", f"version {version}")

@@ -507,3 +507,25 @@ def test_markdown_text_never_lets_a_tag_through(text: str) -> None:
     assert "<i>" not in rendered
     stripped = re.sub(r"</?(p|pre|code|blockquote|ul|ol|li)>|<code class=\"[^\"]*\">", "", rendered)
     assert "<" not in stripped.replace("&lt;", ""), rendered
+
+
+def test_an_import_keeps_no_utf8_copy_of_its_thoughts() -> None:
+    """pydantic's max_length check left a UTF-8 copy inside every thought it checked: a 30 MB
+    Chinese import held 30 MB more for as long as the session stayed cached."""
+    import tracemalloc
+
+    from hostd_deep_thinking.importing import parse_import
+
+    content = "分析缓存命中率" * 1_400  # 9,800 characters
+    raw = {
+        "session_id": "large",
+        "thoughts": [{"thought_number": n, "content": content + str(n)} for n in range(1, 201)],
+    }
+    tracemalloc.start()
+    try:
+        document = parse_import(raw, None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(document["thoughts"]) == 200
+    assert peak < 2_000_000  # the UTF-8 copies alone were 200 x 29 KB = 5.9 MB

@@ -313,3 +313,34 @@ def test_search_ranks_scopes_labels_limits_and_forgets_deleted_sessions(store: A
     assert _found(search("analysis")) == [("b", 1)] and _found(search("渡河")) == [("b", 1)]
     store.delete("b")
     assert _found(search("river")) == [("a", 1), ("a", 2)]
+
+
+def test_a_large_import_is_written_in_pieces_and_read_again_when_next_used(tmp_path: Path) -> None:
+    """A session stored whole above CACHED_INSTALL_BYTES is not kept resident beside the next large
+    request; its document is the same JSON as before, its backup a copy of it, and the next
+    thought reads it back."""
+    from hostd_deep_thinking.store.files import CACHED_INSTALL_BYTES
+
+    store = SessionStore(tmp_path / "data")
+    try:
+        document = new_document("big", name="大")
+        content = "分析" * 4_000
+        document["thoughts"] = [
+            {**_plan(n, content)(SessionState.from_document(new_document("x", name="x")))[0], "seq": n}
+            for n in range(1, 201)
+        ]
+        document["last_seq"] = 200
+        state = store.create(document)
+        written = store.document_path("big").read_bytes()
+        assert len(written) > CACHED_INSTALL_BYTES
+        assert json.loads(written) == json.loads(json.dumps(state.to_document(), ensure_ascii=False))
+        assert written == json.dumps(state.to_document(), ensure_ascii=False).encode()
+        backups = sorted((tmp_path / "data" / "backups" / "big").iterdir())
+        assert [path.read_bytes() for path in backups] == [written]
+        assert "big" not in store._cache
+        appended = store.append("big", _plan(201))
+        assert appended.thought_count == 201
+        small = store.create(new_document("small", name="small"))
+        assert small.session_id in store._cache  # a new, small session stays cached
+    finally:
+        store.close()

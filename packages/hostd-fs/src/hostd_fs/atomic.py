@@ -9,6 +9,7 @@ beneath the folder's descriptor (see `beneath`), so a swapped symlink cannot red
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from hostd_fs.beneath import RootedPath, anchored, replace_beneath
 
@@ -16,7 +17,10 @@ __all__ = ["atomic_write"]
 
 
 def atomic_write(
-    path: str | os.PathLike[str] | RootedPath, data: bytes | str, *, encoding: str = "utf-8"
+    path: str | os.PathLike[str] | RootedPath,
+    data: bytes | str | Iterable[bytes],
+    *,
+    encoding: str = "utf-8",
 ) -> int:
     """Replace the file at `path` with `data` atomically and durably; returns bytes written.
 
@@ -25,6 +29,13 @@ def atomic_write(
     followed first, so a symlink is written through, not replaced). Permission bits of an
     existing file are kept (new files get 0o644 minus the umask). A hard-linked target is
     refused (HARD_LINK). Errors raise FsError and leave the old file and no temp file behind.
+    `data` may be an iterable of bytes pieces, written as they come: a large file is then
+    never whole in memory.
     """
-    payload = data.encode(encoding) if isinstance(data, str) else bytes(data)
+    if isinstance(data, str):
+        payload: bytes | Iterable[bytes] = data.encode(encoding)
+    elif isinstance(data, bytes | bytearray | memoryview):
+        payload = bytes(data)
+    else:
+        payload = data
     return replace_beneath(anchored(path), payload)[0]

@@ -20,7 +20,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -302,11 +302,13 @@ def _match_metadata(fd: int, folder: _Folder, temp_name: str, existing: os.stat_
             os.fchown(fd, existing.st_uid, existing.st_gid)
 
 
-def replace_beneath(target: RootedPath, payload: bytes) -> tuple[int, bool]:
+def replace_beneath(target: RootedPath, payload: bytes | Iterable[bytes]) -> tuple[int, bool]:
     """Replace `target` atomically and durably beneath its root; returns (bytes, created).
 
     The temp file is made, written, fsynced and renamed within the parent folder's descriptor,
     so the rename cannot land anywhere else; missing parent folders are made the same way.
+    `payload` may come in pieces (an iterable of bytes), so a large file is never whole in
+    memory; should the iterable raise, the temp file goes and the old file stays.
     """
     shown = str(target.path)
     with _translated(target), _parent_of(target, create=True) as folder:
@@ -317,7 +319,10 @@ def replace_beneath(target: RootedPath, payload: bytes) -> tuple[int, bool]:
         fd = folder.open_file(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             try:
-                write_all(fd, payload)
+                written = 0
+                for piece in [payload] if isinstance(payload, bytes) else payload:
+                    write_all(fd, piece)
+                    written += len(piece)
                 _match_metadata(fd, folder, temp_name, existing)
                 os.fsync(fd)
             finally:
@@ -328,7 +333,7 @@ def replace_beneath(target: RootedPath, payload: bytes) -> tuple[int, bool]:
                 folder.unlink(temp_name)
             raise
         folder.sync()
-    return len(payload), existing is None
+    return written, existing is None
 
 
 def append_beneath(

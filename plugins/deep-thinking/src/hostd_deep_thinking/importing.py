@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from hostd_db import utc_stamp
 from pydantic import BaseModel, Field, ValidationError
 
-from hostd import Text, ToolError
+from hostd import Text, TextLength, ToolError
 from hostd_deep_thinking.export import EXPORT_FORMAT
 from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
 from hostd_deep_thinking.models import (
@@ -36,7 +36,8 @@ class ImportedThought(BaseModel):
     seq: int | None = Field(default=None, ge=1)
     sequence: int | None = Field(default=None, ge=1)
     thought_number: int = Field(ge=1, le=MAX_THOUGHTS)
-    content: str = Field(min_length=1, max_length=MAX_THOUGHT_CHARS)
+    # Counted with len(): pydantic's own check would keep a UTF-8 copy inside every thought.
+    content: Annotated[str, TextLength(min_length=1, max_length=MAX_THOUGHT_CHARS)]
     type: str | None = None
     is_revision: bool = False
     revises_thought: int | None = Field(default=None, ge=1)
@@ -64,7 +65,7 @@ class ImportedAdjustment(BaseModel):
 class ImportedSession(BaseModel):
     session_id: str = Field(pattern=SESSION_ID_PATTERN)
     name: str | None = Field(default=None, max_length=200)
-    description: str = Field(default="", max_length=5000)
+    description: Annotated[str, TextLength(max_length=5000)] = ""
     created_at: str | None = Field(default=None, max_length=64)
     updated_at: str | None = Field(default=None, max_length=64)
     status: str = Field(default="active", pattern=r"^(active|completed|archived)$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ class BackupShelf:
         folder = self.backups_dir / session_id
         return list(folder.glob("*.json")) if folder.is_dir() else []
 
-    def write(self, session_id: str, data: str | bytes, seq: int, label: str = "") -> Path:
+    def write(self, session_id: str, data: str | bytes | Iterable[bytes], seq: int, label: str = "") -> Path:
         """Keep ``data`` (the session's document) as its newest backup, pruning beyond the last 10."""
         from hostd_fs import atomic_write
 

@@ -8,9 +8,10 @@ half-way.
 
 from __future__ import annotations
 
-import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from hostd_db import utc_stamp
@@ -20,16 +21,29 @@ from hostd_deep_thinking.jsonshape import shape_problem
 FORMAT_VERSION = 1
 
 
-def encode_document(document: dict[str, Any]) -> bytes:
-    """The document as UTF-8 JSON (as ``json.dumps(ensure_ascii=False)`` writes it), built piece by
-    piece: ``json.dumps`` holds every piece and the joined text at once, then the encoded bytes,
-    which for a 30 MB import made three copies where one is needed."""
-    buffer = io.BytesIO()
+def document_chunks(document: dict[str, Any]) -> Iterator[bytes]:
+    """The document as UTF-8 JSON (as ``json.dumps(ensure_ascii=False)`` writes it), in pieces of
+    about ``CHUNK_BYTES``, for writing straight to its file: a 30 MB import is never whole in
+    memory as text or as bytes (``json.dumps`` held every piece, the joined text and the bytes)."""
+    buffer = bytearray()
     for piece in _DOCUMENT_ENCODER.iterencode(document):
-        buffer.write(piece.encode("utf-8"))
-    return buffer.getvalue()
+        buffer += piece.encode("utf-8")
+        if len(buffer) >= CHUNK_BYTES:
+            yield bytes(buffer)
+            buffer.clear()
+    if buffer:
+        yield bytes(buffer)
 
 
+def file_chunks(path: Path) -> Iterator[bytes]:
+    """The file's bytes in pieces of ``CHUNK_BYTES`` (a backup copied from a document just written)."""
+    with path.open("rb") as file:
+        while chunk := file.read(CHUNK_BYTES):
+            yield chunk
+
+
+#: The size of the pieces a document is written and copied in.
+CHUNK_BYTES = 1024 * 1024
 _DOCUMENT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 

@@ -48,7 +48,8 @@ from hostd_deep_thinking.store.documents import (
     check_adjustment,
     check_document,
     check_thought,
-    encode_document,
+    document_chunks,
+    file_chunks,
     journal_line,
     new_document,
 )
@@ -89,6 +90,11 @@ class _Journal:
 
 #: The settings' defaults, for a store opened without the plugin (tests, ``hostd db copy``, the bench).
 _DEFAULTS = Settings()
+#: A session stored whole (an import, a restore) stays cached only up to this size: a large import
+#: is read again when it is next used, rather than kept resident beside the next large request.
+CACHED_INSTALL_BYTES = 4 * 1024 * 1024
+#: Sessions whose hot paths (``SessionStore._paths_of``) are kept; more, and the memo starts over.
+MAX_HOT_PATHS = 1024
 
 
 class SessionStore:
@@ -117,6 +123,7 @@ class SessionStore:
         self._cached_bytes: dict[str, int] = {}  # each cached session's document size
         self._journals: dict[str, _Journal] = {}
         self._guard = threading.Lock()  # the two dicts above
+        self._hot_paths: dict[str, tuple[str, str, str]] = {}
         self._timer: threading.Timer | None = None
         self._timer_guard = threading.Lock()
         self._closed = False
@@ -135,6 +142,21 @@ class SessionStore:
 
     def _session_lock_file(self, session_id: str) -> Path:
         return self.lock_dir / f"session-{session_id}.lock"
+
+    def _paths_of(self, session_id: str) -> tuple[str, str, str]:
+        """The session's document, journal and lock file as strings, for the path every thought
+        takes (building three ``Path`` objects per thought cost more than the two ``stat`` calls)."""
+        paths = self._hot_paths.get(session_id)
+        if paths is None:
+            if len(self._hot_paths) >= MAX_HOT_PATHS:
+                self._hot_paths.clear()
+            paths = (
+                os.fspath(self.document_path(session_id)),
+                os.fspath(self.journal_path(session_id)),
+                os.path.abspath(self._session_lock_file(session_id)),
+            )
+            self._hot_paths[session_id] = paths
+        return paths
 
     @contextlib.contextmanager
     def session_lock(self, session_id: str) -> Iterator[None]:
@@ -191,8 +213,9 @@ class SessionStore:
         With ``may_load=False`` only the cheap incremental path is taken; anything more raises
         ``WouldBlock``.
         """
-        doc_stat = stat_or_none(self.document_path(session_id))
-        journal_stat = stat_or_none(self.journal_path(session_id))
+        document_path, journal_path, _ = self._paths_of(session_id)
+        doc_stat = stat_or_none(document_path)
+        journal_stat = stat_or_none(journal_path)
         if doc_stat is None:
             if journal_stat is None or journal_stat.st_size == 0:
                 if not may_load:
@@ -375,13 +398,11 @@ class SessionStore:
         session_id = document["session_id"]
         self._forget(session_id)
         state = SessionState.from_document(document)
-        data = encode_document(state.to_document())  # encoded once, for both files
-        atomic_write(self.document_path(session_id), data)
-        self._backups.write(session_id, data, state.last_seq)
+        self._write_document(state)
         journal_path = self.journal_path(session_id)
         if journal_path.exists():
             atomic_write(journal_path, "")
-        self._finish_compaction(state)
+        self._finish_compaction(state, remember=False)
         return state
 
     def append(
@@ -405,7 +426,7 @@ class SessionStore:
                 return self._append_locked(session_id, plan, create, blocking=True)
         from hostd_fs import kept_lock
 
-        lock = kept_lock(self._session_lock_file(session_id))
+        lock = kept_lock(self._paths_of(session_id)[2])
         if not lock.acquire(0):
             raise WouldBlock
         try:
@@ -465,6 +486,18 @@ class SessionStore:
         except OSError:
             pass  # readers then see the change at the folder's next change; never fail a thought
 
+    def _write_document(self, state: SessionState, backup_label: str = "") -> Path:
+        """Write the session's document and its newest backup (lock held); returns the backup's path.
+
+        The text is encoded piece by piece into the document's file and the backup is copied
+        from that file, so even a 30 MB session is never whole in memory as text or bytes.
+        """
+        from hostd_fs import atomic_write
+
+        document_path = self.document_path(state.session_id)
+        atomic_write(document_path, document_chunks(state.to_document()))
+        return self._backups.write(state.session_id, file_chunks(document_path), state.last_seq, backup_label)
+
     def _compact(self, state: SessionState, *, backup_label: str = "") -> Path:
         """Fold the journal into the document, take a backup, start a new journal (lock held).
 
@@ -473,9 +506,7 @@ class SessionStore:
         from hostd_fs import atomic_write
 
         session_id = state.session_id
-        data = encode_document(state.to_document())  # encoded once, for both files
-        atomic_write(self.document_path(session_id), data)
-        backup = self._backups.write(session_id, data, state.last_seq, backup_label)
+        backup = self._write_document(state, backup_label)
         with self._guard:
             journal = self._journals.pop(session_id, None)
         if journal is not None:
@@ -486,7 +517,7 @@ class SessionStore:
         self._finish_compaction(state)
         return backup
 
-    def _finish_compaction(self, state: SessionState) -> None:
+    def _finish_compaction(self, state: SessionState, *, remember: bool = True) -> None:
         session_id = state.session_id
         doc_stat = os.stat(self.document_path(session_id))
         state.doc_signature = (doc_stat.st_ino, doc_stat.st_size, doc_stat.st_mtime_ns)
@@ -494,7 +525,8 @@ class SessionStore:
         state.journal_inode = journal_stat.st_ino if journal_stat else None
         state.journal_offset = 0
         state.compacted_seq = state.last_seq
-        self._remember(state)
+        if remember or doc_stat.st_size <= CACHED_INSTALL_BYTES:
+            self._remember(state)
         self._index.put(index_entry(state, doc_stat.st_size))
 
     def compact(self, session_id: str) -> SessionState:

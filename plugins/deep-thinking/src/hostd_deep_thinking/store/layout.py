@@ -78,7 +78,7 @@ class Layout:
             yield
 
 
-def stat_or_none(path: Path) -> os.stat_result | None:
+def stat_or_none(path: str | Path) -> os.stat_result | None:
     try:
         return os.stat(path)
     except FileNotFoundError:
