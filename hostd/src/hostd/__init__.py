@@ -21,8 +21,15 @@ from hostd.context import (
 from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
-from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
-from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
+from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
+from hostd.resources import (
+    RegisterResource,
+    ResourceBlob,
+    ResourceInfo,
+    ResourceLink,
+    ResourcePage,
+    ResourceText,
+)
 from hostd.tools import ToolFunction
 from hostd.web.api import (
     ActivityItem,
@@ -44,6 +51,7 @@ __all__ = [
     "OverviewCount",
     "PluginContext",
     "PromptArgumentInfo",
+    "PromptImage",
     "PromptInfo",
     "PromptText",
     "RegisterPrompts",
@@ -51,6 +59,7 @@ __all__ = [
     "RegisterService",
     "RegisterTool",
     "RegisterViews",
+    "ResourceBlob",
     "ResourceInfo",
     "ResourceLink",
     "ResourcePage",
