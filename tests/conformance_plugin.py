@@ -16,6 +16,8 @@ import base64
 import json
 from typing import Any
 
+import anyio
+
 from hostd import (
     PluginContext,
     PromptArgumentInfo,
@@ -42,6 +44,7 @@ PNG = base64.b64decode(
 )
 STATIC_TEXT = "This is the content of the static text resource."
 EMBEDDED_TEXT = "Embedded resource content for testing."
+LOG_MESSAGES = ["Tool execution started", "Tool processing data", "Tool execution completed"]
 #: What completing ``arg1`` of ``test_prompt_with_arguments`` offers, filtered by the typed prefix.
 ARG1_VALUES = ["paris", "park", "party", "test-alpha", "test-beta"]
 
@@ -53,6 +56,20 @@ class SimpleText(ToolOutput):
 def test_simple_text() -> SimpleText:
     """Answer a fixed text (the conformance suite's simple tool; the test resources follow it)."""
     return SimpleText(text="This is a simple text response for testing.")
+
+
+class Logged(ToolOutput):
+    messages: int
+
+
+async def test_tool_with_logging(ctx: ToolContext[Any]) -> Logged:
+    """Log three messages at info level, 50 ms apart, through the plugin's logger (the
+    conformance suite's logging tool: the client should receive each as a log notification)."""
+    for index, message in enumerate(LOG_MESSAGES):
+        if index:
+            await anyio.sleep(0.05)
+        ctx.logger.info(message)
+    return Logged(messages=len(LOG_MESSAGES))
 
 
 def _static(ctx: ToolContext[Any], cursor: str | None) -> ResourcePage:
@@ -177,6 +194,7 @@ def _complete_prompt(
 @hookimpl
 def hostd_register_tools(register: RegisterTool) -> None:
     register(test_simple_text, read_only=True)
+    register(test_tool_with_logging, read_only=True)
 
 
 @hookimpl

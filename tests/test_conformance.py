@@ -36,12 +36,13 @@ PROMPTS = [
     "prompts-get-with-image",
 ]
 COMPLETION = ["completion-complete"]
-LOGGING = ["logging-set-level"]
-#: Not hostd's yet: ``logging/setLevel`` is being added on another branch (answered -32601
-#: "Method not found" until then). Strict: the day it passes, this list must lose it.
+LOGGING = ["logging-set-level", "tools-call-with-logging"]
 SCENARIOS = [*RESOURCES, *PROMPTS, *COMPLETION, *LOGGING]
+#: Not hostd's yet: logging (``logging/setLevel``, log notifications) is being added on another
+#: branch. Strict: the day one passes, it must leave this list.
 EXPECTED_TO_FAIL = {
     "logging-set-level": "hostd does not implement logging/setLevel yet (-32601 Method not found)",
+    "tools-call-with-logging": "hostd sends no log notifications yet (setLevel first: -32601)",
 }
 
 
