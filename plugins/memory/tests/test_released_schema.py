@@ -38,14 +38,17 @@ def test_a_memory_db_made_by_the_release_opens_and_migrates_forward(tmp_path: Pa
     try:
         memory, _ = store.resolve("proj://old")
         found = [hit.memory.uri for hit in store.search(plan_query("数据库"), Filters(), 5)]
+        counted = store.stats()
         updated, kind = store.update("proj://old", edit=None, change=Change(tags=["kept"]), author="ann")
     finally:
         store.close()
     assert (memory.content, memory.priority, memory.created_at) == ("旧的数据库笔记 kept as it was", 3, STAMP)
     assert found == ["proj://old"]
+    counts = (counted["by_status"]["active"], counted["by_domain"], counted["version_count"])
+    assert counts == (1, {"proj": 1}, 1)
     assert (updated.version, updated.tags, updated.author, kind) == (2, ["kept"], "ann", "metadata")
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -66,7 +69,10 @@ def test_a_team_database_made_by_the_release_is_current_and_keeps_working(postgr
         store.update("proj://old", edit=None, change=Change(priority=2), author="ann")  # indexes its words
         found = [hit.memory.uri for hit in store.search(plan_query("database"), Filters(), 5)]
         memory, _ = store.resolve("proj://old")
+        stats = store.stats()
     finally:
         store.close()
-    assert (status.current, status.known) == (4, 4)
+    # Version 5 (the statistics' counts) is applied on first use and counts the stored memory.
+    assert (status.current, status.known) == (4, 5)
+    assert (stats["by_status"]["active"], stats["by_domain"], stats["version_count"]) == (1, {"proj": 1}, 2)
     assert found == ["proj://old"] and (memory.version, memory.author) == (2, "ann")

@@ -43,9 +43,9 @@ def _hostd(tmp_path: Path, url: str, *args: str, language: str = "en") -> subpro
 
 def test_migrate_then_memories_are_shared_between_processes(tmp_path: Path, postgres_url: str) -> None:
     pending = _hostd(tmp_path, postgres_url, "db", "migrate", "--check")
-    assert pending.returncode == 1 and "memory: version 0 of 4" in pending.stdout
+    assert pending.returncode == 1 and "memory: version 0 of 5" in pending.stdout
     applied = _hostd(tmp_path, postgres_url, "db", "migrate")
-    assert applied.returncode == 0 and "memory: version 4: current" in applied.stdout
+    assert applied.returncode == 0 and "memory: version 5: current" in applied.stdout
     arguments = json.dumps({"uri": "team://cache", "content": "团队共享的缓存策略", "tags": ["团队"]})
     created = _hostd(tmp_path, postgres_url, "call", "create_memory", "--json", arguments)
     assert created.returncode == 0, created.stderr

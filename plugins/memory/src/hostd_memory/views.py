@@ -11,8 +11,6 @@ neither sees nor may use it.
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ from hostd import (
     ViewRedirect,
     ViewRequest,
 )
-from hostd_memory.models import MemoryStatsOutput, MemoryVersionsOutput, ReadMemoryOutput
+from hostd_memory.models import MemoryVersionsOutput, ReadMemoryOutput
 from hostd_memory.tools.reading import get_memory_stats, list_memories, read_memory
 from hostd_memory.tools.searching import search_memory
 from hostd_memory.tools.versions import diff_versions, get_memory_versions, rollback_memory
@@ -38,7 +36,6 @@ from hostd_memory.view_graph import neighbourhood_svg
 HERE = Path(__file__).parent
 PAGE_SIZE = 25
 VERSIONS_PAGE = 20
-STATS_SECONDS = 30  # how long the overview's counts may lag behind the store
 MAX_CONTENT_PAGES = 50  # read_memory pages a long content; a page shows up to 50 of them
 FILTER_KEYS = ("q", "tags", "author", "domain", "updated_after", "updated_before", "status")
 
@@ -76,33 +73,11 @@ def _words(request: ViewRequest) -> dict[str, Any]:
     return {"status_label": status_label, "change_label": change_label}
 
 
-class RecentStats:
-    """``get_memory_stats`` for the overview, kept for ``STATS_SECONDS``: it scans every memory and
-    tag (about 0.5 s at 20,000 memories), too slow to run on every visit of the first page."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._kept: tuple[float, MemoryStatsOutput] | None = None
-
-    async def get(self, request: ViewRequest) -> tuple[MemoryStatsOutput, float]:
-        """The stats and when they were taken (``time.time()``)."""
-        with self._lock:
-            kept = self._kept
-        if kept is not None and time.time() - kept[0] < STATS_SECONDS:
-            return kept[1], kept[0]
-        taken = time.time()
-        stats = await request.call(get_memory_stats)
-        with self._lock:
-            self._kept = (taken, stats)
-        return stats, taken
-
-
 def register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
     register.assets(HERE / "templates")
-    stats = context.resource("dashboard-stats", RecentStats)
 
     async def overview(request: ViewRequest, limit: int) -> Overview:
-        return await summarize(request, limit, stats)
+        return await summarize(request, limit)
 
     register.page("", memory_list, title=Text(en="Memories", zh="记忆"), tool="list_memories", nav=True)
     register.page("/view", memory_page, title=Text(en="Memory", zh="记忆"), tool="read_memory")
@@ -394,8 +369,9 @@ async def delete(request: ViewRequest) -> ViewRedirect:
 # --- the overview ----------------------------------------------------------------------------
 
 
-async def summarize(request: ViewRequest, limit: int, recent_stats: RecentStats) -> Overview:
-    stats, _ = await recent_stats.get(request)
+async def summarize(request: ViewRequest, limit: int) -> Overview:
+    """The overview's counts, read afresh on every visit: the store keeps them (``memory_counts``)."""
+    stats = await request.call(get_memory_stats)
     counts = [
         OverviewCount(Text(en="Memories", zh="记忆"), stats.total),
         OverviewCount(Text(en="Versions", zh="版本"), stats.version_count),

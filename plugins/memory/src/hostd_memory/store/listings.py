@@ -270,56 +270,38 @@ class Listings(Writes):
     # --- statistics ---------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
+        """The statistics from ``memory_counts`` (kept by triggers in each write's transaction), so
+        they cost the same at any size; only the most read memories come from an index."""
         conn = self._conn()
-        by_status = {s: 0 for s in STATUSES}
-        by_status.update(
-            {r[0]: int(r[1]) for r in conn.execute("SELECT status, count(*) FROM memories GROUP BY status")}
+        counts: dict[tuple[str, str], int] = {}
+        for kind, key, n in conn.execute(
+            "SELECT kind, key, sum(n) FROM memory_counts GROUP BY kind, key HAVING sum(n) != 0"
+        ):
+            counts[(str(kind), str(key))] = int(n)
+        by_status = {s: counts.get(("status", s), 0) for s in STATUSES}
+        by_domain = dict(sorted((key, n) for (kind, key), n in counts.items() if kind == "domain"))
+        tags = sorted(
+            ((key, n) for (kind, key), n in counts.items() if kind == "tag"), key=lambda t: (-t[1], t[0])
         )
-        by_domain = {
-            r[0]: int(r[1])
-            for r in conn.execute(
-                f"SELECT domain, count(*) FROM memories m WHERE {VISIBLE} GROUP BY domain ORDER BY domain"
-            )
-        }
-        accesses = conn.execute(
-            f"SELECT coalesce(sum(access_count), 0) FROM memories m WHERE {VISIBLE}"
-        ).fetchone()[0]
         most_read = [
             (r[0], int(r[1]))
             for r in conn.execute(
-                f"SELECT uri, access_count FROM memories m WHERE {VISIBLE} AND access_count > 0 "
+                f"SELECT uri, access_count FROM memories m WHERE access_count > 0 AND {VISIBLE} "
                 "ORDER BY access_count DESC, uri LIMIT 5"
             )
         ]
-        older = conn.execute("SELECT count(*) FROM memory_versions").fetchone()[0]
-        aliases = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
-        sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        by_tag = {
-            r[0]: int(r[1])
-            for r in conn.execute(
-                f"SELECT t.tag, count(*) AS n FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
-                f"WHERE {VISIBLE} GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT ?",
-                (tuning.STATS_TAGS,),
-            )
-        }
-        tag_count = conn.execute(
-            "SELECT count(DISTINCT t.tag) FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
-            f"WHERE {VISIBLE}"
-        ).fetchone()[0]
-        links = conn.execute("SELECT count(*) FROM memory_links").fetchone()[0]
-        size = self._database_bytes(conn)
         return {
             "by_status": by_status,
             "by_domain": by_domain,
-            "total_accesses": int(accesses),
+            "total_accesses": counts.get(("accesses", ""), 0),
             "most_read": most_read,
-            "version_count": int(older) + sum(by_status.values()),
-            "alias_count": int(aliases),
-            "session_count": int(sessions),
-            "database_bytes": size,
-            "by_tag": by_tag,
-            "tag_count": int(tag_count),
-            "link_count": int(links),
+            "version_count": counts.get(("versions", ""), 0) + sum(by_status.values()),
+            "alias_count": counts.get(("aliases", ""), 0),
+            "session_count": counts.get(("sessions", ""), 0),
+            "database_bytes": self._database_bytes(conn),
+            "by_tag": dict(tags[: tuning.STATS_TAGS]),
+            "tag_count": len(tags),
+            "link_count": counts.get(("links", ""), 0),
         }
 
     def _database_bytes(self, conn: Connection) -> int:

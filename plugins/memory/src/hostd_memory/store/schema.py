@@ -247,6 +247,167 @@ _VERSION_4: list[Operation] = [
     Index("memories_by_author", "memories", "author, priority, updated_at DESC, id DESC"),
 ]
 
+# Counts the statistics read (``Listings.stats``), kept by triggers in the transaction of every
+# write, so ``get_memory_stats`` reads a few hundred rows instead of scanning every memory and tag.
+# ``kind`` is ``status`` (every memory, deleted ones too), ``domain``, ``tag``, ``accesses`` (the
+# visible memories' read counts, key ''), or ``versions``/``aliases``/``links``/``sessions`` (rows,
+# key ''); ``n`` is the sum of the deltas written. Each key has one row per ``shard``: SQLite has one
+# writer and uses shard 0; on PostgreSQL a write adds to the row of its connection's shard
+# (``pg_backend_pid() % COUNT_SHARDS``), so concurrent writers (every create adds to
+# ``status/active``) rarely wait on one counter row; the reader sums the shards.
+COUNT_SHARDS = 16
+_SQLITE_SHARD = "0"
+_POSTGRES_SHARD = f"pg_backend_pid() % {COUNT_SHARDS}"
+_C = ' COLLATE "C"'
+
+
+def _memory_deltas(row: str, sign: str, tags: str, collate: str = "") -> list[str]:
+    """What one memory row (``new`` or ``old``) adds to the counts (``sign`` is '' or '-'); ``tags``
+    is the SQL listing its distinct tags as ``value``; ``collate`` gives every key one collation
+    (PostgreSQL's status, domain and tags differ)."""
+    visible = f"{row}.status != 'deleted'"
+    return [
+        f"SELECT 'status' AS kind, {row}.status{collate} AS key, {sign}1 AS d",
+        f"SELECT 'domain', {row}.domain{collate}, {sign}1 WHERE {visible}",
+        f"SELECT 'accesses', ''{collate}, {sign}{row}.access_count WHERE {visible}",
+        f"SELECT 'tag', value{collate}, {sign}1 FROM ({tags}) AS t WHERE {visible}",
+    ]
+
+
+def _add_counts(shard: str, parts: list[str]) -> str:
+    """One UPSERT adding the summed deltas of ``parts`` (SELECTs of kind, key, d), in key order."""
+    return (
+        "INSERT INTO memory_counts (kind, key, shard, n) "
+        f"SELECT kind, key, {shard}, sum(d) FROM ({' UNION ALL '.join(parts)}) AS deltas "
+        "GROUP BY kind, key HAVING sum(d) != 0 ORDER BY kind, key "
+        "ON CONFLICT (kind, key, shard) DO UPDATE SET n = memory_counts.n + excluded.n"
+    )
+
+
+def _sqlite_tags(row: str) -> str:
+    return f"SELECT DISTINCT value FROM json_each({row}.tags)"
+
+
+def _postgres_tags(row: str) -> str:
+    return f"SELECT DISTINCT value FROM jsonb_array_elements_text({row}.tags::jsonb)"
+
+
+#: The tables counted by rows, and the counts key of each.
+_ROW_COUNTED = {
+    "memory_versions": "versions",
+    "aliases": "aliases",
+    "memory_links": "links",
+    "sessions": "sessions",
+}
+_COUNTED_COLUMNS = "status, domain, tags, access_count"
+_COUNTED_CHANGE = (
+    "old.status IS NOT new.status OR old.domain IS NOT new.domain OR old.tags IS NOT new.tags "
+    "OR old.access_count IS NOT new.access_count"
+)
+
+
+def _sqlite_count_triggers() -> list[str]:
+    s = _SQLITE_SHARD
+    new = _memory_deltas("new", "", _sqlite_tags("new"))
+    old = _memory_deltas("old", "-", _sqlite_tags("old"))
+    statements = [
+        f"""CREATE TRIGGER memories_count_insert AFTER INSERT ON memories BEGIN
+            {_add_counts(s, new)};
+        END""",
+        f"""CREATE TRIGGER memories_count_update AFTER UPDATE OF {_COUNTED_COLUMNS} ON memories
+        WHEN {_COUNTED_CHANGE} BEGIN
+            {_add_counts(s, old + new)};
+        END""",
+        f"""CREATE TRIGGER memories_count_delete AFTER DELETE ON memories BEGIN
+            {_add_counts(s, old)};
+        END""",
+    ]
+    for table, key in _ROW_COUNTED.items():
+        statements += [
+            f"""CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} BEGIN
+                {_add_counts(s, [f"SELECT '{key}' AS kind, '' AS key, 1 AS d"])};
+            END""",
+            f"""CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} BEGIN
+                {_add_counts(s, [f"SELECT '{key}' AS kind, '' AS key, -1 AS d"])};
+            END""",
+        ]
+    return statements
+
+
+def _postgres_count_triggers() -> list[str]:
+    s = _POSTGRES_SHARD
+    changed = (
+        _COUNTED_CHANGE.replace(" IS NOT ", " IS DISTINCT FROM ")
+        .replace("old.", "OLD.")
+        .replace("new.", "NEW.")
+    )
+    one_row = (
+        f"SELECT TG_ARGV[0]::text AS kind, ''{_C} AS key, CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END AS d"
+    )
+    new = _memory_deltas("NEW", "", _postgres_tags("NEW"), _C)
+    old = _memory_deltas("OLD", "-", _postgres_tags("OLD"), _C)
+    statements = [
+        f"""CREATE FUNCTION memories_count() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                {_add_counts(s, new)};
+            ELSIF TG_OP = 'DELETE' THEN
+                {_add_counts(s, old)};
+            ELSE
+                {_add_counts(s, old + new)};
+            END IF;
+            RETURN NULL;
+        END $$""",
+        """CREATE TRIGGER memories_count_insert AFTER INSERT OR DELETE ON memories
+            FOR EACH ROW EXECUTE FUNCTION memories_count()""",
+        f"""CREATE TRIGGER memories_count_update AFTER UPDATE OF {_COUNTED_COLUMNS} ON memories
+            FOR EACH ROW WHEN ({changed})
+            EXECUTE FUNCTION memories_count()""",
+        f"""CREATE FUNCTION memory_rows_count() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {_add_counts(s, [one_row])};
+            RETURN NULL;
+        END $$""",
+    ]
+    for table, key in _ROW_COUNTED.items():
+        statements.append(
+            f"""CREATE TRIGGER {table}_count AFTER INSERT OR DELETE ON {table}
+                FOR EACH ROW EXECUTE FUNCTION memory_rows_count('{key}')"""
+        )
+    return statements
+
+
+def _fill_counts(shard: str, collate: str = "") -> str:
+    """The counts of the rows already stored (the migration that adds the counts runs it once)."""
+    visible = "m.status != 'deleted'"
+    parts = [
+        f"SELECT 'status' AS kind, m.status{collate} AS key, 1 AS d FROM memories m",
+        f"SELECT 'domain', m.domain{collate}, 1 FROM memories m WHERE {visible}",
+        f"SELECT 'accesses', ''{collate}, m.access_count FROM memories m WHERE {visible}",
+        f"SELECT 'tag', t.tag{collate}, 1 FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+        f"WHERE {visible}",
+        *(f"SELECT '{key}', ''{collate}, 1 FROM {table}" for table, key in _ROW_COUNTED.items()),
+    ]
+    return _add_counts(shard, parts)
+
+
+_VERSION_5: list[Operation] = [
+    Table(
+        "memory_counts",
+        (
+            Column("kind", KEY, not_null=True),
+            Column("key", KEY, not_null=True),
+            Column("shard", INTEGER, not_null=True),
+            Column("n", BIGINT, not_null=True),
+        ),
+        primary_key=("kind", "key", "shard"),
+    ),
+    Only("sqlite", *_sqlite_count_triggers(), _fill_counts(_SQLITE_SHARD)),
+    Only("postgres", *_postgres_count_triggers(), _fill_counts("0", _C)),
+    # The most read memories (get_memory_stats) without reading every memory.
+    Index("memories_by_access", "memories", "access_count DESC, uri", where="access_count > 0"),
+]
+
 #: What only one database holds: SQLite's FTS5 tables (and the tables FTS5 keeps them in),
 #: PostgreSQL's word index column and its token list. The rest is the same on both.
 SQLITE_ONLY_TABLES = ("memory_fts", "memory_words")
@@ -260,7 +421,7 @@ def schema(database_file: str) -> Schema:
     Each migration runs once per database, in order: add new ones at the end and never edit one.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4],
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5],
         sqlite_file=database_file,
         # The release before the shared schema made the team tables in one migration: version 4 here.
         postgres_versions={1: 4},
