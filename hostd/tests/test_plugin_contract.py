@@ -392,3 +392,35 @@ def test_a_resource_factory_may_open_another_resource(tmp_path: Path) -> None:
     worker.start()
     worker.join(5)
     assert finished.is_set(), "resource() deadlocked when a factory opened another resource"
+
+
+def test_fetching_counts_downloads_in_flight_from_threads_and_after_failures(tmp_path: Path) -> None:
+    """``ctx.fetching()`` (what feeds ``hostd_fetches_in_flight``): one count per block running,
+    from any thread, back down when the block raises."""
+    import threading
+
+    from hostd import PluginContext, Services
+
+    context = PluginContext(
+        name="p", settings=None, language="en", host_data_dir=tmp_path, services=Services()
+    )
+    inside = threading.Barrier(9)
+    leave = threading.Event()
+
+    def download() -> None:
+        with context.fetching():
+            inside.wait(10)
+            leave.wait(10)
+
+    threads = [threading.Thread(target=download) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    inside.wait(10)
+    assert context.fetches_in_flight == 8
+    leave.set()
+    for thread in threads:
+        thread.join(10)
+    assert context.fetches_in_flight == 0
+    with pytest.raises(OSError), context.fetching():
+        raise OSError("connection reset")
+    assert context.fetches_in_flight == 0

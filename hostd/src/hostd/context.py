@@ -7,13 +7,14 @@ Plugins never touch the MCP SDK: everything they need from the client goes throu
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import logging
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast
@@ -173,6 +174,8 @@ class PluginContext(Generic[SettingsT]):
     _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may open another resource of the same plugin (a store and its database).
     _resource_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    _fetches: int = field(default=0, init=False, repr=False)
+    _fetches_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.logger = logging.getLogger(f"hostd.plugin.{self.name}")
@@ -232,6 +235,24 @@ class PluginContext(Generic[SettingsT]):
             if key not in self._resources:
                 self._resources[key] = factory()
             return cast(T, self._resources[key])
+
+    @contextlib.contextmanager
+    def fetching(self) -> Iterator[None]:
+        """Count the block as one fetch of the network in flight (``hostd_fetches_in_flight`` on
+        ``/metrics``): wrap each page or file a plugin downloads, from its first try to its answer.
+        Safe from any thread; costs a lock, whether or not metrics are on."""
+        with self._fetches_lock:
+            self._fetches += 1
+        try:
+            yield
+        finally:
+            with self._fetches_lock:
+                self._fetches -= 1
+
+    @property
+    def fetches_in_flight(self) -> int:
+        """How many ``fetching`` blocks are running now."""
+        return self._fetches
 
     def close_resources(self) -> None:
         with self._resource_lock:
@@ -376,6 +397,10 @@ class ToolContext(Generic[SettingsT]):
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""
         return self.plugin.resource(key, factory)
+
+    def fetching(self) -> contextlib.AbstractContextManager[None]:
+        """``with ctx.fetching():`` around one download (``PluginContext.fetching``)."""
+        return self.plugin.fetching()
 
     # Per call.
     @property

@@ -7,8 +7,10 @@ What the conventions do not cover is ``hostd_*``:
 
 - ``hostd_tool_calls_total{member, gen_ai_tool_name, outcome}``: calls per member;
 - ``hostd_tool_errors_total{error_type, gen_ai_tool_name}``: errors by code;
-- ``hostd_tool_calls_in_flight{gen_ai_tool_name}``: calls running now (``read_wechat_articles``
-  in flight are the page fetches in flight);
+- ``hostd_tool_calls_in_flight{gen_ai_tool_name}``: calls running now;
+- ``hostd_fetches_in_flight{plugin}``: downloads running now, as plugins count them with
+  ``ctx.fetching()`` (wechat: each page and image, its retries and redirects included; so not
+  OpenTelemetry's ``http.client.active_requests``, which counts single HTTP requests);
 - ``hostd_http_connections_open``, ``hostd_mcp_sessions_open``;
 - ``hostd_db_pool_connections{plugin, state}`` (``open`` / ``idle``), ``hostd_db_pool_requests_waiting``,
   ``hostd_db_pool_waits_total``, ``hostd_db_pool_wait_seconds_total``: the team database's pools.
@@ -54,6 +56,12 @@ class _LiveValues(Collector):
         for tool, count in sorted(self.host.observers.in_flight.items()):
             in_flight.add_metric([tool], count)
         yield in_flight
+        fetches = GaugeMetricFamily(
+            "hostd_fetches_in_flight", "Downloads plugins have running now", labels=["plugin"]
+        )
+        for plugin, context in sorted(self.host.contexts.items()):
+            fetches.add_metric([plugin], context.fetches_in_flight)
+        yield fetches
         yield GaugeMetricFamily(
             "hostd_http_connections_open",
             "HTTP connections open, the long-lived streams included",

@@ -9,6 +9,17 @@ import pytest
 from hostd_testing.markers import mark_external
 from wechat_testlib import ArticleServer, CdnServer
 
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin honours the proxy variables: a machine behind a proxy would send the tests'
+    loopback fetches to it. The proxy tests set the ones they mean."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
 
 @pytest.fixture
 def article_server() -> Iterator[ArticleServer]:
@@ -32,5 +43,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         browser={
             "test_script_rendered_page_is_read_by_headless_and_not_by_http",
             "test_headless_navigation_outside_the_prefix_is_refused",
+            "test_headless_fetches_go_through_the_proxy_too",
         },
     )

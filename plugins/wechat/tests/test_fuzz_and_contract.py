@@ -45,7 +45,8 @@ def test_importing_the_plugin_loads_no_parser_or_http_client() -> None:
 
     code = (
         "import sys, hostd_wechat.plugin\n"
-        "heavy = [m for m in ('bs4', 'lxml', 'requests', 'http.client', 'ssl', 'markdownify', 'playwright')\n"
+        "heavy = [m for m in ('bs4', 'lxml', 'requests', 'httpx2', 'http.client', 'ssl',\n"
+        "                     'markdownify', 'playwright')\n"
         "        if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

@@ -307,9 +307,11 @@ def gallery_page(title: str, sources: list[str]) -> bytes:
 
 
 class ArticleServer:
-    """A threaded ``http.server`` on 127.0.0.1 with the routes the tests need."""
+    """A threaded ``http.server`` on 127.0.0.1 with the routes the tests need; over TLS when
+    given a certificate and key (PEM files)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
+        self.scheme = "https" if tls else "http"
         #: Where ``/s/fixture-cdn/`` pages point WeChat's image CDN (set by image tests).
         self.cdn_base = ""
         self.requests: list[str] = []
@@ -323,6 +325,10 @@ class ArticleServer:
         self.trickle_started = threading.Event()
         # Requests whose answer was complete or given up on (the handler returned), in that order.
         self.finished: list[str] = []
+        #: Per request path, its ``Via`` header (a proxy adds one) and whether it carried
+        #: ``Proxy-Authorization`` (a proxy must never pass that on).
+        self.via: dict[str, str | None] = {}
+        self.proxy_credentials_seen: list[str] = []
         self._closing = threading.Event()  # ends /s/hang early when the server shuts down
         server = self
 
@@ -335,6 +341,9 @@ class ArticleServer:
             def do_GET(self) -> None:
                 with server._lock:
                     server.requests.append(self.path)
+                    server.via[self.path] = self.headers.get("Via")
+                    if self.headers.get("Proxy-Authorization") is not None:
+                        server.proxy_credentials_seen.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
@@ -348,12 +357,18 @@ class ArticleServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        if tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     @property
     def prefix(self) -> str:
@@ -486,6 +501,10 @@ class ArticleServer:
             with self._lock:
                 self.hung_up.append(handler.path)
             self.hang_up_seen.set()
+
+    def release_hangs(self) -> None:
+        """Answer every ``/s/hang`` now (they wait for this or their ``seconds``)."""
+        self._closing.set()
 
     def __enter__(self) -> ArticleServer:
         self.thread.start()

@@ -126,6 +126,13 @@ _HINTS = {
         en="Check that the output folder is writable and the disk has room.",
         zh="请检查输出目录是否可写、磁盘空间是否充足。",
     ),
+    "PROXY_ERROR": Text(
+        en="The HTTP proxy could not be reached or refused the request: check the wechat `proxy` "
+        "setting or the HTTP_PROXY/HTTPS_PROXY variables (NO_PROXY lists hosts fetched directly), "
+        "the proxy's address and credentials, and that it is running.",
+        zh="无法连接 HTTP 代理，或代理拒绝了请求：请检查 wechat 的 `proxy` 设置或 HTTP_PROXY/HTTPS_PROXY "
+        "环境变量（NO_PROXY 列出直接访问的主机）、代理的地址与凭据，以及代理是否在运行。",
+    ),
     "TOO_LONG": Text(
         en="The page is larger than the max_response_bytes setting allows.",
         zh="页面超过 max_response_bytes 设置允许的大小。",
@@ -165,7 +172,8 @@ def _fetch(plan: BatchPlan, url: str, strategy: str) -> FetchResult:
         if strategy == "headless":
             from hostd_wechat.headless import render_page
 
-            return render_page(url, plan.options, plan.settings.chromium_path, plan.cancelled)
+            with plan.options.in_flight():
+                return render_page(url, plan.options, plan.settings.chromium_path, plan.cancelled)
         return fetch_page(url, plan.options, plan.canceller)
 
 

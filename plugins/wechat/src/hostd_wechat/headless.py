@@ -14,12 +14,18 @@ import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urljoin
 
 from hostd import Text
 from hostd_wechat.classify import CAPTCHA_PATH
-from hostd_wechat.fetch import CAPTCHA_REDIRECT, RESPONSE_TOO_LARGE, FetchOptions, FetchResult
+from hostd_wechat.fetch import (
+    CAPTCHA_REDIRECT,
+    RESPONSE_TOO_LARGE,
+    FetchOptions,
+    FetchResult,
+    browser_proxy,
+)
 from hostd_wechat.urls import check_url, redirect_is_captcha
 
 CHROMIUM_ARGS = (
@@ -71,14 +77,23 @@ def render_page(
             return FetchResult(url, error_code="CANCELLED", reason="cancelled")
         try:
             with sync_playwright() as playwright:
+                # The proxy as for plain HTTP; none means none (Chromium reading the variables on
+                # its own could disagree with the plugin's rule).
+                proxy = browser_proxy(url, options.proxy)
                 browser = playwright.chromium.launch(
                     executable_path=chromium_path,
                     headless=True,
-                    args=list(CHROMIUM_ARGS),
+                    args=[*CHROMIUM_ARGS, *([] if proxy else ["--no-proxy-server"])],
                     timeout=timeout_ms * 3,
+                    proxy=cast(Any, proxy),
                 )
                 try:
-                    context = browser.new_context(user_agent=options.user_agent, service_workers="block")
+                    # The context's proxy too: the guard fetches top-level documents through it.
+                    context = browser.new_context(
+                        user_agent=options.user_agent,
+                        service_workers="block",
+                        proxy=cast(Any, proxy),
+                    )
                     page = context.new_page()
                     page.route("**/*", lambda route: _guard(route, options, blocked))
                     response = page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)

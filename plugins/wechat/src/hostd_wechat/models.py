@@ -48,6 +48,12 @@ class Settings(BaseModel):
     default_user_agent: UserAgent = Field(
         default=DEFAULT_USER_AGENT, description="User-Agent header: printable Latin-1 characters."
     )
+    proxy: str | None = Field(
+        default=None,
+        description="The HTTP proxy pages and images are fetched through: unset follows HTTP_PROXY, "
+        "HTTPS_PROXY, ALL_PROXY and NO_PROXY; 'off' ignores them; an http:// or https:// URL "
+        "replaces the first three (NO_PROXY still applies).",
+    )
     use_sampling: Literal["auto", "never"] = Field(
         default="auto", description="auto: let the client's model write summaries when it offers sampling."
     )
@@ -81,6 +87,27 @@ class Settings(BaseModel):
         validation_alias=AliasChoices("max_digest_chars", "summary_max_output_chars"),
         description="Past this a digest is refused with TOO_LONG (was summary_max_output_chars).",
     )
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_is_a_url_or_off(cls, value: str | None) -> str | None:
+        from urllib.parse import urlsplit
+
+        if value is None or value == "off":
+            return value
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 (a port that is not a number raises here)
+        except ValueError:
+            raise ValueError(f"proxy: not a URL: {value!r}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "proxy: an http:// or https:// URL such as http://proxy.example:3128, or 'off' "
+                "(unset: the HTTP_PROXY/HTTPS_PROXY/NO_PROXY environment variables)"
+            )
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise ValueError("proxy: scheme, host and port only, such as http://proxy.example:3128")
+        return value.strip()
 
     @field_validator("allowed_url_prefixes", "image_url_prefixes")
     @classmethod

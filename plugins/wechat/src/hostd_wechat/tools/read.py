@@ -119,6 +119,8 @@ async def read_wechat_articles(
         user_agent=user_agent or settings.default_user_agent,
         retries=settings.max_retries,
         backoff_s=settings.retry_backoff_ms / 1000,
+        proxy=settings.proxy,
+        in_flight=ctx.fetching,
     )
     plan = BatchPlan(
         ctx=ctx,
