@@ -1,10 +1,14 @@
 """The baseline every stdio benchmark compares with: a bare SDK ``MCPServer`` with tools that do nothing.
 
 ``trivial(text)`` answers its argument; ``noop_thought(...)`` takes the sequential-thinking
-arguments and does nothing, so a benchmark can send identical calls to both servers.
+arguments and does nothing, so a benchmark can send identical calls to both servers; its
+completion handler answers the typed value back (the floor of a ``completion/complete``).
 """
 
+from typing import Any
+
 from mcp.server.mcpserver import MCPServer
+from mcp_types import Completion
 
 server = MCPServer("baseline")
 
@@ -29,6 +33,12 @@ def noop_thought(
         "totalThoughts": totalThoughts,
         "nextThoughtNeeded": nextThoughtNeeded,
     }
+
+
+@server.completion()
+async def echo_completion(ref: Any, argument: Any, context: Any) -> Completion:
+    """Offer the typed value itself: no lookup at all."""
+    return Completion(values=[argument.value] if argument.value else [])
 
 
 if __name__ == "__main__":

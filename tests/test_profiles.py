@@ -158,7 +158,7 @@ def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
 
 def test_a_call_finds_its_input_schema_without_a_tools_list(tmp_path: Path, every_plugin: list[str]) -> None:
     """The SDK checks a 2026-07-28 call's Mcp-Param headers against the called tool's input schema.
-    hostd hands it that schema, as the member's profile shows the tool: without the hook the SDK
+    hostd hands it that schema as tools/list shows it to the member (their profile): without the hook the SDK
     runs (and serialises) a whole tools/list on every call to find it, which cost more than the
     calls themselves under load (bench/bench_team.py)."""
     from hostd.config import config_from_mapping
@@ -174,11 +174,11 @@ def test_a_call_finds_its_input_schema_without_a_tools_list(tmp_path: Path, ever
     host = Host(config_from_mapping({"profiles": profiles}, data_dir=tmp_path))
     lookup = build_server(host).get_tool_input_schema
     assert lookup is not None
-    assert lookup("create_task") == host.tools["create_task"].input_schema != {}
+    assert lookup("create_task") == host.tools["create_task"].listed_schema != {}
     assert lookup("no_such_tool") is None
     limited = REQUEST_MEMBER.set(Member("bob", profile="readonly"))
     try:
         assert lookup("create_task") is None  # outside bob's profile: as if it did not exist
-        assert lookup("list_tasks") == host.tools["list_tasks"].input_schema
+        assert lookup("list_tasks") == host.tools["list_tasks"].listed_schema
     finally:
         REQUEST_MEMBER.reset(limited)

@@ -113,11 +113,14 @@ def count_in_thread(
 
 
 def noisy(ctx: ToolContext[ProbeSettings]) -> ProgressResult:
-    """Print to stdout and write to file descriptor 1, which must not corrupt the protocol."""
+    """Print to stdout and write to file descriptor 1, which must not corrupt the protocol; log at
+    four levels (from the worker thread a plain tool runs in)."""
     import os
 
     print("stray print from a tool")
     os.write(1, b"raw bytes on fd 1\n")
+    for level, word in ((10, "debug"), (20, "info"), (30, "warning"), (40, "error")):
+        ctx.logger.log(level, "noisy says %s", word)
     return ProgressResult(steps=0)
 
 

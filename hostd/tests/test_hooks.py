@@ -334,6 +334,45 @@ def complete_note(
 
 
 @pytest.mark.anyio
+async def test_hook_hostd_icon(hostd_data_dir: Path) -> None:
+    """The icon goes inline on each of the plugin's tools, and only on its own (tests/test_icons.py
+    checks every shipped plugin and what an icon may not hold)."""
+    import base64
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><circle cx="2" cy="2" r="2"/></svg>'
+
+    class Painted:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(greet, read_only=True)
+            register(show_note, read_only=True)
+
+        @hookimpl
+        def hostd_icon(self) -> str:
+            return svg
+
+    class Plain:
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(greet, name="plain_greet", read_only=True)
+
+    plugins = {"painted": Painted(), "plain": Plain()}
+    async with in_memory_client(
+        ["painted", "plain"], data_dir=hostd_data_dir, extra_plugins=plugins
+    ) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for name in ("greet", "show_note"):
+        [icon] = tools[name].icons or []
+        assert icon.mime_type == "image/svg+xml"
+        assert base64.b64decode(icon.src.removeprefix("data:image/svg+xml;base64,")).decode() == svg
+    assert tools["plain_greet"].icons is None
+
+
+@pytest.mark.anyio
 async def test_hook_hostd_register_prompts(hostd_data_dir: Path) -> None:
     seen: list[str] = []
 
@@ -749,6 +788,7 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_database_schema",
             "hostd_register_resources",
             "hostd_register_prompts",
+            "hostd_icon",
             "hostd_startup",
             "hostd_shutdown",
             "hostd_copy_to_team_database",

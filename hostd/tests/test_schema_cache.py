@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hostd.tools import listed_input_schema
 from hostd_testing import install_plugin_source, pythonpath_with, write_config
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,12 @@ def cached_schemas(path: Path) -> dict[str, tuple[Any, Any]]:
     """The input and output schema of each tool a cache file holds, by tool name."""
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == 1
-    return {key.rsplit(":", 1)[1]: (entry["input"], entry["output"]) for key, entry in data["tools"].items()}
+    # The cache holds the whole input schema (the one arguments are checked against); the
+    # listing shows its lighter form.
+    return {
+        key.rsplit(":", 1)[1]: (listed_input_schema(entry["input"]), entry["output"])
+        for key, entry in data["tools"].items()
+    }
 
 
 def listed_schemas(tools: list[dict[str, Any]]) -> dict[str, tuple[Any, Any]]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import pytest
 from hostd.arguments import describe_valid
-from hostd.tools import build_tool_spec, validate_arguments
+from hostd.tools import ArgumentError, build_tool_spec, listed_input_schema, validate_arguments
 from hostd_testing import envelope_of, in_memory_client
 from hostd_testing.calls import envelope_error, envelope_ok
 from pydantic import Field
@@ -40,7 +40,8 @@ async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: 
         "type": "integer",
     }
     assert props["style"]["enum"] == ["plain", "upper"] and props["style"]["default"] == "plain"
-    assert props["text"]["maxLength"] == 10_000
+    # A guard no model comes near is left out of the listing; the host still enforces it.
+    assert "maxLength" not in props["text"]
     assert echo.input_schema["additionalProperties"] is False
     for tool in tools.values():
         for name, prop in tool.input_schema["properties"].items():
@@ -248,3 +249,65 @@ def test_input_schemas_drop_what_a_model_does_not_need_and_share_named_types() -
     assert describe_valid(spec.input_schema, "after", "en") == (
         "'after' expects string (at most 30 characters): After"
     )
+
+
+def test_the_listed_schema_drops_guards_and_empty_defaults_but_validation_keeps_them() -> None:
+    schema: dict[str, Any] = {
+        "$defs": {"Id": {"pattern": r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$", "type": "string"}},
+        "properties": {
+            # property names that are also keywords are names, not keywords
+            "pattern": {"type": "string", "maxLength": 499, "pattern": r"^[^A-Za-z0-9_]+$"},
+            "default": {"type": "array", "maxItems": 500, "default": [], "items": {"maxLength": 2_000_000}},
+            "flag": {"type": "boolean", "default": False},
+            "on": {"type": "boolean", "default": True},
+            "count": {"type": "integer", "default": 0, "maximum": 100_000},
+            "note": {"type": "string", "default": ""},
+        },
+        "type": "object",
+    }
+    assert listed_input_schema(schema) == {
+        "$defs": {"Id": {"pattern": r"^[\w-][\w.-]{0,63}$", "type": "string"}},
+        "properties": {
+            "pattern": {"type": "string", "maxLength": 499, "pattern": r"^[^\w]+$"},
+            "default": {"type": "array", "items": {}},
+            "flag": {"type": "boolean"},
+            "on": {"type": "boolean", "default": True},
+            "count": {"type": "integer", "default": 0, "maximum": 100_000},
+            "note": {"type": "string"},
+        },
+        "type": "object",
+    }
+    assert schema["properties"]["note"] == {"type": "string", "default": ""}, (
+        "the whole schema is not changed"
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["t-12", "a.b", "_x", "-", "x" * 64, "x" * 65, ".hidden", "", "é", "任务", "a b", "a\n", "ǅ", "K", "١"],
+)
+def test_the_listed_id_pattern_accepts_exactly_what_the_id_rule_does(value: str) -> None:
+    """JSON Schema patterns are ECMA-262, where \\w is ASCII only: Python's re.ASCII is the same."""
+    from hostd import ID_PATTERN
+
+    listed = listed_input_schema({"pattern": ID_PATTERN})["pattern"]
+    assert listed != ID_PATTERN
+    assert bool(re.search(listed, value, re.ASCII)) == bool(re.search(ID_PATTERN, value))
+
+
+async def test_a_bound_left_out_of_the_listing_is_still_enforced_and_named(
+    hostd_data_dir: Path, probe: object
+) -> None:
+    spec = build_tool_spec(echo_like, plugin="p")
+    assert "maxLength" not in spec.listed_schema["properties"]["text"]
+    with pytest.raises(ArgumentError) as refused:
+        validate_arguments(spec, {"text": "x" * 10_001}, "en")
+    assert (
+        "10000" in refused.value.message + refused.value.hint
+        or "10,000" in refused.value.message + refused.value.hint
+    )
+
+
+def echo_like(text: Annotated[str, Field(description="Text", max_length=10_000)]) -> Picked:
+    """Echo."""
+    return Picked(n=len(text))

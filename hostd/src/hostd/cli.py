@@ -124,7 +124,11 @@ def _setup_logging(verbosity: int) -> None:
     level = os.environ.get("HOSTD_LOG_LEVEL", "").upper() or (
         "DEBUG" if verbosity > 1 else "INFO" if verbosity else "WARNING"
     )
-    logging.basicConfig(stream=sys.stderr, level=level, format="hostd %(levelname)s %(name)s: %(message)s")
+    stderr = logging.StreamHandler(sys.stderr)
+    # The handler keeps the level too: a client that asks for debug log notifications lowers the
+    # hostd loggers' level (hostd.client_log), which must not make stderr any louder.
+    stderr.setLevel(level)
+    logging.basicConfig(level=level, format="hostd %(levelname)s %(name)s: %(message)s", handlers=[stderr])
 
 
 def _make_host(args: argparse.Namespace) -> Any:

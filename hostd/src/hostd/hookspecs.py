@@ -97,6 +97,15 @@ def hostd_copy_to_team_database(context: PluginContext[Any]) -> CopyReport | Non
 
 
 @hookspec
+def hostd_icon() -> str | None:
+    """Return the plugin's icon as SVG markup: small (at most 4 KiB), self-contained (no links).
+
+    The host serves it inline (a ``data:`` URI) on each of the plugin's tools, so no client
+    needs the network to show it.
+    """
+
+
+@hookspec
 def hostd_startup(context: PluginContext[Any]) -> None:
     """Run once before the server accepts requests; keep it cheap (open stores lazily)."""
 

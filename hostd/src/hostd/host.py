@@ -10,6 +10,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +54,12 @@ from hostd.tools import (
 
 if TYPE_CHECKING:
     from hostd_db import Database, Schema, TeamDatabaseSettings
+
+#: The largest plugin icon (``hostd_icon``): it travels inline on each of the plugin's tools.
+MAX_ICON_BYTES = 4096
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
+#: What in an icon would make a client reach the network to draw it.
+_NETWORK_REFERENCE = re.compile(r"(?i)\b(?:https?|ftp):|=\s*[\"']//")
 
 logger = logging.getLogger("hostd")
 
@@ -140,6 +147,7 @@ class Host:
         self._register_tools()
         self._register_resources()
         self._register_prompts()
+        self.icons: dict[str, str] = self._collect_icons()
 
     # --- assembly ----------------------------------------------------------------------
 
@@ -354,6 +362,26 @@ class Host:
             self._call_hook("hostd_register_tools", name, register=register, context=self.contexts[name])
             cache.save()
             self._add_plugin_tools(name, offered)
+
+    def _collect_icons(self) -> dict[str, str]:
+        """Each plugin's icon (``hostd_icon``) as SVG markup, checked: plugin name -> SVG."""
+        icons: dict[str, str] = {}
+        for name, _ in self._impls("hostd_icon"):
+            svg = self._call_hook("hostd_icon", name)
+            if svg is None:
+                continue
+            if (
+                not isinstance(svg, str)
+                or not svg.lstrip().startswith("<svg")
+                or len(svg.encode()) > MAX_ICON_BYTES
+            ):
+                raise HostError(
+                    f"plugin {name!r}: hostd_icon must return SVG markup of at most {MAX_ICON_BYTES} bytes"
+                )
+            if _NETWORK_REFERENCE.search(svg.replace(SVG_NAMESPACE, "")):
+                raise HostError(f"plugin {name!r}: hostd_icon's SVG must not refer to the network")
+            icons[name] = svg
+        return icons
 
     def _register_resources(self) -> None:
         for name, _ in self._impls("hostd_register_resources"):

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
+from hostd import client_log
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
@@ -263,14 +264,25 @@ def _only_input_needed(exc: BaseException) -> bool:
     return isinstance(exc, ClientInputNeeded)
 
 
+def svg_icon(svg: str) -> types.Icon:
+    """An SVG icon inline (a ``data:`` URI): no client needs the network to show it."""
+    return types.Icon(
+        src="data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode(),
+        mime_type="image/svg+xml",
+        sizes=["any"],
+    )
+
+
 def tool_definitions(host: Host) -> list[types.Tool]:
+    icons = {plugin: [svg_icon(svg)] for plugin, svg in host.icons.items()}
     return [
         types.Tool(
             name=spec.name,
             title=spec.title,
             description=spec.description,
-            input_schema=spec.input_schema,
+            input_schema=spec.listed_schema,
             output_schema=spec.output_schema,
+            icons=icons.get(spec.plugin),
             annotations=types.ToolAnnotations(
                 title=spec.title,
                 read_only_hint=spec.annotations["readOnlyHint"],
@@ -310,15 +322,10 @@ def envelope_result(
 MAX_COMPLETIONS = 100
 
 #: hostd's icon, served inline so no client needs the network to show it.
-SERVER_ICON = types.Icon(
-    src="data:image/svg+xml;base64,"
-    + base64.b64encode(
-        b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
-        b'<rect width="32" height="32" rx="6" fill="#2b5797"/>'
-        b'<path d="M9 8v16M23 8v16M9 16h14" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>'
-    ).decode(),
-    mime_type="image/svg+xml",
-    sizes=["any"],
+SERVER_ICON = svg_icon(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#2b5797"/>'
+    '<path d="M9 8v16M23 8v16M9 16h14" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>'
 )
 
 
@@ -631,7 +638,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         allowed = profile_tools.allowed(REQUEST_MEMBER.get())
         if spec is None or (allowed is not None and name not in allowed):
             return None
-        return spec.input_schema
+        return spec.listed_schema
 
     async def on_list_prompts(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -701,25 +708,40 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
         )
 
-    server: Server[Any] = Server(
-        "hostd",
-        version=hostd_version(),
-        title="hostd",
-        instructions=INSTRUCTIONS,
-        get_tool_input_schema=input_schema,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-        on_list_resources=on_list_resources if host.resource_kinds else None,
-        on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
-        on_read_resource=on_read_resource if host.resource_kinds else None,
-        on_list_prompts=on_list_prompts if host.prompt_sources else None,
-        on_get_prompt=on_get_prompt if host.prompt_sources else None,
-        on_completion=on_completion if host.resource_kinds or host.prompt_sources else None,
-        icons=[SERVER_ICON],
-    )
+    log_levels = client_log.SessionLevels()
+    client_log.install()
+
+    async def on_set_logging_level(
+        request: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        log_levels.set(request, params.level)
+        return types.EmptyResult()
+
+    # logging/setLevel is deprecated from 2026-07-28 on (the SDK warns when it is handled), and
+    # still the way every earlier protocol version sets the level: hostd serves both.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server: Server[Any] = Server(
+            "hostd",
+            version=hostd_version(),
+            title="hostd",
+            instructions=INSTRUCTIONS,
+            get_tool_input_schema=input_schema,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_list_resources=on_list_resources if host.resource_kinds else None,
+            on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
+            on_read_resource=on_read_resource if host.resource_kinds else None,
+            on_list_prompts=on_list_prompts if host.prompt_sources else None,
+            on_get_prompt=on_get_prompt if host.prompt_sources else None,
+            on_completion=on_completion if host.resource_kinds or host.prompt_sources else None,
+            on_set_logging_level=on_set_logging_level,
+            icons=[SERVER_ICON],
+        )
     # The answers carried between rounds come back from the client: the SDK seals them
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,
     # or under the replicas' shared secret.
     server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
     server.middleware.insert(0, release_call_arguments)
+    server.middleware.append(client_log.middleware(log_levels))
     return server

@@ -15,6 +15,7 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -54,6 +55,11 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
     _input_model: type[BaseModel] | None = None
+
+    @cached_property
+    def listed_schema(self) -> dict[str, Any]:
+        """The input schema ``tools/list`` shows a model (see ``listed_input_schema``)."""
+        return listed_input_schema(self.input_schema)
 
     @property
     def input_model(self) -> type[BaseModel]:
@@ -198,6 +204,54 @@ def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
             nested[name] = _without_null_option(prop)
     _inline_single_use_definitions(schema)
     return schema
+
+
+#: Length and count bounds at or above this are guards against abuse, not facts a model acts on
+#: (a 600-character memory URI, a 2,048-character cursor, a 2,000,000-character memory):
+#: ``tools/list`` leaves them out. Bounds a model may meet (a 200-character title) stay.
+LISTED_BOUND_FLOOR = 500
+
+#: Inside a character class, ``\w`` is exactly ``A-Za-z0-9_`` in ECMA-262, the regex dialect of
+#: JSON Schema: ``tools/list`` spells patterns (the id rule above all) the shorter way.
+_WORD_CLASS = re.compile(r"(?<=\[)A-Za-z0-9_|(?<=\[\^)A-Za-z0-9_")
+
+#: Defaults that say no more than leaving the argument out: nothing, and a flag that is off.
+_EMPTY_DEFAULTS: tuple[Any, ...] = ("", [], {}, False)
+
+
+def listed_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The input schema as ``tools/list`` shows it: ``schema`` less what no model acts on.
+
+    Every listed tool is paid for in the model's context on every turn. The host still
+    validates against the whole schema (the input model), and a refused argument's error names
+    the bound it broke, so only the listing is lighter: bounds of ``LISTED_BOUND_FLOOR`` or more
+    go, so do empty defaults (``""``, ``[]``, ``{}`` and ``false``: what leaving the argument out
+    means anyway),
+    and patterns are written in their shorter equivalent spelling.
+    """
+
+    def lighter(node: Any) -> Any:
+        if isinstance(node, list):
+            return [lighter(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("maxLength", "maxItems") and isinstance(value, int) and value >= LISTED_BOUND_FLOOR:
+                continue
+            if key == "default" and any(
+                value == empty and type(value) is type(empty) for empty in _EMPTY_DEFAULTS
+            ):
+                continue
+            if key == "pattern" and isinstance(value, str):
+                out[key] = _WORD_CLASS.sub(r"\\w", value)
+                continue
+            named = key in ("properties", "$defs") and isinstance(value, dict)
+            out[key] = {k: lighter(v) for k, v in value.items()} if named else lighter(value)
+        return out
+
+    result: dict[str, Any] = lighter(schema)
+    return result
 
 
 _DEF_PREFIX = "#/$defs/"

@@ -245,7 +245,8 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
         by_alice = await ok(client, "list_memories", author="alice")
         exported = await ok(client, "export_memories", include_versions=True)
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1 == 5
+        # the release's 4 migrations, then the statistics' counts (5) and the completion index (6)
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 2 == 6
     assert before["memory"]["author"] is None and before["memory"]["tags"] == ["kept"]
     assert _authors(versions["versions"]) == [(3, "alice"), (2, None), (1, None)]
     assert [m["memory"]["uri"] for m in by_alice["memories"]] == ["old://note"]

@@ -48,7 +48,7 @@ def test_a_memory_db_made_by_the_release_opens_and_migrates_forward(tmp_path: Pa
     assert counts == (1, {"proj": 1}, 1)
     assert (updated.version, updated.tags, updated.author, kind) == (2, ["kept"], "ann", "metadata")
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 6  # the current schema
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -72,7 +72,8 @@ def test_a_team_database_made_by_the_release_is_current_and_keeps_working(postgr
         stats = store.stats()
     finally:
         store.close()
-    # Version 5 (the statistics' counts) is applied on first use and counts the stored memory.
-    assert (status.current, status.known) == (4, 5)
+    # Read before the store's first use, which applies version 5 (the statistics' counts, counting
+    # the stored memory) and version 6 (the completion index).
+    assert (status.current, status.known) == (4, 6)
     assert (stats["by_status"]["active"], stats["by_domain"], stats["version_count"]) == (1, {"proj": 1}, 2)
     assert found == ["proj://old"] and (memory.version, memory.author) == (2, "ann")

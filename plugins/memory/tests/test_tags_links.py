@@ -406,7 +406,8 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
         listed = await ok(client, "list_memories", tags=["迁移"], created_before="2025-06-01")
         versions = await ok(client, "get_memory_versions", uri="old://note")
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1 == 5
+        # the release's 4 migrations, then the statistics' counts (5) and the completion index (6)
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 2 == 6
     assert (
         read["content"] == "旧的笔记 v2" and read["memory"]["tags"] == [] and read["memory"]["version"] == 2
     )

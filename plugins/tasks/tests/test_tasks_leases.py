@@ -227,4 +227,5 @@ async def test_the_lease_tools_are_described_and_annotated_as_what_they_do(
             idempotent,
         )
     lease = tools["get_next_task"].input_schema["properties"]["lease_seconds"]
-    assert "1-86400 seconds" in str(lease.get("description"))
+    assert (lease["minimum"], lease["maximum"]) == (1, 86400)
+    assert "tasks.lease_seconds" in str(lease.get("description"))

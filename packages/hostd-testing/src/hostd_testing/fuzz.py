@@ -122,6 +122,10 @@ def argument_cases(schema: dict[str, Any], rng: random.Random, rounds: int) -> l
         prop = _resolve(prop, schema)
         if "maxLength" in prop:
             cases.append({**base, name: "x" * (prop["maxLength"] + 1)})
+        elif prop.get("type") == "string":
+            # tools/list leaves out length guards of 500 or more (hostd.tools.LISTED_BOUND_FLOOR):
+            # probe past the common hidden ones (600, 1,000) as well as far beyond (below).
+            cases.append({**base, name: "x" * 1_001})
         if "maximum" in prop:
             cases.append({**base, name: prop["maximum"] + 1})
         if "minimum" in prop:

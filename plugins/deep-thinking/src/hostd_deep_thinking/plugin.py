@@ -109,3 +109,18 @@ def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Set
         complete=prompts.complete_argument,
         tool="create_session",
     )
+
+
+#: The plugin's icon (a light bulb): the host serves it inline on each of its tools.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#d9822b"/>'
+    '<circle cx="16" cy="13" r="7" fill="#fff"/>'
+    '<path d="M13 21h6M13.5 25h5" stroke="#fff" stroke-width="2.5" stroke-linecap="round"/>'
+    "</svg>"
+)
+
+
+@hookimpl
+def hostd_icon() -> str:
+    return ICON

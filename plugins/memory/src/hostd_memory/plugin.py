@@ -100,3 +100,19 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         complete=resources.complete_argument,
         tool="read_memory",
     )
+
+
+#: The plugin's icon (a stack of records): the host serves it inline on each of its tools.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#6b4fbb"/>'
+    '<ellipse cx="16" cy="9" rx="8" ry="3" fill="#fff"/>'
+    '<path d="M8 14c0 1.7 3.6 3 8 3s8-1.3 8-3M8 19c0 1.7 3.6 3 8 3s8-1.3 8-3'
+    'M8 9v14c0 1.7 3.6 3 8 3s8-1.3 8-3V9" fill="none" stroke="#fff" stroke-width="2"/>'
+    "</svg>"
+)
+
+
+@hookimpl
+def hostd_icon() -> str:
+    return ICON

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, Text, ToolContext, ToolError
-from hostd_memory.models import MemoryRecord, Settings
+from hostd_memory.models import Settings
 from hostd_memory.uris import InvalidUri, parse_uri
 
 TEMPLATE = "memory://{domain}/{+path}"
@@ -82,30 +82,21 @@ def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> Resourc
     )
 
 
-#: Memories looked at when completing (the most important and recent first, as list_memories pages).
-COMPLETION_SCAN = 500
+#: Values one completion answers at most (MCP shows 100; one more says there are more).
+COMPLETION_LIMIT = 101
 
 
 def complete_argument(
     ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
 ) -> list[str]:
-    """Domains, or paths within the chosen domain, starting with ``prefix``, most recently changed first."""
-    from hostd_memory.tools.reading import list_memories
+    """Domains, or paths within the chosen domain, starting with ``prefix``, most recently changed
+    first; from index queries that stop at a page, whatever the number of memories."""
+    from hostd_memory.store import memory_store
 
-    if argument not in ("domain", "path"):
-        return []
-    domain = arguments.get("domain") if argument == "path" else None
-    records: list[MemoryRecord] = []
-    cursor: str | None = None
-    while len(records) < COMPLETION_SCAN:
-        try:
-            page = list_memories(ctx, domain=domain, limit=100, cursor=cursor)
-        except ToolError:  # a domain the user is still typing: nothing to offer
-            return []
-        records += [item.memory for item in page.memories]
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    records.sort(key=lambda memory: memory.updated_at, reverse=True)
-    values = (memory.domain if argument == "domain" else memory.path for memory in records)
-    return [value for value in dict.fromkeys(values) if value.startswith(prefix)]
+    store = memory_store(ctx)
+    if argument == "domain":
+        return store.recent_domains(prefix, COMPLETION_LIMIT)
+    if argument == "path":
+        domain = arguments.get("domain")
+        return store.recent_paths(domain, prefix, COMPLETION_LIMIT) if domain else []
+    return []

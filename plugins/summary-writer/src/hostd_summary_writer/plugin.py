@@ -24,3 +24,17 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         idempotent=False,
         uses_roots=True,
     )
+
+
+#: The plugin's icon (a page with lines of text): the host serves it inline on each of its tools.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#5b6770"/>'
+    '<path d="M9 9h14M9 14h14M9 19h14M9 24h8" stroke="#fff" stroke-width="2.5" stroke-linecap="round"/>'
+    "</svg>"
+)
+
+
+@hookimpl
+def hostd_icon() -> str:
+    return ICON

@@ -104,3 +104,18 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         complete=resources.complete_argument,
         tool="get_task",
     )
+
+
+#: The plugin's icon (a check mark): the host serves it inline on each of its tools.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#1f8a70"/>'
+    '<path d="M8 16.5l5.5 5.5L24 10" fill="none" stroke="#fff" stroke-width="3.5" '
+    'stroke-linecap="round" stroke-linejoin="round"/>'
+    "</svg>"
+)
+
+
+@hookimpl
+def hostd_icon() -> str:
+    return ICON

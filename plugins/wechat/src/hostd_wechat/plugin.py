@@ -34,3 +34,18 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         idempotent=True,
         uses_roots=True,
     )
+
+
+#: The plugin's icon (two speech bubbles, in WeChat's green): the host serves it inline on each of its tools.
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#07c160"/>'
+    '<ellipse cx="13" cy="13" rx="8" ry="6.5" fill="#fff"/>'
+    '<ellipse cx="20.5" cy="19.5" rx="6.5" ry="5.5" fill="#fff" stroke="#07c160" stroke-width="1.5"/>'
+    "</svg>"
+)
+
+
+@hookimpl
+def hostd_icon() -> str:
+    return ICON

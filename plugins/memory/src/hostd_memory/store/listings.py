@@ -25,6 +25,10 @@ from hostd_memory.store.schema import (
 from hostd_memory.store.writes import Writes
 from hostd_memory.uris import mentions
 
+#: Above every character: ``prefix + _LAST_CHARACTER`` bounds the texts starting with ``prefix``
+#: (binary order in SQLite, the C collation of the team database's key columns).
+_LAST_CHARACTER = "\U0010ffff"
+
 
 class Listings(Writes):
     """What the listing tools and read_memory's relations read."""
@@ -218,6 +222,72 @@ class Listings(Writes):
             .fetchall()
         )
         return [(r[0], r[1], int(r[2])) for r in rows]
+
+    # --- completion -----------------------------------------------------------------------
+
+    def recent_paths(self, domain: str, prefix: str, limit: int) -> list[str]:
+        """Paths of visible memories in ``domain`` starting with ``prefix``, newest change first.
+
+        A narrow prefix (at most ``tuning.COMPLETE_SELECTIVE`` memories, counted in the URI index)
+        is read whole and sorted here; a broader one walks the domain's memories newest first in
+        ``memories_by_domain_change``, which holds path and status (no row is read), until
+        ``limit``: the prefix holds more than that many, so the walk meets them often.
+        """
+        if "\x00" in domain + prefix:  # no stored text holds NUL (PostgreSQL refuses it)
+            return []
+        low, high = f"{domain}://{prefix}", f"{domain}://{prefix}{_LAST_CHARACTER}"
+        conn = self._conn()
+        # Counted in the URI index alone (no row is read), up to one past the bound.
+        held = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE uri >= ? AND uri < ? LIMIT ?) AS bounded",
+            (low, high, tuning.COMPLETE_SELECTIVE + 1),
+        ).fetchone()[0]
+        if held <= tuning.COMPLETE_SELECTIVE:
+            rows = conn.execute(
+                f"SELECT m.path, m.updated_at FROM memories m WHERE m.uri >= ? AND m.uri < ? AND {VISIBLE}",
+                (low, high),
+            ).fetchall()
+            rows.sort(key=lambda row: row[1], reverse=True)
+            return [str(row[0]) for row in rows[:limit]]
+        rows = conn.execute(
+            f"SELECT m.path FROM memories m {self._index_hint('memories_by_domain_change')} "
+            f"WHERE m.domain = ? AND m.path >= ? AND m.path < ? AND {VISIBLE} "
+            "ORDER BY m.updated_at DESC LIMIT ?",
+            (domain, prefix, prefix + _LAST_CHARACTER, limit),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def recent_domains(self, prefix: str, limit: int) -> list[str]:
+        """Domains starting with ``prefix`` that hold a visible memory, newest change first.
+
+        Two index seeks per domain: the next domain (``memories_by_domain``), and its newest
+        visible memory (``memories_by_domain_change``).
+        """
+        if "\x00" in prefix:
+            return []
+        conn = self._conn()
+        high = prefix + _LAST_CHARACTER
+        domains: list[str] = []
+        row = conn.execute(
+            "SELECT domain FROM memories WHERE domain >= ? AND domain < ? ORDER BY domain LIMIT 1",
+            (prefix, high),
+        ).fetchone()
+        while row is not None and len(domains) < tuning.COMPLETE_DOMAINS_MAX:
+            domains.append(str(row[0]))
+            row = conn.execute(
+                "SELECT domain FROM memories WHERE domain > ? AND domain < ? ORDER BY domain LIMIT 1",
+                (domains[-1], high),
+            ).fetchone()
+        newest: dict[str, str] = {}
+        for domain in domains:
+            found = conn.execute(
+                f"SELECT m.updated_at FROM memories m {self._index_hint('memories_by_domain_change')} "
+                f"WHERE m.domain = ? AND {VISIBLE} ORDER BY m.updated_at DESC LIMIT 1",
+                (domain,),
+            ).fetchone()
+            if found is not None:
+                newest[domain] = str(found[0])
+        return sorted(newest, key=lambda domain: (newest[domain], domain), reverse=True)[:limit]
 
     def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
         where, params = filters.sql()

@@ -408,6 +408,12 @@ _VERSION_5: list[Operation] = [
     Index("memories_by_access", "memories", "access_count DESC, uri", where="access_count > 0"),
 ]
 
+# Completion of memory URIs (completion/complete): each domain's memories newest first, with the
+# path and status in the index, so a walk for the paths starting with a prefix reads no row.
+_VERSION_6: list[Operation] = [
+    Index("memories_by_domain_change", "memories", "domain, updated_at DESC, path, status"),
+]
+
 #: What only one database holds: SQLite's FTS5 tables (and the tables FTS5 keeps them in),
 #: PostgreSQL's word index column and its token list. The rest is the same on both.
 SQLITE_ONLY_TABLES = ("memory_fts", "memory_words")
@@ -421,7 +427,7 @@ def schema(database_file: str) -> Schema:
     Each migration runs once per database, in order: add new ones at the end and never edit one.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5],
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5, _VERSION_6],
         sqlite_file=database_file,
         # The release before the shared schema made the team tables in one migration: version 4 here.
         postgres_versions={1: 4},

@@ -43,3 +43,9 @@ COMPACT_AFTER_IMPORT = 1_000
 # Tokens counted per statement, and the count that stops early (see ``MemoryStore._count_tokens``).
 TOKEN_COUNT_BATCH = 100
 BOUNDED_COUNT = "(SELECT count(*) FROM (SELECT 1 FROM memory_words WHERE memory_words MATCH ? LIMIT ?))"
+# Completion (completion/complete of memory URIs): a prefix held by at most COMPLETE_SELECTIVE
+# memories is read whole and sorted by recency (one row read each); a broader one walks the
+# domain's memories newest first in an index until it has a page. At most COMPLETE_DOMAINS_MAX
+# domains are ranked.
+COMPLETE_SELECTIVE = 300
+COMPLETE_DOMAINS_MAX = 1_000

@@ -20,7 +20,7 @@ ACTIVITY_MAX = 100
 
 def list_task_activity(
     ctx: ToolContext[Settings],
-    limit: Annotated[int, Field(description=f"How many, 1-{ACTIVITY_MAX}", ge=1, le=ACTIVITY_MAX)] = 20,
+    limit: Annotated[int, Field(description="How many", ge=1, le=ACTIVITY_MAX)] = 20,
     member: Annotated[
         str | None,
         Field(

@@ -212,8 +212,8 @@ def delete_task(
     ] = False,
     even_if_in_progress: Annotated[bool, Field(description="Delete even if in_progress")] = False,
 ) -> DeleteOutput:
-    """Delete a task (get_task still shows it). Refused while it has subtasks, while tasks depend on it
-    (unless drop_dependencies) or while in_progress (unless even_if_in_progress).
+    """Delete a task (get_task still shows it); refused while it has subtasks, dependents (see
+    drop_dependencies) or is in_progress (see even_if_in_progress).
     """
     deletion = TaskStore(ctx.database()).delete(
         task_id,

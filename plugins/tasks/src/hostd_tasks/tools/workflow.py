@@ -28,8 +28,7 @@ from hostd_tasks.wording import agreeing, counted, held
 LeaseSeconds = Annotated[
     int | None,
     Field(
-        description=f"Claim length unless renewed, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds "
-        "(default: setting tasks.lease_seconds, 1800)",
+        description="Lease in seconds; default: setting tasks.lease_seconds",
         ge=LEASE_SECONDS_MIN,
         le=LEASE_SECONDS_MAX,
     ),
@@ -65,7 +64,7 @@ def update_task_status(
 ) -> StatusOutput:
     """Change a task's status: pending -> in_progress|blocked|failed; in_progress ->
     completed|failed|blocked|pending; blocked -> pending|in_progress; failed or completed -> pending.
-    in_progress claims the task for a lease (lease_seconds); its holder setting in_progress again renews it.
+    in_progress claims it on a lease, which its holder renews by setting in_progress again.
     """
     change = TaskStore(ctx.database()).set_status(
         task_id, new_status, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
@@ -102,9 +101,9 @@ def get_next_task(
     ] = False,
     lease_seconds: LeaseSeconds = None,
 ) -> NextTaskOutput:
-    """The most urgent pending task whose dependencies are completed; claim=true moves it to in_progress
-    atomically, so two agents never get the same task. A claim is a lease until task.lease_expires_at:
-    renew it (renew_claim or any update) or it goes back to pending; release_claim gives it up.
+    """The most urgent pending task whose dependencies are completed; claim=true takes it (in_progress)
+    atomically, on a lease until lease_expires_at that renew_claim or any update extends, else it
+    returns to pending.
     """
     found = TaskStore(ctx.database()).next_task(
         claim=claim, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
@@ -187,14 +186,13 @@ def renew_claim(
     lease_seconds: Annotated[
         int | None,
         Field(
-            description=f"New lease from now, {LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX} seconds "
-            "(default: the claim's own length)",
+            description="New lease from now in seconds; default: the claim's own length",
             ge=LEASE_SECONDS_MIN,
             le=LEASE_SECONDS_MAX,
         ),
     ] = None,
 ) -> ClaimOutput:
-    """Renew your claim on a task you hold before task.lease_expires_at; a lapsed one goes back to pending."""
+    """Extend your lease on a task you hold, before its lease_expires_at."""
     task = TaskStore(ctx.database()).renew(task_id, by=ctx.member, lease_seconds=lease_seconds)
     return ClaimOutput(task=task, lease_expires_at=task.lease_expires_at).with_message(
         Text(en=f"Renewed your claim on task {task_id}.", zh=f"已续期你对任务 {task_id} 的领取。")
@@ -206,7 +204,7 @@ def release_claim(
     ctx: ToolContext[Settings],
     task_id: Annotated[str, Field(description="A task you hold", pattern=ID_PATTERN)],
 ) -> ClaimOutput:
-    """Give up your claim on a task you hold: it goes back to pending for anyone to take."""
+    """Give up a task you hold: it goes back to pending."""
     task = TaskStore(ctx.database()).release(task_id, by=ctx.member)
     return ClaimOutput(task=task, lease_expires_at=None).with_message(
         Text(
