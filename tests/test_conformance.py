@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from conformance_plugin import LOG_MESSAGES
 from conformance_support import install_npm_packages, install_test_plugin, node_env, served_plugins
 from hostd_testing import HttpServer, envelope_of, write_config
 
@@ -38,12 +39,8 @@ PROMPTS = [
 COMPLETION = ["completion-complete"]
 LOGGING = ["logging-set-level", "tools-call-with-logging"]
 SCENARIOS = [*RESOURCES, *PROMPTS, *COMPLETION, *LOGGING]
-#: Not hostd's yet: logging (``logging/setLevel``, log notifications) is being added on another
-#: branch. Strict: the day one passes, it must leave this list.
-EXPECTED_TO_FAIL = {
-    "logging-set-level": "hostd does not implement logging/setLevel yet (-32601 Method not found)",
-    "tools-call-with-logging": "hostd sends no log notifications yet (setLevel first: -32601)",
-}
+#: Scenarios hostd is known to fail, with the reason (strict xfail: one that passes must leave).
+EXPECTED_TO_FAIL: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +131,10 @@ def test_scenario_passes(runs: dict[str, ScenarioRun], scenario: str) -> None:
         # The suite checked the real plugins' resources too, not only the test plugin's.
         listed = set(run.checks[0]["details"]["resources"])
         assert {"memory://ops/deploy/steps", "task://suite-1", "thinking://suite-plan"} <= listed, listed
+    if scenario == "tools-call-with-logging":
+        # The plugin's ctx.logger records, in order, each as a notification at info level.
+        logs = [(log["level"], log["logger"], log["data"]) for log in run.checks[0]["details"]["logs"]]
+        assert logs == [("info", "hostd.plugin.conformance-test", message) for message in LOG_MESSAGES], logs
     if scenario == "prompts-list":
         listed = set(run.checks[0]["details"]["prompts"])
         assert {"test_simple_prompt", "test_prompt_with_arguments", "think_problem_solving"} <= listed, listed
