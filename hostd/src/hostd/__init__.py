@@ -21,9 +21,16 @@ from hostd.context import (
 from hostd.errors import ToolError
 from hostd.hookspecs import hookimpl
 from hostd.ids import ID_PATTERN
-from hostd.prompts import PromptArgumentInfo, PromptInfo, PromptText, RegisterPrompts
+from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
 from hostd.records import Record, RecordKind, RecordStore, pages
-from hostd.resources import RegisterResource, ResourceInfo, ResourceLink, ResourcePage, ResourceText
+from hostd.resources import (
+    RegisterResource,
+    ResourceBlob,
+    ResourceInfo,
+    ResourceLink,
+    ResourcePage,
+    ResourceText,
+)
 from hostd.textlength import TextLength
 from hostd.tools import ToolFunction
 from hostd.web.api import (
@@ -46,6 +53,7 @@ __all__ = [
     "OverviewCount",
     "PluginContext",
     "PromptArgumentInfo",
+    "PromptImage",
     "PromptInfo",
     "PromptText",
     "Record",
@@ -56,6 +64,7 @@ __all__ = [
     "RegisterService",
     "RegisterTool",
     "RegisterViews",
+    "ResourceBlob",
     "ResourceInfo",
     "ResourceLink",
     "ResourcePage",

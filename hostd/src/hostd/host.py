@@ -32,6 +32,7 @@ from hostd.prompts import PromptInfo, PromptSource, PromptText
 from hostd.quotas import MemoryBuckets, Quotas
 from hostd.resources import (
     RESOURCE_PAGE,
+    ResourceBlob,
     ResourceInfo,
     ResourceKind,
     ResourceLink,
@@ -545,7 +546,7 @@ class Host:
             index, inner = index + 1, None
         return found, (encode_list_cursor(index, None) if index < len(kinds) else None)
 
-    async def read_resource(self, kinds: Sequence[ResourceKind], uri: str) -> ResourceText:
+    async def read_resource(self, kinds: Sequence[ResourceKind], uri: str) -> ResourceText | ResourceBlob:
         """The resource ``uri`` names; ``CodedError`` NOT_FOUND when no served kind has it."""
         import anyio
 
@@ -553,7 +554,7 @@ class Host:
         if matched is None:
             raise not_found(uri)
         kind, params = matched
-        result: ResourceText = await anyio.to_thread.run_sync(
+        result: ResourceText | ResourceBlob = await anyio.to_thread.run_sync(
             functools.partial(kind.read, self._resource_context(kind.plugin), params)
         )
         return result

@@ -14,6 +14,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from hostd.resources import ResourceBlob, ResourceText
+
 #: ``list(ctx)``: the prompts this source offers now.
 ListPrompts = Callable[..., "list[PromptInfo]"]
 #: ``get(ctx, name, arguments)``: the prompt ``name`` rendered with ``arguments`` (raise
@@ -39,11 +41,19 @@ class PromptInfo(BaseModel):
     arguments: list[PromptArgumentInfo] = []
 
 
+class PromptImage(BaseModel):
+    """An image a rendered prompt puts in the conversation (sent base64-encoded)."""
+
+    data: bytes
+    mime_type: str
+
+
 class PromptText(BaseModel):
-    """A rendered prompt: a short description and the user messages it puts in the conversation."""
+    """A rendered prompt: a short description and the user messages it puts in the conversation,
+    each a text, an image, or a resource embedded whole (``ResourceText`` / ``ResourceBlob``)."""
 
     description: str
-    messages: list[str]
+    messages: list[str | PromptImage | ResourceText | ResourceBlob]
 
 
 class RegisterPrompts(Protocol):
@@ -75,6 +85,7 @@ __all__ = [
     "GetPrompt",
     "ListPrompts",
     "PromptArgumentInfo",
+    "PromptImage",
     "PromptInfo",
     "PromptSource",
     "PromptText",

@@ -57,6 +57,15 @@ class ResourceText(BaseModel):
     mime_type: str = "text/plain"
 
 
+class ResourceBlob(BaseModel):
+    """What reading a binary resource (an image, an archive) answers: its bytes and its type;
+    the host sends them base64-encoded as MCP's ``blob``."""
+
+    uri: str
+    blob: bytes
+    mime_type: str = "application/octet-stream"
+
+
 class ResourceLink(BaseModel):
     """A resource (a file a tool wrote, a record it touched) named beside a tool's envelope."""
 
@@ -75,8 +84,9 @@ class ResourceLink(BaseModel):
 
 #: ``list(ctx, cursor)``: a page of this kind's resources.
 ListResources = Callable[..., ResourcePage]
-#: ``read(ctx, params)``: the resource whose URI matched the template with these ``params``.
-ReadResource = Callable[..., ResourceText]
+#: ``read(ctx, params)``: the resource whose URI matched the template with these ``params``
+#: (``ResourceBlob`` for bytes).
+ReadResource = Callable[..., ResourceText | ResourceBlob]
 #: ``complete(ctx, argument, prefix)``: values of a template argument starting with ``prefix``,
 #: most recently changed first.
 CompleteArgument = Callable[..., list[str]]
@@ -198,6 +208,7 @@ __all__ = [
     "ListResources",
     "ReadResource",
     "RegisterResource",
+    "ResourceBlob",
     "ResourceInfo",
     "ResourceKind",
     "ResourceLink",

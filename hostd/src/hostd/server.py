@@ -29,8 +29,8 @@ from hostd import client_log
 from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
 from hostd.errors import HostError
 from hostd.members import Member
-from hostd.prompts import PromptInfo
-from hostd.resources import ResourceInfo, ResourceKind, ResourceLink
+from hostd.prompts import PromptImage, PromptInfo
+from hostd.resources import ResourceBlob, ResourceInfo, ResourceKind, ResourceLink, ResourceText
 from hostd.tools import bounded_text, for_the_model
 
 if TYPE_CHECKING:
@@ -341,6 +341,26 @@ def prompt_of(info: PromptInfo) -> types.Prompt:
     )
 
 
+def resource_contents(
+    found: ResourceText | ResourceBlob,
+) -> types.TextResourceContents | types.BlobResourceContents:
+    """A read resource as MCP contents: text as it is, bytes base64-encoded as ``blob``."""
+    if isinstance(found, ResourceBlob):
+        blob = base64.b64encode(found.blob).decode("ascii")
+        return types.BlobResourceContents(uri=found.uri, mime_type=found.mime_type, blob=blob)
+    return types.TextResourceContents(uri=found.uri, mime_type=found.mime_type, text=found.text)
+
+
+def prompt_content(part: str | PromptImage | ResourceText | ResourceBlob) -> types.ContentBlock:
+    """One message of a rendered prompt as MCP content: a text, an image or an embedded resource."""
+    if isinstance(part, str):
+        return types.TextContent(type="text", text=part)
+    if isinstance(part, PromptImage):
+        data = base64.b64encode(part.data).decode("ascii")
+        return types.ImageContent(type="image", data=data, mime_type=part.mime_type)
+    return types.EmbeddedResource(type="resource", resource=resource_contents(part))
+
+
 #: JSON-RPC error code of a resource that does not exist (MCP's resources/read).
 RESOURCE_NOT_FOUND = -32002
 
@@ -606,8 +626,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             raise resource_error(host, exc, str(params.uri)) from None
         finally:
             CALLING_MEMBER.reset(calling)
-        contents = types.TextResourceContents(uri=found.uri, mime_type=found.mime_type, text=found.text)
-        return types.ReadResourceResult(contents=[contents])
+        return types.ReadResourceResult(contents=[resource_contents(found)])
 
     def input_schema(name: str) -> dict[str, Any] | None:
         """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
@@ -662,8 +681,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         finally:
             CALLING_MEMBER.reset(calling)
         messages = [
-            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
-            for text in rendered.messages
+            types.PromptMessage(role="user", content=prompt_content(part)) for part in rendered.messages
         ]
         return types.GetPromptResult(description=rendered.description, messages=messages)
 
