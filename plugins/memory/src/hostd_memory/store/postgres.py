@@ -125,18 +125,6 @@ class PostgresEngine:
         return int(conn.execute(sql + " RETURNING id", params).fetchone()[0])
 
     @staticmethod
-    def scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
-        clause = ""
-        params: list[Any] = []
-        for term in terms:
-            clause += (
-                " AND (strpos(lower(m.content), ?) > 0 OR strpos(lower(m.path), ?) > 0"
-                " OR strpos(lower(m.disclosure), ?) > 0)"
-            )
-            params += [term.lower()] * 3
-        return clause, params
-
-    @staticmethod
     def database_bytes(conn: Connection) -> int:
         row = conn.execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "

@@ -178,6 +178,18 @@ class Ranking(Listings):
         # only add to the score.
         return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
 
+    def _scan_clause(self, terms: Iterable[str]) -> tuple[str, list[Any]]:
+        """Conditions keeping the memories whose content, path or disclosure holds every term
+        (case-folded substrings: what the word index cannot answer)."""
+        position = self.database.dialect.position
+        fields = ("m.content", "m.path", "m.disclosure")
+        clause = ""
+        params: list[Any] = []
+        for term in terms:
+            clause += " AND (" + " OR ".join(f"{position('?', f'lower({f})')} > 0" for f in fields) + ")"
+            params += [term.lower()] * len(fields)
+        return clause, params
+
     def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
         """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
 
@@ -185,7 +197,7 @@ class Ranking(Listings):
             total = self._total(conn)
             counts: dict[str, int] = {}
             found: dict[int, tuple[float, str]] = {}
-            scan, scan_params = self.engine.scan_clause(plan.strict_scan)
+            scan, scan_params = self._scan_clause(plan.strict_scan)
             words, at_most = (
                 self._strict_expression(conn, plan.strict_pieces, total, counts)
                 if plan.strict_pieces

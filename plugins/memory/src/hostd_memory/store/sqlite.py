@@ -72,18 +72,6 @@ class SqliteEngine:
         return " AND m.id IN (SELECT rowid FROM memory_words WHERE memory_words MATCH ?)", [expression]
 
     @staticmethod
-    def scan_clause(terms: Sequence[str]) -> tuple[str, list[Any]]:
-        clause = ""
-        params: list[Any] = []
-        for term in terms:
-            clause += (
-                " AND (instr(lower(m.content), ?) OR instr(lower(m.path), ?)"
-                " OR instr(lower(m.disclosure), ?))"
-            )
-            params += [term.lower()] * 3
-        return clause, params
-
-    @staticmethod
     def bounded_counts(conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
         """How many memories hold each index token, counted up to ``bound`` (queries that stop there)."""
         counts: dict[str, int] = {}
