@@ -164,12 +164,14 @@ async def test_a_team_database_from_before_members_reads_as_null(
     """A session written at schema version 1 (no created_by column) is listed and shown after the
     migration, with created_by null."""
     from hostd_db import PostgresDatabase
+    from hostd_db.schema import render
     from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
 
     summary = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}
     meta = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}
     first = {"seq": 1, "thought_number": 1, "content": "then", "type": "regular", "timestamp": "2026-01-01"}
-    with PostgresDatabase(postgres_url, "deep-thinking", MIGRATIONS[:1]) as before:
+    version_1 = ";\n".join(str(statement) for statement in render(MIGRATIONS[0], "postgres"))
+    with PostgresDatabase(postgres_url, "deep-thinking", [version_1]) as before:
         before.run(
             lambda conn: (
                 conn.execute(
