@@ -135,6 +135,11 @@ def tests(session: nox.Session) -> None:
     """
     sync_workspace(session)
     session.run(*PYTEST, *suites(plugins=False), *pytest_args(NOT_EXTERNAL, session.posargs))
+    # The plugins' tests that need another plugin beside their own (``together``): a plugin's own
+    # session has only that plugin installed, so they run here, once. A handful: no workers.
+    plugin_suites = [f"plugins/{name}/tests" for name in PLUGINS]
+    together = pytest_args(f"together and {NOT_EXTERNAL}", session.posargs, parallel=False)
+    session.run(*PYTEST, *plugin_suites, *together, success_codes=[0, 5] if session.posargs else [0])
 
 
 @nox.session(python=PYTHON)
@@ -161,7 +166,8 @@ def plugin(session: nox.Session, plugin: str) -> None:
     installs, imports only what it declares and works on its own. The only run of its suite."""
     editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
     session.install(*editable, *PYTEST_DEPS, *test_group(plugin))
-    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(NOT_EXTERNAL, session.posargs))
+    alone = f"{NOT_EXTERNAL} and not together"  # ``together`` tests run in ``tests``
+    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(alone, session.posargs))
 
 
 @nox.session(python=PYTHON)

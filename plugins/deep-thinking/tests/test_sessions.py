@@ -380,6 +380,7 @@ async def test_without_tasks_plugin_get_session_says_so(client: Client) -> None:
     assert [w["code"] for w in page["warnings"]] == ["TASKS_UNAVAILABLE"]
 
 
+@pytest.mark.together
 async def test_with_the_real_tasks_plugin(hostd_data_dir: Path, hostd_roots: Path) -> None:
     pytest.importorskip("hostd_tasks")
     async with in_memory_client(

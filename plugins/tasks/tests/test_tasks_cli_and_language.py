@@ -27,7 +27,11 @@ def hostd_call(config: Path, tool: str, *arguments: str) -> tuple[int, dict[str,
 
 
 @pytest.mark.parametrize(
-    "plugins", [["tasks"], ["deep-thinking", "tasks"]], ids=["alone", "with-deep-thinking"]
+    "plugins",
+    [
+        pytest.param(["tasks"], id="alone"),
+        pytest.param(["deep-thinking", "tasks"], id="with-deep-thinking", marks=pytest.mark.together),
+    ],
 )
 def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> None:
     if "deep-thinking" in plugins:

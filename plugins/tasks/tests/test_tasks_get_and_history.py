@@ -107,6 +107,7 @@ async def test_get_task_in_chinese(connect_in_memory: Connect) -> None:
     assert deleted["message"] == "任务 r「报告」已被删除；以下是它最后的记录和历史。"
 
 
+@pytest.mark.together
 async def test_with_deep_thinking_loaded_get_task_shows_the_real_session(connect: Connect) -> None:
     pytest.importorskip("hostd_deep_thinking")
     async with connect(["deep-thinking", "tasks"]) as client:

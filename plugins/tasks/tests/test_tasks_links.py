@@ -118,6 +118,7 @@ def test_tasks_links_service_lists_linked_tasks(hostd_data_dir: Path) -> None:
 # --- with the real deep-thinking plugin in the same profile ----------------------------------
 
 
+@pytest.mark.together
 async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> None:
     pytest.importorskip("hostd_deep_thinking")
     async with connect(["deep-thinking", "tasks"]) as client:
@@ -136,6 +137,7 @@ async def test_with_deep_thinking_loaded_links_are_checked(connect: Connect) -> 
     assert answer["task"]["linked_session_id"] == session_id
 
 
+@pytest.mark.together
 async def test_with_deep_thinking_loaded_the_session_shows_its_linked_tasks(connect: Connect) -> None:
     pytest.importorskip("hostd_deep_thinking")
     async with connect(["deep-thinking", "tasks"]) as client:
