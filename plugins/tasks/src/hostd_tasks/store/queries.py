@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from hostd_tasks.models import ActivityEntry, NoTaskReason, StuckTask, TaskRecord
+from hostd_tasks.models import ActivityEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
 from hostd_tasks.rules import (
     LEASE_SECONDS_DEFAULT,
     PRIORITIES,
@@ -35,6 +35,7 @@ from hostd_tasks.store.rows import (
     Connection,
     append_history,
     deletion_time,
+    history_entry,
     history_of,
     json_or,
     related_tasks,
@@ -94,15 +95,52 @@ STUCK_WALKED = 20
 #: History entries one get_task answer shows (the newest); the total is always given.
 HISTORY_SHOWN = 200
 
+#: PostgreSQL: what ``details`` reads beside the record, as columns of its one statement: the
+#: history's total, its newest entries ([event, actor, details] and their times, newest first), and
+#: what the task waits on, what waits on it and its subtasks as [id, title, status] (the orders of
+#: ``details``' own queries). Parameters: the task id, once for each.
+_DETAILS_AT_ONCE = f"""
+    (SELECT COUNT(*) FROM task_history WHERE task_id = ?),
+    ARRAY(SELECT ARRAY[h.event, h.actor, h.details] FROM task_history AS h WHERE h.task_id = ?
+          ORDER BY h.seq DESC LIMIT {HISTORY_SHOWN}),
+    ARRAY(SELECT h.at FROM task_history AS h WHERE h.task_id = ?
+          ORDER BY h.seq DESC LIMIT {HISTORY_SHOWN}),
+    ARRAY(SELECT ARRAY[dep.task_id, dep.title, dep.status] FROM task_dependencies AS d
+          JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = ? ORDER BY d.position),
+    ARRAY(SELECT ARRAY[t.task_id, t.title, t.status] FROM task_dependencies AS d
+          JOIN tasks AS t ON t.task_id = d.task_id WHERE d.depends_on = ? ORDER BY t.priority, t.seq),
+    ARRAY(SELECT ARRAY[c.task_id, c.title, c.status] FROM tasks AS c WHERE c.parent_id = ?
+          ORDER BY c.priority, c.seq)
+"""
+
+
+def _related(rows: object) -> list[RelatedTask]:
+    """Tasks from an array of [id, title, status] (``_DETAILS_AT_ONCE``)."""
+    return [
+        RelatedTask(task_id=str(other), title=str(title), status=status)  # type: ignore[arg-type]
+        for other, title, status in cast("list[list[str]]", rows)
+    ]
+
 
 class TaskQueries(StoreBase):
     """Reading the list: records, pages, the next task, counts."""
 
     def get(self, task_id: str) -> TaskRecord:
+        if self.postgres:
+            ((*row,),) = self._read_at_once(
+                f"SELECT {self.record_columns} FROM tasks AS t WHERE t.task_id = ?", (task_id,)
+            )
+            if row[0] is not None:
+                return self._record_with_arrays(row)
+        # SQLite, or no such task: NOT_FOUND says whether (and when) it was deleted.
         return self._read(lambda conn: self._fetch(conn, task_id))
 
     def details(self, task_id: str) -> TaskDetails:
         """A task (or a deleted task's last record) with its history and its neighbours both ways."""
+        if self.postgres:
+            found = self._live_details_at_once(task_id)
+            if found is not None:
+                return found
 
         def work(conn: Connection) -> TaskDetails:
             task = self._fetch_or_none(conn, task_id)
@@ -141,6 +179,32 @@ class TaskQueries(StoreBase):
             )
 
         return self._read(work)
+
+    def _live_details_at_once(self, task_id: str) -> TaskDetails | None:
+        """PostgreSQL: ``details`` of a live task in one statement (``_read_at_once``): its history
+        and neighbours as arrays of ``[id, title, status]``; None when no live task has the id."""
+        ((total, history, history_times, depends_on, dependents, subtasks, *record),) = self._read_at_once(
+            f"SELECT {self.record_columns} FROM tasks AS t WHERE t.task_id = ?",
+            [task_id] * 7,
+            head=_DETAILS_AT_ONCE,
+        )
+        if record[0] is None:
+            return None
+        newest = [
+            history_entry(event, at, actor, details)
+            for (event, actor, details), at in zip(
+                cast("list[list[str]]", history), cast("list[datetime]", history_times), strict=True
+            )
+        ]
+        return TaskDetails(
+            self._record_with_arrays(record),
+            None,
+            newest[::-1],
+            int(cast("int", total)),
+            _related(depends_on),
+            _related(dependents),
+            _related(subtasks),
+        )
 
     def activity(self, *, limit: int, by: str | None = None) -> list[ActivityEntry]:
         """The newest history entries across tasks (of one member when ``by``): a walk of the
@@ -215,6 +279,27 @@ class TaskQueries(StoreBase):
         if after is not None:
             page_where += " AND (t.priority, t.seq) > (?, ?)"
             page_values += list(after)
+
+        if self.postgres:
+            # One statement: the total, whether the parent exists, the page (labels and notes inside).
+            parent_found = "" if parent_id is None else ", EXISTS (SELECT 1 FROM tasks WHERE task_id = ?)"
+            rows = self._read_at_once(
+                f"SELECT {self.record_columns}, t.priority AS page_priority, t.seq AS page_seq "
+                f"FROM tasks AS t WHERE {page_where} ORDER BY t.priority, t.seq LIMIT ?",
+                [*values, *([] if parent_id is None else [parent_id]), *page_values, limit + 1],
+                head=f"(SELECT COUNT(*) FROM tasks AS t WHERE {where}){parent_found}",
+                order_by="b.page_priority, b.page_seq",
+            )
+            skip = 1 if parent_id is None else 2
+            if parent_id is None or rows[0][1]:  # else NOT_FOUND below, saying whether it was deleted
+                total = int(cast("int", rows[0][0]))
+                found = [row[skip:] for row in rows if row[skip] is not None]
+                more = len(found) > limit
+                found = found[:limit]
+                next_after = (
+                    (int(cast("int", found[-1][-2])), int(cast("int", found[-1][-1]))) if more else None
+                )
+                return ListPage([self._record_with_arrays(row[:-2]) for row in found], total, next_after)
 
         def work(conn: Connection) -> ListPage:
             if parent_id is not None:
