@@ -1,8 +1,8 @@
 """The store's reads on both databases: what a page or a task's answer holds, and (PostgreSQL) how
-many statements it costs, counted rather than timed. A list page, a task and a task's details
-are one statement each on PostgreSQL (no transaction around it); the answers are the same as
-SQLite's, a lapsed lease included: whichever read comes first after the lapse shows the task
-pending."""
+many statements it costs, counted rather than timed. A list page, a task, a task's details, the
+statistics and the activity feed are one statement each on PostgreSQL (no transaction around
+it); the answers are the same as SQLite's, a lapsed lease included: whichever read comes first
+after the lapse shows the task pending."""
 
 from __future__ import annotations
 
@@ -122,6 +122,33 @@ def test_the_first_read_after_a_lease_lapsed_shows_the_task_pending(store: TaskS
     assert store.details("w").history[-1].event == "lease_expired"
 
 
+def test_stats_and_activity_after_a_lapse_see_the_task_pending(store: TaskStore) -> None:
+    _create(store, "old", priority="P2")
+    _create(store, "w", priority="P0")
+    _create(store, "broken", priority="P1")
+    _create(store, "stuck", depends_on=["broken"])
+    claimed = store.next_task(claim=True, by="alice", lease_seconds=600).task
+    assert claimed is not None and claimed.task_id == "w"
+    store.set_status("broken", "in_progress", by="bob")
+    store.set_status("broken", "failed", by="bob")
+    past = "2000-01-01T00:00:00.000000+00:00"
+    store.database.write(
+        lambda conn: conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'w'", (past,))
+    )
+    activity = store.activity(limit=2)
+    stats = store.stats()
+    assert [(entry.task_id, entry.event) for entry in activity] == [
+        ("w", "lease_expired"),
+        ("broken", "status"),
+    ]
+    assert (stats.total, stats.by_status["pending"], stats.by_status["in_progress"]) == (4, 3, 0)
+    assert (stats.by_status["failed"], stats.by_priority["P0"], stats.by_priority["P1"]) == (1, 1, 2)
+    assert (stats.waiting_on_dependencies, stats.stuck_behind_failed) == (1, 1)
+    assert stats.oldest_pending_task_id == "old"  # the oldest, whatever its priority
+    assert [entry.task_id for entry in store.activity(limit=5, by="bob")] == ["broken", "broken"]
+    assert store.activity(limit=5, by="nobody") == []
+
+
 @pytest.fixture
 def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every statement and transaction psycopg sends from here on (BEGIN counted as ``BEGIN``)."""
@@ -159,7 +186,9 @@ def test_on_postgresql_a_page_a_task_and_its_details_are_one_statement_each(
             "list by label and parent": lambda: _list(store, label="x", parent_id="a"),
             "get": lambda: store.get("b"),
             "details": lambda: store.details("a"),
-            "any other read": lambda: store.stats(),
+            "stats": lambda: store.stats(),
+            "activity": lambda: store.activity(limit=20),
+            "any other read": lambda: store.next_task(claim=False),
         }
         for name, read in reads.items():
             statements.clear()
@@ -168,7 +197,7 @@ def test_on_postgresql_a_page_a_task_and_its_details_are_one_statement_each(
     finally:
         database.close()
     assert {name: cost for name, cost in costs.items() if name != "any other read"} == dict.fromkeys(
-        ["list", "list by label and parent", "get", "details"], 1
+        ["list", "list by label and parent", "get", "details", "stats", "activity"], 1
     )
     # A read of several statements: BEGIN (its options inside it), the lapsed-lease check, its own.
     assert statements[:2] == ["BEGIN", statements[1]] and "min(x.lease_expires_at)" in statements[1]

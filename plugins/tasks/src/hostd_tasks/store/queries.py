@@ -7,6 +7,7 @@ the same task. Every query here is an index walk where a busy list repeats it (s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -114,6 +115,25 @@ _DETAILS_AT_ONCE = f"""
 """
 
 
+#: The oldest pending task's seq: one index seek per priority, never a scan of every pending task.
+_OLDEST_PENDING_SEQ = "LEAST({})".format(
+    ", ".join(
+        f"(SELECT MIN(seq) FROM tasks WHERE status = 'pending' AND priority = {rank})"
+        for rank in range(len(PRIORITIES))
+    )
+)
+
+#: PostgreSQL: what ``stats`` reads beside the counts, as columns of its one statement: the pending
+#: tasks waiting on a dependency, the tasks stuck behind failed work, the oldest pending task's id
+#: and creation time (the queries ``stats`` runs one by one on SQLite).
+_STATS_AT_ONCE = f"""
+    (SELECT COUNT(*) FROM tasks AS t WHERE t.status = 'pending' AND {WAITING_ON_DEPENDENCY}),
+    (SELECT COUNT(DISTINCT s.stuck) FROM ({STUCK_BEHIND_FAILED.format(limit="")}) AS s),
+    (SELECT task_id FROM tasks WHERE seq = {_OLDEST_PENDING_SEQ}),
+    (SELECT created_at FROM tasks WHERE seq = {_OLDEST_PENDING_SEQ})
+"""
+
+
 def _related(rows: object) -> list[RelatedTask]:
     """Tasks from an array of [id, title, status] (``_DETAILS_AT_ONCE``)."""
     return [
@@ -210,26 +230,31 @@ class TaskQueries(StoreBase):
         """The newest history entries across tasks (of one member when ``by``): a walk of the
         history's primary key backwards, so it costs the same with any number of tasks."""
 
-        def work(conn: Connection) -> list[ActivityEntry]:
-            where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
-            rows = conn.execute(
-                "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details FROM task_history AS h "
-                f"LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}ORDER BY h.seq DESC LIMIT ?",
-                parameters,
-            ).fetchall()
-            return [
-                ActivityEntry(
-                    task_id=str(task_id),
-                    title=None if title is None else str(title),
-                    event=str(event),
-                    at=stored_moment(at),
-                    by=actor,
-                    details=json_or(details, {}),
-                )
-                for task_id, title, event, at, actor, details in rows
+        where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
+        newest = (
+            "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details, h.seq AS page_seq "
+            f"FROM task_history AS h LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}"
+            "ORDER BY h.seq DESC LIMIT ?"
+        )
+        if self.postgres:  # one statement, one round trip
+            rows = [
+                row for row in self._read_at_once(newest, parameters, order_by="b.page_seq DESC") if row[0]
             ]
-
-        return self._read(work)
+        else:
+            rows = self._read(
+                lambda conn: [tuple(row) for row in conn.execute(newest, parameters).fetchall()]
+            )
+        return [
+            ActivityEntry(
+                task_id=str(task_id),
+                title=None if title is None else str(title),
+                event=str(event),
+                at=stored_moment(at),
+                by=None if actor is None else str(actor),
+                details=json_or(details, {}),
+            )
+            for task_id, title, event, at, actor, details, _ in rows
+        ]
 
     # --- list ----------------------------------------------------------------------------
 
@@ -444,6 +469,17 @@ class TaskQueries(StoreBase):
     # --- stats ---------------------------------------------------------------------------
 
     def stats(self) -> Stats:
+        if self.postgres:  # one statement, one round trip: the counts, and the rest as its columns
+            found = self._read_at_once(
+                "SELECT status, priority, COUNT(*) AS n FROM tasks GROUP BY status, priority",
+                (),
+                head=_STATS_AT_ONCE,
+            )
+            waiting, stuck, oldest_id, oldest_at = found[0][:4]
+            counts = [row[4:] for row in found if row[4] is not None]
+            oldest = None if oldest_id is None else (oldest_id, oldest_at)
+            return _stats(counts, int(cast("int", waiting)), int(cast("int", stuck)), oldest)
+
         def work(conn: Connection) -> tuple[list[Any], int, int, Any]:
             counts = conn.execute(
                 "SELECT status, priority, COUNT(*) FROM tasks GROUP BY status, priority"
@@ -470,21 +506,7 @@ class TaskQueries(StoreBase):
                 ).fetchone()
             return counts, int(waiting), int(stuck), oldest
 
-        counts, waiting, stuck, oldest = self._read(work)
-        by_status = dict.fromkeys(STATUSES, 0)
-        by_priority = dict.fromkeys(PRIORITIES, 0)
-        for status, rank, count in counts:
-            by_status[status] += count
-            by_priority[priority_name(rank)] += count
-        return Stats(
-            total=sum(by_status.values()),
-            by_status=by_status,
-            by_priority=by_priority,
-            waiting_on_dependencies=waiting,
-            stuck_behind_failed=stuck,
-            oldest_pending_task_id=str(oldest[0]) if oldest else None,
-            oldest_pending_created_at=stored_moment(oldest[1]) if oldest else None,
-        )
+        return _stats(*self._read(work))
 
     def tasks_for_session(self, session_id: str) -> list[TaskRecord]:
         def work(conn: Connection) -> list[TaskRecord]:
@@ -496,3 +518,21 @@ class TaskQueries(StoreBase):
             return self._records(conn, rows)
 
         return self._read(work)
+
+
+def _stats(counts: Sequence[Sequence[Any]], waiting: int, stuck: int, oldest: Sequence[Any] | None) -> Stats:
+    """get_task_stats' answer from (status, priority rank, count) rows and the rest."""
+    by_status = dict.fromkeys(STATUSES, 0)
+    by_priority = dict.fromkeys(PRIORITIES, 0)
+    for status, rank, count in counts:
+        by_status[status] += count
+        by_priority[priority_name(rank)] += count
+    return Stats(
+        total=sum(by_status.values()),
+        by_status=by_status,
+        by_priority=by_priority,
+        waiting_on_dependencies=waiting,
+        stuck_behind_failed=stuck,
+        oldest_pending_task_id=str(oldest[0]) if oldest else None,
+        oldest_pending_created_at=stored_moment(oldest[1]) if oldest else None,
+    )
