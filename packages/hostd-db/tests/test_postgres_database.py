@@ -59,6 +59,40 @@ def test_read_transactions_refuse_writes(notes: PostgresDatabase) -> None:
         connection.execute("INSERT INTO notes (body) VALUES ('no')")
 
 
+def test_a_read_begins_read_only_and_repeatable_in_one_statement_and_leaves_the_connection_plain(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read's options are its BEGIN's (no ``SET TRANSACTION`` round trips), and the one pooled
+    connection a write borrows next begins read-write at the default isolation again."""
+    import psycopg
+
+    statements: list[str] = []
+    real_execute = psycopg.Cursor.execute
+
+    def counted(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return real_execute(cursor, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    database = PostgresDatabase(postgres_url, "plain", NOTES_MIGRATIONS, max_connections=1)
+    show = (
+        "SELECT current_setting('transaction_isolation') AS isolation,"
+        " current_setting('transaction_read_only') AS ro"
+    )
+    try:
+        database.pool()
+        statements.clear()
+        read = database.run(lambda c: c.execute(show).fetchone(), write=False, repeatable=True)
+        assert statements == [show]  # the options travelled in the BEGIN
+        written = database.run(lambda c: c.execute(show).fetchone(), write=True)
+        plain_read = database.run(lambda c: c.execute(show).fetchone(), write=False)
+    finally:
+        database.close()
+    assert read == {"isolation": "repeatable read", "ro": "on"}
+    assert written == {"isolation": "read committed", "ro": "off"}
+    assert plain_read == {"isolation": "read committed", "ro": "on"}
+
+
 def test_schema_status_and_refusing_a_newer_schema(notes: PostgresDatabase, postgres_url: str) -> None:
     assert notes.migrate().pending == 0
     older_code = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS[:1])

@@ -126,8 +126,10 @@ class Database(ABC):
 
     @abstractmethod
     def read(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
-        """``work`` in a read-only transaction (one snapshot); ``snapshot=False`` runs each
-        statement on its own (one round trip each on PostgreSQL)."""
+        """``work`` in a read-only transaction (one snapshot; on PostgreSQL a BEGIN and a COMMIT
+        around the work's statements); ``snapshot=False`` runs each statement on its own, with no
+        transaction (one round trip each on PostgreSQL): for work of one statement, or of
+        statements that need not agree with each other."""
 
     @abstractmethod
     def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
@@ -296,11 +298,10 @@ class PostgresBackend(Database):
                 with self.database.autocommit() as connection:
                     return work(QmarkConnection(connection))
 
-        def in_snapshot(connection: Any) -> T:
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            return work(QmarkConnection(connection))
-
-        return self.database.run(in_snapshot, write=False)
+        # ``BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY``: the snapshot costs no round trip of its own.
+        return self.database.run(
+            lambda connection: work(QmarkConnection(connection)), write=False, repeatable=True
+        )
 
     def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
         from hostd_db.pgtext import QmarkConnection

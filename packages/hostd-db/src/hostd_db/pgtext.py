@@ -35,9 +35,16 @@ def decode_text(value: object) -> object:
     return value
 
 
+def _decoded(value: object) -> object:
+    """A column's value with its text decoded, inside arrays too (``ARRAY(SELECT ...)`` of text)."""
+    if isinstance(value, list):
+        return [_decoded(item) for item in value]
+    return decode_text(value)
+
+
 def decoded_tuple_rows(cursor: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
-    """A psycopg row factory: tuples, strings decoded (see ``encode_text``)."""
-    return lambda values: tuple(decode_text(value) for value in values)
+    """A psycopg row factory: tuples, strings decoded (see ``encode_text``), in arrays as well."""
+    return lambda values: tuple(_decoded(value) for value in values)
 
 
 _SQL_CACHE: dict[str, str] = {}

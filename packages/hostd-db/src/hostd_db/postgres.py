@@ -235,31 +235,44 @@ class PostgresDatabase:
             raise DatabaseError("connection_lost", where=self.where) from None
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Connection[dict[str, Any]]]:
+    def _transaction(self, *, write: bool, repeatable: bool) -> Iterator[Connection[dict[str, Any]]]:
         import psycopg
+        from psycopg import IsolationLevel
 
         with self._translated(), self.pool().connection() as connection, contextlib.ExitStack() as stack:
+            if not write or repeatable:
+                # Spelled into the BEGIN itself (``BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY``):
+                # one round trip, where a ``SET TRANSACTION`` after it costs one more each. Setting
+                # them sends nothing; they are cleared before the connection goes back to the pool.
+                connection.read_only = None if write else True
+                connection.isolation_level = IsolationLevel.REPEATABLE_READ if repeatable else None
+                stack.callback(self._plain_begin, connection)
             try:  # the first use of the lent connection: nothing of the work has been sent yet
                 stack.enter_context(connection.transaction())
             except psycopg.OperationalError as exc:
                 if _is_connection_failure(exc):
                     raise _StaleConnection from exc
                 raise
-            if not write:
-                connection.execute("SET TRANSACTION READ ONLY")
             yield connection
 
+    @staticmethod
+    def _plain_begin(connection: Connection[dict[str, Any]]) -> None:
+        """The lent connection's next BEGIN as the pool's other users expect it: plain read-write."""
+        with contextlib.suppress(Exception):  # a broken connection is discarded by the pool anyway
+            connection.read_only = None
+            connection.isolation_level = None
+
     @contextlib.contextmanager
-    def _begun(self, *, write: bool) -> Iterator[Connection[dict[str, Any]]]:
+    def _begun(self, *, write: bool, repeatable: bool = False) -> Iterator[Connection[dict[str, Any]]]:
         """A transaction on a lent connection; one found dead at BEGIN is replaced once."""
         with contextlib.ExitStack() as stack:
             try:
-                connection = stack.enter_context(self._transaction(write=write))
+                connection = stack.enter_context(self._transaction(write=write, repeatable=repeatable))
             except _StaleConnection:
                 logger.info("database %s: a pooled connection was dead; using a fresh one", self.where)
                 self._drop_dead_connections()
                 try:
-                    connection = stack.enter_context(self._transaction(write=write))
+                    connection = stack.enter_context(self._transaction(write=write, repeatable=repeatable))
                 except _StaleConnection as exc:  # a fresh one failed too: the server is gone
                     logger.warning("database %s: connection lost: %s", self.where, exc.__cause__)
                     raise DatabaseError("connection_lost", where=self.where) from None
@@ -274,19 +287,24 @@ class PostgresDatabase:
         """One read-write transaction (committed at the end, rolled back on an exception)."""
         return self._begun(write=True)
 
-    def read(self) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
-        """One read-only transaction."""
-        return self._begun(write=False)
+    def read(
+        self, *, repeatable: bool = False
+    ) -> contextlib.AbstractContextManager[Connection[dict[str, Any]]]:
+        """One read-only transaction (REPEATABLE READ when ``repeatable``: one snapshot throughout)."""
+        return self._begun(write=False, repeatable=repeatable)
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[Connection[dict[str, Any]]]:
         """A pooled connection outside any transaction block: each statement is its own transaction
-        (one round trip instead of four), for reads that need no snapshot across statements."""
+        (one round trip instead of three), for reads that need no snapshot across statements."""
         with self._translated(), self.pool().connection() as connection:
             yield connection
 
-    def run(self, work: Callable[[Connection[dict[str, Any]]], T], *, write: bool = True) -> T:
-        """``work(connection)`` in one transaction, run again on a serialization failure or deadlock."""
+    def run(
+        self, work: Callable[[Connection[dict[str, Any]]], T], *, write: bool = True, repeatable: bool = False
+    ) -> T:
+        """``work(connection)`` in one transaction (REPEATABLE READ when ``repeatable``), run again on a
+        serialization failure or deadlock."""
         from psycopg import errors as pg_errors
 
         delay = _FIRST_BACKOFF_S
@@ -294,7 +312,7 @@ class PostgresDatabase:
         while True:
             attempt += 1
             try:
-                with self._begun(write=write) as connection:
+                with self._begun(write=write, repeatable=repeatable) as connection:
                     return work(connection)
             except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
                 if attempt >= self._attempts:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from hostd_db import Database, utc_now
 
@@ -38,7 +38,9 @@ GENERATED_ID_PREFIX = "t-"
 LIST_LOCK = "list"
 
 # The columns every record is read from, in ``record_from_row`` order; dependencies come as a JSON
-# array, subtask counts as a JSON object (text). Labels and notes are read per page.
+# array, subtask counts as a JSON object (text). On SQLite labels and notes are read per page (no
+# round trips in-process); on PostgreSQL they end the row as text arrays (labels, note texts, note
+# times), so a page costs one statement, NUL-safe (``hostd_db.pgtext`` decodes inside arrays).
 _RECORD_COLUMNS = {
     "sqlite": """
     t.task_id, t.title, t.description, t.status, t.priority, t.linked_session_id, t.created_at, t.updated_at,
@@ -57,9 +59,17 @@ _RECORD_COLUMNS = {
     (SELECT json_object_agg(k.status, k.n)::text FROM
         (SELECT c.status, COUNT(*) AS n FROM tasks AS c WHERE c.parent_id = t.task_id GROUP BY c.status)
         AS k),
-    t.created_by, t.claimed_by, t.lease_expires_at, t.claim_count, t.expired_claims
+    t.created_by, t.claimed_by, t.lease_expires_at, t.claim_count, t.expired_claims,
+    ARRAY(SELECT l.label FROM task_labels AS l WHERE l.task_id = t.task_id ORDER BY l.label),
+    ARRAY(SELECT n.text FROM task_notes AS n WHERE n.task_id = t.task_id ORDER BY n.seq),
+    ARRAY(SELECT n.at FROM task_notes AS n WHERE n.task_id = t.task_id ORDER BY n.seq)
 """,
 }
+
+#: PostgreSQL: whether any lease has lapsed by the database's clock, as one column of a read's
+#: statement. The earliest lease is one seek on ``tasks_by_lease`` (``min`` reads the index's first
+#: entry), whatever the number of claims; lapsed exactly when a ``_LAPSED`` row exists.
+LAPSED_COLUMN = "COALESCE((SELECT min(x.lease_expires_at) FROM tasks AS x) < clock_timestamp(), false)"
 
 #: Lapsed leases one sweep returns to pending; a read sweeps again until none is left.
 EXPIRED_PER_SWEEP = 500
@@ -110,17 +120,54 @@ class StoreBase:
         """
 
         def current(conn: Connection) -> T:
-            lapsed = conn.execute(_LAPSED + " LIMIT 1", (stored_stamp(self._clock(conn)),)).fetchone()
-            if lapsed is not None:
+            if self._lease_lapsed(conn):
                 raise _LeasesLapsed
             return work(conn)
 
         try:
             return self.database.read(current)
         except _LeasesLapsed:
-            while self._write(lambda conn: self._expire_leases(conn, self._clock(conn))) == EXPIRED_PER_SWEEP:
-                pass
+            self._sweep_lapsed()
             return self.database.read(work)
+
+    def _read_at_once(
+        self, body: str, parameters: Sequence[object], *, head: str = "", order_by: str = ""
+    ) -> list[tuple[object, ...]]:
+        """PostgreSQL: a read that is one statement, so one round trip and no transaction (a
+        statement sees one snapshot), with the lapsed-lease check (``LAPSED_COLUMN``) inside it.
+
+        Rows are ``head``'s columns then ``body``'s (a subquery's, ``b``; ``order_by`` names its
+        columns as ``b.x``); when ``body`` finds nothing there is one row, its body columns NULL.
+        ``parameters`` go in that order: the head's, then the body's. A lapsed lease is swept
+        (``_expire_leases``) and the statement run once more, as ``_read`` does.
+        """
+        head_columns = f", {head}" if head else ""
+        order = f" ORDER BY {order_by}" if order_by else ""
+        sql = (
+            f"SELECT {LAPSED_COLUMN}{head_columns}, b.* FROM (SELECT 1) AS one "
+            f"LEFT JOIN LATERAL ({body}) AS b ON true{order}"
+        )
+
+        def run(conn: Connection) -> list[tuple[object, ...]]:
+            return [tuple(row) for row in conn.execute(sql, parameters).fetchall()]
+
+        rows = self.database.read(run, snapshot=False)
+        if rows[0][0]:
+            self._sweep_lapsed()
+            rows = self.database.read(run, snapshot=False)
+        return [row[1:] for row in rows]
+
+    def _lease_lapsed(self, conn: Connection) -> bool:
+        """Whether a lease has lapsed (PostgreSQL: by its clock): one statement, one index seek."""
+        if self.postgres:
+            (lapsed,) = conn.execute(f"SELECT {LAPSED_COLUMN}").fetchone()
+            return bool(lapsed)
+        return conn.execute(_LAPSED + " LIMIT 1", (stored_stamp(self._clock(conn)),)).fetchone() is not None
+
+    def _sweep_lapsed(self) -> None:
+        """Return every lapsed claim to pending (``_expire_leases``), a sweep at a time."""
+        while self._write(lambda conn: self._expire_leases(conn, self._clock(conn))) == EXPIRED_PER_SWEEP:
+            pass
 
     def _write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
         """``work`` in one write transaction (run again if the database asks for it)."""
@@ -222,11 +269,14 @@ class StoreBase:
     # --- records -------------------------------------------------------------------------
 
     def _records(self, conn: Connection, rows: Sequence[Sequence[object]]) -> list[TaskRecord]:
-        """Whole records for rows of ``record_columns``: labels and notes read in one query each per page.
+        """Whole records for rows of ``record_columns``: labels and notes from the row's arrays
+        (PostgreSQL), or read in one query each per page (SQLite).
 
-        Read apart from the row (not as JSON inside it) so a note holding any character, NUL
-        included, comes back exactly as written.
+        Never as JSON inside the row, so a note holding any character, NUL included, comes back
+        exactly as written.
         """
+        if self.postgres:
+            return [self._record_with_arrays(row) for row in rows]
         ids = [str(row[0]) for row in rows]
         labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
         notes: dict[str, list[Note]] = {task_id: [] for task_id in ids}
@@ -244,6 +294,17 @@ class StoreBase:
             record_from_row(row, labels[task_id], notes[task_id])
             for row, task_id in zip(rows, ids, strict=True)
         ]
+
+    @staticmethod
+    def _record_with_arrays(row: Sequence[object]) -> TaskRecord:
+        """A record from a PostgreSQL row of ``record_columns``: the record's columns, then its
+        labels, note texts and note times as arrays."""
+        *columns, labels, texts, times = row
+        notes = [
+            Note(text=str(text), at=stored_moment(at))
+            for text, at in zip(cast("list[str]", texts), cast("list[datetime]", times), strict=True)
+        ]
+        return record_from_row(columns, [str(label) for label in cast("list[str]", labels)], notes)
 
     def _fetch_or_none(self, conn: Connection, task_id: str) -> TaskRecord | None:
         row = conn.execute(

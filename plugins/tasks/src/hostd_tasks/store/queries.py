@@ -7,11 +7,12 @@ the same task. Every query here is an index walk where a busy list repeats it (s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from hostd_tasks.models import ActivityEntry, NoTaskReason, StuckTask, TaskRecord
+from hostd_tasks.models import ActivityEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
 from hostd_tasks.rules import (
     LEASE_SECONDS_DEFAULT,
     PRIORITIES,
@@ -35,6 +36,7 @@ from hostd_tasks.store.rows import (
     Connection,
     append_history,
     deletion_time,
+    history_entry,
     history_of,
     json_or,
     related_tasks,
@@ -94,15 +96,71 @@ STUCK_WALKED = 20
 #: History entries one get_task answer shows (the newest); the total is always given.
 HISTORY_SHOWN = 200
 
+#: PostgreSQL: what ``details`` reads beside the record, as columns of its one statement: the
+#: history's total, its newest entries ([event, actor, details] and their times, newest first), and
+#: what the task waits on, what waits on it and its subtasks as [id, title, status] (the orders of
+#: ``details``' own queries). Parameters: the task id, once for each.
+_DETAILS_AT_ONCE = f"""
+    (SELECT COUNT(*) FROM task_history WHERE task_id = ?),
+    ARRAY(SELECT ARRAY[h.event, h.actor, h.details] FROM task_history AS h WHERE h.task_id = ?
+          ORDER BY h.seq DESC LIMIT {HISTORY_SHOWN}),
+    ARRAY(SELECT h.at FROM task_history AS h WHERE h.task_id = ?
+          ORDER BY h.seq DESC LIMIT {HISTORY_SHOWN}),
+    ARRAY(SELECT ARRAY[dep.task_id, dep.title, dep.status] FROM task_dependencies AS d
+          JOIN tasks AS dep ON dep.task_id = d.depends_on WHERE d.task_id = ? ORDER BY d.position),
+    ARRAY(SELECT ARRAY[t.task_id, t.title, t.status] FROM task_dependencies AS d
+          JOIN tasks AS t ON t.task_id = d.task_id WHERE d.depends_on = ? ORDER BY t.priority, t.seq),
+    ARRAY(SELECT ARRAY[c.task_id, c.title, c.status] FROM tasks AS c WHERE c.parent_id = ?
+          ORDER BY c.priority, c.seq)
+"""
+
+
+#: The oldest pending task's seq: one index seek per priority, never a scan of every pending task.
+_OLDEST_PENDING_SEQ = "LEAST({})".format(
+    ", ".join(
+        f"(SELECT MIN(seq) FROM tasks WHERE status = 'pending' AND priority = {rank})"
+        for rank in range(len(PRIORITIES))
+    )
+)
+
+#: PostgreSQL: what ``stats`` reads beside the counts, as columns of its one statement: the pending
+#: tasks waiting on a dependency, the tasks stuck behind failed work, the oldest pending task's id
+#: and creation time (the queries ``stats`` runs one by one on SQLite).
+_STATS_AT_ONCE = f"""
+    (SELECT COUNT(*) FROM tasks AS t WHERE t.status = 'pending' AND {WAITING_ON_DEPENDENCY}),
+    (SELECT COUNT(DISTINCT s.stuck) FROM ({STUCK_BEHIND_FAILED.format(limit="")}) AS s),
+    (SELECT task_id FROM tasks WHERE seq = {_OLDEST_PENDING_SEQ}),
+    (SELECT created_at FROM tasks WHERE seq = {_OLDEST_PENDING_SEQ})
+"""
+
+
+def _related(rows: object) -> list[RelatedTask]:
+    """Tasks from an array of [id, title, status] (``_DETAILS_AT_ONCE``)."""
+    return [
+        RelatedTask(task_id=str(other), title=str(title), status=status)  # type: ignore[arg-type]
+        for other, title, status in cast("list[list[str]]", rows)
+    ]
+
 
 class TaskQueries(StoreBase):
     """Reading the list: records, pages, the next task, counts."""
 
     def get(self, task_id: str) -> TaskRecord:
+        if self.postgres:
+            ((*row,),) = self._read_at_once(
+                f"SELECT {self.record_columns} FROM tasks AS t WHERE t.task_id = ?", (task_id,)
+            )
+            if row[0] is not None:
+                return self._record_with_arrays(row)
+        # SQLite, or no such task: NOT_FOUND says whether (and when) it was deleted.
         return self._read(lambda conn: self._fetch(conn, task_id))
 
     def details(self, task_id: str) -> TaskDetails:
         """A task (or a deleted task's last record) with its history and its neighbours both ways."""
+        if self.postgres:
+            found = self._live_details_at_once(task_id)
+            if found is not None:
+                return found
 
         def work(conn: Connection) -> TaskDetails:
             task = self._fetch_or_none(conn, task_id)
@@ -142,30 +200,61 @@ class TaskQueries(StoreBase):
 
         return self._read(work)
 
+    def _live_details_at_once(self, task_id: str) -> TaskDetails | None:
+        """PostgreSQL: ``details`` of a live task in one statement (``_read_at_once``): its history
+        and neighbours as arrays of ``[id, title, status]``; None when no live task has the id."""
+        ((total, history, history_times, depends_on, dependents, subtasks, *record),) = self._read_at_once(
+            f"SELECT {self.record_columns} FROM tasks AS t WHERE t.task_id = ?",
+            [task_id] * 7,
+            head=_DETAILS_AT_ONCE,
+        )
+        if record[0] is None:
+            return None
+        newest = [
+            history_entry(event, at, actor, details)
+            for (event, actor, details), at in zip(
+                cast("list[list[str]]", history), cast("list[datetime]", history_times), strict=True
+            )
+        ]
+        return TaskDetails(
+            self._record_with_arrays(record),
+            None,
+            newest[::-1],
+            int(cast("int", total)),
+            _related(depends_on),
+            _related(dependents),
+            _related(subtasks),
+        )
+
     def activity(self, *, limit: int, by: str | None = None) -> list[ActivityEntry]:
         """The newest history entries across tasks (of one member when ``by``): a walk of the
         history's primary key backwards, so it costs the same with any number of tasks."""
 
-        def work(conn: Connection) -> list[ActivityEntry]:
-            where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
-            rows = conn.execute(
-                "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details FROM task_history AS h "
-                f"LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}ORDER BY h.seq DESC LIMIT ?",
-                parameters,
-            ).fetchall()
-            return [
-                ActivityEntry(
-                    task_id=str(task_id),
-                    title=None if title is None else str(title),
-                    event=str(event),
-                    at=stored_moment(at),
-                    by=actor,
-                    details=json_or(details, {}),
-                )
-                for task_id, title, event, at, actor, details in rows
+        where, parameters = ("WHERE h.actor = ? ", (by, limit)) if by is not None else ("", (limit,))
+        newest = (
+            "SELECT h.task_id, t.title, h.event, h.at, h.actor, h.details, h.seq AS page_seq "
+            f"FROM task_history AS h LEFT JOIN tasks AS t ON t.task_id = h.task_id {where}"
+            "ORDER BY h.seq DESC LIMIT ?"
+        )
+        if self.postgres:  # one statement, one round trip
+            rows = [
+                row for row in self._read_at_once(newest, parameters, order_by="b.page_seq DESC") if row[0]
             ]
-
-        return self._read(work)
+        else:
+            rows = self._read(
+                lambda conn: [tuple(row) for row in conn.execute(newest, parameters).fetchall()]
+            )
+        return [
+            ActivityEntry(
+                task_id=str(task_id),
+                title=None if title is None else str(title),
+                event=str(event),
+                at=stored_moment(at),
+                by=None if actor is None else str(actor),
+                details=json_or(details, {}),
+            )
+            for task_id, title, event, at, actor, details, _ in rows
+        ]
 
     # --- list ----------------------------------------------------------------------------
 
@@ -215,6 +304,27 @@ class TaskQueries(StoreBase):
         if after is not None:
             page_where += " AND (t.priority, t.seq) > (?, ?)"
             page_values += list(after)
+
+        if self.postgres:
+            # One statement: the total, whether the parent exists, the page (labels and notes inside).
+            parent_found = "" if parent_id is None else ", EXISTS (SELECT 1 FROM tasks WHERE task_id = ?)"
+            rows = self._read_at_once(
+                f"SELECT {self.record_columns}, t.priority AS page_priority, t.seq AS page_seq "
+                f"FROM tasks AS t WHERE {page_where} ORDER BY t.priority, t.seq LIMIT ?",
+                [*values, *([] if parent_id is None else [parent_id]), *page_values, limit + 1],
+                head=f"(SELECT COUNT(*) FROM tasks AS t WHERE {where}){parent_found}",
+                order_by="b.page_priority, b.page_seq",
+            )
+            skip = 1 if parent_id is None else 2
+            if parent_id is None or rows[0][1]:  # else NOT_FOUND below, saying whether it was deleted
+                total = int(cast("int", rows[0][0]))
+                found = [row[skip:] for row in rows if row[skip] is not None]
+                more = len(found) > limit
+                found = found[:limit]
+                next_after = (
+                    (int(cast("int", found[-1][-2])), int(cast("int", found[-1][-1]))) if more else None
+                )
+                return ListPage([self._record_with_arrays(row[:-2]) for row in found], total, next_after)
 
         def work(conn: Connection) -> ListPage:
             if parent_id is not None:
@@ -359,6 +469,17 @@ class TaskQueries(StoreBase):
     # --- stats ---------------------------------------------------------------------------
 
     def stats(self) -> Stats:
+        if self.postgres:  # one statement, one round trip: the counts, and the rest as its columns
+            found = self._read_at_once(
+                "SELECT status, priority, COUNT(*) AS n FROM tasks GROUP BY status, priority",
+                (),
+                head=_STATS_AT_ONCE,
+            )
+            waiting, stuck, oldest_id, oldest_at = found[0][:4]
+            counts = [row[4:] for row in found if row[4] is not None]
+            oldest = None if oldest_id is None else (oldest_id, oldest_at)
+            return _stats(counts, int(cast("int", waiting)), int(cast("int", stuck)), oldest)
+
         def work(conn: Connection) -> tuple[list[Any], int, int, Any]:
             counts = conn.execute(
                 "SELECT status, priority, COUNT(*) FROM tasks GROUP BY status, priority"
@@ -385,21 +506,7 @@ class TaskQueries(StoreBase):
                 ).fetchone()
             return counts, int(waiting), int(stuck), oldest
 
-        counts, waiting, stuck, oldest = self._read(work)
-        by_status = dict.fromkeys(STATUSES, 0)
-        by_priority = dict.fromkeys(PRIORITIES, 0)
-        for status, rank, count in counts:
-            by_status[status] += count
-            by_priority[priority_name(rank)] += count
-        return Stats(
-            total=sum(by_status.values()),
-            by_status=by_status,
-            by_priority=by_priority,
-            waiting_on_dependencies=waiting,
-            stuck_behind_failed=stuck,
-            oldest_pending_task_id=str(oldest[0]) if oldest else None,
-            oldest_pending_created_at=stored_moment(oldest[1]) if oldest else None,
-        )
+        return _stats(*self._read(work))
 
     def tasks_for_session(self, session_id: str) -> list[TaskRecord]:
         def work(conn: Connection) -> list[TaskRecord]:
@@ -411,3 +518,21 @@ class TaskQueries(StoreBase):
             return self._records(conn, rows)
 
         return self._read(work)
+
+
+def _stats(counts: Sequence[Sequence[Any]], waiting: int, stuck: int, oldest: Sequence[Any] | None) -> Stats:
+    """get_task_stats' answer from (status, priority rank, count) rows and the rest."""
+    by_status = dict.fromkeys(STATUSES, 0)
+    by_priority = dict.fromkeys(PRIORITIES, 0)
+    for status, rank, count in counts:
+        by_status[status] += count
+        by_priority[priority_name(rank)] += count
+    return Stats(
+        total=sum(by_status.values()),
+        by_status=by_status,
+        by_priority=by_priority,
+        waiting_on_dependencies=waiting,
+        stuck_behind_failed=stuck,
+        oldest_pending_task_id=str(oldest[0]) if oldest else None,
+        oldest_pending_created_at=stored_moment(oldest[1]) if oldest else None,
+    )

@@ -168,7 +168,14 @@ def history_of(conn: Connection, task_id: str, *, newest: int | None = None) -> 
             "SELECT event, at, actor, details FROM task_history WHERE task_id = ? ORDER BY seq DESC LIMIT ?",
             (task_id, newest),
         ).fetchall()[::-1]
-    return [
-        HistoryEntry(event=str(event), at=stored_moment(at), by=actor, details=json.loads(str(details)))
-        for event, at, actor, details in rows
-    ]
+    return [history_entry(event, at, actor, details) for event, at, actor, details in rows]
+
+
+def history_entry(event: object, at: object, actor: object, details: object) -> HistoryEntry:
+    """A history entry from its stored columns."""
+    return HistoryEntry(
+        event=str(event),
+        at=stored_moment(at),
+        by=None if actor is None else str(actor),
+        details=json.loads(str(details)),
+    )
