@@ -294,6 +294,9 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
         assert "还没有思考会话" in client.get("/ui/deep-thinking").text
         assert client.get("/ui/tasks/view?id=t-1").status_code == 404
         assert "暂无" in client.get("/ui/members").text
+        # The overview names each plugin by its page's title in the page's language.
+        shown = re.findall(r'<span class="plugin">([^<]+)</span>', client.get("/ui/").text)
+        assert shown and set(shown) <= {"记忆", "任务", "思考"}, shown
         english = TestClient(
             client.app, base_url=str(client.base_url), follow_redirects=False, cookies=client.cookies
         )

@@ -274,6 +274,15 @@ class Dashboard:
 
     # --- pages of the host ------------------------------------------------------------------
 
+    def plugin_label(self, name: str, language: str) -> str:
+        """What a page names a plugin: the title of its first navigation page, in the page's
+        language (a zh page shows 记忆, not ``memory``); its name when it has none."""
+        views = self.views.get(name)
+        for _, page_title, _, in_nav in views.pages.values() if views is not None else ():
+            if in_nav:
+                return render(page_title, language) or name
+        return name
+
     async def overview_page(self, request: Request) -> Response:
         if (switched := self._language_switch(request)) is not None:
             return switched
@@ -307,16 +316,18 @@ class Dashboard:
             for name, summarize in shown:
                 group.start_soon(part, name, summarize)
         parts = [found[name] for name, _ in shown]
+        label = {name: self.plugin_label(name, language) for name, _ in shown}
         counts = []
         feed: list[tuple[ActivityItem, str]] = []
         errors = []
         for name, overview, error in parts:
             if error is not None:
-                errors.append((name, error))
+                errors.append((label[name], error))
             if overview is None:
                 continue
             for count in overview.counts:
-                counts.append((name, render(count.label, language), count.value, self.url(name, count.path)))
+                href = self.url(name, count.path)
+                counts.append((label[name], render(count.label, language), count.value, href))
             for item in overview.activity:
                 feed.append((item, name))
         feed.sort(key=lambda entry: entry[0].at, reverse=True)
@@ -325,7 +336,7 @@ class Dashboard:
                 "at": item.at,
                 "member": item.member,
                 "summary": render(item.summary, language),
-                "plugin": name,
+                "plugin": label[name],
                 "url": self.url(name, item.path, **item.query),
             }
             for item, name in feed[:FEED_LIMIT]
