@@ -178,10 +178,61 @@ def _no_pytest_skip() -> Iterator[None]:
     yield
 
 
+def open_seeded(
+    directory: Path,
+    key: str,
+    backend: str,
+    database_url: str | None,
+    reuse_seed: bool,
+    open_host: Any,
+    seed_host: Any,
+) -> tuple[Any, dict[str, Any]]:
+    """A started host on a fresh ``directory`` holding the seed ``key``: restored when
+    ``reuse_seed`` finds it saved, else made by ``seed_host(host)`` (and saved with ``reuse_seed``).
+    Also the run's first facts: how long the seed took and whether it was restored."""
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    saved = saved_seed_seconds(key) if reuse_seed else None
+    if saved is not None:
+        restore_seed(key, directory / "data", database_url)
+    host = open_host(directory, backend)
+    host.startup()
+    result: dict[str, Any] = {"backend": backend, "restored": saved is not None, "seeded_s": saved}
+    if saved is None:
+        try:
+            result["seeded_s"] = seed_host(host)
+        except BaseException:
+            host.shutdown()
+            raise
+        if reuse_seed:
+            save_seed(key, directory / "data", database_url, result["seeded_s"])
+    return host, result
+
+
+@contextlib.contextmanager
+def signed_in(host: Any) -> Iterator[Any]:
+    """An HTTP client signed in to ``host``'s local dashboard, served on 127.0.0.1."""
+    import httpx2 as httpx
+    from hostd.config import TransportConfig
+    from hostd.transports import HttpPolicy
+    from hostd.web.serve import local_app
+    from hostd.web.signing import OneTimeToken
+    from hostd_testing.browser import served
+
+    one_time = OneTimeToken()
+    app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
+    with (
+        served(app) as origin,
+        httpx.Client(base_url=origin, follow_redirects=False, timeout=60) as client,
+    ):
+        assert client.get(f"/ui/signin?token={one_time.token}").status_code == 303
+        yield client
+
+
 def run_backend(
     backend: str, total: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
-    import httpx2 as httpx
     from hostd.config import TransportConfig
     from hostd.members import local_member
     from hostd.transports import HttpPolicy
@@ -189,34 +240,15 @@ def run_backend(
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served
 
-    directory = SCRATCH / backend
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
     key = f"dashboard-{backend}-{total}"
     database_url = os.environ[DATABASE_ENV] if backend == "postgres" else None
-    saved = saved_seed_seconds(key) if reuse_seed else None
-    if saved is not None:
-        restore_seed(key, directory / "data", database_url)
-    host = host_for(directory, backend)
-    host.startup()
-    result: dict[str, Any] = {"backend": backend, "restored": saved is not None}
+    host, result = open_seeded(
+        SCRATCH / backend, key, backend, database_url, reuse_seed, host_for, lambda made: seed(made, total)
+    )
     try:
-        if saved is None:
-            result["seeded_s"] = seed(host, total)
-            if reuse_seed:
-                save_seed(key, directory / "data", database_url, result["seeded_s"])
-            if seed_only:
-                return result
-        else:
-            result["seeded_s"] = saved
-        one_time = OneTimeToken()
-        app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
-        with (
-            served(app) as origin,
-            httpx.Client(base_url=origin, follow_redirects=False, timeout=60) as client,
-        ):
-            assert client.get(f"/ui/signin?token={one_time.token}").status_code == 303
+        if seed_only:
+            return result
+        with signed_in(host) as client:
             pages = list_pages(client, local_member())
             result["lists"] = {name: page_times(client, url) for name, url in pages.items()}
             searches = [f"/ui/memory?{urllib.parse.urlencode({'q': q})}" for q in SEARCHES]

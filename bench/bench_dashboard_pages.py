@@ -21,15 +21,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import anyio
-from bench_dashboard import bare_page, browser_measures, ms, page_times
-from benchlib import WORK, median, p95, restore_seed, save_seed, saved_seed_seconds, table, write_section
+from bench_dashboard import bare_page, browser_measures, ms, open_seeded, page_times, signed_in
+from benchlib import WORK, median, p95, table, write_section
 
 DATABASE_ENV = "HOSTD_BENCH_DASHBOARD_PAGES_DATABASE_URL"
 SCRATCH = WORK / "dashboard-pages"
@@ -142,41 +141,27 @@ def pages(client: Any) -> dict[str, str]:
 def run_backend(
     backend: str, tasks: int, sessions: int, repeats: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
-    import httpx2 as httpx
     from hostd.config import TransportConfig
     from hostd.transports import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served
 
-    directory = SCRATCH / backend
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
     key = f"dashboard-pages-{backend}-{tasks}-{sessions}"
     database_url = os.environ[DATABASE_ENV] if backend == "postgres" else None
-    saved = saved_seed_seconds(key) if reuse_seed else None
-    if saved is not None:
-        restore_seed(key, directory / "data", database_url)
-    host = host_for(directory, backend)
-    host.startup()
-    result: dict[str, Any] = {"backend": backend, "restored": saved is not None}
+    host, result = open_seeded(
+        SCRATCH / backend,
+        key,
+        backend,
+        database_url,
+        reuse_seed,
+        host_for,
+        lambda opened: seed(opened, tasks, sessions),
+    )
     try:
-        if saved is None:
-            result["seeded_s"] = seed(host, tasks, sessions)
-            if reuse_seed:
-                save_seed(key, directory / "data", database_url, result["seeded_s"])
-            if seed_only:
-                return result
-        else:
-            result["seeded_s"] = saved
-        one_time = OneTimeToken()
-        app = local_app(host, one_time, HttpPolicy(TransportConfig(type="http")))
-        with (
-            served(app) as origin,
-            httpx.Client(base_url=origin, follow_redirects=False, timeout=60) as client,
-        ):
-            assert client.get(f"/ui/signin?token={one_time.token}").status_code == 303
+        if seed_only:
+            return result
+        with signed_in(host) as client:
             measured = pages(client)
             result["pages"] = {name: page_times(client, url, repeats) for name, url in measured.items()}
             second = OneTimeToken()
