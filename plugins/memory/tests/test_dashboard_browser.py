@@ -10,6 +10,7 @@ Chinese, go to ``$HOSTD_SCREENSHOTS`` (else the test's tmp folder).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -228,7 +229,9 @@ def test_overview_counts_and_feed_link_to_items(browser: Any, site: Site) -> Non
         counts = page.locator(".counts li")
         assert counts.count() == 4
         assert (
-            page.locator(".counts li", has_text="Memories").locator(".value").inner_text()
+            counts.filter(has=page.locator(".label", has_text=re.compile(r"^Memories$")))
+            .locator(".value")
+            .inner_text()
             == f"{SEEDED + 3:,}"
         )
         feed = page.locator(".feed li")
