@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, cast
 
 from hostd_errors import CodedError, Text
 
-from hostd.context import CALLING_MEMBER, ToolContext
+from hostd.api import ToolOutput
+from hostd.context import CALLING_MEMBER, CallContext
 from hostd.errors import ToolError
 from hostd.tools import ArgumentError, validate_arguments
 
@@ -34,7 +36,7 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         raise ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details) from None
     calling = CALLING_MEMBER.set(member)
     try:
-        context = ToolContext(
+        context = CallContext(
             host.contexts[spec.plugin], cwd=host.cwd, uses_roots=spec.uses_roots, client_roots=None
         )
     finally:
@@ -44,7 +46,7 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         kwargs[spec.context_parameter] = context
     try:
         if spec.is_async:
-            return await spec.function(**kwargs)
+            return await cast(Awaitable[ToolOutput], spec.function(**kwargs))
         return await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
     except CodedError:
         raise
