@@ -93,3 +93,26 @@ def test_output_of_tools_never_reaches_the_wire(tmp_path: Path, probe_install: d
     assert by_id[3]["result"]["structuredContent"]["text"] == "after"
     assert rest == b""
     assert b"stray print from a tool" in stderr and b"raw bytes on fd 1" in stderr
+
+
+def test_served_with_stderr_closed(tmp_path: Path, probe_install: dict[str, str]) -> None:
+    """A parent that closed fd 2: while serving, fd 1 then points at the null device (not at a
+    closed descriptor, nor at whatever took the number 2), and the protocol is unharmed."""
+    config = write_config(tmp_path, ["probe"], config={"language": "en"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hostd", "serve", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, **probe_install},
+        preexec_fn=lambda: os.close(2),  # in the child alone, before exec
+    )
+    server = RawStdioServer(process)
+    try:
+        server.send(*handshake(), request(2, "ping"), tools_call(3, "echo", {"text": "still here"}))
+        by_id = {answer.get("id"): answer for answer in server.read_until({1, 2, 3})}
+        rest, _ = server.finish()
+    finally:
+        server.kill()
+    assert by_id[2]["result"] == {}
+    assert by_id[3]["result"]["structuredContent"]["text"] == "still here"
+    assert rest == b""

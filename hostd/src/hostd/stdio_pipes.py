@@ -38,16 +38,28 @@ def pipes_on_both_ends() -> bool:
     return all(stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) for mode in modes)
 
 
+def _dup_above_std(fd: int) -> int:
+    """A duplicate that cannot land on 0, 1 or 2 (one of them may be closed and free)."""
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
 @contextlib.contextmanager
 def claimed_std_fds() -> Iterator[tuple[int, int]]:
     """Private duplicates of fd 0 and fd 1 for the protocol; fd 0 reads the null device and fd 1
     goes to stderr until the block ends, when both are pointed back at the wire."""
-    stdin_fd = os.dup(0)
-    stdout_fd = os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
+    stdin_fd = _dup_above_std(0)
+    stdout_fd = _dup_above_std(1)
+    opened = os.open(os.devnull, os.O_RDWR)
+    null = _dup_above_std(opened)
+    os.close(opened)  # it may have landed on a free 0-2, which must stay free for the checks below
     try:
         os.dup2(null, 0)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr (closed by the parent): stray output goes nowhere
+            os.dup2(null, 1)
     finally:
         os.close(null)
     try:
@@ -137,11 +149,11 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any]]:
         reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
         read_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
-            os.fdopen(os.dup(stdin_fd), "rb", buffering=0),
+            os.fdopen(_dup_above_std(stdin_fd), "rb", buffering=0),
         )
         side = _WriteSide(loop)
         write_transport, _ = await loop.connect_write_pipe(
-            lambda: side, os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
+            lambda: side, os.fdopen(_dup_above_std(stdout_fd), "wb", buffering=0)
         )
         try:
             yield PipeLines(reader), PipeWriter(write_transport, side)
