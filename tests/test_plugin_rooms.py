@@ -188,7 +188,6 @@ PENDING: dict[tuple[str, str], str] = {
         "deep-thinking",
         "views.py",
     ): "its templates are in view_templates/ (templates.py is the thinking templates)",
-    ("tasks", "search.py"): "the query language is store/search.py",
 }
 
 
