@@ -187,7 +187,6 @@ ROOMS: dict[str, Room] = {
 #: (plugin, room) -> why it has not moved in yet. Each is an xfail(strict=True): remove the line
 #: when the plugin moves in.
 PENDING: dict[tuple[str, str], str] = {
-    ("memory", "store/refusals.py"): "refusals are ToolError factories, not yet a table of Reason",
     ("deep-thinking", "store/refusals.py"): "refusals are ToolError classes in store/errors.py",
     ("deep-thinking", "store/schema.py"): "the team tables are in store/postgres_schema.py",
     ("deep-thinking", "search.py"): "search.py holds the index too and imports the store (split pending)",
