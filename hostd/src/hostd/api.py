@@ -234,6 +234,17 @@ class ToolContext(PluginContext[SettingsT_co], Protocol[SettingsT_co]):
         """Whether the client declared MCP sampling (its own model can write text for us)."""
         ...
 
+    def resource_changed(self, *uris: str) -> None:
+        """Report resources this call created, changed or deleted, by their resource URI (the one
+        ``hostd.ResourceLink`` names: ``memory://...``, ``task://...``).
+
+        Once the call has succeeded the host sends ``notifications/resources/updated`` to every
+        client subscribed to one of them; a call that fails sends nothing. The links a tool that is
+        not read-only answers (``ToolOutput.with_links``) count as changed without this: report what
+        changed without a link (a deleted record, the other end of a link). Safe from any thread.
+        """
+        ...
+
     def roots(self) -> list[Path]:
         """The effective roots (configured ∩ client's, else either, else the working folder).
 

@@ -267,6 +267,7 @@ class CallContext(Generic[SettingsT]):
         self._cwd = cwd
         self._uses_roots = uses_roots
         self._cancelled = threading.Event()
+        self._changed: list[str] = []
         self._member = calling_member()
         self._loop_token: EventLoopToken | None = None
         try:  # lets sync tools, and threads they start, reach the event loop that serves the call
@@ -339,6 +340,23 @@ class CallContext(Generic[SettingsT]):
     def mark_cancelled(self) -> None:
         """Called by the host when the client cancelled the call."""
         self._cancelled.set()
+
+    def resource_changed(self, *uris: str) -> None:
+        """Report resources this call created, changed or deleted, by their resource URI (the one
+        ``hostd.ResourceLink`` names: ``memory://...``, ``task://...``).
+
+        Once the call has succeeded the host sends ``notifications/resources/updated`` to every
+        client subscribed to one of them, on every replica with ``storage``; a call that fails
+        sends nothing. The links a tool that is not read-only answers (``ToolOutput.with_links``)
+        count as changed without this: report what changed without a link (a deleted record, the
+        other end of a link). Safe from the tool's worker thread.
+        """
+        self._changed.extend(uris)
+
+    @property
+    def changed_resources(self) -> list[str]:
+        """The URIs reported with ``resource_changed`` so far."""
+        return list(self._changed)
 
     def roots(self) -> list[Path]:
         """The effective roots (configured ∩ client's, else either, else the working folder).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from hostd_errors import CodedError, Text
@@ -46,8 +46,10 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         kwargs[spec.context_parameter] = context
     try:
         if spec.is_async:
-            return await cast(Awaitable[ToolOutput], spec.function(**kwargs))
-        return await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
+            result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
+        else:
+            sync_call = cast(Callable[[], ToolOutput], functools.partial(spec.function, **kwargs))
+            result = await anyio.to_thread.run_sync(sync_call)
     except CodedError:
         raise
     except Exception as exc:
@@ -64,3 +66,5 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
                 zh="这是服务器的缺陷，详情见其日志（stderr）。",
             ),
         ) from None
+    await host.publish_changes(spec, context, result)  # subscribers hear of a page's edit as of a tool's
+    return result
