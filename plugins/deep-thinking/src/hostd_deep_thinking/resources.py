@@ -6,6 +6,8 @@ Listed through the ``list_sessions`` tool (newest first, same paging) and read t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, ToolContext
 from hostd_deep_thinking.models import Settings
 
@@ -43,10 +45,15 @@ def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePa
     )
 
 
+def _no_roots() -> list[Path]:
+    """The roots of a resource read: it writes no file (``export_session`` without ``output_path``)."""
+    raise RuntimeError("a resource read writes no file")
+
+
 def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
     from hostd_deep_thinking.tools.export_import import export_session
 
-    exported = export_session(ctx, session_id=params["session_id"], format="markdown")
+    exported = export_session(ctx, _no_roots, session_id=params["session_id"], format="markdown")
     return ResourceText(
         uri=resource_uri(exported.session_id), text=exported.content or "", mime_type=MIME_TYPE
     )
