@@ -615,7 +615,7 @@ def round_trips_text(runs: list[dict[str, Any]], lending: dict[str, Any]) -> str
             "of which BEGIN, COMMIT",
             "lends / call",
             "lends that waited for a connection",
-            "mean wait ms",
+            "their mean wait, ms",
             "database time / call ms",
         ],
         rows,
@@ -654,7 +654,8 @@ def round_trips_text(runs: list[dict[str, Any]], lending: dict[str, Any]) -> str
         f"none. So each tool call saves {lends:.2f} round trips (one per lend) of the "
         f"{statements + lends:.2f} it would make with the check, {100 * lends / (statements + lends):.0f}% "
         f"(3 replicas; {100 * in_transaction:.0f}% of the lends began a transaction), about "
-        f"{lends * extra_ms:.2f} ms of database waiting per call at this run's lend costs."
+        f"{lends * extra_ms:.2f} ms of database waiting per call at this run's lend costs (loopback: "
+        "across a network each round trip saved is one network round trip)."
     )
     return text
 
