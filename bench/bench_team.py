@@ -61,7 +61,7 @@ DATABASE_ENV = "HOSTD_DATABASE_URL"
 #: The throw-away server counts every statement it runs (BEGIN and COMMIT included), per database.
 PG_SETTINGS = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_utility": "on"}
 #: The lend-cost comparison: rounds of blocks of lends, each variant once per round.
-LEND_ROUNDS, LEND_BLOCK = 25, 20
+LEND_ROUNDS, LEND_BLOCK = 50, 20
 
 
 def write_config(folder: Path, members: dict[str, str]) -> Path:
@@ -636,7 +636,7 @@ def round_trips_text(runs: list[dict[str, Any]], lending: dict[str, Any]) -> str
         + ", ".join(
             f"{plugin} {' / '.join(waited(run['pools'], plugin) for run in runs)}" for plugin in plugins
         )
-        + ". A connection is held from BEGIN to COMMIT, Python's share of the work included, so on a "
+        + ". A connection is held for the whole unit of work, its Python part included, so on a "
         "replica short of CPU the pool fills while its holders wait for the GIL."
     )
     times: dict[tuple[str, str], list[float]] = lending["times"]
