@@ -39,11 +39,10 @@ from hostd_deep_thinking.models import (
     SessionSummary,
     UpdateStatusOutput,
 )
-from hostd_deep_thinking.resources import session_link
 from hostd_deep_thinking.store import SessionExists, SessionState, new_document, session_store
 from hostd_deep_thinking.store.index import listing_key
-from hostd_deep_thinking.templates import step_after
 from hostd_deep_thinking.thinking import label_key
+from hostd_deep_thinking.thinking_templates import step_after
 from hostd_deep_thinking.tools.common import (
     Context,
     SessionId,
@@ -52,6 +51,7 @@ from hostd_deep_thinking.tools.common import (
     notice,
     record_of,
     recovery_notices,
+    session_link,
     status_text,
     summary_of,
 )
