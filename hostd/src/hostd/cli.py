@@ -165,6 +165,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from hostd.health import PluginsStarted, host_readiness
     from hostd.server import build_server
+    from hostd.subscriptions import run_with_changes
     from hostd.transports import HttpPolicy, serve_http, serve_stdio
 
     host = _make_host(args)
@@ -210,9 +211,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     plugins.started = True
     try:
         if policy is None:
-            run_async(serve_stdio, server, host.language)
+            run_async(run_with_changes, host.changes, serve_stdio, server, host.language)
         else:
-            run_async(serve_http, server, policy, host_readiness(host, plugins), dashboard)
+            readiness = host_readiness(host, plugins)
+            run_async(run_with_changes, host.changes, serve_http, server, policy, readiness, dashboard)
     except KeyboardInterrupt:
         pass
     finally:

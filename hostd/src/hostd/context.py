@@ -344,6 +344,7 @@ class ToolContext(Generic[SettingsT]):
         self._cwd = cwd
         self._uses_roots = uses_roots
         self._cancelled = threading.Event()
+        self._changed: list[str] = []
         self.member = calling_member()
         """Who is calling: over HTTP the member owning the token (``default`` for ``token_env``'s
         token), otherwise (stdio, ``hostd call``, a loopback bind without tokens) the local login
@@ -410,6 +411,23 @@ class ToolContext(Generic[SettingsT]):
 
     def _mark_cancelled(self) -> None:
         self._cancelled.set()
+
+    def resource_changed(self, *uris: str) -> None:
+        """Report resources this call created, changed or deleted, by their resource URI (the one
+        ``hostd.ResourceLink`` names: ``memory://...``, ``task://...``).
+
+        Once the call has succeeded the host sends ``notifications/resources/updated`` to every
+        client subscribed to one of them, on every replica with ``storage``; a call that fails
+        sends nothing. The links a tool that is not read-only answers (``ToolOutput.with_links``)
+        count as changed without this: report what changed without a link (a deleted record, the
+        other end of a link). Safe from the tool's worker thread.
+        """
+        self._changed.extend(uris)
+
+    @property
+    def changed_resources(self) -> list[str]:
+        """The URIs reported with ``resource_changed`` so far."""
+        return list(self._changed)
 
     def roots(self) -> list[Path]:
         """The effective roots (configured ∩ client's, else either, else the working folder).

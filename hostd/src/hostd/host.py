@@ -13,10 +13,10 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 from hostd_errors import CodedError, render
@@ -55,6 +55,13 @@ from hostd.tools import (
 
 if TYPE_CHECKING:
     from hostd_db import Database, Schema, TeamDatabaseSettings
+
+
+class ChangeFeed(Protocol):
+    """Where the host publishes the resources a call changed (``hostd.subscriptions.ResourceChanges``)."""
+
+    async def resources_updated(self, uris: Iterable[str]) -> None: ...
+
 
 #: The largest plugin icon (``hostd_icon``): it travels inline on each of the plugin's tools.
 MAX_ICON_BYTES = 4096
@@ -141,6 +148,8 @@ class Host:
         self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
         self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.ops_databases)
         self.resource_kinds: list[ResourceKind] = []
+        #: Where changed resources are published (``hostd.subscriptions``), set by the server.
+        self.changes: ChangeFeed | None = None
         self.prompt_sources: list[PromptSource] = []
         self._started: list[str] = []
         self._build_contexts()
@@ -799,7 +808,24 @@ class Host:
             return self._internal(name, started), True
         if links is not None:
             links.extend(result.links)
+        await self.publish_changes(spec, context, result)
         return envelope, False
+
+    async def publish_changes(self, spec: ToolSpec, context: ToolContext[Any], result: Any) -> None:
+        """Tell subscribers what a call that succeeded changed: what it reported
+        (``ToolContext.resource_changed``) and, for a tool that is not read-only, the records it
+        linked to. Only URIs of a served kind of resource are published (not files)."""
+        if self.changes is None:
+            return
+        uris = context.changed_resources
+        if not spec.annotations["readOnlyHint"]:
+            uris += [link.uri for link in getattr(result, "links", ())]
+        served = [uri for uri in uris if find_kind(self.resource_kinds, uri) is not None]
+        if served:
+            try:
+                await self.changes.resources_updated(served)
+            except Exception:  # the call succeeded: a lost notification must not turn it into an error
+                logger.exception("publishing the resources %s changed failed", spec.name)
 
     def _map_known_exception(self, exc: Exception) -> tuple[str, str, str | None, dict[str, Any]] | None:
         """SQLite's own busy and disk-full errors, which a plugin's store may let through."""

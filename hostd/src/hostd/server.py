@@ -31,6 +31,7 @@ from hostd.errors import HostError
 from hostd.members import Member
 from hostd.prompts import PromptImage, PromptInfo
 from hostd.resources import ResourceBlob, ResourceInfo, ResourceKind, ResourceLink, ResourceText
+from hostd.subscriptions import ResourceChanges, SubscriptionService
 from hostd.tools import bounded_text, for_the_model
 
 if TYPE_CHECKING:
@@ -712,6 +713,27 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             completion=types.Completion(values=shown, total=total, has_more=len(values) > len(shown))
         )
 
+    async def check_subscribable(request: ServerRequestContext[Any, Any], uri: str) -> None:
+        """A URI may be subscribed to when this member could read it: the same answer as
+        resources/read for one their profile does not serve, or that does not exist."""
+        member = request_member(request)
+        calling = CALLING_MEMBER.set(member.name if member else None)
+        try:
+            await host.read_resource(served_kinds(request), uri)
+        except CodedError as exc:
+            raise resource_error(host, exc, uri) from None
+        finally:
+            CALLING_MEMBER.reset(calling)
+
+    subscriptions = None
+    if host.resource_kinds:
+        storage = host.loaded.config.storage
+        changes = ResourceChanges(
+            host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds if storage else 5.0
+        )
+        host.changes = changes
+        subscriptions = SubscriptionService(changes, check_subscribable, host.text)
+
     log_levels = client_log.SessionLevels()
     client_log.install()
 
@@ -736,6 +758,9 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             on_list_resources=on_list_resources if host.resource_kinds else None,
             on_list_resource_templates=on_list_resource_templates if host.resource_kinds else None,
             on_read_resource=on_read_resource if host.resource_kinds else None,
+            on_subscribe_resource=subscriptions.subscribe if subscriptions else None,
+            on_unsubscribe_resource=subscriptions.unsubscribe if subscriptions else None,
+            on_subscriptions_listen=subscriptions.listen if subscriptions else None,
             on_list_prompts=on_list_prompts if host.prompt_sources else None,
             on_get_prompt=on_get_prompt if host.prompt_sources else None,
             on_completion=on_completion if host.resource_kinds or host.prompt_sources else None,
@@ -748,4 +773,6 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
     server.middleware.insert(0, release_call_arguments)
     server.middleware.append(client_log.middleware(log_levels))
+    if subscriptions is not None:
+        server.middleware.append(subscriptions.offer_only_where_possible)
     return server

@@ -44,8 +44,9 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         kwargs[spec.context_parameter] = context
     try:
         if spec.is_async:
-            return await spec.function(**kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
+            result = await spec.function(**kwargs)
+        else:
+            result = await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
     except CodedError:
         raise
     except Exception as exc:
@@ -62,3 +63,5 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
                 zh="这是服务器的缺陷，详情见其日志（stderr）。",
             ),
         ) from None
+    await host.publish_changes(spec, context, result)  # subscribers hear of a page's edit as of a tool's
+    return result

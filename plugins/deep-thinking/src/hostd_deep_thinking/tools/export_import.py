@@ -17,7 +17,7 @@ from hostd import ResourceLink, Text, ToolError
 from hostd_deep_thinking.jsonshape import NotFiniteNumber, refuse_constant
 from hostd_deep_thinking.models import SESSION_ID_PATTERN, ExportOutput, ImportOutput, VisualizeOutput
 from hostd_deep_thinking.store import SessionExists, SessionState, session_store
-from hostd_deep_thinking.tools.common import Context, SessionId, load_state, summary_of
+from hostd_deep_thinking.tools.common import Context, SessionId, load_state, resource_uri, summary_of
 
 MAX_IMPORT_CHARS = 50_000_000
 
@@ -186,6 +186,7 @@ def import_session(
             zh="传入 overwrite=true（会先备份）或指定其他 session_id。",
         )
         raise
+    ctx.resource_changed(resource_uri(target))
     return ImportOutput(session=summary_of(state), replaced=replaced and overwrite, warnings=[]).with_message(
         Text(
             en=f"Imported session '{target}' ({len(state.thoughts)} thoughts).",

@@ -51,6 +51,7 @@ from hostd_deep_thinking.tools.common import (
     notice,
     record_of,
     recovery_notices,
+    resource_uri,
     session_link,
     status_text,
     summary_of,
@@ -278,6 +279,7 @@ def delete_session(ctx: Context, session_id: SessionId) -> DeleteSessionOutput:
     backup = store.delete(session_id)
     backup_id = None if backup is None else store.backup_id(session_id, backup)
     restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None
+    ctx.resource_changed(resource_uri(session_id))
     if restore_call is not None:
         message = Text(
             en=f"Deleted session '{session_id}' (backup kept); "
@@ -311,13 +313,20 @@ def restore_session(
     store = session_store(ctx)
     state, restored_from, replaced = store.restore(session_id, backup, replace=overwrite)
     kept = store.backup_names(session_id)
-    return RestoreSessionOutput(
-        session=summary_of(state), restored_from=restored_from, replaced=replaced and overwrite, backups=kept
-    ).with_message(
-        Text(
-            en=f"Restored session '{session_id}' ({len(state.thoughts)} thoughts) "
-            f"from backup {restored_from}.",
-            zh=f"已从备份 {restored_from} 恢复会话 '{session_id}'（{len(state.thoughts)} 条思考）。",
+    return (
+        RestoreSessionOutput(
+            session=summary_of(state),
+            restored_from=restored_from,
+            replaced=replaced and overwrite,
+            backups=kept,
+        )
+        .with_links(session_link(session_id, state.meta.get("name")))
+        .with_message(
+            Text(
+                en=f"Restored session '{session_id}' ({len(state.thoughts)} thoughts) "
+                f"from backup {restored_from}.",
+                zh=f"已从备份 {restored_from} 恢复会话 '{session_id}'（{len(state.thoughts)} 条思考）。",
+            )
         )
     )
 
@@ -339,7 +348,8 @@ def update_session_status(
 ) -> UpdateStatusOutput:
     """Set a session's status (archived sessions refuse new thoughts)."""
     state, previous = _change_status(ctx, session_id, status)
-    return UpdateStatusOutput(session=summary_of(state), previous_status=previous).with_message(
+    answer = UpdateStatusOutput(session=summary_of(state), previous_status=previous)
+    return answer.with_links(session_link(session_id, state.meta.get("name"))).with_message(
         Text(en=f"Session '{session_id}': ", zh=f"会话 '{session_id}'：")
         + status_text(previous)
         + " → "
@@ -393,6 +403,7 @@ def resume_session(ctx: Context, session_id: SessionId) -> ResumeOutput:
     )
     if reactivated:
         message += Text(en=" It is active again.", zh=" 已重新激活。")
+        ctx.resource_changed(resource_uri(session_id))
     return ResumeOutput(
         session=summary,
         last_thought=record_of(last) if last else None,

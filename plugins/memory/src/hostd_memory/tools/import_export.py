@@ -20,6 +20,7 @@ from hostd_memory.models import (
     ImportProblem,
     Settings,
 )
+from hostd_memory.resources import resource_uri
 from hostd_memory.tools.answers import (
     budget_of,
     collect,
@@ -312,6 +313,8 @@ def import_memories(
     items, problems = transfer.check_items(document, ctx.member)
     report = ImportReport()
     memory_store(ctx).import_items(items, strategy, report, author=ctx.member)
+    written = (*report.created, *report.overwritten, *report.merged)
+    ctx.resource_changed(*(resource_uri(uri) for uri in written))
     found = [*problems, *report.errors]
     if graph is not None:
         for problem in found:

@@ -15,6 +15,7 @@ from hostd_memory.models import (
     Settings,
     UnlinkMemoriesOutput,
 )
+from hostd_memory.resources import memory_link, resource_uri
 from hostd_memory.tools.answers import (
     record,
 )
@@ -48,7 +49,9 @@ def add_alias(
             details={"argument": "alias_uri"},
         )
     memory = memory_store(ctx).add_alias(str(target), str(alias))
-    return AddAliasOutput(alias_uri=str(alias), target_uri=memory.uri, memory=record(memory)).with_message(
+    ctx.resource_changed(resource_uri(str(alias)))  # a URI that now reads the memory
+    answer = AddAliasOutput(alias_uri=str(alias), target_uri=memory.uri, memory=record(memory))
+    return answer.with_links(memory_link(memory.uri)).with_message(
         Text(en=f"{alias} now leads to {memory.uri}.", zh=f"{alias} 现在指向 {memory.uri}。")
     )
 
@@ -63,6 +66,8 @@ def link_memories(
     target_uri = writable_uri(to_uri, "to_uri")
     name = relation_name(relation)
     source, target, created = memory_store(ctx).link(str(source_uri), str(target_uri), name)
+    if created:  # a memory's links, both ways, are part of what reading it shows
+        ctx.resource_changed(resource_uri(source.uri), resource_uri(target.uri))
     result = LinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, relation=name, created=created)
     if not created:
         return result.with_message(
@@ -99,6 +104,8 @@ def unlink_memories(
     target_uri = writable_uri(to_uri, "to_uri")
     name = relation_name(relation) if relation is not None else None
     source, target, removed = memory_store(ctx).unlink(str(source_uri), str(target_uri), name)
+    if removed:
+        ctx.resource_changed(resource_uri(source.uri), resource_uri(target.uri))
     return UnlinkMemoriesOutput(from_uri=source.uri, to_uri=target.uri, removed=removed).with_message(
         Text(
             en=f"Removed {len(removed)} link(s) from {source.uri} to {target.uri}.",

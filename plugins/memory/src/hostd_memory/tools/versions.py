@@ -24,6 +24,7 @@ from hostd_memory.models import (
     RollbackOption,
     Settings,
 )
+from hostd_memory.resources import resource_uri
 from hostd_memory.tools.answers import (
     budget_of,
     clip,
@@ -128,6 +129,8 @@ def rollback_memory(
 
     parsed = writable_uri(uri, "uri")
     memory, restored, changed = memory_store(ctx).rollback(str(parsed), version, author=ctx.member)
+    if changed:
+        ctx.resource_changed(resource_uri(memory.uri))
     result = RollbackMemoryOutput(
         uri=memory.uri,
         restored_version=restored.version,

@@ -20,7 +20,7 @@ from hostd_memory.models import (
     UpdateMemoryOutput,
     UpdateMode,
 )
-from hostd_memory.resources import memory_link
+from hostd_memory.resources import memory_link, resource_uri
 from hostd_memory.tools.answers import (
     record,
 )
@@ -253,6 +253,7 @@ def delete_memory(
     store = memory_store(ctx)
     target = store.remove_alias(str(parsed))
     if target is not None:
+        ctx.resource_changed(resource_uri(str(parsed)), resource_uri(target))
         return DeleteMemoryOutput(uri=str(parsed), action="alias_removed", target_uri=target).with_message(
             Text(
                 en=f"Removed the alias {parsed}; the memory {target} is unchanged.",
@@ -261,6 +262,7 @@ def delete_memory(
         )
     if force:
         memory, versions, aliases = store.purge(str(parsed))
+        ctx.resource_changed(resource_uri(memory.uri), *(resource_uri(alias) for alias in aliases))
         return DeleteMemoryOutput(
             uri=memory.uri, action="removed", removed_versions=versions, removed_aliases=aliases
         ).with_message(
@@ -270,6 +272,7 @@ def delete_memory(
             )
         )
     memory = store.soft_delete(str(parsed), author=ctx.member)
+    ctx.resource_changed(resource_uri(memory.uri))
     return DeleteMemoryOutput(uri=memory.uri, action="soft_deleted", memory=record(memory)).with_message(
         Text(
             en=f"Deleted {memory.uri} (soft: rollback_memory to version {memory.version - 1} restores it).",
@@ -328,4 +331,7 @@ def save_session(
             en=f"Recorded session {session_id} and saved its summary at {memory.uri}.",
             zh=f"已记录会话 {session_id}，摘要已保存到 {memory.uri}。",
         )
-    return SaveSessionOutput(session=session, memory=record(memory) if memory else None).with_message(message)
+    answer = SaveSessionOutput(session=session, memory=record(memory) if memory else None)
+    if memory is not None:
+        answer = answer.with_links(memory_link(memory.uri))
+    return answer.with_message(message)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
-from hostd_tasks.resources import task_link
+from hostd_tasks.resources import resource_uri, task_link
 from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, SUBTASKS_MAX, Priority
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
@@ -137,7 +137,9 @@ def update_task(
             ),
         )
     update = TaskStore(ctx.database()).update(task_id, edit, by=ctx.member)
-    answer = UpdateOutput(task=update.task, changed=update.changed)
+    answer = UpdateOutput(task=update.task, changed=update.changed).with_links(
+        task_link(update.task.task_id, update.task.title)
+    )
     if not update.changed:
         return answer.with_message(
             Text(
@@ -221,6 +223,7 @@ def delete_task(
         even_if_in_progress=even_if_in_progress,
         by=ctx.member,
     )
+    ctx.resource_changed(resource_uri(task_id), *(resource_uri(other) for other in deletion.dropped_from))
     message = Text(
         en=f"Deleted task {task_id} '{deletion.task.title}'.",
         zh=f"已删除任务 {task_id}「{deletion.task.title}」。",

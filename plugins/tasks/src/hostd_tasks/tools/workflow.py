@@ -194,7 +194,8 @@ def renew_claim(
 ) -> ClaimOutput:
     """Extend your lease on a task you hold, before its lease_expires_at."""
     task = TaskStore(ctx.database()).renew(task_id, by=ctx.member, lease_seconds=lease_seconds)
-    return ClaimOutput(task=task, lease_expires_at=task.lease_expires_at).with_message(
+    answer = ClaimOutput(task=task, lease_expires_at=task.lease_expires_at)
+    return answer.with_links(task_link(task.task_id, task.title)).with_message(
         Text(en=f"Renewed your claim on task {task_id}.", zh=f"已续期你对任务 {task_id} 的领取。")
         + until(task)
     )
@@ -206,7 +207,8 @@ def release_claim(
 ) -> ClaimOutput:
     """Give up a task you hold: it goes back to pending."""
     task = TaskStore(ctx.database()).release(task_id, by=ctx.member)
-    return ClaimOutput(task=task, lease_expires_at=None).with_message(
+    answer = ClaimOutput(task=task, lease_expires_at=None)
+    return answer.with_links(task_link(task.task_id, task.title)).with_message(
         Text(
             en=f"Released task {task_id}; it is pending again.",
             zh=f"已释放任务 {task_id}，它已回到 pending。",
@@ -244,4 +246,4 @@ def link_task_session(
             en=" The session could not be checked: deep-thinking failed to answer (see the server log).",
             zh="无法核实该会话：deep-thinking 未能应答（详见服务器日志）。",
         )
-    return answer.with_message(linked)
+    return answer.with_links(task_link(link.task.task_id, link.task.title)).with_message(linked)
