@@ -127,8 +127,10 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
         "test://template/{id}/data",
         "test://{name}",
         "memory://{domain}/{+path}",
+        "memory-tag://{tag}",
         "thinking://{session_id}",
         "task://{task_id}",
+        "task-label://{label}",
     ]
     reads = out["reads"]
     memory = reads["memory://ops/deploy/steps"]

@@ -286,6 +286,24 @@ class Listings(Writes):
 
         return self._read(work)
 
+    def recent_tags(self, prefix: str, limit: int) -> list[str]:
+        """Tags starting with ``prefix`` that a visible memory carries: the tag of the most recently
+        changed memory first, then the most used (one range of ``memory_tags``' key)."""
+        if "\x00" in prefix:
+            return []
+
+        def work(conn: Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT t.tag, max(m.updated_at) AS latest, count(*) AS uses "
+                "FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+                f"WHERE t.tag >= ? AND t.tag < ? AND {VISIBLE} "
+                "GROUP BY t.tag ORDER BY latest DESC, uses DESC, t.tag LIMIT ?",
+                (prefix, prefix + _LAST_CHARACTER, limit),
+            ).fetchall()
+            return [str(row[0]) for row in rows]
+
+        return self._read(work)
+
     def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
         where, params = filters.sql()
         rows = self._rows(
