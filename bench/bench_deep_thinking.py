@@ -3,7 +3,8 @@
 In one run, with calls interleaved so machine noise hits every server alike:
 - 1,000 ``sequential_thinking`` calls into one session on ``hostd serve``, beside the same
   arguments sent to the bare SDK ``MCPServer`` tool ``noop_thought`` (bench/baseline_server.py,
-  the SDK's own floor) and to the official npm server (installed here into bench/.work/npm);
+  the SDK's own floor), to that server on hostd's stdio transport (``--hostd-transport``: hostd's
+  own work, transport aside) and to the official npm server (installed here into bench/.work/npm);
 - flat cost: our median over thoughts 901-1,000 against thoughts 1-100;
 - ``list_sessions`` with 1,000 sessions on disk, round trip.
 
@@ -105,10 +106,14 @@ async def thinking_run(calls: int) -> dict[str, list[float]]:
     config = hostd_config(DATA / "thinking")
     baseline = StdioServerParameters(command=sys.executable, args=[str(BENCH_DIR / "baseline_server.py")])
     entry = official_entry()
-    times: dict[str, list[float]] = {"hostd": [], "baseline": [], "official": []}
+    same_transport = StdioServerParameters(
+        command=sys.executable, args=[str(BENCH_DIR / "baseline_server.py"), "--hostd-transport"]
+    )
+    times: dict[str, list[float]] = {"hostd": [], "baseline": [], "official": [], "same_transport": []}
     async with AsyncExitStack() as stack:
         ours = await stack.enter_async_context(Client(hostd_server(config)))
         floor = await stack.enter_async_context(Client(baseline))
+        floor_on_ours = await stack.enter_async_context(Client(same_transport))
         official = None
         if entry is not None:
             parameters = StdioServerParameters(
@@ -120,11 +125,15 @@ async def thinking_run(calls: int) -> dict[str, list[float]]:
             arguments = thought_arguments(number, 20)
             await timed(ours, "sequential_thinking", {**arguments, "session_id": "warm-up"})
             await timed(floor, "noop_thought", {**arguments, "session_id": "warm-up"})
+            await timed(floor_on_ours, "noop_thought", {**arguments, "session_id": "warm-up"})
             if official is not None:
                 await timed(official, "sequentialthinking", arguments)
         for number in range(1, calls + 1):
             arguments = thought_arguments(number, calls)
             times["baseline"].append(await timed(floor, "noop_thought", {**arguments, "session_id": "bench"}))
+            times["same_transport"].append(
+                await timed(floor_on_ours, "noop_thought", {**arguments, "session_id": "bench"})
+            )
             times["hostd"].append(
                 await timed(ours, "sequential_thinking", {**arguments, "session_id": "bench"})
             )
@@ -278,6 +287,7 @@ def ms(value: float) -> str:
 async def main(calls: int) -> None:
     times = await thinking_run(calls)
     ours, floor, official = times["hostd"], times["baseline"], times["official"]
+    floor_on_ours = times["same_transport"]
     list_times, list_floor = await list_sessions_run(1000, 200)
     head = max(1, calls // 10)
     first, last = ours[:head], ours[-head:]
@@ -288,6 +298,12 @@ async def main(calls: int) -> None:
             ms(median(ours)),
             ms(p95(ours)),
             f"{median(ours) / median(floor):.2f}x",
+        ],
+        [
+            "bare MCPServer `noop_thought` on hostd's stdio transport and event loop",
+            ms(median(floor_on_ours)),
+            ms(p95(floor_on_ours)),
+            f"{median(floor_on_ours) / median(floor):.2f}x",
         ],
     ]
     if official:
@@ -302,8 +318,10 @@ async def main(calls: int) -> None:
     body = [
         f"{calls} `sequential_thinking` calls into one session over stdio (official Python MCP client), "
         "interleaved call by call with the same arguments to the bare SDK `MCPServer` tool "
-        "`noop_thought` and the official npm server (thought logging disabled). Each thought is in the "
-        "journal (written, so it survives a SIGKILL) before it is answered; fsync within a second.",
+        "`noop_thought` (the SDK floor), the same bare server on hostd's stdio transport (stdin and stdout "
+        "watched by the event loop instead of worker threads: what is left is hostd's own work) and the "
+        "official npm server (thought logging disabled). Each thought is in the journal (written, so it "
+        "survives a SIGKILL) before it is answered; fsync within a second.",
         "",
         table(["server", "median", "p95", "ratio to SDK floor"], rows),
         "",
@@ -315,6 +333,12 @@ async def main(calls: int) -> None:
                     f"{median(ours) / median(floor):.2f}x",
                     "<= 1.2x",
                     "pass" if median(ours) <= 1.2 * median(floor) else "FAIL",
+                ],
+                [
+                    "ours / the bare server on the same transport (median): hostd's own work",
+                    f"{median(ours) / median(floor_on_ours):.2f}x",
+                    "report",
+                    "-",
                 ],
                 [
                     "ours / official npm server (median)",

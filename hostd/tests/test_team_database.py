@@ -316,3 +316,37 @@ def test_readyz_follows_the_team_database(
         finally:
             postgres_server.psql(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
         assert readyz(server.base) == 200
+
+
+@pytest.mark.anyio
+async def test_metrics_count_each_connection_the_pool_lends(
+    ledger_env: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
+    """``hostd_db_pool_lends_total``: one lend per unit of work (add_entry is one write)."""
+    import httpx2
+    from hostd_testing import HttpServer
+    from prometheus_client.parser import text_string_to_metric_families
+
+    config = _config(tmp_path)
+    transport = "    transport: {type: http, metrics: {enabled: true}}\n"
+    config.write_text(config.read_text(encoding="utf-8") + transport, encoding="utf-8")
+
+    def lends(base: str) -> float:
+        text = httpx2.get(f"{base}/metrics", timeout=30).text
+        found = [
+            sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name == "hostd_db_pool_lends_total" and sample.labels == {"plugin": "ledger"}
+        ]
+        assert len(found) == 1, text
+        return found[0]
+
+    env = {**ledger_env, "HOSTD_CACHE_DIR": "off", "TEAM_DB": postgres_url}
+    with HttpServer.start(config, env=env) as server:
+        async with server.client() as client:
+            await client.call_tool("add_entry", {"body": "first"})  # opens the pool
+            before = lends(server.base)
+            for body in ("second", "third", "fourth"):
+                await client.call_tool("add_entry", {"body": body})
+            assert lends(server.base) - before == 3

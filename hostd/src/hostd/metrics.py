@@ -13,7 +13,9 @@ What the conventions do not cover is ``hostd_*``:
   OpenTelemetry's ``http.client.active_requests``, which counts single HTTP requests);
 - ``hostd_http_connections_open``, ``hostd_mcp_sessions_open``;
 - ``hostd_db_pool_connections{plugin, state}`` (``open`` / ``idle``), ``hostd_db_pool_requests_waiting``,
-  ``hostd_db_pool_waits_total``, ``hostd_db_pool_wait_seconds_total``: the team database's pools.
+  ``hostd_db_pool_waits_total``, ``hostd_db_pool_wait_seconds_total``, ``hostd_db_pool_lends_total``
+  (connections lent: one per transaction or autocommit read, so lends per call is how many
+  times a call goes to the pool): the team database's pools.
 
 Each replica has its own registry (tests run several in one process); the values are read at
 scrape time where they already exist (pools, connections, sessions), so serving pays only for
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterator, Sized
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from hostd.observe import OK, CallRecord
@@ -87,13 +89,19 @@ class _LiveValues(Collector):
         waited = GaugeMetricFamily(
             "hostd_db_pool_wait_seconds_total", "Time spent waiting for a connection", labels=["plugin"]
         )
+        lends = CounterMetricFamily(
+            "hostd_db_pool_lends",
+            "Connections lent (one per transaction or autocommit read)",
+            labels=["plugin"],
+        )
         for plugin, stats in self._pool_stats():
             connections.add_metric([plugin, "open"], stats.get("pool_size", 0))
             connections.add_metric([plugin, "idle"], stats.get("pool_available", 0))
             waiting.add_metric([plugin], stats.get("requests_waiting", 0))
             waits.add_metric([plugin], stats.get("requests_queued", 0))
             waited.add_metric([plugin], stats.get("requests_wait_ms", 0) / 1000)
-        yield from (connections, waiting, waits, waited)
+            lends.add_metric([plugin], stats.get("requests_num", 0))
+        yield from (connections, waiting, waits, waited, lends)
 
     def _pool_stats(self) -> Iterator[tuple[str, dict[str, int]]]:
         if self.host.loaded.config.storage is None:
@@ -104,10 +112,11 @@ class _LiveValues(Collector):
             logger.exception("team databases not listed for the metrics")
             return
         for plugin, database in databases:
-            # Only a pool already opened by a call: a scrape must not open one.
-            pool: Any = getattr(database, "_pool", None)
-            if pool is not None:
-                yield plugin, pool.get_stats()
+            # A plugin's database (``PostgresBackend``) or the host's own (``PostgresDatabase``);
+            # only a pool already opened by a call: a scrape must not open one.
+            stats = database.pool_stats()
+            if stats is not None:
+                yield plugin, stats
 
 
 class Metrics:

@@ -10,6 +10,7 @@ idle time, the cap on open connections) lives in a subclass of uvicorn's h11 pro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import sys
@@ -185,9 +186,16 @@ async def serve_stdio(server: Server[Any], language: str = "en") -> None:
     """
     from mcp.server.stdio import stdio_server
 
+    from hostd.stdio_pipes import pipe_stdio, pipes_on_both_ends
+
     return_large_blocks_to_the_system()
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with contextlib.AsyncExitStack() as stack:
+            if pipes_on_both_ends():  # the usual case: served by the event loop, no thread hand-offs
+                stdin, stdout = await stack.enter_async_context(pipe_stdio())
+            else:  # a terminal or a file: the SDK's own transport
+                stdin, stdout = None, None
+            read_stream, write_stream = await stack.enter_async_context(stdio_server(stdin, stdout))
             await server.run(
                 _MalformedLinesAnswered(read_stream, write_stream, language),
                 write_stream,

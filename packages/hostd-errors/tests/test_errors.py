@@ -18,6 +18,12 @@ def test_text_renders_per_language_and_fills_placeholders() -> None:
     assert Text(en="{missing}", zh="{missing}").format() == Text(en="?", zh="?")
 
 
+def test_a_text_value_fills_each_sentence_in_its_language() -> None:
+    clause = Text(en=" until noon", zh="（至中午）")
+    text = Text(en="Held{until}; {n} left.", zh="已领取{until}；剩 {n} 个。").format(until=clause, n=2)
+    assert text == Text(en="Held until noon; 2 left.", zh="已领取（至中午）；剩 2 个。")
+
+
 def test_text_concatenates_and_joins_with_each_languages_separator() -> None:
     joined = Text.join([Text(en="a", zh="甲"), Text(en="b", zh="乙")])
     assert joined == Text(en="a; b", zh="甲；乙")

@@ -24,6 +24,11 @@ def test_server_speaks_utf8_and_listens_on_loopback_only(postgres_server: Postgr
     assert settings.split() == ["127.0.0.1", "UTF8", "思考"]
 
 
+def test_a_server_started_with_settings_runs_with_them() -> None:
+    with postgres.running_postgres(settings={"work_mem": "7MB", "log_min_messages": "notice"}) as server:
+        assert server.psql("SHOW work_mem; SHOW log_min_messages").split() == ["7MB", "notice"]
+
+
 def test_fresh_database_url_per_test(postgres_url: str, postgres_server: PostgresServer) -> None:
     assert postgres_url.startswith(f"postgresql://postgres@127.0.0.1:{postgres_server.port}/test_")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from hostd_db import SqliteMigration
-from hostd_tasks.store.search import indexed_text
+from hostd_tasks.search import indexed_text
 
 SQLITE_MIGRATIONS: list[SqliteMigration] = [
     """

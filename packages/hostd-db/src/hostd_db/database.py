@@ -321,6 +321,10 @@ class PostgresBackend(Database):
     def schema_status(self) -> SchemaStatus:
         return self.database.schema_status()
 
+    def pool_stats(self) -> dict[str, int] | None:
+        """The connection pool's counters, or None before a call opened it (``PostgresDatabase``)."""
+        return self.database.pool_stats()
+
     def close(self) -> None:
         self.database.close()
 

@@ -198,6 +198,12 @@ class PostgresDatabase:
                 self._ready = True
         return self._pool
 
+    def pool_stats(self) -> dict[str, int] | None:
+        """The pool's counters (psycopg_pool's ``get_stats``: lends, waits, sizes), or None before
+        a call opened it: reading them never opens one."""
+        pool = self._pool if self._owner_pid == os.getpid() else None
+        return None if pool is None else dict(pool.get_stats())
+
     def close(self) -> None:
         """Close the pool; a later call opens a new one."""
         with self._lock:

@@ -15,6 +15,10 @@ from typing import Any, Literal, NamedTuple
 Language = Literal["zh", "en"]
 
 
+def _in(value: Any, language: str) -> Any:
+    return value.render(language) if isinstance(value, Text) else value
+
+
 class _Unfilled(dict[str, Any]):
     # A placeholder with no value renders as "?": showing an error must never raise.
     def __missing__(self, key: str) -> str:
@@ -38,9 +42,16 @@ class Text:
         return self.zh if is_chinese(language) else self.en
 
     def format(self, **values: Any) -> Text:
-        """Both sentences with ``{name}`` placeholders filled; a missing one shows as ``?``."""
-        filled = _Unfilled(values)
-        return Text(en=self.en.format_map(filled), zh=self.zh.format_map(filled))
+        """Both sentences with ``{name}`` placeholders filled; a missing one shows as ``?``.
+
+        A ``Text`` value fills each sentence in that sentence's language, so a clause that reads
+        differently in Chinese (a word order, a full stop) can be a value, not a second template.
+        """
+
+        def filled(language: str) -> _Unfilled:
+            return _Unfilled({key: _in(value, language) for key, value in values.items()})
+
+        return Text(en=self.en.format_map(filled("en")), zh=self.zh.format_map(filled("zh")))
 
     def __add__(self, other: Text | str) -> Text:
         if isinstance(other, str):

@@ -20,7 +20,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +60,9 @@ class PostgresServer:
     folder: Path
     port: int
     user: str = "postgres"
+    #: More server settings (``-c name=value`` at start), e.g. a benchmark's
+    #: ``shared_preload_libraries=pg_stat_statements``.
+    settings: Mapping[str, str] = field(default_factory=dict)
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
 
     @property
@@ -111,6 +114,7 @@ class PostgresServer:
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.folder}"
             " -c fsync=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
         )
+        options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         started = self._run_as_owner(
             str(self.bindir / "pg_ctl"),
             "-D",
@@ -197,8 +201,9 @@ def reap_abandoned(bindir: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[PostgresServer]:
-    """Start a server in a fresh temporary folder; stop it and remove the folder afterwards."""
+def running_postgres(settings: Mapping[str, str] | None = None) -> Iterator[PostgresServer]:
+    """Start a server in a fresh temporary folder (with ``settings`` added to its start options);
+    stop it and remove the folder afterwards."""
     bindir = find_bindir()
     if bindir is None:
         _unavailable("initdb and pg_ctl were not found")
@@ -211,7 +216,7 @@ def running_postgres() -> Iterator[PostgresServer]:
     (folder / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     if os.geteuid() == 0:
         shutil.chown(folder, user="postgres", group="postgres")
-    server = PostgresServer(bindir=bindir, folder=folder, port=_free_port())
+    server = PostgresServer(bindir=bindir, folder=folder, port=_free_port(), settings=dict(settings or {}))
     try:
         server.start()
         yield server

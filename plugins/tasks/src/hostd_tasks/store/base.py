@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 from hostd_db import Database, utc_now
 
 from hostd_tasks.models import Note, TaskRecord
+from hostd_tasks.search import indexed_text, match_expression, ts_query, ts_vector
 from hostd_tasks.store import refusals
 from hostd_tasks.store.rows import (
     Connection,
@@ -26,7 +27,6 @@ from hostd_tasks.store.rows import (
     stored_moment,
     stored_stamp,
 )
-from hostd_tasks.store.search import indexed_text, match_expression, ts_query, ts_vector
 
 T = TypeVar("T")
 

@@ -30,8 +30,8 @@ from hostd_db import AddColumn, Column, ColumnType, Connection, Dialect, Index, 
 from hostd_db.schema import Operation
 
 from hostd_tasks.rules import LEASE_SECONDS_DEFAULT
+from hostd_tasks.search import indexed_text
 from hostd_tasks.store.rows import stored_stamp
-from hostd_tasks.store.search import indexed_text
 
 TEXT, KEY, MOMENT = ColumnType.TEXT, ColumnType.KEY, ColumnType.MOMENT
 STATUS_CHECK = "status IN ('pending', 'in_progress', 'completed', 'failed', 'blocked')"

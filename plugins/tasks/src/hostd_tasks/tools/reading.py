@@ -12,9 +12,9 @@ from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.links import SessionCheck, ask_sessions
 from hostd_tasks.models import Settings, StatsOutput, TaskDetailsOutput, TaskListOutput
 from hostd_tasks.rules import PRIORITIES, QUERY_MAX, STATUSES, Priority, Status
+from hostd_tasks.search import match_expression
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import ListPosition
-from hostd_tasks.store.search import match_expression
 from hostd_tasks.tools.arguments import Label, MemberName, TaskId, invalid_argument
 from hostd_tasks.wording import agreeing, counted, held
 
