@@ -146,6 +146,9 @@ class MemoryStore:
     def recent_domains(self, prefix: str, limit: int) -> list[str]:
         return listings.recent_domains(self.access, prefix, limit)
 
+    def recent_tags(self, prefix: str, limit: int) -> list[str]:
+        return listings.recent_tags(self.access, prefix, limit)
+
     def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
         return listings.export_page(self.access, filters, after, limit)
 

@@ -289,6 +289,25 @@ def recent_domains(db: Access, prefix: str, limit: int) -> list[str]:
     return db.read(work)
 
 
+def recent_tags(db: Access, prefix: str, limit: int) -> list[str]:
+    """Tags starting with ``prefix`` that a visible memory carries: the tag of the most recently
+    changed memory first, then the most used (one range of ``memory_tags``' key)."""
+    if "\x00" in prefix:
+        return []
+
+    def work(conn: Connection) -> list[str]:
+        rows = conn.execute(
+            "SELECT t.tag, max(m.updated_at) AS latest, count(*) AS uses "
+            "FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+            f"WHERE t.tag >= ? AND t.tag < ? AND {VISIBLE} "
+            "GROUP BY t.tag ORDER BY latest DESC, uses DESC, t.tag LIMIT ?",
+            (prefix, prefix + _LAST_CHARACTER, limit),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    return db.read(work)
+
+
 def export_page(db: Access, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
     where, params = filters.sql()
     rows = db.rows(
