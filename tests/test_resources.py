@@ -105,8 +105,10 @@ async def test_records_are_resources_and_tools_link_to_them(
         templates = await client.list_resource_templates()
         assert [t.uri_template for t in templates.resource_templates] == [
             "memory://{domain}/{+path}",
+            "memory-tag://{tag}",
             "thinking://{session_id}",
             "task://{task_id}",
+            "task-label://{label}",
         ]
         memory = await read(client, "memory://project/deploy/db")
         assert memory.mime_type == "text/markdown"
@@ -142,7 +144,7 @@ async def test_a_member_sees_only_the_resources_their_profile_serves(
                 await bob.read_resource("memory://team/secret")
             readable = await read(bob, f"task://{task['task']['task_id']}")
     assert listed == [f"task://{task['task']['task_id']}"]
-    assert templates == ["task://{task_id}"]
+    assert templates == ["task://{task_id}", "task-label://{label}"]
     assert hidden.value.error.code == -32002
     assert "Shared task" in readable.text
 
@@ -213,3 +215,50 @@ async def test_templates_are_prompts_and_arguments_complete(
             assert client.server_capabilities.prompts is not None
             assert client.server_info is not None and client.server_info.icons
             assert client.server_info.icons[0].src.startswith("data:image/svg+xml;base64,")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_tags_and_labels_are_templates_completed_by_recency_and_use(
+    tmp_path: Path, every_plugin: list[str], mode: str
+) -> None:
+    """memory-tag://{tag} and task-label://{label}: read as the records carrying them, completed
+    with the tag of the most recently changed record first, then the most used; a member whose
+    profile does not serve the listing tool gets neither."""
+    config_path = config(tmp_path)
+    with HttpServer.start(config_path) as http:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        async with http.client(mode=mode, headers=headers) as alice:
+            for uri, tags in [("a://1", ["Rust", "db"]), ("a://2", ["rust"]), ("a://3", ["release"])]:
+                await call(alice, "create_memory", {"uri": uri, "content": f"about {uri}", "tags": tags})
+            for task_id, labels in [("t1", ["backend"]), ("t2", ["bug", "backend"]), ("t3", ["build"])]:
+                await call(
+                    alice, "create_task", {"title": f"Do {task_id}", "task_id": task_id, "labels": labels}
+                )
+            await call(alice, "update_memory", {"uri": "a://1", "content": "about a://1, again"})
+            tag = types.ResourceTemplateReference(type="ref/resource", uri="memory-tag://{tag}")
+            label = types.ResourceTemplateReference(type="ref/resource", uri="task-label://{label}")
+            tags = (await alice.complete(tag, {"name": "tag", "value": "R"})).completion.values
+            everything = (await alice.complete(tag, {"name": "tag", "value": ""})).completion.values
+            labels = (await alice.complete(label, {"name": "label", "value": "b"})).completion.values
+            tagged = await read(alice, "memory-tag://rust")
+            labelled = await read(alice, "task-label://backend")
+            with pytest.raises(MCPError) as untagged:
+                await alice.read_resource("memory-tag://nobody-uses-this")
+            assert (await alice.list_resources()).resources  # tags and labels are not listed
+            assert not [r for r in (await alice.list_resources()).resources if "-tag:" in str(r.uri)]
+        async with http.client(mode=mode, headers={"Authorization": f"Bearer {TOKENS['bob']}"}) as bob:
+            hidden = (await bob.complete(tag, {"name": "tag", "value": ""})).completion.values
+            bobs = (await bob.complete(label, {"name": "label", "value": ""})).completion.values
+            with pytest.raises(MCPError) as not_served:
+                await bob.read_resource("memory-tag://rust")
+    assert tags == ["rust", "release"]  # 'R' is typed as the tag is written: rust
+    assert everything == ["rust", "db", "release"]  # a://1 changed last: its tags first, rust used more
+    assert labels == ["build", "backend", "bug"]  # t3 newest; t2's two: backend used twice
+    assert tagged.text == "# Memories tagged rust\n\n- [a://1](memory://a/1): about a://1, again\n" + (
+        "- [a://2](memory://a/2): about a://2\n"
+    )
+    assert labelled.text.splitlines()[0] == "# Tasks labelled backend"
+    assert {line.split("]")[0] for line in labelled.text.splitlines()[2:]} == {"- [t1", "- [t2"}
+    assert untagged.value.error.code == -32002
+    assert hidden == [] and bobs == ["build", "backend", "bug"]
+    assert not_served.value.error.code == -32002

@@ -12,7 +12,9 @@ the era gets added here.
 What the client does is in ``ts_sdk_client.cjs``: it writes a memory, two tasks and a thinking
 session with the tools (the SDK checks each ``structuredContent`` against the output schema),
 then reads them back as resources; the ``test://`` resources and ``test_*`` prompts come from the
-test-only ``conformance-test`` plugin.
+test-only ``conformance-test`` plugin. Last it subscribes to a memory and a task
+(``resources/subscribe``): over stdio it hears of their changes and not of an unrelated task's, and
+nothing of the memory after unsubscribing; the stateless servers behind nginx refuse it (-32600).
 """
 
 from __future__ import annotations
@@ -127,8 +129,10 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
         "test://template/{id}/data",
         "test://{name}",
         "memory://{domain}/{+path}",
+        "memory-tag://{tag}",
         "thinking://{session_id}",
         "task://{task_id}",
+        "task-label://{label}",
     ]
     reads = out["reads"]
     memory = reads["memory://ops/deploy/steps"]
@@ -184,14 +188,35 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
     assert out["unknownPrompt"]["code"] == -32602
 
 
+def check_subscriptions(out: dict[str, Any], *, stateless: bool) -> None:
+    """Over stdio the subscribed memory and task are announced and the unrelated task is not;
+    after unsubscribing from the memory only the task is. A stateless server refuses to subscribe
+    and says what works instead."""
+    subscriptions = out["subscriptions"]
+    if stateless:
+        assert "subscribe" not in out["capabilities"]["resources"]
+        refused = subscriptions["refused"]
+        assert refused["code"] == -32600 and "subscriptions/listen" in refused["message"], refused
+        assert subscriptions["updates"] == []
+        return
+    assert out["capabilities"]["resources"]["subscribe"] is True
+    assert subscriptions["refused"] is None
+    assert sorted(subscriptions["subscribed"]) == ["memory://ops/deploy/steps", "task://ts-1"]
+    assert subscriptions["afterUnsubscribe"] == ["task://ts-1"]
+
+
 def test_over_stdio(node_modules: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, {"type": "stdio"})
     # The client hands its own environment to the server it spawns.
     env = {**install_test_plugin(tmp_path / "site"), "HOSTD_CACHE_DIR": str(tmp_path / "cache")}
     command = [sys.executable, "-m", "hostd", "serve", "--config", str(config)]
-    check_what_the_client_saw(run_json(["node", str(SCRIPT), "stdio", *command], cwd=tmp_path, env=env))
+    out = run_json(["node", str(SCRIPT), "stdio", *command], cwd=tmp_path, env=env)
+    check_what_the_client_saw(out)
+    check_subscriptions(out, stateless=False)
 
 
 def test_over_stateless_http_behind_nginx(node_modules: Path, balancer_url: str, tmp_path: Path) -> None:
     env = {"HOSTD_TEST_TOKEN": TOKEN}
-    check_what_the_client_saw(run_json(["node", str(SCRIPT), "http", balancer_url], cwd=tmp_path, env=env))
+    out = run_json(["node", str(SCRIPT), "http", balancer_url], cwd=tmp_path, env=env)
+    check_what_the_client_saw(out)
+    check_subscriptions(out, stateless=True)

@@ -5,13 +5,16 @@
 //
 // Writes records with the tools (the SDK checks each structuredContent against the tool's output
 // schema), then lists, reads and completes resources and lists and gets prompts, and prints what it
-// saw as one JSON line. The SDK resolves from NODE_PATH (the shared npm test cache).
+// saw as one JSON line. Last, it subscribes to a memory and a task (resources/subscribe) and
+// records the notifications/resources/updated that tool calls bring, or the server's refusal (a
+// stateless server has no connection to send them on). The SDK resolves from NODE_PATH (the
+// shared npm test cache).
 "use strict";
 
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { SUPPORTED_PROTOCOL_VERSIONS } = require("@modelcontextprotocol/sdk/types.js");
+const { SUPPORTED_PROTOCOL_VERSIONS, ResourceUpdatedNotificationSchema } = require("@modelcontextprotocol/sdk/types.js");
 
 function transportFor(kind, target, rest) {
   if (kind === "stdio") {
@@ -28,6 +31,47 @@ async function errorOf(promise) {
   } catch (error) {
     return { code: error.code, message: String(error.message) };
   }
+}
+
+// Subscribe to a memory and a task, change them and an unrelated task, then unsubscribe from the
+// memory and change both again: which updates arrived, in order (the last task update is the
+// marker that everything sent before it has arrived).
+async function subscriptions(client) {
+  const updates = [];
+  let arrived = () => {};
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+    updates.push(notification.params.uri);
+    arrived();
+  });
+  const until = (count) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${JSON.stringify(updates)} in 30 s`)), 30000);
+      const check = () => {
+        if (updates.length >= count) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      arrived = check;
+      check();
+    });
+  const refused = await errorOf(client.subscribeResource({ uri: "memory://ops/deploy/steps" }));
+  if (refused) return { refused, updates };
+  await client.subscribeResource({ uri: "task://ts-1" });
+  const change = async (name, args) => {
+    const result = await client.callTool({ name, arguments: args });
+    if (result.isError) throw new Error(JSON.stringify(result.structuredContent));
+  };
+  await change("update_task", { task_id: "ts-2", title: "Write the release notes" }); // not subscribed
+  await change("update_memory", { uri: "ops://deploy/steps", content: "Run the playbook twice." });
+  await change("update_task", { task_id: "ts-1", title: "Ship the release today" });
+  await until(2);
+  const subscribed = updates.splice(0);
+  await client.unsubscribeResource({ uri: "memory://ops/deploy/steps" });
+  await change("update_memory", { uri: "ops://deploy/steps", content: "Run the playbook once." });
+  await change("update_task", { task_id: "ts-1", title: "Ship the release now" });
+  await until(1);
+  return { refused: null, subscribed, afterUnsubscribe: updates };
 }
 
 async function main() {
@@ -94,6 +138,8 @@ async function main() {
     embedded: await client.getPrompt({ name: "test_prompt_with_embedded_resource", arguments: { resourceUri: "test://static-text" } }),
   };
   out.unknownPrompt = await errorOf(client.getPrompt({ name: "no_such_prompt" }));
+
+  out.subscriptions = await subscriptions(client);
 
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");

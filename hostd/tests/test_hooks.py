@@ -300,6 +300,89 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
         make_host(hostd_data_dir, {"bad": Schemeless()})
 
 
+def edit_note(
+    ctx: ToolContext[GreeterSettings],
+    name: Annotated[str, Field(description="which")],
+    fail: Annotated[bool, Field(description="refuse after reporting")] = False,
+) -> Noted:
+    """Edit a note: it links to the note edited and reports note://c (its index) as changed too."""
+    ctx.resource_changed("note://c", "file:///not/a/resource.txt")
+    if fail:
+        raise ToolError("CONFLICT", Text(en="Refused.", zh="已拒绝。"))
+    return Noted(name=name).with_links(ResourceLink(uri=f"note://{name}", name=name))
+
+
+@pytest.mark.anyio
+async def test_resource_changed_reaches_subscribers_in_both_eras(hostd_data_dir: Path) -> None:
+    """``ToolContext.resource_changed`` and the links of a tool that is not read-only reach the
+    subscribers of those URIs once the call succeeds; a read-only tool's links, a failed call and
+    URIs of no served kind reach nobody."""
+    import warnings
+
+    from mcp.client.subscriptions import ResourceUpdated
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    class Notes:
+        @hookimpl
+        def hostd_settings_model(self) -> type[BaseModel]:
+            return GreeterSettings
+
+        @hookimpl
+        def hostd_register_tools(self, register: Any) -> None:
+            register(show_note, read_only=True)
+            register(edit_note)
+
+        @hookimpl
+        def hostd_register_resources(self, register: Any) -> None:
+            register(
+                "note://{name}",
+                name="note",
+                title="Note",
+                description="A short note",
+                mime_type="text/plain",
+                list=list_notes,
+                read=read_note,
+                tool="show_note",
+            )
+
+    heard: list[str] = []
+
+    async def collect(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            heard.append(str(message.params.uri))
+
+    everything = ["note://a", "note://b", "note://c"]
+    async with in_memory_client(
+        ["notes"], data_dir=hostd_data_dir, extra_plugins={"notes": Notes()}, message_handler=collect
+    ) as client:
+        assert client.server_capabilities.resources is not None
+        assert client.server_capabilities.resources.subscribe is True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            for uri in everything:
+                await client.subscribe_resource(uri)
+        await client.call_tool("show_note", {"name": "a"})  # read-only: its link is no change
+        await client.call_tool("edit_note", {"name": "b", "fail": True})  # failed: nothing changed
+        await client.call_tool("edit_note", {"name": "a"})
+        await client.call_tool("show_note", {"name": "a"})  # a round trip: what was sent has arrived
+    assert sorted(heard) == ["note://a", "note://c"]
+
+    got: list[str] = []
+    async with (
+        in_memory_client(
+            ["notes"], data_dir=hostd_data_dir, extra_plugins={"notes": Notes()}, mode="2026-07-28"
+        ) as client,
+        client.listen(resource_subscriptions=everything) as subscription,
+    ):
+        await client.call_tool("edit_note", {"name": "b", "fail": True})
+        await client.call_tool("edit_note", {"name": "b"})
+        while len(got) < 2:
+            event = await subscription.__anext__()
+            assert isinstance(event, ResourceUpdated)
+            got.append(event.uri)
+    assert sorted(got) == ["note://b", "note://c"]
+
+
 # --- hostd_register_prompts ----------------------------------------------------------------
 
 

@@ -109,6 +109,17 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         complete=resources.complete_argument,
         tool="read_memory",
     )
+    register(
+        resources.TAG_TEMPLATE,
+        name="memories-by-tag",
+        title="Memories by tag",
+        description="The memories carrying one tag, most important first",
+        mime_type=resources.MIME_TYPE,
+        list=resources.list_tag_resources,
+        read=resources.read_tag_resource,
+        complete=resources.complete_tag,
+        tool="list_memories",
+    )
 
 
 #: The plugin's icon (a stack of records): the host serves it inline on each of its tools.

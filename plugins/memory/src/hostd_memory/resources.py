@@ -8,12 +8,15 @@ access, unlike ``read_memory``). The text is the content under a front matter of
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, Text, ToolContext, ToolError
 from hostd_memory.models import Settings
 from hostd_memory.uris import InvalidUri, parse_uri
 
 TEMPLATE = "memory://{domain}/{+path}"
+#: The memories carrying one tag (offered as a template: tags are completed, not listed).
+TAG_TEMPLATE = "memory-tag://{tag}"
 MIME_TYPE = "text/markdown"
 PAGE = 50
 
@@ -24,9 +27,20 @@ def resource_uri(memory_uri: str) -> str:
     return f"memory://{domain}/{path}"
 
 
+def tag_uri(tag: str) -> str:
+    """The resource URI of the memories tagged ``tag``."""
+    return f"memory-tag://{tag}"
+
+
 def memory_link(memory_uri: str) -> ResourceLink:
     """A link to a memory, for a tool's answer."""
     return ResourceLink(uri=resource_uri(memory_uri), name=memory_uri, mime_type=MIME_TYPE)
+
+
+def touched(ctx: ToolContext[Any], memory_uri: str, tags: list[str]) -> ResourceLink:
+    """A link to a memory a tool changed; its tags' resources (which list it) changed too."""
+    ctx.resource_changed(*(tag_uri(tag) for tag in tags))
+    return memory_link(memory_uri)
 
 
 def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
@@ -100,3 +114,52 @@ def complete_argument(
         domain = arguments.get("domain")
         return store.recent_paths(domain, prefix, COMPLETION_LIMIT) if domain else []
     return []
+
+
+def list_tag_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
+    """Nothing: a tag is reached through its template and completion, not listed beside memories."""
+    return ResourcePage(resources=[])
+
+
+def read_tag_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
+    """The memories tagged ``tag``, in ``list_memories``' order (its first page of 50)."""
+    from hostd_memory.tools.reading import list_memories
+
+    tag = params["tag"]
+    page = list_memories(ctx, tags=[tag], limit=PAGE)
+    if not page.memories:
+        raise ToolError(
+            "NOT_FOUND",
+            Text(en=f"No memory is tagged {tag}.", zh=f"没有带标签 {tag} 的记忆。"),
+            hint=Text(
+                en="Complete the tag argument of memory-tag://{tag} to see the tags in use.",
+                zh="请补全 memory-tag://{tag} 的 tag 参数，查看在用的标签。",
+            ),
+            details={"tag": tag},
+        )
+    lines = [f"# Memories tagged {tag}", ""]
+    lines += [
+        f"- [{item.memory.uri}]({resource_uri(item.memory.uri)}): {item.preview}" for item in page.memories
+    ]
+    if page.next_cursor is not None:
+        lines += [
+            "",
+            f"(first {PAGE}; list_memories with tags=[{json.dumps(tag, ensure_ascii=False)}] pages on)",
+        ]
+    return ResourceText(uri=tag_uri(tag), text="\n".join(lines) + "\n", mime_type=MIME_TYPE)
+
+
+def complete_tag(
+    ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    """Tags in use starting with ``prefix``: the most recently changed memory's first, then the most used."""
+    from hostd_memory.store import BadLabel, memory_store
+    from hostd_memory.store.rows import normalise_tag
+
+    if argument != "tag":
+        return []
+    try:  # typed as a tag is written: 'Rust' completes to 'rust'
+        spelled = normalise_tag(prefix) if prefix.strip() else ""
+    except BadLabel:
+        return []
+    return memory_store(ctx).recent_tags(spelled, COMPLETION_LIMIT)

@@ -115,6 +115,17 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         complete=resources.complete_argument,
         tool="get_task",
     )
+    register(
+        resources.LABEL_TEMPLATE,
+        name="tasks-by-label",
+        title="Tasks by label",
+        description="The tasks carrying one label, most urgent first",
+        mime_type=resources.MIME_TYPE,
+        list=resources.list_label_resources,
+        read=resources.read_label_resource,
+        complete=resources.complete_label,
+        tool="list_tasks",
+    )
 
 
 #: The plugin's icon (a check mark): the host serves it inline on each of its tools.

@@ -6,16 +6,30 @@ Listed through the ``list_tasks`` tool (most urgent first, same paging) and read
 
 from __future__ import annotations
 
-from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, ToolContext
+from typing import Any
+
+from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, Text, ToolContext, ToolError
 from hostd_tasks.models import RelatedTask, Settings, TaskDetailsOutput, TaskRecord
 
 TEMPLATE = "task://{task_id}"
+#: The tasks carrying one label (offered as a template: labels are completed, not listed).
+LABEL_TEMPLATE = "task-label://{label}"
 MIME_TYPE = "text/markdown"
 PAGE = 50
 
 
 def resource_uri(task_id: str) -> str:
     return f"task://{task_id}"
+
+
+def label_uri(label: str) -> str:
+    return f"task-label://{label}"
+
+
+def touched(ctx: ToolContext[Any], task: TaskRecord) -> ResourceLink:
+    """A link to a task a tool changed; its labels' resources (which list it) changed too."""
+    ctx.resource_changed(*(label_uri(label) for label in task.labels))
+    return task_link(task.task_id, task.title)
 
 
 def task_link(task_id: str, title: str) -> ResourceLink:
@@ -89,6 +103,8 @@ def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> Resourc
 
 #: Tasks looked at when completing a task id.
 COMPLETION_SCAN = 500
+#: Labels one completion answers at most (MCP shows 100; one more says there are more).
+COMPLETION_LIMIT = 101
 
 
 def complete_argument(
@@ -109,3 +125,45 @@ def complete_argument(
             break
     found.sort(key=lambda task: task.updated_at, reverse=True)
     return [task.task_id for task in found]
+
+
+def list_label_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
+    """Nothing: a label is reached through its template and completion, not listed beside tasks."""
+    return ResourcePage(resources=[])
+
+
+def read_label_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
+    """The tasks carrying ``label``, in ``list_tasks``' order (most urgent first, its first page)."""
+    from hostd_tasks.tools.reading import list_tasks
+
+    label = params["label"].lower()
+    page = list_tasks(ctx, label=label, limit=PAGE)
+    if not page.tasks:
+        raise ToolError(
+            "NOT_FOUND",
+            Text(en=f"No task has the label {label}.", zh=f"没有带标签 {label} 的任务。"),
+            hint=Text(
+                en="Complete the label argument of task-label://{label} to see the labels in use.",
+                zh="请补全 task-label://{label} 的 label 参数，查看在用的标签。",
+            ),
+            details={"label": label},
+        )
+    lines = [f"# Tasks labelled {label}", ""]
+    for task in page.tasks:
+        lines.append(
+            f"- [{task.task_id}]({resource_uri(task.task_id)}): {task.title} ({task.status}, {task.priority})"
+        )
+    if page.next_cursor is not None:
+        lines += ["", f"(the first {PAGE}; list_tasks with label={label!r} pages on)"]
+    return ResourceText(uri=label_uri(label), text="\n".join(lines) + "\n", mime_type=MIME_TYPE)
+
+
+def complete_label(
+    ctx: ToolContext[Settings], argument: str, prefix: str, arguments: dict[str, str]
+) -> list[str]:
+    """Labels in use starting with ``prefix``: the most recently changed task's first, then the most used."""
+    from hostd_tasks.store import TaskStore
+
+    if argument != "label":
+        return []
+    return TaskStore(ctx.database()).recent_labels(prefix.strip().lower(), COMPLETION_LIMIT)

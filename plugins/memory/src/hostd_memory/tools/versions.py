@@ -24,7 +24,7 @@ from hostd_memory.models import (
     RollbackOption,
     Settings,
 )
-from hostd_memory.resources import resource_uri
+from hostd_memory.resources import resource_uri, touched
 from hostd_memory.tools.answers import (
     budget_of,
     clip,
@@ -131,6 +131,7 @@ def rollback_memory(
     memory, restored, changed = memory_store(ctx).rollback(str(parsed), version, author=ctx.member)
     if changed:
         ctx.resource_changed(resource_uri(memory.uri))
+        touched(ctx, memory.uri, memory.tags)
     result = RollbackMemoryOutput(
         uri=memory.uri,
         restored_version=restored.version,

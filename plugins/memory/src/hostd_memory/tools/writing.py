@@ -20,7 +20,7 @@ from hostd_memory.models import (
     UpdateMemoryOutput,
     UpdateMode,
 )
-from hostd_memory.resources import memory_link, resource_uri
+from hostd_memory.resources import resource_uri, touched
 from hostd_memory.tools.answers import (
     record,
 )
@@ -61,7 +61,7 @@ def create_memory(
     )
     return (
         CreateMemoryOutput(uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory))
-        .with_links(memory_link(memory.uri))
+        .with_links(touched(ctx, memory.uri, memory.tags))
         .with_message(
             Text(
                 en=f"Created {memory.uri} (priority {priority}).",
@@ -229,7 +229,7 @@ def update_memory(
             previous_version=memory.version - 1,
             memory=record(memory),
         )
-        .with_links(memory_link(memory.uri))
+        .with_links(touched(ctx, memory.uri, memory.tags))
         .with_message(
             Text(
                 en=f"Updated {memory.uri} ({kind}); now version {memory.version}.",
@@ -273,6 +273,7 @@ def delete_memory(
         )
     memory = store.soft_delete(str(parsed), author=ctx.member)
     ctx.resource_changed(resource_uri(memory.uri))
+    touched(ctx, memory.uri, memory.tags)
     return DeleteMemoryOutput(uri=memory.uri, action="soft_deleted", memory=record(memory)).with_message(
         Text(
             en=f"Deleted {memory.uri} (soft: rollback_memory to version {memory.version - 1} restores it).",
@@ -333,5 +334,5 @@ def save_session(
         )
     answer = SaveSessionOutput(session=session, memory=record(memory) if memory else None)
     if memory is not None:
-        answer = answer.with_links(memory_link(memory.uri))
+        answer = answer.with_links(touched(ctx, memory.uri, memory.tags))
     return answer.with_message(message)

@@ -145,6 +145,22 @@ def _related(rows: object) -> list[RelatedTask]:
 class TaskQueries(StoreBase):
     """Reading the list: records, pages, the next task, counts."""
 
+    def recent_labels(self, prefix: str, limit: int) -> list[str]:
+        """Labels starting with ``prefix`` on a task: the most recently changed task's label first,
+        then the most used (a deleted task keeps no labels)."""
+        if "\x00" in prefix:
+            return []
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT l.label, max(t.updated_at) AS latest, count(*) AS uses "
+                "FROM task_labels AS l JOIN tasks AS t ON t.task_id = l.task_id "
+                "WHERE l.label >= ? AND l.label < ? "
+                "GROUP BY l.label ORDER BY latest DESC, uses DESC, l.label LIMIT ?",
+                (prefix, prefix + "\U0010ffff", limit),
+            ).fetchall()
+        )
+        return [str(row[0]) for row in rows]
+
     def get(self, task_id: str) -> TaskRecord:
         if self.postgres:
             ((*row,),) = self._read_at_once(

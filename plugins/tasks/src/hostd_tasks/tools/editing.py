@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hostd import ID_PATTERN, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
-from hostd_tasks.resources import resource_uri, task_link
+from hostd_tasks.resources import resource_uri, touched
 from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, SUBTASKS_MAX, Priority
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
@@ -69,7 +69,7 @@ def create_task(
         en=f"Created task {task.task_id} '{task.title}' ({task.priority}, pending).",
         zh=f"已创建任务 {task.task_id}「{task.title}」（{task.priority}，pending）。",
     )
-    return TaskOutput(task=task).with_links(task_link(task.task_id, task.title)).with_message(created + waits)
+    return TaskOutput(task=task).with_links(touched(ctx, task)).with_message(created + waits)
 
 
 def update_task(
@@ -136,10 +136,15 @@ def update_task(
                 zh="要更改状态，请使用 update_task_status。",
             ),
         )
-    update = TaskStore(ctx.database()).update(task_id, edit, by=ctx.member)
-    answer = UpdateOutput(task=update.task, changed=update.changed).with_links(
-        task_link(update.task.task_id, update.task.title)
-    )
+    store = TaskStore(ctx.database())
+    # A task's text shows its dependencies and subtasks both ways: the other ends change too.
+    before = store.get(task_id) if depends_on is not None or parent_id is not None else None
+    update = store.update(task_id, edit, by=ctx.member)
+    if before is not None:
+        parents = (before.parent_id, update.task.parent_id)
+        ends = {*before.depends_on, *update.task.depends_on, *(p for p in parents if p)}
+        ctx.resource_changed(*(resource_uri(other) for other in sorted(ends)))
+    answer = UpdateOutput(task=update.task, changed=update.changed).with_links(touched(ctx, update.task))
     if not update.changed:
         return answer.with_message(
             Text(
@@ -192,7 +197,7 @@ def split_task(
     ]
     parent, children = TaskStore(ctx.database()).split(task_id, specs, by=ctx.member)
     ids = ", ".join(child.task_id for child in children)
-    links = [task_link(t.task_id, t.title) for t in (parent, *children)]
+    links = [touched(ctx, t) for t in (parent, *children)]
     return (
         SplitOutput(task=parent, subtasks=children)
         .with_links(*links)
@@ -224,6 +229,7 @@ def delete_task(
         by=ctx.member,
     )
     ctx.resource_changed(resource_uri(task_id), *(resource_uri(other) for other in deletion.dropped_from))
+    touched(ctx, deletion.task)  # its labels' listings lose it
     message = Text(
         en=f"Deleted task {task_id} '{deletion.task.title}'.",
         zh=f"已删除任务 {task_id}「{deletion.task.title}」。",

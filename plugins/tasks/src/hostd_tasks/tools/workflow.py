@@ -19,7 +19,7 @@ from hostd_tasks.models import (
     StuckTask,
     TaskRecord,
 )
-from hostd_tasks.resources import task_link
+from hostd_tasks.resources import touched
 from hostd_tasks.rules import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN, Status, allowed_next
 from hostd_tasks.store import TaskStore
 from hostd_tasks.tools.arguments import SessionId
@@ -75,7 +75,7 @@ def update_task_status(
         previous_status=change.previous_status,
         changed=change.changed,
         allowed_next=list(allowed_next(task.status)),
-    ).with_links(task_link(task.task_id, task.title))
+    ).with_links(touched(ctx, task))
     if not change.changed:
         return answer.with_message(
             Text(
@@ -116,7 +116,7 @@ def get_next_task(
     )
     task = found.task
     if task is not None:
-        answer.with_links(task_link(task.task_id, task.title))
+        answer.with_links(touched(ctx, task))
     if task is not None and found.claimed:
         message = Text(
             en=f"Claimed task {task.task_id} '{task.title}' ({task.priority}); it is now in_progress.",
@@ -195,7 +195,7 @@ def renew_claim(
     """Extend your lease on a task you hold, before its lease_expires_at."""
     task = TaskStore(ctx.database()).renew(task_id, by=ctx.member, lease_seconds=lease_seconds)
     answer = ClaimOutput(task=task, lease_expires_at=task.lease_expires_at)
-    return answer.with_links(task_link(task.task_id, task.title)).with_message(
+    return answer.with_links(touched(ctx, task)).with_message(
         Text(en=f"Renewed your claim on task {task_id}.", zh=f"已续期你对任务 {task_id} 的领取。")
         + until(task)
     )
@@ -208,7 +208,7 @@ def release_claim(
     """Give up a task you hold: it goes back to pending."""
     task = TaskStore(ctx.database()).release(task_id, by=ctx.member)
     answer = ClaimOutput(task=task, lease_expires_at=None)
-    return answer.with_links(task_link(task.task_id, task.title)).with_message(
+    return answer.with_links(touched(ctx, task)).with_message(
         Text(
             en=f"Released task {task_id}; it is pending again.",
             zh=f"已释放任务 {task_id}，它已回到 pending。",
@@ -246,4 +246,4 @@ def link_task_session(
             en=" The session could not be checked: deep-thinking failed to answer (see the server log).",
             zh="无法核实该会话：deep-thinking 未能应答（详见服务器日志）。",
         )
-    return answer.with_links(task_link(link.task.task_id, link.task.title)).with_message(linked)
+    return answer.with_links(touched(ctx, link.task)).with_message(linked)
