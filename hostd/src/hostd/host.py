@@ -803,7 +803,7 @@ class Host:
             en=f"{name} succeeded.", zh=f"{name} 执行成功。"
         )
         try:
-            envelope = success_envelope(result, message, started)
+            envelope = success_envelope(result, message, started, self.language)
         except Exception:
             logger.exception("tool %s returned output that cannot be serialised", name)
             return self._internal(name, started), True

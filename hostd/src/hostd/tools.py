@@ -468,9 +468,10 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, languag
 # --- the envelope ------------------------------------------------------------------------
 
 
-def success_envelope(output: ToolOutput, message: str, started: float) -> dict[str, Any]:
+def success_envelope(output: ToolOutput, message: str, started: float, language: str) -> dict[str, Any]:
+    """The success answer; ``hostd.Text`` values among the output's fields are written in ``language``."""
     body: dict[str, Any] = {"status": "success", "message": message}
-    body.update(output.model_dump(mode="json"))
+    body.update(output.model_dump(mode="json", context={"language": language}))
     body["metadata"] = {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)}
     return body
 
