@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hostd_errors import CodedError, render
+from hostd_errors import CodedError, Text, render
 
-from hostd.i18n import Language, pick
+from hostd.i18n import Language
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -75,7 +75,7 @@ async def member_rows(
     for member in members:
         mine = sorted(entries[member.name], key=lambda entry: entry["at"], reverse=True)
         links = [
-            (pick(language, en=en, zh=zh), dashboard.url(plugin, "", **{key: member.name}))
+            (Text(en=en, zh=zh).render(language), dashboard.url(plugin, "", **{key: member.name}))
             for plugin, (key, en, zh) in MEMBER_FILTERS.items()
             if plugin in dashboard.views and _list_allowed(dashboard, viewer, plugin)
         ]
