@@ -39,6 +39,11 @@ ZH_REASONS: dict[str, str] = {
     "string_pattern_mismatch": "必须匹配模式 {pattern}",
     "none_required": "必须为空（null）",
     "value_error": "取值无效",
+    # Met in plugins' own files and imports (``hostd.validation_reason``); an argument's missing or
+    # unknown key is explained by ``explain`` before these are read.
+    "missing": "缺少该字段",
+    "extra_forbidden": "未知字段",
+    "model_attributes_type": "必须是对象",
 }
 
 ZH_KINDS = {
