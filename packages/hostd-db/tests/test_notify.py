@@ -5,6 +5,7 @@ NOTIFY is refused before anything is sent; an unreachable database is a ``False`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -43,7 +44,7 @@ async def test_two_processes_hear_each_other_and_a_dropped_listener_comes_back(
     async with anyio.create_task_group() as group:
         for channel in (first, second):
             started = anyio.Event()
-            group.start_soon(lambda c=channel, s=started: c.run(started=s.set))
+            group.start_soon(functools.partial(channel.run, started=started.set))
             await started.wait()
         assert first.listening and second.listening
         assert await first.send("from the first")
