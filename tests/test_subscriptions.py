@@ -292,3 +292,19 @@ async def test_hostile_subscriptions_get_clear_errors(
     assert "At most 100" in too_many.value.error.message
     # a resource bob's profile does not serve is answered as one that does not exist
     assert (hidden.value.error.code, (hidden.value.error.data or {}).get("code")) == (-32002, "NOT_FOUND")
+
+
+async def test_a_stopping_server_ends_listens_gracefully(tmp_path: Path, every_plugin: list[str]) -> None:
+    """On SIGTERM an open listen is ended with its final result (the client knows to listen again)
+    rather than holding the stop for the grace period and then being cut."""
+    import signal
+
+    with HttpServer.start(config(tmp_path, shutdown_grace_seconds=600)) as http:
+        async with http_client(http, MODERN) as client:
+            watched = await Records(client).create("a")
+            async with client.listen(resource_subscriptions=watched) as subscription:
+                http.process.send_signal(signal.SIGTERM)
+                with anyio.fail_after(60):  # a guard: without the graceful end this waits 600 s
+                    events = [event async for event in subscription]
+            assert events == []
+        assert http.process.wait(timeout=60) == 0
