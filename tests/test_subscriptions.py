@@ -308,3 +308,34 @@ async def test_a_stopping_server_ends_listens_gracefully(tmp_path: Path, every_p
                     events = [event async for event in subscription]
             assert events == []
         assert http.process.wait(timeout=60) == 0
+
+
+async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, every_plugin: list[str]) -> None:
+    """A dashboard page runs the plugin's tool function (``request.call``, ``run_tool_function``):
+    what it changes reaches the subscribers as the tool call's would; a refused edit reaches none."""
+    from hostd.config import config_from_mapping
+    from hostd.host import Host
+    from hostd.server import build_server
+    from hostd.web.calls import run_tool_function
+    from hostd_errors import CodedError
+
+    raw = {"profiles": {"default": {"plugins": ["memory"]}}, "language": "en"}
+    host = Host(config_from_mapping(raw, data_dir=tmp_path / "data"))
+    build_server(host)  # the server gives the host its change feed
+    assert host.changes is not None
+    heard: list[str] = []
+    host.changes.subscribe(lambda event: heard.append(getattr(event, "uri", "")))  # type: ignore[attr-defined]
+    host.startup()
+    try:
+        await run_tool_function(
+            host, host.tools["create_memory"], {"uri": "ui://page", "content": "one", "tags": ["ui"]}, "ann"
+        )
+        heard.clear()
+        update = host.tools["update_memory"]
+        with pytest.raises(CodedError):
+            await run_tool_function(host, update, {"uri": "ui://none", "content": "x"}, "ann")
+        assert heard == []
+        await run_tool_function(host, update, {"uri": "ui://page", "content": "two"}, "ann")
+    finally:
+        host.shutdown()
+    assert sorted(heard) == ["memory-tag://ui", "memory://ui/page"]
