@@ -61,7 +61,7 @@ DATABASE_ENV = "HOSTD_DATABASE_URL"
 #: The throw-away server counts every statement it runs (BEGIN and COMMIT included), per database.
 PG_SETTINGS = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_utility": "on"}
 #: The lend-cost comparison: rounds of blocks of lends, each variant once per round.
-LEND_ROUNDS, LEND_BLOCK = 25, 20
+LEND_ROUNDS, LEND_BLOCK = 50, 20
 
 
 def write_config(folder: Path, members: dict[str, str]) -> Path:
@@ -241,8 +241,9 @@ def statement_counts(pg: PostgresServer, database: str) -> dict[str, float]:
 
 
 def pool_counters(replicas: list[Replica], token: str) -> dict[str, float]:
-    """The replicas' pools, summed over replicas and plugins: connections lent, requests that
-    waited for one, and seconds waited (each replica's ``/metrics``)."""
+    """The replicas' pools, summed over replicas: connections lent, requests that waited for one,
+    and seconds waited (each replica's ``/metrics``), for all plugins (``lends``) and for each
+    (``lends memory``)."""
     import httpx2
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -262,7 +263,10 @@ def pool_counters(replicas: list[Replica], token: str) -> dict[str, float]:
         for family in text_string_to_metric_families(answer.text):
             for sample in family.samples:
                 if sample.name in wanted:
-                    found[wanted[sample.name]] += sample.value
+                    name = wanted[sample.name]
+                    found[name] += sample.value
+                    key = f"{name} {sample.labels['plugin']}"
+                    found[key] = found.get(key, 0.0) + sample.value
     return found
 
 
@@ -400,7 +404,7 @@ def measure(
         "rss_end": rss_end,
         "url": url,
         "statements": statements,
-        "pools": {name: pools[1][name] - pools[0][name] for name in pools[0]},
+        "pools": {name: pools[1][name] - pools[0].get(name, 0.0) for name in pools[1]},
     }
 
 
@@ -615,10 +619,25 @@ def round_trips_text(runs: list[dict[str, Any]], lending: dict[str, Any]) -> str
             "of which BEGIN, COMMIT",
             "lends / call",
             "lends that waited for a connection",
-            "mean wait ms",
+            "their mean wait, ms",
             "database time / call ms",
         ],
         rows,
+    )
+    plugins = sorted({key.split(" ", 1)[1] for run in runs for key in run["pools"] if " " in key})
+
+    def waited(pools: dict[str, float], plugin: str) -> str:
+        lends, waits = pools.get(f"lends {plugin}", 0.0), pools.get(f"waits {plugin}", 0.0)
+        return f"{100 * waits / lends:.0f}%" if lends else "-"
+
+    text += (
+        "\n\nLends that waited for a connection, by plugin (1 replica / 3 replicas; each plugin's pool "
+        "holds at most `storage.pool_size`, 8 here, per replica): "
+        + ", ".join(
+            f"{plugin} {' / '.join(waited(run['pools'], plugin) for run in runs)}" for plugin in plugins
+        )
+        + ". A connection is held for the whole unit of work, its Python part included, so on a "
+        "replica short of CPU the pool fills while its holders wait for the GIL."
     )
     times: dict[tuple[str, str], list[float]] = lending["times"]
     medians = {key: statistics.median(values) * 1000 for key, values in times.items()}
@@ -654,7 +673,8 @@ def round_trips_text(runs: list[dict[str, Any]], lending: dict[str, Any]) -> str
         f"none. So each tool call saves {lends:.2f} round trips (one per lend) of the "
         f"{statements + lends:.2f} it would make with the check, {100 * lends / (statements + lends):.0f}% "
         f"(3 replicas; {100 * in_transaction:.0f}% of the lends began a transaction), about "
-        f"{lends * extra_ms:.2f} ms of database waiting per call at this run's lend costs."
+        f"{lends * extra_ms:.2f} ms of database waiting per call at this run's lend costs (loopback: "
+        "across a network each round trip saved is one network round trip)."
     )
     return text
 

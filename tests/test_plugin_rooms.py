@@ -15,6 +15,7 @@ A plugin that has not moved into a room yet is listed in ``PENDING`` with why: i
 from __future__ import annotations
 
 import ast
+import graphlib
 import importlib
 import inspect
 import re
@@ -186,15 +187,7 @@ ROOMS: dict[str, Room] = {
 
 #: (plugin, room) -> why it has not moved in yet. Each is an xfail(strict=True): remove the line
 #: when the plugin moves in.
-PENDING: dict[tuple[str, str], str] = {
-    ("deep-thinking", "store/refusals.py"): "refusals are ToolError classes in store/errors.py",
-    ("deep-thinking", "store/schema.py"): "the team tables are in store/postgres_schema.py",
-    ("deep-thinking", "search.py"): "search.py holds the index too and imports the store (split pending)",
-    (
-        "deep-thinking",
-        "views.py",
-    ): "its templates are in view_templates/ (templates.py is the thinking templates)",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _cases() -> Iterator[Any]:
@@ -245,6 +238,39 @@ def test_every_tool_has_a_title(plugin: str) -> None:
     assert specs, f"{plugin} registers no tools"
     untitled = sorted(name for name, spec in specs.items() if not (spec.title or "").strip())
     assert untitled == []
+
+
+def _module_graph(plugin: Plugin) -> dict[str, set[str]]:
+    """Each module of the plugin -> the plugin's modules it imports, anywhere in it (a function's
+    import too, and ``from package import module`` as that module)."""
+    root = plugin.folder
+    modules = {}
+    for path in root.rglob("*.py"):
+        parts = [plugin.package, *path.relative_to(root).with_suffix("").parts]
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name in modules}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules.keys()
+                found |= submodules
+                if node.module in modules and len(submodules) < len(node.names):
+                    found.add(node.module)
+        graph[name] = found - {name}
+    return graph
+
+
+@pytest.mark.parametrize("plugin", sorted(PLUGINS))
+def test_no_plugin_module_imports_itself_in_a_circle(plugin: str) -> None:
+    """Rooms depend one way (the store on the query language, resources on the tools, never back):
+    a circle, even through an import inside a function, means two rooms hold one thing."""
+    try:
+        tuple(graphlib.TopologicalSorter(_module_graph(PLUGINS[plugin])).static_order())
+    except graphlib.CycleError as circle:
+        pytest.fail(f"import circle: {' -> '.join(circle.args[1])}")
 
 
 # --- the README -------------------------------------------------------------------------------

@@ -6,10 +6,12 @@ loads, ``hostd serve`` answers the official client over stdio, and a tool really
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import anyio
@@ -24,8 +26,22 @@ WORKSPACE = Path(__file__).resolve().parents[1]
 EXPECTED_PLUGINS = {p.parent.name for p in WORKSPACE.glob("plugins/*/pyproject.toml")}
 
 
+def check_typed_packages() -> None:
+    """Every distribution's wheel carries its ``py.typed``: type checkers read the plugin API, the
+    shared libraries and each plugin's own types from the installed packages."""
+    for pyproject in [WORKSPACE / "hostd" / "pyproject.toml", *WORKSPACE.glob("*/*/pyproject.toml")]:
+        build = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("hatch", {})
+        for package in build.get("build", {}).get("targets", {}).get("wheel", {}).get("packages", []):
+            spec = importlib.util.find_spec(Path(package).name)
+            assert spec is not None and spec.origin is not None, f"{package} is not installed"
+            folder = Path(spec.origin).resolve().parent
+            assert not folder.is_relative_to(WORKSPACE), f"{package} imported from the workspace"
+            assert (folder / "py.typed").is_file(), f"the wheel of {pyproject.parent.name} has no py.typed"
+
+
 async def main() -> None:
     assert not Path(hostd.__file__).resolve().is_relative_to(WORKSPACE), "hostd imported from the workspace"
+    check_typed_packages()
     found = set(installed_plugins())
     assert found >= EXPECTED_PLUGINS, f"plugins missing from the wheels: {EXPECTED_PLUGINS - found}"
     scratch = Path(tempfile.mkdtemp(prefix="hostd-wheel-smoke-"))

@@ -102,16 +102,6 @@ async def count_slowly(
     return ProgressResult(steps=steps)
 
 
-def count_in_thread(
-    ctx: ToolContext[ProbeSettings],
-    steps: Annotated[int, Field(description="How many progress steps to report", ge=1, le=50)],
-) -> ProgressResult:
-    """The same as count_slowly from a sync tool (runs in a worker thread)."""
-    for step in range(1, steps + 1):
-        ctx.report_progress_sync(step, steps, f"step {step}")
-    return ProgressResult(steps=steps)
-
-
 def noisy(ctx: ToolContext[ProbeSettings]) -> ProgressResult:
     """Print to stdout and write to file descriptor 1, which must not corrupt the protocol; log at
     four levels (from the worker thread a plain tool runs in)."""
@@ -139,7 +129,6 @@ def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
     register(where, read_only=True, uses_roots=True)
     register(ask, read_only=True)
     register(count_slowly, read_only=True)
-    register(count_in_thread, read_only=True)
     register(noisy, read_only=True)
 
 

@@ -11,7 +11,7 @@ import inspect
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import mcp_types as types
 import pluggy
@@ -146,9 +146,12 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
             seen.append(context.name)
             register("greeter.say", lambda name: f"{context.settings.greeting}, {name}")
 
+    class Say(Protocol):
+        def __call__(self, name: str) -> str: ...
+
     def relay(ctx: ToolContext[None], name: Annotated[str, Field(description="who")]) -> Greeting:
         """Greet through the other plugin's service."""
-        say = ctx.services.get("greeter.say")
+        say = ctx.services.get("greeter.say", Say)
         return Greeting(text=say(name) if say else "nobody to say it")
 
     class Uses:
@@ -169,7 +172,7 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
         # Without the offering plugin the service is absent and its user degrades.
         assert await call(client, "relay", name="Ada") == envelope_ok(text="nobody to say it")
     host = make_host(hostd_data_dir, plugins)
-    assert host.services.get("greeter.say") is not None and host.services.get("greeter.other") is None
+    assert host.services.find("greeter.say") is not None and host.services.find("greeter.other") is None
     with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
         make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
 
@@ -589,7 +592,9 @@ def test_hook_hostd_database_schema(
     assert (team_database.dialect.name, team_database.where) == ("postgres", describe_url(postgres_url))
     assert _note_and_read_back(team_database) == [("a\x00b", "ada")]  # NUL-safe, `?` placeholders
     assert not (hostd_data_dir / "team" / "keeper").exists()  # nothing kept locally
-    storage = team.contexts["keeper"].storage  # the resolved `storage` section, on the plugin's context
+    storage = team.contexts[
+        "keeper"
+    ].storage  # the resolved `storage` section, on the host's side of the context
     assert storage is not None and (storage.url, storage.pool_size) == (postgres_url, 3)
     assert team.contexts["keeper"].has_team_database and not keeper.has_team_database
     team.shutdown()

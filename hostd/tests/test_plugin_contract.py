@@ -373,10 +373,10 @@ def test_a_resource_factory_may_open_another_resource(tmp_path: Path) -> None:
     """A store opened through resource() may open its database through resource() too."""
     import threading
 
-    from hostd import PluginContext, Services
+    from hostd.context import PluginRuntime, ServiceRegistry
 
-    context = PluginContext(
-        name="p", settings=None, language="en", host_data_dir=tmp_path, services=Services()
+    context = PluginRuntime(
+        name="p", settings=None, language="en", host_data_dir=tmp_path, services=ServiceRegistry()
     )
     finished = threading.Event()
 
@@ -399,10 +399,10 @@ def test_fetching_counts_downloads_in_flight_from_threads_and_after_failures(tmp
     from any thread, back down when the block raises."""
     import threading
 
-    from hostd import PluginContext, Services
+    from hostd.context import PluginRuntime, ServiceRegistry
 
-    context = PluginContext(
-        name="p", settings=None, language="en", host_data_dir=tmp_path, services=Services()
+    context = PluginRuntime(
+        name="p", settings=None, language="en", host_data_dir=tmp_path, services=ServiceRegistry()
     )
     inside = threading.Barrier(9)
     leave = threading.Event()

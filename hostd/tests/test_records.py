@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.context import CopyReport
-from hostd.records import PROGRESS_EVERY, Merge, import_records, merge
+from hostd.records import PROGRESS_EVERY, CopyReport, Merge, import_records, merge
 from hostd_db import Column, ColumnType, Connection, Database, Schema, Table, open_database
 
 from hostd import Record, RecordKind, Text, pages

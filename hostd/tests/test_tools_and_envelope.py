@@ -28,7 +28,7 @@ def client(data_dir: Path, probe: object, **kwargs):  # type: ignore[no-untyped-
 async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: object) -> None:
     async with client(hostd_data_dir, probe) as c:
         tools = {tool.name: tool for tool in (await c.list_tools()).tools}
-    assert set(tools) == {"echo", "fail", "where", "ask", "count_slowly", "count_in_thread", "noisy"}
+    assert set(tools) == {"echo", "fail", "where", "ask", "count_slowly", "noisy"}
     echo = tools["echo"]
     props = echo.input_schema["properties"]
     assert echo.input_schema["required"] == ["text"]
@@ -168,7 +168,7 @@ async def test_fuzz_check_over_the_probe_tools(tmp_path: Path, probe: object) ->
     async with client(tmp_path / "d", probe, config={"allowed_roots": [str(tmp_path)]}) as c:
         # 'fail' raises on purpose (its crash kind is INTERNAL by design); every other tool must hold.
         report = await fuzz_tools(c, skip=frozenset({"fail"}))
-    assert report.calls > 100
+    assert report.calls > 80  # about 17 calls for each of the five fuzzed tools
     assert not report.failures, report.failures
     assert report.codes.get("INVALID_ARGUMENT", 0) > 0 and report.codes.get("OK", 0) > 0
 

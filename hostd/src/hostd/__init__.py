@@ -1,47 +1,52 @@
 """hostd: a small MCP host that serves tools from pluggy plugins.
 
-The public API for plugin authors is what this module exports, plus ``hostd.paging``; it is
-typed (``py.typed``) and stable within a major version. Everything else is the host's own
-business and may change.
+The plugin API is what this module exports (the names of ``hostd.api``) plus ``hostd.paging``.
+It is typed (``py.typed``), and within a minor version it only grows: a name, a parameter or a
+field is added, never removed, renamed or retyped (depend on ``hostd>=0.2,<0.3``). Everything
+else in ``hostd`` is the host's own business and may change in any release.
 """
 
-from hostd_db.spans import TraceSpan, trace_span
-from hostd_errors import CodedError, Text
-
-from hostd.context import (
+from hostd.api import (
+    ID_PATTERN,
+    ActivityItem,
+    CodedError,
     CopyReport,
+    Overview,
+    OverviewCount,
     PluginContext,
+    PromptArgumentInfo,
+    PromptImage,
+    PromptInfo,
+    PromptText,
+    Record,
+    RecordKind,
+    RecordStore,
+    RegisterPrompts,
+    RegisterResource,
     RegisterService,
     RegisterTool,
-    SamplingResult,
-    Services,
-    ToolContext,
-    ToolOutput,
-)
-from hostd.errors import ToolError
-from hostd.hookspecs import hookimpl
-from hostd.ids import ID_PATTERN
-from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
-from hostd.records import Record, RecordKind, RecordStore, pages
-from hostd.resources import (
-    RegisterResource,
+    RegisterViews,
     ResourceBlob,
     ResourceInfo,
     ResourceLink,
     ResourcePage,
     ResourceText,
-)
-from hostd.textlength import TextLength
-from hostd.tools import ToolFunction
-from hostd.web.api import (
-    ActivityItem,
-    Overview,
-    OverviewCount,
-    RegisterViews,
+    SamplingResult,
+    Services,
+    Text,
+    TextLength,
+    ToolContext,
+    ToolError,
+    ToolFunction,
+    ToolOutput,
+    TraceSpan,
     ViewFile,
     ViewPage,
     ViewRedirect,
     ViewRequest,
+    hookimpl,
+    pages,
+    trace_span,
 )
 
 __all__ = [

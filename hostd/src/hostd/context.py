@@ -1,8 +1,10 @@
-"""What the host hands a plugin: its settings, data folder, logger, language and services,
-and per call the client's roots, progress reporting and sampling.
+"""The host's side of what a plugin is handed: its context for life and per call.
 
-Plugins never touch the MCP SDK: everything they need from the client goes through a
-``ToolContext``, so an SDK upgrade touches the host only.
+``hostd.api`` declares what a plugin sees (the ``PluginContext``, ``ToolContext`` and ``Services``
+protocols); this module implements them and keeps the host's own handles beside them: the team
+storage settings, the database opener, the resources to close at shut-down, the client channel
+and cancellation. Plugins never touch the MCP SDK: everything they need from the client goes
+through a ``ToolContext``, so an SDK upgrade touches the host only.
 """
 
 from __future__ import annotations
@@ -17,80 +19,26 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from hostd_errors import Message, Text, render
-from pydantic import BaseModel, PrivateAttr
 
+from hostd.api import SamplingResult
 from hostd.errors import HostError
 from hostd.i18n import Language
 
 if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
     from hostd_db import Database
 
-    from hostd.resources import ResourceLink
-    from hostd.tools import ToolFunction
-
 T = TypeVar("T")
+ServiceT = TypeVar("ServiceT")
 #: A plugin's settings model (``hostd_settings_model``); ``None`` for a plugin that takes none.
 SettingsT = TypeVar("SettingsT")
 
 
-class ToolOutput(BaseModel):
-    """Base for a tool's return model: its fields become the envelope's top-level fields.
-
-    ``status``, ``message``, ``error`` and ``metadata`` are the envelope's own keys and may
-    not be declared; give the human message with ``with_message``.
-    """
-
-    _message: Message | None = PrivateAttr(default=None)
-    _links: list[Any] = PrivateAttr(default_factory=list)
-
-    def with_message(self, message: Message) -> Self:
-        """Set the envelope's ``message`` (a ``hostd.Text``, rendered by the host) and return ``self``."""
-        self._message = message
-        return self
-
-    def with_links(self, *links: ResourceLink) -> Self:
-        """Name files this call wrote or records it touched (``hostd.ResourceLink``); the host answers
-        each as a ``resource_link`` content block beside the envelope's text, and returns ``self``."""
-        self._links.extend(links)
-        return self
-
-    @property
-    def links(self) -> list[ResourceLink]:
-        return list(self._links)
-
-    @property
-    def envelope_message(self) -> Message | None:
-        return self._message
-
-
-class RegisterTool(Protocol):
-    """The callback ``hostd_register_tools`` receives."""
-
-    def __call__(
-        self,
-        function: ToolFunction,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        title: str | None = None,
-        read_only: bool = False,
-        destructive: bool = True,
-        idempotent: bool = False,
-        open_world: bool = False,
-        uses_roots: bool = False,
-        tier: Literal["core", "all"] = "all",
-    ) -> None: ...
-
-
-#: The callback ``hostd_register_services`` receives: ``register(name, service)``.
-RegisterService = Callable[[str, object], None]
-
-
-class Services:
-    """Objects plugins offer each other, looked up by name; absent ones are ``None``."""
+class ServiceRegistry:
+    """The host's ``hostd.Services``: objects plugins offer each other, each under one name."""
 
     def __init__(self) -> None:
         self._by_name: dict[str, tuple[str, object]] = {}
@@ -101,8 +49,13 @@ class Services:
             raise HostError(f"service {name!r} is offered by both {other!r} and {plugin!r}")
         self._by_name[name] = (plugin, service)
 
-    def get(self, name: str) -> Any | None:
-        """The service registered under ``name``, or ``None`` when its plugin is not loaded."""
+    def get(self, name: str, kind: type[ServiceT]) -> ServiceT | None:
+        """The service registered under ``name`` as ``kind`` (not checked), or ``None``."""
+        entry = self._by_name.get(name)
+        return cast(ServiceT, entry[1]) if entry else None
+
+    def find(self, name: str) -> object | None:
+        """The service under ``name``, untyped (for the host and test kits)."""
         entry = self._by_name.get(name)
         return entry[1] if entry else None
 
@@ -135,28 +88,11 @@ class TeamStorage:
     migrate: bool = True
 
 
-@dataclass
-class CopyReport:
-    """What ``hostd db copy`` did for one plugin: records copied, found identical, or in conflict.
-
-    A conflict (the team database holds a different record under the same key) is listed in
-    words a person can act on and is never overwritten.
-    """
-
-    copied: dict[str, int] = field(default_factory=dict)  # kind of record -> how many were new
-    unchanged: dict[str, int] = field(default_factory=dict)  # kind of record -> already identical
-    conflicts: list[str] = field(default_factory=list)
-    #: kind of record -> how many the team database held at an earlier point of the same history
-    #: (a fast-forward: the newer local versions were added, nothing of the team's was lost)
-    updated: dict[str, int] = field(default_factory=dict)
-
-
 @dataclass(eq=False)
-class PluginContext(Generic[SettingsT]):
-    """Everything one plugin gets from the host for its whole life in one server.
-
-    Generic in the plugin's settings model: annotate ``PluginContext[MySettings]`` and
-    ``settings`` is that model, validated from the config with its defaults filled in.
+class PluginRuntime(Generic[SettingsT]):
+    """The host's ``hostd.PluginContext`` of one plugin for its whole life in one server, with
+    what only the host uses: the team ``storage`` settings, the database opener, the resources to
+    close at shut-down (``close_resources``) and the count of downloads in flight.
     """
 
     name: str
@@ -164,14 +100,14 @@ class PluginContext(Generic[SettingsT]):
     language: Language
     #: The host's data folder, shared by every plugin; a plugin keeps its files in ``data_dir``.
     host_data_dir: Path
-    services: Services
+    services: ServiceRegistry
     allowed_roots: list[Path] | None = None
     #: The team database (``storage`` in the config), or None: keep the embedded files.
     storage: TeamStorage | None = None
     logger: logging.Logger = field(init=False)
     #: Opens the plugin's database from its ``hostd_database_schema`` (set by the host), or None.
     _open_database: Callable[[], Database | None] | None = field(default=None, init=False, repr=False)
-    _resources: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _resources: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may open another resource of the same plugin (a store and its database).
     _resource_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _fetches: int = field(default=0, init=False, repr=False)
@@ -266,16 +202,6 @@ class PluginContext(Generic[SettingsT]):
                     self.logger.exception("closing resource %r failed", key)
 
 
-@dataclass(frozen=True)
-class SamplingResult:
-    """The client's model's answer, or why there is none (``available`` False)."""
-
-    available: bool
-    text: str | None = None
-    reason: Text | None = None
-    model: str | None = None
-
-
 _NO_SAMPLING = Text(
     en="the client did not declare the sampling capability", zh="客户端未声明采样（sampling）能力"
 )
@@ -321,35 +247,29 @@ def calling_member() -> str:
     return local_member()
 
 
-class ToolContext(Generic[SettingsT]):
-    """Per-call context: what the plugin has for its whole life, plus the calling client's channel.
-
-    Generic in the plugin's settings model, like ``PluginContext``. A tool needs nothing else:
-    settings, data folder, logger, services, the plugin's long-lived ``resource``s, the client's
-    roots, progress and sampling are all here.
+class CallContext(Generic[SettingsT]):
+    """The host's ``hostd.ToolContext`` for one call: the plugin's ``PluginRuntime`` plus the
+    calling member, the client's channel (progress, sampling), its roots and cancellation.
     """
 
     def __init__(
         self,
-        plugin: PluginContext[SettingsT],
+        plugin: PluginRuntime[SettingsT],
         *,
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
         cwd: Path | None = None,
         uses_roots: bool = True,
     ) -> None:
-        self.plugin = plugin
+        self._plugin = plugin
         self._channel = channel
         self._client_roots = client_roots
         self._cwd = cwd
         self._uses_roots = uses_roots
         self._cancelled = threading.Event()
         self._changed: list[str] = []
-        self.member = calling_member()
-        """Who is calling: over HTTP the member owning the token (``default`` for ``token_env``'s
-        token), otherwise (stdio, ``hostd call``, a loopback bind without tokens) the local login
-        name. Record it with what a member writes."""
-        self._loop_token: Any = None
+        self._member = calling_member()
+        self._loop_token: EventLoopToken | None = None
         try:  # lets sync tools, and threads they start, reach the event loop that serves the call
             import anyio.lowlevel
 
@@ -357,51 +277,59 @@ class ToolContext(Generic[SettingsT]):
         except RuntimeError:
             self._loop_token = None
 
+    @property
+    def member(self) -> str:
+        return self._member
+
+    @property
+    def name(self) -> str:
+        return self._plugin.name
+
     # The plugin's long-lived things, for convenience.
     @property
     def settings(self) -> SettingsT:
-        return self.plugin.settings
+        return self._plugin.settings
 
     @property
     def language(self) -> Language:
-        return self.plugin.language
+        return self._plugin.language
 
     @property
     def data_dir(self) -> Path:
-        return self.plugin.data_dir
+        return self._plugin.data_dir
 
     @property
     def lock_dir(self) -> Path:
-        return self.plugin.lock_dir
+        return self._plugin.lock_dir
 
     @property
     def logger(self) -> logging.Logger:
-        return self.plugin.logger
+        return self._plugin.logger
 
     @property
-    def services(self) -> Services:
-        return self.plugin.services
+    def services(self) -> ServiceRegistry:
+        return self._plugin.services
 
     def render(self, text: Message) -> str:
         """``text`` in the server's language (for content the tool writes, not for answers)."""
-        return self.plugin.render(text)
+        return self._plugin.render(text)
 
     def database(self) -> Database:
         """The plugin's database (``PluginContext.database``)."""
-        return self.plugin.database()
+        return self._plugin.database()
 
     @property
     def has_team_database(self) -> bool:
         """True when ``storage`` is configured (``PluginContext.has_team_database``)."""
-        return self.plugin.has_team_database
+        return self._plugin.has_team_database
 
     def resource(self, key: str, factory: Callable[[], T]) -> T:
         """The plugin's long-lived ``key`` (a store), opened by ``factory`` on first use."""
-        return self.plugin.resource(key, factory)
+        return self._plugin.resource(key, factory)
 
     def fetching(self) -> contextlib.AbstractContextManager[None]:
         """``with ctx.fetching():`` around one download (``PluginContext.fetching``)."""
-        return self.plugin.fetching()
+        return self._plugin.fetching()
 
     # Per call.
     @property
@@ -409,7 +337,8 @@ class ToolContext(Generic[SettingsT]):
         """True once the client cancelled this call; long sync work should check it."""
         return self._cancelled.is_set()
 
-    def _mark_cancelled(self) -> None:
+    def mark_cancelled(self) -> None:
+        """Called by the host when the client cancelled the call."""
         self._cancelled.set()
 
     def resource_changed(self, *uris: str) -> None:
@@ -445,7 +374,7 @@ class ToolContext(Generic[SettingsT]):
             )
         from hostd_fs import effective_roots
 
-        return effective_roots(self.plugin.allowed_roots, self._client_roots, self._cwd)
+        return effective_roots(self._plugin.allowed_roots, self._client_roots, self._cwd)
 
     @property
     def can_sample(self) -> bool:
@@ -458,17 +387,6 @@ class ToolContext(Generic[SettingsT]):
         """Send a progress notification when the client asked for progress; else nothing."""
         if self._channel is not None:
             await self._channel.report_progress(progress, total, message)
-
-    def report_progress_sync(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """``report_progress`` for sync tools, from their worker thread or any thread they start."""
-        if self._channel is not None and self._loop_token is not None:
-            import anyio.from_thread
-
-            anyio.from_thread.run(
-                self._channel.report_progress, progress, total, message, token=self._loop_token
-            )
 
     async def sample(
         self, prompt: str, *, system: str | None = None, max_tokens: int = 1024

@@ -12,23 +12,27 @@ The host calls each hook once per plugin, with that plugin's own context, throug
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
+
+from hostd.api import (
+    PROJECT,
+    PluginContext,
+    RecordStore,
+    RegisterPrompts,
+    RegisterResource,
+    RegisterService,
+    RegisterTool,
+    RegisterViews,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from hostd_db import Schema
     from pydantic import BaseModel
 
-    from hostd.context import PluginContext, RegisterService, RegisterTool
-    from hostd.prompts import RegisterPrompts
-    from hostd.records import RecordStore
-    from hostd.resources import RegisterResource
-    from hostd.web.api import RegisterViews
-
-PROJECT = "hostd"
 hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
@@ -37,12 +41,12 @@ def hostd_settings_model() -> type[BaseModel] | None:
 
 
 @hookspec
-def hostd_register_tools(register: RegisterTool, context: PluginContext[Any]) -> None:
+def hostd_register_tools(register: RegisterTool, context: PluginContext[object]) -> None:
     """Register this plugin's tools by calling ``register(function, ...)`` once per tool."""
 
 
 @hookspec
-def hostd_register_resources(register: RegisterResource, context: PluginContext[Any]) -> None:
+def hostd_register_resources(register: RegisterResource, context: PluginContext[object]) -> None:
     """Offer kinds of resource by calling ``register(uri_template, name=..., list=..., read=..., tool=...)``.
 
     Each kind is served (listed, read, offered as a template) exactly where its ``tool`` is: a
@@ -51,7 +55,7 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
 
 
 @hookspec
-def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Any]) -> None:
+def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[object]) -> None:
     """Offer prompts by calling ``register(list=..., get=..., tool=..., complete=...)``.
 
     ``list`` may answer differently over time (a user adds a template); like resources, the
@@ -60,12 +64,12 @@ def hostd_register_prompts(register: RegisterPrompts, context: PluginContext[Any
 
 
 @hookspec
-def hostd_register_services(register: RegisterService, context: PluginContext[Any]) -> None:
+def hostd_register_services(register: RegisterService, context: PluginContext[object]) -> None:
     """Offer objects to other plugins by calling ``register(name, service)``."""
 
 
 @hookspec
-def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
+def hostd_database_schema(context: PluginContext[object]) -> Schema | None:
     """Return the tables this plugin keeps (a ``hostd_db.Schema``: tables and migrations), or None.
 
     The host opens the database when the plugin first calls ``context.database()``: the plugin's
@@ -77,7 +81,7 @@ def hostd_database_schema(context: PluginContext[Any]) -> Schema | None:
 
 
 @hookspec
-def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
+def hostd_register_views(register: RegisterViews, context: PluginContext[object]) -> None:
     """Add this plugin's dashboard pages: ``register.page(path, render, title=..., tool=...)``,
     ``register.action(...)`` for forms, ``register.overview(...)`` for the overview's counts and
     activity, ``register.assets(templates, static)`` for its templates (see ``hostd.web.api``).
@@ -89,7 +93,7 @@ def hostd_register_views(register: RegisterViews, context: PluginContext[Any]) -
 
 
 @hookspec
-def hostd_record_store(context: PluginContext[Any], local: bool) -> RecordStore | None:
+def hostd_record_store(context: PluginContext[object], local: bool) -> RecordStore | None:
     """This plugin's store as ``hostd db copy`` copies it (a ``hostd.RecordStore``), or None.
 
     ``local=False``: the store on ``context.database()`` (the team database), which receives the
@@ -111,12 +115,12 @@ def hostd_icon() -> str | None:
 
 
 @hookspec
-def hostd_startup(context: PluginContext[Any]) -> None:
+def hostd_startup(context: PluginContext[object]) -> None:
     """Run once before the server accepts requests; keep it cheap (open stores lazily)."""
 
 
 @hookspec
-def hostd_shutdown(context: PluginContext[Any]) -> None:
+def hostd_shutdown(context: PluginContext[object]) -> None:
     """Run once when the server stops, in reverse start-up order; close what you opened."""
 
 
@@ -124,4 +128,4 @@ HOOK_NAMES: tuple[str, ...] = tuple(
     name for name, value in dict(globals()).items() if name.startswith("hostd_") and callable(value)
 )
 
-__all__ = ["HOOK_NAMES", "PROJECT", "Any", "hookimpl", "hookspec"]
+__all__ = ["HOOK_NAMES", "PROJECT", "hookimpl", "hookspec"]

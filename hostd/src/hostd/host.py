@@ -13,17 +13,18 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pluggy
 from hostd_errors import CodedError, render
 from pydantic import BaseModel, ValidationError
 
+from hostd.api import ToolOutput
 from hostd.config import LoadedConfig, format_validation_error
-from hostd.context import ClientChannel, PluginContext, Services, TeamStorage, ToolContext
+from hostd.context import CallContext, ClientChannel, PluginRuntime, ServiceRegistry, TeamStorage
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.observe import CANCELLED, CallObservers, CallRecord
@@ -140,8 +141,8 @@ class Host:
         self.manager, self.plugin_names = make_plugin_manager(
             loaded.profile.plugins, extra_plugins=extra_plugins
         )
-        self.services = Services()
-        self.contexts: dict[str, PluginContext[Any]] = {}
+        self.services = ServiceRegistry()
+        self.contexts: dict[str, PluginRuntime[Any]] = {}
         self.tools: dict[str, ToolSpec] = {}
         self._schemas: dict[str, Schema | None] = {}
         self.observers = CallObservers()
@@ -196,7 +197,7 @@ class Host:
             plugin_roots = raw.pop("allowed_roots", None)
             settings = self._validate_settings(name, models.get(name), raw)
             roots = self._narrow_roots(name, host_roots, plugin_roots)
-            self.contexts[name] = PluginContext(
+            self.contexts[name] = PluginRuntime(
                 name=name,
                 settings=settings,
                 language=self.language,
@@ -278,8 +279,7 @@ class Host:
         """
         from hostd_db import DatabaseError
 
-        from hostd.context import CopyReport
-        from hostd.records import import_records
+        from hostd.records import CopyReport, import_records
 
         reports = []
         for name, _ in self._impls("hostd_record_store"):
@@ -528,8 +528,8 @@ class Host:
         }
         return [kind for kind in self.resource_kinds if (kind.plugin, kind.tool) in served]
 
-    def _resource_context(self, plugin: str) -> ToolContext[Any]:
-        return ToolContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
+    def _resource_context(self, plugin: str) -> CallContext[Any]:
+        return CallContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
 
     async def list_resources(
         self, kinds: Sequence[ResourceKind], cursor: str | None
@@ -756,7 +756,7 @@ class Host:
             return error_envelope(
                 "INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details, started=started
             ), True
-        context = ToolContext(
+        context = CallContext(
             self.contexts[spec.plugin],
             channel=channel,
             client_roots=client_roots,
@@ -768,7 +768,7 @@ class Host:
             kwargs[spec.context_parameter] = context
         try:
             if spec.is_async:
-                result = await spec.function(**kwargs)
+                result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
             else:
                 job = _WorkerJob(functools.partial(spec.function, **kwargs))
                 del kwargs
@@ -776,7 +776,7 @@ class Host:
                 if job.failure is not None:
                     raise job.failure
         except anyio.get_cancelled_exc_class():
-            context._mark_cancelled()
+            context.mark_cancelled()
             raise
         except CodedError as exc:
             _forget_frames(exc)
@@ -811,7 +811,7 @@ class Host:
         await self.publish_changes(spec, context, result)
         return envelope, False
 
-    async def publish_changes(self, spec: ToolSpec, context: ToolContext[Any], result: Any) -> None:
+    async def publish_changes(self, spec: ToolSpec, context: CallContext[Any], result: Any) -> None:
         """Tell subscribers what a call that succeeded changed: what it reported
         (``ToolContext.resource_changed``) and, for a tool that is not read-only, the records it
         linked to. Only URIs of a served kind of resource are published (not files)."""

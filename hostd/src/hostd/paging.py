@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 from hostd_errors import Text
 from pydantic import BaseModel, Field
 
-from hostd.context import ToolOutput
+from hostd.api import ToolOutput
 from hostd.errors import ToolError
 
 #: Every listing's page size: 1 to ``MAX_LIMIT`` items, ``DEFAULT_LIMIT`` when not given.

@@ -28,15 +28,29 @@ from hostd_errors import Text
 if TYPE_CHECKING:
     from hostd_db import Connection, Database
 
-    from hostd.context import CopyReport
-
-__all__ = ["Merge", "Record", "RecordKind", "RecordStore", "import_records", "merge", "pages"]
+__all__ = ["CopyReport", "Merge", "Record", "RecordKind", "RecordStore", "import_records", "merge", "pages"]
 
 T = TypeVar("T")
 K = TypeVar("K")
 
 #: How often (in records read) ``import_records`` reports its progress.
 PROGRESS_EVERY = 1000
+
+
+@dataclass
+class CopyReport:
+    """What ``hostd db copy`` did for one plugin: records copied, found identical, or in conflict.
+
+    A conflict (the team database holds a different record under the same key) is listed in
+    words a person can act on and is never overwritten.
+    """
+
+    copied: dict[str, int] = field(default_factory=dict)  # kind of record -> how many were new
+    unchanged: dict[str, int] = field(default_factory=dict)  # kind of record -> already identical
+    conflicts: list[str] = field(default_factory=list)
+    #: kind of record -> how many the team database held at an earlier point of the same history
+    #: (a fast-forward: the newer local versions were added, nothing of the team's was lost)
+    updated: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,8 +205,6 @@ def import_records(
     progress: Callable[[int], None] | None = None,
 ) -> CopyReport:
     """Copy every record of ``source`` into ``target`` (on ``database``) in one write transaction."""
-    from hostd.context import CopyReport
-
     kinds = {kind.name: kind for kind in target.record_kinds}
 
     def count(bucket: dict[str, int], name: str | None, how_many: int = 1) -> None:

@@ -26,7 +26,8 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
 from hostd import client_log
-from hostd.context import CALLING_MEMBER, ClientInputNeeded, SamplingResult
+from hostd.api import SamplingResult
+from hostd.context import CALLING_MEMBER, ClientInputNeeded
 from hostd.errors import HostError
 from hostd.members import Member
 from hostd.prompts import PromptImage, PromptInfo

@@ -53,7 +53,7 @@ class TextLength:
                     option["minLength"] = self.min_length
         return json_schema
 
-    def check(self, value: Any) -> Any:
+    def check(self, value: object) -> object:
         """``value`` unchanged, or pydantic's error for text that is not Unicode or too short or long."""
         if not isinstance(value, str):
             return value  # None, for an optional argument

@@ -14,7 +14,6 @@ import inspect
 import re
 import time
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,14 +21,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from hostd.api import ToolContext, ToolFunction, ToolOutput
 from hostd.arguments import describe_valid, explain
-from hostd.context import ToolContext, ToolOutput
 from hostd.errors import HostError
 from hostd.i18n import pick
 from hostd.schema_cache import SchemaCache
 from hostd.textlength import TextLength
-
-ToolFunction = Callable[..., Any]
 
 RESERVED_KEYS: frozenset[str] = frozenset({"status", "message", "error", "metadata"})
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -44,6 +44,27 @@ def test_tables_live_in_the_component_schema(notes: PostgresDatabase, postgres_u
         other.close()
 
 
+def test_pool_stats_count_lends_and_never_open_the_pool(postgres_url: str) -> None:
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS)
+    try:
+        assert database.pool_stats() is None  # reading the counters opened nothing
+        with database.write() as connection:  # opens the pool (and migrates: that borrows too)
+            connection.execute("INSERT INTO notes (body) VALUES ('one')")
+        stats = database.pool_stats()
+        assert stats is not None
+        before = stats["requests_num"]
+        for _ in range(3):
+            with database.read() as connection:
+                connection.execute("SELECT count(*) FROM notes")
+        with database.autocommit() as connection:
+            connection.execute("SELECT 1")
+        stats = database.pool_stats()
+        assert stats is not None and stats["requests_num"] - before == 4
+    finally:
+        database.close()
+    assert database.pool_stats() is None
+
+
 def test_a_failed_write_leaves_nothing(notes: PostgresDatabase) -> None:
     with pytest.raises(RuntimeError), notes.write() as connection:
         connection.execute("INSERT INTO notes (body) VALUES ('half')")

@@ -165,7 +165,7 @@ async def test_a_team_database_from_before_members_reads_as_null(
     migration, with created_by null."""
     from hostd_db import PostgresDatabase
     from hostd_db.schema import render
-    from hostd_deep_thinking.store.postgres_schema import MIGRATIONS
+    from hostd_deep_thinking.store.schema import MIGRATIONS
 
     summary = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}
     meta = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}

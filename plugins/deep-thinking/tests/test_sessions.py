@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
+from hostd_deep_thinking.links import SessionService
 from hostd_testing import Client, in_memory_client
 from hostd_testing.calls import fails, ok
 
@@ -409,7 +410,7 @@ async def test_sessions_service_answers_other_plugins(hostd_data_dir: Path, host
         extra_plugins={"probe": Probe()},
     ) as both:
         await ok(both, "sequential_thinking", **thought(1, 1, session_id="svc"))
-        service = captured["context"].services.get("deep-thinking.sessions")
+        service = captured["context"].services.get("deep-thinking.sessions", SessionService)
         assert service is not None
         assert service.session_exists("svc") is True
         assert service.session_exists("nope") is False

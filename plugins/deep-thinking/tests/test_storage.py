@@ -37,6 +37,12 @@ def plain_thought(state: SessionState, number: int, text: str = "t") -> tuple[di
     )
 
 
+def _loaded(store: SessionStore, session_id: str) -> SessionState:
+    state = store.load(session_id)
+    assert state is not None, f"session {session_id} is gone"
+    return state
+
+
 def add(store: SessionStore, session_id: str, number: int, text: str = "t") -> int:
     appended = store.append(
         session_id,
@@ -59,7 +65,7 @@ def test_appending_never_rewrites_the_document_or_the_index(tmp_path: Path) -> N
     assert store.journal_path("s").read_bytes().count(b"\n") == 299
     store.close()
     reopened = SessionStore(tmp_path)
-    assert [t["seq"] for t in reopened.load("s").thoughts] == list(range(1, 300))
+    assert [t["seq"] for t in _loaded(reopened, "s").thoughts] == list(range(1, 300))
 
 
 def test_compaction_folds_the_journal_and_keeps_ten_backups(tmp_path: Path) -> None:
@@ -83,7 +89,7 @@ def test_journal_lines_already_in_the_document_are_skipped(tmp_path: Path) -> No
     store.journal_path("s").write_bytes(journal)  # as if the journal reset never happened
     store.close()
     reopened = SessionStore(tmp_path)
-    assert [t["seq"] for t in reopened.load("s").thoughts] == [1, 2, 3, 4, 5]
+    assert [t["seq"] for t in _loaded(reopened, "s").thoughts] == [1, 2, 3, 4, 5]
     assert add(reopened, "s", 6) == 6
 
 
@@ -95,7 +101,7 @@ def test_a_partial_last_line_is_cut_and_reported(tmp_path: Path) -> None:
     with open(store.journal_path("s"), "ab") as handle:
         handle.write(b'{"seq":4,"thought":{"thought_num')
     reopened = SessionStore(tmp_path)
-    state = reopened.load("s")
+    state = _loaded(reopened, "s")
     assert [t["seq"] for t in state.thoughts] == [1, 2, 3]
     assert any("partial journal line" in note["problem"] for note in state.meta["recovery_log"])
     assert add(reopened, "s", 4) == 4
@@ -108,7 +114,7 @@ def test_corrupt_document_is_recovered_from_backup_and_journal(tmp_path: Path) -
     store.close()
     store.document_path("s").write_bytes(b'{"session_id": "s", "thoughts": [ trunc')
     reopened = SessionStore(tmp_path)
-    state = reopened.load("s")
+    state = _loaded(reopened, "s")
     assert [t["content"] for t in state.thoughts] == [f"text {n}" for n in range(1, 13)]
     log = state.meta["recovery_log"]
     assert "damaged" in log[-1]["problem"] and "backup" in log[-1]["recovered_from"]
@@ -238,7 +244,7 @@ def test_two_processes_on_a_barrier_lose_nothing(tmp_path: Path) -> None:
     for worker in workers:
         worker.join(120)
         assert worker.exitcode == 0
-    state = SessionStore(tmp_path).load("shared")
+    state = _loaded(SessionStore(tmp_path), "shared")
     contents = [t["content"] for t in state.thoughts]
     assert len(contents) == 400 and len(set(contents)) == 400
     assert [t["seq"] for t in state.thoughts] == list(range(1, 401))
@@ -373,7 +379,7 @@ def test_the_session_cache_is_bounded_by_size_too(tmp_path: Path, monkeypatch: p
         store.create(document)
     cached = list(store._cache)
     assert cached == ["big-2", "big-3"], cached
-    assert store.load("big-0").meta["description"] == "长" * 9_000  # evicted, read again from disk
+    assert _loaded(store, "big-0").meta["description"] == "长" * 9_000  # evicted, read again from disk
     assert list(store._cache)[-1] == "big-0"
     store.close()
 

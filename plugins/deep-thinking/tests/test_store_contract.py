@@ -55,7 +55,7 @@ def add(store: Any, session_id: str, number: int, text: str = "t", **extra: Any)
 def postgres_store(url: str) -> Any:
     from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
-    from hostd_deep_thinking.store.postgres_schema import schema
+    from hostd_deep_thinking.store.schema import schema
 
     settings = TeamDatabaseSettings(url, pool_size=2)
     return PostgresSessionStore(PostgresBackend(settings, "deep-thinking", schema()))
@@ -248,7 +248,8 @@ def test_two_processes_append_400_thoughts_without_gaps(postgres_url: str) -> No
 def search(store: Any, tmp_path: Path) -> Iterator[Any]:
     """``search(text, session_id=None, limit=20)`` -> (hits, truncated, strict) on the store's backend:
     the SQLite FTS5 index beside the files, or the store's own tsvector search on PostgreSQL."""
-    from hostd_deep_thinking.search import SearchIndex, plan_query
+    from hostd_deep_thinking.search import plan_query
+    from hostd_deep_thinking.store.search_index import SearchIndex
 
     index = SearchIndex(store, tmp_path / "search.db") if isinstance(store, SessionStore) else store
 

@@ -92,7 +92,7 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     from hostd_db import PostgresBackend, TeamDatabaseSettings
     from hostd_deep_thinking.store import SessionStore
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
-    from hostd_deep_thinking.store.postgres_schema import schema
+    from hostd_deep_thinking.store.schema import schema
 
     data_dir = tmp_path / "data"
     await _local_sessions(data_dir, hostd_roots)
@@ -125,7 +125,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         conflict = _hostd(tmp_path, postgres_url, "db", "copy")
         assert conflict.returncode == 1
         assert "deep-thinking: CONFLICT session 'trip' differs in the team database" in conflict.stdout
-        assert team.load("trip").thoughts[-1]["content"] == "team-only"  # never overwritten
+        trip = team.load("trip")
+        assert trip is not None and trip.thoughts[-1]["content"] == "team-only"  # never overwritten
     finally:
         local.close()
         team.close()

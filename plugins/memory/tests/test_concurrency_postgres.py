@@ -94,8 +94,8 @@ def test_writers_of_different_memories_do_not_wait_for_each_other(
     held, release = threading.Event(), threading.Event()
 
     def hold_a() -> None:
-        with team_store._write("team://a") as conn:
-            team_store._resolve_locked(conn, "team://a")
+        with team_store.access.write("team://a") as conn:
+            team_store.access.resolve_locked(conn, "team://a")
             held.set()
             release.wait(60)
 

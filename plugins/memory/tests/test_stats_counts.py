@@ -31,7 +31,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
 
 def scanned(store: MemoryStore) -> dict[str, Any]:
     """The counted statistics by scanning every table (what ``stats`` computed before the counts)."""
-    scan: dict[str, Any] = store._read(_scanned)
+    scan: dict[str, Any] = store.access.read(_scanned)
     return scan
 
 
@@ -160,7 +160,7 @@ def test_a_write_that_fails_leaves_the_counts_as_they_were(store: MemoryStore) -
     class Broken(Exception):
         pass
 
-    with pytest.raises(Broken), store._write(exclusive=True) as conn:
+    with pytest.raises(Broken), store.access.write(exclusive=True) as conn:
         conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, tags) "
             "VALUES ('proj://b', 'proj', 'b', 'beta', 1, 'x', 'x', '[\"db\"]')"
@@ -196,7 +196,7 @@ def test_counts_stay_exact_with_writers_on_many_connections(postgres_url: str) -
         stats = counted(store)
         assert stats == scanned(store)
         assert sum(stats["by_status"].values()) == 150 and stats["by_tag"]["shared"] == 120
-        shards = store._rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
+        shards = store.access.rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
         assert shards > 1  # the writers added to rows of their own, not all to one
     finally:
         store.close()

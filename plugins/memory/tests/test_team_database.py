@@ -155,10 +155,11 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     local = sqlite_store(data_dir / "memory" / "memory.db")
     team = team_store(postgres_url)
     try:
-        uris = [r[0] for r in local._rows("SELECT uri FROM memories ORDER BY id")]
+        uris = [r[0] for r in local.access.rows("SELECT uri FROM memories ORDER BY id")]
         assert len(uris) == 4  # the session's memory too
         for uri in uris:
-            mine, theirs = local._read(partial(snapshot, uri=uri)), team._read(partial(snapshot, uri=uri))
+            mine = local.access.read(partial(snapshot, uri=uri))
+            theirs = team.access.read(partial(snapshot, uri=uri))
             assert mine is not None and theirs is not None
             assert theirs == mine, uri  # state, every version, tags, aliases, authors
         (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
@@ -187,8 +188,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         ), forward.stdout
         assert "CONFLICT" not in forward.stdout
         mine, theirs = (
-            local._read(partial(snapshot, uri="proj://db")),
-            team._read(partial(snapshot, uri="proj://db")),
+            local.access.read(partial(snapshot, uri="proj://db")),
+            team.access.read(partial(snapshot, uri="proj://db")),
         )
         assert mine is not None and theirs is not None and theirs == mine
         assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (

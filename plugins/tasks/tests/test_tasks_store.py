@@ -25,7 +25,7 @@ from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.store.schema import schema
 
 
-class SqliteTaskStore(TaskStore):  # type: ignore[misc]  # hostd_tasks ships no py.typed yet
+class SqliteTaskStore(TaskStore):
     """The store on a SQLite file opened here, as the host opens it, with the file at hand."""
 
     database: SqliteBackend

@@ -122,12 +122,13 @@ async def test_inputs_swapped_for_links_after_the_check_are_path_not_allowed_eac
 ) -> None:
     """Every file passed the path check, then each was replaced by a link (out of the roots, to a
     device) before it was read: the refusal is the path rules' for each file, not "not UTF-8"."""
+    from hostd_wechat import sources
     from hostd_wechat.tools import digest
 
     outside = _write(tmp_path, "outside/secret.md")
     inputs = [_write(hostd_roots, "in/a.md"), _write(hostd_roots, "in/b.md")]
     targets = [outside, Path("/dev/zero")]
-    checked = digest.collect
+    checked = sources.collect
 
     def collect_then_swap(*args: Any, **kwargs: Any) -> list[Path]:
         paths: list[Path] = checked(*args, **kwargs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from hostd_errors import Message
 
@@ -52,7 +52,7 @@ class ViewRequest(Protocol):
         """Whether this member may use this plugin's tool ``tool`` (its unprefixed name): show a
         page's write controls only when it is true; the host refuses the action otherwise."""
 
-    async def call(self, function: Callable[..., OutputT], /, **arguments: Any) -> OutputT:
+    async def call(self, function: Callable[..., OutputT], /, **arguments: object) -> OutputT:
         """Run one of this plugin's tool functions as the signed-in member, as the tool would run.
 
         The arguments are validated with the tool's own input model, the member is the call's
@@ -82,7 +82,7 @@ class ViewPage:
 
     title: Message
     template: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
     diagram: bool = False
     scripts: tuple[str, ...] = ()
     status: int = 200

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from hostd_errors import CodedError, Text
 
-from hostd.context import CALLING_MEMBER, ToolContext
+from hostd.api import ToolOutput
+from hostd.context import CALLING_MEMBER, CallContext
 from hostd.errors import ToolError
 from hostd.tools import ArgumentError, validate_arguments
 
@@ -34,7 +36,7 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         raise ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details) from None
     calling = CALLING_MEMBER.set(member)
     try:
-        context = ToolContext(
+        context = CallContext(
             host.contexts[spec.plugin], cwd=host.cwd, uses_roots=spec.uses_roots, client_roots=None
         )
     finally:
@@ -44,9 +46,10 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         kwargs[spec.context_parameter] = context
     try:
         if spec.is_async:
-            result = await spec.function(**kwargs)
+            result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
         else:
-            result = await anyio.to_thread.run_sync(functools.partial(spec.function, **kwargs))
+            sync_call = cast(Callable[[], ToolOutput], functools.partial(spec.function, **kwargs))
+            result = await anyio.to_thread.run_sync(sync_call)
     except CodedError:
         raise
     except Exception as exc:

@@ -59,8 +59,9 @@ def _look_up_tracer() -> Any:
 class TraceSpan:
     """What the body of ``trace_span`` may add to its span; does nothing when tracing is off."""
 
-    def __init__(self, span: Any = None) -> None:
-        self._span = span
+    def __init__(self, span: object = None) -> None:
+        # An OpenTelemetry span, from the optional SDK the type checker may not have: kept untyped.
+        self._span: Any = span
 
     def set(self, key: str, value: str | int | float | bool) -> None:
         if self._span is not None:

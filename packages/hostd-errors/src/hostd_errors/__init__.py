@@ -41,7 +41,7 @@ class Text:
         """The sentence in ``language`` (English for anything that is not Chinese)."""
         return self.zh if is_chinese(language) else self.en
 
-    def format(self, **values: Any) -> Text:
+    def format(self, **values: object) -> Text:
         """Both sentences with ``{name}`` placeholders filled; a missing one shows as ``?``.
 
         A ``Text`` value fills each sentence in that sentence's language, so a clause that reads
@@ -86,7 +86,7 @@ def render(value: Message | None, language: str) -> str | None:
     return value.render(language)
 
 
-def render_details(details: Mapping[str, Any], language: str) -> dict[str, Any]:
+def render_details(details: Mapping[str, object], language: str) -> dict[str, object]:
     """Details with any ``Text`` inside (values, lists, nested mappings) rendered in ``language``."""
 
     def one(value: Any) -> Any:
@@ -114,10 +114,10 @@ class Reason(NamedTuple):
     hint_en: str
     hint_zh: str
 
-    def message(self, **values: Any) -> Text:
+    def message(self, **values: object) -> Text:
         return Text(en=self.message_en, zh=self.message_zh).format(**values)
 
-    def hint(self, **values: Any) -> Text:
+    def hint(self, **values: object) -> Text:
         return Text(en=self.hint_en, zh=self.hint_zh).format(**values)
 
 
@@ -140,21 +140,21 @@ class CodedError(Exception):
         message: Message,
         *,
         hint: Message | None = None,
-        details: Mapping[str, Any] | None = None,
+        details: Mapping[str, object] | None = None,
     ) -> None:
         if not _is_code(code):
             raise ValueError(f"error codes are UPPER_SNAKE, got {code!r}")
         self.code = code
         self.message: Text = Text.same(message) if isinstance(message, str) else message
         self.hint: Text | None = Text.same(hint) if isinstance(hint, str) else hint
-        self.details: dict[str, Any] = dict(details or {})
+        self.details: dict[str, object] = dict(details or {})
         super().__init__(self.message.en)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Errors cross process boundaries (worker pools); rebuild from the fields, not str(self).
         return (_rebuild, (type(self), self.__dict__.copy()))
 
-    def rendered(self, language: str) -> tuple[str, str | None, dict[str, Any]]:
+    def rendered(self, language: str) -> tuple[str, str | None, dict[str, object]]:
         """Message, hint and details as the answer in ``language`` shows them."""
         hint = None if self.hint is None else self.hint.render(language)
         return self.message.render(language), hint, render_details(self.details, language)

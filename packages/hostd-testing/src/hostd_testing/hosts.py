@@ -69,7 +69,7 @@ class PluginHost:
 
     def service(self, name: str) -> Any:
         """The service another plugin offers under ``name`` (``None`` when it is not loaded)."""
-        return self._host.services.get(name)
+        return self._host.services.find(name)
 
     def dashboard(self, tokens_file: Path, *, local_member: str = "local") -> Any:
         """The dashboard alone as an ASGI app, its members read from ``tokens_file`` (a tokens

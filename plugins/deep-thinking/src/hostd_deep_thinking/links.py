@@ -7,7 +7,7 @@ linked to a session when that plugin is loaded).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hostd import PluginContext, Text
 from hostd_deep_thinking.models import LinkedTask, Notice
@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 SESSIONS_SERVICE = "deep-thinking.sessions"
 #: The tasks plugin's service this plugin uses.
 TASKS_SERVICE = "tasks.links"
+
+
+class TaskLinksService(Protocol):
+    """What deep-thinking uses of ``tasks.links`` (declared here: plugins never import each other)."""
+
+    def tasks_for_session(self, session_id: str) -> list[dict[str, object]]: ...
 
 
 class SessionService:
@@ -49,7 +55,7 @@ class SessionService:
 
 def linked_tasks(ctx: Context, session_id: str) -> tuple[list[LinkedTask] | None, list[Notice]]:
     """Tasks of the tasks plugin linked to the session, through its service; ``None`` when it is absent."""
-    service = ctx.services.get(TASKS_SERVICE)
+    service = ctx.services.get(TASKS_SERVICE, TaskLinksService)
     if service is None:
         return None, [
             Notice(

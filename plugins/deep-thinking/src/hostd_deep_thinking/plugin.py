@@ -56,7 +56,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
 @hookimpl
 def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
     """The sessions' tables in the team database (without ``storage`` the sessions are JSON files)."""
-    from hostd_deep_thinking.store.postgres_schema import schema
+    from hostd_deep_thinking.store.schema import schema
 
     return schema()
 

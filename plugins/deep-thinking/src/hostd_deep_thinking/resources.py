@@ -2,25 +2,18 @@
 
 Listed through the ``list_sessions`` tool (newest first, same paging) and read through
 ``export_session`` with ``format="markdown"``, so a resource is exactly what the export says.
+The tools' links to a session (``tools.common.session_link``) name the same URIs.
 """
 
 from __future__ import annotations
 
-from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, ToolContext
+from hostd import ResourceInfo, ResourcePage, ResourceText, ToolContext
 from hostd_deep_thinking.models import Settings
+from hostd_deep_thinking.tools.common import MIME_TYPE as MIME_TYPE
+from hostd_deep_thinking.tools.common import resource_uri
 
 TEMPLATE = "thinking://{session_id}"
-MIME_TYPE = "text/markdown"
 PAGE = 50
-
-
-def resource_uri(session_id: str) -> str:
-    return f"thinking://{session_id}"
-
-
-def session_link(session_id: str, name: str | None = None) -> ResourceLink:
-    """A link to a session, for a tool's answer."""
-    return ResourceLink(uri=resource_uri(session_id), name=session_id, title=name, mime_type=MIME_TYPE)
 
 
 def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:

@@ -1,63 +1,33 @@
-"""Full-text search over every session's thoughts: an SQLite FTS5 index beside the sessions.
-
-``search.db`` in the plugin's data folder is derived data: it can always be rebuilt from
-the sessions, and is (when missing, damaged, or of an older layout). Adding a thought never
-touches it, so ``sequential_thinking`` costs what it did; instead each search first brings
-the index up to date from the sessions' files, reading only what changed since the last
-look: the new journal lines of a session that grew, the whole session when its document
-was rewritten (compaction, status change, restore, import), nothing for the rest. Sessions
-whose files are gone (deleted) leave the index in the same step, so they are never found.
+"""The query language of ``search_thoughts``: what a user typed, as the index's expressions.
 
 Chinese has no spaces between words, so each run of CJK characters is indexed as its
-overlapping bigrams plus its last character: a query of two or more characters is the
-phrase of its bigrams, a single character a prefix. Latin words are words (prefix-matched
-from three letters). Every query term reaches FTS5 as a quoted literal, never as syntax.
+overlapping bigrams plus its last character (``words_text``): a query of two or more
+characters is the phrase of its bigrams, a single character a prefix. Latin words are words
+(prefix-matched from three letters). Every query term reaches FTS5 as a quoted literal, never
+as syntax (``plan_query``).
+
+The team database has no FTS5: there each thought row carries a ``tsvector`` built here in
+Python from the same words (``thought_words``: case and diacritics folded as FTS5's
+``unicode61 remove_diacritics 2`` does), and a query becomes ``tsquery`` text of the same terms
+(``search_queries``), so search finds on PostgreSQL what it finds beside the files. Lexemes
+are passed as quoted literals, never parsed by a text search configuration.
+
+This module imports nothing of ``store/``: the store's index (``store.search_index``, the
+SQLite file beside the sessions) and its tables (``store.postgres``) use it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
-import threading
+import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from hostd_deep_thinking.store import SessionStore, SessionUnreadable
-from hostd_deep_thinking.store.changes import FileSignature
-
-INDEX_FILE = "search.db"
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
-_CJK_RUN = re.compile(f"[{CJK}]+")
+CJK_RUN = re.compile(f"[{CJK}]+")
 _TERMS = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")
 MAX_TERMS = 16
 SNIPPET_CHARS = 160
-
-SCHEMA = """
-CREATE TABLE thoughts (
-    id INTEGER PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    thought_number INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    branch_id TEXT,
-    stage TEXT,
-    tags TEXT NOT NULL,
-    content TEXT NOT NULL
-);
-CREATE INDEX thoughts_by_session ON thoughts (session_id, seq);
-CREATE VIRTUAL TABLE thoughts_fts USING fts5 (
-    words, labels, session_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
-);
-INSERT INTO thoughts_fts (thoughts_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 0.0)');
-CREATE TABLE sessions (
-    session_id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    signature TEXT NOT NULL,
-    last_seq INTEGER NOT NULL
-);
-"""
 
 
 def words_text(text: str) -> str:
@@ -67,7 +37,7 @@ def words_text(text: str) -> str:
         run = match.group(0)
         return " " + " ".join([*(run[i : i + 2] for i in range(len(run) - 1)), run[-1]]) + " "
 
-    return _CJK_RUN.sub(bigrams, text)
+    return CJK_RUN.sub(bigrams, text)
 
 
 def _literal(text: str) -> str:
@@ -90,7 +60,7 @@ def plan_query(query: str) -> Query | None:
         return None
     expressions = []
     for term in terms:
-        if _CJK_RUN.fullmatch(term):
+        if CJK_RUN.fullmatch(term):
             bigrams = " ".join(term[i : i + 2] for i in range(len(term) - 1))
             expressions.append(_literal(term) + "*" if len(term) == 1 else _literal(bigrams))
         else:
@@ -122,230 +92,56 @@ class Hit:
     score: float
 
 
-def _damaged(exc: sqlite3.DatabaseError) -> bool:
-    """Whether the index file itself is at fault (corrupt, not SQLite, foreign tables), not a busy lock
-    or a connection closed under a query, which a rebuild would not cure."""
-    if isinstance(exc, sqlite3.ProgrammingError | sqlite3.InterfaceError):
-        return False
-    return not (isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)))
+# --- the team database: tsvector and tsquery text of the same words -----------------------------
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
+_LONGEST_TOKEN = 500
+#: tsvector positions stop at 16383; later words keep that position (they are still found).
+_LAST_POSITION = 16383
 
 
-def _signature(text: str) -> FileSignature:
-    """A signature as the index table keeps it (JSON), read back."""
-    document, inode, size = json.loads(text)
-    return FileSignature(tuple(document) if document is not None else None, inode, size)
+def _fold(text: str) -> str:
+    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
 
 
-class SearchIndex:
-    """The FTS5 index of one data folder, brought up to date before each search.
+def _tokens(text: str) -> list[str]:
+    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
+    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
 
-    Thread-safe (one catch-up at a time per process); several processes may share the file
-    (WAL; each catch-up is one write transaction that re-reads what the others recorded).
-    """
 
-    def __init__(self, store: SessionStore, path: Path) -> None:
-        self.store = store
-        self.path = path
-        self._database: Any = None
-        self._opened_inode: int | None = None
-        self._known: dict[str, FileSignature] = {}  # what the index holds per session, as last seen
-        self._guard = threading.Lock()  # one catch-up at a time
-        self._open_guard = threading.Lock()  # opening and reopening the file
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
-    def _db(self) -> Any:
-        """The index database; opened again (so rebuilt) when its file was deleted or replaced."""
-        with self._open_guard:
-            found = self.path.stat().st_ino if self.path.exists() else None
-            if self._database is not None and found != self._opened_inode:
-                self._database.close()
-                self._database, self._known = None, {}
-            if self._database is None:
-                from hostd_db import SqliteDatabase
 
-                self._database = SqliteDatabase(self.path, [SCHEMA])
-                self._database.connection()  # creates the file
-                self._opened_inode = self.path.stat().st_ino
-            return self._database
+def thought_words(thought: dict[str, Any]) -> str:
+    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
+    content = _tokens(str(thought.get("content") or ""))
+    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
+    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
+    start = len(content) + 2  # labels are never a phrase with the content's last word
+    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
+    return " ".join(parts)
 
-    def close(self) -> None:
-        if self._database is not None:
-            self._database.close()
 
-    def _discard(self) -> None:
-        """Drop a damaged index file: it is rebuilt from the sessions."""
-        with self._open_guard:
-            self.close()
-            self._database = None
-            self._known = {}
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+def _term_query(term: str) -> str | None:
+    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
+    if CJK_RUN.fullmatch(term):
+        if len(term) == 1:
+            return _lexeme(term) + ":*"
+        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
+    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
+    if not tokens:
+        return None
+    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
+    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
 
-    def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]:
-        """Hits best first, whether more were found than ``limit``, and whether every term was required."""
-        try:
-            return self._search(query, session_id, limit)
-        except sqlite3.DatabaseError as exc:
-            if not _damaged(exc):
-                raise
-            self._discard()  # damaged or foreign file: rebuild once
-            return self._search(query, session_id, limit)
 
-    def _search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]:
-        self.refresh()
-        rows, strict = self._matches(query.all_terms, session_id, limit + 1), True
-        if not rows and len(query.terms) > 1:
-            rows, strict = self._matches(query.any_term, session_id, limit + 1), False
-        hits = [
-            Hit(
-                session_id=row["session_id"],
-                session_name=row["name"],
-                sequence=row["seq"],
-                thought_number=row["thought_number"],
-                kind=row["kind"],
-                branch_id=row["branch_id"],
-                stage=row["stage"],
-                tags=json.loads(row["tags"]),
-                content=row["content"],
-                score=-float(row["score"]),
-            )
-            for row in rows[:limit]
-        ]
-        return hits, len(rows) > limit, strict
-
-    def _matches(self, expression: str, session_id: str | None, limit: int) -> list[sqlite3.Row]:
-        """The best ``limit`` matches: ranked inside FTS5 first, the rows fetched for those alone."""
-        where = "thoughts_fts MATCH ?" + (" AND session_id = ?" if session_id else "")
-        parameters: list[Any] = [expression, *([session_id] if session_id else []), limit]
-        with self._db().read() as connection:
-            return list(
-                connection.execute(
-                    "SELECT t.session_id, s.name, t.seq, t.thought_number, t.kind, t.branch_id, t.stage, "
-                    "t.tags, t.content, best.score FROM ("
-                    # Ties in the same order as the outer query (a session's rows are inserted in
-                    # sequence order), so the best ``limit`` are the same whatever the limit: a next
-                    # page asked with a larger limit never repeats or skips a tied hit.
-                    f"SELECT rowid, rank AS score FROM thoughts_fts WHERE {where} "
-                    "ORDER BY rank, session_id, rowid LIMIT ?"
-                    ") AS best JOIN thoughts t ON t.id = best.rowid "
-                    "JOIN sessions s ON s.session_id = t.session_id "
-                    "ORDER BY best.score, t.session_id, t.seq",
-                    parameters,
-                )
-            )
-
-    # --- keeping up with the sessions ----------------------------------------------------
-
-    def refresh(self) -> None:
-        """Bring the index in step with the sessions on disk, reading only what changed."""
-        with self._guard:
-            database = self._db()
-            if not self._known:
-                with database.read() as connection:
-                    rows = connection.execute("SELECT session_id, signature FROM sessions").fetchall()
-                self._known = {row["session_id"]: _signature(row["signature"]) for row in rows}
-            on_disk = self.store.file_signatures()
-            changed = {
-                session_id: signature
-                for session_id, signature in on_disk.items()
-                if self._known.get(session_id) != signature
-            }
-            gone = [session_id for session_id in self._known if session_id not in on_disk]
-            if not changed and not gone:
-                return
-            try:
-                with database.write() as connection:
-                    for session_id in gone:
-                        self._drop(connection, session_id)
-                    for session_id, signature in changed.items():
-                        self._follow(connection, session_id, signature)
-            except BaseException:
-                self._known = {}  # rolled back: read what the index holds again next time
-                raise
-
-    def _drop(self, connection: sqlite3.Connection, session_id: str) -> None:
-        connection.execute(
-            "DELETE FROM thoughts_fts WHERE rowid IN (SELECT id FROM thoughts WHERE session_id = ?)",
-            (session_id,),
-        )
-        connection.execute("DELETE FROM thoughts WHERE session_id = ?", (session_id,))
-        connection.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
-        self._known.pop(session_id, None)
-
-    def _follow(self, connection: sqlite3.Connection, session_id: str, signature: FileSignature) -> None:
-        """Index what changed in one session: its new journal lines, else all of it."""
-        recorded = connection.execute(
-            "SELECT signature, last_seq FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        if recorded is not None and _signature(recorded["signature"]) == signature:
-            self._known[session_id] = signature  # another process indexed it already
-            return
-        if recorded is not None:
-            held = _signature(recorded["signature"])
-            same_document = held.document is not None and held.document == signature.document
-            inode, size = held.journal_inode, held.journal_size
-            grew = inode is not None and inode == signature.journal_inode and signature.journal_size >= size
-            if same_document and grew and inode is not None:
-                added = self.store.journal_since(session_id, inode, size)
-                if added is not None:
-                    thoughts, offset = added
-                    fresh = [thought for thought in thoughts if int(thought["seq"]) > recorded["last_seq"]]
-                    self._insert(connection, session_id, fresh)
-                    last_seq = max([recorded["last_seq"], *(int(t["seq"]) for t in fresh)])
-                    grown = FileSignature(signature.document, inode, offset)
-                    self._record(connection, session_id, None, grown, last_seq)
-                    return
-        try:
-            snapshot = self.store.snapshot(session_id)
-        except SessionUnreadable:
-            snapshot = None  # a damaged session has nothing to find until it is repaired
-        self._drop(connection, session_id)
-        if snapshot is None:
-            return
-        self._insert(connection, session_id, snapshot.thoughts)
-        self._record(connection, session_id, snapshot.name, snapshot.signature, snapshot.last_seq)
-
-    def _record(
-        self,
-        connection: sqlite3.Connection,
-        session_id: str,
-        name: str | None,
-        signature: FileSignature,
-        last_seq: int,
-    ) -> None:
-        text = json.dumps([signature.document, signature.journal_inode, signature.journal_size])
-        if name is None:
-            connection.execute(
-                "UPDATE sessions SET signature = ?, last_seq = ? WHERE session_id = ?",
-                (text, last_seq, session_id),
-            )
-        else:
-            connection.execute(
-                "INSERT OR REPLACE INTO sessions (session_id, name, signature, last_seq) VALUES (?, ?, ?, ?)",
-                (session_id, name, text, last_seq),
-            )
-        self._known[session_id] = signature
-
-    @staticmethod
-    def _insert(connection: sqlite3.Connection, session_id: str, thoughts: list[dict[str, Any]]) -> None:
-        for thought in thoughts:
-            tags = [str(tag) for tag in thought.get("tags") or []]
-            stage = thought.get("stage")
-            cursor = connection.execute(
-                "INSERT INTO thoughts (session_id, seq, thought_number, kind, branch_id, stage, tags, "
-                "content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    int(thought["seq"]),
-                    int(thought["thought_number"]),
-                    str(thought.get("type") or "regular"),
-                    thought.get("branch_id"),
-                    stage,
-                    json.dumps(tags, ensure_ascii=False),
-                    str(thought["content"]),
-                ),
-            )
-            labels = " ".join([str(stage or ""), *tags])
-            connection.execute(
-                "INSERT INTO thoughts_fts (rowid, words, labels, session_id) VALUES (?, ?, ?, ?)",
-                (cursor.lastrowid, words_text(str(thought["content"])), words_text(labels), session_id),
-            )
+def search_queries(query: Query) -> tuple[str, str] | None:
+    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
+    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
+    if not terms:
+        return None
+    return " & ".join(terms), " | ".join(terms)

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from hostd_deep_thinking.export import branch_groups, in_branch, main_line, status_words, words_in
 from hostd_deep_thinking.models import Conclusion, RevisionNote, StageSpan, SummaryCounts
 from hostd_deep_thinking.store import SessionState
-from hostd_deep_thinking.templates import Template
 from hostd_deep_thinking.thinking import label_key
+from hostd_deep_thinking.thinking_templates import Template
 from hostd_deep_thinking.visualize import excerpt
 
 EXCERPT_CHARS = 240

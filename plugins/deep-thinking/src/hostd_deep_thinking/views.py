@@ -62,7 +62,7 @@ EXPORTS = {
 
 
 def register_views(register: RegisterViews) -> None:
-    register.assets(HERE / "view_templates")
+    register.assets(HERE / "templates")
     register.page("", session_list, title=Text(en="Thinking", zh="思考"), tool="list_sessions", nav=True)
     register.page("/view", session_page, title=Text(en="Session", zh="会话"), tool="get_session")
     register.page("/export", download, title=Text(en="Export", zh="导出"), tool="export_session")

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -20,6 +20,14 @@ from hostd_tasks.store import TaskStore
 
 SERVICE_NAME = "tasks.links"
 SESSIONS_SERVICE = "deep-thinking.sessions"
+
+
+class SessionsService(Protocol):
+    """What tasks uses of ``deep-thinking.sessions`` (declared here: plugins never import each other)."""
+
+    def session_exists(self, session_id: str) -> bool: ...
+
+    def session_summary(self, session_id: str) -> dict[str, object] | None: ...
 
 
 class TaskLinks:
@@ -46,7 +54,7 @@ def ask_sessions(
     ctx: ToolContext[Settings], session_id: str
 ) -> tuple[SessionCheck, bool, LinkedSession | None]:
     """What deep-thinking says of a session: (how the check went, whether it exists, its summary)."""
-    service = ctx.services.get(SESSIONS_SERVICE)
+    service = ctx.services.get(SESSIONS_SERVICE, SessionsService)
     if service is None:
         return "not_loaded", False, None
     try:

@@ -3,11 +3,12 @@
 Sessions live in the plugin's data folder as JSON files (``files.SessionStore``, the default, as
 the spec asks) or, with ``storage`` in the config, in the plugin's tables in the team database
 (``postgres.PostgresSessionStore``, on the database the host opened from the plugin's
-``hostd_database_schema``: ``postgres_schema``); both
+``hostd_database_schema``: ``schema``); both
 provide ``backend.SessionBackend`` with the same rules, so tools never ask which one they have.
-The parts: ``documents`` (a session's shape and state), ``errors`` (what a store refuses, as
-the errors callers see), ``files`` with ``layout``, ``index``, ``backups``, ``defaults`` and
-``changes``, and ``postgres`` with ``postgres_schema``.
+The parts: ``documents`` (a session's shape and state), ``refusals`` (what a store refuses, as
+the errors callers see, from a table of ``Reason``), ``files`` with ``layout``, ``index``,
+``backups``, ``defaults``, ``changes`` and ``search_index`` (the SQLite search index beside the
+files), and ``postgres`` with ``schema``.
 """
 
 from __future__ import annotations
@@ -22,17 +23,17 @@ from hostd_deep_thinking.store.backend import (
     Searcher,
     SessionBackend,
     SummaryPage,
+    WouldBlock,
 )
 from hostd_deep_thinking.store.documents import FORMAT_VERSION, SessionState, new_document
-from hostd_deep_thinking.store.errors import (
+from hostd_deep_thinking.store.files import SessionStore
+from hostd_deep_thinking.store.refusals import (
     BackupNotFound,
     SessionExists,
     SessionNotFound,
     SessionUnreadable,
     StoreError,
-    WouldBlock,
 )
-from hostd_deep_thinking.store.files import SessionStore
 
 if TYPE_CHECKING:
     from hostd_deep_thinking.models import Settings
@@ -60,7 +61,7 @@ def session_store(context: AnyContext) -> SessionBackend:
 def searcher_for(context: AnyContext) -> Searcher:
     """What searches the thoughts: the PostgreSQL store itself, or the SQLite index beside the files
     (``search.db``), opened on first use and closed at shut-down."""
-    from hostd_deep_thinking.search import INDEX_FILE, SearchIndex
+    from hostd_deep_thinking.store.search_index import INDEX_FILE, SearchIndex
 
     store = session_store(context)
     if not isinstance(store, SessionStore):

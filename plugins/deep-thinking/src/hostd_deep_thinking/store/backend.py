@@ -33,6 +33,10 @@ CACHED_DOCUMENT_BYTES = 32 * 1024 * 1024
 DELETED_LABEL = "-deleted"
 
 
+class WouldBlock(Exception):
+    """A non-blocking append found work that should not run on the event loop (wait, load, create)."""
+
+
 @dataclass(frozen=True)
 class Appended:
     """What one ``append`` did, copied under the lock so other threads cannot change it."""
@@ -101,7 +105,7 @@ class SessionBackend(Protocol):
 
 
 class Searcher(Protocol):
-    """Full-text search over a store's thoughts: ``search.SearchIndex`` beside the files, or the
+    """Full-text search over a store's thoughts: ``search_index.SearchIndex`` beside the files, or the
     PostgreSQL store itself."""
 
     def search(self, query: Query, session_id: str | None, limit: int) -> tuple[list[Hit], bool, bool]: ...

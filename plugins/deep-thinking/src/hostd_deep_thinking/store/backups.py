@@ -15,8 +15,8 @@ from typing import Any
 
 from hostd_deep_thinking.store.backend import BACKUPS_KEPT, DELETED_LABEL
 from hostd_deep_thinking.store.documents import check_document
-from hostd_deep_thinking.store.errors import BackupNotFound, SessionUnreadable
 from hostd_deep_thinking.store.layout import Layout
+from hostd_deep_thinking.store.refusals import BackupNotFound, SessionUnreadable
 
 
 class BackupShelf:

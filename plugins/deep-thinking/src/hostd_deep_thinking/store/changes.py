@@ -1,6 +1,6 @@
 """What the search index follows: which sessions' files changed since it last looked, cheaply.
 
-``search.SearchIndex`` asks ``file_signatures`` before every search and reads only what a
+``search_index.SearchIndex`` asks ``file_signatures`` before every search and reads only what a
 changed signature says is new (``journal_since``), so a quiet data folder costs two ``stat``
 calls and a search never re-reads sessions that did not change.
 """

@@ -39,6 +39,7 @@ from hostd_deep_thinking.store.backend import (
     ListingKey,
     Plan,
     SummaryPage,
+    WouldBlock,
 )
 from hostd_deep_thinking.store.backups import BackupShelf
 from hostd_deep_thinking.store.changes import ChangeScanner, FileSignature, SessionSnapshot
@@ -53,15 +54,14 @@ from hostd_deep_thinking.store.documents import (
     journal_line,
     new_document,
 )
-from hostd_deep_thinking.store.errors import (
+from hostd_deep_thinking.store.index import SessionIndex, index_entry
+from hostd_deep_thinking.store.layout import Layout, stat_or_none
+from hostd_deep_thinking.store.refusals import (
     SessionExists,
     SessionNotFound,
     SessionUnreadable,
     StoreError,
-    WouldBlock,
 )
-from hostd_deep_thinking.store.index import SessionIndex, index_entry
-from hostd_deep_thinking.store.layout import Layout, stat_or_none
 
 
 @dataclass

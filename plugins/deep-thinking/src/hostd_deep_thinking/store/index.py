@@ -23,8 +23,8 @@ from hostd_fs.durable import write_all
 from hostd_deep_thinking.store.backend import ListingKey, SummaryPage
 from hostd_deep_thinking.store.changes import RACY_NS
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought, encode_line
-from hostd_deep_thinking.store.errors import SessionUnreadable
 from hostd_deep_thinking.store.layout import Layout, read_from, stat_or_none
+from hostd_deep_thinking.store.refusals import SessionUnreadable
 
 
 def index_entry(state: SessionState, document_size: int) -> dict[str, Any]:

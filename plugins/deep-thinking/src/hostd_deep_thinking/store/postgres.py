@@ -6,7 +6,7 @@ plugin runs on both stores, and ``tests/test_store_contract.py`` checks the two 
 Why it is built this way:
 
 - The store is written against ``hostd_db.Database`` (``read``/``write``, ``?`` placeholders,
-  rows as tuples), on the plugin's schema the host opened from ``postgres_schema``.
+  rows as tuples), on the plugin's schema the host opened from ``schema``.
 - Documents and thoughts are ``json`` (kept as sent; ``jsonb`` refuses ``\\u0000``, which a
   thought may hold), passed as JSON text (``_json``: ASCII, so the NUL-safe text layer leaves it
   as it is).
@@ -44,7 +44,7 @@ from typing import Any
 
 from hostd_db import Connection, Database, utc_stamp
 
-from hostd_deep_thinking.search import Hit, Query
+from hostd_deep_thinking.search import Hit, Query, search_queries, thought_words
 from hostd_deep_thinking.store.backend import (
     BACKUPS_KEPT,
     CACHED_SESSIONS,
@@ -53,16 +53,15 @@ from hostd_deep_thinking.store.backend import (
     ListingKey,
     Plan,
     SummaryPage,
+    WouldBlock,
 )
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought
-from hostd_deep_thinking.store.errors import (
+from hostd_deep_thinking.store.refusals import (
     BackupNotFound,
     SessionExists,
     SessionNotFound,
     SessionUnreadable,
-    WouldBlock,
 )
-from hostd_deep_thinking.store.postgres_schema import search_queries, thought_words
 
 Conn = Connection
 

@@ -25,9 +25,9 @@ from hostd_db import Connection
 
 from hostd import Record, RecordKind, Text
 from hostd_deep_thinking.store.documents import check_document
-from hostd_deep_thinking.store.errors import SessionUnreadable
 from hostd_deep_thinking.store.files import SessionStore
 from hostd_deep_thinking.store.postgres import PostgresSessionStore
+from hostd_deep_thinking.store.refusals import SessionUnreadable
 
 
 def _backup_label(key: str) -> Text:

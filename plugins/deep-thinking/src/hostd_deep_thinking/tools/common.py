@@ -2,7 +2,7 @@
 the checks on free-form metadata and the ``session_id`` parameter.
 
 Store conditions (no such session, a damaged one) are ``ToolError``s raised by the store
-itself (``store/errors.py``), so nothing here translates them.
+itself (``store/refusals.py``), so nothing here translates them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import ResourceLink, Text, ToolContext, ToolError
 from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
 from hostd_deep_thinking.models import (
     SESSION_ID_PATTERN,
@@ -25,6 +25,19 @@ from hostd_deep_thinking.store import SessionNotFound, SessionState, session_sto
 
 #: The context every deep-thinking tool gets.
 Context = ToolContext[Settings]
+
+#: A session as an MCP resource (``resources``): ``thinking://<session_id>``, its Markdown export.
+MIME_TYPE = "text/markdown"
+
+
+def resource_uri(session_id: str) -> str:
+    return f"thinking://{session_id}"
+
+
+def session_link(session_id: str, name: str | None = None) -> ResourceLink:
+    """A link to a session's resource, for a tool's answer."""
+    return ResourceLink(uri=resource_uri(session_id), name=session_id, title=name, mime_type=MIME_TYPE)
+
 
 SessionId = Annotated[
     str,

@@ -16,9 +16,8 @@ from pydantic import Field
 from hostd import ResourceLink, Text, ToolError
 from hostd_deep_thinking.jsonshape import NotFiniteNumber, refuse_constant
 from hostd_deep_thinking.models import SESSION_ID_PATTERN, ExportOutput, ImportOutput, VisualizeOutput
-from hostd_deep_thinking.resources import resource_uri
 from hostd_deep_thinking.store import SessionExists, SessionState, session_store
-from hostd_deep_thinking.tools.common import Context, SessionId, load_state, summary_of
+from hostd_deep_thinking.tools.common import Context, SessionId, load_state, resource_uri, summary_of
 
 MAX_IMPORT_CHARS = 50_000_000
 

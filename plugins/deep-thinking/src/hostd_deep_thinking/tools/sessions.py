@@ -39,11 +39,10 @@ from hostd_deep_thinking.models import (
     SessionSummary,
     UpdateStatusOutput,
 )
-from hostd_deep_thinking.resources import resource_uri, session_link
 from hostd_deep_thinking.store import SessionExists, SessionState, new_document, session_store
 from hostd_deep_thinking.store.index import listing_key
-from hostd_deep_thinking.templates import step_after
 from hostd_deep_thinking.thinking import label_key
+from hostd_deep_thinking.thinking_templates import step_after
 from hostd_deep_thinking.tools.common import (
     Context,
     SessionId,
@@ -52,6 +51,8 @@ from hostd_deep_thinking.tools.common import (
     notice,
     record_of,
     recovery_notices,
+    resource_uri,
+    session_link,
     status_text,
     summary_of,
 )

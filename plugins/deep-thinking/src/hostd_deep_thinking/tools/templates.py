@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hostd import Text, ToolError
 from hostd_deep_thinking.models import InvalidTemplate, TemplatesOutput
-from hostd_deep_thinking.templates import TEMPLATES, Template, TemplateProblem, UserTemplates
+from hostd_deep_thinking.thinking_templates import TEMPLATES, Template, TemplateProblem, UserTemplates
 from hostd_deep_thinking.tools.common import Context
 
 

@@ -30,7 +30,6 @@ from hostd_deep_thinking.models import (
     Notice,
     ThoughtOutput,
 )
-from hostd_deep_thinking.resources import session_link
 from hostd_deep_thinking.store import (
     Appended,
     SessionNotFound,
@@ -40,9 +39,9 @@ from hostd_deep_thinking.store import (
     new_document,
     session_store,
 )
-from hostd_deep_thinking.templates import step_after
 from hostd_deep_thinking.thinking import ThoughtRequest, check_request, clean_labels, plan_thought
-from hostd_deep_thinking.tools.common import Context, notice, recovery_notices
+from hostd_deep_thinking.thinking_templates import step_after
+from hostd_deep_thinking.tools.common import Context, notice, recovery_notices, session_link
 from hostd_deep_thinking.tools.templates import find_template
 
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from hostd_memory import search as search_text
-from hostd_memory.store import tuning
-from hostd_memory.store.listings import Listings
+from hostd_memory.store import listings, tuning
+from hostd_memory.store.access import Access
 from hostd_memory.store.rows import (
     Connection,
     Filters,
@@ -26,363 +26,368 @@ from hostd_memory.store.schema import (
 )
 
 
-class Ranking(Listings):
-    """Search and related memories."""
+def memory_total(conn: Connection) -> int:
+    """About how many memories there are (the newest id: cheap, and close enough)."""
+    return int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
 
-    # --- search -------------------------------------------------------------------------
 
-    @staticmethod
-    def _total(conn: Connection) -> int:
-        """About how many memories there are (the newest id: cheap, and close enough)."""
-        return int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
+def _count_tokens(
+    db: Access,
+    conn: Connection,
+    pieces: Iterable[search_text.Piece],
+    total: int,
+    counts: dict[str, int],
+) -> None:
+    """Add to ``counts`` how many memories hold each token of ``pieces``, counted only so far.
 
-    def _count_tokens(
-        self,
-        conn: Connection,
-        pieces: Iterable[search_text.Piece],
-        total: int,
-        counts: dict[str, int],
-    ) -> None:
-        """Add to ``counts`` how many memories hold each token of ``pieces``, counted only so far.
-
-        Counting stops past what any decision needs (half the memories), so a token found in
-        most memories costs little more than a rare one. Counts above the relaxed ranking cap
-        are remembered: they only grow while memories are added (``purge`` forgets them), and
-        every decision taken on them holds for a lower bound.
-        """
-        bound = max(tuning.RELAXED_RANK_CAP, tuning.PREFIX_FLOOR, int(total * tuning.SCORE_SHARE)) + 1
-        wanted: dict[str, None] = {}
-        for piece in pieces:
-            if not piece.counted:
-                continue
-            for form in piece.forms:
-                for token in form.split(" "):
-                    if token in counts or token in wanted:
-                        continue
-                    known = self._large_counts.get(token)
-                    if known is not None:
-                        counts[token] = known
-                    else:
-                        wanted[token] = None
-        for token, count in self.engine.bounded_counts(conn, list(wanted), bound).items():
-            counts[token] = count
-            if count > tuning.RELAXED_RANK_CAP:
-                self._large_counts[token] = count
-
-    @staticmethod
-    def _cut(
-        piece: search_text.Piece, counts: dict[str, int], total: int
-    ) -> tuple[float, search_text.Piece] | None:
-        """A piece cut to its forms that occur, and at most how many memories hold it (None: none does).
-
-        A word whose forms are rare enough becomes its stem as a prefix, so BM25 weighs the word
-        once rather than once per form (FTS5 reads a prefix in full, which is cheap exactly then).
-        A piece whose tokens were not counted (a prefix) may be in any number of memories.
-        """
+    Counting stops past what any decision needs (half the memories), so a token found in
+    most memories costs little more than a rare one. Counts above the relaxed ranking cap
+    are remembered: they only grow while memories are added (``purge`` forgets them), and
+    every decision taken on them holds for a lower bound.
+    """
+    bound = max(tuning.RELAXED_RANK_CAP, tuning.PREFIX_FLOOR, int(total * tuning.SCORE_SHARE)) + 1
+    wanted: dict[str, None] = {}
+    for piece in pieces:
         if not piece.counted:
-            return math.inf, piece
-        existing = []
-        found_in = 0
+            continue
         for form in piece.forms:
-            count = min(counts[token] for token in form.split(" "))  # a phrase: its rarest token
-            if count:
-                existing.append(form)
-                found_in += count
-        if not existing:
-            return None
-        if (
-            piece.stem
-            and len(existing) > 1
-            and found_in <= max(tuning.PREFIX_FLOOR, int(total * tuning.PREFIX_SHARE))
-        ):
-            return found_in, search_text.Piece((piece.stem,), prefix=True)
-        return found_in, search_text.Piece(tuple(existing))
+            for token in form.split(" "):
+                if token in counts or token in wanted:
+                    continue
+                known = db.large_counts.get(token)
+                if known is not None:
+                    counts[token] = known
+                else:
+                    wanted[token] = None
+    for token, count in db.engine.bounded_counts(conn, list(wanted), bound).items():
+        counts[token] = count
+        if count > tuning.RELAXED_RANK_CAP:
+            db.large_counts[token] = count
 
-    def _strict_expression(
-        self, conn: Connection, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
-    ) -> tuple[str | None, float]:
-        """Every piece must match, a word as its forms that occur; and at most how many memories match.
 
-        The expression is None when a piece occurs nowhere. The count is known when a word was
-        counted (its forms' counts bound the result), else infinite.
-        """
-        words = [p for p in pieces if p.counted and len(p.forms) > 1]
-        self._count_tokens(conn, words, total, counts)
-        parts = []
-        at_most = math.inf
-        for piece in pieces:
-            if piece.counted and len(piece.forms) > 1:
-                cut = self._cut(piece, counts, total)
-                if cut is None:
-                    return None, 0
-                at_most = min(at_most, cut[0])
-                piece = cut[1]
-            parts.append(piece.expression)
-        return " AND ".join(parts), at_most
+def _cut(
+    piece: search_text.Piece, counts: dict[str, int], total: int
+) -> tuple[float, search_text.Piece] | None:
+    """A piece cut to its forms that occur, and at most how many memories hold it (None: none does).
 
-    def _useful_pieces(
-        self, pieces: list[search_text.Piece], total: int | None = None, counts: dict[str, int] | None = None
-    ) -> list[search_text.Piece]:
-        """The relaxed pieces that occur and say something, rarest first (see ``_useful``)."""
-        return [piece for _, piece in self._useful(pieces, total, counts)]
+    A word whose forms are rare enough becomes its stem as a prefix, so BM25 weighs the word
+    once rather than once per form (FTS5 reads a prefix in full, which is cheap exactly then).
+    A piece whose tokens were not counted (a prefix) may be in any number of memories.
+    """
+    if not piece.counted:
+        return math.inf, piece
+    existing = []
+    found_in = 0
+    for form in piece.forms:
+        count = min(counts[token] for token in form.split(" "))  # a phrase: its rarest token
+        if count:
+            existing.append(form)
+            found_in += count
+    if not existing:
+        return None
+    if (
+        piece.stem
+        and len(existing) > 1
+        and found_in <= max(tuning.PREFIX_FLOOR, int(total * tuning.PREFIX_SHARE))
+    ):
+        return found_in, search_text.Piece((piece.stem,), prefix=True)
+    return found_in, search_text.Piece(tuple(existing))
 
-    def _useful(
-        self, pieces: list[search_text.Piece], total: int | None = None, counts: dict[str, int] | None = None
-    ) -> list[tuple[float, search_text.Piece]]:
-        """Pieces that occur, cut to their forms that do, rarest first, with how many memories hold them.
 
-        A piece in more than half the memories (and more than ``tuning.PREFIX_FLOOR``) adds nothing to
-        BM25 and is left out, unless every piece is that common: then the rarest stays, alone.
-        """
+def _strict_expression(
+    db: Access, conn: Connection, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
+) -> tuple[str | None, float]:
+    """Every piece must match, a word as its forms that occur; and at most how many memories match.
 
-        def work(conn: Connection) -> list[tuple[float, search_text.Piece]]:
-            known = self._total(conn) if total is None else total
-            counted = {} if counts is None else counts
-            self._count_tokens(conn, pieces, known, counted)
-            cuts = [cut for piece in pieces if (cut := self._cut(piece, counted, known)) is not None]
-            cuts.sort(key=lambda cut: cut[0])
-            useful_max = max(tuning.PREFIX_FLOOR, int(known * tuning.SCORE_SHARE))
-            useful = [cut for cut in cuts if cut[0] <= useful_max or cut[0] == math.inf]
-            return useful or cuts[:1]
+    The expression is None when a piece occurs nowhere. The count is known when a word was
+    counted (its forms' counts bound the result), else infinite.
+    """
+    words = [p for p in pieces if p.counted and len(p.forms) > 1]
+    _count_tokens(db, conn, words, total, counts)
+    parts = []
+    at_most = math.inf
+    for piece in pieces:
+        if piece.counted and len(piece.forms) > 1:
+            cut = _cut(piece, counts, total)
+            if cut is None:
+                return None, 0
+            at_most = min(at_most, cut[0])
+            piece = cut[1]
+        parts.append(piece.expression)
+    return " AND ".join(parts), at_most
 
-        return self._read(work)
 
-    def _relaxed_queries(
-        self, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
-    ) -> tuple[str, str | None, bool] | None:
-        """The relaxed stage's queries: (first, top-up, whether the first is capped), or None.
+def useful_pieces(
+    db: Access,
+    pieces: list[search_text.Piece],
+    total: int | None = None,
+    counts: dict[str, int] | None = None,
+) -> list[search_text.Piece]:
+    """The relaxed pieces that occur and say something, rarest first (see ``_useful``)."""
+    return [piece for _, piece in _useful(db, pieces, total, counts)]
 
-        Candidates are the memories holding the rarest pieces, as many pieces as hold together
-        at most ``tuning.RELAXED_RANK_CAP`` memories (the rarest alone, capped to its newest, when even
-        it holds more); every useful piece ranks them (BM25 weighs rare pieces most, so the best
-        matches hold one). The top-up query, every piece for its newest matches, runs when the
-        candidates are too few.
-        """
-        useful = self._useful(pieces, total, counts)
-        if not useful:
-            return None
-        fetch: list[search_text.Piece] = []
-        rank_only: list[search_text.Piece] = []
-        together = 0.0
-        for found_in, piece in useful:
-            if not fetch or together + found_in <= tuning.RELAXED_RANK_CAP:
-                fetch.append(piece)
-                together += found_in
-            else:
-                rank_only.append(piece)
-        fetched = " OR ".join(p.expression for p in fetch)
-        if not rank_only:
-            return fetched, None, together > tuning.RELAXED_RANK_CAP
-        everything = " OR ".join(p.expression for p in (*fetch, *rank_only))
-        # A candidate holds a rare piece, so the second group always matches: its other pieces
-        # only add to the score.
-        return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
 
-    def _scan_clause(self, terms: Iterable[str]) -> tuple[str, list[Any]]:
-        """Conditions keeping the memories whose content, path or disclosure holds every term
-        (case-folded substrings: what the word index cannot answer)."""
-        position = self.database.dialect.position
-        fields = ("m.content", "m.path", "m.disclosure")
-        clause = ""
-        params: list[Any] = []
-        for term in terms:
-            clause += " AND (" + " OR ".join(f"{position('?', f'lower({f})')} > 0" for f in fields) + ")"
-            params += [term.lower()] * len(fields)
-        return clause, params
+def _useful(
+    db: Access,
+    pieces: list[search_text.Piece],
+    total: int | None = None,
+    counts: dict[str, int] | None = None,
+) -> list[tuple[float, search_text.Piece]]:
+    """Pieces that occur, cut to their forms that do, rarest first, with how many memories hold them.
 
-    def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
-        """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+    A piece in more than half the memories (and more than ``tuning.PREFIX_FLOOR``) adds nothing to
+    BM25 and is left out, unless every piece is that common: then the rarest stays, alone.
+    """
 
-        def work(conn: Connection) -> list[Hit]:
-            total = self._total(conn)
-            counts: dict[str, int] = {}
-            found: dict[int, tuple[float, str]] = {}
-            scan, scan_params = self._scan_clause(plan.strict_scan)
-            words, at_most = (
-                self._strict_expression(conn, plan.strict_pieces, total, counts)
-                if plan.strict_pieces
-                else (None, math.inf)
+    def work(conn: Connection) -> list[tuple[float, search_text.Piece]]:
+        known = memory_total(conn) if total is None else total
+        counted = {} if counts is None else counts
+        _count_tokens(db, conn, pieces, known, counted)
+        cuts = [cut for piece in pieces if (cut := _cut(piece, counted, known)) is not None]
+        cuts.sort(key=lambda cut: cut[0])
+        useful_max = max(tuning.PREFIX_FLOOR, int(known * tuning.SCORE_SHARE))
+        useful = [cut for cut in cuts if cut[0] <= useful_max or cut[0] == math.inf]
+        return useful or cuts[:1]
+
+    return db.read(work)
+
+
+def _relaxed_queries(
+    db: Access, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
+) -> tuple[str, str | None, bool] | None:
+    """The relaxed stage's queries: (first, top-up, whether the first is capped), or None.
+
+    Candidates are the memories holding the rarest pieces, as many pieces as hold together
+    at most ``tuning.RELAXED_RANK_CAP`` memories (the rarest alone, capped to its newest, when even
+    it holds more); every useful piece ranks them (BM25 weighs rare pieces most, so the best
+    matches hold one). The top-up query, every piece for its newest matches, runs when the
+    candidates are too few.
+    """
+    useful = _useful(db, pieces, total, counts)
+    if not useful:
+        return None
+    fetch: list[search_text.Piece] = []
+    rank_only: list[search_text.Piece] = []
+    together = 0.0
+    for found_in, piece in useful:
+        if not fetch or together + found_in <= tuning.RELAXED_RANK_CAP:
+            fetch.append(piece)
+            together += found_in
+        else:
+            rank_only.append(piece)
+    fetched = " OR ".join(p.expression for p in fetch)
+    if not rank_only:
+        return fetched, None, together > tuning.RELAXED_RANK_CAP
+    everything = " OR ".join(p.expression for p in (*fetch, *rank_only))
+    # A candidate holds a rare piece, so the second group always matches: its other pieces
+    # only add to the score.
+    return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
+
+
+def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
+    """Conditions keeping the memories whose content, path or disclosure holds every term
+    (case-folded substrings: what the word index cannot answer)."""
+    position = db.database.dialect.position
+    fields = ("m.content", "m.path", "m.disclosure")
+    clause = ""
+    params: list[Any] = []
+    for term in terms:
+        clause += " AND (" + " OR ".join(f"{position('?', f'lower({f})')} > 0" for f in fields) + ")"
+        params += [term.lower()] * len(fields)
+    return clause, params
+
+
+def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
+    """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+
+    def work(conn: Connection) -> list[Hit]:
+        total = memory_total(conn)
+        counts: dict[str, int] = {}
+        found: dict[int, tuple[float, str]] = {}
+        scan, scan_params = _scan_clause(db, plan.strict_scan)
+        words, at_most = (
+            _strict_expression(db, conn, plan.strict_pieces, total, counts)
+            if plan.strict_pieces
+            else (None, math.inf)
+        )
+        cap = (
+            tuning.STRICT_RANK_CAP if at_most > tuning.STRICT_RANK_CAP else None
+        )  # else no need to find the newest few
+        if plan.strict_pieces and words is None:
+            strict = []  # some term occurs in no memory
+        elif plan.strict_trigram:
+            extra, extra_params = scan, scan_params
+            if words:
+                words_sql, words_params = db.engine.words_clause(words)
+                extra += words_sql
+                extra_params = [*extra_params, *words_params]
+            strict = db.engine.ranked(
+                conn, "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap
             )
-            cap = (
-                tuning.STRICT_RANK_CAP if at_most > tuning.STRICT_RANK_CAP else None
-            )  # else no need to find the newest few
-            if plan.strict_pieces and words is None:
-                strict = []  # some term occurs in no memory
-            elif plan.strict_trigram:
-                extra, extra_params = scan, scan_params
-                if words:
-                    words_sql, words_params = self.engine.words_clause(words)
-                    extra += words_sql
-                    extra_params = [*extra_params, *words_params]
-                strict = self.engine.ranked(
-                    conn, "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap
+        elif words:
+            strict = db.engine.ranked(conn, "memory_words", words, filters, scan, scan_params, limit, cap)
+        elif plan.strict_scan:
+            where, params = filters.sql()
+            strict = [
+                (int(r[0]), 0.0)
+                for r in conn.execute(
+                    f"SELECT m.id FROM memories m WHERE {where}{scan} "
+                    "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
+                    [*params, *scan_params, limit],
                 )
-            elif words:
-                strict = self.engine.ranked(
-                    conn, "memory_words", words, filters, scan, scan_params, limit, cap
-                )
-            elif plan.strict_scan:
-                where, params = filters.sql()
-                strict = [
-                    (int(r[0]), 0.0)
-                    for r in conn.execute(
-                        f"SELECT m.id FROM memories m WHERE {where}{scan} "
-                        "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
-                        [*params, *scan_params, limit],
-                    )
-                ]
-            else:
-                strict = []
-            for memory_id, score in strict:
-                found[memory_id] = (score, "all_terms")
-            queries = self._relaxed_queries(plan.relaxed, total, counts) if len(found) < limit else None
-            if queries is not None:
-                first, top_up, capped = queries
-                wanted = limit + len(found)
-                self._add_relaxed(
+            ]
+        else:
+            strict = []
+        for memory_id, score in strict:
+            found[memory_id] = (score, "all_terms")
+        queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
+        if queries is not None:
+            first, top_up, capped = queries
+            wanted = limit + len(found)
+            _add_relaxed(
+                found,
+                db.engine.ranked(
+                    conn,
+                    "memory_words",
+                    first,
+                    filters,
+                    "",
+                    [],
+                    wanted,
+                    tuning.RELAXED_RANK_CAP if capped else None,
+                ),
+                limit,
+            )
+            if top_up and len(found) < limit:
+                _add_relaxed(
                     found,
-                    self.engine.ranked(
-                        conn,
-                        "memory_words",
-                        first,
-                        filters,
-                        "",
-                        [],
-                        wanted,
-                        tuning.RELAXED_RANK_CAP if capped else None,
+                    db.engine.ranked(
+                        conn, "memory_words", top_up, filters, "", [], wanted, tuning.RELAXED_RANK_CAP
                     ),
                     limit,
                 )
-                if top_up and len(found) < limit:
-                    self._add_relaxed(
-                        found,
-                        self.engine.ranked(
-                            conn, "memory_words", top_up, filters, "", [], wanted, tuning.RELAXED_RANK_CAP
-                        ),
-                        limit,
-                    )
-            return self._hits(found)
+        return _hits(db, found)
 
-        return self._read(work)
+    return db.read(work)
 
-    @staticmethod
-    def _add_relaxed(
-        found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int
-    ) -> None:
-        for memory_id, score in ranked:
-            if len(found) >= limit:
-                return
-            if memory_id not in found:
-                found[memory_id] = (score, "any_term")
 
-    def _hits(self, found: dict[int, tuple[float, str]]) -> list[Hit]:
-        by_id = self.memories_for(list(found))
-        return [Hit(by_id[i], found[i][0], found[i][1]) for i in found if i in by_id]
+def _add_relaxed(found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int) -> None:
+    for memory_id, score in ranked:
+        if len(found) >= limit:
+            return
+        if memory_id not in found:
+            found[memory_id] = (score, "any_term")
 
-    def match_ids(self, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
-        """Visible memories matching one expression, best first (used by preload)."""
-        return self._read(lambda conn: self.engine.ranked(conn, table, expression, Filters(), "", [], limit))
 
-    def core_memories(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
-        """Active memories with priority at most 2 (what ``system://boot`` shows)."""
-        return self.list_page(Filters(status="active", priority_max=2), after, limit)
+def _hits(db: Access, found: dict[int, tuple[float, str]]) -> list[Hit]:
+    by_id = listings.memories_for(db, list(found))
+    return [Hit(by_id[i], found[i][0], found[i][1]) for i in found if i in by_id]
 
-    # --- related memories ---------------------------------------------------------------
 
-    def related(
-        self, memory: MemoryRow, limit: int = tuning.RELATED_LIMIT
-    ) -> list[tuple[MemoryRow, list[str], list[str]]]:
-        """A few visible memories sharing rare tags or rare terms with ``memory``: (memory, shared
-        tags, shared terms), those sharing tags first.
+def match_ids(db: Access, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
+    """Visible memories matching one expression, best first (used by preload)."""
+    return db.read(lambda conn: db.engine.ranked(conn, table, expression, Filters(), "", [], limit))
 
-        The cost does not grow with the store: at most ``tuning.RELATED_TERMS`` terms from the start of
-        the memory and its tags are counted by queries that stop at ``tuning.RELATED_RARE`` memories, and
-        only the memories holding the ``tuning.RELATED_PIECES`` rarest are ranked.
-        """
 
-        def work(conn: Connection) -> list[tuple[MemoryRow, list[str], list[str]]]:
-            excluded = {memory.id}
-            found: dict[int, tuple[list[str], list[str]]] = {}
-            rare_tags = [
-                tag
-                for tag in memory.tags
-                if conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
-                    (tag, tuning.RELATED_RARE + 1),
-                ).fetchone()[0]
-                <= tuning.RELATED_RARE
-            ]
-            if rare_tags:
-                marks = ",".join("?" * len(rare_tags))
-                for memory_id, shared in conn.execute(
-                    f"SELECT t.memory_id, {self.engine.tag_list} FROM memory_tags t "
-                    f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
-                    f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
-                    [*rare_tags, memory.id, limit],
-                ):
-                    found[int(memory_id)] = (sorted(str(shared).split("\x1f")), [])
-            if len(found) < limit:
-                pieces = self._rare_pieces(conn, memory)
-                if pieces:
-                    expression = " OR ".join(piece.expression for _, piece, _ in pieces)
-                    excluded |= set(found)
-                    marks = ",".join("?" * len(excluded))
-                    ranked = self.engine.ranked(
-                        conn,
-                        "memory_words",
-                        expression,
-                        Filters(),
-                        f" AND m.id NOT IN ({marks})",
-                        list(excluded),
-                        limit - len(found),
-                    )
-                    for memory_id, _ in ranked:
-                        found[memory_id] = ([], [])
-                    rows = self.memories_for([i for i, _ in ranked])
-                    for memory_id, _ in ranked:
-                        row = rows.get(memory_id)
-                        if row is not None:
-                            text = search_text.words_text(
-                                f"{row.path} {row.content} {row.disclosure}"
-                            ).lower()
-                            found[memory_id][1].extend(
-                                term for _, piece, term in pieces if any(f in text for f in piece.forms)
-                            )
-            rows = self.memories_for(list(found))
-            return [(rows[i], *found[i]) for i in found if i in rows]
+def core_memories(db: Access, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+    """Active memories with priority at most 2 (what ``system://boot`` shows)."""
+    return listings.list_page(db, Filters(status="active", priority_max=2), after, limit)
 
-        return self._read(work)
 
-    def _rare_pieces(self, conn: Connection, memory: MemoryRow) -> list[tuple[int, search_text.Piece, str]]:
-        """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
+# --- related memories ---------------------------------------------------------------
 
-        A piece here is one exact index token (a word as written, a CJK bigram) or phrase, not a
-        word's every form: counting forms would multiply the queries by ten for little gain.
-        """
-        text = f"{memory.path}\n{memory.disclosure}\n{memory.content[: tuning.RELATED_TEXT_CHARS]}"
-        candidates: dict[str, None] = {}
-        for line in re.split(r"[\n。！？!?；;]+", text):
-            for piece in search_text.relaxed_pieces(search_text.split_terms(line)):
-                form = piece.forms[0]
-                if piece.counted and len(form) >= 2:
-                    candidates.setdefault(form)
-            if len(candidates) >= tuning.RELATED_TERMS:
-                break
-        forms = list(candidates)[: tuning.RELATED_TERMS]
-        tokens = [
-            t
-            for t in dict.fromkeys(t for form in forms for t in form.split(" "))
-            if t not in self._common_tokens and t not in self._large_counts  # known to be common
+
+def related(
+    db: Access, memory: MemoryRow, limit: int = tuning.RELATED_LIMIT
+) -> list[tuple[MemoryRow, list[str], list[str]]]:
+    """A few visible memories sharing rare tags or rare terms with ``memory``: (memory, shared
+    tags, shared terms), those sharing tags first.
+
+    The cost does not grow with the store: at most ``tuning.RELATED_TERMS`` terms from the start of
+    the memory and its tags are counted by queries that stop at ``tuning.RELATED_RARE`` memories, and
+    only the memories holding the ``tuning.RELATED_PIECES`` rarest are ranked.
+    """
+
+    def work(conn: Connection) -> list[tuple[MemoryRow, list[str], list[str]]]:
+        excluded = {memory.id}
+        found: dict[int, tuple[list[str], list[str]]] = {}
+        rare_tags = [
+            tag
+            for tag in memory.tags
+            if conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag = ? LIMIT ?) AS bounded",
+                (tag, tuning.RELATED_RARE + 1),
+            ).fetchone()[0]
+            <= tuning.RELATED_RARE
         ]
-        counts = self.engine.bounded_counts(conn, tokens, tuning.RELATED_RARE + 2)
-        if (
-            len(self._common_tokens) < tuning.COMMON_TOKENS_KEPT
-        ):  # a token's count falls only rarely: remember it
-            self._common_tokens.update(t for t, c in counts.items() if c > tuning.RELATED_RARE + 1)
-        rare = []
-        for form in forms:
-            found_in = min(counts.get(t, tuning.RELATED_RARE + 2) for t in form.split(" "))
-            if 2 <= found_in <= tuning.RELATED_RARE + 1:  # the memory itself is one of them
-                rare.append((found_in, search_text.Piece((form,)), form))
-        rare.sort(key=lambda r: r[0])
-        return rare[: tuning.RELATED_PIECES]
+        if rare_tags:
+            marks = ",".join("?" * len(rare_tags))
+            for memory_id, shared in conn.execute(
+                f"SELECT t.memory_id, {db.engine.tag_list} FROM memory_tags t "
+                f"JOIN memories m ON m.id = t.memory_id WHERE t.tag IN ({marks}) AND t.memory_id != ? "
+                f"AND {VISIBLE} GROUP BY t.memory_id ORDER BY count(*) DESC, t.memory_id DESC LIMIT ?",
+                [*rare_tags, memory.id, limit],
+            ):
+                found[int(memory_id)] = (sorted(str(shared).split("\x1f")), [])
+        if len(found) < limit:
+            pieces = _rare_pieces(db, conn, memory)
+            if pieces:
+                expression = " OR ".join(piece.expression for _, piece, _ in pieces)
+                excluded |= set(found)
+                marks = ",".join("?" * len(excluded))
+                ranked = db.engine.ranked(
+                    conn,
+                    "memory_words",
+                    expression,
+                    Filters(),
+                    f" AND m.id NOT IN ({marks})",
+                    list(excluded),
+                    limit - len(found),
+                )
+                for memory_id, _ in ranked:
+                    found[memory_id] = ([], [])
+                rows = listings.memories_for(db, [i for i, _ in ranked])
+                for memory_id, _ in ranked:
+                    row = rows.get(memory_id)
+                    if row is not None:
+                        text = search_text.words_text(f"{row.path} {row.content} {row.disclosure}").lower()
+                        found[memory_id][1].extend(
+                            term for _, piece, term in pieces if any(f in text for f in piece.forms)
+                        )
+        rows = listings.memories_for(db, list(found))
+        return [(rows[i], *found[i]) for i in found if i in rows]
+
+    return db.read(work)
+
+
+def _rare_pieces(db: Access, conn: Connection, memory: MemoryRow) -> list[tuple[int, search_text.Piece, str]]:
+    """The rarest pieces of the memory's text that some other memory holds: (count, piece, term).
+
+    A piece here is one exact index token (a word as written, a CJK bigram) or phrase, not a
+    word's every form: counting forms would multiply the queries by ten for little gain.
+    """
+    text = f"{memory.path}\n{memory.disclosure}\n{memory.content[: tuning.RELATED_TEXT_CHARS]}"
+    candidates: dict[str, None] = {}
+    for line in re.split(r"[\n。！？!?；;]+", text):
+        for piece in search_text.relaxed_pieces(search_text.split_terms(line)):
+            form = piece.forms[0]
+            if piece.counted and len(form) >= 2:
+                candidates.setdefault(form)
+        if len(candidates) >= tuning.RELATED_TERMS:
+            break
+    forms = list(candidates)[: tuning.RELATED_TERMS]
+    tokens = [
+        t
+        for t in dict.fromkeys(t for form in forms for t in form.split(" "))
+        if t not in db.common_tokens and t not in db.large_counts  # known to be common
+    ]
+    counts = db.engine.bounded_counts(conn, tokens, tuning.RELATED_RARE + 2)
+    if len(db.common_tokens) < tuning.COMMON_TOKENS_KEPT:  # a token's count falls only rarely: remember it
+        db.common_tokens.update(t for t, c in counts.items() if c > tuning.RELATED_RARE + 1)
+    rare = []
+    for form in forms:
+        found_in = min(counts.get(t, tuning.RELATED_RARE + 2) for t in form.split(" "))
+        if 2 <= found_in <= tuning.RELATED_RARE + 1:  # the memory itself is one of them
+            rare.append((found_in, search_text.Piece((form,)), form))
+    rare.sort(key=lambda r: r[0])
+    return rare[: tuning.RELATED_PIECES]

@@ -26,7 +26,7 @@ STATS_TAGS = 100
 # Ranking by BM25 costs time per candidate. The strict stage ranks at most the newest
 # STRICT_RANK_CAP memories holding every term (a query that broad says little about which one is
 # meant). The relaxed stage ranks the memories holding the query's rarest pieces, about
-# RELAXED_RANK_CAP of them at most (see ``MemoryStore._relaxed_queries``).
+# RELAXED_RANK_CAP of them at most (see ``ranking._relaxed_queries``).
 STRICT_RANK_CAP = 400
 RELAXED_RANK_CAP = 1_000
 # A capped ranking that filters leave short of a page widens tenfold while at most this many.
@@ -40,7 +40,7 @@ PREFIX_SHARE = 0.05
 PREFIX_FLOOR = 1_000
 # An import changing at least this many memories (and a quarter of the store) compacts the word index.
 COMPACT_AFTER_IMPORT = 1_000
-# Tokens counted per statement, and the count that stops early (see ``MemoryStore._count_tokens``).
+# Tokens counted per statement, and the count that stops early (see ``ranking._count_tokens``).
 TOKEN_COUNT_BATCH = 100
 BOUNDED_COUNT = "(SELECT count(*) FROM (SELECT 1 FROM memory_words WHERE memory_words MATCH ? LIMIT ?))"
 # Completion (completion/complete of memory URIs): a prefix held by at most COMPLETE_SELECTIVE

@@ -1,12 +1,15 @@
-"""The store's connections and lookups, which every other part of the store builds on.
+"""The store's database and what every part of the store builds on: reads, the write transaction,
+lookups of a memory by URI or alias.
 
-The store runs on the ``hostd_db.Database`` the host opened from the plugin's schema, one class
-for both engines: reads go through ``Database.read``, and what an engine does its own way is a
-part the store holds, ``engine`` (``sqlite.SqliteEngine``, ``postgres.PostgresEngine``): the
-write transaction and its locks, the full-text indexes, upkeep. On the SQLite file, writes run
-in ``BEGIN IMMEDIATE`` transactions, so threads and processes sharing the file serialise their
-read-modify-write steps and version numbers never collide; on the team database, advisory
-locks per URI do (``postgres``).
+``Access`` is the one collaborator the store's parts (``writes``, ``listings``, ``ranking``,
+``importing``: modules of functions) are given. It runs on the ``hostd_db.Database`` the host
+opened from the plugin's schema, one class for both engines: reads go through
+``Database.read``, and what an engine does its own way is a part it holds, ``engine``
+(``sqlite.SqliteEngine``, ``postgres.PostgresEngine``): the write transaction and its locks,
+the full-text indexes, upkeep. On the SQLite file, writes run in ``BEGIN IMMEDIATE``
+transactions, so threads and processes sharing the file serialise their read-modify-write
+steps and version numbers never collide; on the team database, advisory locks per URI do
+(``postgres``).
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from hostd_memory.store.sqlite import SqliteEngine
 T = TypeVar("T")
 
 
-class StoreBase:
-    """Connections and lookups: what every other part of the store builds on."""
+class Access:
+    """The database, its engine, and the reads, writes and lookups every part of the store uses."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -42,8 +45,10 @@ class StoreBase:
         else:
             assert isinstance(database, SqliteBackend)
             self.engine = SqliteEngine(database)
-        self._large_counts: dict[str, int] = {}  # tokens in many memories, and how many (a lower bound)
-        self._common_tokens: set[str] = set()  # tokens too common to relate memories by (see related)
+        #: Tokens in many memories, and how many (a lower bound: ``ranking``; ``purge`` forgets them).
+        self.large_counts: dict[str, int] = {}
+        #: Tokens too common to relate memories by (``ranking.related``).
+        self.common_tokens: set[str] = set()
         self._reading = threading.local()  # the connection of this thread's read in progress
 
     def close(self) -> None:
@@ -51,7 +56,7 @@ class StoreBase:
 
     # --- connections --------------------------------------------------------------------
 
-    def _read(self, work: Callable[[Connection], T]) -> T:
+    def read(self, work: Callable[[Connection], T]) -> T:
         """``work`` outside a transaction, each statement on its own (a read that needs no snapshot).
 
         A read inside another read of the same thread runs on its connection: one connection per
@@ -69,77 +74,74 @@ class StoreBase:
 
         return self.database.read(outermost, snapshot=False)
 
-    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """Every row of one query."""
-        return self._read(lambda conn: list(conn.execute(sql, parameters).fetchall()))
+        return self.read(lambda conn: list(conn.execute(sql, parameters).fetchall()))
 
     @contextmanager
-    def _write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
+    def write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
         """One write transaction. ``uris`` are the memories and aliases the write creates, changes or
         claims; ``exclusive`` is for writes over the whole store (an import). SQLite's write
         transaction holds the whole file; the team database locks them (``postgres``)."""
         with self.engine.transaction(uris, exclusive) as conn:
             yield conn
 
-    def _resolve_locked(
+    def resolve_locked(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
-        """``_resolve`` inside a write that will change the memory: its row held until the end."""
-        memory, via = self._resolve(conn, uri, include_deleted=include_deleted)
+        """``resolve`` inside a write that will change the memory: its row held until the end."""
+        memory, via = self.resolve(conn, uri, include_deleted=include_deleted)
         if not self.engine.locks_rows:
             return memory, via  # SQLite's write transaction already holds everything
         conn.execute("SELECT 1 FROM memories WHERE id = ? FOR NO KEY UPDATE", (memory.id,))
         # As it is now: another writer may have made a version while this one waited for the row.
-        return self._resolve(conn, uri, include_deleted=include_deleted)
+        return self.resolve(conn, uri, include_deleted=include_deleted)
 
     # --- lookups ------------------------------------------------------------------------
 
-    def _memory_by_uri(self, conn: Connection, uri: str) -> MemoryRow | None:
+    def memory_by_uri(self, conn: Connection, uri: str) -> MemoryRow | None:
         row = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.uri = ?", (uri,)).fetchone()
         return MemoryRow.from_row(row) if row else None
 
-    def _memory_by_id(self, conn: Connection, memory_id: int) -> MemoryRow:
+    def memory_by_id(self, conn: Connection, memory_id: int) -> MemoryRow:
         row = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
         return MemoryRow.from_row(row)
 
-    def _alias_target(self, conn: Connection, uri: str) -> int | None:
+    def alias_target(self, conn: Connection, uri: str) -> int | None:
         row = conn.execute("SELECT memory_id FROM aliases WHERE alias_uri = ?", (uri,)).fetchone()
         return int(row[0]) if row else None
 
-    def _aliases_of(self, conn: Connection, memory_id: int) -> list[str]:
+    def aliases_of(self, conn: Connection, memory_id: int) -> list[str]:
         rows = conn.execute(
             "SELECT alias_uri FROM aliases WHERE memory_id = ? ORDER BY alias_uri", (memory_id,)
         )
         return [r[0] for r in rows]
 
-    def _resolve(
+    def resolve(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
         """The memory ``uri`` names, directly or through an alias, and the alias used if any."""
-        memory = self._memory_by_uri(conn, uri)
+        memory = self.memory_by_uri(conn, uri)
         via: str | None = None
         if memory is None:
-            target = self._alias_target(conn, uri)
+            target = self.alias_target(conn, uri)
             if target is None:
                 raise refusals.not_found(uri)
-            memory = self._memory_by_id(conn, target)
+            memory = self.memory_by_id(conn, target)
             via = uri
         if memory.status == "deleted" and not include_deleted:
             raise refusals.not_found(uri, deleted=True)
-        memory.aliases = self._aliases_of(conn, memory.id)
+        memory.aliases = self.aliases_of(conn, memory.id)
         return memory, via
 
-    def resolve(self, uri: str, *, include_deleted: bool = False) -> tuple[MemoryRow, str | None]:
-        return self._read(lambda conn: self._resolve(conn, uri, include_deleted=include_deleted))
-
-    def _taken(self, conn: Connection, uri: str) -> bool:
+    def taken(self, conn: Connection, uri: str) -> bool:
         """Whether ``uri`` names a memory (deleted ones too) or an alias."""
-        return self._memory_by_uri(conn, uri) is not None or self._alias_target(conn, uri) is not None
+        return self.memory_by_uri(conn, uri) is not None or self.alias_target(conn, uri) is not None
 
-    def _ensure_free(self, conn: Connection, uri: str) -> None:
-        existing = self._memory_by_uri(conn, uri)
+    def ensure_free(self, conn: Connection, uri: str) -> None:
+        existing = self.memory_by_uri(conn, uri)
         if existing is not None:
             raise refusals.already_exists(uri, "deleted" if existing.status == "deleted" else "memory")
-        target = self._alias_target(conn, uri)
+        target = self.alias_target(conn, uri)
         if target is not None:
-            raise refusals.already_exists(uri, "alias", self._memory_by_id(conn, target).uri)
+            raise refusals.already_exists(uri, "alias", self.memory_by_id(conn, target).uri)

@@ -3,21 +3,15 @@
 ``MIGRATIONS`` are applied in order by ``hostd db migrate`` (or start-up); never change what one
 that shipped creates, add the next. They are ``hostd_db.schema`` operations, as every plugin's;
 what only PostgreSQL has (the ``tsvector`` words, the generation sequence, a boolean singleton)
-is ``Only("postgres", ...)``. The search words: each thought row carries a ``tsvector`` built here in
-Python from the same words the SQLite FTS5 index holds (``search.words_text``), and queries are
-built the same way, so search finds on PostgreSQL what it finds beside the files.
+is ``Only("postgres", ...)``. The search words: each thought row carries a ``tsvector`` built in
+Python by the query language (``search.thought_words``) from the same words the SQLite FTS5
+index holds, so search finds on PostgreSQL what it finds beside the files.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from typing import Any
-
 from hostd_db import AddColumn, Column, ColumnType, Index, Only, Schema, Table
 from hostd_db.schema import Operation
-
-from hostd_deep_thinking.search import _CJK_RUN, Query, words_text
 
 TEXT, INTEGER, BIGINT, JSON = ColumnType.TEXT, ColumnType.INTEGER, ColumnType.BIGINT, ColumnType.JSON
 
@@ -94,56 +88,3 @@ def schema() -> Schema:
     """The session tables, only in the team database: without it the sessions are JSON files in
     the data folder (no SQLite file: ``sqlite_file`` None)."""
     return Schema(migrations=MIGRATIONS)
-
-
-_TOKEN = re.compile(r"[^\W_]+")
-#: A lexeme is at most 2047 bytes: longer words are indexed (and looked for) by their start.
-_LONGEST_TOKEN = 500
-#: tsvector positions stop at 16383; later words keep that position (they are still found).
-_LAST_POSITION = 16383
-
-
-def _fold(text: str) -> str:
-    """Case and diacritics folded, as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-
-
-def _tokens(text: str) -> list[str]:
-    """The index's tokens of a text: ``words_text``'s words, folded (CJK bigrams stay tokens)."""
-    return [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(words_text(text)))]
-
-
-def _lexeme(token: str) -> str:
-    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def thought_words(thought: dict[str, Any]) -> str:
-    """A thought's ``tsvector`` as text: its content's tokens, then its stage's and tags' at weight B."""
-    content = _tokens(str(thought.get("content") or ""))
-    labels = _tokens(" ".join([str(thought.get("stage") or ""), *map(str, thought.get("tags") or [])]))
-    parts = [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}" for at, token in enumerate(content, 1)]
-    start = len(content) + 2  # labels are never a phrase with the content's last word
-    parts += [f"{_lexeme(token)}:{min(at, _LAST_POSITION)}B" for at, token in enumerate(labels, start)]
-    return " ".join(parts)
-
-
-def _term_query(term: str) -> str | None:
-    """One query term as ``tsquery`` text, matching what the SQLite index's expression matches."""
-    if _CJK_RUN.fullmatch(term):
-        if len(term) == 1:
-            return _lexeme(term) + ":*"
-        return "(" + " <-> ".join(_lexeme(term[i : i + 2]) for i in range(len(term) - 1)) + ")"
-    tokens = [token[:_LONGEST_TOKEN] for token in _TOKEN.findall(_fold(term))]
-    if not tokens:
-        return None
-    prefix = ":*" if len(term) >= 3 or len(tokens[-1]) == _LONGEST_TOKEN else ""
-    return "(" + " <-> ".join(_lexeme(token) for token in tokens) + prefix + ")"
-
-
-def search_queries(query: Query) -> tuple[str, str] | None:
-    """The query as (every term required, any term) ``tsquery`` texts; None when no term has a token."""
-    terms = [found for term in query.terms if (found := _term_query(term)) is not None]
-    if not terms:
-        return None
-    return " & ".join(terms), " | ".join(terms)
