@@ -339,3 +339,16 @@ async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, eve
     finally:
         host.shutdown()
     assert sorted(heard) == ["memory-tag://ui", "memory://ui/page"]
+
+
+async def test_over_legacy_sse(tmp_path: Path, every_plugin: list[str]) -> None:
+    """The legacy SSE transport (``/sse``) is a connection of its own, also on a stateless server:
+    ``resources/subscribe`` works there."""
+    from mcp.client.sse import sse_client
+
+    heard = Heard()
+    with HttpServer.start(config(tmp_path, stateless=True)) as http:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        transport = sse_client(f"{http.base}/sse", headers=headers)
+        async with Client(transport, mode=LEGACY, message_handler=heard) as client:
+            await check_handshake_era(client, heard)
