@@ -114,9 +114,22 @@ class RegisterTool(Protocol):
         destructive: bool = True,
         idempotent: bool = False,
         open_world: bool = False,
-        uses_roots: bool = False,
         tier: Literal["core", "all"] = "all",
     ) -> None: ...
+
+
+class Roots(Protocol):
+    """The effective roots, for a tool that reads or writes the user's files: annotate a parameter
+    with it (``roots: Roots``) and the host passes it, asking the client for its roots first. A tool
+    without such a parameter never makes the host ask the client.
+
+    ``roots()`` is the configured ``allowed_roots`` intersected with the client's roots, else
+    either, else the working folder; it raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason
+    NO_ROOT) when none is usable, which the host answers as an error envelope. Call it when a path
+    is needed (a tool that may not write anything need not fail for want of a root).
+    """
+
+    def __call__(self) -> list[Path]: ...
 
 
 #: The callback ``hostd_register_services`` receives: ``register(name, service)``.
@@ -246,14 +259,6 @@ class ToolContext(PluginContext[SettingsT_co], Protocol[SettingsT_co]):
         """
         ...
 
-    def roots(self) -> list[Path]:
-        """The effective roots (configured ∩ client's, else either, else the working folder).
-
-        Raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason NO_ROOT) when none is usable;
-        the host turns that into an error envelope. Only for tools registered with ``uses_roots=True``.
-        """
-        ...
-
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
@@ -304,6 +309,7 @@ __all__ = [
     "ResourceLink",
     "ResourcePage",
     "ResourceText",
+    "Roots",
     "SamplingResult",
     "Services",
     "Text",

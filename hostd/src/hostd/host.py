@@ -529,7 +529,7 @@ class Host:
         return [kind for kind in self.resource_kinds if (kind.plugin, kind.tool) in served]
 
     def _resource_context(self, plugin: str) -> CallContext[Any]:
-        return CallContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
+        return CallContext(self.contexts[plugin], cwd=self.cwd)
 
     async def list_resources(
         self, kinds: Sequence[ResourceKind], cursor: str | None
@@ -761,11 +761,12 @@ class Host:
             channel=channel,
             client_roots=client_roots,
             cwd=self.cwd,
-            uses_roots=spec.uses_roots,
         )
         kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
         if spec.context_parameter:
             kwargs[spec.context_parameter] = context
+        if spec.roots_parameter:
+            kwargs[spec.roots_parameter] = context.roots
         try:
             if spec.is_async:
                 result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
@@ -802,7 +803,7 @@ class Host:
             en=f"{name} succeeded.", zh=f"{name} 执行成功。"
         )
         try:
-            envelope = success_envelope(result, message, started)
+            envelope = success_envelope(result, message, started, self.language)
         except Exception:
             logger.exception("tool %s returned output that cannot be serialised", name)
             return self._internal(name, started), True

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hostd import Text, ToolContext
+from hostd import Roots, Text, ToolContext
 from hostd_wechat.fetch import FetchCanceller, FetchOptions, FetchResult, fetch_page
 from hostd_wechat.images import ImageDownloader
 from hostd_wechat.markdown import article_markdown
@@ -68,6 +68,7 @@ class BatchPlan:
     """Everything one worker needs, fixed for the whole call."""
 
     ctx: ToolContext[Settings]
+    roots: Roots
     settings: Settings
     options: FetchOptions
     strategy: str
@@ -240,7 +241,7 @@ def _write_article(
     )
     try:
         # Re-resolved and written beneath the root: the folder may have been swapped meanwhile.
-        written = atomic_write(resolve_beneath(str(target), plan.ctx.roots()), text)
+        written = atomic_write(resolve_beneath(str(target), plan.roots()), text)
     except FsError as exc:
         item = _error_item(plan, url, "WRITE_ERROR", exc.reason, started=started, detail=result.detail)
         item.saved_path = str(target)
