@@ -3,7 +3,8 @@
 A real ``hostd serve`` (memory plugin, SQLite) is driven over stdio by the official Python MCP
 client; the memories are seeded in-process through ``import_memories`` first (8 domains, paths
 ``svc-<n>/<topic>/<k>``, change times spread over a year). Each case completes the
-``memory://{domain}/{+path}`` template's ``domain`` or ``path`` argument ROUNDS times; the table
+``memory://{domain}/{+path}`` template's ``domain`` or ``path`` argument, or the
+``memory-tag://{tag}`` template's ``tag`` (each memory carries 1-3 of 200 tags), ROUNDS times; the table
 gives the median and p95 round trip. In the same run, the bare SDK server of
 ``bench/baseline_server.py`` answers the same completion request with no lookup at all: the
 floor of the round trip. Target (issue 25): every case's median within 20 ms, ranked by recency.
@@ -39,6 +40,8 @@ TOPICS = ["cache", "deploy", "auth", "billing", "search", "queue", "日志", "on
 IMPORT_BATCH = 5_000
 YEAR_START = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 TEMPLATE = "memory://{domain}/{+path}"
+TAG_TEMPLATE = "memory-tag://{tag}"
+TAGS = [f"{word}-{n}" for word in ("team", "topic") for n in range(100)]
 
 
 def corpus(count: int, seed: int = 25) -> list[dict[str, Any]]:
@@ -55,6 +58,7 @@ def corpus(count: int, seed: int = 25) -> list[dict[str, Any]]:
                 "priority": rng.randrange(11),
                 "created_at": stamp.replace("+00:00", "Z"),
                 "updated_at": stamp.replace("+00:00", "Z"),
+                "tags": rng.sample(TAGS, rng.randint(1, 3)),
             }
         )
     return memories
@@ -81,6 +85,18 @@ def seed(data_dir: Path, memories: list[dict[str, Any]]) -> float:
     return time.perf_counter() - started
 
 
+def expected_tags(memories: list[dict[str, Any]], prefix: str) -> list[str]:
+    """The exact ranking, the slow way: the newest memory carrying each tag first, then the most used."""
+    latest: dict[str, str] = {}
+    uses: dict[str, int] = {}
+    for memory in memories:
+        for tag in memory["tags"]:
+            if tag.startswith(prefix):
+                latest[tag] = max(latest.get(tag, ""), memory["updated_at"])
+                uses[tag] = uses.get(tag, 0) + 1
+    return sorted(latest, key=lambda tag: (latest[tag], uses[tag]), reverse=True)[:100]
+
+
 def expected_paths(memories: list[dict[str, Any]], domain: str, prefix: str) -> list[str]:
     """The right answer, computed the slow way: every match, newest change first."""
     matches = [m for m in memories if m["uri"].startswith(f"{domain}://{prefix}")]
@@ -91,7 +107,8 @@ def expected_paths(memories: list[dict[str, Any]], domain: str, prefix: str) -> 
 async def rounds(
     client: Client, argument: str, value: str, context: dict[str, str]
 ) -> tuple[list[float], Any]:
-    ref = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
+    template = TAG_TEMPLATE if argument == "tag" else TEMPLATE
+    ref = types.ResourceTemplateReference(type="ref/resource", uri=template)
     times: list[float] = []
     answer = None
     for _ in range(ROUNDS):
@@ -111,6 +128,9 @@ async def measure(config: Path, memories: list[dict[str, Any]]) -> tuple[list[li
         ("paths 'svc-1' (about 1 in 22 of project)", "path", "svc-1", {"domain": "project"}),
         ("paths 'svc-42/' (about 1 in 500 of project)", "path", "svc-42/", {"domain": "project"}),
         ("paths of a domain with no match", "path", "nothing-here", {"domain": "ops"}),
+        ("every tag (200; ranked over the newest memories)", "tag", "", {}),
+        ("tags 'topic-' (100)", "tag", "topic-", {}),
+        ("tags 'team-42' (exact: about 1,000 memories)", "tag", "team-42", {}),
     ]
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "hostd", "serve", "--config", str(config)], env=dict(os.environ)
@@ -123,6 +143,16 @@ async def measure(config: Path, memories: list[dict[str, Any]]) -> tuple[list[li
             if argument == "path":
                 right = expected_paths(memories, context["domain"], value)
                 assert values == right, (title, values[:5], right[:5])
+            if argument == "tag":  # a broad prefix is ranked over the newest memories: same first
+                right = expected_tags(memories, value)
+                assert sorted(values) == sorted(right), (title, values[:5], right[:5])
+                newest = max(
+                    (m for m in memories if any(t.startswith(value) for t in m["tags"])),
+                    key=lambda m: m["updated_at"],
+                )
+                assert values[0] in newest["tags"], (title, values[:3], newest["tags"])
+                if len(right) <= 10:  # a narrow prefix is ranked exactly
+                    assert values == right, (title, values, right)
             rows.append(
                 [title, len(values), f"{median(times):.2f}", f"{p95(times):.2f}", _verdict(median(times))]
             )
@@ -154,9 +184,10 @@ def main() -> None:
         rows, floor = anyio.run(measure, config, memories)
     body = "\n".join(
         [
-            f"`completion/complete` of `{TEMPLATE}` at {args.memories:,} memories (SQLite), {ROUNDS} round "
-            "trips per case through the official Python client over stdio to a real `hostd serve`; "
-            "path answers checked against every match sorted newest first. "
+            f"`completion/complete` of `{TEMPLATE}` and `{TAG_TEMPLATE}` at {args.memories:,} memories "
+            f"(SQLite), {ROUNDS} round trips per case through the official Python client over stdio to a "
+            "real `hostd serve`; path answers checked against every match sorted newest first, tag "
+            "answers against every tag in use (the same set, the same first). "
             f"Seeded in-process through import_memories in {seeded:.0f} s.",
             "",
             table(["case", "values", "median ms", "p95 ms", f"median <= {TARGET_MS:.0f} ms"], rows),
@@ -166,7 +197,7 @@ def main() -> None:
             f"- load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
         ]
     )
-    write_section("completion", "Completion of memory URIs", body)
+    write_section("completion", "Completion of memory URIs and tags", body)
 
 
 if __name__ == "__main__":

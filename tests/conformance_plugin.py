@@ -105,6 +105,8 @@ def _read_static(ctx: ToolContext[Any], params: dict[str, str]) -> ResourceText 
         return ResourceText(uri=uri, text=STATIC_TEXT, mime_type="text/plain")
     if params["name"] == "static-binary":
         return ResourceBlob(uri=uri, blob=PNG, mime_type="image/png")
+    if params["name"] == "watched-resource":  # what the subscribe scenarios subscribe to (not listed)
+        return ResourceText(uri=uri, text="A resource to watch.", mime_type="text/plain")
     raise _not_found(uri)
 
 

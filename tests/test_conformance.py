@@ -1,5 +1,6 @@
 """The official MCP conformance suite (``@modelcontextprotocol/conformance``, npm) against a real
-``hostd serve`` over HTTP: its resources, prompts, completion and logging scenarios.
+``hostd serve`` over HTTP: its resources (subscribe and unsubscribe too), prompts, completion and
+logging scenarios.
 
 The suite asks the server under test for fixtures of its own (``test://static-text``, the
 ``test_prompt_with_arguments`` prompt, ...): the test-only ``conformance-test`` plugin
@@ -28,7 +29,14 @@ from hostd_testing import HttpServer, envelope_of, write_config
 pytestmark = pytest.mark.npm  # the suite and Node.js 22 come from npm: `nox -s external`
 
 #: The suite's scenarios for what hostd serves besides tools (``conformance list``).
-RESOURCES = ["resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read"]
+RESOURCES = [
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+]
 PROMPTS = [
     "prompts-list",
     "prompts-get-simple",

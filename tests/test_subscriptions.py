@@ -292,3 +292,63 @@ async def test_hostile_subscriptions_get_clear_errors(
     assert "At most 100" in too_many.value.error.message
     # a resource bob's profile does not serve is answered as one that does not exist
     assert (hidden.value.error.code, (hidden.value.error.data or {}).get("code")) == (-32002, "NOT_FOUND")
+
+
+async def test_a_stopping_server_ends_listens_gracefully(tmp_path: Path, every_plugin: list[str]) -> None:
+    """On SIGTERM an open listen is ended with its final result (the client knows to listen again)
+    rather than holding the stop for the grace period and then being cut."""
+    import signal
+
+    with HttpServer.start(config(tmp_path, shutdown_grace_seconds=600)) as http:
+        async with http_client(http, MODERN) as client:
+            watched = await Records(client).create("a")
+            async with client.listen(resource_subscriptions=watched) as subscription:
+                http.process.send_signal(signal.SIGTERM)
+                with anyio.fail_after(60):  # a guard: without the graceful end this waits 600 s
+                    events = [event async for event in subscription]
+            assert events == []
+        assert http.process.wait(timeout=60) == 0
+
+
+async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, every_plugin: list[str]) -> None:
+    """A dashboard page runs the plugin's tool function (``request.call``, ``run_tool_function``):
+    what it changes reaches the subscribers as the tool call's would; a refused edit reaches none."""
+    from hostd.config import config_from_mapping
+    from hostd.host import Host
+    from hostd.server import build_server
+    from hostd.web.calls import run_tool_function
+    from hostd_errors import CodedError
+
+    raw = {"profiles": {"default": {"plugins": ["memory"]}}, "language": "en"}
+    host = Host(config_from_mapping(raw, data_dir=tmp_path / "data"))
+    build_server(host)  # the server gives the host its change feed
+    assert host.changes is not None
+    heard: list[str] = []
+    host.changes.subscribe(lambda event: heard.append(getattr(event, "uri", "")))  # type: ignore[attr-defined]
+    host.startup()
+    try:
+        await run_tool_function(
+            host, host.tools["create_memory"], {"uri": "ui://page", "content": "one", "tags": ["ui"]}, "ann"
+        )
+        heard.clear()
+        update = host.tools["update_memory"]
+        with pytest.raises(CodedError):
+            await run_tool_function(host, update, {"uri": "ui://none", "content": "x"}, "ann")
+        assert heard == []
+        await run_tool_function(host, update, {"uri": "ui://page", "content": "two"}, "ann")
+    finally:
+        host.shutdown()
+    assert sorted(heard) == ["memory-tag://ui", "memory://ui/page"]
+
+
+async def test_over_legacy_sse(tmp_path: Path, every_plugin: list[str]) -> None:
+    """The legacy SSE transport (``/sse``) is a connection of its own, also on a stateless server:
+    ``resources/subscribe`` works there."""
+    from mcp.client.sse import sse_client
+
+    heard = Heard()
+    with HttpServer.start(config(tmp_path, stateless=True)) as http:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        transport = sse_client(f"{http.base}/sse", headers=headers)
+        async with Client(transport, mode=LEGACY, message_handler=heard) as client:
+            await check_handshake_era(client, heard)

@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import secrets
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -305,6 +306,18 @@ def no_connection(language: str) -> MCPError:
     )
 
 
+#: Every service of this process, so a stopping server can end their listen streams.
+_SERVICES: weakref.WeakSet[SubscriptionService] = weakref.WeakSet()
+
+
+def end_listens() -> None:
+    """End every open ``subscriptions/listen`` stream of this process gracefully (each sends its
+    final result, so the client knows to listen again elsewhere): a stopping server calls it, as a
+    listen would otherwise hold the stop for the whole grace period."""
+    for service in list(_SERVICES):
+        service.listen_handler.close()
+
+
 class SubscriptionService:
     """What the server answers for subscriptions in both eras, over one ``ResourceChanges``.
 
@@ -318,6 +331,7 @@ class SubscriptionService:
         self.listen_handler = ListenHandler(changes, max_buffered_events=MAX_SUBSCRIPTIONS * 4)
         self._check = check
         self._language = language
+        _SERVICES.add(self)
 
     async def _checked(self, request: ServerRequestContext[Any, Any], uri: str) -> None:
         if len(uri) > MAX_URI_CHARS:

@@ -806,6 +806,9 @@ def _graceful_server_class() -> type[Any]:
             # This task first runs at uvicorn's first pause in shutdown(), once the listening
             # sockets are closed and every connection told to end after its current request: the
             # requests started by then have all been counted in flight (tasks run in order).
+            from hostd.subscriptions import end_listens
+
+            end_listens()  # a listen never ends by itself: end it gracefully (the client re-listens)
             draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())
             try:
                 await super().shutdown(sockets)

@@ -112,3 +112,48 @@ async def test_hostile_prefixes_are_answered_plainly(memory_client: MemoryClient
             assert await completed(client, "path", value, domain="ops") == []
             assert await completed(client, "domain", value) == []
         assert await completed(client, "path", "", domain="\x00") == []
+
+
+TAG_TEMPLATE = types.ResourceTemplateReference(type="ref/resource", uri="memory-tag://{tag}")
+
+
+@pytest.mark.parametrize("walk", [False, True], ids=["exact", "walked"])
+async def test_tags_complete_by_recency_then_use(
+    memory_client: MemoryClient, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    """The tag of the most recently changed memory first, then the most used; a deleted memory's
+    tags are not offered; a prefix is typed as a tag is written. Broad prefixes are ranked over the
+    newest memories (all of them here), so both ways answer alike."""
+    if walk:
+        monkeypatch.setattr(tuning, "COMPLETE_TAG_ROWS", 1)
+    tagged = [
+        ("a://1", "2026-01-01T00:00:00Z", ["db", "rust"]),
+        ("a://2", "2026-02-01T00:00:00Z", ["rust"]),
+        ("a://3", "2026-03-01T00:00:00Z", ["release", "ops"]),
+        ("a://4", "2026-04-01T00:00:00Z", ["ruby"]),
+        ("a://5", "2026-05-01T00:00:00Z", ["ops", "rust"]),
+        ("a://6", "2026-06-01T00:00:00Z", ["retired"]),
+    ]
+    document = {
+        "format": "hostd-memory-export",
+        "version": 2,
+        "memories": [
+            {"uri": uri, "content": uri, "priority": 5, "created_at": at, "updated_at": at, "tags": tags}
+            for uri, at, tags in tagged
+        ],
+    }
+
+    async def tags(value: str) -> list[str]:
+        answer = await client.complete(TAG_TEMPLATE, {"name": "tag", "value": value})
+        values: list[str] = answer.completion.values
+        return values
+
+    async with memory_client() as client:
+        await ok(client, "import_memories", data=document)
+        await ok(client, "delete_memory", uri="a://6")
+        assert await tags("") == ["rust", "ops", "ruby", "release", "db"]  # a://5's two: rust used 3 times
+        assert await tags("R") == ["rust", "ruby", "release"]
+        assert await tags("re") == ["release"]
+        assert await tags("zz") == []
+        for value in ["%", "_", "'; DROP TABLE memory_tags; --", "\U0010ffff", "a\x00b", "x" * 5000]:
+            assert await tags(value) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -291,19 +292,56 @@ def recent_domains(db: Access, prefix: str, limit: int) -> list[str]:
 
 def recent_tags(db: Access, prefix: str, limit: int) -> list[str]:
     """Tags starting with ``prefix`` that a visible memory carries: the tag of the most recently
-    changed memory first, then the most used (one range of ``memory_tags``' key)."""
+    changed memory first, then the most used.
+
+    A narrow prefix (at most ``tuning.COMPLETE_TAG_ROWS`` tag rows, counted in ``memory_tags``'
+    key) is ranked exactly. A broader one is ranked over the newest
+    ``tuning.COMPLETE_TAG_WALK`` visible memories (``memories_by_change``; their ``tags``
+    column), so the cost stays bounded whatever the store's size; tags only older memories
+    carry follow in name order, from a skip over ``memory_tags``' key.
+    """
     if "\x00" in prefix:
         return []
+    high = prefix + _LAST_CHARACTER
 
     def work(conn: Connection) -> list[str]:
-        rows = conn.execute(
-            "SELECT t.tag, max(m.updated_at) AS latest, count(*) AS uses "
-            "FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
-            f"WHERE t.tag >= ? AND t.tag < ? AND {VISIBLE} "
-            "GROUP BY t.tag ORDER BY latest DESC, uses DESC, t.tag LIMIT ?",
-            (prefix, prefix + _LAST_CHARACTER, limit),
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        held = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE tag >= ? AND tag < ? LIMIT ?) AS held",
+            (prefix, high, tuning.COMPLETE_TAG_ROWS + 1),
+        ).fetchone()[0]
+        if held <= tuning.COMPLETE_TAG_ROWS:
+            rows = conn.execute(
+                "SELECT t.tag, max(m.updated_at) AS latest, count(*) AS uses "
+                "FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+                f"WHERE t.tag >= ? AND t.tag < ? AND {VISIBLE} "
+                "GROUP BY t.tag ORDER BY latest DESC, uses DESC, t.tag LIMIT ?",
+                (prefix, high, limit),
+            ).fetchall()
+            return [str(row[0]) for row in rows]
+        seen: dict[str, tuple[str, int]] = {}  # tag -> (latest change, uses in the walk)
+        for tags, updated_at in conn.execute(
+            f"SELECT m.tags, m.updated_at FROM memories m WHERE {VISIBLE} AND m.tags != '[]' "
+            "ORDER BY m.updated_at DESC LIMIT ?",
+            (tuning.COMPLETE_TAG_WALK,),
+        ).fetchall():
+            for tag in json.loads(tags) if isinstance(tags, str) else tags:
+                if prefix <= tag < high:
+                    latest, uses = seen.get(tag, (str(updated_at), 0))
+                    seen[tag] = (latest, uses + 1)
+        ranked = sorted(seen, key=lambda tag: (seen[tag][0], seen[tag][1]), reverse=True)[:limit]
+        step = "SELECT tag FROM memory_tags WHERE tag > ? AND tag < ? ORDER BY tag LIMIT 1"
+        visible = (  # a deleted memory keeps its tag rows: only a visible one's tag is offered
+            "SELECT 1 FROM memory_tags t JOIN memories m ON m.id = t.memory_id "
+            f"WHERE t.tag = ? AND {VISIBLE} LIMIT 1"
+        )
+        row = conn.execute(step.replace("tag > ?", "tag >= ?"), (prefix, high)).fetchone()
+        for _ in range(limit + len(seen)):  # one index seek per distinct tag, bounded
+            if row is None or len(ranked) >= limit:
+                break
+            if str(row[0]) not in seen and conn.execute(visible, (row[0],)).fetchone() is not None:
+                ranked.append(str(row[0]))
+            row = conn.execute(step, (row[0], high)).fetchone()
+        return ranked
 
     return db.read(work)
 

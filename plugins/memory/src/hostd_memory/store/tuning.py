@@ -49,3 +49,7 @@ BOUNDED_COUNT = "(SELECT count(*) FROM (SELECT 1 FROM memory_words WHERE memory_
 # domains are ranked.
 COMPLETE_SELECTIVE = 300
 COMPLETE_DOMAINS_MAX = 1_000
+# Completion of tags: a prefix with at most COMPLETE_TAG_ROWS (tag, memory) rows is ranked
+# exactly; a broader one over the newest COMPLETE_TAG_WALK visible memories carrying a tag.
+COMPLETE_TAG_ROWS = 2_000
+COMPLETE_TAG_WALK = 500
