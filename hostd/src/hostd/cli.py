@@ -12,11 +12,13 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd.errors import HostError
+from hostd.running import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, run_async
+from hostd.running import require_current as _require_current
+from hostd.running import schema_line as _schema_line
 
 if TYPE_CHECKING:
     from hostd.config import LoadedConfig, TransportConfig
@@ -24,8 +26,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
-EXIT_BROKEN_PIPE = 1  # stdout's reader went away (``| head``): Python's convention for EPIPE
 IDES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf")
 
 
@@ -137,28 +137,6 @@ def _make_host(args: argparse.Namespace) -> Any:
 
     loaded = load_config(args.config, args.profile)
     return Host(loaded, cwd=Path.cwd())
-
-
-def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """Run `function` on uvloop where it is installed (the default off Windows), else asyncio.
-
-    uvloop makes each request's hand-offs between the event loop and worker threads cheaper;
-    `HOSTD_EVENT_LOOP=asyncio` falls back to the standard loop.
-    """
-    import anyio
-
-    choice = os.environ.get("HOSTD_EVENT_LOOP", "uvloop").strip().lower()
-    if choice not in ("uvloop", "asyncio"):
-        raise HostError(f"HOSTD_EVENT_LOOP must be 'uvloop' or 'asyncio', not {choice!r}")
-    use_uvloop = False
-    if choice == "uvloop":
-        try:
-            import uvloop  # noqa: F401
-        except ImportError:
-            logger.debug("uvloop is not installed; serving on the standard asyncio loop")
-        else:
-            use_uvloop = True
-    return anyio.run(function, *args, backend_options={"use_uvloop": use_uvloop})
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -304,23 +282,6 @@ def cmd_call(args: argparse.Namespace) -> int:
             trail.close()
     print(json.dumps(envelope, ensure_ascii=False, indent=2))
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
-
-
-def _schema_line(plugin: str, status: Any) -> str:
-    if status.too_new:
-        state = f"version {status.current} is newer than this hostd knows ({status.known}): upgrade hostd"
-    elif status.pending:
-        state = f"version {status.current} of {status.known}: {status.pending} migration(s) pending"
-    else:
-        state = f"version {status.current}: current"
-    return f"{plugin}: {state}"
-
-
-def _require_current(statuses: list[tuple[str, Any]]) -> None:
-    behind = [_schema_line(name, status) for name, status in statuses if status.pending or status.too_new]
-    if behind:
-        summary = "; ".join(behind)
-        raise HostError(f"team database schema is not current: {summary} (run `hostd db migrate`)")
 
 
 def _copy_to_team_database(host: Any) -> int:

@@ -15,6 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from hostd.members import local_member
+from hostd.running import EXIT_OK, require_current, run_async
 from hostd.web.app import BASE, Dashboard, SignIn
 from hostd.web.signing import OneTimeToken, Signer
 
@@ -67,7 +68,6 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     """Serve until Ctrl-C; print the sign-in link on stdout and open it unless told not to."""
     import uvicorn
 
-    from hostd.cli import EXIT_OK, _require_current, run_async
     from hostd.config import TransportConfig
     from hostd.transports import HttpPolicy, guarded_protocol
 
@@ -75,7 +75,7 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     policy = HttpPolicy(transport, host.language)
     storage = host.loaded.config.storage
     if storage is not None:
-        _require_current(host.prepare_team_databases(migrate=storage.migrate))
+        require_current(host.prepare_team_databases(migrate=storage.migrate))
     one_time = OneTimeToken()
     app = local_app(host, one_time, policy)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
