@@ -48,6 +48,7 @@ from hostd.api import (
     hookimpl,
     pages,
     trace_span,
+    validation_reason,
 )
 
 __all__ = [
@@ -92,4 +93,5 @@ __all__ = [
     "hookimpl",
     "pages",
     "trace_span",
+    "validation_reason",
 ]

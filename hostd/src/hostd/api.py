@@ -25,7 +25,9 @@ import pluggy
 from hostd_db.spans import TraceSpan, trace_span
 from hostd_errors import CodedError, Message, Text
 from pydantic import BaseModel, PrivateAttr
+from pydantic_core import ErrorDetails
 
+from hostd.arguments import reason
 from hostd.errors import ToolError
 from hostd.i18n import Language
 from hostd.ids import ID_PATTERN
@@ -155,6 +157,13 @@ class SamplingResult:
     text: str | None = None
     reason: Text | None = None
     model: str | None = None
+
+
+def validation_reason(error: ErrorDetails) -> Text:
+    """Why pydantic refused a value (one item of ``ValidationError.errors()``), in both languages:
+    pydantic's English and the host's Chinese, the words tool arguments are refused with. For a
+    plugin checking its own files or imports with pydantic models; it names no field."""
+    return Text(en=reason(error, "en"), zh=reason(error, "zh"))
 
 
 class PluginContext(Protocol[SettingsT_co]):
@@ -326,4 +335,5 @@ __all__ = [
     "hookimpl",
     "pages",
     "trace_span",
+    "validation_reason",
 ]

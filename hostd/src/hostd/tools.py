@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from hostd_errors import Text
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from hostd.api import Roots, ToolContext, ToolFunction, ToolOutput
 from hostd.arguments import describe_valid, explain
 from hostd.errors import HostError
-from hostd.i18n import pick
 from hostd.schema_cache import SchemaCache
 from hostd.textlength import TextLength
 
@@ -453,7 +453,7 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, languag
     """Validate raw call arguments, raising ``ArgumentError`` that names the argument."""
     if arguments is not None and not isinstance(arguments, dict):
         raise ArgumentError(
-            pick(language, en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。"),
+            Text(en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。").render(language),
             describe_valid(spec.input_schema, "", language),
             {"received_type": type(arguments).__name__},
         )

@@ -14,9 +14,9 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostd_errors import CodedError, render
+from hostd_errors import CodedError, Text, render
 
-from hostd.i18n import Language, pick
+from hostd.i18n import Language
 from hostd.web.api import Overview
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ async def member_rows(
     for member in members:
         mine = sorted(entries[member.name], key=lambda entry: entry["at"], reverse=True)
         links = [
-            (pick(language, en=en, zh=zh), url(plugin, "", {key: member.name}))
+            (Text(en=en, zh=zh).render(language), url(plugin, "", {key: member.name}))
             for plugin, (key, en, zh) in MEMBER_FILTERS.items()
             if plugin in listable
         ]

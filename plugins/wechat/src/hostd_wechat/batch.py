@@ -158,7 +158,7 @@ def _error_item(
         status="error",
         error_code=code,
         reason=reason,
-        hint=plan.ctx.render(hint),
+        hint=hint,
         duration_ms=_elapsed_ms(started) if plan.detailed else None,
     )
 
@@ -233,7 +233,7 @@ def _write_article(
             article.image_urls, base_url=result.final_url or url, markdown_path=target
         )
         if warning is not None:
-            images.warning = plan.ctx.render(warning)
+            images.warning = warning
         if plan.cancelled():
             return _error_item(plan, url, "CANCELLED", "cancelled", started=started, detail=result.detail)
     text = article_markdown(
@@ -290,7 +290,7 @@ async def run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[
             status="error",
             error_code="INVALID_URL",
             reason="not_allowed",
-            hint=ctx.render(with_detail(_hint("INVALID_URL", plan), refusal)),
+            hint=with_detail(_hint("INVALID_URL", plan), refusal),
         )
         items[index] = refused
         await progress(refused)

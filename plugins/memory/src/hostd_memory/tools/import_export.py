@@ -324,7 +324,7 @@ def import_memories(
             problem["line"] = _graph_line_of(graph, problem)
         found += graph.problems
     errors = sorted(
-        (_import_problem(ctx, p) for p in found),
+        (_import_problem(p) for p in found),
         key=lambda e: (e.index if e.index is not None else -1, e.line or 0),
     )
     result = ImportMemoriesOutput(
@@ -376,7 +376,7 @@ _IMPORT_PROBLEM_CODES = {
 }
 
 
-def _import_problem(ctx: ToolContext[Settings], problem: dict[str, Any]) -> ImportProblem:
+def _import_problem(problem: dict[str, Any]) -> ImportProblem:
     kind = str(problem["problem"]).partition(":")[0]
     cycle = problem.get("cycle")
     return ImportProblem(
@@ -386,7 +386,7 @@ def _import_problem(ctx: ToolContext[Settings], problem: dict[str, Any]) -> Impo
         field=problem.get("field"),
         line=problem.get("line"),
         problem=problem["problem"],
-        message=ctx.render(problem_text(problem["problem"], problem.get("field"), cycle)),
+        message=problem_text(problem["problem"], problem.get("field"), cycle),
         cycle=[ImportItemRef(**member) for member in cycle] if cycle else None,
     )
 

@@ -153,8 +153,8 @@ def summarize_articles(
         bytes_written=written,
         article_count=len(articles),
         summarizer="sampling" if used_sampling else "extractive",
-        warnings=[ctx.render(warning) for warning in warnings],
-        errors=[FileProblem(path=s.path, code=s.code, message=ctx.render(s.message)) for s in skipped],
+        warnings=warnings,
+        errors=[FileProblem(path=s.path, code=s.code, message=s.message) for s in skipped],
         sections_overview=overview if detailed else None,
         preview_snippet=document[:PREVIEW_CHARS] if detailed else None,
     ).with_message(
