@@ -396,6 +396,7 @@ class Dashboard:
                 self._member_overviews(request, member, language),
                 lambda plugin, path, query: self.url(plugin, path, **query),
                 [plugin for plugin in self.views if self._list_allowed(member, plugin)],
+                {plugin: self.plugin_label(plugin, language) for plugin in self.views},
             ),
         )
         title = Text(en="Members", zh="成员").render(language)

@@ -49,11 +49,13 @@ async def member_rows(
     overviews: Mapping[str, AskOverview],
     url: PluginUrl,
     listable: Collection[str],
+    plugin_labels: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """One row per member: profile, last activity, recent entries, links to filtered lists.
 
     ``overviews`` are those of the plugins the viewer may read; ``listable`` the plugins whose
-    list page the viewer may open (each member links to them, filtered to that member).
+    list page the viewer may open (each member links to them, filtered to that member);
+    ``plugin_labels`` name each plugin as its pages do, in the reader's language.
     """
     entries: dict[str, list[dict[str, Any]]] = {member.name: [] for member in members}
     for plugin, ask in overviews.items():
@@ -70,7 +72,7 @@ async def member_rows(
                     {
                         "at": item.at,
                         "summary": render(item.summary, language),
-                        "plugin": plugin,
+                        "plugin": plugin_labels.get(plugin, plugin),
                         "url": url(plugin, item.path, item.query),
                     }
                 )
