@@ -267,13 +267,15 @@ async def test_hostile_subscriptions_get_clear_errors(
                         pass
             else:
                 subscribe, unsubscribe = legacy_subscribe(alice)
+                bulk = [{"uri": f"bulk://n/{i}", "content": f"note {i}"} for i in range(99)]
+                document = {"format": "hostd-memory-export", "version": 2, "memories": bulk}
+                await call(alice, "import_memories", {"data": document})
                 for i in range(99):  # task://shared is the 100th
-                    await call(alice, "create_task", {"title": f"T{i}", "task_id": f"t{i}"})
-                    await subscribe(f"task://t{i}")
+                    await subscribe(f"memory://bulk/n/{i}")
                 await subscribe("task://shared")  # again: no new subscription, no refusal
                 with pytest.raises(MCPError) as too_many:
                     await subscribe("memory://team/secret")
-                await unsubscribe("task://t0")
+                await unsubscribe("memory://bulk/n/0")
                 await subscribe("memory://team/secret")  # room again
         async with http_client(http, mode, member="bob") as bob:
             with pytest.raises(MCPError) as hidden:
