@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import PluginContext, Text, ToolContext, ToolError, ToolOutput, hookimpl
+from hostd import PluginContext, Roots, Text, ToolContext, ToolError, ToolOutput, hookimpl
 
 
 class ProbeSettings(BaseModel):
@@ -76,9 +76,9 @@ def fail(
     raise RuntimeError("secret internal detail that must not reach the client")
 
 
-def where(ctx: ToolContext[ProbeSettings]) -> RootsResult:
+def where(roots: Roots) -> RootsResult:
     """List the effective roots this call may write under."""
-    return RootsResult(roots=[str(root) for root in ctx.roots()])
+    return RootsResult(roots=[str(root) for root in roots()])
 
 
 async def ask(
@@ -126,7 +126,7 @@ def hostd_settings_model() -> type[BaseModel]:
 def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
     register(echo, read_only=True)
     register(fail, destructive=False)
-    register(where, read_only=True, uses_roots=True)
+    register(where, read_only=True)
     register(ask, read_only=True)
     register(count_slowly, read_only=True)
     register(noisy, read_only=True)

@@ -120,7 +120,7 @@ def test_usage_and_config_errors_exit_2(tmp_path: Path, probe_install: dict[str,
 def test_config_check_and_show(config_path: Path, probe_install: dict[str, str]) -> None:
     checked = hostd("config", "check", "--config", str(config_path), env=probe_install)
     assert checked.returncode == 0, checked.stderr
-    assert "profile default: ok (1 plugins, 7 tools)" in checked.stdout
+    assert "profile default: ok (1 plugins, 6 tools)" in checked.stdout
     shown = hostd("config", "show", "--config", str(config_path), env=probe_install)
     assert "profile: default" in shown.stdout and "language: en" in shown.stdout
 

@@ -1,20 +1,23 @@
-"""A tool that reads the client's roots must say so when it registers (``uses_roots=True``).
+"""A tool's need for the client's roots is read from its signature: a parameter typed ``hostd.Roots``.
 
-Forgetting the flag used to be silent: the host did not ask the client, and the tool fell back
-to the configured roots alone. Now the first call of such a tool fails loudly (INTERNAL, with
-the reason in the log), so the mistake cannot survive the tool's first test.
+A tool declaring one gets the effective roots (the client asked first, in both protocol eras); a
+tool without one has no way to reach roots, and the host never asks the client on its behalf.
+Before, the need was a registration flag (``uses_roots=True``), and a tool that forgot it failed
+on its first call.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
+from typing import Any
 
+import mcp_types as types
 import pytest
 from hostd_testing import in_memory_client
-from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
+from hostd_testing.calls import ANY, call, envelope_ok
+from hostd_testing.clients import root_for
 
-from hostd import RegisterTool, ToolContext, ToolOutput, hookimpl
+from hostd import RegisterTool, Roots, ToolContext, ToolOutput, hookimpl
 
 pytestmark = pytest.mark.anyio
 
@@ -23,36 +26,47 @@ class RootsOutput(ToolOutput):
     roots: list[str]
 
 
-def declared(ctx: ToolContext[None]) -> RootsOutput:
-    """List the effective roots (registered with uses_roots)."""
-    return RootsOutput(roots=[str(root) for root in ctx.roots()])
+def declared(ctx: ToolContext[None], roots: Roots) -> RootsOutput:
+    """List the effective roots."""
+    return RootsOutput(roots=[str(root) for root in roots()])
 
 
 def undeclared(ctx: ToolContext[None]) -> RootsOutput:
-    """List the effective roots (registered without uses_roots: a plugin bug)."""
-    return RootsOutput(roots=[str(root) for root in ctx.roots()])
+    """Answer without touching the user's files."""
+    return RootsOutput(roots=[])
 
 
 class RootsPlugin:
     @hookimpl
     def hostd_register_tools(self, register: RegisterTool) -> None:
-        register(declared, read_only=True, uses_roots=True)
+        register(declared, read_only=True)
         register(undeclared, read_only=True)
 
 
-async def test_roots_need_the_registration_flag(
-    hostd_data_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_only_a_tool_with_a_roots_parameter_asks_the_client(
+    hostd_data_dir: Path, tmp_path: Path, mode: str
 ) -> None:
-    root = tmp_path / "notes"
-    root.mkdir()
+    configured, project = tmp_path / "notes", tmp_path / "notes" / "project"
+    project.mkdir(parents=True)
+    asked: list[str] = []
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        asked.append("roots/list")
+        return types.ListRootsResult(roots=[root_for(project)])
+
     async with in_memory_client(
         ["roots"],
         data_dir=hostd_data_dir,
         extra_plugins={"roots": RootsPlugin()},
-        config={"allowed_roots": [str(root)]},
+        config={"allowed_roots": [str(configured)]},
+        mode=mode,
+        list_roots_callback=list_roots,
     ) as client:
-        assert await call(client, "declared") == envelope_ok(roots=[str(root.resolve())], message=ANY)
-        with caplog.at_level(logging.ERROR):
-            answer = await call(client, "undeclared")
-    assert answer == envelope_error("INTERNAL", message=ANY, hint=ANY, details={})
-    assert "uses_roots=True" in caplog.text
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert await call(client, "undeclared") == envelope_ok(roots=[], message=ANY)
+        assert asked == []  # never asked for a tool that cannot use them
+        assert await call(client, "declared") == envelope_ok(roots=[str(project.resolve())], message=ANY)
+        assert asked == ["roots/list"]  # the client's roots narrowed the configured ones
+    # The parameter is the host's to fill, like the context: it is no argument of the tool.
+    assert set(tools["declared"].input_schema.get("properties", {})) == set()

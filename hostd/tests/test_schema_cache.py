@@ -58,7 +58,7 @@ def test_schemas_come_from_the_cache_and_follow_code_changes(tmp_path: Path) -> 
     written = sorted(cache.glob("probe-*.json"))
     assert len(written) == 1
     cached = json.loads(written[0].read_text(encoding="utf-8"))["tools"]
-    assert len(cached) == len(first) == 7
+    assert len(cached) == len(first) == 6
     assert tools_json(config, env) == first  # a warm start lists exactly what a cold one did
 
     changed = source.replace('description="How many times to repeat it"', 'description="Repeat count"')
@@ -80,7 +80,7 @@ def test_cache_off_and_broken_cache_files_are_harmless(tmp_path: Path) -> None:
     off = tools_json(
         config, {**pythonpath_with(folder), "HOSTD_CACHE_DIR": "off", "XDG_CACHE_HOME": str(user_cache)}
     )
-    assert len(off) == 7
+    assert len(off) == 6
     assert not user_cache.exists()
 
     cache = tmp_path / "cache"

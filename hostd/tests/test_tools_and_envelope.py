@@ -11,11 +11,11 @@ import pytest
 from hostd.arguments import describe_valid
 from hostd.tools import ArgumentError, build_tool_spec, listed_input_schema, validate_arguments
 from hostd_testing import envelope_of, in_memory_client
-from hostd_testing.calls import envelope_error, envelope_ok
+from hostd_testing.calls import ANY, envelope_error, envelope_ok
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from hostd import ToolOutput
+from hostd import RegisterTool, Text, ToolContext, ToolOutput, hookimpl
 
 pytestmark = pytest.mark.anyio
 
@@ -337,3 +337,50 @@ async def test_a_bound_left_out_of_the_listing_is_still_enforced_and_named(
 def echo_like(text: Annotated[str, Field(description="Text", max_length=10_000)]) -> Picked:
     """Echo."""
     return Picked(n=len(text))
+
+
+class Advice(ToolOutput):
+    tip: Text = Field(description="What to do next")
+    warning: Text | None = Field(default=None, description="What went wrong, if anything")
+    notes: list[Text] = Field(default_factory=list, description="Remarks")
+
+
+def advise(ctx: ToolContext[None]) -> Advice:
+    """Answer with sentences the host writes in the caller's language."""
+    return Advice(
+        tip=Text(en="Rest.", zh="休息。"),
+        notes=[Text(en="Drink water.", zh="喝水。"), Text.same("v1.2")],
+    )
+
+
+class AdvicePlugin:
+    @hookimpl
+    def hostd_register_tools(self, register: RegisterTool) -> None:
+        register(advise, read_only=True)
+
+
+@pytest.mark.parametrize(
+    ("language", "tip", "notes"),
+    [("en", "Rest.", ["Drink water.", "v1.2"]), ("zh", "休息。", ["喝水。", "v1.2"])],
+)
+async def test_output_fields_holding_text_are_written_in_the_callers_language(
+    hostd_data_dir: Path, language: str, tip: str, notes: list[str]
+) -> None:
+    async with in_memory_client(
+        ["advice"],
+        data_dir=hostd_data_dir,
+        extra_plugins={"advice": AdvicePlugin()},
+        config={"language": language},
+    ) as c:
+        (tool,) = (await c.list_tools()).tools
+        result = await c.call_tool("advise", {})
+    assert envelope_of(result) == envelope_ok(tip=tip, warning=None, notes=notes, message=ANY)
+    # The output schema says what the client receives: strings.
+    properties = (tool.output_schema or {})["properties"]
+    assert properties["tip"] == {"type": "string", "description": "What to do next"}
+    assert properties["warning"] == {
+        "type": ["string", "null"],
+        "default": None,
+        "description": "What went wrong, if anything",
+    }
+    assert properties["notes"]["items"] == {"type": "string"}

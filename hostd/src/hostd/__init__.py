@@ -31,6 +31,7 @@ from hostd.api import (
     ResourceLink,
     ResourcePage,
     ResourceText,
+    Roots,
     SamplingResult,
     Services,
     Text,
@@ -47,6 +48,7 @@ from hostd.api import (
     hookimpl,
     pages,
     trace_span,
+    validation_reason,
 )
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "ResourceLink",
     "ResourcePage",
     "ResourceText",
+    "Roots",
     "SamplingResult",
     "Services",
     "Text",
@@ -90,4 +93,5 @@ __all__ = [
     "hookimpl",
     "pages",
     "trace_span",
+    "validation_reason",
 ]

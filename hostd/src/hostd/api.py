@@ -25,7 +25,9 @@ import pluggy
 from hostd_db.spans import TraceSpan, trace_span
 from hostd_errors import CodedError, Message, Text
 from pydantic import BaseModel, PrivateAttr
+from pydantic_core import ErrorDetails
 
+from hostd.arguments import reason
 from hostd.errors import ToolError
 from hostd.i18n import Language
 from hostd.ids import ID_PATTERN
@@ -114,9 +116,22 @@ class RegisterTool(Protocol):
         destructive: bool = True,
         idempotent: bool = False,
         open_world: bool = False,
-        uses_roots: bool = False,
         tier: Literal["core", "all"] = "all",
     ) -> None: ...
+
+
+class Roots(Protocol):
+    """The effective roots, for a tool that reads or writes the user's files: annotate a parameter
+    with it (``roots: Roots``) and the host passes it, asking the client for its roots first. A tool
+    without such a parameter never makes the host ask the client.
+
+    ``roots()`` is the configured ``allowed_roots`` intersected with the client's roots, else
+    either, else the working folder; it raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason
+    NO_ROOT) when none is usable, which the host answers as an error envelope. Call it when a path
+    is needed (a tool that may not write anything need not fail for want of a root).
+    """
+
+    def __call__(self) -> list[Path]: ...
 
 
 #: The callback ``hostd_register_services`` receives: ``register(name, service)``.
@@ -142,6 +157,13 @@ class SamplingResult:
     text: str | None = None
     reason: Text | None = None
     model: str | None = None
+
+
+def validation_reason(error: ErrorDetails) -> Text:
+    """Why pydantic refused a value (one item of ``ValidationError.errors()``), in both languages:
+    pydantic's English and the host's Chinese, the words tool arguments are refused with. For a
+    plugin checking its own files or imports with pydantic models; it names no field."""
+    return Text(en=reason(error, "en"), zh=reason(error, "zh"))
 
 
 class PluginContext(Protocol[SettingsT_co]):
@@ -246,14 +268,6 @@ class ToolContext(PluginContext[SettingsT_co], Protocol[SettingsT_co]):
         """
         ...
 
-    def roots(self) -> list[Path]:
-        """The effective roots (configured ∩ client's, else either, else the working folder).
-
-        Raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason NO_ROOT) when none is usable;
-        the host turns that into an error envelope. Only for tools registered with ``uses_roots=True``.
-        """
-        ...
-
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
@@ -304,6 +318,7 @@ __all__ = [
     "ResourceLink",
     "ResourcePage",
     "ResourceText",
+    "Roots",
     "SamplingResult",
     "Services",
     "Text",
@@ -320,4 +335,5 @@ __all__ = [
     "hookimpl",
     "pages",
     "trace_span",
+    "validation_reason",
 ]

@@ -12,8 +12,6 @@ from typing import Any
 from hostd_errors import Text
 from pydantic_core import ErrorDetails
 
-from hostd.i18n import pick
-
 # pydantic error type -> Chinese explanation; placeholders come from the error's ``ctx``.
 ZH_REASONS: dict[str, str] = {
     "string_too_short": "长度至少为 {min_length} 个字符",
@@ -41,6 +39,11 @@ ZH_REASONS: dict[str, str] = {
     "string_pattern_mismatch": "必须匹配模式 {pattern}",
     "none_required": "必须为空（null）",
     "value_error": "取值无效",
+    # Met in plugins' own files and imports (``hostd.validation_reason``); an argument's missing or
+    # unknown key is explained by ``explain`` before these are read.
+    "missing": "缺少该字段",
+    "extra_forbidden": "未知字段",
+    "model_attributes_type": "必须是对象",
 }
 
 ZH_KINDS = {
@@ -80,7 +83,7 @@ def describe_valid(schema: dict[str, Any], argument: str, language: str) -> str:
     prop = properties.get(argument)
     if prop is None:
         names = ", ".join(sorted(properties)) or "-"
-        return pick(language, en=f"valid arguments: {names}", zh=f"可用参数：{names}")
+        return Text(en=f"valid arguments: {names}", zh=f"可用参数：{names}").render(language)
     definitions = schema.get("$defs", {})
 
     def resolved(option: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +98,7 @@ def describe_valid(schema: dict[str, Any], argument: str, language: str) -> str:
     for option in [prop, *(resolved(o) for o in prop.get("anyOf", []))]:
         if "enum" in option:
             values = ", ".join(json.dumps(v, ensure_ascii=False) for v in option["enum"])
-            parts.append(pick(language, en=f"one of {values}", zh=f"以下之一：{values}"))
+            parts.append(Text(en=f"one of {values}", zh=f"以下之一：{values}").render(language))
         if "const" in option:
             parts.append(json.dumps(option["const"], ensure_ascii=False))
         kind = option.get("type")
@@ -103,11 +106,11 @@ def describe_valid(schema: dict[str, Any], argument: str, language: str) -> str:
             bounds = _bounds(option, language)
             name = ZH_KINDS.get(kind, kind) if language == "zh" else kind
             parts.append(name + (f" ({', '.join(bounds)})" if bounds else ""))
-    valid = pick(language, en=" or ", zh=" 或 ").join(dict.fromkeys(p for p in parts if p)) or "-"
+    valid = Text(en=" or ", zh=" 或 ").render(language).join(dict.fromkeys(p for p in parts if p)) or "-"
     # Parameter descriptions are written in English (they are the tool's schema): a Chinese
     # answer says what is valid from the schema's facts alone.
     description = prop.get("description", "") if language != "zh" else ""
-    text = pick(language, en=f"'{argument}' expects {valid}", zh=f"'{argument}' 需要：{valid}")
+    text = Text(en=f"'{argument}' expects {valid}", zh=f"'{argument}' 需要：{valid}").render(language)
     return text + (f": {description}" if description else "")
 
 
@@ -131,7 +134,7 @@ def _bounds(option: dict[str, Any], language: str) -> list[str]:
     }
     for key, (en, zh) in words.items():
         if key in option:
-            bounds.append(pick(language, en=en, zh=zh).format(option[key]))
+            bounds.append(Text(en=en, zh=zh).render(language).format(option[key]))
     return bounds
 
 
@@ -144,16 +147,16 @@ def explain(
     top = str(first["loc"][0]) if first["loc"] else ""
     kind = first["type"]
     if kind == "missing":
-        message = pick(
-            language, en=f"Missing required argument '{argument}'.", zh=f"缺少必填参数 '{argument}'。"
-        )
+        message = Text(
+            en=f"Missing required argument '{argument}'.", zh=f"缺少必填参数 '{argument}'。"
+        ).render(language)
     elif kind == "extra_forbidden":
-        message = pick(language, en=f"Unknown argument '{argument}'.", zh=f"未知参数 '{argument}'。")
+        message = Text(en=f"Unknown argument '{argument}'.", zh=f"未知参数 '{argument}'。").render(language)
     else:
         why = reason(first, language)
-        message = pick(
-            language, en=f"Invalid argument '{argument}': {why}.", zh=f"参数 '{argument}' 无效：{why}。"
-        )
+        message = Text(
+            en=f"Invalid argument '{argument}': {why}.", zh=f"参数 '{argument}' 无效：{why}。"
+        ).render(language)
     hint = describe_valid(schema, "" if kind == "extra_forbidden" else top, language)
     details = {
         "argument": argument,

@@ -12,11 +12,19 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd.errors import HostError
+from hostd.runtime import (
+    EXIT_BROKEN_PIPE,
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    require_current_schemas,
+    run_async,
+    schema_line,
+)
 
 if TYPE_CHECKING:
     from hostd.config import LoadedConfig, TransportConfig
@@ -24,8 +32,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
-EXIT_BROKEN_PIPE = 1  # stdout's reader went away (``| head``): Python's convention for EPIPE
 IDES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf")
 
 
@@ -139,28 +145,6 @@ def _make_host(args: argparse.Namespace) -> Any:
     return Host(loaded, cwd=Path.cwd())
 
 
-def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """Run `function` on uvloop where it is installed (the default off Windows), else asyncio.
-
-    uvloop makes each request's hand-offs between the event loop and worker threads cheaper;
-    `HOSTD_EVENT_LOOP=asyncio` falls back to the standard loop.
-    """
-    import anyio
-
-    choice = os.environ.get("HOSTD_EVENT_LOOP", "uvloop").strip().lower()
-    if choice not in ("uvloop", "asyncio"):
-        raise HostError(f"HOSTD_EVENT_LOOP must be 'uvloop' or 'asyncio', not {choice!r}")
-    use_uvloop = False
-    if choice == "uvloop":
-        try:
-            import uvloop  # noqa: F401
-        except ImportError:
-            logger.debug("uvloop is not installed; serving on the standard asyncio loop")
-        else:
-            use_uvloop = True
-    return anyio.run(function, *args, backend_options={"use_uvloop": use_uvloop})
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
 
     from hostd.health import PluginsStarted, host_readiness
@@ -196,7 +180,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
-        _require_current(host.prepare_team_databases(migrate=storage.migrate))
+        require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
     from hostd.audit import install_audit
 
     trail = install_audit(host)
@@ -306,23 +290,6 @@ def cmd_call(args: argparse.Namespace) -> int:
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
 
-def _schema_line(plugin: str, status: Any) -> str:
-    if status.too_new:
-        state = f"version {status.current} is newer than this hostd knows ({status.known}): upgrade hostd"
-    elif status.pending:
-        state = f"version {status.current} of {status.known}: {status.pending} migration(s) pending"
-    else:
-        state = f"version {status.current}: current"
-    return f"{plugin}: {state}"
-
-
-def _require_current(statuses: list[tuple[str, Any]]) -> None:
-    behind = [_schema_line(name, status) for name, status in statuses if status.pending or status.too_new]
-    if behind:
-        summary = "; ".join(behind)
-        raise HostError(f"team database schema is not current: {summary} (run `hostd db migrate`)")
-
-
 def _copy_to_team_database(host: Any) -> int:
     """Migrate, then let each plugin copy its local store; conflicts are reported, never overwritten."""
     from hostd_db import describe_url
@@ -367,7 +334,7 @@ def cmd_db(args: argparse.Namespace) -> int:
     statuses = host.prepare_team_databases(migrate=not args.check)
     print(f"database: {describe_url(host.loaded.database_url or '')}")
     for name, status in statuses:
-        print(_schema_line(name, status))
+        print(schema_line(name, status))
     if not statuses:
         print("(no loaded plugin keeps tables in the team database)")
     pending = any(status.pending or status.too_new for _, status in statuses)
@@ -397,7 +364,7 @@ def cmd_config(args: argparse.Namespace) -> int:
         print(f"storage: team database {describe_url(loaded.database_url or '')}")
         statuses = host.prepare_team_databases(migrate=False)  # unreachable: HostError, exit 2
         for plugin, status in statuses:
-            print(f"  {_schema_line(plugin, status)}")
+            print(f"  {schema_line(plugin, status)}")
         return EXIT_TOOL_ERROR if any(s.pending or s.too_new for _, s in statuses) else EXIT_OK
     import yaml
 

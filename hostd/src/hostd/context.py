@@ -259,13 +259,11 @@ class CallContext(Generic[SettingsT]):
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
         cwd: Path | None = None,
-        uses_roots: bool = True,
     ) -> None:
         self._plugin = plugin
         self._channel = channel
         self._client_roots = client_roots
         self._cwd = cwd
-        self._uses_roots = uses_roots
         self._cancelled = threading.Event()
         self._changed: list[str] = []
         self._member = calling_member()
@@ -359,19 +357,7 @@ class CallContext(Generic[SettingsT]):
         return list(self._changed)
 
     def roots(self) -> list[Path]:
-        """The effective roots (configured ∩ client's, else either, else the working folder).
-
-        Raises ``hostd_fs.FsError`` (PATH_NOT_ALLOWED, reason NO_ROOT) when none is usable;
-        the host turns that into an error envelope. The client is asked for its roots only for
-        tools registered with ``uses_roots=True``; calling this from any other tool is a bug the
-        first test of the tool finds (a RuntimeError, answered INTERNAL), never a silent fallback
-        to the configured roots alone.
-        """
-        if not self._uses_roots:
-            raise RuntimeError(
-                "ToolContext.roots() called by a tool registered without uses_roots=True: "
-                "register it with uses_roots=True so the host asks the client for its roots"
-            )
+        """The effective roots (``hostd.Roots``): what a tool's ``Roots`` parameter calls."""
         from hostd_fs import effective_roots
 
         return effective_roots(self._plugin.allowed_roots, self._client_roots, self._cwd)

@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pluggy
-from hostd_errors import CodedError, render
+from hostd_errors import CodedError, Text, render
 from pydantic import BaseModel, ValidationError
 
 from hostd.api import ToolOutput
 from hostd.config import LoadedConfig, format_validation_error
 from hostd.context import CallContext, ClientChannel, PluginRuntime, ServiceRegistry, TeamStorage
 from hostd.errors import HostError
-from hostd.i18n import pick
 from hostd.observe import CANCELLED, CallObservers, CallRecord
 from hostd.plugins import make_plugin_manager
 from hostd.prompts import PromptInfo, PromptSource, PromptText
@@ -529,7 +528,7 @@ class Host:
         return [kind for kind in self.resource_kinds if (kind.plugin, kind.tool) in served]
 
     def _resource_context(self, plugin: str) -> CallContext[Any]:
-        return CallContext(self.contexts[plugin], cwd=self.cwd, uses_roots=False)
+        return CallContext(self.contexts[plugin], cwd=self.cwd)
 
     async def list_resources(
         self, kinds: Sequence[ResourceKind], cursor: str | None
@@ -634,9 +633,6 @@ class Host:
 
     # --- calls -------------------------------------------------------------------------
 
-    def text(self, *, en: str, zh: str) -> str:
-        return pick(self.language, en=en, zh=zh)
-
     async def call(
         self,
         name: str,
@@ -712,14 +708,14 @@ class Host:
         seconds = round(wait, 3)
         return error_envelope(
             "RATE_LIMITED",
-            self.text(
+            Text(
                 en=f"Too many calls: {member}'s quota for {name} is used up for now (limits).",
                 zh=f"调用过多：{member} 调用 {name} 的配额暂时用完（limits）。",
-            ),
-            hint=self.text(
+            ).render(self.language),
+            hint=Text(
                 en=f"Try again in {seconds:g} s, or ask the operator to raise limits.",
                 zh=f"请在 {seconds:g} 秒后重试，或请管理员调高 limits。",
-            ),
+            ).render(self.language),
             details={"retry_after": seconds, "tool": name, "member": member},
             started=started,
         )
@@ -741,8 +737,9 @@ class Host:
             name = bounded_text(name)
             return error_envelope(
                 "NOT_FOUND",
-                self.text(en=f"Unknown tool '{name}'.", zh=f"未知工具 '{name}'。"),
-                hint=self.text(en="Available tools: ", zh="可用工具：") + ", ".join(sorted(self.tools)),
+                Text(en=f"Unknown tool '{name}'.", zh=f"未知工具 '{name}'。").render(self.language),
+                hint=Text(en="Available tools: ", zh="可用工具：").render(self.language)
+                + ", ".join(sorted(self.tools)),
                 details={"tool": name},
                 started=started,
             ), True
@@ -761,11 +758,12 @@ class Host:
             channel=channel,
             client_roots=client_roots,
             cwd=self.cwd,
-            uses_roots=spec.uses_roots,
         )
         kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
         if spec.context_parameter:
             kwargs[spec.context_parameter] = context
+        if spec.roots_parameter:
+            kwargs[spec.roots_parameter] = context.roots
         try:
             if spec.is_async:
                 result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
@@ -798,11 +796,11 @@ class Host:
         if not isinstance(result, spec.output_model):
             logger.error("tool %s returned %r instead of %s", name, type(result), spec.output_model.__name__)
             return self._internal(name, started), True
-        message = render(result.envelope_message, self.language) or self.text(
+        message = render(result.envelope_message, self.language) or Text(
             en=f"{name} succeeded.", zh=f"{name} 执行成功。"
-        )
+        ).render(self.language)
         try:
-            envelope = success_envelope(result, message, started)
+            envelope = success_envelope(result, message, started, self.language)
         except Exception:
             logger.exception("tool %s returned output that cannot be serialised", name)
             return self._internal(name, started), True
@@ -840,21 +838,21 @@ class Host:
         if "locked" in text or "busy" in text:
             return (
                 "FILE_LOCKED",
-                self.text(
+                Text(
                     en="A database file of this server stayed locked by another process.",
                     zh="本服务的一个数据库文件一直被另一个进程锁定。",
-                ),
-                self.text(
+                ).render(self.language),
+                Text(
                     en="Another hostd process (another IDE window) is writing a lot; retry in a moment.",
                     zh="另一个 hostd 进程（另一个 IDE 窗口）正在大量写入；请稍后重试。",
-                ),
+                ).render(self.language),
                 {"reason": "database_busy"},
             )
         if "disk is full" in text or "database or disk is full" in text:
             return (
                 "DISK_FULL",
-                self.text(en="The disk is full.", zh="磁盘已满。"),
-                self.text(en="Free some space and retry.", zh="请释放一些空间后重试。"),
+                Text(en="The disk is full.", zh="磁盘已满。").render(self.language),
+                Text(en="Free some space and retry.", zh="请释放一些空间后重试。").render(self.language),
                 {"reason": "disk_full"},
             )
         return None
@@ -862,11 +860,13 @@ class Host:
     def _internal(self, name: str, started: float) -> Envelope:
         return error_envelope(
             "INTERNAL",
-            self.text(en=f"Tool '{name}' failed unexpectedly.", zh=f"工具 '{name}' 发生意外错误。"),
-            hint=self.text(
+            Text(en=f"Tool '{name}' failed unexpectedly.", zh=f"工具 '{name}' 发生意外错误。").render(
+                self.language
+            ),
+            hint=Text(
                 en="This is a bug in the server; the details are in its log (stderr). Retrying may not help.",
                 zh="这是服务器的缺陷，详情见其日志（stderr）。重试可能无效。",
-            ),
+            ).render(self.language),
             details={},
             started=started,
         )

@@ -20,8 +20,3 @@ def language_from_locale() -> Language:
     except ValueError:
         current = ""
     return "zh" if current.lower().startswith("zh") else "en"
-
-
-def pick(language: str, *, en: str, zh: str) -> str:
-    """The text for ``language``; English for anything that is not ``zh``."""
-    return zh if language == "zh" else en

@@ -109,9 +109,9 @@ def bad_cursor(reason: str = "malformed") -> ToolError:
     )
 
 
-def size_of(model: BaseModel) -> int:
-    """Characters the model adds to the JSON answer."""
-    return len(model.model_dump_json()) + 2
+def size_of(model: BaseModel, language: str = "en") -> int:
+    """Characters the model adds to the JSON answer (its ``hostd.Text`` fields written in ``language``)."""
+    return len(model.model_dump_json(context={"language": language})) + 2
 
 
 def fill_within_budget(

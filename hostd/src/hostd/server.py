@@ -89,11 +89,11 @@ class InputRound:
             if not isinstance(response, _answer_models(key)):
                 raise MCPError(
                     types.INVALID_PARAMS,
-                    host.text(
+                    Text(
                         en=f"inputResponses[{key!r}] does not answer the {_method_of(key)} request "
                         "it was asked.",
                         zh=f"inputResponses[{key!r}] 不是对所提 {_method_of(key)} 请求的回答。",
-                    ),
+                    ).render(host.language),
                 )
             answers[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
         return cls(answers)
@@ -501,10 +501,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         name = bounded_text(name)
         return MCPError(
             types.INVALID_PARAMS,
-            host.text(
+            Text(
                 en=f"Unknown tool: {name}. Available tools: {', '.join(available)}",
                 zh=f"未知工具：{name}。可用工具：{', '.join(available)}",
-            ),
+            ).render(host.language),
         )
 
     async def on_list_tools(
@@ -514,10 +514,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         if params is not None and params.cursor is not None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                host.text(
+                Text(
                     en="Invalid cursor: hostd lists every tool on one page; call tools/list with no cursor.",
                     zh="无效的游标：hostd 在一页中列出全部工具；请不带游标调用 tools/list。",
-                ),
+                ).render(host.language),
             )
         allowed = profile_tools.allowed(request_member(request))
         if allowed is None:
@@ -580,10 +580,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         except ValueError:
             raise MCPError(
                 types.INVALID_PARAMS,
-                host.text(
+                Text(
                     en="Invalid cursor: pass nextCursor exactly as resources/list gave it, or no cursor.",
                     zh="无效的游标：请原样传入 resources/list 给出的 nextCursor，或不带游标。",
-                ),
+                ).render(host.language),
             ) from None
         except CodedError as exc:
             raise resource_error(host, exc) from None
@@ -599,10 +599,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         if params is not None and params.cursor is not None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                host.text(
+                Text(
                     en="Invalid cursor: every resource template is on one page; ask without a cursor.",
                     zh="无效的游标：全部资源模板在一页中；请不带游标请求。",
-                ),
+                ).render(host.language),
             )
         return types.ListResourceTemplatesResult(
             resource_templates=[
@@ -649,10 +649,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         if params is not None and params.cursor is not None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                host.text(
+                Text(
                     en="Invalid cursor: every prompt is on one page; ask without a cursor.",
                     zh="无效的游标：全部提示在一页中；请不带游标请求。",
-                ),
+                ).render(host.language),
             )
         sources = host.served_prompt_sources(profile_tools.allowed(request_member(request)))
         return types.ListPromptsResult(
@@ -670,7 +670,9 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         except KeyError:
             raise MCPError(
                 types.INVALID_PARAMS,
-                host.text(en=f"Unknown prompt: {params.name}.", zh=f"未知提示：{params.name}。"),
+                Text(en=f"Unknown prompt: {params.name}.", zh=f"未知提示：{params.name}。").render(
+                    host.language
+                ),
                 {"name": params.name},
             ) from None
         except CodedError as exc:
@@ -733,7 +735,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds if storage else 5.0
         )
         host.changes = changes
-        subscriptions = SubscriptionService(changes, check_subscribable, host.text)
+        subscriptions = SubscriptionService(changes, check_subscribable, host.language)
 
     log_levels = client_log.SessionLevels()
     client_log.install()

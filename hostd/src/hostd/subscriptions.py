@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types as types
+from hostd_errors import Text
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ServerEvent
 from mcp.shared.exceptions import MCPError
 
@@ -263,44 +264,44 @@ class ConnectionSubscriptions:
 CheckUri = Callable[["ServerRequestContext[Any, Any]", str], Awaitable[None]]
 
 
-def too_many(text: Callable[..., str], where: str) -> MCPError:
+def too_many(language: str, where: str) -> MCPError:
     if where == "connection":
-        message = text(
+        message = Text(
             en=f"At most {MAX_SUBSCRIPTIONS} resource subscriptions per connection; "
             "unsubscribe from some first (resources/unsubscribe).",
             zh=f"每个连接最多订阅 {MAX_SUBSCRIPTIONS} 个资源；请先取消一些订阅（resources/unsubscribe）。",
-        )
+        ).render(language)
     else:
-        message = text(
+        message = Text(
             en=f"At most {MAX_SUBSCRIPTIONS} resources in one subscriptions/listen; listen to fewer.",
             zh=f"一次 subscriptions/listen 最多订阅 {MAX_SUBSCRIPTIONS} 个资源；请减少订阅的资源。",
-        )
+        ).render(language)
     data = {"code": "TOO_MANY_SUBSCRIPTIONS", "limit": MAX_SUBSCRIPTIONS}
     return MCPError(types.INVALID_PARAMS, message, data)
 
 
-def uri_too_long(text: Callable[..., str], uri: str) -> MCPError:
+def uri_too_long(language: str, uri: str) -> MCPError:
     return MCPError(
         types.INVALID_PARAMS,
-        text(
+        Text(
             en=f"A resource URI is at most {MAX_URI_CHARS} characters (this one has {len(uri)}).",
             zh=f"资源 URI 最多 {MAX_URI_CHARS} 个字符（此 URI 有 {len(uri)} 个）。",
-        ),
+        ).render(language),
         {"code": "INVALID_ARGUMENT", "argument": "uri", "max_chars": MAX_URI_CHARS},
     )
 
 
-def no_connection(text: Callable[..., str]) -> MCPError:
+def no_connection(language: str) -> MCPError:
     return MCPError(
         types.INVALID_REQUEST,
-        text(
+        Text(
             en="resources/subscribe needs a connection to send notifications/resources/updated on, and "
             "this server answers each HTTP request on its own (stateless): there is none. Use protocol "
             "2026-07-28 (subscriptions/listen), stdio, or a server with transport.stateless false.",
             zh="resources/subscribe 需要一个连接来发送 notifications/resources/updated，而本服务器"
             "（无状态 HTTP）单独回答每个请求，没有这样的连接。请使用 2026-07-28 协议"
             "（subscriptions/listen）、stdio，或 transport.stateless 为 false 的服务器。",
-        ),
+        ).render(language),
         {"code": "NOT_SUPPORTED", "method": "resources/subscribe"},
     )
 
@@ -324,23 +325,23 @@ class SubscriptionService:
     serves and that exists (else the same error ``resources/read`` gives).
     """
 
-    def __init__(self, changes: ResourceChanges, check: CheckUri, text: Callable[..., str]) -> None:
+    def __init__(self, changes: ResourceChanges, check: CheckUri, language: str) -> None:
         self.changes = changes
         self.connections = ConnectionSubscriptions(changes)
         self.listen_handler = ListenHandler(changes, max_buffered_events=MAX_SUBSCRIPTIONS * 4)
         self._check = check
-        self._text = text
+        self._language = language
         _SERVICES.add(self)
 
     async def _checked(self, request: ServerRequestContext[Any, Any], uri: str) -> None:
         if len(uri) > MAX_URI_CHARS:
-            raise uri_too_long(self._text, uri)
+            raise uri_too_long(self._language, uri)
         await self._check(request, uri)
 
     def _connection(self, request: ServerRequestContext[Any, Any]) -> Connection:
         connection = connection_of(request)
         if connection is None or not connection.has_standalone_channel:
-            raise no_connection(self._text)
+            raise no_connection(self._language)
         return connection
 
     async def subscribe(
@@ -351,7 +352,7 @@ class SubscriptionService:
         uri = str(params.uri)
         subscribed = self.connections.of(connection)
         if uri not in subscribed and len(subscribed) >= MAX_SUBSCRIPTIONS:
-            raise too_many(self._text, "connection")
+            raise too_many(self._language, "connection")
         await self._checked(request, uri)
         self.connections.add(connection, uri)
         return types.EmptyResult()
@@ -369,7 +370,7 @@ class SubscriptionService:
         """``subscriptions/listen`` (2026-07-28): every URI checked, then the SDK's handler."""
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         if len(uris) > MAX_SUBSCRIPTIONS:
-            raise too_many(self._text, "listen")
+            raise too_many(self._language, "listen")
         for uri in uris:
             await self._checked(request, uri)
         return await self.listen_handler(request, params)

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from hostd_errors import Text
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from hostd.api import ToolContext, ToolFunction, ToolOutput
+from hostd.api import Roots, ToolContext, ToolFunction, ToolOutput
 from hostd.arguments import describe_valid, explain
 from hostd.errors import HostError
-from hostd.i18n import pick
 from hostd.schema_cache import SchemaCache
 from hostd.textlength import TextLength
 
@@ -47,7 +47,9 @@ class ToolSpec:
     output_model: type[ToolOutput]
     context_parameter: str | None
     is_async: bool
-    uses_roots: bool
+    #: The parameter annotated ``hostd.Roots``: the tool works on the user's files and the host
+    #: asks the client for its roots before calling it. None: the client is never asked.
+    roots_parameter: str | None
     annotations: dict[str, Any]
     title: str | None = None
     tier: str = "all"
@@ -55,6 +57,11 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
     _input_model: type[BaseModel] | None = None
+
+    @property
+    def uses_roots(self) -> bool:
+        """Whether the host asks the client for its roots before calling the tool."""
+        return self.roots_parameter is not None
 
     @cached_property
     def listed_schema(self) -> dict[str, Any]:
@@ -91,7 +98,6 @@ def build_tool_spec(
     destructive: bool = True,
     idempotent: bool = False,
     open_world: bool = False,
-    uses_roots: bool = False,
     tier: str = "all",
     cache: SchemaCache | None = None,
 ) -> ToolSpec:
@@ -112,10 +118,14 @@ def build_tool_spec(
     signature = inspect.signature(function)
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
+    roots_parameter: str | None = None
     for parameter in signature.parameters.values():
         annotation = hints.get(parameter.name, inspect.Parameter.empty)
         if annotation is ToolContext or typing.get_origin(annotation) is ToolContext:
             context_parameter = parameter.name
+            continue
+        if annotation is Roots:
+            roots_parameter = parameter.name
             continue
         if annotation is inspect.Parameter.empty:
             raise HostError(f"plugin {plugin!r}: tool {tool_name!r} parameter {parameter.name!r} has no type")
@@ -149,7 +159,7 @@ def build_tool_spec(
         output_model=output_model,
         context_parameter=context_parameter,
         is_async=inspect.iscoroutinefunction(function),
-        uses_roots=uses_roots,
+        roots_parameter=roots_parameter,
         annotations=annotations,
         title=title,
         tier=tier,
@@ -443,7 +453,7 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, languag
     """Validate raw call arguments, raising ``ArgumentError`` that names the argument."""
     if arguments is not None and not isinstance(arguments, dict):
         raise ArgumentError(
-            pick(language, en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。"),
+            Text(en="Arguments must be a JSON object.", zh="参数必须是 JSON 对象。").render(language),
             describe_valid(spec.input_schema, "", language),
             {"received_type": type(arguments).__name__},
         )
@@ -458,9 +468,10 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None, languag
 # --- the envelope ------------------------------------------------------------------------
 
 
-def success_envelope(output: ToolOutput, message: str, started: float) -> dict[str, Any]:
+def success_envelope(output: ToolOutput, message: str, started: float, language: str) -> dict[str, Any]:
+    """The success answer; ``hostd.Text`` values among the output's fields are written in ``language``."""
     body: dict[str, Any] = {"status": "success", "message": message}
-    body.update(output.model_dump(mode="json"))
+    body.update(output.model_dump(mode="json", context={"language": language}))
     body["metadata"] = {"execution_time_ms": round((time.perf_counter() - started) * 1000, 3)}
     return body
 

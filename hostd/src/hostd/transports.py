@@ -19,10 +19,10 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from hostd_errors import Text
 
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
-from hostd.i18n import pick
 from hostd.members import Member, member_directory_from_env
 
 if TYPE_CHECKING:
@@ -79,26 +79,23 @@ def protocol_error_for(exc: BaseException, language: str) -> Any:
 
     if _is_nested_too_deep(exc):
         code = types.PARSE_ERROR
-        message = pick(
-            language,
+        message = Text(
             en="Parse error: the line's JSON is nested too deep to be read; send messages whose "
             "arrays and objects nest a few levels, not hundreds.",
             zh="解析错误：该行的 JSON 嵌套过深，无法读取；请让消息中的数组和对象只嵌套几层，而不是数百层。",
-        )
+        ).render(language)
     elif _is_parse_error(exc):
         code = types.PARSE_ERROR
-        message = pick(
-            language,
+        message = Text(
             en="Parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line.",
             zh="解析错误：该行不是有效的 JSON；请每行发送一条 JSON-RPC 2.0 消息。",
-        )
+        ).render(language)
     else:
         code = types.INVALID_REQUEST
-        message = pick(
-            language,
+        message = Text(
             en="Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response.",
             zh="无效请求：该行是 JSON，但不是 JSON-RPC 2.0 的请求、通知或响应。",
-        )
+        ).render(language)
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
 
 
@@ -264,7 +261,7 @@ class HttpPolicy:
         return self.members.requires_token or self.oauth is not None
 
     def text(self, *, en: str, zh: str) -> str:
-        return pick(self.language, en=en, zh=zh)
+        return Text(en=en, zh=zh).render(self.language)
 
     def unauthorized_text(self) -> str:
         return self.text(

@@ -98,4 +98,4 @@ async def test_repairs_and_import_refusals_are_said_in_chinese(
             path_or_data='{"session_id": "x", "thoughts": [{"thought_number": 0, "content": "a"}]}',
         )
         assert refused["error"]["code"] == "INVALID_ARGUMENT", refused
-        assert "thoughts.0.thought_number" in refused["message"] and "不能小于 1" in refused["message"]
+        assert "thoughts.0.thought_number" in refused["message"] and "必须大于或等于 1" in refused["message"]

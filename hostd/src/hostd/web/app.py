@@ -9,10 +9,11 @@ between requests: the cookie is signed (``signing``), so any replica serves any 
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hostd_errors import CodedError, Message, Text, render
 
 from hostd.errors import ToolError
-from hostd.i18n import Language, pick
+from hostd.i18n import Language
 from hostd.members import Member
 from hostd.web.api import (
     ActionHandler,
@@ -308,7 +309,11 @@ class Dashboard:
                 found[name] = (name, None, exc.rendered(language)[0])
             except Exception:
                 logger.exception("the overview of plugin %s failed", name)
-                found[name] = (name, None, pick(language, en="This part failed.", zh="这部分加载失败。"))
+                found[name] = (
+                    name,
+                    None,
+                    Text(en="This part failed.", zh="这部分加载失败。").render(language),
+                )
 
         # The plugins' parts at once: each waits on its own store (on the team database, its own
         # round trips), so the page waits for the slowest part rather than for their sum.
@@ -347,8 +352,27 @@ class Dashboard:
             activity=activity,
             errors=errors,
         )
-        title = pick(language, en="Overview", zh="概览")
+        title = Text(en="Overview", zh="概览").render(language)
         return self.layout(request, language, member, session, title, body, active="")
+
+    def _member_overviews(
+        self, request: Request, viewer: Member, language: Language
+    ) -> dict[str, Callable[[int], Awaitable[Overview]]]:
+        """Each overview the viewer may read, to be asked as the viewer (the members page)."""
+        asks: dict[str, Callable[[int], Awaitable[Overview]]] = {}
+        for plugin, views in self.views.items():
+            if views.overview is None:
+                continue
+            summarize, tool = views.overview
+            if not self.allows(viewer, plugin, tool):
+                continue
+            context = DashboardRequest(self, request, plugin, viewer, language, {})
+            asks[plugin] = functools.partial(summarize, context)
+        return asks
+
+    def _list_allowed(self, viewer: Member, plugin: str) -> bool:
+        page = self.views[plugin].pages.get("")
+        return page is not None and self.allows(viewer, plugin, page[2])
 
     async def members_page(self, request: Request) -> Response:
         """Team only: who the members are and what each did (``members_page``)."""
@@ -365,9 +389,16 @@ class Dashboard:
         language = self.language_of(request)
         body = self.env.get_template("host/members.html").render(
             **self._helpers(request, language, session, member, None),
-            rows=await member_rows(self, request, member, language),
+            rows=await member_rows(
+                self.sign_in.members.members() if self.sign_in.members is not None else [],
+                member,
+                language,
+                self._member_overviews(request, member, language),
+                lambda plugin, path, query: self.url(plugin, path, **query),
+                [plugin for plugin in self.views if self._list_allowed(member, plugin)],
+            ),
         )
-        title = pick(language, en="Members", zh="成员")
+        title = Text(en="Members", zh="成员").render(language)
         return self.layout(request, language, member, session, title, body, active="/members")
 
     async def signin(self, request: Request) -> Response:
@@ -439,7 +470,7 @@ class Dashboard:
         self, request: Request, language: Language, *, failed: str | None = None, status: int = 200
     ) -> Response:
         body = self.env.get_template("host/signin.html").render(
-            t=lambda en, zh: pick(language, en=en, zh=zh),
+            t=lambda en, zh: Text(en=en, zh=zh).render(language),
             kind=self.sign_in.kind,
             failed=failed,
             local_member=self.sign_in.local_member,
@@ -447,7 +478,7 @@ class Dashboard:
             next=self._safe_next(request.query_params.get("next")),
             action=f"{BASE}/signin",
         )
-        title = pick(language, en="Sign in", zh="登录")
+        title = Text(en="Sign in", zh="登录").render(language)
         return self.layout(request, language, None, None, title, body, status=status)
 
     async def signout(self, request: Request) -> Response:
@@ -533,11 +564,10 @@ class Dashboard:
             )
         except Exception:
             logger.exception("dashboard page %s failed", request.url.path)
-            text = pick(
-                language,
+            text = Text(
                 en="This page failed unexpectedly; the details are in the server's log.",
                 zh="页面发生意外错误，详情见服务器日志。",
-            )
+            ).render(language)
             return self.error_page(request, 500, text, (member, session))
         if isinstance(answer, ViewRedirect):
             response = RedirectResponse(
@@ -605,7 +635,7 @@ class Dashboard:
             return request.url.path + ("?" + urllib.parse.urlencode(query) if query else "")
 
         return {
-            "t": lambda en, zh: pick(language, en=en, zh=zh),
+            "t": lambda en, zh: Text(en=en, zh=zh).render(language),
             "text": lambda message: render(message, language) or "",
             "csrf_field": csrf_field,
             "url": url,
@@ -634,9 +664,11 @@ class Dashboard:
 
         nav: list[tuple[str, str, bool]] = []
         if member is not None:
-            nav.append((pick(language, en="Overview", zh="概览"), f"{BASE}/", active == ""))
+            nav.append((Text(en="Overview", zh="概览").render(language), f"{BASE}/", active == ""))
             if self.sign_in.kind == "token":
-                nav.append((pick(language, en="Members", zh="成员"), f"{BASE}/members", active == "/members"))
+                nav.append(
+                    (Text(en="Members", zh="成员").render(language), f"{BASE}/members", active == "/members")
+                )
             for name, views in self.views.items():
                 for path, (_, page_title, tool, in_nav) in views.pages.items():
                     if in_nav and self.allows(member, name, tool):
@@ -656,7 +688,7 @@ class Dashboard:
             return request.url.path + "?" + urllib.parse.urlencode([*query, ("lang", lang)])
 
         page = self.env.get_template("host/layout.html").render(
-            t=lambda en, zh: pick(language, en=en, zh=zh),
+            t=lambda en, zh: Text(en=en, zh=zh).render(language),
             language=language,
             title=title,
             body=Markup(body),  # rendered by an autoescaping template
@@ -704,9 +736,9 @@ class Dashboard:
             409: ("Conflict", "冲突"),
         }
         en, zh = titles.get(status, ("Something went wrong", "出错了"))
-        title = pick(language, en=en, zh=zh)
+        title = Text(en=en, zh=zh).render(language)
         body = self.env.get_template("host/error.html").render(
-            t=lambda en, zh: pick(language, en=en, zh=zh),
+            t=lambda en, zh: Text(en=en, zh=zh).render(language),
             title=title,
             message=render(message, language),
             hint=hint,

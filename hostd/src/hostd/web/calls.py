@@ -36,14 +36,14 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         raise ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details) from None
     calling = CALLING_MEMBER.set(member)
     try:
-        context = CallContext(
-            host.contexts[spec.plugin], cwd=host.cwd, uses_roots=spec.uses_roots, client_roots=None
-        )
+        context = CallContext(host.contexts[spec.plugin], cwd=host.cwd, client_roots=None)
     finally:
         CALLING_MEMBER.reset(calling)
     kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
     if spec.context_parameter:
         kwargs[spec.context_parameter] = context
+    if spec.roots_parameter:
+        kwargs[spec.roots_parameter] = context.roots
     try:
         if spec.is_async:
             result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))

@@ -67,15 +67,15 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     """Serve until Ctrl-C; print the sign-in link on stdout and open it unless told not to."""
     import uvicorn
 
-    from hostd.cli import EXIT_OK, _require_current, run_async
     from hostd.config import TransportConfig
+    from hostd.runtime import EXIT_OK, require_current_schemas, run_async
     from hostd.transports import HttpPolicy, guarded_protocol
 
     transport = TransportConfig(type="http", host="127.0.0.1", port=port)
     policy = HttpPolicy(transport, host.language)
     storage = host.loaded.config.storage
     if storage is not None:
-        _require_current(host.prepare_team_databases(migrate=storage.migrate))
+        require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
         from hostd.subscriptions import ResourceChanges
 
         # What a page changes reaches the subscribers of the team's servers (LISTEN/NOTIFY).

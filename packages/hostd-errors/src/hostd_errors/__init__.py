@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:  # pydantic calls the hooks below; this package does not need it otherwise
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic_core import CoreSchema, core_schema
 
 Language = Literal["zh", "en"]
 
@@ -63,6 +67,39 @@ class Text:
 
     def __str__(self) -> str:
         return self.en
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """A ``Text`` field of a pydantic model (a tool's output): it takes a ``Text`` (or a plain
+        string, the same in both languages) and is written as the sentence in the language the
+        serialization context names (``model_dump(context={"language": "zh"})``; English without)."""
+        from pydantic_core import core_schema
+
+        def to_text(value: object) -> Text:
+            if isinstance(value, Text):
+                return value
+            if isinstance(value, str):
+                return Text.same(value)
+            raise ValueError("must be a hostd.Text or a string")
+
+        def written(value: Text, info: core_schema.SerializationInfo) -> str:
+            context = info.context
+            language = context.get("language") if isinstance(context, dict) else None
+            return value.render(language if isinstance(language, str) else "en")
+
+        return core_schema.no_info_plain_validator_function(
+            to_text,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                written, info_arg=True, return_schema=core_schema.str_schema()
+            ),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, str]:
+        """In a schema (a tool's ``outputSchema``) a ``Text`` is the string it is written as."""
+        return {"type": "string"}
 
     @staticmethod
     def same(value: str) -> Text:

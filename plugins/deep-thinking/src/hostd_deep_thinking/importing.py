@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from hostd_db import utc_stamp
 from pydantic import BaseModel, Field, ValidationError
 
-from hostd import Text, TextLength, ToolError
+from hostd import Text, TextLength, ToolError, validation_reason
 from hostd_deep_thinking.export import EXPORT_FORMAT
 from hostd_deep_thinking.jsonshape import MAX_NESTING, shape_problem
 from hostd_deep_thinking.models import (
@@ -27,7 +27,6 @@ from hostd_deep_thinking.models import (
     SESSION_ID_PATTERN,
 )
 from hostd_deep_thinking.store import FORMAT_VERSION
-from hostd_deep_thinking.validation import reason_zh
 
 
 class ImportedThought(BaseModel):
@@ -139,7 +138,8 @@ def _validation_problem(exc: ValidationError) -> ImportProblem:
     where = ".".join(str(part) for part in first["loc"]) or "(root)"
     if first["type"] == "missing":
         return ImportProblem(where, en="missing", zh="缺少该字段")
-    return ImportProblem(where, en=first["msg"], zh=reason_zh(first))
+    why = validation_reason(first)
+    return ImportProblem(where, en=why.en, zh=why.zh)
 
 
 def parse_import(raw: Any, session_id: str | None, *, importer: str | None = None) -> dict[str, Any]:

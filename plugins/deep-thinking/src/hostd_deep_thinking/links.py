@@ -60,7 +60,7 @@ def linked_tasks(ctx: Context, session_id: str) -> tuple[list[LinkedTask] | None
         return None, [
             Notice(
                 code="TASKS_UNAVAILABLE",
-                message=ctx.render(
+                message=(
                     Text(
                         en="The tasks plugin is not loaded: linked tasks are not shown.",
                         zh="未加载 tasks 插件：不显示关联任务。",
@@ -84,7 +84,7 @@ def linked_tasks(ctx: Context, session_id: str) -> tuple[list[LinkedTask] | None
         return None, [
             Notice(
                 code="TASKS_UNAVAILABLE",
-                message=ctx.render(
+                message=(
                     Text(
                         en="The tasks plugin could not list linked tasks.", zh="tasks 插件无法列出关联任务。"
                     )

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from hostd.paging import Page
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import ID_PATTERN, ToolOutput
+from hostd import ID_PATTERN, Text, ToolOutput
 
 #: DESIGN.md's rule for identifiers that become file names: no '/', never '.' or '..'.
 SESSION_ID_PATTERN = ID_PATTERN
@@ -67,7 +67,7 @@ class Notice(BaseModel):
     """A warning attached to an answer: the call succeeded, but something deserves a look."""
 
     code: str = Field(description="Stable UPPER_SNAKE code, e.g. DANGLING_REFERENCE")
-    message: str = Field(description="The warning in the server's language")
+    message: Text = Field(description="The warning in the server's language")
 
 
 class Adjustment(BaseModel):
@@ -135,7 +135,7 @@ class InvalidTemplate(BaseModel):
 
     file: str
     field: str = Field(description="The field at fault, e.g. steps.2.title; (file) for the file itself")
-    problem: str
+    problem: Text
 
 
 class SessionSummary(BaseModel):

@@ -45,8 +45,8 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(tools.update_session_status, title="Set session status", destructive=False, idempotent=True)
     register(tools.resume_session, title="Resume thinking session", destructive=False, idempotent=True)
     register(tools.list_templates, title="List thinking templates", read_only=True)
-    register(tools.export_session, title="Export thinking session", destructive=True, uses_roots=True)
-    register(tools.import_session, title="Import thinking session", destructive=True, uses_roots=True)
+    register(tools.export_session, title="Export thinking session", destructive=True)
+    register(tools.import_session, title="Import thinking session", destructive=True)
     register(tools.visualize_session, title="Draw thinking session", read_only=True)
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
     register(tools.search_thoughts, title="Search thoughts", read_only=True)

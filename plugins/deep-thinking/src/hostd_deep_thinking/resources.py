@@ -7,6 +7,8 @@ The tools' links to a session (``tools.common.session_link``) name the same URIs
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hostd import ResourceInfo, ResourcePage, ResourceText, ToolContext
 from hostd_deep_thinking.models import Settings
 from hostd_deep_thinking.tools.common import MIME_TYPE as MIME_TYPE
@@ -36,10 +38,15 @@ def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePa
     )
 
 
+def _no_roots() -> list[Path]:
+    """The roots of a resource read: it writes no file (``export_session`` without ``output_path``)."""
+    raise RuntimeError("a resource read writes no file")
+
+
 def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
     from hostd_deep_thinking.tools.export_import import export_session
 
-    exported = export_session(ctx, session_id=params["session_id"], format="markdown")
+    exported = export_session(ctx, _no_roots, session_id=params["session_id"], format="markdown")
     return ResourceText(
         uri=resource_uri(exported.session_id), text=exported.content or "", mime_type=MIME_TYPE
     )

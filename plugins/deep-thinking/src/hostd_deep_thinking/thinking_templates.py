@@ -19,10 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hostd import Text
+from hostd import Text, validation_reason
 from hostd_deep_thinking.jsonshape import refuse_constant
 from hostd_deep_thinking.models import TemplateInfo, TemplateStep
-from hostd_deep_thinking.validation import reason_zh
 
 
 @dataclass(frozen=True)
@@ -336,7 +335,8 @@ def _parse(path: Path, data: bytes) -> Any:
 
 
 #: What a template file's texts must be, said for pydantic's ``model_type`` of ``FileText``.
-_TEXT_ZH = {"model_type": "必须是文本或 {{en: ..., zh: ...}}"}
+#: Where a template's words differ from the host's (``hostd.validation_reason``): a text field.
+_TEXT_ZH = {"model_type": "必须是文本或 {en: ..., zh: ...}"}
 
 
 def _where_zh(exc: BaseException) -> str:
@@ -361,8 +361,8 @@ def read_template(path: Path, data: bytes) -> Template:
             raise _Refused(where, "missing", "缺少该字段") from None
         if first["type"] == "extra_forbidden":
             raise _Refused(where, "unknown field", "未知字段") from None
-        zh = reason_zh(first, _TEXT_ZH)
-        raise _Refused(where, first["msg"], zh) from None
+        why = validation_reason(first)
+        raise _Refused(where, why.en, _TEXT_ZH.get(first["type"], why.zh)) from None
     template_id = parsed.template_id or path.stem
     if not _ID.fullmatch(template_id):
         raise _Refused(

@@ -187,7 +187,7 @@ async def session_page(request: ViewRequest) -> ViewPage:
             "thought_count": got.matching_thoughts,
             "adjustments": got.adjustments,
             "linked_tasks": got.linked_tasks or [],
-            "warnings": got.warnings,
+            "warnings": [request.text(warning.message) for warning in got.warnings],
             "diagram": diagram,
             "next_cursor": got.next_cursor,
             "paged": bool(request.query.get("tcursor")),

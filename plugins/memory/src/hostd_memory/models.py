@@ -11,7 +11,7 @@ from typing import Any, Literal
 from hostd.paging import Page
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from hostd import ID_PATTERN, ToolOutput
+from hostd import ID_PATTERN, Text, ToolOutput
 
 Status = Literal["active", "deprecated", "archived", "deleted"]
 UpdateMode = Literal["patch", "append", "replace", "metadata", "status"]
@@ -168,7 +168,7 @@ class PreloadItem(BaseModel):
     uri: str
     priority: int
     tags: list[str]
-    reasons: list[str] = Field(description="Why this memory fits the context")
+    reasons: list[Text] = Field(description="Why this memory fits the context")
     preview: str
 
 
@@ -200,7 +200,7 @@ class ImportProblem(BaseModel):
         default=None, description="For a file of the official memory server: the line at fault (from 1)"
     )
     problem: str
-    message: str
+    message: Text
     cycle: list[ImportItemRef] | None = Field(
         default=None, description="For alias_cycle: the items whose aliases name each other in a cycle"
     )

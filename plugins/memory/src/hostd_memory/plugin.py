@@ -48,8 +48,8 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(list_memories, title="List memories", read_only=True)
     register(get_memory_stats, title="Memory statistics", read_only=True)
     # Export may overwrite an existing file (overwrite=true), like deep-thinking's export_session.
-    register(export_memories, title="Export memories", destructive=True, uses_roots=True)
-    register(import_memories, title="Import memories", destructive=True, uses_roots=True)
+    register(export_memories, title="Export memories", destructive=True)
+    register(import_memories, title="Import memories", destructive=True)
     register(add_alias, title="Add memory alias", destructive=False)
     register(link_memories, title="Link memories", destructive=False, idempotent=True)
     register(unlink_memories, title="Unlink memories", destructive=True)

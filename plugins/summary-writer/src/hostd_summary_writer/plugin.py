@@ -22,7 +22,6 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         read_only=False,
         destructive=True,
         idempotent=False,
-        uses_roots=True,
     )
 
 

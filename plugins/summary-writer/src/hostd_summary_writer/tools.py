@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from hostd import ResourceLink, Text, ToolContext, ToolError
+from hostd import ResourceLink, Roots, Text, ToolContext, ToolError
 from hostd_summary_writer.models import Settings, UpdateSummaryOutput, WriteMode
 from hostd_summary_writer.sections import DEFAULT_HEADING, is_blank, is_markdown_path, section_bytes
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 def update_summary(
     ctx: ToolContext[Settings],
+    roots: Roots,
     content: Annotated[
         str,
         Field(description="The summary, Markdown, not blank"),
@@ -42,7 +43,7 @@ def update_summary(
     heading, overwrite REPLACES THE WHOLE FILE.
     """
     data = _checked_content(content, ctx.settings.max_content_bytes)
-    target = _resolved_target(ctx, file_path)
+    target = _resolved_target(roots, file_path)
     if mode == "append":
         bytes_written, created, separator_added = _append(ctx, target, data)
         if created:
@@ -103,7 +104,7 @@ def _checked_content(content: str, max_bytes: int) -> bytes:
     return data
 
 
-def _resolved_target(ctx: ToolContext[Settings], file_path: str) -> RootedPath:
+def _resolved_target(roots: Roots, file_path: str) -> RootedPath:
     """The file inside the effective roots; the writers re-open it beneath the root and make its folders."""
     from hostd_fs import resolve_beneath
 
@@ -122,7 +123,7 @@ def _resolved_target(ctx: ToolContext[Settings], file_path: str) -> RootedPath:
         )
     if not _is_unicode_text(file_path):
         raise _not_unicode_error("file_path")
-    return resolve_beneath(file_path, ctx.roots(), expect="file")
+    return resolve_beneath(file_path, roots(), expect="file")
 
 
 def _is_unicode_text(text: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hostd import Text, ToolContext
+from hostd import Roots, Text, ToolContext
 from hostd_wechat.fetch import FetchCanceller, FetchOptions, FetchResult, fetch_page
 from hostd_wechat.images import ImageDownloader
 from hostd_wechat.markdown import article_markdown
@@ -68,6 +68,7 @@ class BatchPlan:
     """Everything one worker needs, fixed for the whole call."""
 
     ctx: ToolContext[Settings]
+    roots: Roots
     settings: Settings
     options: FetchOptions
     strategy: str
@@ -157,7 +158,7 @@ def _error_item(
         status="error",
         error_code=code,
         reason=reason,
-        hint=plan.ctx.render(hint),
+        hint=hint,
         duration_ms=_elapsed_ms(started) if plan.detailed else None,
     )
 
@@ -232,7 +233,7 @@ def _write_article(
             article.image_urls, base_url=result.final_url or url, markdown_path=target
         )
         if warning is not None:
-            images.warning = plan.ctx.render(warning)
+            images.warning = warning
         if plan.cancelled():
             return _error_item(plan, url, "CANCELLED", "cancelled", started=started, detail=result.detail)
     text = article_markdown(
@@ -240,7 +241,7 @@ def _write_article(
     )
     try:
         # Re-resolved and written beneath the root: the folder may have been swapped meanwhile.
-        written = atomic_write(resolve_beneath(str(target), plan.ctx.roots()), text)
+        written = atomic_write(resolve_beneath(str(target), plan.roots()), text)
     except FsError as exc:
         item = _error_item(plan, url, "WRITE_ERROR", exc.reason, started=started, detail=result.detail)
         item.saved_path = str(target)
@@ -289,7 +290,7 @@ async def run_batch(plan: BatchPlan, urls: list[str], concurrency: int) -> list[
             status="error",
             error_code="INVALID_URL",
             reason="not_allowed",
-            hint=ctx.render(with_detail(_hint("INVALID_URL", plan), refusal)),
+            hint=with_detail(_hint("INVALID_URL", plan), refusal),
         )
         items[index] = refused
         await progress(refused)

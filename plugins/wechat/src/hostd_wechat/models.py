@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from hostd import ToolOutput
+from hostd import Text, ToolOutput
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -154,7 +154,7 @@ class ArticleImages(BaseModel):
         default_factory=list,
         description=f"The first {MAX_IMAGE_PROBLEMS} images left remote, with the reason.",
     )
-    warning: str | None = Field(default=None, exclude_if=_is_none)
+    warning: Text | None = Field(default=None, exclude_if=_is_none)
 
 
 class ArticleItem(BaseModel):
@@ -170,7 +170,7 @@ class ArticleItem(BaseModel):
     duration_ms: int | None = Field(default=None, exclude_if=_is_none)
     error_code: str | None = Field(default=None, exclude_if=_is_none)
     reason: str | None = Field(default=None, exclude_if=_is_none)
-    hint: str | None = Field(default=None, exclude_if=_is_none)
+    hint: Text | None = Field(default=None, exclude_if=_is_none)
     preview_snippet: str | None = Field(default=None, exclude_if=_is_none)
     images: ArticleImages | None = Field(default=None, exclude_if=_is_none)
 
@@ -192,7 +192,7 @@ class SectionOverview(BaseModel):
 class FileProblem(BaseModel):
     path: str
     code: str
-    message: str
+    message: Text
 
 
 class SummarizeOutput(ToolOutput):
@@ -203,7 +203,7 @@ class SummarizeOutput(ToolOutput):
     bytes_written: int
     article_count: int
     summarizer: Literal["extractive", "sampling"]
-    warnings: list[str]
+    warnings: list[Text]
     errors: list[FileProblem]
     sections_overview: list[SectionOverview] | None = Field(default=None, exclude_if=_is_none)
     preview_snippet: str | None = Field(default=None, exclude_if=_is_none)

@@ -25,14 +25,12 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         tier="core",
         destructive=True,  # overwrite=true replaces files of the same name
         open_world=True,
-        uses_roots=True,
     )
     register(
         summarize_articles,
         title="Summarize Markdown articles",
         destructive=True,  # overwrite=true replaces the digest file at output_path
         idempotent=True,
-        uses_roots=True,
     )
 
 

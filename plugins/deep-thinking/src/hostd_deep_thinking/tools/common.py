@@ -56,9 +56,9 @@ def load_state(ctx: Context, session_id: str) -> SessionState:
     return state
 
 
-def notice(ctx: Context, code: str, message: Text) -> Notice:
-    """A warning of an answer: its message is a field of the output, so it is rendered here."""
-    return Notice(code=code, message=ctx.render(message))
+def notice(code: str, message: Text) -> Notice:
+    """A warning of an answer (the host writes its message in the caller's language)."""
+    return Notice(code=code, message=message)
 
 
 def summary_of(state: SessionState) -> SessionSummary:
@@ -122,7 +122,7 @@ def recovery_notices(ctx: Context, notes: list[dict[str, Any]]) -> list[Notice]:
             en=f"The session files needed repair: {problem}; recovered from {source}.",
             zh=f"会话文件经过修复：{_repair_zh(problem)}；已从{_repair_zh(source)}恢复。",
         )
-        notices.append(notice(ctx, "RECOVERED", message))
+        notices.append(notice("RECOVERED", message))
     return notices
 
 

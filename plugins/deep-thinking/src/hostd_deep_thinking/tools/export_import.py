@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from hostd import ResourceLink, Text, ToolError
+from hostd import ResourceLink, Roots, Text, ToolError
 from hostd_deep_thinking.jsonshape import NotFiniteNumber, refuse_constant
 from hostd_deep_thinking.models import SESSION_ID_PATTERN, ExportOutput, ImportOutput, VisualizeOutput
 from hostd_deep_thinking.store import SessionExists, SessionState, session_store
@@ -42,6 +42,7 @@ EXPORT_TYPES = {"json": "application/json", "markdown": "text/markdown", "html":
 
 def export_session(
     ctx: Context,
+    roots: Roots,
     session_id: SessionId,
     format: Annotated[Literal["json", "markdown", "html", "text"], Field(description="Document format")],
     output_path: Annotated[
@@ -64,7 +65,7 @@ def export_session(
         )
     from hostd_fs import atomic_write, resolve_beneath
 
-    path = resolve_beneath(output_path, ctx.roots(), allow_missing=True, expect="file")
+    path = resolve_beneath(output_path, roots(), allow_missing=True, expect="file")
     if path.exists() and not overwrite:
         raise ToolError(
             "ALREADY_EXISTS",
@@ -88,12 +89,12 @@ def export_session(
     )
 
 
-def _read_import(ctx: Context, path_or_data: str) -> Any:
+def _read_import(roots: Roots, path_or_data: str) -> Any:
     text = path_or_data
     if not looks_like_json(path_or_data):
         from hostd_fs import FsError, read_beneath, resolve_beneath
 
-        path = resolve_beneath(path_or_data, ctx.roots(), allow_missing=False, expect="file")
+        path = resolve_beneath(path_or_data, roots(), allow_missing=False, expect="file")
         try:
             text = read_beneath(path, max_bytes=MAX_IMPORT_CHARS).decode("utf-8")
         except FsError as exc:
@@ -155,6 +156,7 @@ def looks_like_json(path_or_data: str) -> bool:
 
 def import_session(
     ctx: Context,
+    roots: Roots,
     path_or_data: Annotated[
         str,
         Field(
@@ -172,7 +174,7 @@ def import_session(
     """Import a session from an export_session JSON or a spec-shaped document."""
     from hostd_deep_thinking.importing import parse_import
 
-    raw = _read_import(ctx, path_or_data)
+    raw = _read_import(roots, path_or_data)
     document = parse_import(raw, session_id, importer=ctx.member)  # ImportProblem: INVALID_ARGUMENT
     store = session_store(ctx)
     target = document["session_id"]

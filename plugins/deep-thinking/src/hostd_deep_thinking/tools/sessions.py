@@ -241,7 +241,6 @@ def list_sessions(
             unreadable_ids.append(str(row["session_id"]))
     warnings = [
         notice(
-            ctx,
             "SESSION_UNREADABLE",
             Text(
                 en=f"Session '{session_id}' is damaged and not listed; get_session says what is wrong.",

@@ -64,7 +64,6 @@ def summarize_session(
             reason = answer.reason or Text(en="empty answer", zh="空回答")
             warnings.append(
                 notice(
-                    ctx,
                     "SAMPLING_FAILED",
                     Text(
                         en=f"The client's model did not write the summary ({reason.en}); "

@@ -69,7 +69,7 @@ def list_templates(ctx: Context) -> TemplatesOutput:
     """List the thinking templates (built-in and the user's files) for create_session's template_id."""
     templates, problems = all_templates(ctx)
     invalid = [
-        InvalidTemplate(file=problem.file, field=problem.field, problem=ctx.render(problem.problem))
+        InvalidTemplate(file=problem.file, field=problem.field, problem=problem.problem)
         for problem in problems
     ]
     message = Text(en=f"{len(templates)} templates.", zh=f"共 {len(templates)} 个模板。")

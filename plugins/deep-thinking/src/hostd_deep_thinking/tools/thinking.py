@@ -135,7 +135,7 @@ async def sequential_thinking(
         if implicit and state.meta.get("status") == "archived":
             raise _ArchivedDefault
         planned, adjustment, found = plan_thought(state, request)
-        notices.extend(notice(ctx, remark.code, remark.message) for remark in found)
+        notices.extend(notice(remark.code, remark.message) for remark in found)
         return planned, adjustment
 
     def attempt(blocking: bool) -> tuple[str, Appended, DefaultSessionChange | None]:
@@ -207,7 +207,7 @@ async def sequential_thinking(
     )
     if change is not None:
         code, words = default_change_remark(change, target)
-        result.warnings.append(notice(ctx, code, words))
+        result.warnings.append(notice(code, words))
         message += " " + words
     if next_step is not None:
         message += Text(en=f" Next step: {next_step.title}.", zh=f" 下一步：{next_step.title}。")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from pydantic import Field
 
-from hostd import ResourceLink, Text, ToolContext, ToolError
+from hostd import ResourceLink, Roots, Text, ToolContext, ToolError
 from hostd_memory.models import (
     ExportMemoriesOutput,
     ImportItemRef,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 def export_memories(
     ctx: ToolContext[Settings],
+    roots: Roots,
     domain: DomainArg = None,
     include_versions: Annotated[bool, Field(description="With every version")] = False,
     include_relations: Annotated[bool, Field(description="With aliases and mentioned URIs")] = False,
@@ -77,7 +78,7 @@ def export_memories(
 
     document = transfer.document_header(filters.domain, include_versions, include_relations, utc_stamp())
     if output_path is not None:
-        return _export_to_file(ctx, store, filters, entry, document, output_path, overwrite)
+        return _export_to_file(ctx, roots, store, filters, entry, document, output_path, overwrite)
     arguments = {
         "domain": filters.domain,
         "include_versions": include_versions,
@@ -106,6 +107,7 @@ def export_memories(
 
 def _export_to_file(
     ctx: ToolContext[Settings],
+    roots: Roots,
     store: MemoryStore,
     filters: Filters,
     entry: Callable[[MemoryRow], Any],
@@ -115,7 +117,7 @@ def _export_to_file(
 ) -> ExportMemoriesOutput:
     from hostd_fs import atomic_write, resolve_beneath
 
-    target = resolve_beneath(output_path, ctx.roots(), allow_missing=True, expect="file")
+    target = resolve_beneath(output_path, roots(), allow_missing=True, expect="file")
     if target.exists() and not overwrite:
         raise ToolError(
             "ALREADY_EXISTS",
@@ -152,12 +154,12 @@ def _export_to_file(
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 
 
-def _input_document(ctx: ToolContext[Settings], input_path: str) -> tuple[Path, str]:
+def _input_document(roots: Roots, input_path: str) -> tuple[Path, str]:
     """The file at input_path (inside the roots) as text, read beneath the root's folder descriptor
     (a folder swapped for a symlink meanwhile is refused), without blocking on a FIFO."""
     from hostd_fs import FsError, read_beneath, resolve_beneath
 
-    rooted = resolve_beneath(input_path, ctx.roots(), allow_missing=False, expect="file")
+    rooted = resolve_beneath(input_path, roots(), allow_missing=False, expect="file")
     target = rooted.path
     try:
         raw = read_beneath(rooted, max_bytes=MAX_INPUT_BYTES)
@@ -240,6 +242,7 @@ def _graph_file_error(target: Path, problems: list[dict[str, Any]]) -> ToolError
 
 def import_memories(
     ctx: ToolContext[Settings],
+    roots: Roots,
     data: Annotated[
         dict[str, Any] | None,
         Field(description="An export_memories document (or its whole answer)"),
@@ -276,7 +279,7 @@ def import_memories(
     graph: Any = None
     target: Path | None = None
     if input_path is not None:
-        target, text = _input_document(ctx, input_path)
+        target, text = _input_document(roots, input_path)
         if transfer.looks_like_graph(text):
             try:
                 graph = transfer.official_graph_document(text)
@@ -321,7 +324,7 @@ def import_memories(
             problem["line"] = _graph_line_of(graph, problem)
         found += graph.problems
     errors = sorted(
-        (_import_problem(ctx, p) for p in found),
+        (_import_problem(p) for p in found),
         key=lambda e: (e.index if e.index is not None else -1, e.line or 0),
     )
     result = ImportMemoriesOutput(
@@ -373,7 +376,7 @@ _IMPORT_PROBLEM_CODES = {
 }
 
 
-def _import_problem(ctx: ToolContext[Settings], problem: dict[str, Any]) -> ImportProblem:
+def _import_problem(problem: dict[str, Any]) -> ImportProblem:
     kind = str(problem["problem"]).partition(":")[0]
     cycle = problem.get("cycle")
     return ImportProblem(
@@ -383,7 +386,7 @@ def _import_problem(ctx: ToolContext[Settings], problem: dict[str, Any]) -> Impo
         field=problem.get("field"),
         line=problem.get("line"),
         problem=problem["problem"],
-        message=ctx.render(problem_text(problem["problem"], problem.get("field"), cycle)),
+        message=problem_text(problem["problem"], problem.get("field"), cycle),
         cycle=[ImportItemRef(**member) for member in cycle] if cycle else None,
     )
 

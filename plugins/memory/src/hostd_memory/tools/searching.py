@@ -173,12 +173,16 @@ def preload_memory(
             uri=m.uri,
             priority=m.priority,
             tags=m.tags,
-            reasons=[ctx.render(reason) for reason in reasons],
+            reasons=reasons,
             preview=preview(m.content),
         )
         for m, reasons in found
     ]
-    related, related_cut = fill_within_budget(related_items, budget - sum(size_of(c) for c in core))
+    related, related_cut = fill_within_budget(
+        related_items,
+        budget - sum(size_of(c) for c in core),
+        size=lambda item: size_of(item, ctx.language),  # its reasons as the answer writes them
+    )
     return PreloadMemoryOutput(
         context_type=context_type,
         search_terms=terms,

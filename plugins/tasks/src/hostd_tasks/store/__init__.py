@@ -12,7 +12,8 @@ The modules of this package, by responsibility:
   beyond a single record;
 - ``schema``: the tables and their migrations, written once; ``rows``: rows into records, shared
   small queries;
-- ``search``: the text index (Chinese included); ``refusals``: the errors the rules raise;
+- ``refusals``: what the rules refuse, a table of ``Reason`` and the errors built from it (the
+  query language of the text index, Chinese included, is the plugin's ``search`` module);
 - ``records``: the list as records, for ``hostd db copy`` (the host copies them).
 """
 

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hostd import ResourceLink, Text, ToolContext, ToolError
+from hostd import ResourceLink, Roots, Text, ToolContext, ToolError
 from hostd_wechat.digest_document import digest_language, render_digest, truncate
 from hostd_wechat.extractive import score_articles, summarize
 from hostd_wechat.models import FileProblem, Settings, SummarizeOutput
@@ -29,6 +29,7 @@ PREVIEW_CHARS = 300
 
 def summarize_articles(
     ctx: ToolContext[Settings],
+    roots: Roots,
     files: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=1024)]] | None,
         Field(
@@ -77,13 +78,13 @@ def summarize_articles(
     warnings: list[Text] = []
     now = dt.datetime.now().astimezone()
     output = output_path.replace("{date}", now.strftime("%Y%m%d"))
-    _check_output(ctx, output, overwrite)
-    roots = ctx.roots()
+    _check_output(roots, output, overwrite)
+    allowed = roots()
     paths = collect(
         files,
         input_dir,
         glob,
-        roots=roots,
+        roots=allowed,
         cancelled=lambda: ctx.cancelled,
         skipped=skipped,
         warnings=warnings,
@@ -100,7 +101,7 @@ def summarize_articles(
             ),
             details={"problems": [s.as_detail() for s in skipped[:20]]},
         )
-    articles = [a for a in (read_source(p, roots, skipped, warnings) for p in paths) if a is not None]
+    articles = [a for a in (read_source(p, allowed, skipped, warnings) for p in paths) if a is not None]
     if not articles and all(s.code == "PATH_NOT_ALLOWED" for s in skipped):
         # Refused again when read (a file swapped for a link or a device after the check).
         raise _refused_inputs(skipped)
@@ -143,8 +144,8 @@ def summarize_articles(
             ),
             details={"chars": len(document), "budget": settings.max_digest_chars},
         )
-    _check_output(ctx, output, overwrite)  # again: the file may have appeared while we summarized
-    target, written = _write(ctx, output, document)
+    _check_output(roots, output, overwrite)  # again: the file may have appeared while we summarized
+    target, written = _write(roots, output, document)
     detailed = response_format == "detailed"
     answer = SummarizeOutput(
         saved=True,
@@ -152,8 +153,8 @@ def summarize_articles(
         bytes_written=written,
         article_count=len(articles),
         summarizer="sampling" if used_sampling else "extractive",
-        warnings=[ctx.render(warning) for warning in warnings],
-        errors=[FileProblem(path=s.path, code=s.code, message=ctx.render(s.message)) for s in skipped],
+        warnings=warnings,
+        errors=[FileProblem(path=s.path, code=s.code, message=s.message) for s in skipped],
         sections_overview=overview if detailed else None,
         preview_snippet=document[:PREVIEW_CHARS] if detailed else None,
     ).with_message(
@@ -183,7 +184,7 @@ def _refused_inputs(skipped: list[SkippedFile]) -> ToolError:
     )
 
 
-def _check_output(ctx: ToolContext[Settings], output_path: str, overwrite: bool) -> None:
+def _check_output(roots: Roots, output_path: str, overwrite: bool) -> None:
     """Refuse a digest name that is not Markdown, and an existing file unless ``overwrite``."""
     from hostd_fs import resolve_in_roots
 
@@ -200,7 +201,7 @@ def _check_output(ctx: ToolContext[Settings], output_path: str, overwrite: bool)
             ),
             details={"argument": "output_path"},
         )
-    target = resolve_in_roots(output_path, ctx.roots(), expect="file")
+    target = resolve_in_roots(output_path, roots(), expect="file")
     if not overwrite and os.path.lexists(target):
         raise ToolError(
             "ALREADY_EXISTS",
@@ -215,14 +216,14 @@ def _check_output(ctx: ToolContext[Settings], output_path: str, overwrite: bool)
         )
 
 
-def _write(ctx: ToolContext[Settings], output_path: str, document: str) -> tuple[Path, int]:
+def _write(roots: Roots, output_path: str, document: str) -> tuple[Path, int]:
     """Write the digest atomically beneath its root; a failure of the write itself is WRITE_ERROR.
 
     Refusals of the path (outside the roots, a bad name, too deep) keep their own codes.
     """
     from hostd_fs import FsError, atomic_write, resolve_beneath
 
-    target = resolve_beneath(output_path, ctx.roots(), expect="file")
+    target = resolve_beneath(output_path, roots(), expect="file")
     try:
         # Missing parent folders are made beneath the root's descriptor.
         return target.path, atomic_write(target, document)

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hostd import ResourceLink, Text, ToolContext, ToolError
+from hostd import ResourceLink, Roots, Text, ToolContext, ToolError
 from hostd_wechat.batch import BatchPlan, run_batch
 from hostd_wechat.fetch import FetchOptions
 from hostd_wechat.images import ImageDownloader
@@ -23,15 +23,16 @@ from hostd_wechat.naming import DEFAULT_PATTERN, NameReservations, pattern_probl
 from hostd_wechat.urls import UrlPrefix
 
 
-def _output_folder(ctx: ToolContext[Settings], output_dir: str) -> Path:
+def _output_folder(roots: Roots, output_dir: str) -> Path:
     from hostd_fs import resolve_beneath
 
     # The folders are made beneath the root's descriptor, so none can lead outside the roots.
-    return resolve_beneath(output_dir, ctx.roots(), expect="dir", create_folders=True).path
+    return resolve_beneath(output_dir, roots(), expect="dir", create_folders=True).path
 
 
 async def read_wechat_articles(
     ctx: ToolContext[Settings],
+    roots: Roots,
     urls: Annotated[
         list[Annotated[str, Field(max_length=4096)]],
         Field(
@@ -111,7 +112,7 @@ async def read_wechat_articles(
         )
     import anyio
 
-    folder = await anyio.to_thread.run_sync(_output_folder, ctx, output_dir)
+    folder = await anyio.to_thread.run_sync(_output_folder, roots, output_dir)
     options = FetchOptions(
         prefixes=[UrlPrefix.parse(p) for p in settings.allowed_url_prefixes],
         timeout_s=timeout_ms / 1000,
@@ -124,6 +125,7 @@ async def read_wechat_articles(
     )
     plan = BatchPlan(
         ctx=ctx,
+        roots=roots,
         settings=settings,
         options=options,
         strategy=fetch_strategy,
@@ -143,7 +145,7 @@ async def read_wechat_articles(
             fetch_slots=plan.fetch_slots,
             canceller=plan.canceller,
             cancelled=plan.cancelled,
-            roots=ctx.roots,
+            roots=roots,
         )
     items = await run_batch(plan, list(urls), concurrency)
     succeeded = sum(1 for item in items if item.status == "ok")
