@@ -76,6 +76,12 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     storage = host.loaded.config.storage
     if storage is not None:
         require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
+        from hostd.subscriptions import ResourceChanges
+
+        # What a page changes reaches the subscribers of the team's servers (LISTEN/NOTIFY).
+        host.changes = ResourceChanges(
+            host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds
+        )
     one_time = OneTimeToken()
     app = local_app(host, one_time, policy)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -101,7 +107,9 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
             import webbrowser
 
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-        run_async(server.serve, [listener])
+        from hostd.subscriptions import run_with_changes
+
+        run_async(run_with_changes, host.changes, server.serve, [listener])
     except KeyboardInterrupt:
         pass
     finally:
