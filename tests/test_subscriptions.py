@@ -267,13 +267,15 @@ async def test_hostile_subscriptions_get_clear_errors(
                         pass
             else:
                 subscribe, unsubscribe = legacy_subscribe(alice)
+                bulk = [{"uri": f"bulk://n/{i}", "content": f"note {i}"} for i in range(99)]
+                document = {"format": "hostd-memory-export", "version": 2, "memories": bulk}
+                await call(alice, "import_memories", {"data": document})
                 for i in range(99):  # task://shared is the 100th
-                    await call(alice, "create_task", {"title": f"T{i}", "task_id": f"t{i}"})
-                    await subscribe(f"task://t{i}")
+                    await subscribe(f"memory://bulk/n/{i}")
                 await subscribe("task://shared")  # again: no new subscription, no refusal
                 with pytest.raises(MCPError) as too_many:
                     await subscribe("memory://team/secret")
-                await unsubscribe("task://t0")
+                await unsubscribe("memory://bulk/n/0")
                 await subscribe("memory://team/secret")  # room again
         async with http_client(http, mode, member="bob") as bob:
             with pytest.raises(MCPError) as hidden:
@@ -352,3 +354,31 @@ async def test_over_legacy_sse(tmp_path: Path, every_plugin: list[str]) -> None:
         transport = sse_client(f"{http.base}/sse", headers=headers)
         async with Client(transport, mode=LEGACY, message_handler=heard) as client:
             await check_handshake_era(client, heard)
+
+
+async def test_two_feeds_on_one_database_hear_each_other_once(postgres_server: Any) -> None:
+    """``ResourceChanges`` as two processes would hold it: what one publishes reaches the other's
+    listeners through PostgreSQL, in order, and its own listeners once (not a second time when its
+    own NOTIFY comes back: PostgreSQL delivers in commit order, so it has come back before the
+    other's message arrives)."""
+    from hostd.subscriptions import ResourceChanges
+
+    url = postgres_server.create_database("feeds")
+    first, second = ResourceChanges(url), ResourceChanges(url)
+    heard: dict[str, list[str]] = {"first": [], "second": []}
+    first.subscribe(lambda event: heard["first"].append(getattr(event, "uri", "")))
+    second.subscribe(lambda event: heard["second"].append(getattr(event, "uri", "")))
+    uris = [f"task://burst-{n}" for n in range(50)]
+    async with first.running(), second.running():
+        assert first.channel is not None and first.channel.listening
+        assert second.channel is not None and second.channel.listening
+        await first.resources_updated([*uris, uris[0]])  # a repeat in one call is sent once
+        with anyio.fail_after(20):
+            while len(heard["second"]) < len(uris):
+                await anyio.sleep(0.02)
+        await second.resources_updated(["memory://from/second"])
+        with anyio.fail_after(20):
+            while "memory://from/second" not in heard["first"]:
+                await anyio.sleep(0.02)
+    assert heard["second"] == [*uris, "memory://from/second"]
+    assert heard["first"] == [*uris, "memory://from/second"]  # its own burst once, not twice

@@ -159,7 +159,7 @@ def test_the_observer_queues_and_the_writer_flushes_at_close(tmp_path: Path) -> 
 
 
 def test_the_team_database_table(postgres_url: str) -> None:
-    from hostd.audit import MIGRATIONS
+    from hostd.ops_databases import AUDIT_MIGRATIONS as MIGRATIONS
     from hostd_db import PostgresDatabase
 
     database = PostgresDatabase(postgres_url, "audit", MIGRATIONS)

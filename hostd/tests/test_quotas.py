@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostd.ops_databases import QUOTA_MIGRATIONS as MIGRATIONS
 from hostd.ops_settings import LimitsConfig
-from hostd.quotas import MIGRATIONS, DatabaseBuckets, MemoryBuckets, Quotas
+from hostd.quotas import DatabaseBuckets, MemoryBuckets, Quotas
 from hostd_testing import HttpServer, envelope_of, write_config
 from team_support import install_team_plugins, write_tokens
 

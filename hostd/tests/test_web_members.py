@@ -73,8 +73,11 @@ def test_members_are_listed_with_their_activity_and_never_their_tokens(
     assert "noted hello &lt;b&gt;team&lt;/b&gt;" in alice  # from the plugin's overview feed, escaped
     reader = text[text.index('id="member-reader"') :]
     assert ">reader</dd>" in reader and "none seen" in reader  # its profile; no activity
+    assert '<span class="plugin">Notes</span>' in alice  # named by its page's title, not its id
     zh = client.get("/ui/members?lang=zh")
-    assert zh.status_code == 303 and "成员" in client.get("/ui/members").text
+    assert zh.status_code == 303
+    in_chinese = client.get("/ui/members").text
+    assert "成员" in in_chinese and '<span class="plugin">笔记</span>' in in_chinese
 
 
 def test_there_is_no_members_page_for_the_local_user(hostd_data_dir: Path, tmp_path: Path) -> None:

@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hostd.observe import CallRecord
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.config import LoadedConfig
+    from hostd.observe import CallObservers
+    from hostd.ops_databases import OpsHost
     from hostd.ops_settings import AuditConfig
 
 logger = logging.getLogger("hostd.audit")
@@ -177,25 +179,6 @@ class FileTrail:
         pass
 
 
-#: The audit table; one migration, applied like the plugins' (``hostd db migrate`` or at start).
-MIGRATIONS = [
-    """
-    CREATE TABLE calls (
-        id bigserial PRIMARY KEY,
-        at timestamptz NOT NULL,
-        member text NOT NULL,
-        tool text NOT NULL,
-        outcome text NOT NULL,
-        duration_ms double precision NOT NULL,
-        replica text NOT NULL,
-        arguments_sha256 text NOT NULL
-    );
-    CREATE INDEX calls_at ON calls (at);
-    CREATE INDEX calls_member_at ON calls (member, at);
-    """
-]
-
-
 class DatabaseTrail:
     """The ``hostd_audit.calls`` table in the team database."""
 
@@ -247,7 +230,7 @@ class DatabaseTrail:
         self.database.close()
 
 
-def open_trail(host: Host, config: AuditConfig) -> TrailStore:
+def open_trail(host: OpsHost, config: AuditConfig) -> TrailStore:
     """The file or the table, as the config says."""
     storage = host.loaded.config.storage
     if storage is None:
@@ -319,7 +302,20 @@ class AuditTrail:
         self.store.close()
 
 
-def install_audit(host: Host) -> AuditTrail | None:
+class AuditedHost(Protocol):
+    """What installing the trail needs of the host: its config and its call observers."""
+
+    @property
+    def loaded(self) -> LoadedConfig: ...
+
+    @property
+    def ops_databases(self) -> dict[str, Any]: ...
+
+    @property
+    def observers(self) -> CallObservers: ...
+
+
+def install_audit(host: AuditedHost) -> AuditTrail | None:
     """Record this host's calls, when ``audit`` is configured and enabled."""
     config = host.loaded.config.audit
     if config is None or not config.enabled:
@@ -329,7 +325,7 @@ def install_audit(host: Host) -> AuditTrail | None:
     return trail
 
 
-def read_trail(host: Host, query: AuditQuery) -> Iterator[dict[str, Any]]:
+def read_trail(host: OpsHost, query: AuditQuery) -> Iterator[dict[str, Any]]:
     config = host.loaded.config.audit
     if config is None:
         from hostd.ops_settings import AuditConfig

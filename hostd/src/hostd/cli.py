@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd.errors import HostError
-from hostd.running import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, run_async
-from hostd.running import require_current as _require_current
-from hostd.running import schema_line as _schema_line
+from hostd.runtime import (
+    EXIT_BROKEN_PIPE,
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    require_current_schemas,
+    run_async,
+    schema_line,
+)
 
 if TYPE_CHECKING:
     from hostd.config import LoadedConfig, TransportConfig
@@ -174,7 +180,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
-        _require_current(host.prepare_team_databases(migrate=storage.migrate))
+        require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
     from hostd.audit import install_audit
 
     trail = install_audit(host)
@@ -328,7 +334,7 @@ def cmd_db(args: argparse.Namespace) -> int:
     statuses = host.prepare_team_databases(migrate=not args.check)
     print(f"database: {describe_url(host.loaded.database_url or '')}")
     for name, status in statuses:
-        print(_schema_line(name, status))
+        print(schema_line(name, status))
     if not statuses:
         print("(no loaded plugin keeps tables in the team database)")
     pending = any(status.pending or status.too_new for _, status in statuses)
@@ -358,7 +364,7 @@ def cmd_config(args: argparse.Namespace) -> int:
         print(f"storage: team database {describe_url(loaded.database_url or '')}")
         statuses = host.prepare_team_databases(migrate=False)  # unreachable: HostError, exit 2
         for plugin, status in statuses:
-            print(f"  {_schema_line(plugin, status)}")
+            print(f"  {schema_line(plugin, status)}")
         return EXIT_TOOL_ERROR if any(s.pending or s.too_new for _, s in statuses) else EXIT_OK
     import yaml
 

@@ -9,26 +9,58 @@ its interface changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.config import LoadedConfig
 
 AUDIT = "hostd_audit"
 QUOTAS = "hostd_quotas"
 
+#: The audit table (hostd.audit); one migration, applied like the plugins' (``hostd db migrate`` or at start).
+AUDIT_MIGRATIONS = [
+    """
+    CREATE TABLE calls (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        member text NOT NULL,
+        tool text NOT NULL,
+        outcome text NOT NULL,
+        duration_ms double precision NOT NULL,
+        replica text NOT NULL,
+        arguments_sha256 text NOT NULL
+    );
+    CREATE INDEX calls_at ON calls (at);
+    CREATE INDEX calls_member_at ON calls (member, at);
+    """
+]
 
-def _migrations(component: str) -> list[Any]:
-    if component == AUDIT:
-        from hostd.audit import MIGRATIONS as AUDIT_MIGRATIONS
+#: The quota buckets table (hostd.quotas).
+QUOTA_MIGRATIONS = [
+    """
+    CREATE TABLE buckets (
+        key text PRIMARY KEY,
+        tokens double precision NOT NULL,
+        at timestamptz NOT NULL
+    );
+    """
+]
 
-        return list(AUDIT_MIGRATIONS)
-    from hostd.quotas import MIGRATIONS as QUOTA_MIGRATIONS
-
-    return list(QUOTA_MIGRATIONS)
+_MIGRATIONS = {AUDIT: AUDIT_MIGRATIONS, QUOTAS: QUOTA_MIGRATIONS}
 
 
-def _wanted(host: Host) -> list[str]:
+class OpsHost(Protocol):
+    """What this module needs of the host (``hostd.host.Host``): its loaded config and the
+    components it has opened."""
+
+    @property
+    def loaded(self) -> LoadedConfig: ...
+
+    @property
+    def ops_databases(self) -> dict[str, Any]: ...
+
+
+def _wanted(host: OpsHost) -> list[str]:
     """The components the config turns on."""
     config = host.loaded.config
     wanted = []
@@ -40,7 +72,7 @@ def _wanted(host: Host) -> list[str]:
     return wanted
 
 
-def ops_database(host: Host, component: str) -> Any:
+def ops_database(host: OpsHost, component: str) -> Any:
     """The ``hostd_db.PostgresDatabase`` of one of the host's components (opened once per host)."""
     opened: dict[str, Any] = host.ops_databases
     if component not in opened:
@@ -51,7 +83,7 @@ def ops_database(host: Host, component: str) -> Any:
         opened[component] = PostgresDatabase(
             host.loaded.database_url or "",
             component,
-            _migrations(component),
+            list(_MIGRATIONS[component]),
             max_connections=min(storage.pool_size, 4),
             connect_timeout_s=storage.connect_timeout_seconds,
             statement_timeout_ms=storage.statement_timeout_ms,
@@ -60,7 +92,7 @@ def ops_database(host: Host, component: str) -> Any:
     return opened[component]
 
 
-def ops_team_databases(host: Host) -> list[tuple[str, Any]]:
+def ops_team_databases(host: OpsHost) -> list[tuple[str, Any]]:
     """``(component, database)`` for each of the host's components the config turns on."""
     if host.loaded.config.storage is None:
         return []

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.config import LoadedConfig
+    from hostd.ops_databases import OpsHost
     from hostd.ops_settings import LimitsConfig, Rate
 
 
@@ -53,18 +54,6 @@ class MemoryBuckets:
                 return 0.0
             self._state[key] = (tokens, now)
             return (1 - tokens) / per_second
-
-
-#: The buckets table (schema ``quotas``).
-MIGRATIONS = [
-    """
-    CREATE TABLE buckets (
-        key text PRIMARY KEY,
-        tokens double precision NOT NULL,
-        at timestamptz NOT NULL
-    );
-    """
-]
 
 
 class DatabaseBuckets:
@@ -147,7 +136,7 @@ class RequestRate:
         return 0 if not wait else max(1, math.ceil(wait))
 
 
-def install_request_rate(host: Host) -> RequestRate | None:
+def install_request_rate(host: OpsHost) -> RequestRate | None:
     """The HTTP request rate from ``limits.per_member.requests_per_minute``; ``None`` without it."""
     limits = host.loaded.config.limits
     per_member = limits.per_member if limits is not None else None
@@ -162,7 +151,19 @@ def install_request_rate(host: Host) -> RequestRate | None:
     return RequestRate(per_minute, burst=max(1.0, per_minute), buckets=buckets)
 
 
-def install_quotas(host: Host) -> Quotas | None:
+class LimitedHost(Protocol):
+    """What installing quotas needs of the host: its config, and where the quotas go."""
+
+    @property
+    def loaded(self) -> LoadedConfig: ...
+
+    @property
+    def ops_databases(self) -> dict[str, Any]: ...
+
+    quotas: Quotas | None
+
+
+def install_quotas(host: LimitedHost) -> Quotas | None:
     """The host's quotas from ``limits``; ``None`` without the section."""
     config = host.loaded.config.limits
     if config is None or (config.per_member is None and not config.tools):

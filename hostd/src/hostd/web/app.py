@@ -9,10 +9,11 @@ between requests: the cookie is signed (``signing``), so any replica serves any 
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -354,6 +355,25 @@ class Dashboard:
         title = Text(en="Overview", zh="概览").render(language)
         return self.layout(request, language, member, session, title, body, active="")
 
+    def _member_overviews(
+        self, request: Request, viewer: Member, language: Language
+    ) -> dict[str, Callable[[int], Awaitable[Overview]]]:
+        """Each overview the viewer may read, to be asked as the viewer (the members page)."""
+        asks: dict[str, Callable[[int], Awaitable[Overview]]] = {}
+        for plugin, views in self.views.items():
+            if views.overview is None:
+                continue
+            summarize, tool = views.overview
+            if not self.allows(viewer, plugin, tool):
+                continue
+            context = DashboardRequest(self, request, plugin, viewer, language, {})
+            asks[plugin] = functools.partial(summarize, context)
+        return asks
+
+    def _list_allowed(self, viewer: Member, plugin: str) -> bool:
+        page = self.views[plugin].pages.get("")
+        return page is not None and self.allows(viewer, plugin, page[2])
+
     async def members_page(self, request: Request) -> Response:
         """Team only: who the members are and what each did (``members_page``)."""
         from hostd.web.members_page import member_rows
@@ -369,7 +389,15 @@ class Dashboard:
         language = self.language_of(request)
         body = self.env.get_template("host/members.html").render(
             **self._helpers(request, language, session, member, None),
-            rows=await member_rows(self, request, member, language),
+            rows=await member_rows(
+                self.sign_in.members.members() if self.sign_in.members is not None else [],
+                member,
+                language,
+                self._member_overviews(request, member, language),
+                lambda plugin, path, query: self.url(plugin, path, **query),
+                [plugin for plugin in self.views if self._list_allowed(member, plugin)],
+                {plugin: self.plugin_label(plugin, language) for plugin in self.views},
+            ),
         )
         title = Text(en="Members", zh="成员").render(language)
         return self.layout(request, language, member, session, title, body, active="/members")

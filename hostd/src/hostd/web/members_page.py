@@ -11,17 +11,16 @@ the plugins' own lists filtered to them (``created_by``/``author`` filters).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostd_errors import CodedError, Text, render
 
 from hostd.i18n import Language
+from hostd.web.api import Overview
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
-
     from hostd.members import Member
-    from hostd.web.app import Dashboard
 
 logger = logging.getLogger("hostd.web")
 
@@ -37,25 +36,31 @@ MEMBER_FILTERS: dict[str, tuple[str, str, str]] = {
 }
 
 
-async def member_rows(
-    dashboard: Dashboard, request: Request, viewer: Member, language: Language
-) -> list[dict[str, Any]]:
-    """One row per member: profile, last activity, recent entries, links to filtered lists."""
-    from hostd.web.app import DashboardRequest
+#: A plugin's overview for this page, asked as the viewer (``hostd_register_views``' ``overview``).
+AskOverview = Callable[[int], Awaitable[Overview]]
+#: A link into a plugin's pages: ``(plugin, path, query) -> URL``.
+PluginUrl = Callable[[str, str, Mapping[str, str | int | None]], str]
 
-    assert dashboard.sign_in.members is not None
-    members = dashboard.sign_in.members.members()
+
+async def member_rows(
+    members: Sequence[Member],
+    viewer: Member,
+    language: Language,
+    overviews: Mapping[str, AskOverview],
+    url: PluginUrl,
+    listable: Collection[str],
+    plugin_labels: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """One row per member: profile, last activity, recent entries, links to filtered lists.
+
+    ``overviews`` are those of the plugins the viewer may read; ``listable`` the plugins whose
+    list page the viewer may open (each member links to them, filtered to that member);
+    ``plugin_labels`` name each plugin as its pages do, in the reader's language.
+    """
     entries: dict[str, list[dict[str, Any]]] = {member.name: [] for member in members}
-    for plugin, views in dashboard.views.items():
-        if views.overview is None:
-            continue
-        summarize, tool = views.overview
-        if not dashboard.allows(viewer, plugin, tool):
-            continue
+    for plugin, ask in overviews.items():
         try:
-            overview = await summarize(
-                DashboardRequest(dashboard, request, plugin, viewer, language, {}), MEMBERS_FEED_LIMIT
-            )
+            overview = await ask(MEMBERS_FEED_LIMIT)
         except CodedError:
             continue  # the overview page shows that plugin's error; here it only has no entries
         except Exception:
@@ -67,17 +72,17 @@ async def member_rows(
                     {
                         "at": item.at,
                         "summary": render(item.summary, language),
-                        "plugin": plugin,
-                        "url": dashboard.url(plugin, item.path, **item.query),
+                        "plugin": plugin_labels.get(plugin, plugin),
+                        "url": url(plugin, item.path, item.query),
                     }
                 )
     rows = []
     for member in members:
         mine = sorted(entries[member.name], key=lambda entry: entry["at"], reverse=True)
         links = [
-            (Text(en=en, zh=zh).render(language), dashboard.url(plugin, "", **{key: member.name}))
+            (Text(en=en, zh=zh).render(language), url(plugin, "", {key: member.name}))
             for plugin, (key, en, zh) in MEMBER_FILTERS.items()
-            if plugin in dashboard.views and _list_allowed(dashboard, viewer, plugin)
+            if plugin in listable
         ]
         rows.append(
             {
@@ -91,8 +96,3 @@ async def member_rows(
             }
         )
     return rows
-
-
-def _list_allowed(dashboard: Dashboard, viewer: Member, plugin: str) -> bool:
-    page = dashboard.views[plugin].pages.get("")
-    return page is not None and dashboard.allows(viewer, plugin, page[2])

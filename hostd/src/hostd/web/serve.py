@@ -15,7 +15,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from hostd.members import local_member
-from hostd.running import EXIT_OK, require_current, run_async
 from hostd.web.app import BASE, Dashboard, SignIn
 from hostd.web.signing import OneTimeToken, Signer
 
@@ -69,13 +68,20 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     import uvicorn
 
     from hostd.config import TransportConfig
+    from hostd.runtime import EXIT_OK, require_current_schemas, run_async
     from hostd.transports import HttpPolicy, guarded_protocol
 
     transport = TransportConfig(type="http", host="127.0.0.1", port=port)
     policy = HttpPolicy(transport, host.language)
     storage = host.loaded.config.storage
     if storage is not None:
-        require_current(host.prepare_team_databases(migrate=storage.migrate))
+        require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
+        from hostd.subscriptions import ResourceChanges
+
+        # What a page changes reaches the subscribers of the team's servers (LISTEN/NOTIFY).
+        host.changes = ResourceChanges(
+            host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds
+        )
     one_time = OneTimeToken()
     app = local_app(host, one_time, policy)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -101,7 +107,9 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
             import webbrowser
 
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-        run_async(server.serve, [listener])
+        from hostd.subscriptions import run_with_changes
+
+        run_async(run_with_changes, host.changes, server.serve, [listener])
     except KeyboardInterrupt:
         pass
     finally:

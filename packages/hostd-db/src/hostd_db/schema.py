@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from hostd_db.dialect import DialectName
 
 if TYPE_CHECKING:
-    from hostd_db.database import Connection, Dialect
+    from hostd_db.dialect import Connection, Dialect
 
 __all__ = [
     "AddColumn",
@@ -31,8 +33,6 @@ __all__ = [
     "Table",
     "render",
 ]
-
-DialectName = Literal["sqlite", "postgres"]
 
 
 class ColumnType(Enum):

@@ -1,8 +1,5 @@
-"""What the commands that run a server share: exit codes, the event loop, the schema check.
-
-``hostd serve`` (``hostd.cli``) and ``hostd web`` (``hostd.web.serve``) both use them; they live
-here so that the dashboard's command does not import the CLI that imports it.
-"""
+"""What every long-running ``hostd`` command shares: its exit codes, the event loop it runs on,
+and the refusal to start on a team database whose schema is behind (``hostd serve``, ``hostd web``)."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ from typing import Any, TypeVar
 from hostd.errors import HostError
 
 T = TypeVar("T")
-logger = logging.getLogger("hostd.cli")
+logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 1  # stdout's reader went away (``| head``): Python's convention for EPIPE
@@ -43,7 +40,6 @@ def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 
 def schema_line(plugin: str, status: Any) -> str:
-    """One plugin's team schema as ``hostd db migrate`` reports it."""
     if status.too_new:
         state = f"version {status.current} is newer than this hostd knows ({status.known}): upgrade hostd"
     elif status.pending:
@@ -53,8 +49,7 @@ def schema_line(plugin: str, status: Any) -> str:
     return f"{plugin}: {state}"
 
 
-def require_current(statuses: list[tuple[str, Any]]) -> None:
-    """A ``HostError`` naming each plugin whose team schema is behind (or ahead of) this hostd."""
+def require_current_schemas(statuses: list[tuple[str, Any]]) -> None:
     behind = [schema_line(name, status) for name, status in statuses if status.pending or status.too_new]
     if behind:
         summary = "; ".join(behind)
