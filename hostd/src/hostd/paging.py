@@ -17,7 +17,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeAlias, TypeVar
 
 from hostd_errors import Text
 from pydantic import BaseModel, Field
@@ -39,6 +39,9 @@ Cursor = Annotated[
         description="The previous page's next_cursor",
     ),
 ]
+
+#: Where a listing stopped, as a cursor keeps it: any JSON value (a number, a key, a list of them).
+JSONValue: TypeAlias = str | int | float | bool | list["JSONValue"] | dict[str, "JSONValue"] | None
 
 #: Room kept for the envelope's own keys and an answer's small fields when filling a size budget.
 ENVELOPE_ALLOWANCE = 1500
@@ -62,7 +65,7 @@ def fingerprint(filters: object) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 
-def encode_cursor(listing: str, filters: object, position: Any) -> str:
+def encode_cursor(listing: str, filters: object, position: JSONValue) -> str:
     """The cursor that resumes ``listing`` (with these ``filters``) after ``position``."""
     raw = json.dumps(
         {"l": listing, "f": fingerprint(filters), "p": position}, ensure_ascii=False, separators=(",", ":")
@@ -70,7 +73,7 @@ def encode_cursor(listing: str, filters: object, position: Any) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None, listing: str, filters: object) -> Any:
+def decode_cursor(cursor: str | None, listing: str, filters: object) -> JSONValue:
     """The position saved in ``cursor`` (``None`` for no cursor: the first page).
 
     Raises ``ToolError`` INVALID_ARGUMENT when the cursor is malformed or was made for another
@@ -89,7 +92,19 @@ def decode_cursor(cursor: str | None, listing: str, filters: object) -> Any:
         raise bad_cursor("other_listing")
     if data.get("f") != fingerprint(filters):
         raise bad_cursor("other_filters")
-    return data["p"]
+    position: JSONValue = data["p"]
+    return position
+
+
+def int_position(position: JSONValue) -> int | None:
+    """A decoded position that must be a whole number of at least 0 (an offset, a row id), or None
+    for the first page. A cursor is not signed: a made-up one holding anything else is refused
+    (``bad_cursor``), never answered INTERNAL."""
+    if position is None:
+        return None
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise bad_cursor("malformed")
+    return position
 
 
 def bad_cursor(reason: str = "malformed") -> ToolError:
@@ -144,5 +159,6 @@ __all__ = [
     "encode_cursor",
     "fill_within_budget",
     "fingerprint",
+    "int_position",
     "size_of",
 ]

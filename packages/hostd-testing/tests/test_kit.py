@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import pytest
-from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, Page, decode_cursor, encode_cursor
+from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, Page, decode_cursor, encode_cursor, int_position
 from hostd_testing import Client, in_memory_client
 from hostd_testing.calls import call, envelope_ok
 from hostd_testing.connecting import Connect
@@ -42,7 +42,7 @@ def shelf_plugin(flaw: Flaw = "none") -> object:
         if flaw == "drops_last":
             chosen = chosen[:-1] if limit < len(chosen) else chosen
         filters = {} if flaw == "unbound" else {"kind": kind}
-        start = decode_cursor(cursor, "list_shelf", filters) or 0
+        start = int_position(decode_cursor(cursor, "list_shelf", filters)) or 0
         if flaw == "repeats" and start:
             start -= 1
         page = chosen[start : start + limit]

@@ -196,3 +196,27 @@ async def test_a_word_new_to_the_store_is_found_as_soon_as_its_memory_is_created
         await ok(client, "create_memory", uri="notes://airship", content="The zeppelin 飞艇 arrived late")
         for query in ("zeppelin", "飞艇", "zeppelins 飞艇"):
             assert uris(await ok(client, "search_memory", query=query))[:1] == ["notes://airship"], query
+
+
+async def test_a_made_up_cursor_with_a_position_of_the_wrong_kind_is_invalid_argument(
+    memory_client: MemoryClient,
+) -> None:
+    """A cursor is bound to its listing and filters but not signed: one made up by hand, for the
+    right listing and filters but holding a text where the listing keeps a count, is refused as
+    a cursor, not answered INTERNAL (it was: ``int("x")`` raised inside the tool)."""
+    import base64
+    import json
+
+    async with memory_client() as client:
+        await seeded(client)
+        first = await ok(client, "search_memory", query="the", limit=1)
+        assert first["next_cursor"], first  # the real cursor carries the filters' fingerprint
+        padded = first["next_cursor"] + "=" * (-len(first["next_cursor"]) % 4)
+        real = json.loads(base64.urlsafe_b64decode(padded))
+        for position in ("x", -1, [1], True):
+            forged = base64.urlsafe_b64encode(
+                json.dumps({"l": "search_memory", "f": real["f"], "p": position}).encode()
+            ).decode()
+            refused = await call(client, "search_memory", query="the", limit=1, cursor=forged)
+            assert refused["status"] == "error" and refused["error"]["code"] == "INVALID_ARGUMENT", refused
+            assert refused["error"]["details"]["argument"] == "cursor", refused

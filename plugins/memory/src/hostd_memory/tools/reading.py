@@ -8,7 +8,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
+from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, bad_cursor, decode_cursor, encode_cursor, int_position
 from pydantic import Field
 
 from hostd import Text, ToolContext, ToolError
@@ -197,9 +197,12 @@ def _read_system(
                 details={"argument": "uri", "max": RECENT_MAX},
             )
         position = decode_cursor(cursor, "read_memory", {"uri": str(uri)})
-        after, left = (
-            (position["after"], int(position["left"])) if isinstance(position, dict) else (None, wanted)
-        )
+        after, left = (None, wanted)
+        if isinstance(position, dict):
+            left_then = int_position(position.get("left"))
+            if left_then is None:
+                raise bad_cursor("malformed")
+            after, left = position.get("after"), left_then
         items, last, more = collect(
             lambda a, n: store.recent_page(a, n),
             lambda m: [m.updated_at, m.id],

@@ -13,6 +13,7 @@ from hostd.paging import (
     decode_cursor,
     encode_cursor,
     fill_within_budget,
+    int_position,
     size_of,
 )
 from pydantic import Field
@@ -113,7 +114,7 @@ def search_memory(
         plan = search_text.QueryPlan(terms=[stripped], strict_scan=[stripped])
     # The ranking has no keyset: a page starts after the hits given so far (its position).
     arguments = {"query": query, **dataclasses.asdict(filters), "tags": list(filters.tags)}
-    given = int(decode_cursor(cursor, "search_memory", arguments) or 0)
+    given = int_position(decode_cursor(cursor, "search_memory", arguments)) or 0
     hits = memory_store(ctx).search(plan, filters, given + limit + 1)
     shown = [
         SearchHit(

@@ -11,6 +11,7 @@ from hostd.paging import (
     decode_cursor,
     encode_cursor,
     fill_within_budget,
+    int_position,
 )
 from pydantic import Field
 
@@ -46,7 +47,7 @@ def get_memory_versions(
 
     parsed = memory_uri(uri, "uri")
     arguments = {"uri": str(parsed)}
-    before = decode_cursor(cursor, "get_memory_versions", arguments)
+    before = int_position(decode_cursor(cursor, "get_memory_versions", arguments))
     memory, versions, total = memory_store(ctx).versions(str(parsed), limit=limit + 1, before=before)
     summaries, cut = fill_within_budget([version_summary(v) for v in versions[:limit]], budget_of(ctx))
     more = cut or len(versions) > limit
@@ -75,7 +76,7 @@ def list_rollbacks(
 
     parsed = memory_uri(uri, "uri")
     arguments = {"uri": str(parsed)}
-    before = decode_cursor(cursor, "list_rollbacks", arguments)
+    before = int_position(decode_cursor(cursor, "list_rollbacks", arguments))
     memory, versions, total = memory_store(ctx).versions(
         str(parsed), limit=limit + 1, before=before, include_current=False
     )
