@@ -152,6 +152,7 @@ __all__ = [
     "ENVELOPE_ALLOWANCE",
     "MAX_LIMIT",
     "Cursor",
+    "JSONValue",
     "Limit",
     "Page",
     "bad_cursor",
