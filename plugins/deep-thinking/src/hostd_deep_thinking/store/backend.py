@@ -51,6 +51,31 @@ class Appended:
     notes: list[dict[str, Any]]
     compaction_due: bool = False
 
+    @classmethod
+    def of(
+        cls,
+        state: SessionState,
+        thought: dict[str, Any],
+        adjustment: dict[str, Any] | None,
+        *,
+        created: bool,
+        notes: list[dict[str, Any]],
+        compaction_due: bool = False,
+    ) -> Appended:
+        """The report of an append just applied to ``state``: what the tools show of the session,
+        copied out of it here, in one place for both stores."""
+        return cls(
+            thought=thought,
+            adjustment=adjustment,
+            created=created,
+            thought_count=len(state.thoughts),
+            branches=list(state.branches),
+            template_id=state.meta.get("template_id"),
+            max_regular_label=state.max_regular_label,
+            notes=notes,
+            compaction_due=compaction_due,
+        )
+
 
 @dataclass(frozen=True)
 class SummaryPage:

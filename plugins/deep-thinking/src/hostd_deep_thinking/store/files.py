@@ -464,16 +464,8 @@ class SessionStore:
         due = state.last_seq - state.compacted_seq >= self.compact_every
         if due and blocking:
             self._compact(state)
-        return Appended(
-            compaction_due=due and not blocking,
-            thought=thought,
-            adjustment=adjustment,
-            created=created,
-            thought_count=len(state.thoughts),
-            branches=list(state.branches),
-            template_id=state.meta.get("template_id"),
-            max_regular_label=state.max_regular_label,
-            notes=notes,
+        return Appended.of(
+            state, thought, adjustment, created=created, notes=notes, compaction_due=due and not blocking
         )
 
     def _mark_appended(self) -> None:

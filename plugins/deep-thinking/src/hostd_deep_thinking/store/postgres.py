@@ -72,6 +72,19 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
+def _state_columns(state: SessionState, summary: dict[str, Any]) -> tuple[str, str, int, str, Any, str]:
+    """A session row's values that follow its state, in the order both writes list them: ``meta``,
+    ``adjustments``, ``last_seq``, ``summary`` and the ``status`` and ``updated_at`` listings use."""
+    return (
+        _json(state.meta),
+        _json(state.adjustments),
+        state.last_seq,
+        _json(summary),
+        summary["status"],
+        str(summary["updated_at"]),
+    )
+
+
 def _clone(state: SessionState) -> SessionState:
     """A copy an append may change without touching the cached state until it commits."""
     return SessionState(
@@ -161,15 +174,7 @@ class PostgresSessionStore:
         conn.execute(
             "UPDATE sessions SET meta = ?::json, adjustments = ?::json, last_seq = ?, summary = ?::json,"
             " status = ?, updated_at = ? WHERE session_id = ?",
-            (
-                _json(state.meta),
-                _json(state.adjustments),
-                state.last_seq,
-                _json(summary),
-                summary["status"],
-                str(summary["updated_at"]),
-                state.session_id,
-            ),
+            (*_state_columns(state, summary), state.session_id),
         )
 
     @staticmethod
@@ -200,17 +205,7 @@ class PostgresSessionStore:
         conn.execute(
             "INSERT INTO sessions (session_id, generation, meta, adjustments, last_seq, summary, status,"
             " updated_at, created_by) VALUES (?, ?, ?::json, ?::json, ?, ?::json, ?, ?, ?)",
-            (
-                session_id,
-                generation,
-                _json(state.meta),
-                _json(state.adjustments),
-                state.last_seq,
-                _json(summary),
-                summary["status"],
-                str(summary["updated_at"]),
-                summary["created_by"],
-            ),
+            (session_id, generation, *_state_columns(state, summary), summary["created_by"]),
         )
         conn.executemany(
             "INSERT INTO thoughts (session_id, seq, thought, words) VALUES (?, ?, ?::json, ?::tsvector)",
@@ -300,16 +295,7 @@ class PostgresSessionStore:
             )
             self._save_meta(conn, state)
             state.compacted_seq = state.last_seq
-            appended = Appended(
-                thought=thought,
-                adjustment=adjustment,
-                created=created,
-                thought_count=len(state.thoughts),
-                branches=list(state.branches),
-                template_id=state.meta.get("template_id"),
-                max_regular_label=state.max_regular_label,
-                notes=[],
-            )
+            appended = Appended.of(state, thought, adjustment, created=created, notes=[])
             return generation, state, appended
 
         generation, state, appended = self.database.write(work)
