@@ -97,26 +97,7 @@ def _insert_imported(db: Access, conn: Connection, item: ImportItem, stamp: str)
         ),
     )
     if older:
-        conn.executemany(
-            "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-            "change, change_note, created_at, tags, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    memory_id,
-                    v.version,
-                    v.content,
-                    v.priority,
-                    v.disclosure,
-                    v.status,
-                    v.change,
-                    v.change_note,
-                    v.created_at,
-                    json.dumps(v.tags),
-                    v.author,
-                )
-                for v in older
-            ],
-        )
+        conn.executemany(writes.INSERT_VERSION, [writes.version_values(memory_id, v) for v in older])
 
 
 def _merged(existing: MemoryRow, item: ImportItem) -> Change:

@@ -74,23 +74,7 @@ def apply_change(
 ) -> MemoryRow:
     """Keep the current state (with its author) as a version row, then write the new state as
     version n+1 by ``author``. Every versioned change passes here, so none goes unattributed."""
-    conn.execute(
-        "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, "
-        "change, change_note, created_at, tags, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            memory.id,
-            memory.version,
-            memory.content,
-            memory.priority,
-            memory.disclosure,
-            memory.status,
-            memory.change,
-            memory.change_note,
-            memory.updated_at,
-            json.dumps(memory.tags),
-            memory.author,
-        ),
-    )
+    conn.execute(INSERT_VERSION, version_values(memory.id, current_version(memory)))
     stamp = utc_stamp()
     updated = replace(
         memory,
@@ -245,6 +229,29 @@ def versions(
         return memory, [*current, *(VersionRow.from_row(row) for row in rows)], int(total) + 1
 
     return db.read(work)
+
+
+#: Keeps one version of a memory; its values are ``version_values``.
+INSERT_VERSION = (
+    f"INSERT INTO memory_versions (memory_id, {VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def version_values(memory_id: int, version: VersionRow) -> tuple[Any, ...]:
+    """``INSERT_VERSION``'s values for ``version`` of memory ``memory_id``, in ``VERSION_COLUMNS`` order."""
+    return (
+        memory_id,
+        version.version,
+        version.content,
+        version.priority,
+        version.disclosure,
+        version.status,
+        version.change,
+        version.change_note,
+        version.created_at,
+        json.dumps(version.tags),
+        version.author,
+    )
 
 
 def current_version(memory: MemoryRow) -> VersionRow:
