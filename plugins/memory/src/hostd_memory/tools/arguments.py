@@ -6,7 +6,8 @@ INVALID_ARGUMENT (or PERMISSION_DENIED / NOT_FOUND for a system URI) that names 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 from typing_extensions import TypeAliasType
@@ -14,6 +15,9 @@ from typing_extensions import TypeAliasType
 from hostd import Text, ToolError
 from hostd_memory.models import MEMBER_NAME_PATTERN
 from hostd_memory.uris import VALID_FORM, InvalidUri, MemoryUri, parse_domain, parse_uri
+
+if TYPE_CHECKING:
+    from hostd_memory.store import Filters
 
 MAX_CONTENT = 2_000_000
 
@@ -325,3 +329,45 @@ def time_bounds(**bounds: str | None) -> dict[str, str | None]:
                 details={"argument": f"{kind}_after", f"{kind}_after": after, f"{kind}_before": before},
             )
     return parsed
+
+
+def listing_filters(
+    *,
+    domain: str | None,
+    priority_min: int | None,
+    priority_max: int | None,
+    tags: list[str] | None,
+    created_after: str | None,
+    created_before: str | None,
+    updated_after: str | None,
+    updated_before: str | None,
+    author: str | None,
+    status: str | None = None,
+    linked_to: Callable[[], int] | None = None,
+) -> Filters:
+    """The store's ``Filters`` from the filter arguments ``list_memories`` and ``search_memory`` share,
+    each checked as above (INVALID_ARGUMENT naming it). ``linked_to`` looks the linked memory up in
+    the store; it runs after the range and time checks, before the rest, as ``list_memories`` did."""
+    from hostd_memory.store import Filters
+
+    check_priority_range(priority_min, priority_max)
+    times = time_bounds(
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+    )
+    linked_id = linked_to() if linked_to is not None else None
+    return Filters(
+        domain=domain_filter(domain),
+        status=status,
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tuple(tag_list(tags) or ()),
+        linked_to=linked_id,
+        created_after=times["created_after"],
+        created_before=times["created_before"],
+        updated_after=times["updated_after"],
+        updated_before=times["updated_before"],
+        author=author_filter(author),
+    )

@@ -47,11 +47,7 @@ from hostd_memory.tools.arguments import (
     UpdatedAfter,
     UpdatedBefore,
     UriArg,
-    author_filter,
-    check_priority_range,
-    domain_filter,
-    tag_list,
-    time_bounds,
+    listing_filters,
     uri_argument,
 )
 from hostd_memory.uris import MemoryUri
@@ -266,33 +262,26 @@ def list_memories(
     author: AuthorFilter = None,
 ) -> ListMemoriesOutput:
     """List memories, most important (priority 0) first, then most recently updated."""
-    from hostd_memory.store import Filters, memory_store
+    from hostd_memory.store import memory_store
 
-    check_priority_range(priority_min, priority_max)
-    times = time_bounds(
+    def linked_id() -> int:
+        assert linked_to is not None
+        return memory_store(ctx).resolve(str(uri_argument(linked_to, "linked_to")))[0].id
+
+    filters = listing_filters(
+        domain=domain,
+        status=status,
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tags,
+        linked_to=linked_id if linked_to is not None else None,
         created_after=created_after,
         created_before=created_before,
         updated_after=updated_after,
         updated_before=updated_before,
+        author=author,
     )
     store = memory_store(ctx)
-    linked_id = None
-    if linked_to is not None:
-        linked_uri = uri_argument(linked_to, "linked_to")
-        linked_id = store.resolve(str(linked_uri))[0].id
-    filters = Filters(
-        domain=domain_filter(domain),
-        status=status,
-        priority_min=priority_min,
-        priority_max=priority_max,
-        tags=tuple(tag_list(tags) or ()),
-        linked_to=linked_id,
-        created_after=times["created_after"],
-        created_before=times["created_before"],
-        updated_after=times["updated_after"],
-        updated_before=times["updated_before"],
-        author=author_filter(author),
-    )
     # Every filter argument, as normalised (limit and cursor aside): a cursor serves only these.
     arguments = {**dataclasses.asdict(filters), "tags": list(filters.tags)}
     after = decode_cursor(cursor, "list_memories", arguments)

@@ -43,11 +43,7 @@ from hostd_memory.tools.arguments import (
     TagsFilter,
     UpdatedAfter,
     UpdatedBefore,
-    author_filter,
-    check_priority_range,
-    domain_filter,
-    tag_list,
-    time_bounds,
+    listing_filters,
 )
 
 #: A search answers its best hits: 10 by default (the paging rule allows 1-100), which keeps a
@@ -81,25 +77,18 @@ def search_memory(
     hit. Deleted memories are never returned.
     """
     from hostd_memory import search as search_text
-    from hostd_memory.store import Filters, memory_store
+    from hostd_memory.store import memory_store
 
-    check_priority_range(priority_min, priority_max)
-    times = time_bounds(
+    filters = listing_filters(
+        domain=domain,
+        priority_min=priority_min,
+        priority_max=priority_max,
+        tags=tags,
         created_after=created_after,
         created_before=created_before,
         updated_after=updated_after,
         updated_before=updated_before,
-    )
-    filters = Filters(
-        domain=domain_filter(domain),
-        priority_min=priority_min,
-        priority_max=priority_max,
-        tags=tuple(tag_list(tags) or ()),
-        created_after=times["created_after"],
-        created_before=times["created_before"],
-        updated_after=times["updated_after"],
-        updated_before=times["updated_before"],
-        author=author_filter(author),
+        author=author,
     )
     plan = search_text.plan_query(query)
     if plan.empty:
