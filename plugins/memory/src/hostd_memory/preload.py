@@ -38,6 +38,12 @@ def _term_probe(term: str, weight: float, reason: Text) -> Probe | None:
     return Probe("memory_words", expression, weight, reason) if expression else None
 
 
+def _shared_words_probe(text: str, reason: Text) -> Probe | None:
+    """The weakest probe: memories sharing any of ``text``'s words (none when it has no word)."""
+    expression = search_text.relaxed_expression(text)
+    return Probe("memory_words", expression, 1.0, reason) if expression else None
+
+
 def _path_probes(data: str, *, is_directory: bool) -> tuple[list[Probe], list[str]]:
     """Probes for a path, most specific first; each term once, however often the path repeats it
     (``hostd/src/hostd``, or the stem ``cli`` of ``cli/cli.py``), so no reason or score counts twice."""
@@ -78,16 +84,11 @@ def _error_probes(data: str) -> tuple[list[Probe], list[str]]:
             probe = _term_probe(term, 2.0, Text(en=f"mentions {term}", zh=f"提到 {term}"))
             if probe:
                 probes.append(probe)
-    expression = search_text.relaxed_expression(" ".join(terms))
-    if expression:
-        probes.append(
-            Probe(
-                "memory_words",
-                expression,
-                1.0,
-                Text(en="shares terms with the error", zh="与错误信息有相同的词"),
-            )
-        )
+    shared = _shared_words_probe(
+        " ".join(terms), Text(en="shares terms with the error", zh="与错误信息有相同的词")
+    )
+    if shared is not None:
+        probes.append(shared)
     return probes, terms
 
 
@@ -104,16 +105,9 @@ def _intent_probes(data: str) -> tuple[list[Probe], list[str]]:
                 Text(en="mentions every word of the intent", zh="包含意图中的每个词"),
             )
         )
-    expression = search_text.relaxed_expression(data)
-    if expression:
-        probes.append(
-            Probe(
-                "memory_words",
-                expression,
-                1.0,
-                Text(en="shares words with the intent", zh="与意图有相同的词"),
-            )
-        )
+    shared = _shared_words_probe(data, Text(en="shares words with the intent", zh="与意图有相同的词"))
+    if shared is not None:
+        probes.append(shared)
     return probes, terms
 
 
