@@ -759,11 +759,7 @@ class Host:
             client_roots=client_roots,
             cwd=self.cwd,
         )
-        kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
-        if spec.context_parameter:
-            kwargs[spec.context_parameter] = context
-        if spec.roots_parameter:
-            kwargs[spec.roots_parameter] = context.roots
+        kwargs = spec.call_arguments(validated, context)
         try:
             if spec.is_async:
                 result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))

@@ -16,7 +16,7 @@ import time
 import typing
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hostd_errors import Text
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -27,6 +27,9 @@ from hostd.arguments import describe_valid, explain
 from hostd.errors import HostError
 from hostd.schema_cache import SchemaCache
 from hostd.textlength import TextLength
+
+if TYPE_CHECKING:
+    from hostd.context import CallContext
 
 RESERVED_KEYS: frozenset[str] = frozenset({"status", "message", "error", "metadata"})
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -57,6 +60,16 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
     _input_model: type[BaseModel] | None = None
+
+    def call_arguments(self, validated: BaseModel, context: CallContext[Any]) -> dict[str, Any]:
+        """The keyword arguments the tool function is called with: the validated arguments, plus
+        the call's context and the client's roots where the function asks for them."""
+        kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
+        if self.context_parameter:
+            kwargs[self.context_parameter] = context
+        if self.roots_parameter:
+            kwargs[self.roots_parameter] = context.roots
+        return kwargs
 
     @property
     def uses_roots(self) -> bool:

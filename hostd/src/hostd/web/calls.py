@@ -39,11 +39,7 @@ async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any
         context = CallContext(host.contexts[spec.plugin], cwd=host.cwd, client_roots=None)
     finally:
         CALLING_MEMBER.reset(calling)
-    kwargs = {key: getattr(validated, key) for key in type(validated).model_fields}
-    if spec.context_parameter:
-        kwargs[spec.context_parameter] = context
-    if spec.roots_parameter:
-        kwargs[spec.roots_parameter] = context.roots
+    kwargs = spec.call_arguments(validated, context)
     try:
         if spec.is_async:
             result = await cast(Awaitable[ToolOutput], spec.function(**kwargs))
