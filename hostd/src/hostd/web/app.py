@@ -273,6 +273,17 @@ class Dashboard:
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"{BASE}/signin?{urllib.parse.urlencode({'next': here})}", status_code=303)
 
+    def _member_page(self, request: Request) -> tuple[Member, Session, Language] | Response:
+        """What a page for signed-in members does first: answer a ``?lang`` switch, or send a visitor
+        to sign in; otherwise the member, their session and the page's language."""
+        if (switched := self._language_switch(request)) is not None:
+            return switched
+        signed = self.member_of(request)
+        if signed is None:
+            return self._signin_redirect(request)
+        member, session = signed
+        return member, session, self.language_of(request)
+
     # --- pages of the host ------------------------------------------------------------------
 
     def plugin_label(self, name: str, language: str) -> str:
@@ -285,13 +296,10 @@ class Dashboard:
         return name
 
     async def overview_page(self, request: Request) -> Response:
-        if (switched := self._language_switch(request)) is not None:
-            return switched
-        signed = self.member_of(request)
-        if signed is None:
-            return self._signin_redirect(request)
-        member, session = signed
-        language = self.language_of(request)
+        opened = self._member_page(request)
+        if not isinstance(opened, tuple):
+            return opened
+        member, session, language = opened
         import anyio
 
         shown = [
@@ -380,13 +388,10 @@ class Dashboard:
 
         if self.sign_in.kind != "token":
             return await self.not_found(request, None)
-        if (switched := self._language_switch(request)) is not None:
-            return switched
-        signed = self.member_of(request)
-        if signed is None:
-            return self._signin_redirect(request)
-        member, session = signed
-        language = self.language_of(request)
+        opened = self._member_page(request)
+        if not isinstance(opened, tuple):
+            return opened
+        member, session, language = opened
         body = self.env.get_template("host/members.html").render(
             **self._helpers(request, language, session, member, None),
             rows=await member_rows(
