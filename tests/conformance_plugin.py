@@ -110,10 +110,6 @@ def _read_static(ctx: ToolContext[Any], params: dict[str, str]) -> ResourceText 
     raise _not_found(uri)
 
 
-def _no_listing(ctx: ToolContext[Any], cursor: str | None) -> ResourcePage:
-    return ResourcePage(resources=[])  # a template's resources are made on demand
-
-
 def _read_template(ctx: ToolContext[Any], params: dict[str, str]) -> ResourceText:
     item = params["id"]
     body = {"id": item, "templateTest": True, "data": f"Data for ID: {item}"}
@@ -207,7 +203,6 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         title="Template data",
         description="JSON data for an id",
         mime_type="application/json",
-        list=_no_listing,
         read=_read_template,
         complete=_complete_id,
         tool="test_simple_text",

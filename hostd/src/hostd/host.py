@@ -545,6 +545,9 @@ class Host:
         found: list[ResourceInfo] = []
         while index < len(kinds) and len(found) < RESOURCE_PAGE:
             kind = kinds[index]
+            if kind.list is None:  # a template's resources are made on demand: nothing to list
+                index, inner = index + 1, None
+                continue
             page = await anyio.to_thread.run_sync(
                 functools.partial(kind.list, self._resource_context(kind.plugin), inner)
             )

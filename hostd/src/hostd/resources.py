@@ -103,9 +103,9 @@ class RegisterResource(Protocol):
         title: str,
         description: str,
         mime_type: str,
-        list: ListResources,
         read: ReadResource,
         tool: str,
+        list: ListResources | None = None,
         complete: CompleteArgument | None = None,
     ) -> None: ...
 
@@ -136,9 +136,9 @@ class ResourceKind:
     title: str
     description: str
     mime_type: str
-    list: ListResources
     read: ReadResource
     tool: str
+    list: ListResources | None = None  # None: reached through the template alone, never listed
     complete: CompleteArgument | None = None
     pattern: re.Pattern[str] = field(init=False)
 

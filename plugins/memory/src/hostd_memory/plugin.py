@@ -115,7 +115,6 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         title="Memories by tag",
         description="The memories carrying one tag, most important first",
         mime_type=resources.MIME_TYPE,
-        list=resources.list_tag_resources,
         read=resources.read_tag_resource,
         complete=resources.complete_tag,
         tool="list_memories",

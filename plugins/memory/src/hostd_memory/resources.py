@@ -116,11 +116,6 @@ def complete_argument(
     return []
 
 
-def list_tag_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
-    """Nothing: a tag is reached through its template and completion, not listed beside memories."""
-    return ResourcePage(resources=[])
-
-
 def read_tag_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
     """The memories tagged ``tag``, in ``list_memories``' order (its first page of 50)."""
     from hostd_memory.tools.reading import list_memories

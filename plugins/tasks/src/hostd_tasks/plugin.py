@@ -121,7 +121,6 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         title="Tasks by label",
         description="The tasks carrying one label, most urgent first",
         mime_type=resources.MIME_TYPE,
-        list=resources.list_label_resources,
         read=resources.read_label_resource,
         complete=resources.complete_label,
         tool="list_tasks",

@@ -127,11 +127,6 @@ def complete_argument(
     return [task.task_id for task in found]
 
 
-def list_label_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePage:
-    """Nothing: a label is reached through its template and completion, not listed beside tasks."""
-    return ResourcePage(resources=[])
-
-
 def read_label_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
     """The tasks carrying ``label``, in ``list_tasks``' order (most urgent first, its first page)."""
     from hostd_tasks.tools.reading import list_tasks
