@@ -9,4 +9,6 @@ else in ``hostd`` is the host's own business and may change in any release.
 from hostd import api
 from hostd.api import *  # noqa: F403  (the names are listed once, in ``hostd.api.__all__``)
 
-__all__ = api.__all__
+# Built in the forms the typing spec lists for ``__all__`` (a plain ``= api.__all__`` is not one).
+__all__: list[str] = []
+__all__ += api.__all__
