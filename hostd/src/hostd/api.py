@@ -32,7 +32,7 @@ from hostd.errors import ToolError
 from hostd.i18n import Language
 from hostd.ids import ID_PATTERN
 from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
-from hostd.records import CopyReport, Record, RecordKind, RecordStore, pages
+from hostd.records import CopyReport, Record, RecordData, RecordKind, RecordStore, pages
 from hostd.resources import (
     RegisterResource,
     ResourceBlob,
@@ -306,6 +306,7 @@ __all__ = [
     "PromptInfo",
     "PromptText",
     "Record",
+    "RecordData",
     "RecordKind",
     "RecordStore",
     "RegisterPrompts",

@@ -225,3 +225,36 @@ def _filters() -> Any:
     from hostd_memory.store import Filters
 
     return Filters()
+
+
+@pytest.mark.slow
+async def test_db_copy_reports_a_hand_edited_memory_as_a_conflict_and_copies_the_rest(
+    tmp_path: Path, hostd_roots: Path, postgres_url: str
+) -> None:
+    """A record's data is parsed into the store's shape before it is written: a memory whose tags
+    were edited by hand into numbers is that memory's conflict (and its link is held back), not a
+    failed copy or numbers stored as tags."""
+    import sqlite3
+
+    from hostd_memory.store.records import snapshot
+    from memory_support import team_store
+
+    data_dir = tmp_path / "data"
+    await _local_memories(data_dir, hostd_roots)
+    with sqlite3.connect(data_dir / "memory" / "memory.db") as file:
+        file.execute("UPDATE memories SET tags = '[1, 2]' WHERE uri = 'proj://cache'")
+    copied = _hostd(tmp_path, postgres_url, "db", "copy")
+    assert copied.returncode == 1, copied.stdout + copied.stderr
+    conflicts = [line for line in copied.stdout.splitlines() if "CONFLICT" in line]
+    assert conflicts == [
+        "memory: CONFLICT memory proj://cache not copied: its data is not as the store keeps it "
+        "(versions.0.8.0: Input should be a valid string)",
+        "memory: CONFLICT link proj://cache -> proj://db (depends on) not copied: it waits on memory "
+        "proj://cache, which is in conflict",
+    ], copied.stdout
+    team = team_store(postgres_url)
+    try:
+        assert team.access.read(partial(snapshot, uri="proj://cache")) is None
+        assert team.resolve("proj://db")[0].content == "数据库 v2"
+    finally:
+        team.close()

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from hostd import Record, RecordKind, Text, pages
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
+
+from hostd import Record, RecordData, RecordKind, Text, pages
 from hostd_tasks.store.base import LIST_LOCK
 from hostd_tasks.store.rows import Connection, history_of, stored_moment, stored_stamp
 from hostd_tasks.store.writes import TaskStore
@@ -35,6 +38,56 @@ TASK_COLUMNS = (
     "created_by, claimed_by, lease_expires_at, lease_seconds, claim_count, expired_claims"
 )
 _MOMENTS = frozenset({"created_at", "updated_at", "lease_expires_at"})
+
+
+class TaskRow(TypedDict):
+    """A task's ``TASK_COLUMNS``, its times as stored stamps."""
+
+    title: str
+    description: str
+    status: str
+    priority: int
+    linked_session_id: str | None
+    created_at: str
+    updated_at: str
+    parent_id: str | None
+    acceptance: str
+    created_by: str | None
+    claimed_by: str | None
+    lease_expires_at: str | None
+    lease_seconds: int | None
+    claim_count: int
+    expired_claims: int
+
+
+class HistoryEntry(TypedDict):
+    """One line of a task's history (``history_of``)."""
+
+    event: str
+    at: str
+    by: str | None
+    details: dict[str, object]
+
+
+class TaskData(TypedDict):
+    """A ``tasks`` record's data (``snapshot``)."""
+
+    task: TaskRow
+    labels: list[str]
+    depends_on: list[str]
+    notes: list[tuple[str, str]]
+    history: list[HistoryEntry]
+
+
+class DeletedTaskData(TypedDict):
+    """A ``deleted tasks`` record's data (``deleted_snapshot``)."""
+
+    record: dict[str, object]
+    deleted_at: str
+    history: list[HistoryEntry]
+
+
+_TASK, _DELETED = TypeAdapter(TaskData), TypeAdapter(DeletedTaskData)
 
 
 def _stamp(value: object) -> str | None:
@@ -127,7 +180,7 @@ def _waits_first(order: list[str], waits_on: dict[str, list[str]]) -> list[str]:
     return done
 
 
-def _label(noun_en: str, noun_zh: str) -> Any:
+def _label(noun_en: str, noun_zh: str) -> Callable[[str], Text]:
     return lambda key: Text(en=f"{noun_en} {key}", zh=f"{noun_zh} {key}")
 
 
@@ -192,29 +245,33 @@ class TaskRecords:
     def begin_import(self, conn: Connection) -> None:
         self._waiting = []
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         live, deleted = snapshot(conn, key), deleted_snapshot(conn, key)
         mine, other = (live, deleted) if kind == "tasks" else (deleted, live)
         if mine is None and other is not None:
             return {"the other kind": other}  # live on one side, deleted on the other: differs
         return mine
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
-        data, task_id = record.data, record.key
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
+        # The data is parsed into its kind's shape before any of it is written (the host reports a
+        # ``ValidationError`` as this record's conflict).
         if record.kind == "deleted tasks":
-            conn.execute(
-                "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
-                (task_id, json.dumps(data["record"], ensure_ascii=False), data["deleted_at"]),
-            )
-            self._insert_history(conn, task_id, data["history"])
-            return None
-        task = {
-            **data["task"],
-            "parent_id": None,
-        }  # the parent and dependencies at the end: they may come later
-        values = [task_id, *task.values()]
+            self._insert_deleted(conn, record.key, _DELETED.validate_python(record.data))
+        else:
+            self._insert_task(conn, record.key, _TASK.validate_python(record.data))
+        return None
+
+    def _insert_deleted(self, conn: Connection, task_id: str, data: DeletedTaskData) -> None:
+        conn.execute(
+            "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
+            (task_id, json.dumps(data["record"], ensure_ascii=False), data["deleted_at"]),
+        )
+        self._insert_history(conn, task_id, data["history"])
+
+    def _insert_task(self, conn: Connection, task_id: str, data: TaskData) -> None:
+        # The parent and dependencies are set at the end (``end_import``): they may come later.
+        row: dict[str, object] = {**data["task"], "parent_id": None}
+        values = [task_id, *(row[column] for column in TASK_COLUMNS.split(", "))]
         conn.execute(
             f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values
         )
@@ -227,11 +284,10 @@ class TaskRecords:
             [(task_id, text, at) for text, at in data["notes"]],
         )
         self._insert_history(conn, task_id, data["history"])
-        self._waiting.append((task_id, data["task"]["parent_id"], list(data["depends_on"])))
-        return None
+        self._waiting.append((task_id, data["task"]["parent_id"], data["depends_on"]))
 
     @staticmethod
-    def _insert_history(conn: Connection, task_id: str, history: list[dict[str, Any]]) -> None:
+    def _insert_history(conn: Connection, task_id: str, history: list[HistoryEntry]) -> None:
         conn.executemany(
             "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
             [
