@@ -8,8 +8,8 @@ import from here, never the other way round: this module imports only the small 
 define public data types (resources, prompts, records, dashboard views) and nothing that
 assembles or runs a server.
 
-Nothing in the public surface is typed ``Any`` but a record's data (a JSON mapping each store
-reads its own way); ``hostd/tests/test_public_api.py`` holds that.
+Nothing in the public surface is typed ``Any``: a record's data is JSON (``RecordData``) that each
+store parses into its own shape; ``hostd/tests/test_public_api.py`` holds that.
 """
 
 from __future__ import annotations
