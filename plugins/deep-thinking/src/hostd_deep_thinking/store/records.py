@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from hostd_db import Connection
 
 from hostd import Record, RecordData, RecordKind, Text
+from hostd_deep_thinking.store.backend import SessionBackend
 from hostd_deep_thinking.store.documents import check_document
 from hostd_deep_thinking.store.files import SessionStore
 from hostd_deep_thinking.store.postgres import PostgresSessionStore
@@ -46,7 +47,7 @@ class SessionRecords:
     record_kinds = RECORD_KINDS
     import_lock = None  # each session's row is locked as it is read (``find_record``)
 
-    def __init__(self, store: SessionStore | PostgresSessionStore) -> None:
+    def __init__(self, store: SessionBackend) -> None:
         self.store = store
 
     def close(self) -> None:
