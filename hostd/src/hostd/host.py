@@ -7,6 +7,7 @@ CLI's ``call`` uses it directly in-process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -218,15 +219,7 @@ class Host:
         """The plugin's context as it is without a team database: ``database()`` is the SQLite file of
         its data folder (opened on first use, never created), for ``hostd db copy`` to read from."""
         context = self.contexts[name]
-        folder: PluginRuntime[Any] = PluginRuntime(
-            name=name,
-            settings=context.settings,
-            language=context.language,
-            host_data_dir=context.host_data_dir,
-            services=context.services,
-            allowed_roots=context.allowed_roots,
-            storage=None,
-        )
+        folder = dataclasses.replace(context, storage=None)  # its own resources, nothing opened yet
         schema = self._database_schema(name)
         if schema is not None and schema.sqlite_file is not None:
             from hostd_db import open_database
