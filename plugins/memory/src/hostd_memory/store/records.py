@@ -108,6 +108,18 @@ def snapshot(conn: Connection, uri: str) -> dict[str, JSONValue] | None:
     }
 
 
+def _snapshot_or_damage(conn: Connection, uri: str) -> dict[str, JSONValue] | Text:
+    """The memory's data, or why it cannot be read (a row edited by hand: tags that are not JSON, a
+    count that is not a number), so the copy reports that memory instead of stopping."""
+    try:
+        return snapshot(conn, uri) or {}
+    except ValueError as exc:
+        return Text(
+            en=f"memory {uri} is damaged locally and was not copied ({exc})",
+            zh=f"记忆 {uri} 在本地已损坏，未复制（{exc}）",
+        )
+
+
 def _label(noun_en: str, noun_zh: str) -> Callable[[str], Text]:
     return lambda key: Text(en=f"{noun_en} {key}", zh=f"{noun_zh} {key}")
 
@@ -148,21 +160,22 @@ class MemoryRecords:
         return list(self.store.database.read(lambda conn: conn.execute(sql, parameters).fetchall()))
 
     def export_records(self) -> Iterator[Record]:
-        def memories(after: int | None) -> list[tuple[int, dict[str, Any]]]:
-            def work(conn: Connection) -> list[tuple[int, dict[str, Any]]]:
+        def memories(after: int | None) -> list[tuple[int, str, dict[str, JSONValue] | Text]]:
+            def work(conn: Connection) -> list[tuple[int, str, dict[str, JSONValue] | Text]]:
                 rows = conn.execute(
                     "SELECT id, uri FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after or 0, PAGE)
                 ).fetchall()
                 return [
-                    (int(memory_id), {"uri": str(uri), **(snapshot(conn, uri) or {})})
-                    for memory_id, uri in rows
+                    (int(memory_id), str(uri), _snapshot_or_damage(conn, str(uri))) for memory_id, uri in rows
                 ]
 
             return self.store.database.read(work)
 
-        for _, data in pages(memories, lambda item: item[0]):
-            uri = data.pop("uri")
-            yield Record("memories", uri, data)
+        for _, uri, data in pages(memories, lambda item: item[0]):
+            if isinstance(data, Text):
+                yield Record("memories", uri, damaged=data)
+            else:
+                yield Record("memories", uri, data)
 
         def links(after: tuple[int, int, str] | None) -> list[Any]:
             return self._read(
