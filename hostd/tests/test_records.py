@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from hostd.records import PROGRESS_EVERY, CopyReport, Merge, import_records, merge
 from hostd_db import Column, ColumnType, Connection, Database, Schema, Table, open_database
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
-from hostd import Record, RecordKind, Text, pages
+from hostd import Record, RecordData, RecordKind, Text, pages
 
 SCHEMA = Schema(
     migrations=[
@@ -48,6 +50,19 @@ ENTRIES = RecordKind(
     merged=("seen",),
 )
 NOTES = RecordKind("notes", lambda key: Text(en=f"note {key}", zh=f"笔记 {key}"))
+
+
+class EntryData(TypedDict):
+    versions: list[str]
+    seen: int
+
+
+class NoteData(TypedDict):
+    entry: str
+
+
+#: What the ledger parses a record's data into before writing it.
+ENTRY, NOTE = TypeAdapter(EntryData), TypeAdapter(NoteData)
 
 
 class Ledger:
@@ -104,28 +119,28 @@ class Ledger:
     def begin_import(self, conn: Connection) -> None:
         pass
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         if kind == "notes":
             row = conn.execute("SELECT entry FROM notes WHERE key = ?", (key,)).fetchone()
             return None if row is None else {"entry": row[0]}
         row = conn.execute("SELECT history, seen FROM entries WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"versions": json.loads(row[0]), "seen": row[1]}
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
         if record.key == self.fail_on:
             raise RuntimeError("the disk went away")
         if record.kind == "notes":
-            conn.execute("INSERT INTO notes (key, entry) VALUES (?, ?)", (record.key, record.data["entry"]))
+            note = NOTE.validate_python(record.data)
+            conn.execute("INSERT INTO notes (key, entry) VALUES (?, ?)", (record.key, note["entry"]))
             return None
         if record.key.startswith("taken"):
             return Text(en=f"entry {record.key}: its name is taken", zh=f"条目 {record.key} 的名字已被占用")
-        seen = max(record.data["seen"], theirs["seen"]) if theirs else record.data["seen"]
+        entry = ENTRY.validate_python(record.data)
+        seen = max(entry["seen"], ENTRY.validate_python(theirs)["seen"]) if theirs else entry["seen"]
         conn.execute(
             "INSERT INTO entries (key, history, seen) VALUES (?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET history = excluded.history, seen = excluded.seen",
-            (record.key, json.dumps(record.data["versions"]), seen),
+            (record.key, json.dumps(entry["versions"]), seen),
         )
         return None
 
@@ -152,7 +167,7 @@ def copy(local: Ledger, team: Ledger, **options: Any) -> CopyReport:
 
 
 def test_the_merge_rule_of_a_kind() -> None:
-    mine = {"versions": ["a", "b"], "seen": 1}
+    mine: RecordData = {"versions": ["a", "b"], "seen": 1}
     assert merge(ENTRIES, mine, None) is Merge.NEW
     assert merge(ENTRIES, mine, {"versions": ["a", "b"], "seen": 1}) is Merge.SAME
     assert merge(ENTRIES, mine, {"versions": ["a"], "seen": 5}) is Merge.AHEAD  # `seen` is merged
@@ -165,6 +180,9 @@ def test_the_merge_rule_of_a_kind() -> None:
     assert merge(plain, mine, {"versions": ["a"], "seen": 1}) is Merge.CONFLICT
     loose = RecordKind("loose", ENTRIES.label, ignored=("seen",))
     assert merge(loose, mine, {"versions": ["a", "b"], "seen": 9}) is Merge.SAME
+    # A store whose parts are not a list is wrong, and says so rather than comparing characters.
+    with pytest.raises(TypeError, match="'versions' must be a list, not str"):
+        merge(ENTRIES, mine, {"versions": "ab", "seen": 1})
 
 
 def test_copy_then_again_then_fast_forward_behind_and_diverged(stores: tuple[Ledger, Ledger]) -> None:
@@ -220,6 +238,26 @@ def test_a_record_needing_one_in_conflict_is_held_back_and_damaged_ones_are_repo
     again = copy(local, team)
     assert again.unchanged == {"entries": 1, "versions": 1, "notes": 2}
     assert "note n1 not copied" not in " ".join(again.conflicts)
+
+
+def test_data_not_in_the_stores_shape_is_that_records_conflict(stores: tuple[Ledger, Ledger]) -> None:
+    local, team = stores
+    local.add("e1", "v1")
+    local.add("e2", "v1")
+    local.note("n2", "e2")
+    # A hand-edited file: the history holds a number where the store keeps text.
+    local.database.write(lambda c: c.execute("UPDATE entries SET history = '[\"v1\", 2]' WHERE key = 'e2'"))
+    report = import_records(local, team, team.database, lambda text: text.zh)
+    assert report.conflicts == [
+        "条目 e2 未复制：其数据不是存储所保存的形式（versions.1：必须是字符串）",
+        "笔记 n2 未复制：它等待的条目 e2存在冲突",
+    ]
+    assert team.entries() == {"e1": ["v1"]}
+    english = copy(local, team).conflicts[0]
+    assert (
+        english == "entry e2 not copied: its data is not as the store keeps it "
+        "(versions.1: Input should be a valid string)"
+    )
 
 
 def test_every_conflict_says_nothing_was_copied_not_that_nothing_is_stored(

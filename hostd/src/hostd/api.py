@@ -8,8 +8,8 @@ import from here, never the other way round: this module imports only the small 
 define public data types (resources, prompts, records, dashboard views) and nothing that
 assembles or runs a server.
 
-Nothing in the public surface is typed ``Any`` but a record's data (a JSON mapping each store
-reads its own way); ``hostd/tests/test_public_api.py`` holds that.
+Nothing in the public surface is typed ``Any``: a record's data is JSON (``RecordData``) that each
+store parses into its own shape; ``hostd/tests/test_public_api.py`` holds that.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from hostd.errors import ToolError
 from hostd.i18n import Language
 from hostd.ids import ID_PATTERN
 from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
-from hostd.records import CopyReport, Record, RecordKind, RecordStore, pages
+from hostd.records import CopyReport, Record, RecordData, RecordKind, RecordStore, pages
 from hostd.resources import (
     RegisterResource,
     ResourceBlob,
@@ -306,6 +306,7 @@ __all__ = [
     "PromptInfo",
     "PromptText",
     "Record",
+    "RecordData",
     "RecordKind",
     "RecordStore",
     "RegisterPrompts",

@@ -96,10 +96,12 @@ def hostd_register_views(register: RegisterViews, context: PluginContext[object]
 def hostd_record_store(context: PluginContext[object], local: bool) -> RecordStore | None:
     """This plugin's store as ``hostd db copy`` copies it (a ``hostd.RecordStore``), or None.
 
-    ``local=False``: the store on ``context.database()`` (the team database), which receives the
-    records; None when the plugin keeps nothing to copy. ``local=True``: the store of the
-    plugin's data folder (its SQLite file, its own files), opened for the copy and closed by the
-    host after it; None when nothing is stored there. The host runs the copy (``hostd.records``):
+    Asked twice, with the same code in mind: ``local=False`` with the plugin's context, whose
+    ``database()`` is the team database that receives the records (None when the plugin keeps
+    nothing to copy); ``local=True`` with the context of the plugin's data folder, as it is without
+    a team database (``database()`` is its SQLite file, ``data_dir`` holds its own files), opened
+    for the copy and closed by the host after it (None when nothing is stored there, so check
+    before ``database()`` would create the file). The host runs the copy (``hostd.records``):
     one transaction, the merge rule each kind declares, conflicts reported and never overwritten,
     a second run changing nothing.
     """

@@ -7,6 +7,7 @@ CLI's ``call`` uses it directly in-process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -214,6 +215,20 @@ class Host:
             self._schemas[name] = self._call_hook("hostd_database_schema", name, context=self.contexts[name])
         return self._schemas[name]
 
+    def _data_folder_context(self, name: str) -> PluginRuntime[Any]:
+        """The plugin's context as it is without a team database: ``database()`` is the SQLite file of
+        its data folder (opened on first use, never created), for ``hostd db copy`` to read from."""
+        context = self.contexts[name]
+        folder = dataclasses.replace(context, storage=None)  # its own resources, nothing opened yet
+        schema = self._database_schema(name)
+        if schema is not None and schema.sqlite_file is not None:
+            from hostd_db import open_database
+
+            folder._open_database = functools.partial(
+                open_database, schema, name, data_dir=context.host_data_dir / name, team=None
+            )
+        return folder
+
     def _open_database(self, name: str) -> Database | None:
         """The plugin's database as its schema declares it (None: it keeps its own files locally)."""
         from hostd_db import open_database
@@ -287,20 +302,24 @@ class Host:
                 team = self._call_hook("hostd_record_store", name, context=context, local=False)
                 if team is None:
                     continue
-                local = self._call_hook("hostd_record_store", name, context=context, local=True)
-                if local is None:
-                    reports.append((name, CopyReport()))
-                    continue
+                folder = self._data_folder_context(name)
                 try:
-                    report = import_records(
-                        local,
-                        team,
-                        context.database(),
-                        context.render,
-                        progress=None if progress is None else partial(progress, name),
-                    )
+                    local = self._call_hook("hostd_record_store", name, context=folder, local=True)
+                    if local is None:
+                        reports.append((name, CopyReport()))
+                        continue
+                    try:
+                        report = import_records(
+                            local,
+                            team,
+                            context.database(),
+                            context.render,
+                            progress=None if progress is None else partial(progress, name),
+                        )
+                    finally:
+                        local.close()
                 finally:
-                    local.close()
+                    folder.close_resources()
             except DatabaseError as exc:
                 raise HostError(f"{name}: {exc.message.en} {exc.hint.en if exc.hint else ''}") from None
             reports.append((name, report))

@@ -17,13 +17,14 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from typing import Annotated, TypeAlias, TypeVar
+from typing import Annotated, TypeVar
 
 from hostd_errors import Text
 from pydantic import BaseModel, Field
 
 from hostd.api import ToolOutput
 from hostd.errors import ToolError
+from hostd.jsonvalue import JSONValue  # a position is any JSON value (a number, a key, a list of them)
 
 #: Every listing's page size: 1 to ``MAX_LIMIT`` items, ``DEFAULT_LIMIT`` when not given.
 DEFAULT_LIMIT = 20
@@ -40,8 +41,6 @@ Cursor = Annotated[
     ),
 ]
 
-#: Where a listing stopped, as a cursor keeps it: any JSON value (a number, a key, a list of them).
-JSONValue: TypeAlias = str | int | float | bool | list["JSONValue"] | dict[str, "JSONValue"] | None
 
 #: Room kept for the envelope's own keys and an answer's small fields when filling a size budget.
 ENVELOPE_ALLOWANCE = 1500

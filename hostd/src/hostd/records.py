@@ -21,14 +21,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from hostd_errors import Text
+from pydantic import ValidationError
+
+from hostd.arguments import reason
+from hostd.jsonvalue import JSONValue
 
 if TYPE_CHECKING:
     from hostd_db import Connection, Database
 
 __all__ = ["CopyReport", "Merge", "Record", "RecordKind", "RecordStore", "import_records", "merge", "pages"]
+
+#: A record's data: a JSON object (each store parses it into its own shape when it writes it).
+RecordData = Mapping[str, JSONValue]
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -65,7 +72,7 @@ class Record:
 
     kind: str
     key: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: RecordData = field(default_factory=dict)
     needs: tuple[tuple[str, str], ...] = ()
     damaged: Text | None = None
 
@@ -104,12 +111,12 @@ class Merge(Enum):
     CONFLICT = "conflict"  # anything else: reported, never overwritten
 
 
-def merge(kind: RecordKind, mine: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> Merge:
+def merge(kind: RecordKind, mine: RecordData, theirs: RecordData | None) -> Merge:
     """The rule of ``kind`` applied to a local record and the team's one of the same key."""
     if theirs is None:
         return Merge.NEW
 
-    def without(data: Mapping[str, Any], fields: set[str]) -> dict[str, Any]:
+    def without(data: RecordData, fields: set[str]) -> dict[str, JSONValue]:
         return {name: value for name, value in data.items() if name not in fields}
 
     ignored = set(kind.ignored)
@@ -118,12 +125,20 @@ def merge(kind: RecordKind, mine: Mapping[str, Any], theirs: Mapping[str, Any] |
     if kind.history and kind.parts is not None:
         rest = {*ignored, *kind.merged, kind.parts}
         if without(mine, rest) == without(theirs, rest):
-            local, team = list(mine[kind.parts]), list(theirs[kind.parts])
+            local, team = _parts(mine, kind.parts), _parts(theirs, kind.parts)
             if len(local) > len(team) and local[: len(team)] == team:
                 return Merge.AHEAD
             if len(team) > len(local) and team[: len(local)] == local:
                 return Merge.BEHIND
     return Merge.CONFLICT
+
+
+def _parts(data: RecordData, name: str) -> list[JSONValue]:
+    """The list a kind's ``parts`` names in a record's data (a store that gives anything else is wrong)."""
+    parts = data.get(name)
+    if not isinstance(parts, list):
+        raise TypeError(f"a record's {name!r} must be a list, not {type(parts).__name__}")
+    return parts
 
 
 class RecordStore(Protocol):
@@ -147,7 +162,7 @@ class RecordStore(Protocol):
         """Every record, grouped by kind in ``record_kinds`` order, each kind in a stable order."""
         ...
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         """The data of the record of ``kind`` and ``key`` this store holds, None when it holds none;
         something other than None (a record that differs) when the key is taken otherwise."""
         ...
@@ -156,11 +171,12 @@ class RecordStore(Protocol):
         """Start of the copy's transaction: take the locks a copy needs, reset what ``end_import`` uses."""
         ...
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
         """Write a new record (``theirs`` None) or fast-forward ``theirs`` to it; a conflict found
-        while writing (a name taken by something else) is returned and nothing is written."""
+        while writing (a name taken by something else) is returned and nothing is written.
+
+        The data is JSON: parse it into the store's own shape (a pydantic ``TypeAdapter``) before
+        writing any of it. A ``ValidationError`` raised then is reported as that record's conflict."""
         ...
 
     def end_import(self, conn: Connection) -> None:
@@ -193,6 +209,15 @@ def _held_back(label: Text, blocker: Text) -> Text:
     return Text(
         en=f"{label.en} not copied: it waits on {blocker.en}, which is in conflict",
         zh=f"{label.zh} 未复制：它等待的{blocker.zh}存在冲突",
+    )
+
+
+def _not_its_shape(label: Text, error: ValidationError) -> Text:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "data"
+    return Text(
+        en=f"{label.en} not copied: its data is not as the store keeps it ({where}: {reason(first, 'en')})",
+        zh=f"{label.zh} 未复制：其数据不是存储所保存的形式（{where}：{reason(first, 'zh')}）",
     )
 
 
@@ -234,18 +259,21 @@ def import_records(
                     in_conflict.add((record.kind, record.key))
                     report.conflicts.append(render(_held_back(label, kinds[blocker[0]].label(blocker[1]))))
                     continue
-                problem = target.import_record(conn, record, theirs if outcome is Merge.AHEAD else None)
+                try:
+                    problem = target.import_record(conn, record, theirs if outcome is Merge.AHEAD else None)
+                except ValidationError as exc:  # the store parsed the data before writing any of it
+                    problem = _not_its_shape(label, exc)
                 if problem is not None:
                     in_conflict.add((record.kind, record.key))
                     report.conflicts.append(render(problem))
                     continue
-            mine_parts = len(record.data[kind.parts]) if kind.parts else 0
+            mine_parts = len(_parts(record.data, kind.parts)) if kind.parts else 0
             if outcome is Merge.NEW:
                 count(report.copied, kind.name)
                 count(report.copied, kind.parts, mine_parts)
             elif outcome is Merge.AHEAD:
                 assert theirs is not None and kind.parts is not None
-                team_parts = len(theirs[kind.parts])
+                team_parts = len(_parts(theirs, kind.parts))
                 count(report.updated, kind.name)
                 count(report.copied, kind.parts, mine_parts - team_parts)
                 count(report.unchanged, kind.parts, team_parts)

@@ -225,3 +225,39 @@ def _filters() -> Any:
     from hostd_memory.store import Filters
 
     return Filters()
+
+
+@pytest.mark.slow
+async def test_db_copy_reports_a_hand_edited_memory_as_a_conflict_and_copies_the_rest(
+    tmp_path: Path, hostd_roots: Path, postgres_url: str
+) -> None:
+    """Hand-edited rows are that memory's conflict, not a failed copy: one that cannot be read (a
+    count that is not a number) is reported as damaged; one whose data is not the store's shape
+    (tags edited into numbers) is refused before anything of it is written, and its link held back."""
+    import sqlite3
+
+    from hostd_memory.store.records import snapshot
+    from memory_support import team_store
+
+    data_dir = tmp_path / "data"
+    await _local_memories(data_dir, hostd_roots)
+    with sqlite3.connect(data_dir / "memory" / "memory.db") as file:
+        file.execute("UPDATE memories SET tags = '[1, 2]' WHERE uri = 'proj://cache'")
+        file.execute("UPDATE memories SET access_count = 'many' WHERE uri = 'proj://gone'")
+    copied = _hostd(tmp_path, postgres_url, "db", "copy")
+    assert copied.returncode == 1, copied.stdout + copied.stderr
+    conflicts = [line for line in copied.stdout.splitlines() if "CONFLICT" in line]
+    assert conflicts == [
+        "memory: CONFLICT memory proj://cache not copied: its data is not as the store keeps it "
+        "(versions.0.8.0: Input should be a valid string)",
+        "memory: CONFLICT memory proj://gone is damaged locally and was not copied "
+        "(invalid literal for int() with base 10: 'many')",
+        "memory: CONFLICT link proj://cache -> proj://db (depends on) not copied: it waits on memory "
+        "proj://cache, which is in conflict",
+    ], copied.stdout
+    team = team_store(postgres_url)
+    try:
+        assert team.access.read(partial(snapshot, uri="proj://cache")) is None
+        assert team.resolve("proj://db")[0].content == "数据库 v2"
+    finally:
+        team.close()

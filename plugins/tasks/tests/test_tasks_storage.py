@@ -232,6 +232,35 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
     assert fresh["task_id"] not in ids
 
 
+async def test_db_copy_reports_a_hand_edited_task_as_a_conflict_and_copies_the_rest(
+    tmp_path: Path, hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task whose history was edited by hand into a list cannot be read: it is reported as damaged
+    (not a traceback that stops the copy), the task waiting on it is held back, the rest copied."""
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config={"language": "en"}) as client:
+        await create(client, "design", task_id="design")
+        await create(client, "build", task_id="build", depends_on=["design"])
+        await create(client, "docs", task_id="docs")
+    with sqlite3.connect(hostd_data_dir / "tasks" / "tasks.db") as file:
+        file.execute("UPDATE task_history SET details = '[1]' WHERE task_id = 'design'")
+    config = write_config(
+        tmp_path, ["tasks"], config={"language": "en", **TEAM, "data_dir": str(hostd_data_dir)}
+    )
+    copied = _db_copy(config, postgres_url)
+    assert copied.returncode == 1, copied.stdout + copied.stderr
+    assert [line for line in copied.stdout.splitlines() if "CONFLICT" in line] == [
+        "tasks: CONFLICT task design is damaged locally and was not copied "
+        "(details: Input should be a valid dictionary)",
+        "tasks: CONFLICT task build not copied: it waits on task design, which is in conflict",
+    ], copied.stdout
+    assert "tasks: 1 copied, 0 unchanged" in copied.stdout, copied.stdout
+    async with in_memory_client(
+        ["tasks"], data_dir=hostd_data_dir, config={"language": "en", **TEAM}
+    ) as client:
+        assert [task["task_id"] for task in (await ok(client, "list_tasks"))["tasks"]] == ["docs"]
+
+
 def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres_url: str) -> None:
     """hostd-testing's team-database checks: ``hostd db migrate`` (pending, applied, then
     current) and a database that is down at start-up (exit 2, named without its password)."""

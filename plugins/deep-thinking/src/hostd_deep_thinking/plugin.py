@@ -4,7 +4,7 @@ how it is opened in ``store/``, cross-plugin links in ``links.py``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -24,8 +24,6 @@ from hostd_deep_thinking.models import Settings
 
 if TYPE_CHECKING:
     from hostd_db import Schema
-
-    from hostd_deep_thinking.store.postgres import PostgresSessionStore
 
 
 @hookimpl
@@ -65,16 +63,14 @@ def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
 def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
     """``hostd db copy``: this data folder's sessions and backups (``local``), or the team database's
     tables, as records (``store.records``)."""
-    from hostd_deep_thinking.store import SessionStore, session_store
+    from hostd_deep_thinking.store import session_store
     from hostd_deep_thinking.store.records import SessionRecords
 
-    if not context.has_team_database:
+    if local and not (context.data_dir / "sessions").is_dir():
+        return None  # nothing kept in the data folder
+    if not local and not context.has_team_database:
         return None  # the sessions already are the local files
-    if not local:
-        return SessionRecords(cast("PostgresSessionStore", session_store(context)))
-    if not (context.data_dir / "sessions").is_dir():
-        return None
-    return SessionRecords(SessionStore(context.data_dir))
+    return SessionRecords(session_store(context))  # the data folder's files, or the team's tables
 
 
 @hookimpl

@@ -79,18 +79,14 @@ def hostd_database_schema(context: PluginContext[Settings]) -> Schema:
 def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
     """``hostd db copy``: the memories (versions, aliases, tags, links, sessions) of this data
     folder's SQLite file (``local``), or of the team database, as records (``store.records``)."""
-    from hostd_db import open_database
-
-    from hostd_memory.store import memory_store, open_store
+    from hostd_memory.store import memory_store
     from hostd_memory.store.records import MemoryRecords
-    from hostd_memory.store.schema import schema
 
-    if not local:
-        return MemoryRecords(memory_store(context)) if context.has_team_database else None
-    if not (context.data_dir / context.settings.database).exists():
+    if local and not (context.data_dir / context.settings.database).exists():
+        return None  # nothing kept in the data folder
+    if not local and not context.has_team_database:
         return None
-    file = open_database(schema(context.settings.database), "memory", data_dir=context.data_dir, team=None)
-    return MemoryRecords(open_store(file))
+    return MemoryRecords(memory_store(context))  # on the context's database: the file, or the team's
 
 
 @hookimpl

@@ -85,18 +85,14 @@ def hostd_register_views(register: RegisterViews) -> None:
 def hostd_record_store(context: PluginContext[Settings], local: bool) -> RecordStore | None:
     """``hostd db copy``: the tasks of this data folder's SQLite file (``local``), or of the team
     database, as records (``store.records``)."""
-    from hostd_db import open_database
-
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.records import TaskRecords
-    from hostd_tasks.store.schema import schema
 
-    if not local:
-        return TaskRecords(TaskStore(context.database())) if context.has_team_database else None
-    if not (context.data_dir / context.settings.database).exists():
+    if local and not (context.data_dir / context.settings.database).exists():
+        return None  # nothing kept in the data folder
+    if not local and not context.has_team_database:
         return None
-    file = open_database(schema(context.settings.database), "tasks", data_dir=context.data_dir, team=None)
-    return TaskRecords(TaskStore(file))
+    return TaskRecords(TaskStore(context.database()))  # the data folder's file, or the team's tables
 
 
 @hookimpl

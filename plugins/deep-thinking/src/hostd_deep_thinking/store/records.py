@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from hostd_db import Connection
 
-from hostd import Record, RecordKind, Text
+from hostd import Record, RecordData, RecordKind, Text
+from hostd_deep_thinking.store.backend import SessionBackend
 from hostd_deep_thinking.store.documents import check_document
 from hostd_deep_thinking.store.files import SessionStore
 from hostd_deep_thinking.store.postgres import PostgresSessionStore
@@ -47,7 +47,7 @@ class SessionRecords:
     record_kinds = RECORD_KINDS
     import_lock = None  # each session's row is locked as it is read (``find_record``)
 
-    def __init__(self, store: SessionStore | PostgresSessionStore) -> None:
+    def __init__(self, store: SessionBackend) -> None:
         self.store = store
 
     def close(self) -> None:
@@ -101,12 +101,10 @@ class SessionRecords:
     def begin_import(self, conn: Connection) -> None:
         self._tables()
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         return self._tables().find_record(conn, kind, key)
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
         self._tables().import_record(conn, record.kind, record.key, dict(record.data))
         return None
 

@@ -18,12 +18,15 @@ answer it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from hostd.paging import JSONValue
 from hostd_db import utc_stamp
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
-from hostd import Record, RecordKind, Text, pages
+from hostd import Record, RecordData, RecordKind, Text, pages
 from hostd_memory.store import MemoryStore
 from hostd_memory.store.postgres import WRITE_LOCK_KEY
 from hostd_memory.store.rows import Connection
@@ -37,6 +40,36 @@ _STATE = (
 )
 _VERSION = "version, content, priority, disclosure, status, change, change_note, created_at, tags, author"
 
+#: One version as ``_VERSION`` lists it, its tags decoded.
+Version = tuple[int, str, int, str, str, str, str, str, list[str], str | None]
+
+
+class MemoryData(TypedDict):
+    """A ``memories`` record's data (``snapshot``)."""
+
+    domain: str
+    path: str
+    created_at: str
+    access_count: int
+    last_accessed_at: str | None
+    aliases: list[str]
+    versions: list[Version]
+
+
+LinkData = TypedDict("LinkData", {"from": str, "to": str, "relation": str, "created_at": str})
+
+
+class SessionData(TypedDict):
+    """A ``sessions`` record's data."""
+
+    title: str
+    summary: str
+    memory_uri: str | None
+    created_at: str
+
+
+_MEMORY, _LINK, _SESSION = TypeAdapter(MemoryData), TypeAdapter(LinkData), TypeAdapter(SessionData)
+
 
 def _version(row: Sequence[Any]) -> list[Any]:
     """A version as ``_VERSION`` values, its tags decoded."""
@@ -45,7 +78,7 @@ def _version(row: Sequence[Any]) -> list[Any]:
     return values
 
 
-def snapshot(conn: Connection, uri: str) -> dict[str, Any] | None:
+def snapshot(conn: Connection, uri: str) -> dict[str, JSONValue] | None:
     """Everything stored about the memory at ``uri`` as plain values (a record's data), or None."""
     row = conn.execute(f"SELECT id, {_STATE} FROM memories WHERE uri = ?", (uri,)).fetchone()
     if row is None:
@@ -75,7 +108,19 @@ def snapshot(conn: Connection, uri: str) -> dict[str, Any] | None:
     }
 
 
-def _label(noun_en: str, noun_zh: str) -> Any:
+def _snapshot_or_damage(conn: Connection, uri: str) -> dict[str, JSONValue] | Text:
+    """The memory's data, or why it cannot be read (a row edited by hand: tags that are not JSON, a
+    count that is not a number), so the copy reports that memory instead of stopping."""
+    try:
+        return snapshot(conn, uri) or {}
+    except ValueError as exc:
+        return Text(
+            en=f"memory {uri} is damaged locally and was not copied ({exc})",
+            zh=f"记忆 {uri} 在本地已损坏，未复制（{exc}）",
+        )
+
+
+def _label(noun_en: str, noun_zh: str) -> Callable[[str], Text]:
     return lambda key: Text(en=f"{noun_en} {key}", zh=f"{noun_zh} {key}")
 
 
@@ -115,21 +160,22 @@ class MemoryRecords:
         return list(self.store.database.read(lambda conn: conn.execute(sql, parameters).fetchall()))
 
     def export_records(self) -> Iterator[Record]:
-        def memories(after: int | None) -> list[tuple[int, dict[str, Any]]]:
-            def work(conn: Connection) -> list[tuple[int, dict[str, Any]]]:
+        def memories(after: int | None) -> list[tuple[int, str, dict[str, JSONValue] | Text]]:
+            def work(conn: Connection) -> list[tuple[int, str, dict[str, JSONValue] | Text]]:
                 rows = conn.execute(
                     "SELECT id, uri FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after or 0, PAGE)
                 ).fetchall()
                 return [
-                    (int(memory_id), {"uri": str(uri), **(snapshot(conn, uri) or {})})
-                    for memory_id, uri in rows
+                    (int(memory_id), str(uri), _snapshot_or_damage(conn, str(uri))) for memory_id, uri in rows
                 ]
 
             return self.store.database.read(work)
 
-        for _, data in pages(memories, lambda item: item[0]):
-            uri = data.pop("uri")
-            yield Record("memories", uri, data)
+        for _, uri, data in pages(memories, lambda item: item[0]):
+            if isinstance(data, Text):
+                yield Record("memories", uri, damaged=data)
+            else:
+                yield Record("memories", uri, data)
 
         def links(after: tuple[int, int, str] | None) -> list[Any]:
             return self._read(
@@ -178,7 +224,7 @@ class MemoryRecords:
             self._ids[uri] = int(row[0])
         return self._ids[uri]
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         if kind == "memories":
             found = snapshot(conn, key)
             if found is None and self._taken(conn, key):
@@ -209,29 +255,32 @@ class MemoryRecords:
             ).fetchone()
         )
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
-        data = record.data
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
+        # Each kind's data is parsed into its shape before any of it is written (the host reports
+        # a ``ValidationError`` as this record's conflict).
         if record.kind == "links":
-            conn.execute(
-                "INSERT INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
-                (
-                    self._id(conn, data["from"]),
-                    self._id(conn, data["to"]),
-                    data["relation"],
-                    data["created_at"],
-                ),
-            )
+            self._insert_link(conn, _LINK.validate_python(record.data))
             return None
         if record.kind == "sessions":
+            session = _SESSION.validate_python(record.data)
             conn.execute(
                 "INSERT INTO sessions (title, summary, memory_uri, created_at) VALUES (?, ?, ?, ?)",
-                (data["title"], data["summary"], data["memory_uri"], data["created_at"]),
+                (session["title"], session["summary"], session["memory_uri"], session["created_at"]),
             )
             return None
-        uri = record.key
-        known = [] if theirs is None else list(theirs["aliases"])
+        team = None if theirs is None else _MEMORY.validate_python(theirs)
+        return self._import_memory(conn, record.key, _MEMORY.validate_python(record.data), team)
+
+    def _insert_link(self, conn: Connection, link: LinkData) -> None:
+        conn.execute(
+            "INSERT INTO memory_links (from_id, to_id, relation, created_at) VALUES (?, ?, ?, ?)",
+            (self._id(conn, link["from"]), self._id(conn, link["to"]), link["relation"], link["created_at"]),
+        )
+
+    def _import_memory(
+        self, conn: Connection, uri: str, data: MemoryData, theirs: MemoryData | None
+    ) -> Text | None:
+        known = [] if theirs is None else theirs["aliases"]
         if not set(known) <= set(data["aliases"]):
             return Text(
                 en=f"memory {uri} differs in the team database",
@@ -256,10 +305,10 @@ class MemoryRecords:
         return None
 
     @staticmethod
-    def _version_rows(memory_id: int, versions: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    def _version_rows(memory_id: int, versions: Sequence[Version]) -> list[tuple[object, ...]]:
         return [(memory_id, *v[:8], json.dumps(v[8]), v[9]) for v in versions]
 
-    def _insert(self, conn: Connection, uri: str, data: Mapping[str, Any]) -> int:
+    def _insert(self, conn: Connection, uri: str, data: MemoryData) -> int:
         """A new memory: its current state from the last version, the earlier ones kept as versions."""
         (version, content, priority, disclosure, status, change, note, updated, tags, author) = data[
             "versions"
@@ -280,9 +329,7 @@ class MemoryRecords:
         )
         return memory_id
 
-    def _fast_forward(
-        self, conn: Connection, uri: str, data: Mapping[str, Any], theirs: Mapping[str, Any]
-    ) -> int:
+    def _fast_forward(self, conn: Connection, uri: str, data: MemoryData, theirs: MemoryData) -> int:
         """Bring the team's memory up to the local one's newer versions (authors and times kept).
 
         The team's current version becomes a kept version (as every write does), then each newer

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from hostd import Record, RecordKind, Text, pages
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict
+
+from hostd import Record, RecordData, RecordKind, Text, pages, validation_reason
 from hostd_tasks.store.base import LIST_LOCK
 from hostd_tasks.store.rows import Connection, history_of, stored_moment, stored_stamp
 from hostd_tasks.store.writes import TaskStore
@@ -35,6 +38,56 @@ TASK_COLUMNS = (
     "created_by, claimed_by, lease_expires_at, lease_seconds, claim_count, expired_claims"
 )
 _MOMENTS = frozenset({"created_at", "updated_at", "lease_expires_at"})
+
+
+class TaskRow(TypedDict):
+    """A task's ``TASK_COLUMNS``, its times as stored stamps."""
+
+    title: str
+    description: str
+    status: str
+    priority: int
+    linked_session_id: str | None
+    created_at: str
+    updated_at: str
+    parent_id: str | None
+    acceptance: str
+    created_by: str | None
+    claimed_by: str | None
+    lease_expires_at: str | None
+    lease_seconds: int | None
+    claim_count: int
+    expired_claims: int
+
+
+class HistoryData(TypedDict):
+    """One line of a task's history (``history_of``)."""
+
+    event: str
+    at: str
+    by: str | None
+    details: dict[str, object]
+
+
+class TaskData(TypedDict):
+    """A ``tasks`` record's data (``snapshot``)."""
+
+    task: TaskRow
+    labels: list[str]
+    depends_on: list[str]
+    notes: list[tuple[str, str]]
+    history: list[HistoryData]
+
+
+class DeletedTaskData(TypedDict):
+    """A ``deleted tasks`` record's data (``deleted_snapshot``)."""
+
+    record: dict[str, object]
+    deleted_at: str
+    history: list[HistoryData]
+
+
+_TASK, _DELETED = TypeAdapter(TaskData), TypeAdapter(DeletedTaskData)
 
 
 def _stamp(value: object) -> str | None:
@@ -94,8 +147,32 @@ def deleted_snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
     }
 
 
-def _snapshots(conn: Connection, batch: list[str]) -> list[tuple[str, dict[str, Any] | None]]:
-    return [(task_id, snapshot(conn, task_id)) for task_id in batch]
+def _damaged(noun: Text, task_id: str, exc: ValueError) -> Text:
+    """Why a task of the local file could not be read (a hand-edited row), for the copy's report."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        why = validation_reason(first)
+        en, zh = f"{where}: {why.en}", f"{where}：{why.zh}"
+    else:
+        en = zh = str(exc)
+    return Text(
+        en=f"{noun.en} {task_id} is damaged locally and was not copied ({en})",
+        zh=f"{noun.zh} {task_id} 在本地已损坏，未复制（{zh}）",
+    )
+
+
+def _read_each(
+    conn: Connection, batch: list[str], read: Callable[[Connection, str], dict[str, Any] | None], noun: Text
+) -> list[tuple[str, dict[str, Any] | Text | None]]:
+    """``read`` of each task in ``batch``: its data, None when it is not there, or why it is damaged."""
+    found: list[tuple[str, dict[str, Any] | Text | None]] = []
+    for task_id in batch:
+        try:
+            found.append((task_id, read(conn, task_id)))
+        except ValueError as exc:  # a row that is not what the store writes (pydantic's errors too)
+            found.append((task_id, _damaged(noun, task_id, exc)))
+    return found
 
 
 def _waits_first(order: list[str], waits_on: dict[str, list[str]]) -> list[str]:
@@ -127,16 +204,20 @@ def _waits_first(order: list[str], waits_on: dict[str, list[str]]) -> list[str]:
     return done
 
 
-def _label(noun_en: str, noun_zh: str) -> Any:
-    return lambda key: Text(en=f"{noun_en} {key}", zh=f"{noun_zh} {key}")
+def _label(noun: Text) -> Callable[[str], Text]:
+    return lambda key: Text(en=f"{noun.en} {key}", zh=f"{noun.zh} {key}")
+
+
+_TASK_NOUN = Text(en="task", zh="任务")
+_DELETED_NOUN = Text(en="deleted task", zh="已删除的任务")
 
 
 class TaskRecords:
     """The ``hostd.RecordStore`` of one task list (the local file's, or the team database's)."""
 
     record_kinds = (
-        RecordKind("tasks", _label("task", "任务")),
-        RecordKind("deleted tasks", _label("deleted task", "已删除的任务")),
+        RecordKind("tasks", _label(_TASK_NOUN)),
+        RecordKind("deleted tasks", _label(_DELETED_NOUN)),
     )
     import_lock = LIST_LOCK
 
@@ -165,26 +246,31 @@ class TaskRecords:
         order = _waits_first(order, waits_on)
         for start in range(0, len(order), PAGE):
             batch = order[start : start + PAGE]
-            found = database.read(partial(_snapshots, batch=batch))
+            found = database.read(partial(_read_each, batch=batch, read=snapshot, noun=_TASK_NOUN))
             for task_id, data in found:
-                if data is not None:
-                    needs = tuple(("tasks", other) for other in waits_on[task_id])
+                needs = tuple(("tasks", other) for other in waits_on[task_id])
+                if isinstance(data, Text):
+                    yield Record("tasks", task_id, needs=needs, damaged=data)
+                elif data is not None:
                     yield Record("tasks", task_id, data, needs=needs)
 
-        def deleted(after: tuple[str, str] | None) -> list[tuple[str, str, dict[str, Any] | None]]:
-            def work(conn: Connection) -> list[tuple[str, str, dict[str, Any] | None]]:
+        def deleted(after: tuple[str, str] | None) -> list[tuple[str, str, dict[str, Any] | Text | None]]:
+            def work(conn: Connection) -> list[tuple[str, str, dict[str, Any] | Text | None]]:
                 where = "" if after is None else "WHERE (deleted_at, task_id) > (?, ?) "
                 rows = conn.execute(
                     f"SELECT task_id, deleted_at FROM deleted_tasks {where}"
                     "ORDER BY deleted_at, task_id LIMIT ?",
                     (*(after or ()), PAGE),
                 ).fetchall()
-                return [(str(t), at, deleted_snapshot(conn, str(t))) for t, at in rows]
+                found = _read_each(conn, [str(t) for t, _ in rows], deleted_snapshot, _DELETED_NOUN)
+                return [(task_id, at, data) for (task_id, data), (_, at) in zip(found, rows, strict=True)]
 
             return database.read(work)
 
         for task_id, _, data in pages(deleted, lambda row: (row[1], row[0])):
-            if data is not None:
+            if isinstance(data, Text):
+                yield Record("deleted tasks", task_id, damaged=data)
+            elif data is not None:
                 yield Record("deleted tasks", task_id, data)
 
     # --- import ---------------------------------------------------------------------------
@@ -192,29 +278,33 @@ class TaskRecords:
     def begin_import(self, conn: Connection) -> None:
         self._waiting = []
 
-    def find_record(self, conn: Connection, kind: str, key: str) -> Mapping[str, Any] | None:
+    def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         live, deleted = snapshot(conn, key), deleted_snapshot(conn, key)
         mine, other = (live, deleted) if kind == "tasks" else (deleted, live)
         if mine is None and other is not None:
             return {"the other kind": other}  # live on one side, deleted on the other: differs
         return mine
 
-    def import_record(
-        self, conn: Connection, record: Record, theirs: Mapping[str, Any] | None
-    ) -> Text | None:
-        data, task_id = record.data, record.key
+    def import_record(self, conn: Connection, record: Record, theirs: RecordData | None) -> Text | None:
+        # The data is parsed into its kind's shape before any of it is written (the host reports a
+        # ``ValidationError`` as this record's conflict).
         if record.kind == "deleted tasks":
-            conn.execute(
-                "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
-                (task_id, json.dumps(data["record"], ensure_ascii=False), data["deleted_at"]),
-            )
-            self._insert_history(conn, task_id, data["history"])
-            return None
-        task = {
-            **data["task"],
-            "parent_id": None,
-        }  # the parent and dependencies at the end: they may come later
-        values = [task_id, *task.values()]
+            self._insert_deleted(conn, record.key, _DELETED.validate_python(record.data))
+        else:
+            self._insert_task(conn, record.key, _TASK.validate_python(record.data))
+        return None
+
+    def _insert_deleted(self, conn: Connection, task_id: str, data: DeletedTaskData) -> None:
+        conn.execute(
+            "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES (?, ?, ?)",
+            (task_id, json.dumps(data["record"], ensure_ascii=False), data["deleted_at"]),
+        )
+        self._insert_history(conn, task_id, data["history"])
+
+    def _insert_task(self, conn: Connection, task_id: str, data: TaskData) -> None:
+        # The parent and dependencies are set at the end (``end_import``): they may come later.
+        row: dict[str, object] = {**data["task"], "parent_id": None}
+        values = [task_id, *(row[column] for column in TASK_COLUMNS.split(", "))]
         conn.execute(
             f"INSERT INTO tasks (task_id, {TASK_COLUMNS}) VALUES ({', '.join('?' * len(values))})", values
         )
@@ -227,11 +317,10 @@ class TaskRecords:
             [(task_id, text, at) for text, at in data["notes"]],
         )
         self._insert_history(conn, task_id, data["history"])
-        self._waiting.append((task_id, data["task"]["parent_id"], list(data["depends_on"])))
-        return None
+        self._waiting.append((task_id, data["task"]["parent_id"], data["depends_on"]))
 
     @staticmethod
-    def _insert_history(conn: Connection, task_id: str, history: list[dict[str, Any]]) -> None:
+    def _insert_history(conn: Connection, task_id: str, history: list[HistoryData]) -> None:
         conn.executemany(
             "INSERT INTO task_history (task_id, event, at, actor, details) VALUES (?, ?, ?, ?, ?)",
             [
