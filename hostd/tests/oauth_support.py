@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
+from hostd_testing.processes import stop_process
 
 HERE = Path(__file__).resolve().parent
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm-oidc"
@@ -165,14 +166,7 @@ class OidcProvider:
     def stop(self) -> None:
         if self.process is None:
             return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        stop_process(self.process)
         self.process = None
 
     def restart(self, keys: list[dict[str, Any]]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 from hostd_testing import HttpServer, write_config
-from hostd_testing.clients import free_port
+from hostd_testing.processes import free_port, stop_process
 from prometheus_client.parser import text_string_to_metric_families
 from team_support import install_team_plugins, write_tokens
 
@@ -126,12 +126,7 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
     try:
         yield f"http://127.0.0.1:{api_port}", target
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @pytest.mark.slow

@@ -377,12 +377,8 @@ class CallContext(Generic[SettingsT]):
     async def sample(
         self, prompt: str, *, system: str | None = None, max_tokens: int = 1024
     ) -> SamplingResult:
-        """Ask the client's model for text; ``available=False`` when the client cannot.
-
-        On the 2026-07-28 protocol the first ask ends the call's round and the tool runs again
-        from the start with the answer, so ask the same question each time and write nothing
-        before asking that a second run would write twice.
-        """
+        """Ask the client's model for text (``ToolContext.sample`` says what a plugin may rely on,
+        a second round on the 2026-07-28 protocol included)."""
         if self._channel is None or not self._channel.can_sample:
             return SamplingResult(available=False, reason=_NO_SAMPLING)
         return await self._channel.sample(prompt, system, max_tokens)

@@ -22,6 +22,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import FileUrl
 
+# ``free_port`` is offered here too, beside the servers it is for (tests import it from here).
+from hostd_testing.processes import free_port as free_port
+from hostd_testing.processes import stop_process
+
 
 def envelope_of(result: Any) -> dict[str, Any]:
     """The envelope of a tool result, checking that the text block says the same (less its empty values)."""
@@ -123,12 +127,6 @@ async def served_client(
         yield client
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class HttpServer:
     """A real ``hostd serve --transport http`` process on a free loopback port."""
 
@@ -199,12 +197,4 @@ class HttpServer:
                     time.sleep(0.05)
             yield cls(process, port)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            for stream in (process.stdout, process.stderr):  # unclosed pipes are ResourceWarnings
-                if stream is not None:
-                    stream.close()
+            stop_process(process)

@@ -11,10 +11,9 @@ tied the plugin's tests to the host's private modules. ``make_host`` is the one 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from hostd.config import TransportConfig, config_from_mapping
 from hostd.context import CALLING_MEMBER, shared_lock_dir
@@ -64,8 +63,14 @@ class PluginHost:
         return envelope
 
     def shutdown(self) -> None:
-        """Run the plugins' shut-down hooks and close what they opened (``start_host``'s end)."""
+        """Run the plugins' shut-down hooks and close what they opened."""
         self._host.shutdown()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
 
     def service(self, name: str) -> Any:
         """The service another plugin offers under ``name`` (``None`` when it is not loaded)."""
@@ -85,7 +90,7 @@ class PluginHost:
         return dashboard_app(self._host, signer=Signer(None), sign_in=sign_in, policy=policy)
 
 
-def start_host(
+def make_host(
     plugins: list[str] | None = None,
     *,
     data_dir: Path,
@@ -96,8 +101,9 @@ def start_host(
     cwd: Path | None = None,
     migrate: bool = False,
 ) -> PluginHost:
-    """A started host over ``plugins`` (entry-point names); the caller shuts it down
-    (``host.shutdown()``). Prefer ``make_host``; this is for a worker process's whole life.
+    """A started host over ``plugins`` (entry-point names): ``with make_host(...) as host:`` shuts
+    it down when the block ends; a worker process that keeps it for its whole life calls
+    ``host.shutdown()`` itself.
 
     ``config`` is a whole config mapping (as the YAML would hold, e.g. the ``backend`` fixture's
     ``storage``); ``settings`` is merged into its ``plugins`` section. ``migrate`` brings the
@@ -111,33 +117,8 @@ def start_host(
     return PluginHost(host)
 
 
-@contextmanager
-def make_host(
-    plugins: list[str] | None = None,
-    *,
-    data_dir: Path,
-    config: Mapping[str, Any] | None = None,
-    settings: Mapping[str, Any] | None = None,
-    profile: str | None = None,
-    extra_plugins: Mapping[str, object] | None = None,
-    cwd: Path | None = None,
-    migrate: bool = False,
-) -> Iterator[PluginHost]:
-    """A started host (``start_host``), shut down when the block ends."""
-    host = start_host(
-        plugins,
-        data_dir=data_dir,
-        config=config,
-        settings=settings,
-        profile=profile,
-        extra_plugins=extra_plugins,
-        cwd=cwd,
-        migrate=migrate,
-    )
-    try:
-        yield host
-    finally:
-        host.shutdown()
+#: ``make_host`` under the name worker processes use for a host they keep for their whole life.
+start_host = make_host
 
 
 __all__ = [

@@ -17,7 +17,6 @@ import contextlib
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -25,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from hostd_testing.processes import free_port
 
 INSTALL_HINT = "install Debian's PostgreSQL server: apt-get install postgresql"
 REQUIRE_ENV = "HOSTD_REQUIRE_POSTGRES"
@@ -40,12 +41,6 @@ def find_bindir() -> Path | None:
         key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
     )
     return candidates[-1].parent if candidates else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PortTakenError(RuntimeError):
@@ -105,7 +100,7 @@ class PostgresServer:
             except PortTakenError:
                 if attempt == 2:
                     raise
-                self.port = _free_port()
+                self.port = free_port()
 
     def _start_server(self) -> None:
         # Durability of the test server's own disk is not under test (hostd processes are what
@@ -216,7 +211,7 @@ def running_postgres(settings: Mapping[str, str] | None = None) -> Iterator[Post
     (folder / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     if os.geteuid() == 0:
         shutil.chown(folder, user="postgres", group="postgres")
-    server = PostgresServer(bindir=bindir, folder=folder, port=_free_port(), settings=dict(settings or {}))
+    server = PostgresServer(bindir=bindir, folder=folder, port=free_port(), settings=dict(settings or {}))
     try:
         server.start()
         yield server

@@ -1,4 +1,5 @@
-"""Running test work in several real processes at once, started together on a barrier.
+"""Real processes in tests: a free port for a server to take, stopping a server a test started,
+and running test work in several processes at once, started together on a barrier.
 
 "spawn" children share nothing with the test process (no inherited locks or connections), as
 two server processes would; the target must live in an importable module (not a test file).
@@ -8,13 +9,43 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import socket
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SPAWN", "assert_overlapped", "run_in_process", "run_processes_on_barrier"]
+__all__ = [
+    "SPAWN",
+    "assert_overlapped",
+    "free_port",
+    "run_in_process",
+    "run_processes_on_barrier",
+    "stop_process",
+]
 
 SPAWN = multiprocessing.get_context("spawn")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (another process may take it first)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[Any]) -> None:
+    """Stop a server the test started: terminate, kill after 10 s, then close the pipes it was
+    given (an unclosed pipe is a ``ResourceWarning``, an error in these suites)."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _collect(results: Any, processes: list[Any], timeout: float = 120) -> list[Any]:

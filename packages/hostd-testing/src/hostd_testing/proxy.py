@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from hostd_testing.processes import free_port, stop_process
+
 INSTALL_HINT = "install Debian's tinyproxy: apt-get install tinyproxy"
 REQUIRE_ENV = "HOSTD_REQUIRE_TINYPROXY"
 VIA_NAME = "hostd-test-proxy"
@@ -89,12 +91,6 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _accepts(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -112,7 +108,7 @@ def tinyproxy(
     folder.mkdir(parents=True, exist_ok=True)
     last_error = ""
     for _ in range(5):  # a free port may be taken between choosing it and tinyproxy binding it
-        port = _free_port()
+        port = free_port()
         proxy = Tinyproxy(port, user, password, folder / f"tinyproxy-{port}.log")
         config = folder / f"tinyproxy-{port}.conf"
         config.write_text(
@@ -151,14 +147,7 @@ def tinyproxy(
     try:
         yield proxy
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        stop_process(process)
 
 
 __all__ = ["REQUIRE_ENV", "VIA_NAME", "Tinyproxy", "find_tinyproxy", "self_signed_certificate", "tinyproxy"]

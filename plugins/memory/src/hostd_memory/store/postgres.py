@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 from hostd_db.pgtext import QmarkConnection
 
 from hostd_memory import search as search_text
-from hostd_memory.store import tuning
-from hostd_memory.store.rows import Connection, Filters
+from hostd_memory.store.rows import Connection, RankQuery
 from hostd_memory.store.schema import VISIBLE
 
 if TYPE_CHECKING:
@@ -229,52 +228,52 @@ class PostgresEngine:
         joiner = " AND " if node.kind == "and" else " OR "
         return "(" + joiner.join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
 
-    def ranked(
-        self,
-        conn: Connection,
-        table: str,
-        expression: str,
-        filters: Filters,
-        extra: str,
-        extra_params: list[Any],
-        limit: int,
-        cap: int | None = None,
-    ) -> list[tuple[int, float]]:
-        """As the SQLite ranking (see ``MemoryStore._ranked``): ``memory_words`` expressions match
-        the ``words`` tsvector and rank by ``ts_rank`` (negated, so lower is better as with BM25);
-        ``memory_fts`` expressions are substring conditions, ranked as listings are."""
-        if table == "memory_words":
-            query = search_text.ts_query(expression)
-            if query is None:
-                return []
-            match, match_params = "m.words @@ ?::tsquery", [query]
-            score, score_params = f"-ts_rank({TS_RANK_WEIGHTS}, m.words, ?::tsquery, 1)", [query]
+    def _match(self, query: RankQuery) -> tuple[str, list[Any]] | None:
+        """What a match of ``query`` meets: ``memory_words`` expressions match the ``words``
+        tsvector (None: no memory can match), ``memory_fts`` ones are substring conditions."""
+        if query.table == "memory_words":
+            words = search_text.ts_query(query.expression)
+            return None if words is None else ("m.words @@ ?::tsquery", [words])
+        return self._substring_condition(search_text.parse_expression(query.expression))
+
+    def newest_match(self, conn: Connection, query: RankQuery, cap: int) -> int | None:
+        """The id of the ``cap``-th newest match; None if fewer match."""
+        matched = self._match(query)
+        if matched is None:
+            return None
+        match, match_params = matched
+        # ``m.id + 0``: sort the index's matches, rather than walk the primary key newest first
+        # testing every memory's words.
+        row = conn.execute(
+            f"SELECT m.id FROM memories m WHERE {match} ORDER BY m.id + 0 DESC LIMIT 1 OFFSET ?",
+            [*match_params, cap - 1],
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def rank(self, conn: Connection, query: RankQuery, floor: int | None) -> list[tuple[int, float]]:
+        """The matches from id ``floor`` on (all with None), as the SQLite ranking orders them:
+        ``memory_words`` by ``ts_rank`` (negated, so lower is better as with BM25), ``memory_fts``
+        as listings are."""
+        matched = self._match(query)
+        if matched is None:
+            return []
+        match, match_params = matched
+        if query.table == "memory_words":
+            score, score_params = f"-ts_rank({TS_RANK_WEIGHTS}, m.words, ?::tsquery, 1)", match_params
             order = "score, m.id DESC"
         else:
-            match, match_params = self._substring_condition(search_text.parse_expression(expression))
             score, score_params = "0.0", []
             order = "m.priority, m.updated_at DESC, m.id DESC"
-        floor = None
-        if cap is not None:
-            # ``m.id + 0``: sort the index's matches, rather than walk the primary key newest
-            # first testing every memory's words.
-            row = conn.execute(
-                f"SELECT m.id FROM memories m WHERE {match} ORDER BY m.id + 0 DESC LIMIT 1 OFFSET ?",
-                [*match_params, cap - 1],
-            ).fetchone()
-            floor = int(row[0]) if row else None
         bound = " AND m.id >= ?" if floor is not None else ""
         bounds = [floor] if floor is not None else []
-        where, params = filters.sql()
-        rows = [
+        where, params = query.filters.sql()
+        sql = (
+            f"SELECT m.id, {score} AS score FROM memories m "
+            f"WHERE {match} AND {where}{query.extra}{bound} ORDER BY {order} LIMIT ?"
+        )
+        return [
             (int(r[0]), float(r[1]))
             for r in conn.execute(
-                f"SELECT m.id, {score} AS score FROM memories m WHERE {match} AND {where}{extra}{bound} "
-                f"ORDER BY {order} LIMIT ?",
-                [*score_params, *match_params, *params, *extra_params, *bounds, limit],
+                sql, [*score_params, *match_params, *params, *query.extra_params, *bounds, query.limit]
             )
         ]
-        if floor is not None and len(rows) < limit:
-            wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
-            return self.ranked(conn, table, expression, filters, extra, extra_params, limit, wider)
-        return rows

@@ -20,6 +20,7 @@ from hostd_memory.store.rows import (
     Filters,
     Hit,
     MemoryRow,
+    RankQuery,
 )
 from hostd_memory.store.schema import (
     VISIBLE,
@@ -29,6 +30,23 @@ from hostd_memory.store.schema import (
 def memory_total(conn: Connection) -> int:
     """About how many memories there are (the newest id: cheap, and close enough)."""
     return int(conn.execute("SELECT max(id) FROM memories").fetchone()[0] or 0)
+
+
+def ranked(db: Access, conn: Connection, query: RankQuery, cap: int | None = None) -> list[tuple[int, float]]:
+    """Visible memories matching ``query``, best first (each engine ranks its own way).
+
+    With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are ranked
+    (found cheaply, without scoring); if the filters then leave fewer than ``query.limit``, the
+    query runs again over ten times as many newest (up to ``tuning.RANK_WIDEN_MAX``), then over
+    every match.
+    """
+    floor = db.engine.newest_match(conn, query, cap) if cap is not None else None
+    rows = db.engine.rank(conn, query, floor)
+    if cap is not None and floor is not None and len(rows) < query.limit:
+        # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
+        # ranking every match, which costs a score per match.
+        return ranked(db, conn, query, cap * 10 if cap * 10 <= tuning.RANK_WIDEN_MAX else None)
+    return rows
 
 
 def _count_tokens(
@@ -221,11 +239,16 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 words_sql, words_params = db.engine.words_clause(words)
                 extra += words_sql
                 extra_params = [*extra_params, *words_params]
-            strict = db.engine.ranked(
-                conn, "memory_fts", plan.strict_trigram, filters, extra, extra_params, limit, cap
+            strict = ranked(
+                db,
+                conn,
+                RankQuery("memory_fts", plan.strict_trigram, filters, limit, extra, extra_params),
+                cap,
             )
         elif words:
-            strict = db.engine.ranked(conn, "memory_words", words, filters, scan, scan_params, limit, cap)
+            strict = ranked(
+                db, conn, RankQuery("memory_words", words, filters, limit, scan, scan_params), cap
+            )
         elif plan.strict_scan:
             where, params = filters.sql()
             strict = [
@@ -246,14 +269,10 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             wanted = limit + len(found)
             _add_relaxed(
                 found,
-                db.engine.ranked(
+                ranked(
+                    db,
                     conn,
-                    "memory_words",
-                    first,
-                    filters,
-                    "",
-                    [],
-                    wanted,
+                    RankQuery("memory_words", first, filters, wanted),
                     tuning.RELAXED_RANK_CAP if capped else None,
                 ),
                 limit,
@@ -261,8 +280,8 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             if top_up and len(found) < limit:
                 _add_relaxed(
                     found,
-                    db.engine.ranked(
-                        conn, "memory_words", top_up, filters, "", [], wanted, tuning.RELAXED_RANK_CAP
+                    ranked(
+                        db, conn, RankQuery("memory_words", top_up, filters, wanted), tuning.RELAXED_RANK_CAP
                     ),
                     limit,
                 )
@@ -286,7 +305,7 @@ def _hits(db: Access, found: dict[int, tuple[float, str]]) -> list[Hit]:
 
 def match_ids(db: Access, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
     """Visible memories matching one expression, best first (used by preload)."""
-    return db.read(lambda conn: db.engine.ranked(conn, table, expression, Filters(), "", [], limit))
+    return db.read(lambda conn: ranked(db, conn, RankQuery(table, expression, Filters(), limit)))
 
 
 def core_memories(db: Access, after: list[Any] | None, limit: int) -> list[MemoryRow]:
@@ -335,19 +354,22 @@ def related(
                 expression = " OR ".join(piece.expression for _, piece, _ in pieces)
                 excluded |= set(found)
                 marks = ",".join("?" * len(excluded))
-                ranked = db.engine.ranked(
+                sharing = ranked(
+                    db,
                     conn,
-                    "memory_words",
-                    expression,
-                    Filters(),
-                    f" AND m.id NOT IN ({marks})",
-                    list(excluded),
-                    limit - len(found),
+                    RankQuery(
+                        "memory_words",
+                        expression,
+                        Filters(),
+                        limit - len(found),
+                        f" AND m.id NOT IN ({marks})",
+                        list(excluded),
+                    ),
                 )
-                for memory_id, _ in ranked:
+                for memory_id, _ in sharing:
                     found[memory_id] = ([], [])
-                rows = listings.memories_for(db, [i for i, _ in ranked])
-                for memory_id, _ in ranked:
+                rows = listings.memories_for(db, [i for i, _ in sharing])
+                for memory_id, _ in sharing:
                     row = rows.get(memory_id)
                     if row is not None:
                         text = search_text.words_text(f"{row.path} {row.content} {row.disclosure}").lower()

@@ -278,6 +278,20 @@ class Filters:
         return " AND ".join(clauses), params
 
 
+@dataclass(frozen=True)
+class RankQuery:
+    """One full-text ranking the store asks an engine for: memories matching ``expression`` in
+    ``table`` (``memory_words``, words and CJK bigrams; ``memory_fts``, substrings), under
+    ``filters`` and an extra SQL condition on ``m`` with its parameters, the best ``limit``."""
+
+    table: str
+    expression: str
+    filters: Filters
+    limit: int
+    extra: str = ""
+    extra_params: Sequence[Any] = ()
+
+
 class Connection(Protocol):
     """What the store's SQL needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own
     shape; the team database's connections are adapted to it, see ``postgres.py``)."""

@@ -37,6 +37,21 @@ def _memory_id(name: str = "memory_id") -> Column:
     return Column(name, BIGINT, not_null=True, references=MEMORY, on_delete="CASCADE")
 
 
+# What the triggers below run: a row's text into both indexes (``new``), and out of them again
+# (``old``; the contentless word index is told the same text it was given). An update does both.
+_INDEX_NEW = """
+        INSERT INTO memory_fts (rowid, path, content, disclosure)
+            VALUES (new.id, new.path, new.content, new.disclosure);
+        INSERT INTO memory_words (rowid, path, content, disclosure)
+            VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
+                    memory_words_text(new.disclosure));"""
+_UNINDEX_OLD = """
+        INSERT INTO memory_fts (memory_fts, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, old.path, old.content, old.disclosure);
+        INSERT INTO memory_words (memory_words, rowid, path, content, disclosure)
+            VALUES ('delete', old.id, memory_words_text(old.path), memory_words_text(old.content),
+                    memory_words_text(old.disclosure));"""
+
 _SQLITE_TEXT_INDEXES = (
     # Substring index (any script, three characters or more); reads its text from memories.
     """CREATE VIRTUAL TABLE memory_fts USING fts5(
@@ -45,33 +60,13 @@ _SQLITE_TEXT_INDEXES = (
     # its index. The triggers recompute the same text to delete old entries.
     """CREATE VIRTUAL TABLE memory_words USING fts5(
         path, content, disclosure, content='', tokenize='unicode61 remove_diacritics 2')""",
-    """CREATE TRIGGER memories_index_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memory_fts (rowid, path, content, disclosure)
-            VALUES (new.id, new.path, new.content, new.disclosure);
-        INSERT INTO memory_words (rowid, path, content, disclosure)
-            VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
-                    memory_words_text(new.disclosure));
+    f"""CREATE TRIGGER memories_index_insert AFTER INSERT ON memories BEGIN{_INDEX_NEW}
     END""",
-    """CREATE TRIGGER memories_index_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memory_fts (memory_fts, rowid, path, content, disclosure)
-            VALUES ('delete', old.id, old.path, old.content, old.disclosure);
-        INSERT INTO memory_words (memory_words, rowid, path, content, disclosure)
-            VALUES ('delete', old.id, memory_words_text(old.path), memory_words_text(old.content),
-                    memory_words_text(old.disclosure));
+    f"""CREATE TRIGGER memories_index_delete AFTER DELETE ON memories BEGIN{_UNINDEX_OLD}
     END""",
-    """CREATE TRIGGER memories_index_update AFTER UPDATE OF path, content, disclosure ON memories
+    f"""CREATE TRIGGER memories_index_update AFTER UPDATE OF path, content, disclosure ON memories
     WHEN old.path IS NOT new.path OR old.content IS NOT new.content OR old.disclosure IS NOT new.disclosure
-    BEGIN
-        INSERT INTO memory_fts (memory_fts, rowid, path, content, disclosure)
-            VALUES ('delete', old.id, old.path, old.content, old.disclosure);
-        INSERT INTO memory_words (memory_words, rowid, path, content, disclosure)
-            VALUES ('delete', old.id, memory_words_text(old.path), memory_words_text(old.content),
-                    memory_words_text(old.disclosure));
-        INSERT INTO memory_fts (rowid, path, content, disclosure)
-            VALUES (new.id, new.path, new.content, new.disclosure);
-        INSERT INTO memory_words (rowid, path, content, disclosure)
-            VALUES (new.id, memory_words_text(new.path), memory_words_text(new.content),
-                    memory_words_text(new.disclosure));
+    BEGIN{_UNINDEX_OLD}{_INDEX_NEW}
     END""",
 )
 

@@ -18,7 +18,7 @@ from hostd_db import SqliteBackend
 
 from hostd_memory import search as search_text
 from hostd_memory.store import tuning
-from hostd_memory.store.rows import Connection, Filters
+from hostd_memory.store.rows import Connection, RankQuery
 from hostd_memory.store.schema import BM25_WEIGHTS, VISIBLE
 
 
@@ -84,54 +84,36 @@ class SqliteEngine:
             counts.update(zip(chunk, (int(c) for c in row), strict=True))
         return counts
 
-    def ranked(
-        self,
-        conn: Connection,
-        table: str,
-        expression: str,
-        filters: Filters,
-        extra: str,
-        extra_params: list[Any],
-        limit: int,
-        cap: int | None = None,
-    ) -> list[tuple[int, float]]:
-        """Visible memories matching ``expression``, best BM25 first.
+    @staticmethod
+    def newest_match(conn: Connection, query: RankQuery, cap: int) -> int | None:
+        """The id of the ``cap``-th newest match (by rowid, without scoring); None if fewer match."""
+        table = query.table
+        row = conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (query.expression, cap - 1),
+        ).fetchone()
+        return int(row[0]) if row else None
 
-        With ``cap``, when more than ``cap`` memories match, only the ``cap`` newest are
-        ranked (found cheaply by rowid, without scoring); if the filters then leave fewer
-        than ``limit``, the query runs again over the ten times as many newest (up to
-        ``tuning.RANK_WIDEN_MAX``), then over every match. With no filter but the status,
-        FTS5 ranks on its own and only the best few are looked up in ``memories``.
-        """
-        floor = None
-        if cap is not None:
-            row = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (expression, cap - 1),
-            ).fetchone()
-            floor = int(row[0]) if row else None
+    def rank(self, conn: Connection, query: RankQuery, floor: int | None) -> list[tuple[int, float]]:
+        """The matches from id ``floor`` on (all with None), best BM25 first. With no filter but the
+        status, FTS5 ranks on its own and only the best few are looked up in ``memories``."""
+        table = query.table
         bound = f" AND {table}.rowid >= ?" if floor is not None else ""
         bounds = [floor] if floor is not None else []
-        rows = None
-        if not extra and filters.only_visible:
-            rows = self._ranked_visible(conn, table, expression, bound, bounds, limit)
-        if rows is None:
-            where, params = filters.sql()
-            sql = (
-                f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
-                f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{extra}{bound} "
-                "ORDER BY score LIMIT ?"
-            )
-            rows = [
-                (int(r[0]), float(r[1]))
-                for r in conn.execute(sql, [expression, *params, *extra_params, *bounds, limit])
-            ]
-        if floor is not None and len(rows) < limit:
-            # Filters (a tag, a time window) may keep few of the newest: widen tenfold before
-            # ranking every match, which costs a BM25 score per match.
-            wider = cap * 10 if cap is not None and cap * 10 <= tuning.RANK_WIDEN_MAX else None
-            return self.ranked(conn, table, expression, filters, extra, extra_params, limit, wider)
-        return rows
+        if not query.extra and query.filters.only_visible:
+            rows = self._ranked_visible(conn, table, query.expression, bound, bounds, query.limit)
+            if rows is not None:
+                return rows
+        where, params = query.filters.sql()
+        sql = (
+            f"SELECT m.id, bm25({table}, {BM25_WEIGHTS}) AS score FROM {table} "
+            f"JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? AND {where}{query.extra}{bound} "
+            "ORDER BY score LIMIT ?"
+        )
+        return [
+            (int(r[0]), float(r[1]))
+            for r in conn.execute(sql, [query.expression, *params, *query.extra_params, *bounds, query.limit])
+        ]
 
     @staticmethod
     def _ranked_visible(
