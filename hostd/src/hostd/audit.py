@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hostd.observe import CallRecord
+from hostd.ops_databases import OpsHost
 
 if TYPE_CHECKING:
-    from hostd.config import LoadedConfig
     from hostd.observe import CallObservers
-    from hostd.ops_databases import OpsHost
     from hostd.ops_settings import AuditConfig
 
 logger = logging.getLogger("hostd.audit")
@@ -302,14 +301,8 @@ class AuditTrail:
         self.store.close()
 
 
-class AuditedHost(Protocol):
-    """What installing the trail needs of the host: its config and its call observers."""
-
-    @property
-    def loaded(self) -> LoadedConfig: ...
-
-    @property
-    def ops_databases(self) -> dict[str, Any]: ...
+class AuditedHost(OpsHost, Protocol):
+    """What installing the trail needs of the host: its config, databases and call observers."""
 
     @property
     def observers(self) -> CallObservers: ...

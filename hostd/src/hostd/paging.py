@@ -41,7 +41,6 @@ Cursor = Annotated[
     ),
 ]
 
-
 #: Room kept for the envelope's own keys and an answer's small fields when filling a size budget.
 ENVELOPE_ALLOWANCE = 1500
 

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hostd.ops_databases import OpsHost
+
 if TYPE_CHECKING:
-    from hostd.config import LoadedConfig
-    from hostd.ops_databases import OpsHost
     from hostd.ops_settings import LimitsConfig, Rate
 
 
@@ -151,14 +151,8 @@ def install_request_rate(host: OpsHost) -> RequestRate | None:
     return RequestRate(per_minute, burst=max(1.0, per_minute), buckets=buckets)
 
 
-class LimitedHost(Protocol):
-    """What installing quotas needs of the host: its config, and where the quotas go."""
-
-    @property
-    def loaded(self) -> LoadedConfig: ...
-
-    @property
-    def ops_databases(self) -> dict[str, Any]: ...
+class LimitedHost(OpsHost, Protocol):
+    """What installing quotas needs of the host: its config and databases, and where the quotas go."""
 
     quotas: Quotas | None
 

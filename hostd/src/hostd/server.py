@@ -730,10 +730,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
 
     subscriptions = None
     if host.resource_kinds:
-        storage = host.loaded.config.storage
-        changes = ResourceChanges(
-            host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds if storage else 5.0
-        )
+        changes = ResourceChanges.for_config(host.loaded)
         host.changes = changes
         subscriptions = SubscriptionService(changes, check_subscribable, host.language)
 

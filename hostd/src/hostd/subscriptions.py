@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
 
+    from hostd.config import LoadedConfig
+
 logger = logging.getLogger("hostd.subscriptions")
 
 T = TypeVar("T")
@@ -80,6 +82,14 @@ class ResourceChanges:
         self._outgoing: MemoryObjectSendStream[str] | None = None
         self.channel: NotifyChannel | None = None
         """The LISTEN/NOTIFY channel while ``running()`` with ``storage``; else None."""
+
+    @classmethod
+    def for_config(cls, loaded: LoadedConfig) -> ResourceChanges:
+        """The feed a server of ``loaded`` publishes to: across its replicas when ``storage`` is set."""
+        storage = loaded.config.storage
+        if storage is None:
+            return cls()
+        return cls(loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds)
 
     @property
     def across_processes(self) -> bool:

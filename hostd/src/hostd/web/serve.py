@@ -79,9 +79,7 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
         from hostd.subscriptions import ResourceChanges
 
         # What a page changes reaches the subscribers of the team's servers (LISTEN/NOTIFY).
-        host.changes = ResourceChanges(
-            host.loaded.database_url, connect_timeout_s=storage.connect_timeout_seconds
-        )
+        host.changes = ResourceChanges.for_config(host.loaded)
     one_time = OneTimeToken()
     app = local_app(host, one_time, policy)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

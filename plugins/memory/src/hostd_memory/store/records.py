@@ -29,7 +29,9 @@ from typing_extensions import TypedDict
 from hostd import Record, RecordData, RecordKind, Text, pages
 from hostd_memory.store import MemoryStore
 from hostd_memory.store.postgres import WRITE_LOCK_KEY
-from hostd_memory.store.rows import Connection
+from hostd_memory.store.rows import Connection, VersionRow
+from hostd_memory.store.schema import VERSION_COLUMNS
+from hostd_memory.store.writes import INSERT_VERSION, version_values
 
 #: How many records one read of the local file returns.
 PAGE = 500
@@ -38,9 +40,8 @@ _STATE = (
     "uri, domain, path, content, priority, disclosure, status, access_count, last_accessed_at, "
     "created_at, updated_at, version, change, change_note, tags, author"
 )
-_VERSION = "version, content, priority, disclosure, status, change, change_note, created_at, tags, author"
 
-#: One version as ``_VERSION`` lists it, its tags decoded.
+#: One version as ``VERSION_COLUMNS`` lists it, its tags decoded.
 Version = tuple[int, str, int, str, str, str, str, str, list[str], str | None]
 
 
@@ -72,7 +73,7 @@ _MEMORY, _LINK, _SESSION = TypeAdapter(MemoryData), TypeAdapter(LinkData), TypeA
 
 
 def _version(row: Sequence[Any]) -> list[Any]:
-    """A version as ``_VERSION`` values, its tags decoded."""
+    """A version as ``VERSION_COLUMNS`` values, its tags decoded."""
     values = list(row)
     values[8] = json.loads(values[8])
     return values
@@ -88,7 +89,8 @@ def snapshot(conn: Connection, uri: str) -> dict[str, JSONValue] | None:
     versions = [
         _version(v)
         for v in conn.execute(
-            f"SELECT {_VERSION} FROM memory_versions WHERE memory_id = ? ORDER BY version", (memory_id,)
+            f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version",
+            (memory_id,),
         )
     ]
     versions.append(
@@ -306,7 +308,8 @@ class MemoryRecords:
 
     @staticmethod
     def _version_rows(memory_id: int, versions: Sequence[Version]) -> list[tuple[object, ...]]:
-        return [(memory_id, *v[:8], json.dumps(v[8]), v[9]) for v in versions]
+        """``writes.INSERT_VERSION``'s values for each of ``versions`` (as a record lists them)."""
+        return [version_values(memory_id, VersionRow(*v[:8], tags=v[8], author=v[9])) for v in versions]
 
     def _insert(self, conn: Connection, uri: str, data: MemoryData) -> int:
         """A new memory: its current state from the last version, the earlier ones kept as versions."""
@@ -324,7 +327,7 @@ class MemoryRecords:
         )
         self._ids[uri] = memory_id
         conn.executemany(
-            f"INSERT INTO memory_versions (memory_id, {_VERSION}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            INSERT_VERSION,
             self._version_rows(memory_id, data["versions"][:-1]),
         )
         return memory_id
@@ -340,7 +343,7 @@ class MemoryRecords:
         assert memory_id is not None
         mine = data["versions"]
         conn.executemany(
-            f"INSERT INTO memory_versions (memory_id, {_VERSION}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            INSERT_VERSION,
             self._version_rows(memory_id, mine[len(theirs["versions"]) - 1 : -1]),
         )
         (version, content, priority, disclosure, status, change, note, updated, tags, author) = mine[-1]
