@@ -45,7 +45,7 @@ async def echo_completion(ref: Any, argument: Any, context: Any) -> Completion:
 async def run_on_hostd_transport() -> None:
     """The same server with stdin and stdout served by hostd's own stdio transport (pipes watched by
     the event loop, no worker threads): the floor for hostd's work alone, transport aside."""
-    from hostd.stdio_pipes import pipe_stdio
+    from hostd.protocol.stdio_pipes import pipe_stdio
     from mcp.server.stdio import stdio_server
 
     lowlevel = server._lowlevel_server  # MCPServer's run_stdio_async does the same with the SDK's transport

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import anyio
 from benchlib import median, table, write_section
-from hostd.audit import install_audit
-from hostd.config import config_from_mapping
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.team.audit import install_audit
 
 ECHO_PLUGIN = '''
 from typing import Annotated

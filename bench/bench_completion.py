@@ -28,8 +28,8 @@ import anyio
 import mcp_types as types
 import yaml
 from benchlib import BENCH_DIR, median, p95, table, write_section
-from hostd.config import config_from_mapping
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 

@@ -44,8 +44,8 @@ FCP_LOADS = 9
 
 
 def host_for(directory: Path, backend: str) -> Any:
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
+    from hostd.core.config import config_from_mapping
+    from hostd.core.host import Host
 
     storage = {"storage": {"url_env": DATABASE_ENV}} if backend == "postgres" else {}
     raw = {"language": "en", "profiles": {"default": {"plugins": ["memory"]}}, **storage}
@@ -214,8 +214,8 @@ def open_seeded(
 def signed_in(host: Any) -> Iterator[Any]:
     """An HTTP client signed in to ``host``'s local dashboard, served on 127.0.0.1."""
     import httpx2 as httpx
-    from hostd.config import TransportConfig
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served
@@ -233,9 +233,9 @@ def signed_in(host: Any) -> Iterator[Any]:
 def run_backend(
     backend: str, total: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
-    from hostd.config import TransportConfig
-    from hostd.members import local_member
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy
+    from hostd.team.members import local_member
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served

@@ -37,8 +37,8 @@ LABELS = ("backend", "frontend", "数据库", "ops", "docs")
 
 
 def host_for(directory: Path, backend: str) -> Any:
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
+    from hostd.core.config import config_from_mapping
+    from hostd.core.host import Host
 
     storage = {"storage": {"url_env": DATABASE_ENV}} if backend == "postgres" else {}
     raw = {"language": "en", "profiles": {"default": {"plugins": ["tasks", "deep-thinking"]}}, **storage}
@@ -51,7 +51,7 @@ def host_for(directory: Path, backend: str) -> Any:
 def seed(host: Any, tasks: int, sessions: int) -> float:
     """Tasks (every tenth waits on the one before, a quarter claimed, an eighth completed, a few
     failed) and sessions of three thoughts (every tenth with a branch), by four members."""
-    from hostd.context import CALLING_MEMBER
+    from hostd.core.context import CALLING_MEMBER
 
     async def call(member: str, tool: str, **arguments: Any) -> None:
         token = CALLING_MEMBER.set(member)
@@ -141,8 +141,8 @@ def pages(client: Any) -> dict[str, str]:
 def run_backend(
     backend: str, tasks: int, sessions: int, repeats: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
-    from hostd.config import TransportConfig
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served

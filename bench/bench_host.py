@@ -150,7 +150,7 @@ def main() -> None:
     bare_params = StdioServerParameters(command=sys.executable, args=[str(BASELINE)], env=env)
     ours_calls, bare_calls = anyio.run(overhead, hostd_params, bare_params)
 
-    from hostd.plugins import installed_plugins
+    from hostd.core.plugins import installed_plugins
 
     plugins = ", ".join(sorted(installed_plugins()))
     ms = lambda seconds: f"{seconds * 1000:.2f} ms"  # noqa: E731

@@ -47,8 +47,8 @@ from typing import Any
 
 import anyio
 from benchlib import BENCH_DIR, WORK, median, p95, table, write_section
-from hostd.config import config_from_mapping
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 

@@ -29,9 +29,9 @@ from typing import Any
 import anyio
 import bpe_openai
 from benchlib import BENCH_DIR, load_module, table, write_section
-from hostd.config import config_from_mapping
-from hostd.host import Host
-from hostd.server import envelope_result, tool_definitions
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.protocol.server import envelope_result, tool_definitions
 from mcp import types
 
 PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hostd.plugins import installed_plugins
+from hostd.core.plugins import installed_plugins
 
 ALL_PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
-from hostd.config import TransportConfig, config_from_mapping
-from hostd.context import CALLING_MEMBER
-from hostd.host import Host
-from hostd.server import build_server
-from hostd.transports import HttpPolicy, build_http_app
+from hostd.core.config import TransportConfig, config_from_mapping
+from hostd.core.context import CALLING_MEMBER
+from hostd.core.host import Host
+from hostd.protocol.server import build_server
+from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import team_dashboard
 from starlette.testclient import TestClient
 

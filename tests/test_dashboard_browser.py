@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 from dashboard_support import TOKENS, call_as, dashboard_app, dashboard_host, seed, write_tokens
-from hostd.host import Host
+from hostd.core.host import Host
 from hostd_testing.browser import (
     DESKTOP,
     PHONE,

@@ -27,7 +27,7 @@ from dashboard_support import (
     seed,
     write_tokens,
 )
-from hostd.host import Host
+from hostd.core.host import Host
 from starlette.testclient import TestClient
 
 DATABASE_ENV = "HOSTD_DASHBOARD_TEST_DATABASE_URL"

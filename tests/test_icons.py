@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.config import config_from_mapping
-from hostd.errors import HostError
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.errors import HostError
+from hostd.core.host import Host
 from hostd_testing import served_client, write_config
 
 from hostd import ToolOutput, hookimpl
@@ -106,7 +106,7 @@ def test_an_icon_that_is_not_small_self_contained_svg_stops_the_host(tmp_path: P
 
 
 def test_a_plugin_without_an_icon_has_tools_without_one(tmp_path: Path) -> None:
-    from hostd.server import tool_definitions
+    from hostd.protocol.server import tool_definitions
 
     assert [tool.icons for tool in tool_definitions(host_with(tmp_path, None))] == [None]
     painted = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2"/></svg>'

@@ -26,9 +26,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hostd.config import config_from_mapping
-from hostd.host import Host
-from hostd.plugins import installed_plugins
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.core.plugins import installed_plugins
 from hostd_errors import Reason
 
 from hostd import ToolOutput

@@ -161,11 +161,11 @@ def test_a_call_finds_its_input_schema_without_a_tools_list(tmp_path: Path, ever
     hostd hands it that schema as tools/list shows it to the member (their profile): without the hook the SDK
     runs (and serialises) a whole tools/list on every call to find it, which cost more than the
     calls themselves under load (bench/bench_team.py)."""
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
-    from hostd.members import Member
-    from hostd.server import build_server
-    from hostd.transports import REQUEST_MEMBER
+    from hostd.core.config import config_from_mapping
+    from hostd.core.host import Host
+    from hostd.protocol.server import build_server
+    from hostd.protocol.transports import REQUEST_MEMBER
+    from hostd.team.members import Member
 
     profiles = {
         "default": {"plugins": ["tasks"]},

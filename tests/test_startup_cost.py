@@ -17,9 +17,9 @@ HEAVY_MODULES = ["hostd_db.sqlite"]
 PROBE = """
 import json, sys
 from pathlib import Path
-from hostd.config import config_from_mapping
-from hostd.host import Host
-from hostd.server import build_server
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.protocol.server import build_server
 host = Host(config_from_mapping({}, data_dir=Path(sys.argv[1])))
 build_server(host)
 host.startup()

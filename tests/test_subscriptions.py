@@ -315,9 +315,9 @@ async def test_a_stopping_server_ends_listens_gracefully(tmp_path: Path, every_p
 async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, every_plugin: list[str]) -> None:
     """A dashboard page runs the plugin's tool function (``request.call``, ``run_tool_function``):
     what it changes reaches the subscribers as the tool call's would; a refused edit reaches none."""
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
-    from hostd.server import build_server
+    from hostd.core.config import config_from_mapping
+    from hostd.core.host import Host
+    from hostd.protocol.server import build_server
     from hostd.web.calls import run_tool_function
     from hostd_errors import CodedError
 
@@ -361,7 +361,7 @@ async def test_two_feeds_on_one_database_hear_each_other_once(postgres_server: A
     listeners through PostgreSQL, in order, and its own listeners once (not a second time when its
     own NOTIFY comes back: PostgreSQL delivers in commit order, so it has come back before the
     other's message arrives)."""
-    from hostd.subscriptions import ResourceChanges
+    from hostd.protocol.subscriptions import ResourceChanges
 
     url = postgres_server.create_database("feeds")
     first, second = ResourceChanges(url), ResourceChanges(url)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
-from hostd.plugins import installed_plugins
+from hostd.core.plugins import installed_plugins
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 

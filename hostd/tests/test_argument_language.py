@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import pytest
-from hostd.arguments import describe_valid, explain
+from hostd.core.arguments import describe_valid, explain
 from hostd_errors import Text
 from pydantic import AfterValidator, BaseModel, ValidationError
 

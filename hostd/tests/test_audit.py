@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.audit import AuditQuery, AuditTrail, DatabaseTrail, FileTrail, arguments_digest, entry_of
-from hostd.observe import CallRecord
-from hostd.ops_settings import AuditConfig
+from hostd.core.observe import CallRecord
+from hostd.core.ops_settings import AuditConfig
+from hostd.team.audit import AuditQuery, AuditTrail, DatabaseTrail, FileTrail, arguments_digest, entry_of
 from hostd_testing import HttpServer, write_config
 from team_support import install_team_plugins, write_tokens
 
@@ -159,7 +159,7 @@ def test_the_observer_queues_and_the_writer_flushes_at_close(tmp_path: Path) -> 
 
 
 def test_the_team_database_table(postgres_url: str) -> None:
-    from hostd.ops_databases import AUDIT_MIGRATIONS as MIGRATIONS
+    from hostd.team.ops_databases import AUDIT_MIGRATIONS as MIGRATIONS
     from hostd_db import PostgresDatabase
 
     database = PostgresDatabase(postgres_url, "audit", MIGRATIONS)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from hostd.tools import MAX_ECHO_CHARS
+from hostd.core.tools import MAX_ECHO_CHARS
 from hostd_testing import envelope_of, in_memory_client, write_config
 from pydantic import BaseModel, Field
 
@@ -116,8 +116,8 @@ class HoldingPlugin:
 async def test_a_sync_call_leaves_nothing_of_its_arguments_behind(tmp_path: Path, tool: str) -> None:
     """anyio's worker thread keeps its last job and exception (frames, locals) until its next job:
     over HTTP a run of 30 MB calls kept one or two copies per call resident."""
-    from hostd.config import load_config
-    from hostd.host import Host
+    from hostd.core.config import load_config
+    from hostd.core.host import Host
 
     config = write_config(tmp_path, ["holding"])
     host = Host(load_config(str(config), None), extra_plugins={"holding": HoldingPlugin()}, cwd=tmp_path)
@@ -135,7 +135,7 @@ async def test_an_answered_call_lets_go_of_its_arguments_and_body() -> None:
     host's outermost middleware empties both, so 30 MB arguments are not resident between calls."""
     from types import SimpleNamespace
 
-    from hostd.server import release_call_arguments
+    from hostd.protocol.server import release_call_arguments
 
     arguments = {"content": "x" * 1000}
     http_request = SimpleNamespace(_body=b"{...30 MB...}")

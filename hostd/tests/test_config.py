@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostd.config import choose_profile, load_config, parse_config
-from hostd.errors import HostError
+from hostd.core.config import choose_profile, load_config, parse_config
+from hostd.core.errors import HostError
 
 
 @pytest.fixture
@@ -115,8 +115,8 @@ def test_transport_settings_are_validated(isolated: Path) -> None:
 
 @pytest.mark.parametrize("algorithm", ["none", "HS256"])
 def test_oauth_accepts_asymmetric_algorithms_only(tmp_path: Path, algorithm: str) -> None:
-    from hostd.config import config_from_mapping
-    from hostd.errors import HostError
+    from hostd.core.config import config_from_mapping
+    from hostd.core.errors import HostError
 
     oauth = {"issuer": "https://id.example", "algorithms": ["RS256", algorithm]}
     raw = {"profiles": {"team": {"transport": {"type": "http", "oauth": oauth}}}}
@@ -126,9 +126,9 @@ def test_oauth_accepts_asymmetric_algorithms_only(tmp_path: Path, algorithm: str
 
 
 def test_oauth_on_a_public_bind_needs_the_resource_url() -> None:
-    from hostd.config import TransportConfig
-    from hostd.errors import HostError
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.core.errors import HostError
+    from hostd.protocol.transports import HttpPolicy
 
     transport = TransportConfig.model_validate(
         {

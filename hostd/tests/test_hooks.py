@@ -16,9 +16,9 @@ from typing import Annotated, Any, Protocol
 import mcp_types as types
 import pluggy
 import pytest
-from hostd.config import config_from_mapping
-from hostd.errors import HostError
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.errors import HostError
+from hostd.core.host import Host
 from hostd_db import AddColumn, Column, ColumnType, Database, Schema, Table, describe_url
 from hostd_testing import in_memory_client
 from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
@@ -704,9 +704,9 @@ def _read_notes(database: Database) -> list[tuple[Any, ...]]:
 def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None:
     """The plugin's page, action and overview are served at /ui/<plugin>, render its own template
     from its own tool, write as the signed-in member, and get the host's layout and CSRF check."""
-    from hostd.config import TransportConfig
-    from hostd.members import local_member
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy
+    from hostd.team.members import local_member
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from web_support import NotesPlugin, csrf_of, form_post, notes_host, signed_in_client

@@ -264,8 +264,8 @@ def test_large_bodies_cost_a_bounded_multiple_and_are_given_back(
 
 
 def test_limit_keys_have_bounded_defaults_and_bad_values_name_their_key() -> None:
-    from hostd.config import TransportConfig, parse_config
-    from hostd.errors import HostError
+    from hostd.core.config import TransportConfig, parse_config
+    from hostd.core.errors import HostError
 
     defaults = TransportConfig()
     assert defaults.max_body_bytes == 8 * 1024 * 1024

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from hostd.auth.keys import IssuerKeys
+from hostd.team.auth.keys import IssuerKeys
 from oauth_support import new_signing_key, public_part
 
 pytestmark = pytest.mark.anyio
@@ -86,7 +86,7 @@ async def test_keys_are_cached_and_an_unknown_kid_refetches_at_most_once_per_int
 
 
 async def test_metadata_naming_another_issuer_is_refused(issuer: Issuer) -> None:
-    from hostd.auth.keys import IssuerUnavailable
+    from hostd.team.auth.keys import IssuerUnavailable
 
     keys = IssuerKeys(issuer.url + "/other", refresh_seconds=30, timeout=5)
     with pytest.raises(IssuerUnavailable):

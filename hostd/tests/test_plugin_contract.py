@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from hostd.config import config_from_mapping
-from hostd.errors import HostError
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.errors import HostError
+from hostd.core.host import Host
 from hostd_testing import envelope_of, in_memory_client
 from pydantic import BaseModel, Field
 
@@ -373,7 +373,7 @@ def test_a_resource_factory_may_open_another_resource(tmp_path: Path) -> None:
     """A store opened through resource() may open its database through resource() too."""
     import threading
 
-    from hostd.context import PluginRuntime, ServiceRegistry
+    from hostd.core.context import PluginRuntime, ServiceRegistry
 
     context = PluginRuntime(
         name="p", settings=None, language="en", host_data_dir=tmp_path, services=ServiceRegistry()
@@ -399,7 +399,7 @@ def test_fetching_counts_downloads_in_flight_from_threads_and_after_failures(tmp
     from any thread, back down when the block raises."""
     import threading
 
-    from hostd.context import PluginRuntime, ServiceRegistry
+    from hostd.core.context import PluginRuntime, ServiceRegistry
 
     context = PluginRuntime(
         name="p", settings=None, language="en", host_data_dir=tmp_path, services=ServiceRegistry()

@@ -48,12 +48,12 @@ def test_importing_the_api_loads_no_host_machinery() -> None:
         ).stdout.split()
     )
     machinery = {
-        "hostd.host",
-        "hostd.context",
-        "hostd.tools",
-        "hostd.server",
-        "hostd.transports",
-        "hostd.cli",
+        "hostd.core.host",
+        "hostd.core.context",
+        "hostd.core.tools",
+        "hostd.protocol.server",
+        "hostd.protocol.transports",
+        "hostd.cli.main",
     }
     assert not loaded & machinery, sorted(loaded & machinery)
     assert not any(name == "mcp" or name.startswith("mcp.") for name in loaded)
@@ -97,20 +97,26 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_api_module_and_the_host_modules_that_implement_it_form_no_import_circle() -> None:
     graph = _import_graph()
-    for module in ("hostd.api", "hostd.context", "hostd.tools", "hostd.hookspecs", "hostd.records"):
+    for module in (
+        "hostd.api",
+        "hostd.core.context",
+        "hostd.core.tools",
+        "hostd.hookspecs",
+        "hostd.core.records",
+    ):
         assert module not in _reachable(graph, module), f"{module} imports itself through other modules"
     # The API depends only on the modules of public data types, never on the host's implementations.
     assert _reachable(graph, "hostd.api") <= {
-        "hostd.arguments",
-        "hostd.errors",
-        "hostd.i18n",
-        "hostd.ids",
-        "hostd.jsonvalue",
-        "hostd.prompts",
-        "hostd.records",
-        "hostd.resources",
-        "hostd.textlength",
-        "hostd.web.api",
+        "hostd.core.arguments",
+        "hostd.core.errors",
+        "hostd.core.i18n",
+        "hostd.core.ids",
+        "hostd.core.jsonvalue",
+        "hostd.core.prompts",
+        "hostd.core.records",
+        "hostd.core.resources",
+        "hostd.core.textlength",
+        "hostd.core.view_api",
     }, _reachable(graph, "hostd.api")
 
 

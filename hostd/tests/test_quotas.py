@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.ops_databases import QUOTA_MIGRATIONS as MIGRATIONS
-from hostd.ops_settings import LimitsConfig
-from hostd.quotas import DatabaseBuckets, MemoryBuckets, Quotas
+from hostd.core.ops_settings import LimitsConfig
+from hostd.team.ops_databases import QUOTA_MIGRATIONS as MIGRATIONS
+from hostd.team.quotas import DatabaseBuckets, MemoryBuckets, Quotas
 from hostd_testing import HttpServer, envelope_of, write_config
 from team_support import install_team_plugins, write_tokens
 

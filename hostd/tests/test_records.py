@@ -1,4 +1,4 @@
-"""``hostd.records``: the merge rule each kind declares and the copy loop written once in the host.
+"""``hostd.core.records``: the merge rule each kind declares and the copy loop written once in the host.
 
 Two real SQLite files play the local store and the team database: a small store of entries
 with a history (versions, oldest first) and notes that need an entry.
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.records import PROGRESS_EVERY, CopyReport, Merge, import_records, merge
+from hostd.core.records import PROGRESS_EVERY, CopyReport, Merge, import_records, merge
 from hostd_db import Column, ColumnType, Connection, Database, Schema, Table, open_database
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hostd.tools import listed_input_schema
+from hostd.core.tools import listed_input_schema
 from hostd_testing import install_plugin_source, pythonpath_with, write_config
 
 HERE = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""stdio served by the event loop when stdin and stdout are pipes (hostd.stdio_pipes), and the
+"""stdio served by the event loop when stdin and stdout are pipes (hostd.protocol.stdio_pipes), and the
 SDK's transport otherwise: the same answers either way, whatever the size of a line or the
 backlog of answers the client has not read yet."""
 

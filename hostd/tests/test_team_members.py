@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.errors import HostError
-from hostd.members import MemberDirectory, TokenBook, parse_tokens_file
+from hostd.core.errors import HostError
+from hostd.team.members import MemberDirectory, TokenBook, parse_tokens_file
 from hostd_testing import HttpServer, envelope_of, in_memory_client, write_config
 from team_support import install_team_plugins, write_tokens
 
@@ -64,10 +64,10 @@ def test_short_and_long_forms() -> None:
 
 def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -> None:
     """No early exit: the time taken does not tell which token (or whether any) matched."""
-    import hostd.members
+    import hostd.team.members
 
     book = TokenBook(
-        {name: (token, hostd.members.Member(name)) for name, token in [("a", ALICE), ("b", BOB)]}
+        {name: (token, hostd.team.members.Member(name)) for name, token in [("a", ALICE), ("b", BOB)]}
     )
     compared: list[int] = []
     real = hmac.compare_digest
@@ -76,7 +76,7 @@ def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -
         compared.append(len(left))
         return real(left, right)
 
-    monkeypatch.setattr("hostd.members.hmac.compare_digest", counting)
+    monkeypatch.setattr("hostd.team.members.hmac.compare_digest", counting)
     member = book.identify(ALICE)
     assert member is not None and member.name == "a"
     assert book.identify("unknown-token-0000000") is None
@@ -296,25 +296,25 @@ def test_a_request_state_is_bound_to_its_member(team_server: tuple[HttpServer, P
 
 
 def test_the_local_member_falls_back_when_there_is_no_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hostd.members
+    import hostd.team.members
 
     def no_login() -> str:
         raise KeyError("getpwuid(): uid not found: 12345")
 
-    monkeypatch.setattr("hostd.members.getpass.getuser", no_login)
-    assert hostd.members.local_member() == "local"
-    monkeypatch.setattr("hostd.members.getpass.getuser", lambda: "name with spaces")
-    assert hostd.members.local_member() == "local"  # not a valid member name: never passed on
+    monkeypatch.setattr("hostd.team.members.getpass.getuser", no_login)
+    assert hostd.team.members.local_member() == "local"
+    monkeypatch.setattr("hostd.team.members.getpass.getuser", lambda: "name with spaces")
+    assert hostd.team.members.local_member() == "local"  # not a valid member name: never passed on
 
 
 def test_the_local_member_follows_the_login_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The login name is remembered between calls, but never past a change of what it comes from."""
-    import hostd.members
+    import hostd.team.members
 
     for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LOGNAME", "alice")
-    assert hostd.members.local_member() == "alice"
-    assert hostd.members.local_member() == "alice"
+    assert hostd.team.members.local_member() == "alice"
+    assert hostd.team.members.local_member() == "alice"
     monkeypatch.setenv("LOGNAME", "bob")
-    assert hostd.members.local_member() == "bob"
+    assert hostd.team.members.local_member() == "bob"

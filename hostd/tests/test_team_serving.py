@@ -217,7 +217,7 @@ def test_health_probes_need_no_token_and_say_nothing_else(tmp_path: Path) -> Non
 def test_readiness_answers_not_ready_with_the_reason_only_in_the_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from hostd.health import PluginsStarted, Readiness
+    from hostd.team.health import PluginsStarted, Readiness
 
     plugins = PluginsStarted()
     readiness = Readiness()
@@ -237,9 +237,9 @@ def test_readiness_answers_not_ready_with_the_reason_only_in_the_log(
 
 async def test_readyz_is_503_when_a_check_fails() -> None:
     import httpx2
-    from hostd.config import TransportConfig
-    from hostd.health import Readiness
-    from hostd.transports import HttpPolicy, build_http_app
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy, build_http_app
+    from hostd.team.health import Readiness
     from mcp.server.lowlevel import Server
 
     readiness = Readiness()

@@ -6,7 +6,7 @@ import tracemalloc
 from typing import Annotated, Any
 
 import pytest
-from hostd.tools import _input_model, input_schema_of
+from hostd.core.tools import _input_model, input_schema_of
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from hostd import TextLength

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
-from hostd.arguments import describe_valid
-from hostd.tools import ArgumentError, build_tool_spec, listed_input_schema, validate_arguments
+from hostd.core.arguments import describe_valid
+from hostd.core.tools import ArgumentError, build_tool_spec, listed_input_schema, validate_arguments
 from hostd_testing import envelope_of, in_memory_client
 from hostd_testing.calls import ANY, envelope_error, envelope_ok
 from pydantic import Field
@@ -190,7 +190,7 @@ async def test_success_and_error_envelopes_both_fit_the_output_schema(
 def test_an_optional_object_is_one_nullable_type_in_the_output_schema() -> None:
     """Clients validate every answer: ``null`` checked against ``anyOf`` builds a failure first."""
     import jsonschema
-    from hostd.tools import output_schema_of
+    from hostd.core.tools import output_schema_of
 
     class Output(ToolOutput):
         counts: Annotated[dict[str, int] | None, Field(description="Counts per kind")] = None

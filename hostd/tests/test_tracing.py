@@ -146,9 +146,9 @@ def test_without_the_variable_nothing_is_installed_or_imported(
     import subprocess
     import sys
 
-    from hostd.config import config_from_mapping
-    from hostd.host import Host
-    from hostd.tracing import ENDPOINT_VARIABLES, install_tracing
+    from hostd.core.config import config_from_mapping
+    from hostd.core.host import Host
+    from hostd.team.tracing import ENDPOINT_VARIABLES, install_tracing
 
     for name in ENDPOINT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -156,7 +156,8 @@ def test_without_the_variable_nothing_is_installed_or_imported(
     assert install_tracing(host) is None
     assert host.observers.tracer is None and not host.observers  # calls take the path without observers
     code = (
-        "import sys, hostd.cli, hostd.host, hostd.server, hostd.tracing, hostd.transports\n"
+        "import sys, hostd.cli.main, hostd.core.host, hostd.protocol.server, hostd.team.tracing, "
+        "hostd.protocol.transports\n"
         "loaded = ('opentelemetry.sdk', 'opentelemetry.exporter')\n"
         "print(sorted(m for m in sys.modules if m.startswith(loaded)))"
     )

@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from hostd.config import TransportConfig
-from hostd.server import build_server
-from hostd.transports import HttpPolicy, build_http_app
+from hostd.core.config import TransportConfig
+from hostd.protocol.server import build_server
+from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import local_app, team_dashboard
 from hostd.web.signing import OneTimeToken, Signer
 from starlette.testclient import TestClient

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.config import TransportConfig
-from hostd.transports import HttpPolicy
+from hostd.core.config import TransportConfig
+from hostd.protocol.transports import HttpPolicy
 from hostd.web.serve import local_app
 from hostd.web.signing import OneTimeToken
 from hostd_testing.browser import DESKTOP, Escapes, chromium, screenshot_dir, served

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd.config import TransportConfig
-from hostd.server import build_server
-from hostd.transports import HttpPolicy, build_http_app
+from hostd.core.config import TransportConfig
+from hostd.protocol.server import build_server
+from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import local_app, team_dashboard
 from hostd.web.signing import OneTimeToken
 from starlette.testclient import TestClient

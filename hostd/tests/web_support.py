@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import httpx2 as httpx
-from hostd.config import config_from_mapping
-from hostd.host import Host
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
 from pydantic import Field
 from starlette.testclient import TestClient
 

@@ -2,7 +2,7 @@
 
 ``hostd`` re-exports exactly this module's ``__all__`` (with ``hostd.paging``, the whole API).
 The interfaces a plugin is handed (``PluginContext``, ``ToolContext``, ``Services``) are
-protocols: the host implements them in ``hostd.context`` and keeps its own machinery (database
+protocols: the host implements them in ``hostd.core.context`` and keeps its own machinery (database
 opening, resource closing, the client channel) out of what a plugin sees. The host's modules
 import from here, never the other way round: this module imports only the small modules that
 define public data types (resources, prompts, records, dashboard views) and nothing that
@@ -27,13 +27,13 @@ from hostd_errors import CodedError, Message, Text
 from pydantic import BaseModel, PrivateAttr
 from pydantic_core import ErrorDetails
 
-from hostd.arguments import reason
-from hostd.errors import ToolError
-from hostd.i18n import Language
-from hostd.ids import ID_PATTERN
-from hostd.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
-from hostd.records import CopyReport, Record, RecordData, RecordKind, RecordStore, pages
-from hostd.resources import (
+from hostd.core.arguments import reason
+from hostd.core.errors import ToolError
+from hostd.core.i18n import Language
+from hostd.core.ids import ID_PATTERN
+from hostd.core.prompts import PromptArgumentInfo, PromptImage, PromptInfo, PromptText, RegisterPrompts
+from hostd.core.records import CopyReport, Record, RecordData, RecordKind, RecordStore, pages
+from hostd.core.resources import (
     RegisterResource,
     ResourceBlob,
     ResourceInfo,
@@ -41,8 +41,8 @@ from hostd.resources import (
     ResourcePage,
     ResourceText,
 )
-from hostd.textlength import TextLength
-from hostd.web.api import (
+from hostd.core.textlength import TextLength
+from hostd.core.view_api import (
     ActivityItem,
     Overview,
     OverviewCount,

@@ -84,7 +84,7 @@ def hostd_database_schema(context: PluginContext[object]) -> Schema | None:
 def hostd_register_views(register: RegisterViews, context: PluginContext[object]) -> None:
     """Add this plugin's dashboard pages: ``register.page(path, render, title=..., tool=...)``,
     ``register.action(...)`` for forms, ``register.overview(...)`` for the overview's counts and
-    activity, ``register.assets(templates, static)`` for its templates (see ``hostd.web.api``).
+    activity, ``register.assets(templates, static)`` for its templates (see ``hostd.core.view_api``).
 
     Each page and action names the plugin's tool it stands for: a member whose profile does not
     serve that tool neither sees nor may use it. Render from the plugin's own tool functions
@@ -101,7 +101,7 @@ def hostd_record_store(context: PluginContext[object], local: bool) -> RecordSto
     nothing to copy); ``local=True`` with the context of the plugin's data folder, as it is without
     a team database (``database()`` is its SQLite file, ``data_dir`` holds its own files), opened
     for the copy and closed by the host after it (None when nothing is stored there, so check
-    before ``database()`` would create the file). The host runs the copy (``hostd.records``):
+    before ``database()`` would create the file). The host runs the copy (``hostd.core.records``):
     one transaction, the merge rule each kind declares, conflicts reported and never overwritten,
     a second run changing nothing.
     """

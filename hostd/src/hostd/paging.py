@@ -23,8 +23,8 @@ from hostd_errors import Text
 from pydantic import BaseModel, Field
 
 from hostd.api import ToolOutput
-from hostd.errors import ToolError
-from hostd.jsonvalue import JSONValue  # a position is any JSON value (a number, a key, a list of them)
+from hostd.core.errors import ToolError
+from hostd.core.jsonvalue import JSONValue  # a position is any JSON value (a number, a key, a list of them)
 
 #: Every listing's page size: 1 to ``MAX_LIMIT`` items, ``DEFAULT_LIMIT`` when not given.
 DEFAULT_LIMIT = 20

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd_errors import CodedError, Message, Text, render
 
-from hostd.errors import ToolError
-from hostd.i18n import Language
-from hostd.members import Member
-from hostd.web.api import (
+from hostd.core.errors import ToolError
+from hostd.core.i18n import Language
+from hostd.core.view_api import (
     ActionHandler,
     ActivityItem,
     Overview,
@@ -32,6 +31,7 @@ from hostd.web.api import (
     ViewFile,
     ViewRedirect,
 )
+from hostd.team.members import Member
 from hostd.web.rendering import STATIC, environment, page_style
 from hostd.web.signing import Session, Signer
 
@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.types import ASGIApp
 
-    from hostd.host import Host
-    from hostd.members import MemberDirectory
-    from hostd.tools import ToolSpec
+    from hostd.core.host import Host
+    from hostd.core.tools import ToolSpec
+    from hostd.team.members import MemberDirectory
     from hostd.web.signing import OneTimeToken
 
 logger = logging.getLogger("hostd.web")
@@ -178,7 +178,7 @@ class Dashboard:
     """The dashboard of one host; ``app()`` is the ASGI app to mount at ``/ui``."""
 
     def __init__(self, host: Host, *, signer: Signer, sign_in: SignIn) -> None:
-        from hostd.server import ProfileTools
+        from hostd.protocol.server import ProfileTools
 
         self.host = host
         self.signer = signer
@@ -438,7 +438,7 @@ class Dashboard:
         if kind == "open":
             return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
         assert self.sign_in.members is not None
-        from hostd.members import token_digest
+        from hostd.team.members import token_digest
 
         token = form.get("token", "").strip()
         member = self.sign_in.members.identify(token) if token else None
@@ -783,7 +783,7 @@ def download(answer: ViewFile) -> Response:
 
 
 class DashboardRequest:
-    """``ViewRequest`` for one plugin's page or action (see ``hostd.web.api``)."""
+    """``ViewRequest`` for one plugin's page or action (see ``hostd.core.view_api``)."""
 
     def __init__(
         self,

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, cast
 from hostd_errors import CodedError, Text
 
 from hostd.api import ToolOutput
-from hostd.context import CALLING_MEMBER, CallContext
-from hostd.errors import ToolError
-from hostd.tools import ArgumentError, validate_arguments
+from hostd.core.context import CALLING_MEMBER, CallContext
+from hostd.core.errors import ToolError
+from hostd.core.tools import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
-    from hostd.host import Host
-    from hostd.tools import ToolSpec
+    from hostd.core.host import Host
+    from hostd.core.tools import ToolSpec
 
 logger = logging.getLogger("hostd.web")
 

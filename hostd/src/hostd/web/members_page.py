@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from hostd_errors import CodedError, Text, render
 
-from hostd.i18n import Language
-from hostd.web.api import Overview
+from hostd.core.i18n import Language
+from hostd.core.view_api import Overview
 
 if TYPE_CHECKING:
-    from hostd.members import Member
+    from hostd.team.members import Member
 
 logger = logging.getLogger("hostd.web")
 

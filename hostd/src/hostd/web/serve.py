@@ -14,16 +14,16 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
-from hostd.members import local_member
+from hostd.team.members import local_member
 from hostd.web.app import BASE, Dashboard, SignIn
 from hostd.web.signing import OneTimeToken, Signer
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
-    from hostd.config import TransportConfig
-    from hostd.host import Host
-    from hostd.transports import HttpPolicy
+    from hostd.core.config import TransportConfig
+    from hostd.core.host import Host
+    from hostd.protocol.transports import HttpPolicy
 
 logger = logging.getLogger("hostd.web")
 
@@ -46,7 +46,7 @@ def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPo
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
 
-    from hostd.transports import GuardMiddleware
+    from hostd.protocol.transports import GuardMiddleware
 
     dashboard = Dashboard(host, signer=signer, sign_in=sign_in)
 
@@ -67,16 +67,16 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     """Serve until Ctrl-C; print the sign-in link on stdout and open it unless told not to."""
     import uvicorn
 
-    from hostd.config import TransportConfig
-    from hostd.runtime import EXIT_OK, require_current_schemas, run_async
-    from hostd.transports import HttpPolicy, guarded_protocol
+    from hostd.cli.runtime import EXIT_OK, require_current_schemas, run_async
+    from hostd.core.config import TransportConfig
+    from hostd.protocol.transports import HttpPolicy, guarded_protocol
 
     transport = TransportConfig(type="http", host="127.0.0.1", port=port)
     policy = HttpPolicy(transport, host.language)
     storage = host.loaded.config.storage
     if storage is not None:
         require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
-        from hostd.subscriptions import ResourceChanges
+        from hostd.protocol.subscriptions import ResourceChanges
 
         # What a page changes reaches the subscribers of the team's servers (LISTEN/NOTIFY).
         host.changes = ResourceChanges.for_config(host.loaded)
@@ -105,7 +105,7 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
             import webbrowser
 
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-        from hostd.subscriptions import run_with_changes
+        from hostd.protocol.subscriptions import run_with_changes
 
         run_async(run_with_changes, host.changes, server.serve, [listener])
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
 """Optional OpenTelemetry spans: a statement's, a fetch's, under the host's ``execute_tool`` span.
 
 Only the OpenTelemetry *API* is used, and only when it is importable and a tracer provider has
-been set (the host sets one when an OTLP endpoint is configured, ``hostd.tracing``, and then
+been set (the host sets one when an OTLP endpoint is configured, ``hostd.team.tracing``, and then
 calls ``tracing_changed``); otherwise ``active_tracer()`` is ``None`` (looked up once, cached) and
 nothing is wrapped, so a statement costs what it did. The
 host re-exports ``trace_span`` as ``hostd.trace_span`` for plugins, which may not import this

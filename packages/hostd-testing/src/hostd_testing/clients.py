@@ -15,9 +15,9 @@ from typing import Any, cast
 
 import mcp_types
 import yaml
-from hostd.config import config_from_mapping
-from hostd.host import Host
-from hostd.server import build_server
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.protocol.server import build_server
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import FileUrl
@@ -29,7 +29,7 @@ from hostd_testing.processes import stop_process
 
 def envelope_of(result: Any) -> dict[str, Any]:
     """The envelope of a tool result, checking that the text block says the same (less its empty values)."""
-    from hostd.tools import for_the_model
+    from hostd.core.tools import for_the_model
 
     structured = result.structured_content
     text = json.loads(result.content[0].text)

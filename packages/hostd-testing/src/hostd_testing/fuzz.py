@@ -123,7 +123,7 @@ def argument_cases(schema: dict[str, Any], rng: random.Random, rounds: int) -> l
         if "maxLength" in prop:
             cases.append({**base, name: "x" * (prop["maxLength"] + 1)})
         elif prop.get("type") == "string":
-            # tools/list leaves out length guards of 500 or more (hostd.tools.LISTED_BOUND_FLOOR):
+            # tools/list leaves out length guards of 500 or more (hostd.core.tools.LISTED_BOUND_FLOOR):
             # probe past the common hidden ones (600, 1,000) as well as far beyond (below).
             cases.append({**base, name: "x" * 1_001})
         if "maximum" in prop:

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from hostd.config import TransportConfig, config_from_mapping
-from hostd.context import CALLING_MEMBER, shared_lock_dir
-from hostd.errors import HostError
-from hostd.host import Host
-from hostd.members import local_member
+from hostd.core.config import TransportConfig, config_from_mapping
+from hostd.core.context import CALLING_MEMBER, shared_lock_dir
+from hostd.core.errors import HostError
+from hostd.core.host import Host
+from hostd.team.members import local_member
 
 from hostd_testing.clients import profile_config
 
@@ -79,7 +79,7 @@ class PluginHost:
     def dashboard(self, tokens_file: Path, *, local_member: str = "local") -> Any:
         """The dashboard alone as an ASGI app, its members read from ``tokens_file`` (a tokens
         YAML as ``transport.tokens_file`` takes), signed in through its sign-in page."""
-        from hostd.transports import HttpPolicy
+        from hostd.protocol.transports import HttpPolicy
         from hostd.web.app import SignIn
         from hostd.web.serve import dashboard_app
         from hostd.web.signing import Signer

@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hostd.errors import HostError
-from hostd.runtime import (
+from hostd.cli.runtime import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
     EXIT_TOOL_ERROR,
@@ -25,9 +24,10 @@ from hostd.runtime import (
     run_async,
     schema_line,
 )
+from hostd.core.errors import HostError
 
 if TYPE_CHECKING:
-    from hostd.config import LoadedConfig, TransportConfig
+    from hostd.core.config import LoadedConfig, TransportConfig
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -132,14 +132,14 @@ def _setup_logging(verbosity: int) -> None:
     )
     stderr = logging.StreamHandler(sys.stderr)
     # The handler keeps the level too: a client that asks for debug log notifications lowers the
-    # hostd loggers' level (hostd.client_log), which must not make stderr any louder.
+    # hostd loggers' level (hostd.protocol.client_log), which must not make stderr any louder.
     stderr.setLevel(level)
     logging.basicConfig(level=level, format="hostd %(levelname)s %(name)s: %(message)s", handlers=[stderr])
 
 
 def _make_host(args: argparse.Namespace) -> Any:
-    from hostd.config import load_config
-    from hostd.host import Host
+    from hostd.core.config import load_config
+    from hostd.core.host import Host
 
     loaded = load_config(args.config, args.profile)
     return Host(loaded, cwd=Path.cwd())
@@ -147,10 +147,10 @@ def _make_host(args: argparse.Namespace) -> Any:
 
 def cmd_serve(args: argparse.Namespace) -> int:
 
-    from hostd.health import PluginsStarted, host_readiness
-    from hostd.server import build_server
-    from hostd.subscriptions import run_with_changes
-    from hostd.transports import HttpPolicy, serve_http, serve_stdio
+    from hostd.protocol.server import build_server
+    from hostd.protocol.subscriptions import run_with_changes
+    from hostd.protocol.transports import HttpPolicy, serve_http, serve_stdio
+    from hostd.team.health import PluginsStarted, host_readiness
 
     host = _make_host(args)
     transport = host.loaded.profile.transport
@@ -166,11 +166,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         dashboard = team_dashboard(host, transport, policy)
     if policy is not None:
-        from hostd.quotas import install_request_rate
+        from hostd.team.quotas import install_request_rate
 
         policy.request_rate = install_request_rate(host)
     if policy is not None and transport.metrics is not None and transport.metrics.enabled:
-        from hostd.metrics import install_metrics
+        from hostd.team.metrics import install_metrics
 
         policy.metrics = install_metrics(host)
     if policy is not None and policy.oauth is not None:
@@ -181,13 +181,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
         require_current_schemas(host.prepare_team_databases(migrate=storage.migrate))
-    from hostd.audit import install_audit
+    from hostd.team.audit import install_audit
 
     trail = install_audit(host)
-    from hostd.quotas import install_quotas
+    from hostd.team.quotas import install_quotas
 
     quotas = install_quotas(host)
-    from hostd.tracing import install_tracing
+    from hostd.team.tracing import install_tracing
 
     tracing = install_tracing(host)
     plugins = PluginsStarted()
@@ -214,7 +214,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from hostd.plugins import installed_plugins
+    from hostd.core.plugins import installed_plugins
 
     installed = installed_plugins()
     if not installed:
@@ -227,7 +227,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from hostd.server import tool_definitions
+    from hostd.protocol.server import tool_definitions
 
     host = _make_host(args)
     if args.json:
@@ -276,7 +276,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})
-    from hostd.audit import install_audit
+    from hostd.team.audit import install_audit
 
     trail = install_audit(host)
     host.startup()
@@ -342,8 +342,8 @@ def cmd_db(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from hostd.config import load_config
-    from hostd.host import Host
+    from hostd.core.config import load_config
+    from hostd.core.host import Host
 
     loaded = load_config(args.config, args.profile)
     if args.action == "check":
@@ -481,7 +481,7 @@ def _http_snippet(ide: str, url: str, token_env: str | None) -> tuple[dict[str, 
 
 
 def cmd_client_config(args: argparse.Namespace) -> int:
-    from hostd.config import load_config
+    from hostd.core.config import load_config
 
     loaded = load_config(args.config, args.profile)
     transport = loaded.profile.transport
@@ -545,7 +545,7 @@ def _since(text: str | None) -> Any:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from hostd.audit import AuditQuery, read_trail
+    from hostd.team.audit import AuditQuery, read_trail
 
     query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
     host = _make_host(args)

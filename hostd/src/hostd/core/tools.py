@@ -23,13 +23,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from hostd.api import Roots, ToolContext, ToolFunction, ToolOutput
-from hostd.arguments import describe_valid, explain
-from hostd.errors import HostError
-from hostd.schema_cache import SchemaCache
-from hostd.textlength import TextLength
+from hostd.core.arguments import describe_valid, explain
+from hostd.core.errors import HostError
+from hostd.core.schema_cache import SchemaCache
+from hostd.core.textlength import TextLength
 
 if TYPE_CHECKING:
-    from hostd.context import CallContext
+    from hostd.core.context import CallContext
 
 RESERVED_KEYS: frozenset[str] = frozenset({"status", "message", "error", "metadata"})
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

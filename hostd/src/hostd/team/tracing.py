@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from hostd.observe import OK, CallSpan
+from hostd.core.observe import OK, CallSpan
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.core.host import Host
 
 logger = logging.getLogger("hostd.tracing")
 

@@ -24,14 +24,13 @@ from hostd_errors import CodedError, Text, render
 from pydantic import BaseModel, ValidationError
 
 from hostd.api import ToolOutput
-from hostd.config import LoadedConfig, format_validation_error
-from hostd.context import CallContext, ClientChannel, PluginRuntime, ServiceRegistry, TeamStorage
-from hostd.errors import HostError
-from hostd.observe import CANCELLED, CallObservers, CallRecord
-from hostd.plugins import make_plugin_manager
-from hostd.prompts import PromptInfo, PromptSource, PromptText
-from hostd.quotas import MemoryBuckets, Quotas
-from hostd.resources import (
+from hostd.core.config import LoadedConfig, format_validation_error
+from hostd.core.context import CallContext, ClientChannel, PluginRuntime, ServiceRegistry, TeamStorage
+from hostd.core.errors import HostError
+from hostd.core.observe import CANCELLED, CallObservers, CallRecord
+from hostd.core.plugins import make_plugin_manager
+from hostd.core.prompts import PromptInfo, PromptSource, PromptText
+from hostd.core.resources import (
     RESOURCE_PAGE,
     ResourceBlob,
     ResourceInfo,
@@ -43,8 +42,8 @@ from hostd.resources import (
     find_kind,
     not_found,
 )
-from hostd.schema_cache import SchemaCache
-from hostd.tools import (
+from hostd.core.schema_cache import SchemaCache
+from hostd.core.tools import (
     ArgumentError,
     ToolSpec,
     bounded_text,
@@ -53,13 +52,15 @@ from hostd.tools import (
     success_envelope,
     validate_arguments,
 )
+from hostd.team.quotas import MemoryBuckets, Quotas
 
 if TYPE_CHECKING:
     from hostd_db import Database, Schema, TeamDatabaseSettings
 
 
 class ChangeFeed(Protocol):
-    """Where the host publishes the resources a call changed (``hostd.subscriptions.ResourceChanges``)."""
+    """Where the host publishes the resources a call changed
+    (``hostd.protocol.subscriptions.ResourceChanges``)."""
 
     async def resources_updated(self, uris: Iterable[str]) -> None: ...
 
@@ -146,10 +147,10 @@ class Host:
         self.tools: dict[str, ToolSpec] = {}
         self._schemas: dict[str, Schema | None] = {}
         self.observers = CallObservers()
-        self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.quotas)
-        self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.ops_databases)
+        self.quotas: Quotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.team.quotas)
+        self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.team.ops_databases)
         self.resource_kinds: list[ResourceKind] = []
-        #: Where changed resources are published (``hostd.subscriptions``), set by the server.
+        #: Where changed resources are published (``hostd.protocol.subscriptions``), set by the server.
         self.changes: ChangeFeed | None = None
         self.prompt_sources: list[PromptSource] = []
         self._started: list[str] = []
@@ -278,7 +279,7 @@ class Host:
         for name, _ in self._impls("hostd_database_schema"):
             if self._database_schema(name) is not None:
                 found.append((name, self.contexts[name].database()))
-        from hostd.ops_databases import ops_team_databases
+        from hostd.team.ops_databases import ops_team_databases
 
         found.extend(ops_team_databases(self))  # the audit trail's and the quotas' tables
         return found
@@ -288,12 +289,12 @@ class Host:
     ) -> list[tuple[str, Any]]:
         """Each plugin's local store copied into the team database: ``(plugin, CopyReport)`` pairs.
 
-        The plugins give their stores (``hostd_record_store``); the copy is ``hostd.records``'s.
+        The plugins give their stores (``hostd_record_store``); the copy is ``hostd.core.records``'s.
         ``progress(plugin, records_read)`` is called every thousand records.
         """
         from hostd_db import DatabaseError
 
-        from hostd.records import CopyReport, import_records
+        from hostd.core.records import CopyReport, import_records
 
         reports = []
         for name, _ in self._impls("hostd_record_store"):
@@ -671,7 +672,7 @@ class Host:
             return await self._run_tool(
                 name, arguments, channel=channel, client_roots=client_roots, links=links
             )
-        from hostd.context import ClientInputNeeded, calling_member
+        from hostd.core.context import ClientInputNeeded, calling_member
 
         wall, started = time.time(), time.perf_counter()
         outcome = CANCELLED
@@ -713,7 +714,7 @@ class Host:
         """The ``RATE_LIMITED`` answer when the caller's bucket (or their bucket for this tool) is empty."""
         import anyio
 
-        from hostd.context import calling_member
+        from hostd.core.context import calling_member
 
         assert self.quotas is not None
         member = calling_member()

@@ -8,7 +8,7 @@ from importlib.metadata import EntryPoint, entry_points
 import pluggy
 
 from hostd import hookspecs
-from hostd.errors import HostError
+from hostd.core.errors import HostError
 
 ENTRY_POINT_GROUP = "hostd"
 

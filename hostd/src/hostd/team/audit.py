@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hostd.observe import CallRecord
-from hostd.ops_databases import OpsHost
+from hostd.core.observe import CallRecord
+from hostd.team.ops_databases import OpsHost
 
 if TYPE_CHECKING:
-    from hostd.observe import CallObservers
-    from hostd.ops_settings import AuditConfig
+    from hostd.core.observe import CallObservers
+    from hostd.core.ops_settings import AuditConfig
 
 logger = logging.getLogger("hostd.audit")
 
@@ -234,7 +234,7 @@ def open_trail(host: OpsHost, config: AuditConfig) -> TrailStore:
     storage = host.loaded.config.storage
     if storage is None:
         return FileTrail(host.loaded.data_dir / "audit", config.max_file_bytes, config.backups)
-    from hostd.ops_databases import AUDIT, ops_database
+    from hostd.team.ops_databases import AUDIT, ops_database
 
     database = ops_database(host, AUDIT)
     return DatabaseTrail(database)
@@ -321,7 +321,7 @@ def install_audit(host: AuditedHost) -> AuditTrail | None:
 def read_trail(host: OpsHost, query: AuditQuery) -> Iterator[dict[str, Any]]:
     config = host.loaded.config.audit
     if config is None:
-        from hostd.ops_settings import AuditConfig
+        from hostd.core.ops_settings import AuditConfig
 
         config = AuditConfig()
     store = open_trail(host, config)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 from hostd_errors import Message, Text, render
 
 from hostd.api import SamplingResult
-from hostd.errors import HostError
-from hostd.i18n import Language
+from hostd.core.errors import HostError
+from hostd.core.i18n import Language
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -242,7 +242,7 @@ def calling_member() -> str:
     member = CALLING_MEMBER.get()
     if member is not None:
         return member
-    from hostd.members import local_member
+    from hostd.team.members import local_member
 
     return local_member()
 

@@ -14,9 +14,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hostd.auth.settings import OAuthConfig
-from hostd.auth.verifier import Admitted, TokenRefused, TokenVerifier
-from hostd.errors import HostError
+from hostd.core.errors import HostError
+from hostd.core.oauth_settings import OAuthConfig
+from hostd.team.auth.verifier import Admitted, TokenRefused, TokenVerifier
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send

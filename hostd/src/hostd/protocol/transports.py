@@ -21,19 +21,19 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from hostd_errors import Text
 
-from hostd.config import LOOPBACK_HOSTS, TransportConfig
-from hostd.errors import HostError
-from hostd.members import Member, member_directory_from_env
+from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
+from hostd.core.errors import HostError
+from hostd.team.members import Member, member_directory_from_env
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from hostd.auth.resource import Refusal, ResourceServer
-    from hostd.auth.verifier import Admitted
-    from hostd.health import Readiness
-    from hostd.metrics import Metrics
-    from hostd.quotas import RequestRate
+    from hostd.protocol.oauth_resource import Refusal, ResourceServer
+    from hostd.team.auth.verifier import Admitted
+    from hostd.team.health import Readiness
+    from hostd.team.metrics import Metrics
+    from hostd.team.quotas import RequestRate
 
 logger = logging.getLogger("hostd.transport")
 
@@ -183,7 +183,7 @@ async def serve_stdio(server: Server[Any], language: str = "en") -> None:
     """
     from mcp.server.stdio import stdio_server
 
-    from hostd.stdio_pipes import pipe_stdio, pipes_on_both_ends
+    from hostd.protocol.stdio_pipes import pipe_stdio, pipes_on_both_ends
 
     return_large_blocks_to_the_system()
     try:
@@ -224,7 +224,7 @@ class HttpPolicy:
         self.members = member_directory_from_env(transport.token_env, transport.tokens_file, known_profiles)
         self.oauth: ResourceServer | None = None
         if transport.oauth is not None:
-            from hostd.auth.resource import ResourceServer
+            from hostd.protocol.oauth_resource import ResourceServer
 
             self.oauth = ResourceServer(
                 transport.oauth,
@@ -772,7 +772,7 @@ async def serve_http(
         logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
     stop_metrics = None
     if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
-        from hostd.metrics import serve_on_own_port
+        from hostd.team.metrics import serve_on_own_port
 
         stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
     try:
@@ -806,7 +806,7 @@ def _graceful_server_class() -> type[Any]:
             # This task first runs at uvicorn's first pause in shutdown(), once the listening
             # sockets are closed and every connection told to end after its current request: the
             # requests started by then have all been counted in flight (tasks run in order).
-            from hostd.subscriptions import end_listens
+            from hostd.protocol.subscriptions import end_listens
 
             end_listens()  # a listen never ends by itself: end it gracefully (the client re-listens)
             draining = asyncio.get_running_loop().create_task(self._close_streams_once_answered())

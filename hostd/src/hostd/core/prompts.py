@@ -14,7 +14,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from hostd.resources import ResourceBlob, ResourceText
+from hostd.core.resources import ResourceBlob, ResourceText
 
 #: ``list(ctx)``: the prompts this source offers now.
 ListPrompts = Callable[..., "list[PromptInfo]"]

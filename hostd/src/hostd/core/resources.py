@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from hostd_errors import Text
 from pydantic import BaseModel, Field
 
-from hostd.errors import HostError, ToolError
+from hostd.core.errors import HostError, ToolError
 
 #: At most this many resources come back from one ``resources/list`` page.
 RESOURCE_PAGE = 50

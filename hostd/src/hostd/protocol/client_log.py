@@ -115,7 +115,7 @@ def install() -> None:
 def _let_through(threshold: int) -> None:
     """Make the ``hostd`` loggers write records down to ``threshold``, which a client asked for.
 
-    The stderr log keeps its own level (its handler's, see ``hostd.cli``), so it does not grow.
+    The stderr log keeps its own level (its handler's, see ``hostd.cli.main``), so it does not grow.
     """
     if _SERVED_LOGGER.getEffectiveLevel() > threshold:
         _SERVED_LOGGER.setLevel(threshold)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
 
-    from hostd.config import LoadedConfig
+    from hostd.core.config import LoadedConfig
 
 logger = logging.getLogger("hostd.subscriptions")
 

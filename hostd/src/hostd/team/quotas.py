@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hostd.ops_databases import OpsHost
+from hostd.team.ops_databases import OpsHost
 
 if TYPE_CHECKING:
-    from hostd.ops_settings import LimitsConfig, Rate
+    from hostd.core.ops_settings import LimitsConfig, Rate
 
 
 class Buckets(Protocol):
@@ -145,7 +145,7 @@ def install_request_rate(host: OpsHost) -> RequestRate | None:
     per_minute = per_member.requests_per_minute
     buckets: Buckets | None = None
     if host.loaded.config.storage is not None:
-        from hostd.ops_databases import QUOTAS, ops_database
+        from hostd.team.ops_databases import QUOTAS, ops_database
 
         buckets = DatabaseBuckets(ops_database(host, QUOTAS))
     return RequestRate(per_minute, burst=max(1.0, per_minute), buckets=buckets)
@@ -167,7 +167,7 @@ def install_quotas(host: LimitedHost) -> Quotas | None:
     if storage is None:
         buckets = MemoryBuckets()
     else:
-        from hostd.ops_databases import QUOTAS, ops_database
+        from hostd.team.ops_databases import QUOTAS, ops_database
 
         buckets = DatabaseBuckets(ops_database(host, QUOTAS))
     quotas = Quotas(config, buckets)

@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 
 from hostd_errors import Message
 
-from hostd.i18n import Language
+from hostd.core.i18n import Language
 
 OutputT = TypeVar("OutputT")
 

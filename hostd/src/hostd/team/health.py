@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.core.host import Host
 
 logger = logging.getLogger("hostd.health")
 
@@ -73,7 +73,7 @@ def storage_reachable(host: Host) -> ReadinessCheck:
     def check() -> str | None:
         if host.loaded.config.storage is None:
             return None
-        from hostd.errors import HostError
+        from hostd.core.errors import HostError
 
         try:
             statuses = host.prepare_team_databases(migrate=False)

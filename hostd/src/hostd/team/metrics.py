@@ -32,10 +32,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from hostd.observe import OK, CallRecord
+from hostd.core.observe import OK, CallRecord
 
 if TYPE_CHECKING:
-    from hostd.host import Host
+    from hostd.core.host import Host
 
 logger = logging.getLogger("hostd.metrics")
 

@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hostd.auth.settings import OAuthConfig
-from hostd.errors import HostError
-from hostd.i18n import Language, language_from_locale
-from hostd.ops_settings import AuditConfig, LimitsConfig, MetricsConfig
+from hostd.core.errors import HostError
+from hostd.core.i18n import Language, language_from_locale
+from hostd.core.oauth_settings import OAuthConfig
+from hostd.core.ops_settings import AuditConfig, LimitsConfig, MetricsConfig
 
 DEFAULT_PROFILE = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})

@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hostd.config import LoadedConfig
+    from hostd.core.config import LoadedConfig
 
 AUDIT = "hostd_audit"
 QUOTAS = "hostd_quotas"
 
-#: The audit table (hostd.audit); one migration, applied like the plugins' (``hostd db migrate`` or at start).
+#: The audit table (hostd.team.audit); one migration, applied like the plugins'
+#: (``hostd db migrate`` or at start).
 AUDIT_MIGRATIONS = [
     """
     CREATE TABLE calls (
@@ -35,7 +36,7 @@ AUDIT_MIGRATIONS = [
     """
 ]
 
-#: The quota buckets table (hostd.quotas).
+#: The quota buckets table (hostd.team.quotas).
 QUOTA_MIGRATIONS = [
     """
     CREATE TABLE buckets (
@@ -50,7 +51,7 @@ _MIGRATIONS = {AUDIT: AUDIT_MIGRATIONS, QUOTAS: QUOTA_MIGRATIONS}
 
 
 class OpsHost(Protocol):
-    """What this module needs of the host (``hostd.host.Host``): its loaded config and the
+    """What this module needs of the host (``hostd.core.host.Host``): its loaded config and the
     components it has opened."""
 
     @property

@@ -23,8 +23,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from hostd.errors import HostError
-from hostd.ids import ID_PATTERN
+from hostd.core.errors import HostError
+from hostd.core.ids import ID_PATTERN
 
 logger = logging.getLogger("hostd.members")
 

@@ -23,10 +23,10 @@ from typing import Any
 import httpx2
 import jwt
 
-from hostd.auth.keys import IssuerKeys, IssuerUnavailable
-from hostd.auth.settings import OAuthConfig
-from hostd.errors import HostError
-from hostd.members import MEMBER_NAME, Member
+from hostd.core.errors import HostError
+from hostd.core.oauth_settings import OAuthConfig
+from hostd.team.auth.keys import IssuerKeys, IssuerUnavailable
+from hostd.team.members import MEMBER_NAME, Member
 
 logger = logging.getLogger("hostd.auth")
 

@@ -43,7 +43,7 @@ class CallSpan(Protocol):
 
 
 class CallTracer(Protocol):
-    """Opens a span around a call (``hostd.tracing``); the span is current while the tool runs."""
+    """Opens a span around a call (``hostd.team.tracing``); the span is current while the tool runs."""
 
     def span(self, tool: str, plugin: str, member: str) -> AbstractContextManager[CallSpan]: ...
 

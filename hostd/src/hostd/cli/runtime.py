@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from hostd.errors import HostError
+from hostd.core.errors import HostError
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """JSON as the API types it: what a cursor keeps as its position and what a record holds.
 
-A module of its own because both ``hostd.paging`` and ``hostd.records`` speak of it and neither
+A module of its own because both ``hostd.paging`` and ``hostd.core.records`` speak of it and neither
 should import the other.
 """
 

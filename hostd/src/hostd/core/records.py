@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from hostd_errors import Text
 from pydantic import ValidationError
 
-from hostd.arguments import reason
-from hostd.jsonvalue import JSONValue
+from hostd.core.arguments import reason
+from hostd.core.jsonvalue import JSONValue
 
 if TYPE_CHECKING:
     from hostd_db import Connection, Database

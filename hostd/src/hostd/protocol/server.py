@@ -25,21 +25,21 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
-from hostd import client_log
 from hostd.api import SamplingResult
-from hostd.context import CALLING_MEMBER, ClientInputNeeded
-from hostd.errors import HostError
-from hostd.members import Member
-from hostd.prompts import PromptImage, PromptInfo
-from hostd.resources import ResourceBlob, ResourceInfo, ResourceKind, ResourceLink, ResourceText
-from hostd.subscriptions import ResourceChanges, SubscriptionService
-from hostd.tools import bounded_text, for_the_model
+from hostd.core.context import CALLING_MEMBER, ClientInputNeeded
+from hostd.core.errors import HostError
+from hostd.core.prompts import PromptImage, PromptInfo
+from hostd.core.resources import ResourceBlob, ResourceInfo, ResourceKind, ResourceLink, ResourceText
+from hostd.core.tools import bounded_text, for_the_model
+from hostd.protocol import client_log
+from hostd.protocol.subscriptions import ResourceChanges, SubscriptionService
+from hostd.team.members import Member
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from hostd.config import TransportConfig
-    from hostd.host import Host
+    from hostd.core.config import TransportConfig
+    from hostd.core.host import Host
 
 logger = logging.getLogger("hostd.server")
 
@@ -398,7 +398,7 @@ def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
     scope = getattr(request.request, "scope", None)
     if not isinstance(scope, dict):
         return None  # stdio: no HTTP request, nothing more to look at on every call
-    from hostd.transports import MEMBER_SCOPE_KEY
+    from hostd.protocol.transports import MEMBER_SCOPE_KEY
 
     member = scope.get(MEMBER_SCOPE_KEY)
     return member if isinstance(member, Member) else None
@@ -427,7 +427,7 @@ class ProfileTools:
     def _tools_of(self, profile_name: str) -> frozenset[str]:
         import dataclasses
 
-        from hostd.host import Host
+        from hostd.core.host import Host
 
         loaded = self._host.loaded
         profile = loaded.config.profiles.get(profile_name)
@@ -635,7 +635,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         headers. Without this hook the SDK runs (and serialises) a whole tools/list for every
         tools/call to find it, which cost more than most calls. A tool outside the member's
         profile has none, as in the list they see."""
-        from hostd.transports import REQUEST_MEMBER
+        from hostd.protocol.transports import REQUEST_MEMBER
 
         spec = host.tools.get(name)
         allowed = profile_tools.allowed(REQUEST_MEMBER.get())
