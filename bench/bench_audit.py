@@ -38,7 +38,7 @@ async def trivial(text: Annotated[str, Field(description="text to answer")] = ""
 
 @hookimpl
 def hostd_register_tools(register):
-    register(trivial, read_only=True)
+    register(trivial, access="read")
 '''
 
 TARGET_MS = 0.2

@@ -234,8 +234,8 @@ def run_backend(
     backend: str, total: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
     from hostd.core.config import TransportConfig
+    from hostd.core.identity import local_member
     from hostd.protocol.transports import HttpPolicy
-    from hostd.team.members import local_member
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served

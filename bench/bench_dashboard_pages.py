@@ -51,14 +51,11 @@ def host_for(directory: Path, backend: str) -> Any:
 def seed(host: Any, tasks: int, sessions: int) -> float:
     """Tasks (every tenth waits on the one before, a quarter claimed, an eighth completed, a few
     failed) and sessions of three thoughts (every tenth with a branch), by four members."""
-    from hostd.core.context import CALLING_MEMBER
+    from hostd.core.identity import Member, acting_as
 
     async def call(member: str, tool: str, **arguments: Any) -> None:
-        token = CALLING_MEMBER.set(member)
-        try:
+        with acting_as(Member(member)):
             envelope, is_error = await host.call(tool, arguments)
-        finally:
-            CALLING_MEMBER.reset(token)
         assert not is_error, envelope["error"]
 
     async def run() -> None:

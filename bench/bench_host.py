@@ -40,7 +40,7 @@ def trivial(text: Annotated[str, Field(description="text to answer")] = "") -> E
 
 @hookimpl
 def hostd_register_tools(register):
-    register(trivial, read_only=True)
+    register(trivial, access="read")
 '''
 
 

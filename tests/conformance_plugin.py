@@ -191,8 +191,8 @@ def _complete_prompt(
 
 @hookimpl
 def hostd_register_tools(register: RegisterTool) -> None:
-    register(test_simple_text, read_only=True)
-    register(test_tool_with_logging, read_only=True)
+    register(test_simple_text, access="read")
+    register(test_tool_with_logging, access="read")
 
 
 @hookimpl

@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx2 as httpx
 from hostd.core.config import TransportConfig, config_from_mapping
-from hostd.core.context import CALLING_MEMBER
 from hostd.core.host import Host
+from hostd.core.identity import Member, acting_as
 from hostd.protocol.server import build_server
 from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import team_dashboard
@@ -94,11 +94,8 @@ def dashboard_app(host: Host, tokens: Path, secret_env: str | None = None) -> An
 
 async def call_as(host: Host, member: str, tool: str, **arguments: Any) -> dict[str, Any]:
     """A tool call as ``member`` (what their token would make it); the envelope must be a success."""
-    token = CALLING_MEMBER.set(member)
-    try:
+    with acting_as(Member(member)):
         envelope, failed = await host.call(tool, arguments)
-    finally:
-        CALLING_MEMBER.reset(token)
     answer = dict(envelope)
     assert not failed and answer.get("status") == "success", answer
     return answer

@@ -77,7 +77,7 @@ class Painted:
 
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
-        register(ping, read_only=True)
+        register(ping, access="read")
 
     @hookimpl
     def hostd_icon(self) -> object:

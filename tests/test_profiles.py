@@ -163,9 +163,8 @@ def test_a_call_finds_its_input_schema_without_a_tools_list(tmp_path: Path, ever
     calls themselves under load (bench/bench_team.py)."""
     from hostd.core.config import config_from_mapping
     from hostd.core.host import Host
+    from hostd.core.identity import Member, acting_as
     from hostd.protocol.server import build_server
-    from hostd.protocol.transports import REQUEST_MEMBER
-    from hostd.team.members import Member
 
     profiles = {
         "default": {"plugins": ["tasks"]},
@@ -176,9 +175,6 @@ def test_a_call_finds_its_input_schema_without_a_tools_list(tmp_path: Path, ever
     assert lookup is not None
     assert lookup("create_task") == host.tools["create_task"].listed_schema != {}
     assert lookup("no_such_tool") is None
-    limited = REQUEST_MEMBER.set(Member("bob", profile="readonly"))
-    try:
+    with acting_as(Member("bob", profile="readonly")):
         assert lookup("create_task") is None  # outside bob's profile: as if it did not exist
         assert lookup("list_tasks") == host.tools["list_tasks"].listed_schema
-    finally:
-        REQUEST_MEMBER.reset(limited)

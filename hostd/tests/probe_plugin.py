@@ -124,12 +124,12 @@ def hostd_settings_model() -> type[BaseModel]:
 
 @hookimpl
 def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
-    register(echo, read_only=True)
+    register(echo, access="read")
     register(fail, destructive=False)
-    register(where, read_only=True)
-    register(ask, read_only=True)
-    register(count_slowly, read_only=True)
-    register(noisy, read_only=True)
+    register(where, access="read")
+    register(ask, access="read")
+    register(count_slowly, access="read")
+    register(noisy, access="read")
 
 
 @hookimpl

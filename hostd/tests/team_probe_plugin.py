@@ -36,8 +36,8 @@ async def linger(
 
 @hookimpl
 def hostd_register_tools(register) -> None:  # type: ignore[no-untyped-def]
-    register(whoami, read_only=True)
-    register(linger, read_only=True)
+    register(whoami, access="read")
+    register(linger, access="read")
 
 
 @hookimpl

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import hmac
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from team_support import install_team_plugins, write_tokens
 pytestmark = pytest.mark.anyio
 
 ALICE = "alice-audit-token-0123456789"
+KEY = b"k" * 32
 SECRET = "do-not-store-this-0123"
 
 
@@ -65,11 +67,24 @@ def test_calls_in_process_are_recorded_and_read_back(tmp_path: Path) -> None:
     entries = audit_json(env, config)
     assert [(e["tool"], e["outcome"]) for e in entries] == [("echo", "ok"), ("fail", "CONFLICT")]
     first = entries[0]
-    assert set(first) == {"time", "member", "tool", "outcome", "duration_ms", "replica", "arguments_sha256"}
-    assert (
-        first["arguments_sha256"]
-        == hashlib.sha256(json.dumps({"text": SECRET}).replace(" ", "").encode()).hexdigest()
-    )
+    assert set(first) == {
+        "time",
+        "member",
+        "surface",
+        "tool",
+        "outcome",
+        "duration_ms",
+        "replica",
+        "arguments_hmac",
+    }
+    assert first["surface"] == "cli"
+    # Keyed with the deployment's key (made once in the data folder): a reader of the trail
+    # cannot confirm a guess of the arguments by hashing it.
+    canonical = json.dumps({"text": SECRET}).replace(" ", "").encode()
+    key = (tmp_path / "data" / "audit.key").read_bytes()
+    assert len(key) >= 32
+    assert first["arguments_hmac"] == hmac.new(key, canonical, hashlib.sha256).hexdigest()
+    assert first["arguments_hmac"] != hashlib.sha256(canonical).hexdigest()
     assert first["duration_ms"] > 0
     assert datetime.datetime.fromisoformat(first["time"]).tzinfo is not None
     assert first["replica"].endswith(tuple("0123456789"))  # host:pid
@@ -117,7 +132,8 @@ def test_the_file_rotates_and_keeps_its_backups(tmp_path: Path) -> None:
             "outcome": "ok",
             "duration_ms": 1.0,
             "replica": "r",
-            "arguments_sha256": "0" * 64,
+            "surface": "mcp",
+            "arguments_hmac": "0" * 64,
         }
         for n in range(200)
     ]
@@ -149,13 +165,13 @@ def test_retention_removes_rotated_files_older_than_the_cutoff(tmp_path: Path) -
 
 def test_the_observer_queues_and_the_writer_flushes_at_close(tmp_path: Path) -> None:
     store = FileTrail(tmp_path, max_bytes=1 << 20, backups=1)
-    trail = AuditTrail(store, AuditConfig(), replica="r1")
+    trail = AuditTrail(store, AuditConfig(), KEY, replica="r1")
     for n in range(1000):
         trail.observe(record(tool=f"t{n}"))
     trail.close()
     entries = store.read(AuditQuery(limit=5000))
     assert len(entries) == 1000 and entries[0]["tool"] == "t0" and entries[-1]["tool"] == "t999"
-    assert entries[0]["arguments_sha256"] == arguments_digest({"text": SECRET})
+    assert entries[0]["arguments_hmac"] == arguments_digest({"text": SECRET}, KEY)
 
 
 def test_the_team_database_table(postgres_url: str) -> None:
@@ -166,7 +182,7 @@ def test_the_team_database_table(postgres_url: str) -> None:
     store = DatabaseTrail(database)
     old = time.time() - 40 * 86400
     records = [record(tool="old", at=old), *(record(member=member) for member in ("alice", "bob", "alice"))]
-    store.append([entry_of(item, "db-replica") for item in records])
+    store.append([entry_of(item, "db-replica", KEY) for item in records])
     assert [(e["tool"], e["member"]) for e in store.read(AuditQuery())] == [
         ("old", "alice"),
         ("echo", "alice"),
@@ -177,11 +193,11 @@ def test_the_team_database_table(postgres_url: str) -> None:
     day_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
     assert [e["tool"] for e in store.read(AuditQuery(since=day_ago))] == ["echo"] * 3
     entry = store.read(AuditQuery(member="bob"))[0]
-    assert entry["replica"] == "db-replica" and entry["arguments_sha256"] == arguments_digest(
-        {"text": SECRET}
+    assert entry["replica"] == "db-replica" and entry["arguments_hmac"] == arguments_digest(
+        {"text": SECRET}, KEY
     )
     # A trail prunes past its retention when it starts (and hourly).
-    trail = AuditTrail(DatabaseTrail(database), AuditConfig(retention_days=30), replica="db-replica")
+    trail = AuditTrail(DatabaseTrail(database), AuditConfig(retention_days=30), KEY, replica="db-replica")
     trail.observe(record(tool="new"))
     trail.close()
     assert [e["tool"] for e in store.read(AuditQuery())] == ["echo", "echo", "echo", "new"]

@@ -41,7 +41,7 @@ def refuse(text: Annotated[str, Field(description="What to refuse, echoed in the
 class EchoingPlugin:
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
-        register(refuse, read_only=True)
+        register(refuse, access="read")
 
 
 async def test_long_values_in_details_are_a_prefix_and_their_length(hostd_data_dir: Path) -> None:
@@ -108,8 +108,8 @@ def fail_holding(payload: Annotated[Payload, Field(description="In the frame tha
 class HoldingPlugin:
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
-        register(hold, read_only=True)
-        register(fail_holding, read_only=True)
+        register(hold, access="read")
+        register(fail_holding, access="read")
 
 
 @pytest.mark.parametrize("tool", ["hold", "fail_holding"])

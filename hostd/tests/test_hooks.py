@@ -111,7 +111,7 @@ async def test_hook_hostd_register_tools(hostd_data_dir: Path) -> None:
         @hookimpl
         def hostd_register_tools(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
             seen.append(context)
-            register(greet, read_only=True, idempotent=True)
+            register(greet, access="read", idempotent=True)
 
     plugins = {"greeter": Plugin()}
     async with in_memory_client(
@@ -220,8 +220,8 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
 
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(show_note, read_only=True)
-            register(greet, read_only=True)
+            register(show_note, access="read")
+            register(greet, access="read")
 
         @hookimpl
         def hostd_register_resources(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
@@ -282,7 +282,7 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
         class Schemeless:
             @hookimpl
             def hostd_register_tools(self, register: Any) -> None:
-                register(show_note, read_only=True)
+                register(show_note, access="read")
 
             @hookimpl
             def hostd_register_resources(self, register: Any) -> None:
@@ -329,7 +329,7 @@ async def test_resource_changed_reaches_subscribers_in_both_eras(hostd_data_dir:
 
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(show_note, read_only=True)
+            register(show_note, access="read")
             register(edit_note)
 
         @hookimpl
@@ -436,8 +436,8 @@ async def test_hook_hostd_icon(hostd_data_dir: Path) -> None:
 
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(greet, read_only=True)
-            register(show_note, read_only=True)
+            register(greet, access="read")
+            register(show_note, access="read")
 
         @hookimpl
         def hostd_icon(self) -> str:
@@ -446,7 +446,7 @@ async def test_hook_hostd_icon(hostd_data_dir: Path) -> None:
     class Plain:
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(greet, name="plain_greet", read_only=True)
+            register(greet, name="plain_greet", access="read")
 
     plugins = {"painted": Painted(), "plain": Plain()}
     async with in_memory_client(
@@ -471,8 +471,8 @@ async def test_hook_hostd_register_prompts(hostd_data_dir: Path) -> None:
 
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(greet, read_only=True)
-            register(show_note, read_only=True)
+            register(greet, access="read")
+            register(show_note, access="read")
 
         @hookimpl
         def hostd_register_prompts(self, register: Any, context: PluginContext[GreeterSettings]) -> None:
@@ -705,8 +705,8 @@ def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None
     """The plugin's page, action and overview are served at /ui/<plugin>, render its own template
     from its own tool, write as the signed-in member, and get the host's layout and CSRF check."""
     from hostd.core.config import TransportConfig
+    from hostd.core.identity import local_member
     from hostd.protocol.transports import HttpPolicy
-    from hostd.team.members import local_member
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from web_support import NotesPlugin, csrf_of, form_post, notes_host, signed_in_client

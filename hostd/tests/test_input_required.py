@@ -79,7 +79,7 @@ class AskingPlugin:
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
         for tool in (self.ask_twice, self.ask_in_thread, self.ask_at_once, self.careless):
-            register(tool, read_only=True)
+            register(tool, access="read")
 
 
 def roots_callback(*paths: Path) -> Any:

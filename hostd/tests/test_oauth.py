@@ -237,6 +237,24 @@ def test_a_token_without_the_write_scope_is_403_for_a_tool_that_writes(served: S
     )
 
 
+@pytest.mark.parametrize("spelling", ["tools\\/call", "tools\\u002fcall", "tools\\u002Fcall"])
+def test_an_escaped_method_is_refused_as_the_plain_spelling_is(served: Served, spelling: str) -> None:
+    """Finding (High): the write-scope test looked for the bytes ``tools/call`` in the body, and
+    the SDK then decoded the escape and ran the call. The call is read as the SDK reads it."""
+    import httpx2
+
+    token = served.provider.service_token(served.resource, scope="mcp:read")
+    plain = call(served, token, "fail", {"kind": "tool_error"})
+    assert plain.status_code == 403
+    raw = plain.request.content.decode()
+    escaped = raw.replace('"tools/call"', f'"{spelling}"', 1)
+    assert f'"{spelling}"' in escaped and '"tools/call"' not in escaped
+    headers = {k: v for k, v in plain.request.headers.items() if k.lower() not in ("content-length",)}
+    response = httpx2.post(served.resource, content=escaped.encode(), headers=headers, timeout=30)
+    assert response.status_code == 403, response.text
+    assert response.headers["www-authenticate"] == plain.headers["www-authenticate"]
+
+
 def test_a_token_without_the_read_scope_is_403(served: Served) -> None:
     response = call(served, served.forged(scope="openid"))
     assert response.status_code == 403

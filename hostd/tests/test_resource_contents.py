@@ -78,7 +78,7 @@ class Files:
 
     @hookimpl
     def hostd_register_tools(self, register: Any) -> None:
-        register(show_file, read_only=True)
+        register(show_file, access="read")
 
     @hookimpl
     def hostd_register_resources(self, register: Any) -> None:

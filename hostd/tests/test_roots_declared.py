@@ -39,8 +39,8 @@ def undeclared(ctx: ToolContext[None]) -> RootsOutput:
 class RootsPlugin:
     @hookimpl
     def hostd_register_tools(self, register: RegisterTool) -> None:
-        register(declared, read_only=True)
-        register(undeclared, read_only=True)
+        register(declared, access="read")
+        register(undeclared, access="read")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

@@ -103,7 +103,7 @@ def hostd_record_store(context, local):
 @hookimpl
 def hostd_register_tools(register):
     register(add_entry, destructive=False)
-    register(slow_count, read_only=True)
+    register(slow_count, access="read")
 '''
 
 

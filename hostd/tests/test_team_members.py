@@ -64,10 +64,10 @@ def test_short_and_long_forms() -> None:
 
 def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -> None:
     """No early exit: the time taken does not tell which token (or whether any) matched."""
-    import hostd.team.members
+    import hostd.core.identity
 
     book = TokenBook(
-        {name: (token, hostd.team.members.Member(name)) for name, token in [("a", ALICE), ("b", BOB)]}
+        {name: (token, hostd.core.identity.Member(name)) for name, token in [("a", ALICE), ("b", BOB)]}
     )
     compared: list[int] = []
     real = hmac.compare_digest
@@ -296,25 +296,25 @@ def test_a_request_state_is_bound_to_its_member(team_server: tuple[HttpServer, P
 
 
 def test_the_local_member_falls_back_when_there_is_no_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hostd.team.members
+    import hostd.core.identity
 
     def no_login() -> str:
         raise KeyError("getpwuid(): uid not found: 12345")
 
-    monkeypatch.setattr("hostd.team.members.getpass.getuser", no_login)
-    assert hostd.team.members.local_member() == "local"
-    monkeypatch.setattr("hostd.team.members.getpass.getuser", lambda: "name with spaces")
-    assert hostd.team.members.local_member() == "local"  # not a valid member name: never passed on
+    monkeypatch.setattr("hostd.core.identity.getpass.getuser", no_login)
+    assert hostd.core.identity.local_member() == "local"
+    monkeypatch.setattr("hostd.core.identity.getpass.getuser", lambda: "name with spaces")
+    assert hostd.core.identity.local_member() == "local"  # not a valid member name: never passed on
 
 
 def test_the_local_member_follows_the_login_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The login name is remembered between calls, but never past a change of what it comes from."""
-    import hostd.team.members
+    import hostd.core.identity
 
     for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LOGNAME", "alice")
-    assert hostd.team.members.local_member() == "alice"
-    assert hostd.team.members.local_member() == "alice"
+    assert hostd.core.identity.local_member() == "alice"
+    assert hostd.core.identity.local_member() == "alice"
     monkeypatch.setenv("LOGNAME", "bob")
-    assert hostd.team.members.local_member() == "bob"
+    assert hostd.core.identity.local_member() == "bob"

@@ -356,7 +356,7 @@ def advise(ctx: ToolContext[None]) -> Advice:
 class AdvicePlugin:
     @hookimpl
     def hostd_register_tools(self, register: RegisterTool) -> None:
-        register(advise, read_only=True)
+        register(advise, access="read")
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,7 @@ class NotesPlugin:
 
     @hookimpl
     def hostd_register_tools(self, register: RegisterTool) -> None:
-        register(self.list_notes, read_only=True)
+        register(self.list_notes, access="read")
         register(self.add_note, destructive=False)
 
     @hookimpl

@@ -112,7 +112,7 @@ class RegisterTool(Protocol):
         name: str | None = None,
         description: str | None = None,
         title: str | None = None,
-        read_only: bool = False,
+        access: Literal["read", "write"] = "write",
         destructive: bool = True,
         idempotent: bool = False,
         open_world: bool = False,

@@ -57,7 +57,7 @@ def shelf_plugin(flaw: Flaw = "none") -> object:
     class Plugin:
         @hookimpl
         def hostd_register_tools(self, register: Any) -> None:
-            register(list_shelf, title="List the shelf", read_only=True)
+            register(list_shelf, title="List the shelf", access="read")
 
         @hookimpl
         def hostd_register_services(self, register: Any) -> None:

@@ -18,4 +18,4 @@ def ping() -> Pong:
 
 @hookimpl
 def hostd_register_tools(register: Any) -> None:
-    register(ping, read_only=True)
+    register(ping, access="read")

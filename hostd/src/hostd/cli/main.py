@@ -168,15 +168,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if policy is not None:
         from hostd.team.quotas import install_request_rate
 
-        policy.request_rate = install_request_rate(host)
+        policy.pipeline = host.pipeline
+        policy.request_rate = host.pipeline.request_rate = install_request_rate(host)
     if policy is not None and transport.metrics is not None and transport.metrics.enabled:
         from hostd.team.metrics import install_metrics
 
         policy.metrics = install_metrics(host)
-    if policy is not None and policy.oauth is not None:
-        policy.oauth.write_tools = frozenset(
-            name for name, spec in host.tools.items() if not spec.annotations.get("readOnlyHint")
-        )
     storage = host.loaded.config.storage
     if storage is not None:
         # A database that is down, too new, or (with migrate: false) behind stops start-up here, exit 2.
@@ -553,9 +550,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(entry, ensure_ascii=False))
         else:
+            digest = str(entry.get("arguments_hmac") or entry.get("arguments_sha256") or "")  # older files
+            surface = entry.get("surface", "mcp")
             print(
-                f"{entry['time']}  {entry['member']:<16} {entry['tool']:<24} {entry['outcome']:<18} "
-                f"{entry['duration_ms']:>9.3f} ms  {entry['replica']}  {entry['arguments_sha256'][:16]}"
+                f"{entry['time']}  {entry['member']:<16} {surface:<4} {entry['tool']:<24} "
+                f"{entry['outcome']:<18} {entry['duration_ms']:>9.3f} ms  {entry['replica']}  {digest[:16]}"
             )
     return EXIT_OK
 

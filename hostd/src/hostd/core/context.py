@@ -10,7 +10,6 @@ through a ``ToolContext``, so an SDK upgrade touches the host only.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import logging
 import os
@@ -26,6 +25,7 @@ from hostd_errors import Message, Text, render
 from hostd.api import SamplingResult
 from hostd.core.errors import HostError
 from hostd.core.i18n import Language
+from hostd.core.identity import calling_member
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -229,22 +229,6 @@ class ClientChannel(Protocol):
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None: ...
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult: ...
-
-
-CALLING_MEMBER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "hostd_calling_member", default=None
-)
-"""The member a call is made for, set by the server around each call from the request's token."""
-
-
-def calling_member() -> str:
-    """The member of the call in progress: the HTTP token's owner, else the local login name."""
-    member = CALLING_MEMBER.get()
-    if member is not None:
-        return member
-    from hostd.team.members import local_member
-
-    return local_member()
 
 
 class CallContext(Generic[SettingsT]):

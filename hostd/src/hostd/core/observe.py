@@ -33,6 +33,8 @@ class CallRecord:
     started_at: float  # seconds since the epoch
     duration: float  # seconds
     arguments: Mapping[str, Any] | None
+    #: Where the call came in: ``mcp``, ``ui`` (the dashboard) or ``cli``.
+    surface: str = "mcp"
 
 
 CallObserver = Callable[[CallRecord], None]

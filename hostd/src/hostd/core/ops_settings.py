@@ -40,6 +40,11 @@ class AuditConfig(_Strict):
         default=10 * 1024 * 1024, ge=4096, description="local file: rotated when it grows past this"
     )
     backups: int = Field(default=5, ge=1, le=100, description="local file: rotated files kept")
+    digest_key_env: str | None = Field(
+        default=None,
+        description="an environment variable holding the key of the arguments' digest (at least 32 bytes, "
+        "the same on every replica); default: a key made once in data_dir/audit.key",
+    )
 
 
 class Rate(_Strict):

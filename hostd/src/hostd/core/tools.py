@@ -36,6 +36,8 @@ TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_DESCRIPTION = 1024
 #: The tool tiers a plugin may put a tool in: ``core`` (everyday use) or ``all`` (the rest).
 TIERS: tuple[str, ...] = ("core", "all")
+#: What a tool does to what the server keeps, as its plugin declares it (``register(access=...)``).
+ACCESS_CLASSES: tuple[str, ...] = ("read", "write")
 
 
 @dataclass
@@ -56,6 +58,9 @@ class ToolSpec:
     annotations: dict[str, Any]
     title: str | None = None
     tier: str = "all"
+    #: ``read`` or ``write``, as the plugin declared it: what the access policy asks a member's
+    #: scopes for. A read that counts accesses (``read_memory``) is a read.
+    access: str = "write"
     registered_name: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] = field(default_factory=dict)
@@ -107,7 +112,7 @@ def build_tool_spec(
     name: str | None = None,
     description: str | None = None,
     title: str | None = None,
-    read_only: bool = False,
+    access: str = "write",
     destructive: bool = True,
     idempotent: bool = False,
     open_world: bool = False,
@@ -157,6 +162,11 @@ def build_tool_spec(
             f"plugin {plugin!r}: tool {tool_name!r} output declares reserved key(s) {sorted(reserved)}; "
             "nest such a record under its own key (e.g. 'memory', 'task')"
         )
+    if access not in ACCESS_CLASSES:
+        raise HostError(
+            f"plugin {plugin!r}: tool {tool_name!r} access must be one of {', '.join(ACCESS_CLASSES)}"
+        )
+    read_only = access == "read"  # the protocol's hint follows the class the plugin declares
     annotations = {
         "readOnlyHint": read_only,
         "destructiveHint": destructive and not read_only,
@@ -176,6 +186,7 @@ def build_tool_spec(
         annotations=annotations,
         title=title,
         tier=tier,
+        access=access,
         registered_name=tool_name,
     )
     key = f"{function.__module__}.{function.__qualname__}:{tool_name}"

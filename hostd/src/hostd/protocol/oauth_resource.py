@@ -1,14 +1,14 @@
 """What the HTTP guard says as a resource server: the protected resource metadata (RFC 9728), the
 ``WWW-Authenticate`` challenges of a 401 / 403, and whether a request's token has the scopes it needs.
 
-A request needs the ``read`` scopes; a ``tools/call`` of a tool that is not read-only needs the
-``write`` scopes too. A token without them gets 403 ``insufficient_scope`` naming the scopes, so
-a client can ask its user for more (MCP's step-up authorization).
+A request needs the ``read`` scopes; a ``tools/call`` of a ``write`` tool (its access class, as
+the access policy reads it) needs the ``write`` scopes too. A token without them gets 403
+``insufficient_scope`` naming the scopes, so a client can ask its user for more (MCP's step-up
+authorization).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING
@@ -20,6 +20,9 @@ from hostd.team.auth.verifier import Admitted, TokenRefused, TokenVerifier
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
+
+    from hostd.core.access import AccessPolicy
+    from hostd.core.identity import Member
 
 logger = logging.getLogger("hostd.auth")
 
@@ -61,8 +64,6 @@ class ResourceServer:
         self.verifier = TokenVerifier(config, self.audience, known_profiles)
         self.read_scopes = list(config.scopes.read)
         self.all_scopes = list(dict.fromkeys([*config.scopes.read, *config.scopes.write]))
-        #: The served tools that write (not read-only), set once the server is built.
-        self.write_tools: frozenset[str] = frozenset()
 
     def metadata(self) -> dict[str, object]:
         from mcp.shared.auth import ProtectedResourceMetadata
@@ -120,29 +121,51 @@ class ResourceServer:
             logger.exception("access token check failed")
             return None, self.unauthorized(reason, presented=True)
 
-    def scope_refusal(self, admitted: Admitted, body: bytes, forbidden: str) -> Refusal | None:
-        """403 ``insufficient_scope`` when the token lacks what this request needs, else ``None``."""
-        needed = [scope for scope in self.read_scopes if scope not in admitted.scopes]
-        if not needed and self._calls_a_write_tool(body):
-            needed = [scope for scope in self.config.scopes.write if scope not in admitted.scopes]
+    def scope_refusal(
+        self, member: Member, access: AccessPolicy, body: bytes, forbidden: str
+    ) -> Refusal | None:
+        """403 ``insufficient_scope`` when the token lacks what this request needs, else ``None``.
+
+        Every request needs the read scopes; a ``tools/call`` needs what the access policy says
+        the tool needs. The call is read from the body as the SDK reads it (``called_tools``), so
+        no spelling of the method that the SDK would run can pass for another.
+        """
+        scopes = member.scopes or frozenset()
+        needed = [scope for scope in access.read_scopes if scope not in scopes]
+        if not needed and not set(access.write_scopes) <= scopes:
+            for tool in called_tools(body):
+                refusal = access.check(member, tool)
+                if refusal is not None and refusal.reason == "missing_scope":
+                    needed = list(refusal.scopes)
+                    break
         if not needed:
             return None
-        logger.info("member %s lacks scope(s) %s", admitted.member.name, " ".join(needed))
-        wanted = sorted(admitted.scopes | set(needed))
+        logger.info("member %s lacks scope(s) %s", member.name, " ".join(needed))
+        wanted = sorted(scopes | set(needed))
         return 403, forbidden, self.challenge(error="insufficient_scope", scopes=wanted)
 
-    def _calls_a_write_tool(self, body: bytes) -> bool:
-        if b"tools/call" not in body:  # cheap test first: most requests are not calls
-            return False
+
+def called_tools(body: bytes) -> list[str]:
+    """The tools a request body calls, parsed exactly as the SDK's transports parse it (JSON, then
+    the JSON-RPC message model): escapes in the method's spelling are decoded before it is read.
+    A body the SDK would refuse calls nothing."""
+    import mcp_types as types
+    import pydantic_core
+    from pydantic import ValidationError
+
+    try:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    called = []
+    for item in items:
         try:
-            message = json.loads(body)
-        except ValueError:
-            return False  # the route answers a parse error; nothing is called
-        messages = message if isinstance(message, list) else [message]
-        for item in messages:
-            if isinstance(item, dict) and item.get("method") == "tools/call":
-                params = item.get("params")
-                name = params.get("name") if isinstance(params, dict) else None
-                if name in self.write_tools:
-                    return True
-        return False
+            message = types.jsonrpc_message_adapter.validate_python(item, by_name=False)
+        except ValidationError:
+            continue
+        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call":
+            params = message.params or {}
+            name = params.get("name")
+            called.append(name if isinstance(name, str) else "")
+    return called

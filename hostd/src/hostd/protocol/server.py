@@ -26,14 +26,15 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
 from hostd.api import SamplingResult
-from hostd.core.context import CALLING_MEMBER, ClientInputNeeded
+from hostd.core.context import ClientInputNeeded
 from hostd.core.errors import HostError
+from hostd.core.identity import CURRENT_MEMBER, Member
+from hostd.core.pipeline import ToolCall
 from hostd.core.prompts import PromptImage, PromptInfo
-from hostd.core.resources import ResourceBlob, ResourceInfo, ResourceKind, ResourceLink, ResourceText
+from hostd.core.resources import ResourceBlob, ResourceInfo, ResourceLink, ResourceText
 from hostd.core.tools import bounded_text, for_the_model
 from hostd.protocol import client_log
 from hostd.protocol.subscriptions import ResourceChanges, SubscriptionService
-from hostd.team.members import Member
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -404,47 +405,6 @@ def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
     return member if isinstance(member, Member) else None
 
 
-class ProfileTools:
-    """Which of the served tools a member limited to a profile may see and call.
-
-    A member's profile is another profile of the same config: its tools are those the served
-    profile also serves under the same name from the same plugin. Worked out once per profile
-    (plugins are loaded, not started) and kept.
-    """
-
-    def __init__(self, host: Host) -> None:
-        self._host = host
-        self._by_profile: dict[str, frozenset[str]] = {}
-
-    def allowed(self, member: Member | None) -> frozenset[str] | None:
-        """The tool names this member may use, ``None`` for every served tool."""
-        if member is None or member.profile is None or member.profile == self._host.loaded.profile_name:
-            return None
-        if member.profile not in self._by_profile:
-            self._by_profile[member.profile] = self._tools_of(member.profile)
-        return self._by_profile[member.profile]
-
-    def _tools_of(self, profile_name: str) -> frozenset[str]:
-        import dataclasses
-
-        from hostd.core.host import Host
-
-        loaded = self._host.loaded
-        profile = loaded.config.profiles.get(profile_name)
-        if profile is None:  # the tokens file was checked against the config: cannot happen
-            return frozenset()
-        limited = dataclasses.replace(loaded, profile_name=profile_name, profile=profile)
-        # In-line plugins (tests, embedding) count as installed for the other profile too.
-        extra = {name: self._host.manager.get_plugin(name) for name in self._host._extra_plugins}
-        other = Host(limited, cwd=self._host.cwd, extra_plugins=extra)
-        served = self._host.tools
-        return frozenset(
-            name
-            for name, spec in other.tools.items()
-            if name in served and served[name].plugin == spec.plugin
-        )
-
-
 def request_state_security(transport: TransportConfig | None) -> RequestStateSecurity:
     """What seals the 2026-07-28 ``requestState``: a per-process key, or the replicas' shared secret.
 
@@ -494,7 +454,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     ``transport`` (the profile's section) supplies the shared ``requestState`` secret, if any.
     """
     listed = types.ListToolsResult(tools=tool_definitions(host))
-    profile_tools = ProfileTools(host)
+    policy = host.access
     security = request_state_security(transport)
 
     def unknown_tool(name: str, available: list[str]) -> MCPError:
@@ -519,7 +479,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
                     zh="无效的游标：hostd 在一页中列出全部工具；请不带游标调用 tools/list。",
                 ).render(host.language),
             )
-        allowed = profile_tools.allowed(request_member(request))
+        allowed = policy.tools_for(request_member(request))
         if allowed is None:
             return listed
         return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in allowed])
@@ -528,54 +488,35 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         member = request_member(request)
-        allowed = profile_tools.allowed(member)
+        call = ToolCall(params.name, params.arguments, member, "mcp")
         spec = host.tools.get(params.name)
-        if spec is None or (allowed is not None and params.name not in allowed):
-            # A tool outside the member's profile is answered exactly as one that does not exist.
-            raise unknown_tool(params.name, sorted(allowed if allowed is not None else host.tools))
-        calling = CALLING_MEMBER.set(member.name if member else None)
+        # The client's roots are asked only for a call the member may make (asking costs a round trip).
+        uses_roots = spec is not None and spec.uses_roots and policy.may(member, params.name)
+        input_round = InputRound.of(params, host) if speaks_input_required(request) else None
+        if input_round is None:
+            call.client_roots = await client_roots(request) if uses_roots else None
+            call.channel = SdkChannel(request)
+        else:
+            call.client_roots = roots_from_round(request, input_round) if uses_roots else None
+            call.channel = SdkChannel(request, input_round)
         try:
-            return await _call(request, params, spec.uses_roots)
-        finally:
-            CALLING_MEMBER.reset(calling)
-
-    async def _call(
-        request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, uses_roots: bool
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        links: list[ResourceLink] = []
-        if not speaks_input_required(request):
-            roots = await client_roots(request) if uses_roots else None
-            envelope, is_error = await host.call(
-                params.name, params.arguments, channel=SdkChannel(request), client_roots=roots, links=links
-            )
-            return envelope_result(envelope, is_error, links)
-        input_round = InputRound.of(params, host)
-        try:
-            roots = roots_from_round(request, input_round) if uses_roots else None
-            envelope, is_error = await host.call(
-                params.name,
-                params.arguments,
-                channel=SdkChannel(request, input_round),
-                client_roots=roots,
-                links=links,
-            )
+            answer = await host.pipeline.call_tool(call)
         except BaseException as exc:
-            if not (input_round.questions and _only_input_needed(exc)):
+            if input_round is None or not (input_round.questions and _only_input_needed(exc)):
                 raise
             return input_round.input_required()
-        return envelope_result(envelope, is_error, links)
-
-    def served_kinds(request: ServerRequestContext[Any, Any]) -> list[ResourceKind]:
-        return host.served_resource_kinds(profile_tools.allowed(request_member(request)))
+        if answer.refusal is not None and answer.refusal.reason != "missing_scope":
+            # A tool outside the member's profile is answered exactly as one that does not exist.
+            allowed = policy.tools_for(member)
+            raise unknown_tool(params.name, sorted(allowed if allowed is not None else host.tools))
+        return envelope_result(answer.envelope, answer.is_error, call.links)
 
     async def on_list_resources(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        member = request_member(request)
-        calling = CALLING_MEMBER.set(member.name if member else None)
         try:
-            items, next_cursor = await host.list_resources(
-                served_kinds(request), params.cursor if params else None
+            items, next_cursor = await host.offerings.list_resources(
+                request_member(request), params.cursor if params else None
             )
         except ValueError:
             raise MCPError(
@@ -587,8 +528,6 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             ) from None
         except CodedError as exc:
             raise resource_error(host, exc) from None
-        finally:
-            CALLING_MEMBER.reset(calling)
         return types.ListResourcesResult(
             resources=[resource_of(item) for item in items], next_cursor=next_cursor
         )
@@ -613,35 +552,27 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
                     description=kind.description,
                     mime_type=kind.mime_type,
                 )
-                for kind in served_kinds(request)
+                for kind in host.offerings.resource_kinds(request_member(request))
             ]
         )
 
     async def on_read_resource(
         request: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        member = request_member(request)
-        calling = CALLING_MEMBER.set(member.name if member else None)
         try:
-            found = await host.read_resource(served_kinds(request), str(params.uri))
+            found = await host.offerings.read_resource(request_member(request), str(params.uri))
         except CodedError as exc:
             raise resource_error(host, exc, str(params.uri)) from None
-        finally:
-            CALLING_MEMBER.reset(calling)
         return types.ReadResourceResult(contents=[resource_contents(found)])
 
     def input_schema(name: str) -> dict[str, Any] | None:
         """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
         headers. Without this hook the SDK runs (and serialises) a whole tools/list for every
         tools/call to find it, which cost more than most calls. A tool outside the member's
-        profile has none, as in the list they see."""
-        from hostd.protocol.transports import REQUEST_MEMBER
-
-        spec = host.tools.get(name)
-        allowed = profile_tools.allowed(REQUEST_MEMBER.get())
-        if spec is None or (allowed is not None and name not in allowed):
+        profile has none, as in the list they see (the HTTP guard set the member of the request)."""
+        if not policy.lists(CURRENT_MEMBER.get(), name):
             return None
-        return spec.listed_schema
+        return host.tools[name].listed_schema
 
     async def on_list_prompts(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -654,19 +585,16 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
                     zh="无效的游标：全部提示在一页中；请不带游标请求。",
                 ).render(host.language),
             )
-        sources = host.served_prompt_sources(profile_tools.allowed(request_member(request)))
-        return types.ListPromptsResult(
-            prompts=[prompt_of(info) for _, info in await host.list_prompts(sources)]
-        )
+        prompts = await host.offerings.list_prompts(request_member(request))
+        return types.ListPromptsResult(prompts=[prompt_of(info) for _, info in prompts])
 
     async def on_get_prompt(
         request: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        member = request_member(request)
-        sources = host.served_prompt_sources(profile_tools.allowed(member))
-        calling = CALLING_MEMBER.set(member.name if member else None)
         try:
-            rendered = await host.get_prompt(sources, params.name, dict(params.arguments or {}))
+            rendered = await host.offerings.get_prompt(
+                request_member(request), params.name, dict(params.arguments or {})
+            )
         except KeyError:
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -682,8 +610,6 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
                 error.error.message,
                 error.error.data,
             ) from None
-        finally:
-            CALLING_MEMBER.reset(calling)
         messages = [
             types.PromptMessage(role="user", content=prompt_content(part)) for part in rendered.messages
         ]
@@ -692,12 +618,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     async def on_completion(
         request: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        member = request_member(request)
         ref = params.ref
-        calling = CALLING_MEMBER.set(member.name if member else None)
         try:
-            values = await host.complete(
-                profile_tools.allowed(member),
+            values = await host.offerings.complete(
+                request_member(request),
                 template=ref.uri if isinstance(ref, types.ResourceTemplateReference) else None,
                 prompt=ref.name if isinstance(ref, types.PromptReference) else None,
                 argument=params.argument.name,
@@ -706,8 +630,6 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             )
         except CodedError as exc:
             raise resource_error(host, exc) from None
-        finally:
-            CALLING_MEMBER.reset(calling)
         shown = values[:MAX_COMPLETIONS]
         # A source may stop one past the page (memory's index queries do): then the total is
         # not known, and only has_more is said.
@@ -719,14 +641,10 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     async def check_subscribable(request: ServerRequestContext[Any, Any], uri: str) -> None:
         """A URI may be subscribed to when this member could read it: the same answer as
         resources/read for one their profile does not serve, or that does not exist."""
-        member = request_member(request)
-        calling = CALLING_MEMBER.set(member.name if member else None)
         try:
-            await host.read_resource(served_kinds(request), uri)
+            await host.offerings.read_resource(request_member(request), uri)
         except CodedError as exc:
             raise resource_error(host, exc, uri) from None
-        finally:
-            CALLING_MEMBER.reset(calling)
 
     subscriptions = None
     if host.resource_kinds:

@@ -3,7 +3,7 @@ or a thinking session it subscribed to changes, whichever process changed it.
 
 Where changes come from: a tool call that succeeded reports the resources it changed
 (``ToolContext.resource_changed``, and the links a tool that is not read-only answers); the host
-publishes them once the call is answered (``Host.publish_changes``), dashboard actions included,
+publishes them once the call is answered (``CallPipeline.publish_changes``), dashboard actions included,
 since they run the same tool functions.
 
 How they travel, on the SDK's own pieces:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
+import dataclasses
 import logging
 import sys
 import threading
@@ -23,12 +23,15 @@ from hostd_errors import Text
 
 from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.core.errors import HostError
-from hostd.team.members import Member, member_directory_from_env
+from hostd.core.identity import Member, acting_as
+from hostd.team.members import member_directory_from_env
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from hostd.core.access import AccessPolicy
+    from hostd.core.pipeline import CallPipeline
     from hostd.protocol.oauth_resource import Refusal, ResourceServer
     from hostd.team.auth.verifier import Admitted
     from hostd.team.health import Readiness
@@ -37,13 +40,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("hostd.transport")
 
+#: Where the guard leaves the authenticated ``Member`` in the ASGI scope: the SDK runs a stateful
+#: session's handlers in the task that opened it, so the server reads the member of each request
+#: from its scope and sets ``hostd.core.identity.CURRENT_MEMBER`` for the call from it.
 MEMBER_SCOPE_KEY = "hostd.member"
-#: The member whose token the guard accepted, while their request is handled: for the SDK hooks
-#: that get no request (``get_tool_input_schema``). The scope's ``MEMBER_SCOPE_KEY`` is the same.
-REQUEST_MEMBER: contextvars.ContextVar[Member | None] = contextvars.ContextVar(
-    "hostd_request_member", default=None
-)
-"""Where the guard leaves the authenticated ``Member`` in the ASGI scope, for the server to read."""
 PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 LOOPBACK_HOST_PATTERNS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 
@@ -255,6 +255,9 @@ class HttpPolicy:
         self.request_rate: RequestRate | None = None
         #: Prometheus metrics, when ``transport.metrics`` is on (set by ``hostd serve``).
         self.metrics: Metrics | None = None
+        #: The host's call pipeline (and its access policy): the guard records its refusals there
+        #: and asks the policy which scopes a call needs. Set by ``hostd serve``; an OAuth bind needs it.
+        self.pipeline: CallPipeline | None = None
 
     @property
     def requires_token(self) -> bool:
@@ -353,6 +356,8 @@ class HttpPolicy:
 
 
 _CLOSE = {"Connection": "close"}  # a refused body may still be arriving: do not read the rest
+#: The outcome a refusal at the door is recorded with (the audit's and the metrics' words).
+REFUSAL_OUTCOMES = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RATE_LIMITED"}
 
 
 def _session_owner(member: Member) -> Any:
@@ -441,7 +446,7 @@ class GuardMiddleware:
             bearer = authorization[7:].strip() if authorization[:7].lower() == "bearer " else None
             admitted, refusal = await oauth.authenticate(bearer, self.policy.unauthorized_text())
             if admitted is not None:
-                member.append(admitted.member)
+                member.append(dataclasses.replace(admitted.member, scopes=admitted.scopes))
         if member:
             scope[MEMBER_SCOPE_KEY] = member[0]
             # The SDK binds a stateful session to the credential that opened it: the member.
@@ -458,19 +463,30 @@ class GuardMiddleware:
             pending, refusal = await self._read_body(receive)
         if refusal is None and admitted is not None and oauth is not None:
             body = pending[0].get("body", b"") if pending else b""
-            refusal = oauth.scope_refusal(admitted, body, self.policy.forbidden_scope_text())
+            refusal = oauth.scope_refusal(member[0], self.access, body, self.policy.forbidden_scope_text())
         if refusal is not None:
+            self._record_refusal(member[0] if member else None, refusal[0])
             await self._refuse(scope, receive, send, refusal)
             return
 
         async def replay() -> Message:
             return pending.pop(0) if pending else await receive()
 
-        token = REQUEST_MEMBER.set(member[0] if member else None)
-        try:
+        with acting_as(member[0] if member else None):
             await self.app(scope, replay, send)
-        finally:
-            REQUEST_MEMBER.reset(token)
+
+    @property
+    def access(self) -> AccessPolicy:
+        pipeline = self.policy.pipeline
+        if pipeline is None:  # checked when the app is built; a guard never decides without it
+            raise RuntimeError("an OAuth bind needs the host's access policy (HttpPolicy.pipeline)")
+        return pipeline.policy
+
+    def _record_refusal(self, member: Member | None, status: int) -> None:
+        """A 401, 403 or 429 at the door is an attempt too: recorded once, like a refused call."""
+        pipeline = self.policy.pipeline
+        if pipeline is not None and status in REFUSAL_OUTCOMES:
+            pipeline.record_refused_request("mcp", member, REFUSAL_OUTCOMES[status])
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
@@ -541,6 +557,8 @@ def build_http_app(
     from starlette.routing import Mount, Route
 
     transport = policy.transport
+    if policy.oauth is not None and policy.pipeline is None:
+        raise HostError("an OAuth bind needs the host's call pipeline (HttpPolicy.pipeline)")
     manager = StreamableHTTPSessionManager(
         app=server,
         max_request_body_size=policy.max_body_bytes,

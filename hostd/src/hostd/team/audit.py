@@ -1,6 +1,12 @@
-"""The audit trail (``audit`` in the config): one record per tool call, who called what, the
-outcome, how long it took, on which replica, and a SHA-256 digest of the arguments (never the
-arguments themselves, never a token).
+"""The audit trail (``audit`` in the config): one record per attempt (a tool call, allowed or
+refused, or a request refused at the door), who called what from which surface (``mcp``, ``ui``,
+``cli``), the outcome, how long it took, on which replica, and a keyed digest of the arguments
+(HMAC-SHA256 under the deployment's audit key: equal arguments give equal digests within one
+deployment, and a reader of the trail cannot confirm a guess of what was sent without the key).
+Never the arguments themselves, never a token.
+
+The key: the secret in ``$audit.digest_key_env`` (at least 32 bytes, the same on every replica),
+else a random key made once in ``data_dir/audit.key`` (readable by its owner only).
 
 Recording must not slow calls: the call observer only appends the finished call to a queue,
 and a writer thread digests and writes batches (at least every half second, or sooner when a
@@ -20,9 +26,11 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import hmac
 import json
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
@@ -45,7 +53,9 @@ FLUSH_SECONDS = 0.5
 BATCH = 256
 PRUNE_SECONDS = 3600.0
 FILE_NAME = "audit.jsonl"
-FIELDS = ("time", "member", "tool", "outcome", "duration_ms", "replica", "arguments_sha256")
+FIELDS = ("time", "member", "surface", "tool", "outcome", "duration_ms", "replica", "arguments_hmac")
+KEY_FILE = "audit.key"
+MIN_KEY_BYTES = 32
 
 
 def replica_name() -> str:
@@ -53,25 +63,56 @@ def replica_name() -> str:
     return os.environ.get("HOSTD_REPLICA") or f"{socket.gethostname()}:{os.getpid()}"
 
 
-def arguments_digest(arguments: Any) -> str:
-    """SHA-256 of the arguments as canonical JSON (sorted keys): equal arguments, equal digest."""
+def arguments_digest(arguments: Any, key: bytes) -> str:
+    """HMAC-SHA256 of the arguments as canonical JSON (sorted keys) under ``key``: equal
+    arguments, equal digest, and no way to test a guess without the key."""
     canonical = json.dumps(
         arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
 
-def entry_of(record: CallRecord, replica: str) -> dict[str, Any]:
+def audit_key(config: AuditConfig, data_dir: Path) -> bytes:
+    """The deployment's audit key: ``$digest_key_env``, else the data folder's key file (made once)."""
+    from hostd.core.errors import HostError
+
+    if config.digest_key_env:
+        secret = os.environ.get(config.digest_key_env, "").encode()
+        if len(secret) < MIN_KEY_BYTES:
+            raise HostError(
+                f"audit.digest_key_env names ${config.digest_key_env}, which must hold a secret of at least "
+                f"{MIN_KEY_BYTES} bytes, the same on every replica "
+                '(make one with: python -c "import secrets; print(secrets.token_hex(32))")'
+            )
+        return secret
+    path = data_dir / KEY_FILE
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32).encode()
+    try:  # made at most once: a second process that lost the race reads the first one's key
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_bytes()
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(key)
+    return key
+
+
+def entry_of(record: CallRecord, replica: str, key: bytes) -> dict[str, Any]:
     return {
         "time": datetime.datetime.fromtimestamp(record.started_at, datetime.UTC).isoformat(
             timespec="milliseconds"
         ),
         "member": record.member,
+        "surface": record.surface,
         "tool": record.tool,
         "outcome": record.outcome,
         "duration_ms": round(record.duration * 1000, 3),
         "replica": replica,
-        "arguments_sha256": arguments_digest(record.arguments),
+        "arguments_hmac": arguments_digest(record.arguments, key),
     }
 
 
@@ -190,8 +231,8 @@ class DatabaseTrail:
         def insert(connection: Any) -> None:
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    "INSERT INTO calls (at, member, tool, outcome, duration_ms, replica, arguments_sha256) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    "INSERT INTO calls (at, member, surface, tool, outcome, duration_ms, replica, "
+                    "arguments_hmac) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                     rows,
                 )
 
@@ -208,7 +249,7 @@ class DatabaseTrail:
             where.append("at >= %s")
             params.append(query.since)
         sql = (
-            "SELECT at, member, tool, outcome, duration_ms, replica, arguments_sha256 FROM calls"
+            "SELECT at, member, surface, tool, outcome, duration_ms, replica, arguments_hmac FROM calls"
             + (" WHERE " + " AND ".join(where) if where else "")
             + " ORDER BY at DESC, id DESC LIMIT %s"
         )
@@ -243,9 +284,12 @@ def open_trail(host: OpsHost, config: AuditConfig) -> TrailStore:
 class AuditTrail:
     """The call observer and its writer thread."""
 
-    def __init__(self, store: TrailStore, config: AuditConfig, replica: str | None = None) -> None:
+    def __init__(
+        self, store: TrailStore, config: AuditConfig, key: bytes, replica: str | None = None
+    ) -> None:
         self.store = store
         self.config = config
+        self.key = key
         self.replica = replica or replica_name()
         self._queue: deque[CallRecord] = deque()
         self._wake = threading.Event()
@@ -276,7 +320,7 @@ class AuditTrail:
         while self._queue:
             batch: list[dict[str, Any]] = []
             while self._queue and len(batch) < BATCH * 4:
-                batch.append(entry_of(self._queue.popleft(), self.replica))
+                batch.append(entry_of(self._queue.popleft(), self.replica, self.key))
             try:
                 self.store.append(batch)
             except Exception:
@@ -313,7 +357,7 @@ def install_audit(host: AuditedHost) -> AuditTrail | None:
     config = host.loaded.config.audit
     if config is None or not config.enabled:
         return None
-    trail = AuditTrail(open_trail(host, config), config)
+    trail = AuditTrail(open_trail(host, config), config, audit_key(config, host.loaded.data_dir))
     host.observers.add(trail.observe)
     return trail
 

@@ -10,58 +10,23 @@ already loaded and logs the file's line, while a bad file at start-up stops the 
 
 from __future__ import annotations
 
-import functools
-import getpass
 import hashlib
 import hmac
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from hostd.core.errors import HostError
-from hostd.core.ids import ID_PATTERN
+from hostd.core.identity import MEMBER_NAME, Member
 
 logger = logging.getLogger("hostd.members")
 
-MEMBER_NAME = re.compile(ID_PATTERN)
 MIN_TOKEN_LENGTH = 16
 TOKEN_ENV_MEMBER = "default"
 RELOAD_CHECK_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Member:
-    """Who is calling, and the profile that limits their tools (``None``: the served profile's)."""
-
-    name: str
-    profile: str | None = None
-
-
-def local_member() -> str:
-    """The member over stdio and in-process calls: the local login name, else ``local``.
-
-    Every call over stdio asks; without a login variable ``getpass`` reads the password
-    database each time (a tenth of a ``sequential_thinking`` call), so the answer is kept for
-    as long as what it depends on (the login variables getpass reads, the user id) stays the same.
-    """
-    env = os.environ  # getuser's order: the first of these set is the login name
-    variable = env.get("LOGNAME") or env.get("USER") or env.get("LNAME") or env.get("USERNAME")
-    return _login_member(getpass.getuser, variable, getattr(os, "getuid", lambda: None)())
-
-
-@functools.lru_cache(maxsize=8)
-def _login_member(getuser: Callable[[], str], variable: str | None, uid: int | None) -> str:
-    """``local_member`` for one ``getuser`` and its inputs (the arguments are the cache's key)."""
-    try:
-        name = getuser()
-    except Exception:  # no login name (a container without a passwd entry, say)
-        return "local"
-    return name if MEMBER_NAME.match(name) else "local"
 
 
 def token_digest(token: str) -> bytes:

@@ -144,10 +144,20 @@ class Metrics:
             ["error_type", "gen_ai_tool_name"],
             registry=self.registry,
         )
+        self.refused = Counter(
+            "hostd_refused_attempts",
+            "Calls and requests refused before a tool ran (an unknown tool, one outside the member's "
+            "profile, a missing scope, a 401/403/429 at the door), by surface and outcome",
+            ["surface", "outcome"],
+            registry=self.registry,
+        )
         self.live = _LiveValues(host)
         self.registry.register(self.live)
 
     def observe(self, record: CallRecord) -> None:
+        if not record.plugin:  # refused before a served tool ran: no tool label a caller could choose
+            self.refused.labels(record.surface, record.outcome).inc()
+            return
         error_type = "" if record.outcome == OK else record.outcome
         self.duration.labels("tools/call", record.tool, record.plugin, error_type).observe(record.duration)
         self.calls.labels(record.member, record.tool, record.outcome).inc()

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 AUDIT = "hostd_audit"
 QUOTAS = "hostd_quotas"
 
-#: The audit table (hostd.team.audit); one migration, applied like the plugins'
-#: (``hostd db migrate`` or at start).
+#: The audit table (hostd.team.audit); migrations applied like the plugins'
+#: (``hostd db migrate`` or at start). The second records the surface of each attempt and says
+#: what the digest is now (keyed).
 AUDIT_MIGRATIONS = [
     """
     CREATE TABLE calls (
@@ -33,7 +34,11 @@ AUDIT_MIGRATIONS = [
     );
     CREATE INDEX calls_at ON calls (at);
     CREATE INDEX calls_member_at ON calls (member, at);
+    """,
     """
+    ALTER TABLE calls ADD COLUMN surface text NOT NULL DEFAULT 'mcp';
+    ALTER TABLE calls RENAME COLUMN arguments_sha256 TO arguments_hmac;
+    """,
 ]
 
 #: The quota buckets table (hostd.team.quotas).

@@ -97,6 +97,11 @@ class Quotas:
         self.config = config
         self.buckets = buckets
 
+    @property
+    def shared(self) -> bool:
+        """Whether the buckets are the team database's: a round trip, asked off the event loop."""
+        return not isinstance(self.buckets, MemoryBuckets)
+
     def _take(self, key: str, rate: Rate) -> float:
         return self.buckets.take(key, rate.capacity, rate.calls_per_minute / 60)
 

@@ -1,6 +1,7 @@
 """The dashboard: pages people read and correct what the plugins keep, in a browser.
 
-``api`` is the plugin-facing contract (re-exported by ``hostd``); ``app`` the ASGI app mounted
-at ``/ui``; ``signing`` the stateless cookies and CSRF tokens; ``serve`` the ``hostd web``
-command; ``rendering`` the templates and Markdown; ``calls`` runs a plugin's tool for a page.
+``app`` is the ASGI app mounted at ``/ui``; ``signing`` the stateless cookies and CSRF tokens;
+``serve`` the ``hostd web`` command; ``rendering`` the templates and Markdown. The plugin-facing
+contract is ``hostd.core.view_api`` (re-exported by ``hostd``). A page's calls go through the
+host's call pipeline (``hostd.core.pipeline``), as every surface's do.
 """

@@ -16,12 +16,13 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hostd_errors import CodedError, Message, Text, render
 
 from hostd.core.errors import ToolError
 from hostd.core.i18n import Language
+from hostd.core.identity import Member
 from hostd.core.view_api import (
     ActionHandler,
     ActivityItem,
@@ -31,7 +32,6 @@ from hostd.core.view_api import (
     ViewFile,
     ViewRedirect,
 )
-from hostd.team.members import Member
 from hostd.web.rendering import STATIC, environment, page_style
 from hostd.web.signing import Session, Signer
 
@@ -66,6 +66,7 @@ STATUS_OF_CODE = {
     "PERMISSION_DENIED": 403,
     "FILE_LOCKED": 503,
     "TIMEOUT": 504,
+    "RATE_LIMITED": 429,
 }
 
 
@@ -131,10 +132,12 @@ class _Registry:
 def collect_views(host: Host) -> dict[str, PluginViews]:
     """Every loaded plugin's views, through the ``hostd_register_views`` hook, in load order."""
     collected: dict[str, PluginViews] = {}
-    for name, _ in host._impls("hostd_register_views"):
-        views = PluginViews(name)
-        host._call_hook("hostd_register_views", name, register=_Registry(views), context=host.contexts[name])
-        collected[name] = views
+
+    def arguments(plugin: str) -> dict[str, Any]:
+        collected[plugin] = PluginViews(plugin)
+        return {"register": _Registry(collected[plugin]), "context": host.contexts[plugin]}
+
+    host.call_each("hostd_register_views", arguments)
     return collected
 
 
@@ -178,13 +181,10 @@ class Dashboard:
     """The dashboard of one host; ``app()`` is the ASGI app to mount at ``/ui``."""
 
     def __init__(self, host: Host, *, signer: Signer, sign_in: SignIn) -> None:
-        from hostd.protocol.server import ProfileTools
-
         self.host = host
         self.signer = signer
         self.sign_in = sign_in
         self.views = collect_views(host)
-        self.profile_tools = ProfileTools(host)
         self.env = environment({name: v.templates for name, v in self.views.items() if v.templates})
 
     # --- who may do what -------------------------------------------------------------------
@@ -197,11 +197,10 @@ class Dashboard:
         return spec if spec is not None and spec.plugin == plugin else None
 
     def allows(self, member: Member, plugin: str, tool: str) -> bool:
+        """Whether the member may use the plugin's tool: the host's access policy answers, as it
+        does for the call the page or action then makes (so no link leads to a refusal)."""
         spec = self.served_spec(plugin, tool)
-        if spec is None:
-            return False
-        allowed = self.profile_tools.allowed(member)
-        return allowed is None or spec.name in allowed
+        return spec is not None and self.host.access.may(member, spec.name)
 
     def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
         for spec in self.host.tools.values():
@@ -533,6 +532,8 @@ class Dashboard:
                     "dashboard: member %s may not use %s (POST %s)", member.name, tool, request.url.path
                 )
                 return self.error_page(request, 403, self._forbidden_text(), (member, session))
+            if (limited := await self._over_request_rate(request, member, session)) is not None:
+                return limited
             view_request = DashboardRequest(self, request, plugin, member, language, form)
             return await self._answer(request, view_request, handle, session, active=plugin)
         page = views.pages.get(path)
@@ -546,8 +547,25 @@ class Dashboard:
         render_page, _, tool, _ = page
         if not self.allows(member, plugin, tool):
             return self.error_page(request, 403, self._forbidden_text(), signed)
+        if (limited := await self._over_request_rate(request, member, session)) is not None:
+            return limited
         view_request = DashboardRequest(self, request, plugin, member, language, {})
         return await self._answer(request, view_request, render_page, session, active=plugin)
+
+    async def _over_request_rate(self, request: Request, member: Member, session: Session) -> Response | None:
+        """429 when the member's request rate (``limits.per_member.requests_per_minute``) is used
+        up: a page or an action is a request of theirs like an MCP one, from the same bucket."""
+        wait = await self.host.pipeline.request_wait(member)
+        if not wait:
+            return None
+        self.host.pipeline.record_refused_request("ui", member, "RATE_LIMITED")
+        text = Text(
+            en=f"Too many requests (limits.per_member.requests_per_minute); retry in {wait} s.",
+            zh=f"请求过多（limits.per_member.requests_per_minute）；请在 {wait} 秒后重试。",
+        )
+        response = self.error_page(request, 429, text, (member, session), code="RATE_LIMITED")
+        response.headers["Retry-After"] = str(wait)
+        return response
 
     async def _answer(
         self,
@@ -740,6 +758,7 @@ class Dashboard:
             404: ("Not found", "未找到"),
             405: ("Method not allowed", "不支持该请求方法"),
             409: ("Conflict", "冲突"),
+            429: ("Too many requests", "请求过多"),
         }
         en, zh = titles.get(status, ("Something went wrong", "出错了"))
         title = Text(en=en, zh=zh).render(language)
@@ -831,12 +850,13 @@ class DashboardRequest:
         return render(message, self._language) or ""
 
     async def call(self, function: Callable[..., OutputT], /, **arguments: Any) -> OutputT:
-        from hostd.web.calls import run_tool_function
+        """Run one of the plugin's tools for the signed-in member, through the host's call
+        pipeline: the same access policy, quotas, validation, audit and metrics as an MCP call."""
+        from hostd.core.pipeline import ToolCall
 
         dashboard = self._dashboard
         spec = dashboard.spec_of_function(self.plugin, function)
-        allowed = dashboard.profile_tools.allowed(self.member_record)
-        if spec is None or (allowed is not None and spec.name not in allowed):
+        if spec is None:
             name = getattr(function, "__name__", "?")
             raise ToolError(
                 "PERMISSION_DENIED",
@@ -847,8 +867,9 @@ class DashboardRequest:
                 ),
                 details={"tool": name},
             )
-        result: OutputT = await run_tool_function(dashboard.host, spec, arguments, self.member)
-        return result
+        call = ToolCall(spec.name, arguments, self.member_record, "ui")
+        output = await dashboard.host.pipeline.call_for_view(call)
+        return cast(OutputT, output)
 
 
 class SecurityHeaders:

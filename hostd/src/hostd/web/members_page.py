@@ -20,7 +20,7 @@ from hostd.core.i18n import Language
 from hostd.core.view_api import Overview
 
 if TYPE_CHECKING:
-    from hostd.team.members import Member
+    from hostd.core.identity import Member
 
 logger = logging.getLogger("hostd.web")
 

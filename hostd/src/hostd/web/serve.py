@@ -14,7 +14,7 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
-from hostd.team.members import local_member
+from hostd.core.identity import local_member
 from hostd.web.app import BASE, Dashboard, SignIn
 from hostd.web.signing import OneTimeToken, Signer
 

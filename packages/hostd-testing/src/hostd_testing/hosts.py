@@ -1,7 +1,7 @@
 """An in-process host for a plugin's tests, without reaching into the host's internals.
 
 Plugin tests used to build hosts by hand (``Host(config_from_mapping(...))``, ``startup``,
-``shutdown``, ``CALLING_MEMBER`` around a call, the dashboard's policy and sign-in): each copy
+``shutdown``, the member around a call, the dashboard's policy and sign-in): each copy
 tied the plugin's tests to the host's private modules. ``make_host`` is the one way in:
 
     with make_host(["tasks"], data_dir=hostd_data_dir, config=backend) as host:
@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Self
 
 from hostd.core.config import TransportConfig, config_from_mapping
-from hostd.core.context import CALLING_MEMBER, shared_lock_dir
+from hostd.core.context import shared_lock_dir
 from hostd.core.errors import HostError
 from hostd.core.host import Host
-from hostd.team.members import local_member
+from hostd.core.identity import Member, acting_as, local_member
 
 from hostd_testing.clients import profile_config
 
@@ -46,12 +46,8 @@ class PluginHost:
     ) -> tuple[Envelope, bool]:
         """The envelope of one call and whether it is an error, as ``member`` when given
         (what that member's token would make it; else the local login name)."""
-        token = CALLING_MEMBER.set(member) if member is not None else None
-        try:
+        with acting_as(Member(member) if member is not None else None):
             envelope, is_error = await self._host.call(tool, dict(arguments or {}))
-        finally:
-            if token is not None:
-                CALLING_MEMBER.reset(token)
         return dict(envelope), is_error
 
     async def ok(

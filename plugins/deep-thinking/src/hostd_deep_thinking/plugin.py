@@ -35,20 +35,20 @@ def hostd_settings_model() -> type[BaseModel]:
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
     register(tools.sequential_thinking, title="Think step by step", tier="core", destructive=False)
     register(tools.create_session, title="Create thinking session", destructive=False)
-    register(tools.get_session, title="Show thinking session", read_only=True)
-    register(tools.list_sessions, title="List thinking sessions", read_only=True)
+    register(tools.get_session, title="Show thinking session", access="read")
+    register(tools.list_sessions, title="List thinking sessions", access="read")
     register(tools.delete_session, title="Delete thinking session", destructive=True, idempotent=False)
     # May replace a live session (overwrite=true); each call takes a backup, pruning old ones.
     register(tools.restore_session, title="Restore thinking session", destructive=True, idempotent=False)
     register(tools.update_session_status, title="Set session status", destructive=False, idempotent=True)
     register(tools.resume_session, title="Resume thinking session", destructive=False, idempotent=True)
-    register(tools.list_templates, title="List thinking templates", read_only=True)
+    register(tools.list_templates, title="List thinking templates", access="read")
     register(tools.export_session, title="Export thinking session", destructive=True)
     register(tools.import_session, title="Import thinking session", destructive=True)
-    register(tools.visualize_session, title="Draw thinking session", read_only=True)
+    register(tools.visualize_session, title="Draw thinking session", access="read")
     # Read-only for sessions; it brings its own derived index (search.db) up to date first.
-    register(tools.search_thoughts, title="Search thoughts", read_only=True)
-    register(tools.summarize_session, title="Summarize thinking session", read_only=True)
+    register(tools.search_thoughts, title="Search thoughts", access="read")
+    register(tools.summarize_session, title="Summarize thinking session", access="read")
 
 
 @hookimpl

@@ -37,26 +37,26 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     )
     from hostd_memory.tools.writing import create_memory, delete_memory, save_session, update_memory
 
-    # read_memory counts an access, so it is not read-only (nor destructive).
-    register(read_memory, title="Read memory", tier="core", read_only=False, destructive=False)
+    # read_memory counts an access, which changes no content: a read, open to a read-only member.
+    register(read_memory, title="Read memory", tier="core", access="read")
     register(create_memory, title="Create memory", tier="core", destructive=False)
     register(update_memory, title="Update memory", tier="core", destructive=False)
     register(delete_memory, title="Delete memory", destructive=True)
-    register(search_memory, title="Search memories", tier="core", read_only=True)
-    register(preload_memory, title="Preload memories", read_only=True)
+    register(search_memory, title="Search memories", tier="core", access="read")
+    register(preload_memory, title="Preload memories", access="read")
     register(save_session, title="Save session", destructive=False)
-    register(list_memories, title="List memories", read_only=True)
-    register(get_memory_stats, title="Memory statistics", read_only=True)
+    register(list_memories, title="List memories", access="read")
+    register(get_memory_stats, title="Memory statistics", access="read")
     # Export may overwrite an existing file (overwrite=true), like deep-thinking's export_session.
     register(export_memories, title="Export memories", destructive=True)
     register(import_memories, title="Import memories", destructive=True)
     register(add_alias, title="Add memory alias", destructive=False)
     register(link_memories, title="Link memories", destructive=False, idempotent=True)
     register(unlink_memories, title="Unlink memories", destructive=True)
-    register(get_memory_versions, title="Memory versions", read_only=True)
+    register(get_memory_versions, title="Memory versions", access="read")
     register(rollback_memory, title="Roll back memory", destructive=False)
-    register(diff_versions, title="Compare memory versions", read_only=True)
-    register(list_rollbacks, title="List rollbacks", read_only=True)
+    register(diff_versions, title="Compare memory versions", access="read")
+    register(list_rollbacks, title="List rollbacks", access="read")
 
 
 @hookimpl

@@ -19,7 +19,7 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         update_summary,
         title="Update summary file",
         tier="core",
-        read_only=False,
+        access="write",
         destructive=True,
         idempotent=False,
     )

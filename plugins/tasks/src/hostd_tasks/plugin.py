@@ -36,8 +36,8 @@ def hostd_settings_model() -> type[Settings]:
 @hookimpl
 def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings]) -> None:
     register(editing.create_task, title="Create task", tier="core", destructive=False)
-    register(reading.list_tasks, title="List tasks", tier="core", read_only=True)
-    register(reading.get_task, title="Get task", tier="core", read_only=True)
+    register(reading.list_tasks, title="List tasks", tier="core", access="read")
+    register(reading.get_task, title="Get task", tier="core", access="read")
     register(editing.update_task, title="Update task", destructive=False, idempotent=False)
     register(editing.split_task, title="Split task into subtasks", destructive=False)
     register(editing.delete_task, title="Delete task", destructive=True)
@@ -51,8 +51,8 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(workflow.get_next_task, title="Get next task", tier="core", destructive=False)
     register(workflow.renew_claim, title="Renew task claim", destructive=False, idempotent=False)
     register(workflow.release_claim, title="Release task claim", destructive=False, idempotent=True)
-    register(reading.get_task_stats, title="Task statistics", read_only=True)
-    register(activity.list_task_activity, title="Recent task activity", read_only=True)
+    register(reading.get_task_stats, title="Task statistics", access="read")
+    register(activity.list_task_activity, title="Recent task activity", access="read")
     register(
         workflow.link_task_session,
         title="Link task to thinking session",

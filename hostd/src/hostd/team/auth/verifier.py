@@ -24,9 +24,9 @@ import httpx2
 import jwt
 
 from hostd.core.errors import HostError
+from hostd.core.identity import MEMBER_NAME, Member
 from hostd.core.oauth_settings import OAuthConfig
 from hostd.team.auth.keys import IssuerKeys, IssuerUnavailable
-from hostd.team.members import MEMBER_NAME, Member
 
 logger = logging.getLogger("hostd.auth")
 
