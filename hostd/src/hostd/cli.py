@@ -549,13 +549,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
     host = _make_host(args)
+    row = "{:<29}  {:<16} {:<24} {:<18} {:>12}  {:<24} {}"
+    if not args.json:
+        print(row.format("time", "member", "tool", "outcome", "duration", "replica", "arguments_sha256"))
     for entry in read_trail(host, query):
         if args.json:
             print(json.dumps(entry, ensure_ascii=False))
         else:
             print(
-                f"{entry['time']}  {entry['member']:<16} {entry['tool']:<24} {entry['outcome']:<18} "
-                f"{entry['duration_ms']:>9.3f} ms  {entry['replica']}  {entry['arguments_sha256'][:16]}"
+                row.format(
+                    entry["time"],
+                    entry["member"],
+                    entry["tool"],
+                    entry["outcome"],
+                    f"{entry['duration_ms']:.3f} ms",
+                    entry["replica"],
+                    entry["arguments_sha256"][:16],
+                )
             )
     return EXIT_OK
 
