@@ -310,6 +310,8 @@ def _copy_to_team_database(host: Any) -> int:
         )
         # A plugin whose every record is in conflict has records: it copied nothing, it is not empty.
         print(f"{plugin}: {counts or ('nothing copied' if report.conflicts else 'nothing stored locally')}")
+        for renumbered in report.renumbered:
+            print(f"{plugin}: RENUMBERED {renumbered}")
         for conflict in report.conflicts:
             print(f"{plugin}: CONFLICT {conflict}")
         conflicts += len(report.conflicts)
