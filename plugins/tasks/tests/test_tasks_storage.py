@@ -322,11 +322,13 @@ async def test_db_copy_renumbers_a_second_members_tasks_whose_ids_the_team_holds
             return {key: translated(item) for key, item in value.items()}
         return value
 
+    def strip(envelope: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in envelope.items() if k not in ("metadata", "message")}
+
     async with in_memory_client(["tasks"], data_dir=tmp_path / "team-data", config=team) as client:
         for task_id, before in bob_before.items():
             after = await ok(client, "get_task", task_id=names.get(task_id, task_id))
             # Everything as Bob had it, with every task id translated (titles name no ids).
-            strip = lambda envelope: {k: v for k, v in envelope.items() if k not in ("metadata", "message")}  # noqa: E731
             assert strip(after) == translated(strip(before)), task_id
         design = await ok(client, "get_task", task_id="t-7")
         assert design["task"]["linked_session_id"] == "plan-1"

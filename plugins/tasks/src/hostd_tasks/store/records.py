@@ -384,9 +384,10 @@ class TaskRecords:
         data = dict(record.data)
         origins = data.pop(_ORIGINS, None)
         names: dict[str, str] = {}
-        if isinstance(origins, dict) and isinstance(origins.get("created"), dict):
+        created_times = origins.get("created") if isinstance(origins, dict) else None
+        if isinstance(origins, dict) and isinstance(created_times, dict):
             self._floor = max(self._floor, int(str(origins.get("highest", 0))))
-            for local_id, created in origins["created"].items():
+            for local_id, created in created_times.items():
                 here = self._id_here(conn, local_id, str(created))
                 if here != local_id:
                     names[local_id] = here
