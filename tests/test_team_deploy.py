@@ -31,6 +31,12 @@ or reset connection, 502/503/504 from nginx, or an answer stream cut short; see 
   retries). Every answer a member got is a real envelope (no tool error other
   than ALREADY_EXISTS for a retried create).
 
+Through the same balancer, what else the shipped file must pass: OAuth discovery (the replicas
+have ``transport.oauth`` beside the tokens file: a call without a token is refused with the
+metadata URL, which answers), a legacy SSE session with the MCP SDK's ``sse_client``, and
+``/readyz``; ``/metrics`` is not passed. The file itself is checked with ``nginx -t -c`` as a user
+who cannot write /run (it names its own pid file), and the running nginx wrote its pid there.
+
 The store backend is one fixture (``store_backend``): a fresh database on the session's
 throw-away PostgreSQL server (``hostd_testing.postgres``), reached through ``storage.url_env``.
 Without Debian's PostgreSQL or nginx the test skips, naming the package; CI sets
