@@ -5,7 +5,9 @@ every distribution installed), one session per plugin (a fresh venv with hostd a
 alone, running that plugin's whole suite: it installs and works on its own), external (only the
 tests marked ``npm`` or ``browser``, which every other session deselects), lowest (lowest-direct
 resolution, smoke subset), wheels (built with --no-sources, installed outside the workspace,
-served and called through a real client).
+served and called through a real client; then installed as deploy/README.md installs a server:
+pip from the wheelhouse with --no-index, ``hostd db migrate`` on PostgreSQL, ``systemd-analyze
+verify`` of the unit).
 
 Every test runs once. A plugin's suite runs in its own session only, not again in ``tests``:
 there it proves the whole suite passes with hostd and that plugin alone, and nothing in a
@@ -57,6 +59,8 @@ PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovid
 WORKERS = os.environ.get("HOSTD_TEST_WORKERS", "4")
 #: What a session installs to run pytest outside the workspace's locked dev group.
 PYTEST_DEPS = ["pytest>=8.3", "pytest-timeout>=2.3", "pytest-xdist>=3.6", "anyio>=4.12"]
+#: What deploy/README.md installs on a team server (the wheels session installs the same).
+SERVER_DISTRIBUTIONS = ["hostd", "hostd-db[postgres]", "hostd-memory", "hostd-tasks", "hostd-deep-thinking"]
 #: Tests that reach npm or drive a browser run in the ``external`` session only.
 NOT_EXTERNAL = "not npm and not browser"
 
@@ -187,7 +191,8 @@ def lowest(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def wheels(session: nox.Session) -> None:
-    """Build every wheel with --no-sources, install them outside the workspace, serve and call."""
+    """Build every wheel with --no-sources, install them outside the workspace, serve and call;
+    install a team server from them as deploy/README.md does, migrate it, verify its unit."""
     dist = Path(tempfile.mkdtemp(prefix="hostd-wheels-"))
     session.run("uv", "build", "--all-packages", "--no-sources", "--wheel", "-o", str(dist), external=True)
     outside = Path(tempfile.mkdtemp(prefix="hostd-outside-"))
@@ -200,3 +205,26 @@ def wheels(session: nox.Session) -> None:
     smoke = ROOT / "tests" / "wheels_smoke.py"
     with session.chdir(outside):
         session.run(python, str(smoke), external=True)
+    # deploy/README.md's server install: pip, from the wheelhouse alone (--no-index), into a venv
+    # standing for /opt/hostd/.venv. The third-party dependencies, pinned as uv.lock pins them, are
+    # put there first by uv from its cache (about a second; the README's `pip download` of them
+    # into the wheelhouse takes a minute of downloads and is the one step not repeated here), so
+    # pip takes hostd's distributions from the wheelhouse and finds the rest satisfied.
+    server = outside / "opt-hostd" / ".venv"
+    server_python = str(server / "bin" / "python")
+    session.run("uv", "venv", "--seed", "--python", PYTHON, str(server), external=True)
+    requirements = outside / "requirements.txt"
+    packages = [arg for name in SERVER_DISTRIBUTIONS for arg in ("--package", name.split("[")[0])]
+    session.run(
+        "uv", "export", "--frozen", "--no-dev", "--no-emit-workspace", "--no-hashes", "--extra", "postgres",
+        *packages, "-o", str(requirements), external=True,
+    )  # fmt: skip
+    session.run("uv", "pip", "install", "--python", server_python, "-r", str(requirements), external=True)
+    session.run(
+        server_python, "-m", "pip", "install", "--no-index", "--find-links", str(dist),
+        "-r", str(requirements), *SERVER_DISTRIBUTIONS, external=True,
+    )  # fmt: skip
+    # `hostd db migrate` of that install against a throw-away PostgreSQL, and `systemd-analyze
+    # verify` of deploy/hostd@.service pointed at it.
+    with session.chdir(outside):
+        session.run(python, str(ROOT / "tests" / "wheels_deploy.py"), str(server), external=True)

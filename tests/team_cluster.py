@@ -129,9 +129,9 @@ class Balancer:
         values.update({f"HOSTD_PORT_{i}": str(port) for i, port in enumerate(replica_ports, 1)})
         conf = self.folder / "nginx.conf"
         conf.write_text(render_nginx_conf(values), encoding="utf-8")
-        # Only what a process manager would add: stay in the foreground, where the pid file goes,
-        # and (as root) keep the workers' user, which must reach the temporary folders.
-        globals_ = f"daemon off; pid {self.folder / 'nginx.pid'};"
+        # Only what a process manager would add: stay in the foreground and (as root) keep the
+        # workers' user, which must reach the temporary folders. The pid file is the file's own.
+        globals_ = "daemon off;"
         if os.geteuid() == 0:
             globals_ += " user root;"
         command = [self.binary, "-p", str(self.folder), "-e", str(self.folder / "startup.log")]

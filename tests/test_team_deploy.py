@@ -31,6 +31,12 @@ or reset connection, 502/503/504 from nginx, or an answer stream cut short; see 
   retries). Every answer a member got is a real envelope (no tool error other
   than ALREADY_EXISTS for a retried create).
 
+Through the same balancer, what else the shipped file must pass: OAuth discovery (the replicas
+have ``transport.oauth`` beside the tokens file: a call without a token is refused with the
+metadata URL, which answers), a legacy SSE session with the MCP SDK's ``sse_client``, and
+``/readyz``; ``/metrics`` is not passed. The file itself is checked with ``nginx -t -c`` as a user
+who cannot write /run (it names its own pid file), and the running nginx wrote its pid there.
+
 The store backend is one fixture (``store_backend``): a fresh database on the session's
 throw-away PostgreSQL server (``hostd_testing.postgres``), reached through ``storage.url_env``.
 Without Debian's PostgreSQL or nginx the test skips, naming the package; CI sets
@@ -41,12 +47,17 @@ from __future__ import annotations
 
 import functools
 import os
+import pwd
 import re
+import shutil
 import signal
+import subprocess
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -63,6 +74,7 @@ from team_cluster import (
     TeamClient,
     find_nginx,
     free_port,
+    render_nginx_conf,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -72,6 +84,7 @@ TASKS_PER_MEMBER = 50
 APPENDS_PER_WRITER = 100
 THOUGHTS_PER_THINKER = 100
 MARK = re.compile(r"\[m\d-a\d+\]")  # what an append adds: [member-aN]
+OAUTH_ISSUER = "https://id.example.internal"
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +147,11 @@ def cluster(
         "state_secret_env": "HOSTD_STATE_SECRET",
         "shutdown_grace_seconds": 20,
     }
+    # OAuth beside the tokens file, so discovery can be checked through the balancer: the metadata
+    # comes from this section alone (the provider is asked only to check a token that is not in the
+    # tokens file, and every member here sends one that is).
+    balancer_port = free_port()
+    transport["oauth"] = {"issuer": OAUTH_ISSUER, "resource": f"http://127.0.0.1:{balancer_port}/mcp"}
     config = folder / "hostd.yaml"
     config.write_text(
         yaml.safe_dump(
@@ -149,7 +167,7 @@ def cluster(
     )
     env = {"HOSTD_STATE_SECRET": STATE_SECRET, "HOSTD_CACHE_DIR": str(folder / "cache"), **store_backend.env}
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
-    balancer = Balancer(nginx_binary, folder / "nginx", free_port())
+    balancer = Balancer(nginx_binary, folder / "nginx", balancer_port)
     try:
         for replica in replicas:
             replica.start()
@@ -398,6 +416,123 @@ async def test_leases_through_the_balancer(cluster: Cluster) -> None:
         "SELECT status, claimed_by, claim_count, expired_claims FROM tasks.tasks WHERE task_id = 'lease-a'"
     )
     assert row.split("|") == ["completed", "m3", "2", "1"], row
+
+
+def test_the_shipped_nginx_conf_checks_as_a_user_who_cannot_write_run(nginx_binary: str) -> None:
+    """``nginx -t -c FILE`` exactly as deploy/README.md runs it (no ``-g``, ``-p`` or ``-e``), by a
+    user other than root: the file names its own pid file, so nginx never needs /run/nginx.pid."""
+    folder = Path(tempfile.mkdtemp(prefix="hostd-nginx-check-"))  # not under root's 0700 pytest folder
+    try:
+        nginx_dir = folder / "state"
+        nginx_dir.mkdir()
+        values = {"NGINX_LISTEN": f"127.0.0.1:{free_port()}", "NGINX_DIR": str(nginx_dir)}
+        values.update({f"HOSTD_PORT_{i}": str(free_port()) for i in (1, 2, 3)})
+        conf = folder / "nginx.conf"
+        conf.write_text(render_nginx_conf(values), encoding="utf-8")
+        become: Callable[[], None] | None = None
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            os.chmod(folder, 0o755)
+            os.chown(nginx_dir, nobody.pw_uid, nobody.pw_gid)
+
+            def become() -> None:
+                os.setgid(nobody.pw_gid)
+                os.setgroups([])
+                os.setuid(nobody.pw_uid)
+
+        checked = subprocess.run(
+            [nginx_binary, "-t", "-c", str(conf)],
+            capture_output=True,
+            text=True,
+            preexec_fn=become,
+            timeout=30,
+        )
+        assert checked.returncode == 0, checked.stderr
+        assert "test is successful" in checked.stderr
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_the_balancer_keeps_its_pid_file_in_its_own_folder(cluster: Cluster) -> None:
+    """The running nginx wrote its pid where the file says (NGINX_DIR), not to /run/nginx.pid."""
+    balancer = cluster.balancer
+    assert balancer.process is not None
+    assert (balancer.folder / "nginx.pid").read_text(encoding="utf-8").strip() == str(balancer.process.pid)
+
+
+async def test_oauth_discovery_through_the_balancer(cluster: Cluster) -> None:
+    """What an OAuth client does first, through nginx: a call without a token is refused with a
+    challenge naming the metadata URL; that URL (and the bare well-known path) answers the
+    protected resource metadata, no token needed."""
+    import httpx2
+
+    origin = cluster.balancer.url.removesuffix("/mcp")
+    metadata_url = f"{origin}/.well-known/oauth-protected-resource/mcp"
+    async with httpx2.AsyncClient(timeout=30) as http:
+        refused = await http.post(
+            cluster.balancer.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN},
+        )
+        assert refused.status_code == 401, refused.text
+        assert refused.headers["www-authenticate"] == (
+            f'Bearer resource_metadata="{metadata_url}", scope="mcp:read mcp:write"'
+        )
+        expected = {
+            "resource": cluster.balancer.url,
+            "authorization_servers": [OAUTH_ISSUER],
+            "scopes_supported": ["mcp:read", "mcp:write"],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "hostd",
+        }
+        for url in (metadata_url, f"{origin}/.well-known/oauth-protected-resource"):
+            answer = await http.get(url)
+            assert answer.status_code == 200, (url, answer.status_code, answer.text)
+            assert answer.headers["content-type"] == "application/json"
+            assert answer.json() == expected
+
+
+async def test_legacy_sse_through_the_balancer(cluster: Cluster) -> None:
+    """The official SDK's legacy SSE client through nginx: the stream (GET /sse) and the posts
+    (/messages/) reach the same replica, and each event arrives as it is sent (no buffering: the
+    endpoint event is a few bytes, which a buffering proxy would hold back)."""
+    from hostd_testing import envelope_of
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    origin = cluster.balancer.url.removesuffix("/mcp")
+    headers = {"Authorization": f"Bearer {MEMBERS['m5']}"}
+    with anyio.fail_after(60):
+        async with (
+            sse_client(f"{origin}/sse", headers=headers, timeout=10) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"create_memory", "get_next_task", "sequential_thinking"} <= names
+            for _ in range(5):  # several posts on one session: each must reach the stream's replica
+                created = envelope_of(
+                    await session.call_tool("create_memory", {"uri": f"sse://note-{_}", "content": "via sse"})
+                )
+                assert created["status"] == "success", created
+            read_back = envelope_of(await session.call_tool("read_memory", {"uri": "sse://note-4"}))
+    assert read_back["status"] == "success", read_back
+    assert read_back["content"] == "via sse", read_back
+
+
+async def test_readiness_through_the_balancer(cluster: Cluster) -> None:
+    """/readyz passes through to a replica (no token), and nginx's own /healthz stays its own."""
+    import httpx2
+
+    origin = cluster.balancer.url.removesuffix("/mcp")
+    async with httpx2.AsyncClient(timeout=30) as http:
+        ready = await http.get(f"{origin}/readyz")
+        direct = await http.get(f"http://127.0.0.1:{cluster.replicas[0].port}/readyz")
+        alive = await http.get(f"{origin}/healthz")
+        metrics = await http.get(f"{origin}/metrics")
+    assert (ready.status_code, ready.text) == (direct.status_code, direct.text) == (200, direct.text)
+    assert (alive.status_code, alive.text) == (200, "ok")
+    assert metrics.status_code == 404, "/metrics stays off the balancer unless the operator opts in"
 
 
 def assert_applied_counts(ledger: Ledger, found: Counter[str], prefix: str) -> int:

@@ -96,7 +96,18 @@ def test_calls_in_process_are_recorded_and_read_back(tmp_path: Path) -> None:
     assert len(audit_json(env, config, "--since", "1h")) == 2
     assert audit_json(env, config, "--since", "2999-01-01T00:00Z") == []
     table = hostd(env, config, "audit")
-    assert table.returncode == 0 and "echo" in table.stdout and "CONFLICT" in table.stdout
+    assert table.returncode == 0, table.stderr
+    header, *rows = table.stdout.splitlines()
+    names = ["time", "member", "surface", "tool", "outcome", "duration", "replica", "arguments_hmac"]
+    assert header.split() == names
+    assert [row.split()[2:5] for row in rows] == [["cli", "echo", "ok"], ["cli", "fail", "CONFLICT"]]
+    # Each column starts where its header does (the duration is right-aligned under its name).
+    starts = [header.index(name) for name in names]
+    for row, entry in zip(rows, entries, strict=True):
+        cells = [entry["time"], entry["member"], entry["surface"], entry["tool"], entry["outcome"]]
+        assert [row.index(cell, start) for cell, start in zip(cells, starts, strict=False)] == starts[:5]
+        assert row.index(entry["replica"]) == starts[6]
+        assert row[starts[7] :] == entry["arguments_hmac"][:16]
     bad = hostd(env, config, "audit", "--since", "yesterday-ish")
     assert bad.returncode == 2 and "--since expects" in bad.stderr
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hostd_testing.calls import call, ok
+from hostd_testing.calls import call, fails, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
@@ -127,6 +129,23 @@ async def test_query_syntax_is_text_never_an_error(memory_client: MemoryClient, 
     assert still["total"] == len(MEMORIES) + 1
     if query.strip("\u200b") and query not in ("\\",):
         assert "n://syntax" in uris(found), (query, found)
+
+
+async def test_the_query_description_states_the_length_the_tool_accepts(memory_client: MemoryClient) -> None:
+    """The description a model reads says how long a query may be, and that is what is accepted.
+
+    The listing leaves out bounds this large (the model pays for every listed word), so the
+    description is the only place a model learns the limit."""
+    async with memory_client() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        query = tools["search_memory"].input_schema["properties"]["query"]
+        stated = re.search(r"(\d[\d,]*) characters", query["description"])
+        assert stated is not None and "any length" not in query["description"], query
+        longest = int(stated.group(1).replace(",", ""))
+        await seeded(client)
+        await ok(client, "search_memory", query="缓存" * (longest // 2))
+        refused = await fails(client, "search_memory", "INVALID_ARGUMENT", query="缓" * (longest + 1))
+    assert refused["error"]["details"]["argument"] == "query", refused
 
 
 async def test_sql_in_arguments_is_data(memory_client: MemoryClient) -> None:

@@ -261,11 +261,97 @@ async def test_db_copy_reports_a_hand_edited_task_as_a_conflict_and_copies_the_r
         assert [task["task_id"] for task in (await ok(client, "list_tasks"))["tasks"]] == ["docs"]
 
 
+async def test_db_copy_renumbers_a_second_members_tasks_whose_ids_the_team_holds(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every list numbers its own tasks from t-1. Alice's list is copied first; Bob's t-1.. are
+    other tasks under the same ids: they get new ids, with every id their data names translated
+    (dependencies, parent, subtasks, the ids in their history, a deleted task's record), the
+    mapping printed, the linked session kept. A second copy of either list changes nothing."""
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    monkeypatch.setenv("LOGNAME", "alice")
+    local = {"language": "en"}
+    team = {"language": "en", **TEAM}
+    alice_data, bob_data = tmp_path / "alice-data", tmp_path / "bob-data"
+    async with in_memory_client(["tasks"], data_dir=alice_data, config=local) as client:
+        await create(client, "alice: first")  # t-1
+        await create(client, "alice: second", depends_on=["t-1"])  # t-2
+    monkeypatch.setenv("LOGNAME", "bob")
+    async with in_memory_client(["tasks"], data_dir=bob_data, config=local) as client:
+        await create(client, "bob: design")  # t-1
+        await ok(
+            client, "split_task", task_id="t-1", subtasks=[{"title": "bob: draft"}, {"title": "bob: review"}]
+        )
+        await create(client, "bob: build", depends_on=["t-2"])  # t-4
+        await ok(client, "link_task_session", task_id="t-1", session_id="plan-1")
+        await create(client, "bob: scrap")  # t-5
+        await create(client, "bob: needs scrap", depends_on=["t-5"])  # t-6
+        await ok(client, "delete_task", task_id="t-5", drop_dependencies=True)
+        await ok(client, "update_task", task_id="t-4", depends_on=["t-3"])
+        bob_ids = ["t-1", "t-2", "t-3", "t-4", "t-6", "t-5"]
+        bob_before = {task_id: await ok(client, "get_task", task_id=task_id) for task_id in bob_ids}
+    for name in ("alice", "bob"):
+        (tmp_path / name).mkdir()
+    configs = {
+        name: write_config(tmp_path / name, ["tasks"], config={**team, "data_dir": str(folder)})
+        for name, folder in (("alice", alice_data), ("bob", bob_data))
+    }
+
+    alice = _db_copy(configs["alice"], postgres_url)
+    assert alice.returncode == 0, alice.stdout + alice.stderr
+    assert "RENUMBERED" not in alice.stdout
+    bob = _db_copy(configs["bob"], postgres_url)
+    assert bob.returncode == 0, bob.stdout + bob.stderr
+    # Bob's t-1 and t-2 are Alice's ids in the team: they get ids past every id of Bob's list
+    # (so Bob's own free ids, t-3 to t-6, stay as they are).
+    renumbered = [line for line in bob.stdout.splitlines() if "RENUMBERED" in line]
+    assert renumbered == [
+        "tasks: RENUMBERED task t-1 is task t-7 in the team database (its id was taken there)",
+        "tasks: RENUMBERED task t-2 is task t-8 in the team database (its id was taken there)",
+    ], bob.stdout
+    assert "tasks: deleted tasks: 1 copied, 0 unchanged, tasks: 5 copied, 0 unchanged" in bob.stdout
+    assert "CONFLICT" not in bob.stdout
+    names = {"t-1": "t-7", "t-2": "t-8"}
+
+    def translated(value: Any) -> Any:
+        if isinstance(value, str):
+            return names.get(value, value)
+        if isinstance(value, list):
+            return [translated(item) for item in value]
+        if isinstance(value, dict):
+            return {key: translated(item) for key, item in value.items()}
+        return value
+
+    def strip(envelope: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in envelope.items() if k not in ("metadata", "message")}
+
+    async with in_memory_client(["tasks"], data_dir=tmp_path / "team-data", config=team) as client:
+        for task_id, before in bob_before.items():
+            after = await ok(client, "get_task", task_id=names.get(task_id, task_id))
+            # Everything as Bob had it, with every task id translated (titles name no ids).
+            assert strip(after) == translated(strip(before)), task_id
+        design = await ok(client, "get_task", task_id="t-7")
+        assert design["task"]["linked_session_id"] == "plan-1"
+        assert [sub["task_id"] for sub in design["subtasks"]] == ["t-8", "t-3"]
+        assert (await ok(client, "get_task", task_id="t-1"))["task"]["title"] == "alice: first"
+        assert (await ok(client, "get_task", task_id="t-2"))["task"]["depends_on"] == ["t-1"]
+        listed = [(t["task_id"], t["title"]) for t in (await ok(client, "list_tasks", limit=100))["tasks"]]
+    assert len(listed) == 7 and ("t-2", "alice: second") in listed and ("t-8", "bob: draft") in listed
+
+    for name in ("bob", "alice", "bob"):
+        again = _db_copy(configs[name], postgres_url)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "RENUMBERED" not in again.stdout and "CONFLICT" not in again.stdout, again.stdout
+        assert " 0 copied" in again.stdout and "1 copied" not in again.stdout, again.stdout
+    async with in_memory_client(["tasks"], data_dir=tmp_path / "team-data", config=team) as client:
+        assert (await ok(client, "get_task_stats"))["total"] == 7
+
+
 def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres_url: str) -> None:
     """hostd-testing's team-database checks: ``hostd db migrate`` (pending, applied, then
     current) and a database that is down at start-up (exit 2, named without its password)."""
     pytest.importorskip("psycopg")
-    check_team_database(tmp_path, "tasks", postgres_url=postgres_url, version=5)
+    check_team_database(tmp_path, "tasks", postgres_url=postgres_url, version=6)
 
 
 def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
@@ -301,8 +387,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
     # The release's version 1 stands for version 2 of the shared schema; version 3 added the members,
-    # version 4 the leases, version 5 the task id in the status index.
-    assert (status.current, status.known) == (5, 5)
+    # version 4 the leases, version 5 the task id in the status index, version 6 the ids copies gave.
+    assert (status.current, status.known) == (6, 6)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:

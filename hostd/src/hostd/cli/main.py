@@ -307,6 +307,8 @@ def _copy_to_team_database(host: Any) -> int:
         )
         # A plugin whose every record is in conflict has records: it copied nothing, it is not empty.
         print(f"{plugin}: {counts or ('nothing copied' if report.conflicts else 'nothing stored locally')}")
+        for renumbered in report.renumbered:
+            print(f"{plugin}: RENUMBERED {renumbered}")
         for conflict in report.conflicts:
             print(f"{plugin}: CONFLICT {conflict}")
         conflicts += len(report.conflicts)
@@ -546,16 +548,30 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     query = AuditQuery(member=args.member, tool=args.tool, since=_since(args.since), limit=max(1, args.limit))
     host = _make_host(args)
+    row = "{:<29}  {:<16} {:<7} {:<24} {:<18} {:>12}  {:<24} {}"
+    if not args.json:
+        print(
+            row.format(
+                "time", "member", "surface", "tool", "outcome", "duration", "replica", "arguments_hmac"
+            )
+        )
     for entry in read_trail(host, query):
         if args.json:
             print(json.dumps(entry, ensure_ascii=False))
-        else:
-            digest = str(entry.get("arguments_hmac") or entry.get("arguments_sha256") or "")  # older files
-            surface = entry.get("surface", "mcp")
-            print(
-                f"{entry['time']}  {entry['member']:<16} {surface:<4} {entry['tool']:<24} "
-                f"{entry['outcome']:<18} {entry['duration_ms']:>9.3f} ms  {entry['replica']}  {digest[:16]}"
+            continue
+        digest = str(entry.get("arguments_hmac") or entry.get("arguments_sha256") or "")  # older files
+        print(
+            row.format(
+                entry["time"],
+                entry["member"],
+                entry.get("surface", "mcp"),
+                entry["tool"],
+                entry["outcome"],
+                f"{entry['duration_ms']:.3f} ms",
+                entry["replica"],
+                digest[:16],
             )
+        )
     return EXIT_OK
 
 

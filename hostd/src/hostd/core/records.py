@@ -14,6 +14,12 @@ conflict is held back as a conflict too (it would refer to someone else's record
 ``import_records`` is the loop: one write transaction of the team database (all of it is
 copied, or none; the transaction is re-run whole when the database asks), the counts per kind,
 the conflicts in words a person can act on, and progress. Running it twice changes nothing.
+
+A store whose keys are numbers it hands out itself (task ids: every store has its own ``t-1``)
+also has ``as_team_record`` (``RenumberingStore``): each local record is asked for under the key
+and references it has, or gets, in the team store. A local record whose key the team holds for
+another record is then copied under a new key, reported as renumbered, and found under that key
+by the next copy, which changes nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from hostd_errors import Text
 from pydantic import ValidationError
@@ -32,7 +38,17 @@ from hostd.core.jsonvalue import JSONValue
 if TYPE_CHECKING:
     from hostd_db import Connection, Database
 
-__all__ = ["CopyReport", "Merge", "Record", "RecordKind", "RecordStore", "import_records", "merge", "pages"]
+__all__ = [
+    "CopyReport",
+    "Merge",
+    "Record",
+    "RecordKind",
+    "RecordStore",
+    "RenumberingStore",
+    "import_records",
+    "merge",
+    "pages",
+]
 
 #: A record's data: a JSON object (each store parses it into its own shape when it writes it).
 RecordData = Mapping[str, JSONValue]
@@ -58,6 +74,9 @@ class CopyReport:
     #: kind of record -> how many the team database held at an earlier point of the same history
     #: (a fast-forward: the newer local versions were added, nothing of the team's was lost)
     updated: dict[str, int] = field(default_factory=dict)
+    #: local records copied under another key (theirs was taken in the team database), in words:
+    #: "task t-1 is task t-7 in the team database"
+    renumbered: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -186,6 +205,19 @@ class RecordStore(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class RenumberingStore(RecordStore, Protocol):
+    """A team store whose keys are numbers each store hands out (task ids), so a local key may be
+    the team's key of another record."""
+
+    def as_team_record(self, conn: Connection, record: Record) -> Record:
+        """``record`` (a local one) as this store holds or will hold it: under the key it has here
+        (its own when free here, or held here for the same record; else one handed out now, and the
+        same one for it in every later copy) and with each key it refers to translated the same
+        way. ``needs`` and ``damaged`` stay as they are."""
+        ...
+
+
 def pages(fetch: Callable[[K | None], Sequence[T]], key: Callable[[T], K]) -> Iterator[T]:
     """Every item ``fetch`` finds, one page at a time: ``fetch(after)`` returns the items after the
     key ``after`` in key order (None: from the first), and an empty page ends it."""
@@ -212,6 +244,13 @@ def _held_back(label: Text, blocker: Text) -> Text:
     )
 
 
+def _renumbered(label: Text, team_label: Text) -> Text:
+    return Text(
+        en=f"{label.en} is {team_label.en} in the team database (its id was taken there)",
+        zh=f"{label.zh} 在团队数据库中为{team_label.zh}（原编号已被占用）",
+    )
+
+
 def _not_its_shape(label: Text, error: ValidationError) -> Text:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "data"
@@ -231,6 +270,7 @@ def import_records(
 ) -> CopyReport:
     """Copy every record of ``source`` into ``target`` (on ``database``) in one write transaction."""
     kinds = {kind.name: kind for kind in target.record_kinds}
+    renumbering = target if isinstance(target, RenumberingStore) else None
 
     def count(bucket: dict[str, int], name: str | None, how_many: int = 1) -> None:
         if name is not None:
@@ -251,12 +291,15 @@ def import_records(
                 in_conflict.add((record.kind, record.key))
                 report.conflicts.append(render(record.damaged))
                 continue
+            local = record
+            if renumbering is not None:
+                record = renumbering.as_team_record(conn, record)
             theirs = target.find_record(conn, record.kind, record.key)
             outcome = merge(kind, record.data, theirs)
             if outcome in (Merge.NEW, Merge.AHEAD):
                 blocker = next((need for need in record.needs if need in in_conflict), None)
                 if blocker is not None:  # it would refer to someone else's record: held back
-                    in_conflict.add((record.kind, record.key))
+                    in_conflict.add((local.kind, local.key))
                     report.conflicts.append(render(_held_back(label, kinds[blocker[0]].label(blocker[1]))))
                     continue
                 try:
@@ -264,9 +307,11 @@ def import_records(
                 except ValidationError as exc:  # the store parsed the data before writing any of it
                     problem = _not_its_shape(label, exc)
                 if problem is not None:
-                    in_conflict.add((record.kind, record.key))
+                    in_conflict.add((local.kind, local.key))
                     report.conflicts.append(render(problem))
                     continue
+                if outcome is Merge.NEW and record.key != local.key:
+                    report.renumbered.append(render(_renumbered(label, kind.label(record.key))))
             mine_parts = len(_parts(record.data, kind.parts)) if kind.parts else 0
             if outcome is Merge.NEW:
                 count(report.copied, kind.name)
@@ -281,7 +326,12 @@ def import_records(
                 count(report.unchanged, kind.name)
                 count(report.unchanged, kind.parts, mine_parts)
             else:
-                in_conflict.add((record.kind, record.key))
+                in_conflict.add((local.kind, local.key))
+                if record.key != local.key:  # copied before under another key: name both
+                    there = kind.label(record.key)
+                    label = Text(
+                        en=f"{label.en} ({there.en} there)", zh=f"{label.zh}（团队数据库中为{there.zh}）"
+                    )
                 report.conflicts.append(render(_differs(label)))
         target.end_import(conn)
         if report.copied or report.unchanged or report.updated:

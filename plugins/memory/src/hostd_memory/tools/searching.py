@@ -56,7 +56,7 @@ def search_memory(
     query: Annotated[
         str,
         Field(
-            description="Plain-text words (no operators), any length",
+            description="Plain-text words (no operators), Chinese or English, 1 to 1,000 characters",
             min_length=1,
             max_length=1_000,
         ),

@@ -12,13 +12,24 @@ Two kinds, keyed by task id:
 A task id the team database holds as the other kind (live here, deleted there) is a conflict.
 Both sides are read with the same SQL (``snapshot``), so "equal" means equal as the tools would
 answer it.
+
+Task ids are handed out by each list (every member's first task is ``t-1``), so the team store
+renumbers (``as_team_record``): a task is known by its local id and its creation time, and a
+local task whose id the team database holds for another task (created at another time) is copied
+under a new ``t-<n>``, with every id its data names (dependencies, parent, the ids in its history
+and in a deleted task's record) translated the same way. The ids given are kept in
+``copied_tasks``, so the next copy of the same list finds each task under the id it got and
+changes nothing. The linked session is a deep-thinking session id (a UUID, or one chosen by
+name): it is the same in every store and stays as it is. Each exported record carries, under
+``origins``, the creation time of every task id it names (the team store drops it before
+comparing or writing).
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -26,8 +37,8 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from hostd import Record, RecordData, RecordKind, Text, pages, validation_reason
-from hostd_tasks.store.base import LIST_LOCK
-from hostd_tasks.store.rows import Connection, history_of, stored_moment, stored_stamp
+from hostd_tasks.store.base import GENERATED_ID_PREFIX, LIST_LOCK
+from hostd_tasks.store.rows import Connection, deletion_time, history_of, is_live, stored_moment, stored_stamp
 from hostd_tasks.store.writes import TaskStore
 
 #: How many tasks one read of the local file returns.
@@ -204,6 +215,74 @@ def _waits_first(order: list[str], waits_on: dict[str, list[str]]) -> list[str]:
     return done
 
 
+#: The fields, at any depth of a record's data (its history's details, a deleted task's record),
+#: whose strings are task ids: through lists and ``{"from": ..., "to": ...}`` changes.
+_ID_FIELDS = frozenset({"task_id", "parent_id", "depends_on", "subtasks", "dropped_from"})
+#: Where an exported record keeps the creation time of each task id it names.
+_ORIGINS = "origins"
+
+
+def _ids_named(value: object, named: bool = False) -> Iterator[str]:
+    """The task ids ``value`` names (strings under ``_ID_FIELDS``)."""
+    if isinstance(value, str):
+        if named:
+            yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _ids_named(item, named)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _ids_named(item, named or key in _ID_FIELDS)
+
+
+def _renamed(value: Any, names: dict[str, str], named: bool = False) -> Any:
+    """``value`` with each task id it names replaced as ``names`` says."""
+    if isinstance(value, str):
+        return names.get(value, value) if named else value
+    if isinstance(value, list | tuple):
+        return [_renamed(item, names, named) for item in value]
+    if isinstance(value, dict):
+        return {key: _renamed(item, names, named or key in _ID_FIELDS) for key, item in value.items()}
+    return value
+
+
+def _created_of_record(text: object) -> str | None:
+    """The creation time in a deleted task's stored record, as the store spells times."""
+    try:
+        created = json.loads(str(text)).get("created_at")
+        return None if created is None else _stamp(created)
+    except (ValueError, AttributeError):  # a damaged record: reported when it is read
+        return None
+
+
+def _created_times(conn: Connection) -> dict[str, str]:
+    """Every task id of a list (live or deleted) and when its task was created."""
+    created = {
+        str(task_id): str(_stamp(at)) for task_id, at in conn.execute("SELECT task_id, created_at FROM tasks")
+    }
+    for task_id, record in conn.execute("SELECT task_id, record FROM deleted_tasks"):
+        at = _created_of_record(record)
+        if at is not None:
+            created.setdefault(str(task_id), at)
+    return created
+
+
+def _highest_number(task_ids: Iterable[str]) -> int:
+    """The largest ``n`` of the generated ids (``t-<n>``) among ``task_ids``; 0 when there is none."""
+    numbers = (
+        task_id[len(GENERATED_ID_PREFIX) :] for task_id in task_ids if task_id.startswith(GENERATED_ID_PREFIX)
+    )
+    return max((int(number) for number in numbers if number.isdigit()), default=0)
+
+
+def _with_origins(key: str, data: dict[str, Any], created: dict[str, str], highest: int) -> dict[str, Any]:
+    """``data`` with the creation time of each task id it names, and the list's highest generated
+    number (the team store hands out new ids past it, so a new id is never one of this list's)."""
+    named = {key, *_ids_named(data)}
+    origins = {task_id: created[task_id] for task_id in sorted(named) if task_id in created}
+    return {**data, _ORIGINS: {"created": origins, "highest": highest}}
+
+
 def _label(noun: Text) -> Callable[[str], Text]:
     return lambda key: Text(en=f"{noun.en} {key}", zh=f"{noun.zh} {key}")
 
@@ -224,6 +303,13 @@ class TaskRecords:
     def __init__(self, store: TaskStore) -> None:
         self.store = store
         self._waiting: list[tuple[str, str | None, list[str]]] = []  # copied: (task, parent, dependencies)
+        # Renumbering, during one copy: (local id, created) -> id here; id here -> (local id,
+        # created); ids handed out in this copy, recorded in copied_tasks with their task.
+        self._ids: dict[tuple[str, str], str] = {}
+        self._holders: dict[str, tuple[str, str]] = {}
+        self._handed_out: dict[str, tuple[str, str]] = {}
+        self._number = 0
+        self._floor = 0  # new ids go past the local list's highest t-<n>
 
     def close(self) -> None:
         self.store.database.close()
@@ -244,6 +330,8 @@ class TaskRecords:
 
         order, waits_on = database.read(outline)
         order = _waits_first(order, waits_on)
+        created = database.read(_created_times)
+        highest = _highest_number(created)
         for start in range(0, len(order), PAGE):
             batch = order[start : start + PAGE]
             found = database.read(partial(_read_each, batch=batch, read=snapshot, noun=_TASK_NOUN))
@@ -252,7 +340,9 @@ class TaskRecords:
                 if isinstance(data, Text):
                     yield Record("tasks", task_id, needs=needs, damaged=data)
                 elif data is not None:
-                    yield Record("tasks", task_id, data, needs=needs)
+                    yield Record(
+                        "tasks", task_id, _with_origins(task_id, data, created, highest), needs=needs
+                    )
 
         def deleted(after: tuple[str, str] | None) -> list[tuple[str, str, dict[str, Any] | Text | None]]:
             def work(conn: Connection) -> list[tuple[str, str, dict[str, Any] | Text | None]]:
@@ -271,12 +361,90 @@ class TaskRecords:
             if isinstance(data, Text):
                 yield Record("deleted tasks", task_id, damaged=data)
             elif data is not None:
-                yield Record("deleted tasks", task_id, data)
+                yield Record("deleted tasks", task_id, _with_origins(task_id, data, created, highest))
 
     # --- import ---------------------------------------------------------------------------
 
     def begin_import(self, conn: Connection) -> None:
         self._waiting = []
+        self._ids = {
+            (str(local_id), str(created)): str(task_id)
+            for local_id, created, task_id in conn.execute(
+                "SELECT local_id, created_at, task_id FROM copied_tasks"
+            )
+        }
+        self._holders = {task_id: origin for origin, task_id in self._ids.items()}
+        self._handed_out = {}
+        self._number = 0
+        self._floor = 0
+        self._floor = 0  # new ids go past the local list's highest t-<n>
+
+    def as_team_record(self, conn: Connection, record: Record) -> Record:
+        """The local ``record`` under the ids it has, or gets, here (``hostd.RenumberingStore``)."""
+        data = dict(record.data)
+        origins = data.pop(_ORIGINS, None)
+        names: dict[str, str] = {}
+        created_times = origins.get("created") if isinstance(origins, dict) else None
+        if isinstance(origins, dict) and isinstance(created_times, dict):
+            self._floor = max(self._floor, int(str(origins.get("highest", 0))))
+            for local_id, created in created_times.items():
+                here = self._id_here(conn, local_id, str(created))
+                if here != local_id:
+                    names[local_id] = here
+        if names:
+            data = _renamed(data, names)
+        return Record(record.kind, names.get(record.key, record.key), data, record.needs, record.damaged)
+
+    def _id_here(self, conn: Connection, local_id: str, created: str) -> str:
+        """The id of the local task (``local_id``, created at ``created``) in this store: the one it
+        got before, else its own when that is free here or held by the same task, else a new one."""
+        origin = (local_id, created)
+        known = self._ids.get(origin)
+        if known is not None:
+            return known
+        holder = self._holders.get(local_id)
+        if holder is not None:
+            same = holder == origin
+        else:
+            here = self._created_here(conn, local_id)
+            same = here is None or here == created
+        task_id = local_id if same else self._fresh_id(conn)
+        self._ids[origin] = task_id
+        self._holders[task_id] = origin
+        if task_id != local_id:
+            self._handed_out[task_id] = origin
+        return task_id
+
+    @staticmethod
+    def _created_here(conn: Connection, task_id: str) -> str | None:
+        """When the task this store holds under ``task_id`` (live or deleted) was created; None: free."""
+        row = conn.execute("SELECT created_at FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+        if row is not None:
+            return _stamp(row[0])
+        row = conn.execute("SELECT record FROM deleted_tasks WHERE task_id = ?", (task_id,)).fetchone()
+        return None if row is None else (_created_of_record(row[0]) or "")
+
+    def _fresh_id(self, conn: Connection) -> str:
+        """A ``t-<n>`` no task here has or had, and not handed out in this copy."""
+        while True:
+            if self.store.postgres:
+                sequence = "pg_get_serial_sequence('tasks', 'seq')"
+                (number,) = conn.execute(f"SELECT nextval({sequence})").fetchone()
+                if number <= self._floor:  # past the local list's ids (the team's tasks skip them too)
+                    (number,) = conn.execute(f"SELECT setval({sequence}, ?)", (self._floor + 1,)).fetchone()
+            else:
+                if not self._number:
+                    (highest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tasks").fetchone()
+                    self._number = int(highest)
+                self._number = max(self._number, self._floor) + 1
+                number = self._number
+            task_id = f"{GENERATED_ID_PREFIX}{number}"
+            if (
+                task_id not in self._holders
+                and not is_live(conn, task_id)
+                and deletion_time(conn, task_id) is None
+            ):
+                return task_id
 
     def find_record(self, conn: Connection, kind: str, key: str) -> RecordData | None:
         live, deleted = snapshot(conn, key), deleted_snapshot(conn, key)
@@ -292,6 +460,12 @@ class TaskRecords:
             self._insert_deleted(conn, record.key, _DELETED.validate_python(record.data))
         else:
             self._insert_task(conn, record.key, _TASK.validate_python(record.data))
+        origin = self._handed_out.pop(record.key, None)
+        if origin is not None:  # copied under a new id: the next copy finds it there
+            conn.execute(
+                "INSERT INTO copied_tasks (local_id, created_at, task_id) VALUES (?, ?, ?)",
+                (*origin, record.key),
+            )
         return None
 
     def _insert_deleted(self, conn: Connection, task_id: str, data: DeletedTaskData) -> None:

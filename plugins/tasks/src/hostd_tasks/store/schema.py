@@ -210,6 +210,22 @@ _VERSION_5: list[Operation] = [
     Index("tasks_by_status", "tasks", "status, priority, seq, task_id"),
 ]
 
+# ``hostd db copy`` of a member's list whose task id the team database already holds for another
+# task copies it under a new id: the id it got, per (local id, creation time), so the next copy
+# of the same list finds it there and changes nothing. Unused by a list in its own file.
+_VERSION_6: list[Operation] = [
+    Table(
+        "copied_tasks",
+        (
+            Column("local_id", KEY, not_null=True),
+            Column("created_at", TEXT, not_null=True),  # the local task's, as the copy spells it
+            Column("task_id", KEY, not_null=True, unique=True),
+        ),
+        primary_key=("local_id", "created_at"),
+        without_rowid=True,
+    ),
+]
+
 #: What only one database holds: SQLite's FTS5 table (and the tables FTS5 keeps it in), PostgreSQL's
 #: ``tsvector`` column. Everything else is the same on both (``test_tasks_schema``).
 SQLITE_ONLY_TABLES = "task_search"
@@ -223,7 +239,7 @@ def schema(database_file: str) -> Schema:
     since existing tasks.db files and team databases have already run it.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5],
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5, _VERSION_6],
         sqlite_file=database_file,
         # Releases before the shared schema numbered the team database's migrations on their own:
         # their 1 is version 2 here (everything up to search), their 2 is version 3 (members).
