@@ -31,7 +31,7 @@ import bpe_openai
 from benchlib import BENCH_DIR, load_module, table, write_section
 from hostd.core.config import config_from_mapping
 from hostd.core.host import Host
-from hostd.protocol.server import envelope_result, tool_definitions
+from hostd.protocol.adapters import envelope_result, tool_definitions
 from mcp import types
 
 PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]

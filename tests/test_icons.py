@@ -106,7 +106,7 @@ def test_an_icon_that_is_not_small_self_contained_svg_stops_the_host(tmp_path: P
 
 
 def test_a_plugin_without_an_icon_has_tools_without_one(tmp_path: Path) -> None:
-    from hostd.protocol.server import tool_definitions
+    from hostd.protocol.adapters import tool_definitions
 
     assert [tool.icons for tool in tool_definitions(host_with(tmp_path, None))] == [None]
     painted = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2"/></svg>'

@@ -224,7 +224,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from hostd.protocol.server import tool_definitions
+    from hostd.protocol.adapters import tool_definitions
 
     host = _make_host(args)
     if args.json:

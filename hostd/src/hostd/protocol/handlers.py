@@ -1,0 +1,237 @@
+"""The SDK's request handlers: tools, resources, prompts and completions for the member of each
+request, through the host's call pipeline and offerings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from hostd_errors import CodedError, Text
+from mcp.shared.exceptions import MCPError
+
+from hostd.core.identity import CURRENT_MEMBER
+from hostd.core.pipeline import ToolCall
+from hostd.core.tools import bounded_text
+from hostd.protocol.adapters import (
+    MAX_COMPLETIONS,
+    envelope_result,
+    prompt_content,
+    prompt_of,
+    request_member,
+    resource_contents,
+    resource_error,
+    resource_of,
+    tool_definitions,
+)
+from hostd.protocol.input_rounds import (
+    InputRound,
+    SdkChannel,
+    _only_input_needed,
+    client_roots,
+    roots_from_round,
+    speaks_input_required,
+)
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from hostd.core.host import Host
+
+
+class McpHandlers:
+    """The SDK's request handlers for one host: each hands its work to the host's call pipeline
+    (tools) or offerings (resources, prompts, completions) for the member of the request."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.policy = host.access
+        self.listed = types.ListToolsResult(tools=tool_definitions(host))
+
+    def unknown_tool(self, name: str, available: list[str]) -> MCPError:
+        name = bounded_text(name)
+        return MCPError(
+            types.INVALID_PARAMS,
+            Text(
+                en=f"Unknown tool: {name}. Available tools: {', '.join(available)}",
+                zh=f"未知工具：{name}。可用工具：{', '.join(available)}",
+            ).render(self.host.language),
+        )
+
+    async def on_list_tools(
+        self, request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        # Every tool fits on one page, so no cursor was ever handed out: any cursor is invalid.
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                Text(
+                    en="Invalid cursor: hostd lists every tool on one page; call tools/list with no cursor.",
+                    zh="无效的游标：hostd 在一页中列出全部工具；请不带游标调用 tools/list。",
+                ).render(self.host.language),
+            )
+        allowed = self.policy.tools_for(request_member(request))
+        if allowed is None:
+            return self.listed
+        return types.ListToolsResult(tools=[tool for tool in self.listed.tools if tool.name in allowed])
+
+    async def on_call_tool(
+        self, request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        member = request_member(request)
+        call = ToolCall(params.name, params.arguments, member, "mcp")
+        spec = self.host.tools.get(params.name)
+        # The client's roots are asked only for a call the member may make (asking costs a round trip).
+        uses_roots = spec is not None and spec.uses_roots and self.policy.may(member, params.name)
+        input_round = InputRound.of(params, self.host) if speaks_input_required(request) else None
+        if input_round is None:
+            call.client_roots = await client_roots(request) if uses_roots else None
+            call.channel = SdkChannel(request)
+        else:
+            call.client_roots = roots_from_round(request, input_round) if uses_roots else None
+            call.channel = SdkChannel(request, input_round)
+        try:
+            answer = await self.host.pipeline.call_tool(call)
+        except BaseException as exc:
+            if input_round is None or not (input_round.questions and _only_input_needed(exc)):
+                raise
+            return input_round.input_required()
+        if answer.refusal is not None and answer.refusal.reason != "missing_scope":
+            # A tool outside the member's profile is answered exactly as one that does not exist.
+            allowed = self.policy.tools_for(member)
+            raise self.unknown_tool(params.name, sorted(allowed if allowed is not None else self.host.tools))
+        return envelope_result(answer.envelope, answer.is_error, call.links)
+
+    async def on_list_resources(
+        self, request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        try:
+            items, next_cursor = await self.host.offerings.list_resources(
+                request_member(request), params.cursor if params else None
+            )
+        except ValueError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                Text(
+                    en="Invalid cursor: pass nextCursor exactly as resources/list gave it, or no cursor.",
+                    zh="无效的游标：请原样传入 resources/list 给出的 nextCursor，或不带游标。",
+                ).render(self.host.language),
+            ) from None
+        except CodedError as exc:
+            raise resource_error(self.host, exc) from None
+        return types.ListResourcesResult(
+            resources=[resource_of(item) for item in items], next_cursor=next_cursor
+        )
+
+    async def on_list_resource_templates(
+        self, request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                Text(
+                    en="Invalid cursor: every resource template is on one page; ask without a cursor.",
+                    zh="无效的游标：全部资源模板在一页中；请不带游标请求。",
+                ).render(self.host.language),
+            )
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=kind.uri_template,
+                    name=kind.name,
+                    title=kind.title,
+                    description=kind.description,
+                    mime_type=kind.mime_type,
+                )
+                for kind in self.host.offerings.resource_kinds(request_member(request))
+            ]
+        )
+
+    async def on_read_resource(
+        self, request: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            found = await self.host.offerings.read_resource(request_member(request), str(params.uri))
+        except CodedError as exc:
+            raise resource_error(self.host, exc, str(params.uri)) from None
+        return types.ReadResourceResult(contents=[resource_contents(found)])
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param
+        headers. Without this hook the SDK runs (and serialises) a whole tools/list for every
+        tools/call to find it, which cost more than most calls. A tool outside the member's
+        profile has none, as in the list they see (the HTTP guard set the member of the request)."""
+        if not self.policy.lists(CURRENT_MEMBER.get(), name):
+            return None
+        return self.host.tools[name].listed_schema
+
+    async def on_list_prompts(
+        self, request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        if params is not None and params.cursor is not None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                Text(
+                    en="Invalid cursor: every prompt is on one page; ask without a cursor.",
+                    zh="无效的游标：全部提示在一页中；请不带游标请求。",
+                ).render(self.host.language),
+            )
+        prompts = await self.host.offerings.list_prompts(request_member(request))
+        return types.ListPromptsResult(prompts=[prompt_of(info) for _, info in prompts])
+
+    async def on_get_prompt(
+        self, request: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            rendered = await self.host.offerings.get_prompt(
+                request_member(request), params.name, dict(params.arguments or {})
+            )
+        except KeyError:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                Text(en=f"Unknown prompt: {params.name}.", zh=f"未知提示：{params.name}。").render(
+                    self.host.language
+                ),
+                {"name": params.name},
+            ) from None
+        except CodedError as exc:
+            error = resource_error(self.host, exc)
+            raise MCPError(
+                types.INVALID_PARAMS if exc.code == "NOT_FOUND" else error.error.code,
+                error.error.message,
+                error.error.data,
+            ) from None
+        messages = [
+            types.PromptMessage(role="user", content=prompt_content(part)) for part in rendered.messages
+        ]
+        return types.GetPromptResult(description=rendered.description, messages=messages)
+
+    async def on_completion(
+        self, request: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        ref = params.ref
+        try:
+            values = await self.host.offerings.complete(
+                request_member(request),
+                template=ref.uri if isinstance(ref, types.ResourceTemplateReference) else None,
+                prompt=ref.name if isinstance(ref, types.PromptReference) else None,
+                argument=params.argument.name,
+                prefix=params.argument.value,
+                arguments=dict(params.context.arguments or {}) if params.context else {},
+            )
+        except CodedError as exc:
+            raise resource_error(self.host, exc) from None
+        shown = values[:MAX_COMPLETIONS]
+        # A source may stop one past the page (memory's index queries do): then the total is
+        # not known, and only has_more is said.
+        total = len(values) if len(values) <= MAX_COMPLETIONS else None
+        return types.CompleteResult(
+            completion=types.Completion(values=shown, total=total, has_more=len(values) > len(shown))
+        )
+
+    async def check_subscribable(self, request: ServerRequestContext[Any, Any], uri: str) -> None:
+        """A URI may be subscribed to when this member could read it: the same answer as
+        resources/read for one their profile does not serve, or that does not exist."""
+        try:
+            await self.host.offerings.read_resource(request_member(request), uri)
+        except CodedError as exc:
+            raise resource_error(self.host, exc, uri) from None
