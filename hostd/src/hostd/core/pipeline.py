@@ -210,14 +210,17 @@ class CallPipeline:
             return await anyio.to_thread.run_sync(rate.retry_after, member.name)
         return rate.retry_after(member.name)
 
-    def record_refused_request(self, surface: Surface, member: Member | None, outcome: str) -> None:
-        """A request refused before any call was read (a 401, 403 or 429 at the door): recorded
-        like a refused call, under the tool name ``-``."""
+    def record_refused_request(
+        self, surface: Surface, member: Member | None, outcome: str, tool: str = "-"
+    ) -> None:
+        """A request refused before a call ran: at the door (a 401, 403 or 429, under the tool name
+        ``-``) or a dashboard page or action the member may not use (under its tool's name);
+        recorded and logged like a refused call."""
         name = member.name if member is not None else "-"
-        logger.info("refused a request of %s on %s: %s", name, surface, outcome)
+        logger.info("refused a request of %s on %s for %s: %s", name, surface, tool, outcome)
         self.host.observers.notify(
             CallRecord(
-                tool="-",
+                tool=bounded_text(tool, 64),
                 plugin="",
                 member=name,
                 outcome=outcome,

@@ -260,6 +260,30 @@ def _not_its_shape(label: Text, error: ValidationError) -> Text:
     )
 
 
+def _count(
+    report: CopyReport, kind: RecordKind, outcome: Merge, mine: RecordData, theirs: RecordData | None
+) -> None:
+    """Count one record (and its parts) as copied, updated or unchanged."""
+
+    def count(bucket: dict[str, int], name: str | None, how_many: int = 1) -> None:
+        if name is not None:
+            bucket[name] = bucket.get(name, 0) + how_many
+
+    mine_parts = len(_parts(mine, kind.parts)) if kind.parts else 0
+    if outcome is Merge.NEW:
+        count(report.copied, kind.name)
+        count(report.copied, kind.parts, mine_parts)
+    elif outcome is Merge.AHEAD:
+        assert theirs is not None and kind.parts is not None
+        team_parts = len(_parts(theirs, kind.parts))
+        count(report.updated, kind.name)
+        count(report.copied, kind.parts, mine_parts - team_parts)
+        count(report.unchanged, kind.parts, team_parts)
+    else:  # the same, or the team's is ahead
+        count(report.unchanged, kind.name)
+        count(report.unchanged, kind.parts, mine_parts)
+
+
 def import_records(
     source: RecordStore,
     target: RecordStore,
@@ -271,10 +295,6 @@ def import_records(
     """Copy every record of ``source`` into ``target`` (on ``database``) in one write transaction."""
     kinds = {kind.name: kind for kind in target.record_kinds}
     renumbering = target if isinstance(target, RenumberingStore) else None
-
-    def count(bucket: dict[str, int], name: str | None, how_many: int = 1) -> None:
-        if name is not None:
-            bucket[name] = bucket.get(name, 0) + how_many
 
     def work(conn: Connection) -> CopyReport:
         report = CopyReport()  # built inside: the database may run the transaction again
@@ -312,19 +332,8 @@ def import_records(
                     continue
                 if outcome is Merge.NEW and record.key != local.key:
                     report.renumbered.append(render(_renumbered(label, kind.label(record.key))))
-            mine_parts = len(_parts(record.data, kind.parts)) if kind.parts else 0
-            if outcome is Merge.NEW:
-                count(report.copied, kind.name)
-                count(report.copied, kind.parts, mine_parts)
-            elif outcome is Merge.AHEAD:
-                assert theirs is not None and kind.parts is not None
-                team_parts = len(_parts(theirs, kind.parts))
-                count(report.updated, kind.name)
-                count(report.copied, kind.parts, mine_parts - team_parts)
-                count(report.unchanged, kind.parts, team_parts)
-            elif outcome in (Merge.SAME, Merge.BEHIND):
-                count(report.unchanged, kind.name)
-                count(report.unchanged, kind.parts, mine_parts)
+            if outcome is not Merge.CONFLICT:
+                _count(report, kind, outcome, record.data, theirs)
             else:
                 in_conflict.add((local.kind, local.key))
                 if record.key != local.key:  # copied before under another key: name both

@@ -105,6 +105,29 @@ def check_tool_name(name: str, plugin: str) -> None:
         raise HostError(f"plugin {plugin!r}: tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
 
 
+def _parameters(
+    function: ToolFunction, hints: dict[str, Any], where: str
+) -> tuple[dict[str, Any], str | None, str | None]:
+    """The tool's arguments as pydantic fields, and the parameters the host fills in itself: the
+    call's context (``ToolContext``) and the effective roots (``Roots``)."""
+    fields: dict[str, Any] = {}
+    context_parameter: str | None = None
+    roots_parameter: str | None = None
+    for parameter in inspect.signature(function).parameters.values():
+        annotation = hints.get(parameter.name, inspect.Parameter.empty)
+        if annotation is ToolContext or typing.get_origin(annotation) is ToolContext:
+            context_parameter = parameter.name
+            continue
+        if annotation is Roots:
+            roots_parameter = parameter.name
+            continue
+        if annotation is inspect.Parameter.empty:
+            raise HostError(f"{where} parameter {parameter.name!r} has no type")
+        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        fields[parameter.name] = (annotation, default)
+    return fields, context_parameter, roots_parameter
+
+
 def build_tool_spec(
     function: ToolFunction,
     *,
@@ -133,22 +156,9 @@ def build_tool_spec(
             f"characters (has {len(text)})"
         )
     hints = typing.get_type_hints(function, include_extras=True)
-    signature = inspect.signature(function)
-    fields: dict[str, Any] = {}
-    context_parameter: str | None = None
-    roots_parameter: str | None = None
-    for parameter in signature.parameters.values():
-        annotation = hints.get(parameter.name, inspect.Parameter.empty)
-        if annotation is ToolContext or typing.get_origin(annotation) is ToolContext:
-            context_parameter = parameter.name
-            continue
-        if annotation is Roots:
-            roots_parameter = parameter.name
-            continue
-        if annotation is inspect.Parameter.empty:
-            raise HostError(f"plugin {plugin!r}: tool {tool_name!r} parameter {parameter.name!r} has no type")
-        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
-        fields[parameter.name] = (annotation, default)
+    fields, context_parameter, roots_parameter = _parameters(
+        function, hints, f"plugin {plugin!r}: tool {tool_name!r}"
+    )
     output_model = hints.get("return")
     if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
         raise HostError(
@@ -189,22 +199,29 @@ def build_tool_spec(
         access=access,
         registered_name=tool_name,
     )
-    key = f"{function.__module__}.{function.__qualname__}:{tool_name}"
+    _derive_schemas(spec, cache, f"plugin {plugin!r}: tool {tool_name!r}")
+    return spec
+
+
+def _derive_schemas(spec: ToolSpec, cache: SchemaCache | None, where: str) -> None:
+    """The tool's input and output schemas, from the cache when it holds this code's, else made
+    (after checking every argument is described) and cached."""
+    function = spec.function
+    key = f"{function.__module__}.{function.__qualname__}:{spec.registered_name}"
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         spec.input_schema, spec.output_schema = cached["input"], cached["output"]
-        return spec
+        return
     for field_name, info in spec.input_model.model_fields.items():
         if not (info.description or "").strip():
             raise HostError(
-                f"plugin {plugin!r}: tool {tool_name!r} parameter {field_name!r} has no description "
+                f"{where} parameter {field_name!r} has no description "
                 "(annotate it with Field(description=...))"
             )
     spec.input_schema = input_schema_of(spec.input_model)
-    spec.output_schema = output_schema_of(output_model)
+    spec.output_schema = output_schema_of(spec.output_model)
     if cache is not None:
         cache.put(key, {"input": spec.input_schema, "output": spec.output_schema})
-    return spec
 
 
 def _unwrapped(docstring: str) -> str:

@@ -531,6 +531,7 @@ class Dashboard:
                 logger.info(
                     "dashboard: member %s may not use %s (POST %s)", member.name, tool, request.url.path
                 )
+                self.host.pipeline.record_refused_request("ui", member, "PERMISSION_DENIED", tool)
                 return self.error_page(request, 403, self._forbidden_text(), (member, session))
             if (limited := await self._over_request_rate(request, member, session)) is not None:
                 return limited
@@ -546,6 +547,7 @@ class Dashboard:
         member, session = signed
         render_page, _, tool, _ = page
         if not self.allows(member, plugin, tool):
+            self.host.pipeline.record_refused_request("ui", member, "PERMISSION_DENIED", tool)
             return self.error_page(request, 403, self._forbidden_text(), signed)
         if (limited := await self._over_request_rate(request, member, session)) is not None:
             return limited

@@ -1,0 +1,215 @@
+"""One door: every surface x every kind of member x representative tools, against one real server.
+
+A real ``hostd serve`` (memory and tasks over Streamable HTTP, with the dashboard and the audit
+trail on) is asked by members of every kind through MCP and the dashboard, and ``hostd call``
+runs in-process tools for the local user. Each attempt's outcome must be what the host's one
+access policy (``AccessPolicy.may``) says for that member and tool, and the audit trail must hold
+exactly one record of each attempt, with its member, surface and outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from dashboard_support import csrf_of, form_post
+from hostd.core.config import load_config
+from hostd.core.host import Host
+from hostd.core.identity import Member
+from hostd_testing import HttpServer, write_config
+from team_support import call_modern
+
+TOKENS = {
+    "alice": "alice-one-door-token-0123456789",
+    "reader": "reader-one-door-token-0123456789",
+    "tasker": "tasker-one-door-token-0123456789",
+}
+#: A member who was removed from the tokens file: their token is no longer anyone's.
+GONE_TOKEN = "gone-one-door-token-0123456789"
+PROFILES = {"alice": None, "reader": "reader", "tasker": "tasksonly"}
+SEED_URI = "door://seed"
+#: Representative tools (a read and a write of each plugin, and one that does not exist).
+TOOLS: dict[str, dict[str, Any]] = {
+    "read_memory": {"uri": SEED_URI},
+    "create_memory": {"uri": "door://new-{member}", "content": "made through the door"},
+    "list_tasks": {},
+    "create_task": {"title": "a task of {member}"},
+    "no_such_tool": {},
+}
+#: Dashboard pages (path -> the tool each stands for) and one action.
+PAGES = {"/ui/memory": "list_memories", "/ui/tasks": "list_tasks"}
+
+
+@dataclass
+class Door:
+    server: HttpServer
+    config: Path
+    host: Host  # the same config, in this process: what the policy says
+
+
+@pytest.fixture(scope="module")
+def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Door]:
+    folder = tmp_path_factory.mktemp("door")
+    tokens = folder / "tokens.yaml"
+    tokens.write_text(
+        "".join(
+            f"{name}: {{token: {token}, profile: {PROFILES[name]}}}\n"
+            if PROFILES[name]
+            else f"{name}: {token}\n"
+            for name, token in TOKENS.items()
+        ),
+        encoding="utf-8",
+    )
+    config = write_config(
+        folder,
+        config={
+            "audit": {},
+            "profiles": {
+                "default": {
+                    "plugins": ["memory", "tasks"],
+                    "transport": {"type": "http", "tokens_file": str(tokens), "dashboard": True},
+                },
+                "reader": {
+                    "plugins": ["memory", "tasks"],
+                    "tools": {
+                        "memory": {"include": ["list_memories", "read_memory", "search_memory"]},
+                        "tasks": {"include": ["list_tasks", "get_task"]},
+                    },
+                },
+                "tasksonly": {"plugins": ["tasks"]},
+            },
+        },
+    )
+    seeded = subprocess.run(
+        [sys.executable, "-m", "hostd", "call", "create_memory", "--config", str(config)]
+        + ["--json", json.dumps({"uri": SEED_URI, "content": "seed"})],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    host = Host(load_config(str(config), "default"))
+    with HttpServer.start(config) as server:
+        yield Door(server, config, host)
+
+
+def audit(door: Door) -> list[dict[str, Any]]:
+    """The trail as ``hostd audit --json`` reads it (the server writes it within half a second)."""
+    import time
+
+    time.sleep(1.5)
+    read = subprocess.run(
+        [sys.executable, "-m", "hostd", "audit", "--json", "--config", str(door.config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert read.returncode == 0, read.stderr
+    return [json.loads(line) for line in read.stdout.splitlines()]
+
+
+def arguments_for(tool: str, member: str) -> dict[str, Any]:
+    return {
+        key: value.format(member=member) if isinstance(value, str) else value
+        for key, value in TOOLS[tool].items()
+    }
+
+
+def mcp_attempt(door: Door, token: str, tool: str, member: str) -> bool:
+    """Whether an MCP call got through the door (a result, success or a tool's own error)."""
+    try:
+        answer = call_modern(door.server.url, tool, arguments_for(tool, member), {}, token=token)
+    except AssertionError as refused:  # a 401 or 403 at the door
+        assert "401" in str(refused) or "403" in str(refused) or "Unauthorized" in str(refused)
+        return False
+    if "error" in answer:  # JSON-RPC: a tool the member does not have, answered as an unknown one
+        assert answer["error"]["code"] == -32602, answer
+        return False
+    assert "structuredContent" in answer["result"], answer
+    return True
+
+
+def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_recorded_once(
+    door: Door,
+) -> None:
+    expected: Counter[tuple[str, str, str]] = Counter()  # (member, surface, tool) -> attempts
+    refused: Counter[tuple[str, str, str]] = Counter()
+    # MCP over Streamable HTTP.
+    for member, token in TOKENS.items():
+        who = Member(member, PROFILES[member])
+        for tool in TOOLS:
+            allowed = mcp_attempt(door, token, tool, member)
+            assert allowed == door.host.access.may(who, tool), (member, tool)
+            expected[(member, "mcp", tool)] += 1
+            if not allowed:
+                refused[(member, "mcp", tool)] += 1
+    for tool in ("read_memory", "create_task"):  # a removed member: refused at the door, every time
+        assert not mcp_attempt(door, GONE_TOKEN, tool, "gone")
+        expected[("-", "mcp", "-")] += 1
+        refused[("-", "mcp", "-")] += 1
+    # The dashboard: each member's pages and a delete action.
+    for member, token in TOKENS.items():
+        who = Member(member, PROFILES[member])
+        with httpx.Client(base_url=door.server.base, follow_redirects=False, timeout=60) as client:
+            page = client.get("/ui/signin")
+            answer = form_post(
+                client, "/ui/signin", {"csrf": csrf_of(page.text), "token": token, "next": "/ui/"}
+            )
+            assert answer.status_code == 303, answer.text
+            for path, tool in PAGES.items():
+                response = client.get(path)
+                allowed = door.host.access.may(who, tool)
+                assert response.status_code == (200 if allowed else 403), (member, path, response.status_code)
+                if not allowed:
+                    expected[(member, "ui", tool)] += 1
+                    refused[(member, "ui", tool)] += 1
+            csrf = csrf_of(client.get("/ui/").text)
+            response = form_post(client, "/ui/memory/delete", {"csrf": csrf, "uri": f"door://new-{member}"})
+            allowed = door.host.access.may(who, "delete_memory")
+            assert (response.status_code in (200, 303)) == allowed, (
+                member,
+                response.status_code,
+                response.text,
+            )
+            expected[(member, "ui", "delete_memory")] += 1
+            if not allowed:
+                refused[(member, "ui", "delete_memory")] += 1
+    # The CLI: the local user, in-process.
+    for tool in ("read_memory", "no_such_tool"):
+        done = subprocess.run(
+            [sys.executable, "-m", "hostd", "call", tool, "--config", str(door.config)]
+            + ["--json", json.dumps(arguments_for(tool, "local"))],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        envelope = json.loads(done.stdout)
+        allowed = door.host.access.may(None, tool)
+        assert (envelope["status"] == "success") == allowed, envelope
+    entries = [e for e in audit(door) if e["surface"] != "cli" or e["tool"] != "create_memory"]  # the seed
+    mcp_and_actions = Counter(
+        (e["member"], e["surface"], e["tool"])
+        for e in entries
+        if e["surface"] == "mcp"
+        or (e["surface"] == "ui" and (e["tool"] == "delete_memory" or e["outcome"] != "ok"))
+    )
+    assert mcp_and_actions == expected
+    refusals = Counter(
+        (e["member"], e["surface"], e["tool"])
+        for e in entries
+        if e["surface"] != "cli" and e["outcome"] in ("NOT_FOUND", "PERMISSION_DENIED", "UNAUTHENTICATED")
+    )
+    assert refusals == refused
+    cli = [(e["tool"], e["outcome"]) for e in entries if e["surface"] == "cli"]
+    assert cli == [("read_memory", "ok"), ("no_such_tool", "NOT_FOUND")]
+    # Pages that were served were read through the pipeline too, as the member.
+    page_reads = {(e["member"], e["tool"]) for e in entries if e["surface"] == "ui" and e["outcome"] == "ok"}
+    assert ("alice", "list_memories") in page_reads and ("tasker", "list_tasks") in page_reads
