@@ -89,8 +89,17 @@ def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Door]:
         },
     )
     seeded = subprocess.run(
-        [sys.executable, "-m", "hostd", "call", "create_memory", "--config", str(config)]
-        + ["--json", json.dumps({"uri": SEED_URI, "content": "seed"})],
+        [
+            sys.executable,
+            "-m",
+            "hostd",
+            "call",
+            "create_memory",
+            "--config",
+            str(config),
+            "--json",
+            json.dumps({"uri": SEED_URI, "content": "seed"}),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -185,8 +194,17 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
     # The CLI: the local user, in-process.
     for tool in ("read_memory", "no_such_tool"):
         done = subprocess.run(
-            [sys.executable, "-m", "hostd", "call", tool, "--config", str(door.config)]
-            + ["--json", json.dumps(arguments_for(tool, "local"))],
+            [
+                sys.executable,
+                "-m",
+                "hostd",
+                "call",
+                tool,
+                "--config",
+                str(door.config),
+                "--json",
+                json.dumps(arguments_for(tool, "local")),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
