@@ -264,7 +264,9 @@ async def test_tags_and_labels_are_templates_completed_by_recency_and_use(
     assert not_served.value.error.code == -32002
 
 
-async def test_thinking_resource_refuses_the_ids_the_tools_refuse(tmp_path: Path, every_plugin: list[str]) -> None:
+async def test_thinking_resource_refuses_the_ids_the_tools_refuse(
+    tmp_path: Path, every_plugin: list[str]
+) -> None:
     """Issue 32: ``thinking://`` passed ids the tools refuse to the store: ``..`` and a NUL byte
     reached the file system, and an id too long for a file name answered an unhandled error with
     code 0 whose text named the data folder. Each is now the tools' INVALID_ARGUMENT, as invalid

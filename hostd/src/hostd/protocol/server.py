@@ -629,7 +629,9 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         except Exception:
             # Never the exception's own text (it may name the data folder's paths): logged here.
             logger.exception("resources/read of %r failed", str(params.uri)[:200])
-            text = Text(en="Reading the resource failed; see the server's log.", zh="读取资源失败，详见服务器日志。")
+            text = Text(
+                en="Reading the resource failed; see the server's log.", zh="读取资源失败，详见服务器日志。"
+            )
             raise MCPError(types.INTERNAL_ERROR, text.render(host.language), {"code": "INTERNAL"}) from None
         finally:
             CALLING_MEMBER.reset(calling)
