@@ -148,6 +148,31 @@ def test_moving_a_task_is_a_history_entry_by_the_member(seeded: tuple[Host, Any]
     assert details(host, "t-long")["task"]["priority"] == "P0"
 
 
+def test_release_claim_releases_only_the_members_own_claim(seeded: tuple[Host, Any]) -> None:
+    """Issue 32: the page's "Release claim" released another member's claim, which the
+    ``release_claim`` tool refuses. The page now calls that tool as the signed-in member: bob sees
+    no button on alice's claim, and his forged POST gets the tool's CONFLICT, the claim untouched."""
+    host, app = seeded
+    bob = member_client(app, "bob")
+    page = bob.get("/ui/tasks/view?id=t-api")
+    assert page.status_code == 200
+    assert details(host, "t-api")["task"]["claimed_by"] == "alice"
+    assert "/ui/tasks/release" not in post_forms(page.text)
+    refused = form_post(bob, "/ui/tasks/release", {"csrf": csrf_of(page.text), "task_id": "t-api"})
+    assert refused.status_code == 409 and "CONFLICT" in refused.text and 'role="alert"' in refused.text
+    got = details(host, "t-api")
+    assert (got["task"]["status"], got["task"]["claimed_by"]) == ("in_progress", "alice")
+    assert [entry["by"] for entry in got["history"]].count("bob") == 0
+    alice = member_client(app, "alice")
+    page = alice.get("/ui/tasks/view?id=t-api")
+    assert "/ui/tasks/release" in post_forms(page.text)
+    released = form_post(alice, "/ui/tasks/release", {"csrf": csrf_of(page.text), "task_id": "t-api"})
+    assert released.status_code == 303
+    got = details(host, "t-api")
+    assert (got["task"]["status"], got["task"]["claimed_by"]) == ("pending", None)
+    assert got["history"][-1]["by"] == "alice"
+
+
 def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) -> None:
     host, app = seeded
     client = member_client(app, "alice")
