@@ -140,7 +140,11 @@ def collect_views(host: Host) -> dict[str, PluginViews]:
 
 class SignIn:
     """How members sign in: a one-time link (``hostd web``), a member token (team), or, on a
-    loopback bind without tokens, a button for the local member."""
+    loopback bind with no member source at all, a button for the local member.
+
+    ``member_source`` says the transport knows its callers some way (a token, a tokens file,
+    OAuth) or is not a loopback bind: then the open button is never offered, and without member
+    tokens there is no way to sign in (``closed``) rather than a way in for anyone."""
 
     def __init__(
         self,
@@ -148,10 +152,12 @@ class SignIn:
         local_member: str,
         one_time: OneTimeToken | None = None,
         members: MemberDirectory | None = None,
+        member_source: bool = False,
     ) -> None:
         self.local_member = local_member
         self.one_time = one_time
         self.members = members
+        self.member_source = member_source
 
     @property
     def kind(self) -> str:
@@ -159,10 +165,12 @@ class SignIn:
             return "link"
         if self.members is not None and self.members.requires_token:
             return "token"
-        return "open"
+        return "closed" if self.member_source else "open"
 
     def current(self, session: Session, signer: Signer) -> Member | None:
         """The member a valid cookie stands for now, or ``None`` (removed, token rotated)."""
+        if self.kind == "closed":
+            return None
         if self.kind != "token":
             ok = session.member == self.local_member and session.fingerprint == LOCAL_FINGERPRINT
             return Member(self.local_member) if ok else None
@@ -437,6 +445,8 @@ class Dashboard:
         target = self._safe_next(form.get("next"))
         if kind == "open":
             return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+        if kind == "closed":
+            return self._signin_page(request, language, status=403)
         assert self.sign_in.members is not None
         from hostd.team.members import token_digest
 

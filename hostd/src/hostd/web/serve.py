@@ -36,7 +36,10 @@ def team_dashboard(host: Host, transport: TransportConfig, policy: HttpPolicy) -
             "dashboard cookies are signed with a key of this process: behind a load balancer set "
             "transport.state_secret_env so every replica accepts them"
         )
-    sign_in = SignIn(local_member=local_member(), members=policy.members)
+    from hostd.core.config import LOOPBACK_HOSTS
+
+    member_source = policy.requires_token or transport.host not in LOOPBACK_HOSTS
+    sign_in = SignIn(local_member=local_member(), members=policy.members, member_source=member_source)
     return Dashboard(host, signer=Signer(secret.encode() or None), sign_in=sign_in).app()
 
 
