@@ -211,6 +211,13 @@ class Dashboard:
         allowed = self.profile_tools.allowed(member)
         return allowed is None or spec.name in allowed
 
+    def opens(self, member: Member, plugin: str, path: str) -> bool:
+        """Whether ``member`` may open the page of ``plugin`` at ``path`` (a query after ``?`` aside):
+        a page links only where this holds, so no link leads to a 403."""
+        views = self.views.get(plugin)
+        page = views.pages.get(path.partition("?")[0]) if views is not None else None
+        return page is not None and self.allows(member, plugin, page[2])
+
     def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
         for spec in self.host.tools.values():
             if spec.plugin == plugin and spec.function is function:
@@ -347,7 +354,7 @@ class Dashboard:
             if overview is None:
                 continue
             for count in overview.counts:
-                href = self.url(name, count.path)
+                href = self.url(name, count.path) if self.opens(member, name, count.path) else None
                 counts.append((label[name], render(count.label, language), count.value, href))
             for item in overview.activity:
                 feed.append((item, name))
@@ -358,7 +365,7 @@ class Dashboard:
                 "member": item.member,
                 "summary": render(item.summary, language),
                 "plugin": label[name],
-                "url": self.url(name, item.path, **item.query),
+                "url": self.url(name, item.path, **item.query) if self.opens(member, name, item.path) else None,
             }
             for item, name in feed[:FEED_LIMIT]
         ]
@@ -407,7 +414,7 @@ class Dashboard:
                 member,
                 language,
                 self._member_overviews(request, member, language),
-                lambda plugin, path, query: self.url(plugin, path, **query),
+                lambda plugin, path, query: self.url(plugin, path, **query) if self.opens(member, plugin, path) else "",
                 [plugin for plugin in self.views if self._list_allowed(member, plugin)],
                 {plugin: self.plugin_label(plugin, language) for plugin in self.views},
             ),
@@ -641,6 +648,10 @@ class Dashboard:
         def can(tool: str) -> bool:
             return plugin is not None and self.allows(member, plugin, tool)
 
+        def opens(path: str = "", other: str | None = None) -> bool:
+            """Whether the member may open this plugin's page at ``path`` (or ``other`` plugin's)."""
+            return self.opens(member, other or plugin or "", path)
+
         def here(**changes: str | int | None) -> str:
             """This page's URL with some query parameters changed (``None`` removes one)."""
             query = dict(request.query_params)
@@ -656,6 +667,7 @@ class Dashboard:
             "csrf_field": csrf_field,
             "url": url,
             "can": can,
+            "opens": opens,
             "here": here,
             "member": member.name,
             "language": language,
