@@ -239,6 +239,38 @@ def test_one_cookie_for_every_replica_with_the_shared_secret(
     assert fresh.get("/ui/notes").status_code == 303
 
 
+def test_sign_out_ends_every_copy_of_the_cookie_on_every_replica(
+    hostd_data_dir: Path, notes: NotesPlugin, tokens: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: sign-out only deleted the cookie in the browser, and a copy of it kept working for
+    12 hours. Signing out now records the member's time (here in the shared data folder) and every
+    replica refuses a cookie issued before it; signing in again works."""
+    monkeypatch.setenv(SECRET_ENV, "s" * 40)
+
+    def replica(cookie: str | None = None) -> TestClient:
+        app = team_app(hostd_data_dir, notes, tokens, SECRET_ENV)
+        cookies = {"hostd_ui": cookie} if cookie else None
+        return TestClient(app, base_url=BASE_URL, follow_redirects=False, cookies=cookies)
+
+    first = replica()
+    team_sign_in(first, ALICE)
+    copied = first.cookies["hostd_ui"]
+    team_sign_in(reader := replica(), READER)  # another member's session is not ended
+    second = replica(copied)
+    assert second.get("/ui/notes").status_code == 200
+    page = first.get("/ui/notes")
+    out = form_post(first, "/ui/signout", {"csrf": csrf_of(page.text)})
+    assert out.status_code == 303 and out.headers["location"] == "/ui/signin"
+    for client in (replica(copied), second):
+        refused = client.get("/ui/notes")
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/signin")
+    assert reader.get("/ui/notes").status_code == 200
+    again = replica()
+    team_sign_in(again, ALICE)
+    assert replica(again.cookies["hostd_ui"]).get("/ui/notes").status_code == 200
+    assert replica(copied).get("/ui/notes").status_code == 303
+
+
 # --- sign-in follows the transport's policy (issue 32) -------------------------------------------
 
 OAUTH = {"issuer": "http://127.0.0.1:9", "member_claim": "preferred_username"}

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from hostd.core.host import Host
     from hostd.core.tools import ToolSpec
     from hostd.team.members import MemberDirectory
+    from hostd.team.signouts import SignOuts
     from hostd.web.signing import OneTimeToken
 
 logger = logging.getLogger("hostd.web")
@@ -153,11 +154,24 @@ class SignIn:
         one_time: OneTimeToken | None = None,
         members: MemberDirectory | None = None,
         member_source: bool = False,
+        signouts: SignOuts | None = None,
     ) -> None:
         self.local_member = local_member
         self.one_time = one_time
         self.members = members
         self.member_source = member_source
+        self.signouts = signouts
+
+    def signed_out(self, session: Session) -> bool:
+        """Whether its member signed out since the cookie was issued (on any replica)."""
+        if self.signouts is None:
+            return False
+        try:
+            at = self.signouts.signed_out_at(session.member)
+        except Exception:
+            logger.exception("dashboard: cannot read the sign-outs; the session is refused")
+            return True
+        return at is not None and session.issued_ms <= at
 
     @property
     def kind(self) -> str:
@@ -169,7 +183,7 @@ class SignIn:
 
     def current(self, session: Session, signer: Signer) -> Member | None:
         """The member a valid cookie stands for now, or ``None`` (removed, token rotated)."""
-        if self.kind == "closed":
+        if self.kind == "closed" or self.signed_out(session):
             return None
         if self.kind != "token":
             ok = session.member == self.local_member and session.fingerprint == LOCAL_FINGERPRINT
@@ -515,6 +529,11 @@ class Dashboard:
             or not self.signer.check_csrf(signed[1].session_id, form.get(CSRF_FIELD, ""))
         ):
             return self.error_page(request, 403, self._forbidden_text(), None)
+        if self.sign_in.signouts is not None:  # every copy of the cookie ends too, on every replica
+            import anyio
+
+            await anyio.to_thread.run_sync(self.sign_in.signouts.sign_out, signed[0].name)
+            logger.info("dashboard: member %s signed out", signed[0].name)
         response = RedirectResponse(f"{BASE}/signin", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=BASE, httponly=True, samesite="strict")
         return response
