@@ -349,7 +349,8 @@ class SessionStore:
 
     def load(self, session_id: str) -> SessionState | None:
         if not self.exists(session_id):
-            return self._gone(session_id)
+            self._gone(session_id)
+            return None
         with self.session_lock(session_id):
             return self._refresh(session_id)
 
@@ -671,7 +672,8 @@ class SessionStore:
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session's name and thoughts with the signature of the files they were read from."""
         if not self.exists(session_id):
-            return self._gone(session_id)
+            self._gone(session_id)
+            return None
         with self.session_lock(session_id):
             state = self._refresh(session_id)
             if state is None:
