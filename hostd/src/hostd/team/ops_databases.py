@@ -1,8 +1,8 @@
 """The host's own tables in the team database: the audit trail, the shared quota buckets and the
 dashboard's sign-outs.
 
-They live beside the plugins' schemas (``hostd_audit``, ``hostd_quotas``, ``hostd_dashboard``: prefixed so no plugin
-name can collide) and are listed with them by ``Host.team_databases``, so start-up,
+They live beside the plugins' schemas (``hostd_audit``, ``hostd_quotas``, ``hostd_dashboard``:
+prefixed so no plugin name can collide) and are listed with them by ``Host.team_databases``, so start-up,
 ``hostd db migrate`` and ``hostd config check`` migrate and check them like the plugins' tables.
 Each is opened once per host. Kept in this one module so it can follow the database layer when
 its interface changes.

@@ -232,6 +232,10 @@ class Dashboard:
         page = views.pages.get(path.partition("?")[0]) if views is not None else None
         return page is not None and self.allows(member, plugin, page[2])
 
+    def link(self, member: Member, plugin: str, path: str, **query: str | int | None) -> str | None:
+        """The URL of that page for ``member``, or ``None`` when they may not open it."""
+        return self.url(plugin, path, **query) if self.opens(member, plugin, path) else None
+
     def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
         for spec in self.host.tools.values():
             if spec.plugin == plugin and spec.function is function:
@@ -368,7 +372,7 @@ class Dashboard:
             if overview is None:
                 continue
             for count in overview.counts:
-                href = self.url(name, count.path) if self.opens(member, name, count.path) else None
+                href = self.link(member, name, count.path)
                 counts.append((label[name], render(count.label, language), count.value, href))
             for item in overview.activity:
                 feed.append((item, name))
@@ -379,7 +383,7 @@ class Dashboard:
                 "member": item.member,
                 "summary": render(item.summary, language),
                 "plugin": label[name],
-                "url": self.url(name, item.path, **item.query) if self.opens(member, name, item.path) else None,
+                "url": self.link(member, name, item.path, **item.query),
             }
             for item, name in feed[:FEED_LIMIT]
         ]
@@ -428,7 +432,7 @@ class Dashboard:
                 member,
                 language,
                 self._member_overviews(request, member, language),
-                lambda plugin, path, query: self.url(plugin, path, **query) if self.opens(member, plugin, path) else "",
+                lambda plugin, path, query: self.link(member, plugin, path, **query) or "",
                 [plugin for plugin in self.views if self._list_allowed(member, plugin)],
                 {plugin: self.plugin_label(plugin, language) for plugin in self.views},
             ),
