@@ -10,7 +10,10 @@ per member, and a cookie issued at or before it is no session anymore, on every 
 - ``hostd web`` (one process, a key of its own): in the process.
 
 Every page asks, so a replica keeps what it read for ``CACHE_SECONDS`` (a file: until the file
-changes); its own sign-outs it knows at once. Times are milliseconds since the epoch.
+changes); its own sign-outs it knows at once. The read is a short blocking statement on the
+event loop at most once a second per member. Times are milliseconds since the epoch by the clock
+of the replica that signs the cookie or records the sign-out: replicas keep their clocks in step
+(NTP), or a new sign-in on a replica running behind is refused until its clock passes the mark.
 """
 
 from __future__ import annotations
