@@ -232,9 +232,9 @@ class Dashboard:
         page = views.pages.get(path.partition("?")[0]) if views is not None else None
         return page is not None and self.allows(member, plugin, page[2])
 
-    def link(self, member: Member, plugin: str, path: str, **query: str | int | None) -> str | None:
-        """The URL of that page for ``member``, or ``None`` when they may not open it."""
-        return self.url(plugin, path, **query) if self.opens(member, plugin, path) else None
+    def link(self, viewer: Member, plugin: str, path: str, /, **query: str | int | None) -> str | None:
+        """The URL of that page for ``viewer``, or ``None`` when they may not open it."""
+        return self.url(plugin, path, **query) if self.opens(viewer, plugin, path) else None
 
     def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
         for spec in self.host.tools.values():
