@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from dashboard_support import (
+    BASE_URL,
     XSS_MERMAID,
     XSS_NOTE,
     XSS_THOUGHT,
@@ -146,6 +147,31 @@ def test_moving_a_task_is_a_history_entry_by_the_member(seeded: tuple[Host, Any]
     assert refused.status_code == 409 and "CONFLICT" in refused.text and 'id="new-status"' in refused.text
     form_post(client, "/ui/tasks/priority", {"csrf": csrf_of(page), "task_id": "t-long", "priority": "P0"})
     assert details(host, "t-long")["task"]["priority"] == "P0"
+
+
+def test_release_claim_releases_only_the_members_own_claim(seeded: tuple[Host, Any]) -> None:
+    """Issue 32: the page's "Release claim" released another member's claim, which the
+    ``release_claim`` tool refuses. The page now calls that tool as the signed-in member: bob sees
+    no button on alice's claim, and his forged POST gets the tool's CONFLICT, the claim untouched."""
+    host, app = seeded
+    bob = member_client(app, "bob")
+    page = bob.get("/ui/tasks/view?id=t-api")
+    assert page.status_code == 200
+    assert details(host, "t-api")["task"]["claimed_by"] == "alice"
+    assert "/ui/tasks/release" not in post_forms(page.text)
+    refused = form_post(bob, "/ui/tasks/release", {"csrf": csrf_of(page.text), "task_id": "t-api"})
+    assert refused.status_code == 409 and "CONFLICT" in refused.text and 'role="alert"' in refused.text
+    got = details(host, "t-api")
+    assert (got["task"]["status"], got["task"]["claimed_by"]) == ("in_progress", "alice")
+    assert [entry["by"] for entry in got["history"]].count("bob") == 0
+    alice = member_client(app, "alice")
+    page = alice.get("/ui/tasks/view?id=t-api")
+    assert "/ui/tasks/release" in post_forms(page.text)
+    released = form_post(alice, "/ui/tasks/release", {"csrf": csrf_of(page.text), "task_id": "t-api"})
+    assert released.status_code == 303
+    got = details(host, "t-api")
+    assert (got["task"]["status"], got["task"]["claimed_by"]) == ("pending", None)
+    assert got["history"][-1]["by"] == "alice"
 
 
 def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) -> None:
@@ -349,3 +375,96 @@ def test_the_task_feed_is_the_newest_changes_whatever_their_priority(seeded: tup
     feed = overview[overview.index('<ol class="feed">') :]
     first = feed[: feed.index("</li>")]
     assert "completed task t-long" in first and ">bob<" in first  # a P2 task, finished last
+
+
+# --- read-only profiles: every link opens (issue 32) -------------------------------------------
+
+#: Profiles that read: ``lister`` serves each plugin's list and its read tool for one item (but not
+#: get_memory_versions), ``glancer`` the lists alone.
+NARROW_PROFILES = {
+    "lister": {
+        "memory": ["list_memories", "search_memory", "read_memory", "get_memory_stats"],
+        "tasks": ["list_tasks", "get_task", "get_task_stats"],
+        "deep-thinking": ["list_sessions", "get_session"],
+    },
+    "glancer": {"memory": ["list_memories"], "tasks": ["list_tasks"], "deep-thinking": ["list_sessions"]},
+}
+NARROW_TOKENS = {"lister": "lister-dashboard-token-0123456789", "glancer": "glancer-dashboard-token-01234567"}
+
+
+@pytest.fixture
+def narrow(tmp_path: Path) -> Iterator[Any]:
+    from dashboard_support import PLUGINS
+    from hostd.core.config import config_from_mapping
+
+    profiles: dict[str, Any] = {"default": {"plugins": PLUGINS}}
+    for name, tools in NARROW_PROFILES.items():
+        profiles[name] = {"plugins": PLUGINS, "tools": {p: {"include": t} for p, t in tools.items()}}
+    raw = {"language": "en", "profiles": profiles}
+    host = Host(config_from_mapping(raw, "default", data_dir=tmp_path / "data"))
+    host.startup()
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        "".join(f"{name}: {{token: {token}, profile: {name}}}\n" for name, token in NARROW_TOKENS.items()),
+        encoding="utf-8",
+    )
+    try:
+        anyio.run(seed, host)
+        anyio.run(lambda: call_as(host, "alice", "update_memory", uri="project://dashboard", content="v2"))
+        yield dashboard_app(host, tokens)
+    finally:
+        host.shutdown()
+
+
+def crawl(client: TestClient, limit: int = 400) -> dict[str, str]:
+    """Every dashboard page reachable by a link from the overview: ``{url: page}``; each must
+    answer 200 (a link that leads to a 403, or anything else, fails here)."""
+    import html
+
+    seen: dict[str, str] = {}
+    queue = ["/ui/"]
+    while queue and len(seen) < limit:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        answer = client.get(url)
+        assert answer.status_code == 200, (url, answer.status_code, answer.text[-600:])
+        seen[url] = answer.text
+        for href in re.findall(r'href="(/ui/[^"#]*)', answer.text):
+            target = html.unescape(href)
+            if target.startswith("/ui/static/") or "lang=" in target:
+                continue
+            if target not in seen:
+                queue.append(target)
+    return seen
+
+
+def test_a_read_only_member_opens_every_item_their_lists_link_to(narrow: Any) -> None:
+    """Issue 32: a member on a read-only profile saw the memory and task lists, but every item
+    they linked to answered 403 (the item page needed get_memory_versions / get_task). Each item
+    page now opens with the plugin's read tool for it, shows versions only with
+    get_memory_versions, and no page links to a page or action the member may not use."""
+    client = TestClient(narrow, base_url=BASE_URL, follow_redirects=False)
+    form = client.get("/ui/signin")
+    fields = {"csrf": csrf_of(form.text), "token": NARROW_TOKENS["lister"], "next": "/ui/"}
+    assert form_post(client, "/ui/signin", fields).status_code == 303
+    pages = crawl(client)
+    for item in (
+        "/ui/memory/view?uri=project%3A%2F%2Fdashboard",
+        "/ui/tasks/view?id=t-api",
+        "/ui/deep-thinking/view?id=plan",
+    ):
+        assert item in pages, sorted(pages)
+    memory = pages["/ui/memory/view?uri=project%3A%2F%2Fdashboard"]
+    assert "v2" in memory and 'id="versions-title"' not in memory and "/ui/memory/diff" not in memory
+    for url, page in pages.items():
+        assert post_forms(page) == [], url
+    # Where the profile serves the lists alone, nothing links to an item.
+    glancer = TestClient(narrow, base_url=BASE_URL, follow_redirects=False)
+    form = glancer.get("/ui/signin")
+    fields = {"csrf": csrf_of(form.text), "token": NARROW_TOKENS["glancer"], "next": "/ui/"}
+    assert form_post(glancer, "/ui/signin", fields).status_code == 303
+    pages = crawl(glancer)
+    assert {"/ui/memory", "/ui/tasks", "/ui/deep-thinking"} <= set(pages)
+    assert not [url for url in pages if "/view" in url]
+    assert glancer.get("/ui/tasks/view?id=t-api").status_code == 403

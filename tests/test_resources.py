@@ -262,3 +262,41 @@ async def test_tags_and_labels_are_templates_completed_by_recency_and_use(
     assert untagged.value.error.code == -32002
     assert hidden == [] and bobs == ["build", "backend", "bug"]
     assert not_served.value.error.code == -32002
+
+
+async def test_thinking_resource_refuses_the_ids_the_tools_refuse(
+    tmp_path: Path, every_plugin: list[str]
+) -> None:
+    """Issue 32: ``thinking://`` passed ids the tools refuse to the store: ``..`` and a NUL byte
+    reached the file system, and an id too long for a file name answered an unhandled error with
+    code 0 whose text named the data folder. Each is now the tools' INVALID_ARGUMENT, as invalid
+    params, naming the argument and never a path."""
+    config_path = config(tmp_path)
+    data_dir = str(tmp_path)
+    async with served_client(config_path) as client:
+        refused = {}
+        for session_id in ("..", ".", "a\x00b", "x" * 300, "a%2Fb", "a\n"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(f"thinking://{session_id}")
+            refused[session_id] = caught.value.error
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("thinking://no-such-session")
+    for session_id, error in refused.items():
+        assert (error.code, error.data) == (
+            types.INVALID_PARAMS,
+            {
+                "code": "INVALID_ARGUMENT",
+                "argument": "session_id",
+                "problem": "string_pattern_mismatch",
+                "uri": f"thinking://{session_id}",
+            },
+        ), session_id
+        assert error.message == (
+            "Invalid argument 'session_id': it must match ^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$. "
+            "Session ids are 1-64 letters, digits, '_', '-' or '.', not starting with '.'."
+        )
+        assert data_dir not in error.message
+    assert (missing.value.error.code, missing.value.error.data) == (
+        -32002,
+        {"code": "NOT_FOUND", "session_id": "no-such-session", "uri": "thinking://no-such-session"},
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from team_cluster import NGINX_INSTALL, Balancer, Replica, find_nginx, free_port
 
 pytestmark = pytest.mark.slow
 ALICE = "alice-dashboard-token-0123456789"
+BOB = "bob-dashboard-token-0123456789ab"
 STATE_SECRET = "team-dashboard-state-secret-0123456789abcdef"
 
 
@@ -34,7 +36,7 @@ def deployment(
         pytest.skip(f"nginx is not installed: {NGINX_INSTALL}")
     folder = tmp_path_factory.mktemp("team-dashboard")
     tokens = folder / "tokens.yaml"
-    tokens.write_text(yaml.safe_dump({"alice": ALICE}), encoding="utf-8")
+    tokens.write_text(yaml.safe_dump({"alice": ALICE, "bob": BOB}), encoding="utf-8")
     transport = {
         "type": "http",
         "stateless": True,
@@ -71,7 +73,7 @@ def deployment(
         for replica in replicas:
             replica.stop()
         logs = "".join(Path(r.log).read_text(errors="replace") for r in replicas)
-        assert ALICE not in logs  # the token is never logged
+        assert ALICE not in logs and BOB not in logs  # the tokens are never logged
 
 
 def csrf_of(page: str) -> str:
@@ -117,3 +119,45 @@ def test_one_cookie_opens_pages_on_every_replica(deployment: tuple[Balancer, lis
             page = direct.get("/ui/")
             assert page.status_code == 200, replica.port
             assert "Overview" in page.text and ALICE not in page.text
+
+
+def test_sign_out_ends_the_session_on_every_replica(deployment: tuple[Balancer, list[Replica]]) -> None:
+    """Issue 32: sign-out deleted the cookie in the browser only; a copy kept working for 12 hours.
+    Bob signs out on one replica: the team database records when, and a copy of his cookie is
+    refused by every replica (directly and through nginx); signing in again works everywhere."""
+    _, replicas = deployment
+
+    def direct(replica: Replica, cookie: str | None = None) -> httpx.Client:
+        return httpx.Client(
+            base_url=f"http://127.0.0.1:{replica.port}",
+            cookies={"hostd_ui": cookie} if cookie else None,
+            follow_redirects=False,
+            timeout=30,
+        )
+
+    def sign_in(client: httpx.Client) -> str:
+        signin = client.get("/ui/signin")
+        answer = client.post("/ui/signin", **form({"csrf": csrf_of(signin.text), "token": BOB}))  # type: ignore[arg-type]
+        assert answer.status_code == 303
+        return str(client.cookies["hostd_ui"])
+
+    with direct(replicas[0]) as first:
+        copied = sign_in(first)
+        for replica in replicas:
+            with direct(replica, copied) as other:
+                assert other.get("/ui/memory").status_code == 200, replica.port
+        page = first.get("/ui/")
+        out = first.post("/ui/signout", **form({"csrf": csrf_of(page.text)}))  # type: ignore[arg-type]
+        assert out.status_code == 303 and out.headers["location"] == "/ui/signin"
+    deadline = time.monotonic() + 10  # a replica trusts a sign-out time it read for a second
+    for replica in replicas:
+        with direct(replica, copied) as other:
+            while (answer := other.get("/ui/memory")).status_code == 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert answer.status_code == 303, replica.port
+            assert answer.headers["location"].startswith("/ui/signin"), replica.port
+    with direct(replicas[2]) as again:
+        fresh = sign_in(again)
+    for replica in replicas:
+        with direct(replica, fresh) as other:
+            assert other.get("/ui/memory").status_code == 200, replica.port

@@ -4,7 +4,10 @@ read), and buckets shared by replicas through the team database."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -92,6 +95,43 @@ async def test_a_served_call_over_quota_is_rate_limited(tmp_path: Path) -> None:
     assert [w["status"] for w in whoami] == ["success", "success", "error"]
     assert 0 < whoami[2]["error"]["details"]["retry_after"] <= 10
     assert bobs["member"] == "bob"  # another member's bucket is full
+
+
+def test_a_limit_naming_no_served_tool_is_a_config_error(tmp_path: Path) -> None:
+    """Issue 32: a ``limits.tools`` entry under the plugin's own name, where the profile serves the
+    tool with a prefix, limited nothing and ``config check`` said ok. ``config check`` and ``serve``
+    now refuse it (exit 2), naming the key and the names the profile serves."""
+    env = install_team_plugins(tmp_path)
+
+    def hostd(limits: dict[str, Any], *command: str) -> subprocess.CompletedProcess[str]:
+        config = write_config(
+            tmp_path,
+            config={
+                "limits": {"tools": limits},
+                "profiles": {"default": {"plugins": ["probe"], "tools": {"probe": {"prefix": "p_"}}}},
+            },
+        )
+        return subprocess.run(
+            [sys.executable, "-m", "hostd", *command, "--config", str(config)],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+
+    served = "p_ask, p_count_slowly, p_echo, p_fail, p_noisy, p_where"
+    for command in (("config", "check"), ("serve",)):
+        refused = hostd({"echo": {"calls_per_minute": 1}}, *command)
+        assert (refused.returncode, refused.stdout) == (2, ""), command
+        assert refused.stderr == (
+            "hostd: limits.tools.echo: no profile serves a tool of that name\n"
+            f"  profile 'default' serves: {served}\n"
+            "name each tool as the profile serves it (with the profile's prefix, if it adds one)\n"
+        ), command
+    checked = hostd({"p_echo": {"calls_per_minute": 1}}, "config", "check")
+    assert checked.returncode == 0, checked.stderr
+    assert "profile default: ok (1 plugins, 6 tools)" in checked.stdout
 
 
 def raw_request(port: int, token: str, content_length: int) -> bytes:

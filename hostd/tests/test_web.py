@@ -19,6 +19,7 @@ from hostd.protocol.server import build_server
 from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import local_app, team_dashboard
 from hostd.web.signing import OneTimeToken, Signer
+from hostd_testing import HttpServer, write_config
 from starlette.testclient import TestClient
 from web_support import BASE_URL, NotesPlugin, csrf_of, form_post, notes_host, signed_in_client
 
@@ -236,6 +237,136 @@ def test_one_cookie_for_every_replica_with_the_shared_secret(
         cookies={"hostd_ui": cookie},
     )
     assert fresh.get("/ui/notes").status_code == 303
+
+
+def test_sign_out_ends_every_copy_of_the_cookie_on_every_replica(
+    hostd_data_dir: Path, notes: NotesPlugin, tokens: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: sign-out only deleted the cookie in the browser, and a copy of it kept working for
+    12 hours. Signing out now records the member's time (here in the shared data folder) and every
+    replica refuses a cookie issued before it; signing in again works."""
+    monkeypatch.setenv(SECRET_ENV, "s" * 40)
+
+    def replica(cookie: str | None = None) -> TestClient:
+        app = team_app(hostd_data_dir, notes, tokens, SECRET_ENV)
+        cookies = {"hostd_ui": cookie} if cookie else None
+        return TestClient(app, base_url=BASE_URL, follow_redirects=False, cookies=cookies)
+
+    first = replica()
+    team_sign_in(first, ALICE)
+    copied = first.cookies["hostd_ui"]
+    team_sign_in(reader := replica(), READER)  # another member's session is not ended
+    second = replica(copied)
+    assert second.get("/ui/notes").status_code == 200
+    page = first.get("/ui/notes")
+    out = form_post(first, "/ui/signout", {"csrf": csrf_of(page.text)})
+    assert out.status_code == 303 and out.headers["location"] == "/ui/signin"
+    for client in (replica(copied), second):
+        refused = client.get("/ui/notes")
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/signin")
+    assert reader.get("/ui/notes").status_code == 200
+    again = replica()
+    team_sign_in(again, ALICE)
+    assert replica(again.cookies["hostd_ui"]).get("/ui/notes").status_code == 200
+    assert replica(copied).get("/ui/notes").status_code == 303
+
+
+# --- sign-in follows the transport's policy (issue 32) -------------------------------------------
+
+OAUTH = {"issuer": "http://127.0.0.1:9", "member_claim": "preferred_username"}
+
+
+def oauth_config(tmp_path: Path, **transport: Any) -> Path:
+    return write_config(
+        tmp_path,
+        config={
+            "language": "en",
+            "profiles": {
+                "default": {
+                    "plugins": ["probe"],
+                    "transport": {"type": "http", "oauth": OAUTH, "dashboard": True, **transport},
+                }
+            },
+        },
+    )
+
+
+def test_oauth_with_the_dashboard_needs_a_tokens_file(tmp_path: Path, probe_install: dict[str, str]) -> None:
+    """Issue 32: with ``transport.oauth``, no tokens file and ``dashboard: true``, ``/ui`` offered
+    "Continue as <login>" and signed anyone in with no credential while ``/mcp`` answered 401.
+    ``config check`` and ``serve`` now refuse that config, naming the keys."""
+    config = oauth_config(tmp_path)
+    reason = (
+        "transport.dashboard: true with transport.oauth needs transport.tokens_file: dashboard members "
+        "sign in with a token from that file (signing in through the identity provider is not offered "
+        "yet); add transport.tokens_file or set transport.dashboard: false"
+    )
+    for command in (["config", "check"], ["serve", "--transport", "http", "--port", "0"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "hostd", *command, "--config", str(config)],
+            env={**os.environ, **probe_install},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert (done.returncode, done.stdout) == (2, ""), (command, done.stderr)
+        assert done.stderr == (
+            f"hostd: {config}: invalid config\nprofiles.default.transport: Value error, {reason}\n"
+        ), command
+
+
+def test_a_served_oauth_dashboard_asks_for_a_member_token(
+    tmp_path: Path, probe_install: dict[str, str]
+) -> None:
+    """The same server with a tokens file: a real ``hostd serve`` offers the token form only, a
+    sign-in without a token is refused, and a member's token signs in."""
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(f"alice: {ALICE}\n", encoding="utf-8")
+    config = oauth_config(tmp_path, tokens_file=str(tokens))
+    with (
+        HttpServer.start(config, env=probe_install) as server,
+        httpx.Client(base_url=server.base, follow_redirects=False, timeout=30) as client,
+    ):
+        form = client.get("/ui/signin")
+        assert form.status_code == 200 and 'type="password"' in form.text
+        assert "Continue as" not in form.text and "Continue" not in form.text
+        fields = {"csrf": csrf_of(form.text), "next": "/ui/"}
+        refused = client.post("/ui/signin", data=fields)
+        assert refused.status_code == 401 and "hostd_ui" not in refused.headers.get("set-cookie", "")
+        assert client.get("/ui/").status_code == 303
+        assert client.post("/mcp", json={}).status_code == 401
+        signed = client.post("/ui/signin", data={**fields, "token": ALICE})
+        assert signed.status_code == 303 and "hostd_ui=" in signed.headers["set-cookie"]
+        page = client.get("/ui/")  # the client keeps the cookie
+        assert page.status_code == 200 and ">alice<" in page.text
+
+
+def test_no_open_button_where_the_transport_knows_its_members(
+    hostd_data_dir: Path, notes: NotesPlugin
+) -> None:
+    """The open "Continue as" button only on a loopback bind with no member source at all: where
+    the transport has one the dashboard cannot use, there is no way in, never one for anyone."""
+    from hostd.web.app import SignIn
+    from hostd.web.serve import dashboard_app
+
+    policy = HttpPolicy(TransportConfig(type="http"))
+    host = notes_host(hostd_data_dir, notes)
+    for member_source, kind in ((False, "open"), (True, "closed")):
+        sign_in = SignIn(local_member="someone", members=policy.members, member_source=member_source)
+        assert sign_in.kind == kind
+        app = dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy)
+        client = TestClient(app, base_url=BASE_URL, follow_redirects=False)
+        form = client.get("/ui/signin")
+        answer = form_post(
+            client, "/ui/signin", {"csrf": csrf_of(form.text) if kind == "open" else "", "next": "/ui/"}
+        )
+        if kind == "open":
+            assert "Continue as" in form.text and answer.status_code == 303
+            continue
+        assert form.status_code == 200 and "Continue" not in form.text and "no way to sign in" in form.text
+        assert answer.status_code == 403 and "set-cookie" not in answer.headers
+        assert client.get("/ui/notes").status_code == 303
 
 
 # --- hostd web, the command ------------------------------------------------------------------

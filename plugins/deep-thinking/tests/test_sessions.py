@@ -429,3 +429,21 @@ async def test_restore_names_the_backup_it_cannot_find(client: Client) -> None:
     missing = await fails(client, "restore_session", "NOT_FOUND", session_id="gone", backup="nope.json")
     assert "'nope.json'" in missing["message"] and "'gone'" in missing["message"]
     assert missing["error"]["details"]["backups"][0] == deleted["backup_id"]  # newest first
+
+
+async def test_looking_up_missing_sessions_leaves_no_lock_files_behind(
+    client: Client, hostd_data_dir: Path, backend: dict[str, Any]
+) -> None:
+    """Issue 32: each lookup of a session that does not exist left a lock file for good (200
+    reads, 200 files). A lookup that finds nothing takes no lock and writes nothing."""
+    if "storage" in backend:
+        pytest.skip("the team database keeps no lock files")
+    await sample_session(client, "kept")
+    locks = hostd_data_dir / PLUGIN / ".locks"
+    before = sorted(path.name for path in locks.iterdir())
+    for n in range(200):
+        await fails(client, "get_session", "NOT_FOUND", session_id=f"missing-{n}")
+        await fails(client, "export_session", "NOT_FOUND", session_id=f"gone-{n}", format="json")
+    await fails(client, "update_session_status", "NOT_FOUND", session_id="nobody", status="completed")
+    await fails(client, "delete_session", "NOT_FOUND", session_id="nobody")
+    assert sorted(path.name for path in locks.iterdir()) == before

@@ -145,6 +145,27 @@ def _make_host(args: argparse.Namespace) -> Any:
     return Host(loaded, cwd=Path.cwd())
 
 
+def served_tool_names(args: argparse.Namespace, *built: Any) -> dict[str, set[str]]:
+    """Each profile's served tool names (``built``: hosts already made for some profiles)."""
+    from hostd.core.config import load_config
+    from hostd.core.host import Host
+
+    served = {host.loaded.profile_name: set(host.tools) for host in built}
+    for name in built[0].loaded.config.profiles:
+        if name not in served:
+            served[name] = set(Host(load_config(args.config, name), cwd=Path.cwd()).tools)
+    return served
+
+
+def check_limits(args: argparse.Namespace, *built: Any) -> None:
+    """A ``limits.tools`` entry that names no served tool stops ``serve`` and ``config check``."""
+    from hostd.team.quotas import check_limit_tools
+
+    limits = built[0].loaded.config.limits
+    if limits is not None and limits.tools:
+        check_limit_tools(limits, served_tool_names(args, *built))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
 
     from hostd.protocol.server import build_server
@@ -153,6 +174,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from hostd.team.health import PluginsStarted, host_readiness
 
     host = _make_host(args)
+    check_limits(args, host)
     transport = host.loaded.profile.transport
     overrides = {k: v for k, v in (("type", args.transport), ("host", args.host), ("port", args.port)) if v}
     transport = transport.model_copy(update=overrides)
@@ -349,9 +371,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         names = (
             [loaded.profile_name] if args.profile else (list(loaded.config.profiles) or [loaded.profile_name])
         )
-        for name in names:
-            profile_loaded = load_config(args.config, name)
-            host = Host(profile_loaded, cwd=Path.cwd())
+        hosts = {name: Host(load_config(args.config, name), cwd=Path.cwd()) for name in names}
+        check_limits(args, *hosts.values())
+        for name, host in hosts.items():
             print(f"profile {name}: ok ({len(host.plugin_names)} plugins, {len(host.tools)} tools)")
         print(f"config: {loaded.source or '(none: built-in defaults)'}")
         if loaded.config.storage is None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hostd.core.errors import HostError
 from hostd.core.i18n import Language, language_from_locale
@@ -101,6 +101,18 @@ class TransportConfig(_Strict):
         le=3600,
         description="on SIGTERM, seconds to let requests in flight finish before they are cut",
     )
+
+    @model_validator(mode="after")
+    def _dashboard_has_a_sign_in(self) -> TransportConfig:
+        """With ``oauth``, members sign in at the identity provider, which the dashboard does not
+        (yet) do: without a tokens file it would have no way to tell who is signing in."""
+        if self.dashboard and self.oauth is not None and self.tokens_file is None:
+            raise ValueError(
+                "transport.dashboard: true with transport.oauth needs transport.tokens_file: dashboard "
+                "members sign in with a token from that file (signing in through the identity provider "
+                "is not offered yet); add transport.tokens_file or set transport.dashboard: false"
+            )
+        return self
 
 
 class ToolSelection(_Strict):

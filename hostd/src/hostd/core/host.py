@@ -88,6 +88,8 @@ class Host:
         self.observers = CallObservers()
         self.quotas: CallQuotas | None = None  # ``limits``, set by ``hostd serve`` (hostd.team.quotas)
         self.ops_databases: dict[str, Any] = {}  # the host's own tables (hostd.team.ops_databases)
+        #: Closed last at shutdown, newest first (what a surface opened lazily: the dashboard's sign-outs).
+        self.closers: list[Callable[[], None]] = []
         self.resource_kinds: list[ResourceKind] = []
         #: Where changed resources are published (``hostd.protocol.subscriptions``), set by the server.
         self.changes: ChangeFeed | None = None
@@ -381,6 +383,8 @@ class Host:
         for name in reversed(self.plugin_names):
             self.contexts[name].close_resources()
         self._started.clear()
+        while self.closers:
+            self.closers.pop()()
 
     # --- calls -------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ request, through the host's call pipeline and offerings."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from hostd.core.host import Host
+
+logger = logging.getLogger("hostd.server")
 
 
 class McpHandlers:
@@ -153,6 +156,15 @@ class McpHandlers:
             found = await self.host.offerings.read_resource(request_member(request), str(params.uri))
         except CodedError as exc:
             raise resource_error(self.host, exc, str(params.uri)) from None
+        except Exception:
+            # Never the exception's own text (it may name the data folder's paths): logged here.
+            logger.exception("resources/read of %r failed", str(params.uri)[:200])
+            text = Text(
+                en="Reading the resource failed; see the server's log.", zh="读取资源失败，详见服务器日志。"
+            )
+            raise MCPError(
+                types.INTERNAL_ERROR, text.render(self.host.language), {"code": "INTERNAL"}
+            ) from None
         return types.ReadResourceResult(contents=[resource_contents(found)])
 
     def input_schema(self, name: str) -> dict[str, Any] | None:

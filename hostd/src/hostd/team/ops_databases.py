@@ -1,7 +1,8 @@
-"""The host's own tables in the team database: the audit trail and the shared quota buckets.
+"""The host's own tables in the team database: the audit trail, the shared quota buckets and the
+dashboard's sign-outs.
 
-They live beside the plugins' schemas (``hostd_audit``, ``hostd_quotas``: prefixed so no plugin
-name can collide) and are listed with them by ``Host.team_databases``, so start-up,
+They live beside the plugins' schemas (``hostd_audit``, ``hostd_quotas``, ``hostd_dashboard``:
+prefixed so no plugin name can collide) and are listed with them by ``Host.team_databases``, so start-up,
 ``hostd db migrate`` and ``hostd config check`` migrate and check them like the plugins' tables.
 Each is opened once per host. Kept in this one module so it can follow the database layer when
 its interface changes.
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 AUDIT = "hostd_audit"
 QUOTAS = "hostd_quotas"
+DASHBOARD = "hostd_dashboard"
 
 #: The audit table (hostd.team.audit); migrations applied like the plugins'
 #: (``hostd db migrate`` or at start). The second records the surface of each attempt and says
@@ -52,7 +54,18 @@ QUOTA_MIGRATIONS = [
     """
 ]
 
-_MIGRATIONS = {AUDIT: AUDIT_MIGRATIONS, QUOTAS: QUOTA_MIGRATIONS}
+#: When each member last signed out of the dashboard (hostd.team.signouts): a cookie issued before
+#: is refused by every replica.
+DASHBOARD_MIGRATIONS = [
+    """
+    CREATE TABLE signouts (
+        member text PRIMARY KEY,
+        at_ms bigint NOT NULL
+    );
+    """
+]
+
+_MIGRATIONS = {AUDIT: AUDIT_MIGRATIONS, QUOTAS: QUOTA_MIGRATIONS, DASHBOARD: DASHBOARD_MIGRATIONS}
 
 
 class OpsHost(Protocol):
@@ -75,6 +88,8 @@ def _wanted(host: OpsHost) -> list[str]:
     limits = config.limits
     if limits is not None and (limits.per_member is not None or limits.tools):
         wanted.append(QUOTAS)
+    if host.loaded.profile.transport.dashboard:
+        wanted.append(DASHBOARD)
     return wanted
 
 

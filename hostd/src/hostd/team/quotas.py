@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hostd.core.errors import HostError
 from hostd.team.ops_databases import OpsHost
 
 if TYPE_CHECKING:
@@ -154,6 +155,26 @@ def install_request_rate(host: OpsHost) -> RequestRate | None:
 
         buckets = DatabaseBuckets(ops_database(host, QUOTAS))
     return RequestRate(per_minute, burst=max(1.0, per_minute), buckets=buckets)
+
+
+def check_limit_tools(limits: LimitsConfig | None, served: Mapping[str, Collection[str]]) -> None:
+    """``HostError`` for a ``limits.tools`` entry that names no tool any profile serves.
+
+    ``served`` is each profile's served tool names (with the profile's prefix). Quotas are asked by
+    the served name, so an entry under another spelling (the plugin's own name where the profile
+    adds a prefix) would never apply: a limit the operator believes in but that limits nothing.
+    """
+    if limits is None or not limits.tools:
+        return
+    known = set().union(*served.values()) if served else set()
+    unknown = [name for name in limits.tools if name not in known]
+    if not unknown:
+        return
+    lines = [f"limits.tools.{name}: no profile serves a tool of that name" for name in unknown]
+    for profile, names in served.items():
+        lines.append(f"  profile {profile!r} serves: {', '.join(sorted(names)) or '(no tools)'}")
+    lines.append("name each tool as the profile serves it (with the profile's prefix, if it adds one)")
+    raise HostError("\n".join(lines))
 
 
 class LimitedHost(OpsHost, Protocol):

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from hostd.core.host import Host
     from hostd.core.tools import ToolSpec
     from hostd.team.members import MemberDirectory
+    from hostd.team.signouts import SignOuts
     from hostd.web.signing import OneTimeToken
 
 logger = logging.getLogger("hostd.web")
@@ -143,7 +144,11 @@ def collect_views(host: Host) -> dict[str, PluginViews]:
 
 class SignIn:
     """How members sign in: a one-time link (``hostd web``), a member token (team), or, on a
-    loopback bind without tokens, a button for the local member."""
+    loopback bind with no member source at all, a button for the local member.
+
+    ``member_source`` says the transport knows its callers some way (a token, a tokens file,
+    OAuth) or is not a loopback bind: then the open button is never offered, and without member
+    tokens there is no way to sign in (``closed``) rather than a way in for anyone."""
 
     def __init__(
         self,
@@ -151,10 +156,25 @@ class SignIn:
         local_member: str,
         one_time: OneTimeToken | None = None,
         members: MemberDirectory | None = None,
+        member_source: bool = False,
+        signouts: SignOuts | None = None,
     ) -> None:
         self.local_member = local_member
         self.one_time = one_time
         self.members = members
+        self.member_source = member_source
+        self.signouts = signouts
+
+    def signed_out(self, session: Session) -> bool:
+        """Whether its member signed out since the cookie was issued (on any replica)."""
+        if self.signouts is None:
+            return False
+        try:
+            at = self.signouts.signed_out_at(session.member)
+        except Exception:
+            logger.exception("dashboard: cannot read the sign-outs; the session is refused")
+            return True
+        return at is not None and session.issued_ms <= at
 
     @property
     def kind(self) -> str:
@@ -162,10 +182,12 @@ class SignIn:
             return "link"
         if self.members is not None and self.members.requires_token:
             return "token"
-        return "open"
+        return "closed" if self.member_source else "open"
 
     def current(self, session: Session, signer: Signer) -> Member | None:
         """The member a valid cookie stands for now, or ``None`` (removed, token rotated)."""
+        if self.kind == "closed" or self.signed_out(session):
+            return None
         if self.kind != "token":
             ok = session.member == self.local_member and session.fingerprint == LOCAL_FINGERPRINT
             return Member(self.local_member) if ok else None
@@ -201,6 +223,17 @@ class Dashboard:
         does for the call the page or action then makes (so no link leads to a refusal)."""
         spec = self.served_spec(plugin, tool)
         return spec is not None and self.host.access.may(member, spec.name)
+
+    def opens(self, member: Member, plugin: str, path: str) -> bool:
+        """Whether ``member`` may open the page of ``plugin`` at ``path`` (a query after ``?`` aside):
+        a page links only where this holds, so no link leads to a 403."""
+        views = self.views.get(plugin)
+        page = views.pages.get(path.partition("?")[0]) if views is not None else None
+        return page is not None and self.allows(member, plugin, page[2])
+
+    def link(self, viewer: Member, plugin: str, path: str, /, **query: str | int | None) -> str | None:
+        """The URL of that page for ``viewer``, or ``None`` when they may not open it."""
+        return self.url(plugin, path, **query) if self.opens(viewer, plugin, path) else None
 
     def spec_of_function(self, plugin: str, function: Callable[..., Any]) -> ToolSpec | None:
         for spec in self.host.tools.values():
@@ -338,7 +371,7 @@ class Dashboard:
             if overview is None:
                 continue
             for count in overview.counts:
-                href = self.url(name, count.path)
+                href = self.link(member, name, count.path)
                 counts.append((label[name], render(count.label, language), count.value, href))
             for item in overview.activity:
                 feed.append((item, name))
@@ -349,7 +382,7 @@ class Dashboard:
                 "member": item.member,
                 "summary": render(item.summary, language),
                 "plugin": label[name],
-                "url": self.url(name, item.path, **item.query),
+                "url": self.link(member, name, item.path, **item.query),
             }
             for item, name in feed[:FEED_LIMIT]
         ]
@@ -398,7 +431,7 @@ class Dashboard:
                 member,
                 language,
                 self._member_overviews(request, member, language),
-                lambda plugin, path, query: self.url(plugin, path, **query),
+                lambda plugin, path, query: self.link(member, plugin, path, **query) or "",
                 [plugin for plugin in self.views if self._list_allowed(member, plugin)],
                 {plugin: self.plugin_label(plugin, language) for plugin in self.views},
             ),
@@ -436,6 +469,8 @@ class Dashboard:
         target = self._safe_next(form.get("next"))
         if kind == "open":
             return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
+        if kind == "closed":
+            return self._signin_page(request, language, status=403)
         assert self.sign_in.members is not None
         from hostd.team.members import token_digest
 
@@ -497,6 +532,11 @@ class Dashboard:
             or not self.signer.check_csrf(signed[1].session_id, form.get(CSRF_FIELD, ""))
         ):
             return self.error_page(request, 403, self._forbidden_text(), None)
+        if self.sign_in.signouts is not None:  # every copy of the cookie ends too, on every replica
+            import anyio
+
+            await anyio.to_thread.run_sync(self.sign_in.signouts.sign_out, signed[0].name)
+            logger.info("dashboard: member %s signed out", signed[0].name)
         response = RedirectResponse(f"{BASE}/signin", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=BASE, httponly=True, samesite="strict")
         return response
@@ -651,6 +691,10 @@ class Dashboard:
         def can(tool: str) -> bool:
             return plugin is not None and self.allows(member, plugin, tool)
 
+        def opens(path: str = "", other: str | None = None) -> bool:
+            """Whether the member may open this plugin's page at ``path`` (or ``other`` plugin's)."""
+            return self.opens(member, other or plugin or "", path)
+
         def here(**changes: str | int | None) -> str:
             """This page's URL with some query parameters changed (``None`` removes one)."""
             query = dict(request.query_params)
@@ -666,6 +710,7 @@ class Dashboard:
             "csrf_field": csrf_field,
             "url": url,
             "can": can,
+            "opens": opens,
             "here": here,
             "member": member.name,
             "language": language,

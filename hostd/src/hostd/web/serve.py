@@ -36,7 +36,17 @@ def team_dashboard(host: Host, transport: TransportConfig, policy: HttpPolicy) -
             "dashboard cookies are signed with a key of this process: behind a load balancer set "
             "transport.state_secret_env so every replica accepts them"
         )
-    sign_in = SignIn(local_member=local_member(), members=policy.members)
+    from hostd.core.config import LOOPBACK_HOSTS
+
+    member_source = policy.requires_token or transport.host not in LOOPBACK_HOSTS
+    from hostd.team.signouts import sign_outs_for
+
+    sign_in = SignIn(
+        local_member=local_member(),
+        members=policy.members,
+        member_source=member_source,
+        signouts=sign_outs_for(host),
+    )
     return Dashboard(host, signer=Signer(secret.encode() or None), sign_in=sign_in).app()
 
 
@@ -59,7 +69,9 @@ def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPo
 
 def local_app(host: Host, one_time: OneTimeToken, policy: HttpPolicy) -> ASGIApp:
     """``hostd web``'s whole app: signed in by the one-time link, keyed per process."""
-    sign_in = SignIn(local_member=local_member(), one_time=one_time)
+    from hostd.team.signouts import MemorySignOuts
+
+    sign_in = SignIn(local_member=local_member(), one_time=one_time, signouts=MemorySignOuts())
     return dashboard_app(host, signer=Signer(None), sign_in=sign_in, policy=policy)
 
 

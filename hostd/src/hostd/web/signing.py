@@ -34,12 +34,14 @@ def _unb64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class Session:
-    """A signed-in member, as the cookie says: name, session id, expiry, token fingerprint."""
+    """A signed-in member, as the cookie says: name, session id, expiry, token fingerprint, and
+    when it was issued (ms; a sign-out after it ends it: ``hostd.team.signouts``)."""
 
     member: str
     session_id: str
     expires: int
     fingerprint: str
+    issued_ms: int = 0
 
 
 class Signer:
@@ -58,8 +60,15 @@ class Signer:
         return self._mac("token", token_digest.hex())[:22]
 
     def session_cookie(self, member: str, fingerprint: str, now: float | None = None) -> str:
-        issued = int(now if now is not None else time.time())
-        body = {"m": member, "s": secrets.token_urlsafe(12), "e": issued + SESSION_SECONDS, "f": fingerprint}
+        at = now if now is not None else time.time()
+        issued = int(at)
+        body = {
+            "m": member,
+            "s": secrets.token_urlsafe(12),
+            "e": issued + SESSION_SECONDS,
+            "f": fingerprint,
+            "i": int(at * 1000),
+        }
         payload = _b64(json.dumps(body, separators=(",", ":")).encode())
         return f"{payload}.{self._mac('session', payload)}"
 
@@ -70,7 +79,9 @@ class Signer:
             return None
         try:
             body = json.loads(_unb64(payload))
-            session = Session(str(body["m"]), str(body["s"]), int(body["e"]), str(body["f"]))
+            expires = int(body["e"])
+            issued_ms = int(body.get("i", (expires - SESSION_SECONDS) * 1000))
+            session = Session(str(body["m"]), str(body["s"]), expires, str(body["f"]), issued_ms)
         except (ValueError, KeyError, TypeError):
             return None
         if session.expires < (now if now is not None else time.time()):

@@ -7,10 +7,11 @@ The tools' links to a session (``tools.common.session_link``) name the same URIs
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from hostd import ResourceInfo, ResourcePage, ResourceText, ToolContext
-from hostd_deep_thinking.models import Settings
+from hostd import CodedError, ResourceInfo, ResourcePage, ResourceText, Text, ToolContext
+from hostd_deep_thinking.models import SESSION_ID_PATTERN, Settings
 from hostd_deep_thinking.tools.common import MIME_TYPE as MIME_TYPE
 from hostd_deep_thinking.tools.common import resource_uri
 
@@ -43,10 +44,34 @@ def _no_roots() -> list[Path]:
     raise RuntimeError("a resource read writes no file")
 
 
+_SESSION_ID = re.compile(SESSION_ID_PATTERN)
+
+
+def checked_session_id(session_id: str) -> str:
+    """The id of a ``thinking://`` URI, refused as the tools refuse it (INVALID_ARGUMENT naming the
+    argument and the pattern): the resource calls the tool's function directly, past the host's
+    argument check, and a store must never see ``..``, a NUL byte or an id too long for a file name."""
+    if _SESSION_ID.fullmatch(session_id) is None:
+        raise CodedError(
+            "INVALID_ARGUMENT",
+            Text(
+                en=f"Invalid argument 'session_id': it must match {SESSION_ID_PATTERN}.",
+                zh=f"参数 'session_id' 无效：须匹配 {SESSION_ID_PATTERN}。",
+            ),
+            hint=Text(
+                en="Session ids are 1-64 letters, digits, '_', '-' or '.', not starting with '.'.",
+                zh="会话 id 为 1-64 个字母、数字、'_'、'-' 或 '.'，且不以 '.' 开头。",
+            ),
+            details={"argument": "session_id", "problem": "string_pattern_mismatch"},
+        )
+    return session_id
+
+
 def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
     from hostd_deep_thinking.tools.export_import import export_session
 
-    exported = export_session(ctx, _no_roots, session_id=params["session_id"], format="markdown")
+    session_id = checked_session_id(params["session_id"])
+    exported = export_session(ctx, _no_roots, session_id=session_id, format="markdown")
     return ResourceText(
         uri=resource_uri(exported.session_id), text=exported.content or "", mime_type=MIME_TYPE
     )

@@ -193,12 +193,14 @@ async def memory_page(request: ViewRequest) -> ViewPage:
     read, content = await _read_whole(request, uri)
     assert read.memory is not None and read.relations is not None
     memory = read.memory
-    versions: MemoryVersionsOutput = await request.call(
-        get_memory_versions,
-        uri=memory.uri,
-        limit=VERSIONS_PAGE,
-        cursor=_optional(request.query.get("vcursor")),
-    )
+    versions: MemoryVersionsOutput | None = None
+    if request.can("get_memory_versions"):  # the page stands for read_memory; versions are extra
+        versions = await request.call(
+            get_memory_versions,
+            uri=memory.uri,
+            limit=VERSIONS_PAGE,
+            cursor=_optional(request.query.get("vcursor")),
+        )
     relations = read.relations
     graph = neighbourhood_svg(
         memory.uri,

@@ -5,8 +5,8 @@ on it, history), and the actions: status, priority, edit, release a claim, split
 Every read and write goes through the plugin's own tool functions (``request.call``): the same
 validation, the same rules (allowed moves, cycles refused, delete refused while others depend on
 it), the same history entries by the signed-in member, the same errors. A refused action shows the
-tool's own error on the form it came from. Releasing a claim is ``update_task_status`` back to
-``pending`` (the tool clears ``claimed_by`` and records the move): there is no separate tool for it.
+tool's own error on the form it came from. Releasing a claim is ``release_claim`` as the signed-in
+member, so the page releases only a claim that member holds, as the tool does (CONFLICT otherwise).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from hostd_tasks.rules import PRIORITIES, STATUSES, allowed_next
 from hostd_tasks.tools.activity import list_task_activity
 from hostd_tasks.tools.editing import delete_task, split_task, update_task
 from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
-from hostd_tasks.tools.workflow import update_task_status
+from hostd_tasks.tools.workflow import release_claim, update_task_status
 
 HERE = Path(__file__).parent
 #: Tasks one board column shows; a column with more links to its own paged list.
@@ -66,7 +66,7 @@ def register_views(register: RegisterViews) -> None:
     register.page("", board, title=Text(en="Tasks", zh="任务"), tool="list_tasks", nav=True)
     register.page("/view", task_page, title=Text(en="Task", zh="任务"), tool="get_task")
     register.action("/status", change_status, tool="update_task_status")
-    register.action("/release", release_claim, tool="update_task_status")
+    register.action("/release", release_claim_action, tool="release_claim")
     register.action("/priority", change_priority, tool="update_task")
     register.page("/edit", edit_form, title=Text(en="Edit task", zh="编辑任务"), tool="update_task")
     register.action("/edit", save_edit, tool="update_task")
@@ -256,10 +256,11 @@ async def change_status(request: ViewRequest) -> ViewPage | ViewRedirect:
     return await _act_on_task(request, update_task_status, notice, new_status=wanted)
 
 
-async def release_claim(request: ViewRequest) -> ViewPage | ViewRedirect:
-    """Back to pending: nobody holds it then, and whoever takes it next claims it anew."""
+async def release_claim_action(request: ViewRequest) -> ViewPage | ViewRedirect:
+    """Give up the signed-in member's claim: back to pending, and whoever takes it next claims it
+    anew. Another member's claim is refused as ``release_claim`` refuses it (CONFLICT, on the page)."""
     notice = Text(en="Claim released: the task is pending again.", zh="已释放领取：任务重新变为待执行。")
-    return await _act_on_task(request, update_task_status, notice, new_status="pending")
+    return await _act_on_task(request, release_claim, notice)
 
 
 async def change_priority(request: ViewRequest) -> ViewPage | ViewRedirect:

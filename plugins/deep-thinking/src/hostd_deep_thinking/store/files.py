@@ -348,8 +348,17 @@ class SessionStore:
         return str(corrupt)
 
     def load(self, session_id: str) -> SessionState | None:
+        if not self.exists(session_id):
+            self._gone(session_id)
+            return None
         with self.session_lock(session_id):
             return self._refresh(session_id)
+
+    def _gone(self, session_id: str) -> None:
+        """A session with neither document nor journal: forgotten, and no lock taken for it (a
+        lookup of an unknown id must leave no lock file behind; a session created just after
+        this look is the same as one created just after the lookup)."""
+        self._forget(session_id)
 
     def exists(self, session_id: str) -> bool:
         return self.document_path(session_id).exists() or self.journal_path(session_id).exists()
@@ -522,6 +531,8 @@ class SessionStore:
         self._index.put(index_entry(state, doc_stat.st_size))
 
     def compact(self, session_id: str) -> SessionState:
+        if not self.exists(session_id):
+            raise SessionNotFound(session_id)
         with self.session_lock(session_id):
             state = self._refresh(session_id)
             if state is None:
@@ -532,6 +543,8 @@ class SessionStore:
 
     def update_meta(self, session_id: str, change: Callable[[SessionState], Any]) -> tuple[SessionState, Any]:
         """Change a session's metadata (status, ...) and compact, so the change is in the document."""
+        if not self.exists(session_id):
+            raise SessionNotFound(session_id)
         with self.session_lock(session_id):
             state = self._refresh(session_id)
             if state is None:
@@ -543,6 +556,9 @@ class SessionStore:
 
     def delete(self, session_id: str) -> str | None:
         """Back the session up, then remove it; returns the backup's path."""
+        if not self.exists(session_id):
+            self._gone(session_id)
+            raise SessionNotFound(session_id)
         with self.session_lock(session_id):
             try:
                 state = self._refresh(session_id)
@@ -655,6 +671,9 @@ class SessionStore:
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session's name and thoughts with the signature of the files they were read from."""
+        if not self.exists(session_id):
+            self._gone(session_id)
+            return None
         with self.session_lock(session_id):
             state = self._refresh(session_id)
             if state is None:
