@@ -847,7 +847,9 @@ class DashboardRequest:
                 ),
                 details={"tool": name},
             )
-        result: OutputT = await run_tool_function(dashboard.host, spec, arguments, self.member)
+        result: OutputT = await run_tool_function(
+            dashboard.host, spec, arguments, self.member, self._language
+        )
         return result
 
 

@@ -22,21 +22,26 @@ from hostd.tools import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from hostd.host import Host
+    from hostd.i18n import Language
     from hostd.tools import ToolSpec
 
 logger = logging.getLogger("hostd.web")
 
 
-async def run_tool_function(host: Host, spec: ToolSpec, arguments: dict[str, Any], member: str) -> Any:
+async def run_tool_function(
+    host: Host, spec: ToolSpec, arguments: dict[str, Any], member: str, language: Language | None = None
+) -> Any:
+    """``language``: the page's, so what the tool answers in words of its own (template names, a
+    diagram's labels, an export) reads in the language of the page that shows it."""
     import anyio
 
     try:
-        validated = validate_arguments(spec, arguments, host.language)
+        validated = validate_arguments(spec, arguments, language or host.language)
     except ArgumentError as exc:
         raise ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details) from None
     calling = CALLING_MEMBER.set(member)
     try:
-        context = CallContext(host.contexts[spec.plugin], cwd=host.cwd, client_roots=None)
+        context = CallContext(host.contexts[spec.plugin], cwd=host.cwd, client_roots=None, language=language)
     finally:
         CALLING_MEMBER.reset(calling)
     kwargs = spec.call_arguments(validated, context)
