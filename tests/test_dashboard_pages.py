@@ -295,7 +295,7 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
         assert client.get("/ui/tasks/view?id=t-1").status_code == 404
         assert "暂无" in client.get("/ui/members").text
         # The overview names each plugin by its page's title in the page's language.
-        shown = re.findall(r'<span class="plugin">([^<]+)</span>', client.get("/ui/").text)
+        shown = re.findall(r'<h3 class="counts-plugin"[^>]*>([^<]+)</h3>', client.get("/ui/").text)
         assert shown and set(shown) <= {"记忆", "任务", "思考"}, shown
         english = TestClient(
             client.app, base_url=str(client.base_url), follow_redirects=False, cookies=client.cookies
@@ -349,3 +349,48 @@ def test_the_task_feed_is_the_newest_changes_whatever_their_priority(seeded: tup
     feed = overview[overview.index('<ol class="feed">') :]
     first = feed[: feed.index("</li>")]
     assert "completed task t-long" in first and ">bob<" in first  # a P2 task, finished last
+
+
+def test_a_status_with_no_tasks_says_none_has_it_not_that_there_are_none(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    blocked = client.get("/ui/tasks?status=blocked").text
+    assert "No tasks yet" not in blocked
+    assert '<p class="empty">No task is blocked now.</p>' in blocked
+    filtered = client.get("/ui/tasks?status=pending&label=nothing-has-it").text
+    assert '<p class="empty">No task matches these filters.</p>' in filtered
+    assert client.get("/ui/tasks?lang=zh").status_code == 303
+    assert '<p class="empty">目前没有已阻塞的任务。</p>' in client.get("/ui/tasks?status=blocked").text
+
+
+def test_the_overview_names_each_plugin_once_and_counts_every_status(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    page = member_client(app, "alice").get("/ui/").text
+    counts = page[page.index('id="counts-title"') : page.index('id="feed-title"')]
+    groups = re.findall(r'<h3 class="counts-plugin"[^>]*>([^<]+)</h3>', counts)
+    assert groups == ["Memories", "Thinking", "Tasks"]  # each plugin once, in load order
+    tiles = re.findall(
+        r'<li><a href="([^"]+)"><span class="value">([^<]+)</span><span class="label">([^<]+)</span>', counts
+    )
+    labels = [label for _, _, label in tiles]
+    assert not set(labels) & set(groups)  # no tile repeats its plugin's name
+    by_href = {href: (value, label) for href, value, label in tiles}
+    assert by_href["/ui/tasks?status=blocked"] == ("0", "Blocked")
+    assert by_href["/ui/tasks?status=failed"] == ("1", "Failed")
+    assert '<span class="plugin">' not in counts
+
+
+def test_favicon_is_the_hosts_icon_without_a_token(seeded: tuple[Host, Any]) -> None:
+    from hostd.web.icon import icon_svg
+
+    _, app = seeded
+    visitor = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
+    icon = visitor.get("/favicon.ico")  # a browser asks for it before anyone signs in
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text == icon_svg() and icon.text.startswith("<svg")
+    page = member_client(app, "alice").get("/ui/tasks").text
+    linked = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert linked is not None
+    assert visitor.get(linked.group(1)).text.strip() == icon_svg()
+    # Still behind the guard's Host check, as every other path.
+    assert visitor.get("/favicon.ico", headers={"host": "evil.example"}).status_code == 421

@@ -24,6 +24,7 @@ from hostd_errors import Text
 from hostd.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.errors import HostError
 from hostd.members import Member, member_directory_from_env
+from hostd.web.icon import FAVICON_PATH, favicon_route
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -403,6 +404,8 @@ class GuardMiddleware:
 
     def _uses_cookie(self, path: str) -> bool:
         prefix = self.cookie_prefix
+        if prefix is not None and path == FAVICON_PATH:  # the dashboard's icon: public, as its styles
+            return True
         return prefix is not None and (path == prefix or path.startswith(prefix + "/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -611,7 +614,7 @@ def build_http_app(
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
             Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
-            *([Mount("/ui", app=dashboard)] if dashboard is not None else []),
+            *([favicon_route(), Mount("/ui", app=dashboard)] if dashboard is not None else []),
             *extra_routes,
         ],
         lifespan=lambda _app: manager.run(),

@@ -229,7 +229,7 @@ def test_overview_counts_and_feed_link_to_items(browser: Any, site: Site) -> Non
         counts = page.locator(".counts li")
         assert counts.count() == 4
         assert (
-            counts.filter(has=page.locator(".label", has_text=re.compile(r"^Memories$")))
+            counts.filter(has=page.locator(".label", has_text=re.compile(r"^Total$")))
             .locator(".value")
             .inner_text()
             == f"{SEEDED + 3:,}"

@@ -330,7 +330,7 @@ class Dashboard:
                 group.start_soon(part, name, summarize)
         parts = [found[name] for name, _ in shown]
         label = {name: self.plugin_label(name, language) for name, _ in shown}
-        counts = []
+        counts: dict[str, list[tuple[str, int, str]]] = {}  # each plugin's tiles, under its name once
         feed: list[tuple[ActivityItem, str]] = []
         errors = []
         for name, overview, error in parts:
@@ -340,7 +340,7 @@ class Dashboard:
                 continue
             for count in overview.counts:
                 href = self.url(name, count.path)
-                counts.append((label[name], render(count.label, language), count.value, href))
+                counts.setdefault(label[name], []).append((render(count.label, language) or "", count.value, href))
             for item in overview.activity:
                 feed.append((item, name))
         feed.sort(key=lambda entry: entry[0].at, reverse=True)

@@ -373,7 +373,7 @@ async def summarize(request: ViewRequest, limit: int) -> Overview:
     """The overview's counts, read afresh on every visit: the store keeps them (``memory_counts``)."""
     stats = await request.call(get_memory_stats)
     counts = [
-        OverviewCount(Text(en="Memories", zh="记忆"), stats.total),
+        OverviewCount(Text(en="Total", zh="总数"), stats.total),
         OverviewCount(Text(en="Versions", zh="版本"), stats.version_count),
         OverviewCount(Text(en="Links", zh="链接"), stats.link_count),
         OverviewCount(Text(en="Tags", zh="标签"), stats.tag_count),
