@@ -30,8 +30,9 @@ from starlette.testclient import TestClient
 LATIN = {"hostd", "UTC", "P0", "P1", "P2", "P3", "ID", "JSON", "HTML", "Markdown", "Mermaid", "SVG", "URI", "MCP"}
 #: Attributes a person reads (or a screen reader says).
 READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "data-label")
-#: Whose text is not words: code and styles; the diagram's source is read for its labels only.
-SKIPPED = ("script", "style")
+#: Whose text is not words: scripts and styles, and ``<code>`` (a command, an error code, an id);
+#: the diagram's source is read for its labels only.
+SKIPPED = ("script", "style", "code")
 MEMORY = "project://dashboard"
 
 

@@ -54,6 +54,14 @@ STATUS_NAMES = {
     "completed": Text(en="Completed", zh="已完成"),
     "archived": Text(en="Archived", zh="已归档"),
 }
+#: A linked task's status (the tasks plugin's words; a plugin never imports another).
+TASK_STATUS_NAMES = {
+    "pending": Text(en="Pending", zh="待执行"),
+    "in_progress": Text(en="In progress", zh="进行中"),
+    "blocked": Text(en="Blocked", zh="已阻塞"),
+    "completed": Text(en="Completed", zh="已完成"),
+    "failed": Text(en="Failed", zh="失败"),
+}
 EXPORTS = {
     "markdown": ("md", "text/markdown; charset=utf-8"),
     "html": ("html", "text/html; charset=utf-8"),
@@ -101,9 +109,7 @@ async def session_list(request: ViewRequest) -> ViewPage:
     next_cursor = None
     templates: list[tuple[str, str]] = []
     try:
-        if request.can("list_templates"):
-            listed_templates = await request.call(list_templates)
-            templates = [(item.template_id, item.name) for item in listed_templates.templates]
+        templates = list((await _template_names(request)).items())
         if filters["q"].strip():
             found = await request.call(
                 search_thoughts, query=filters["q"], limit=PAGE_SIZE, cursor=_optional(query.get("cursor"))
@@ -130,8 +136,17 @@ async def session_list(request: ViewRequest) -> ViewPage:
             "statuses": STATUSES,
             "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
             "templates": templates,
+            "template_names": dict(templates),
         },
     )
+
+
+async def _template_names(request: ViewRequest) -> dict[str, str]:
+    """Each template's name in the page's language, by id (``list_templates``); none without it."""
+    if not request.can("list_templates"):
+        return {}
+    listed = await request.call(list_templates)
+    return {item.template_id: item.name for item in listed.templates}
 
 
 async def _sessions_page(
@@ -192,6 +207,8 @@ async def session_page(request: ViewRequest) -> ViewPage:
             "next_cursor": got.next_cursor,
             "paged": bool(request.query.get("tcursor")),
             "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+            "task_status_names": {key: request.text(value) for key, value in TASK_STATUS_NAMES.items()},
+            "template_names": await _template_names(request),
             "exports": list(EXPORTS),
         },
         diagram=diagram is not None,
