@@ -394,3 +394,30 @@ def test_favicon_is_the_hosts_icon_without_a_token(seeded: tuple[Host, Any]) -> 
     assert visitor.get(linked.group(1)).text.strip() == icon_svg()
     # Still behind the guard's Host check, as every other path.
     assert visitor.get("/favicon.ico", headers={"host": "evil.example"}).status_code == 421
+
+
+def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+    client = member_client(app, "alice")
+    page = client.get("/ui/deep-thinking/restore").text
+    rows = re.findall(r'<tr data-session="([^"]+)">', page)
+    assert rows == ["old-plan"]  # the seed's deleted session; no live one
+    row = page[page.index('<tr data-session="old-plan">') :]
+    row = row[: row.index("</tr>")]
+    assert "旧的会话" in row and ">bob<" in row and 'name="session_id" value="old-plan"' in row
+    # Deleting another lists it first (newest delete first); restoring takes it off the list.
+    form_post(client, "/ui/deep-thinking/delete", {"csrf": csrf_of(page), "session_id": "plan"})
+    page = client.get("/ui/deep-thinking/restore").text
+    assert re.findall(r'<tr data-session="([^"]+)">', page) == ["plan", "old-plan"]
+    restored = form_post(
+        client, "/ui/deep-thinking/restore", {"csrf": csrf_of(page), "session_id": "old-plan", "backup": ""}
+    )
+    assert restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
+    assert re.findall(r'<tr data-session="([^"]+)">', client.get("/ui/deep-thinking/restore").text) == ["plan"]
+    # A session created again under a deleted one's id is live, not deleted.
+    anyio.run(lambda: call_as(host, "bob", "create_session", name="again", session_id="plan"))
+    page = client.get("/ui/deep-thinking/restore").text
+    assert re.findall(r'<tr data-session="([^"]+)">', page) == []
+    assert "No deleted session to restore." in page
+    listed = anyio.run(lambda: call_as(host, "bob", "list_sessions", deleted=True))
+    assert listed["sessions"] == [] and listed["total"] == 0

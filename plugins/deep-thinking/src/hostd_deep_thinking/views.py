@@ -187,7 +187,7 @@ async def session_page(request: ViewRequest) -> ViewPage:
     except CodedError as exc:
         if exc.code != "NOT_FOUND" or not request.can("restore_session"):
             raise
-        return _restore_page(request, session_id, _error(request, exc), status=404)
+        return await _restore_page(request, session_id, _error(request, exc), status=404)
     diagram = None
     if request.can("visualize_session"):
         diagram = (await request.call(visualize_session, session_id=session_id, format="mermaid")).diagram
@@ -271,10 +271,12 @@ async def delete(request: ViewRequest) -> ViewRedirect:
 
 
 async def restore_form(request: ViewRequest) -> ViewPage:
-    return _restore_page(request, request.query.get("id", ""), None, backup=request.query.get("backup", ""))
+    return await _restore_page(
+        request, request.query.get("id", ""), None, backup=request.query.get("backup", "")
+    )
 
 
-def _restore_page(
+async def _restore_page(
     request: ViewRequest,
     session_id: str,
     error: dict[str, Any] | None,
@@ -282,10 +284,30 @@ def _restore_page(
     status: int = 200,
     backup: str = "",
 ) -> ViewPage:
+    """The deleted sessions (``list_sessions(deleted=true)``), each with its restore button, and
+    the form for one by id and backup."""
+    deleted: list[SessionSummary] = []
+    total, next_cursor = 0, None
+    if request.can("list_sessions"):
+        listed = await request.call(
+            list_sessions, deleted=True, limit=PAGE_SIZE, cursor=_optional(request.query.get("cursor"))
+        )
+        deleted, total, next_cursor = listed.sessions, listed.total, listed.next_cursor
     return ViewPage(
         title=Text(en="Restore a deleted session", zh="恢复已删除的会话"),
         template="restore.html",
-        data={"session_id": session_id, "backup": backup, "error": error},
+        data={
+            "session_id": session_id,
+            "backup": backup,
+            "error": error,
+            "deleted": deleted,
+            "total": total,
+            "next_cursor": next_cursor,
+            "paged": bool(request.query.get("cursor")),
+            "listed": request.can("list_sessions"),
+            "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+            "template_names": await _template_names(request),
+        },
         status=status,
     )
 
@@ -296,7 +318,7 @@ async def restore(request: ViewRequest) -> ViewPage | ViewRedirect:
     try:
         result = await request.call(restore_session, session_id=session_id, backup=backup)
     except CodedError as exc:
-        page = _restore_page(request, session_id, _error(request, exc), backup=backup or "")
+        page = await _restore_page(request, session_id, _error(request, exc), backup=backup or "")
         return ViewPage(page.title, page.template, page.data, status=404 if exc.code == "NOT_FOUND" else 409)
     return ViewRedirect(
         "/view",
