@@ -192,8 +192,12 @@ async def seed(host: Host) -> None:
     await call_as(host, "alice", "rollback_memory", uri="project://dashboard", version=1)
     for uri in (LONG_URI_OUT, LONG_URI_IN):
         await call_as(host, "alice", "create_memory", uri=uri, content="相关 related")
-    await call_as(host, "alice", "link_memories", from_uri="project://dashboard", to_uri=LONG_URI_OUT, relation="依赖")
-    await call_as(host, "bob", "link_memories", from_uri=LONG_URI_IN, to_uri="project://dashboard", relation="refines")
+    await call_as(
+        host, "alice", "link_memories", from_uri="project://dashboard", to_uri=LONG_URI_OUT, relation="依赖"
+    )
+    await call_as(
+        host, "bob", "link_memories", from_uri=LONG_URI_IN, to_uri="project://dashboard", relation="refines"
+    )
     # A session from a built-in template, and a deleted one (the restore page lists it).
     await call_as(
         host, "alice", "create_session", name="根因 RCA", session_id="rca", template_id="root_cause_analysis"

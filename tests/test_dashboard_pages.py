@@ -412,8 +412,12 @@ def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -
     restored = form_post(
         client, "/ui/deep-thinking/restore", {"csrf": csrf_of(page), "session_id": "old-plan", "backup": ""}
     )
-    assert restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
-    assert re.findall(r'<tr data-session="([^"]+)">', client.get("/ui/deep-thinking/restore").text) == ["plan"]
+    assert (
+        restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
+    )
+    assert re.findall(r'<tr data-session="([^"]+)">', client.get("/ui/deep-thinking/restore").text) == [
+        "plan"
+    ]
     # A session created again under a deleted one's id is live, not deleted.
     anyio.run(lambda: call_as(host, "bob", "create_session", name="again", session_id="plan"))
     page = client.get("/ui/deep-thinking/restore").text

@@ -27,7 +27,22 @@ from hostd.host import Host
 from starlette.testclient import TestClient
 
 #: Latin that a Chinese page may show: the product's name, formats and standards, the time zone.
-LATIN = {"hostd", "UTC", "P0", "P1", "P2", "P3", "ID", "JSON", "HTML", "Markdown", "Mermaid", "SVG", "URI", "MCP"}
+LATIN = {
+    "hostd",
+    "UTC",
+    "P0",
+    "P1",
+    "P2",
+    "P3",
+    "ID",
+    "JSON",
+    "HTML",
+    "Markdown",
+    "Mermaid",
+    "SVG",
+    "URI",
+    "MCP",
+}
 #: Attributes a person reads (or a screen reader says).
 READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "data-label")
 #: Whose text is not words: scripts and styles, and ``<code>`` (a command, an error code, an id);

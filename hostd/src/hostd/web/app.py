@@ -340,7 +340,9 @@ class Dashboard:
                 continue
             for count in overview.counts:
                 href = self.url(name, count.path)
-                counts.setdefault(label[name], []).append((render(count.label, language) or "", count.value, href))
+                counts.setdefault(label[name], []).append(
+                    (render(count.label, language) or "", count.value, href)
+                )
             for item in overview.activity:
                 feed.append((item, name))
         feed.sort(key=lambda entry: entry[0].at, reverse=True)

@@ -12,7 +12,6 @@ neither sees nor may use it.
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 

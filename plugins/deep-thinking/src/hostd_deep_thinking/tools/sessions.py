@@ -212,7 +212,9 @@ def list_sessions(
     cursor: Cursor = None,
     deleted: Annotated[
         bool,
-        Field(description="List the deleted sessions restore_session brings back instead, newest delete first"),
+        Field(
+            description="List the deleted sessions restore_session brings back instead, newest delete first"
+        ),
     ] = False,
 ) -> ListSessionsOutput:
     """List sessions, newest first."""
@@ -285,7 +287,9 @@ def _list_deleted(
     newest delete first (backup names begin with their time), paged by (backup, id)."""
     filters = {"status": status, "created_by": created_by, "deleted": True}
     position = decode_cursor(cursor, "list_sessions", filters)
-    after = (str(position[0]), str(position[1])) if isinstance(position, list) and len(position) == 2 else None
+    after = (
+        (str(position[0]), str(position[1])) if isinstance(position, list) and len(position) == 2 else None
+    )
     found = []
     for session_id, document, backup in session_store(ctx).deleted_sessions():
         summary = summary_of(SessionState.from_document(document))
