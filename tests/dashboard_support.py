@@ -152,7 +152,7 @@ async def seed(host: Host) -> None:
         host,
         "alice",
         think,
-        thought="Try SQLite first (a branch).",
+        thought="Try SQLite first (另一条路).",
         thoughtNumber=3,
         branchFromThought=2,
         branchId="sqlite-first",
