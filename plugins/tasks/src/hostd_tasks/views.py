@@ -28,7 +28,7 @@ from hostd import (
     ViewRequest,
 )
 from hostd_tasks.models import TaskDetailsOutput, TaskListOutput, TaskRecord
-from hostd_tasks.rules import PRIORITIES, STATUSES, allowed_next
+from hostd_tasks.rules import PRIORITIES, STATUSES, Status, allowed_next
 from hostd_tasks.tools.activity import list_task_activity
 from hostd_tasks.tools.editing import delete_task, split_task, update_task
 from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
@@ -48,7 +48,7 @@ STATUS_NAMES: dict[str, Text] = {
     "failed": Text(en="Failed", zh="失败"),
 }
 #: Board order: what is being worked on first, finished work last.
-BOARD_ORDER = ("pending", "in_progress", "blocked", "failed", "completed")
+BOARD_ORDER: tuple[Status, ...] = ("pending", "in_progress", "blocked", "failed", "completed")
 EVENT_NAMES: dict[str, Text] = {
     "created": Text(en="created", zh="创建"),
     "edited": Text(en="edited", zh="编辑"),
