@@ -48,6 +48,8 @@ XSS_TITLE = "<script>window.__pwned=1</script> 标题"
 XSS_NOTE = '<img src=x onerror="window.__pwned=1"> [click](javascript:window.__pwned=1)'
 XSS_THOUGHT = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 XSS_MERMAID = '"]--> X["<img src=x onerror=window.__pwned=3>"] click X call alert()'
+LONG_URI_OUT = "project://a-rather-long-neighbour-uri/that-does-not-fit"
+LONG_URI_IN = "project://another-long-neighbour/linking-here"
 LONG_CHINESE = "这是一个很长的中文任务标题，用来检查窄屏幕上的换行是否正常，" * 3
 
 
@@ -147,7 +149,7 @@ async def seed(host: Host) -> None:
         host,
         "alice",
         think,
-        thought="Try SQLite first (a branch).",
+        thought="Try SQLite first (另一条路).",
         thoughtNumber=3,
         branchFromThought=2,
         branchId="sqlite-first",
@@ -181,6 +183,24 @@ async def seed(host: Host) -> None:
     await call_as(
         host, "alice", "create_memory", uri="project://dashboard", content="The dashboard 仪表盘 plan."
     )
+    # Versions whose last line has no newline (the diff's marker), a rollback, and links both ways
+    # with long URIs (the graph at phone width).
+    await call_as(host, "bob", "update_memory", uri="project://dashboard", content="仪表盘计划，第二版")
+    await call_as(host, "alice", "rollback_memory", uri="project://dashboard", version=1)
+    for uri in (LONG_URI_OUT, LONG_URI_IN):
+        await call_as(host, "alice", "create_memory", uri=uri, content="相关 related")
+    await call_as(
+        host, "alice", "link_memories", from_uri="project://dashboard", to_uri=LONG_URI_OUT, relation="依赖"
+    )
+    await call_as(
+        host, "bob", "link_memories", from_uri=LONG_URI_IN, to_uri="project://dashboard", relation="refines"
+    )
+    # A session from a built-in template, and a deleted one (the restore page lists it).
+    await call_as(
+        host, "alice", "create_session", name="根因 RCA", session_id="rca", template_id="root_cause_analysis"
+    )
+    await call_as(host, "bob", "create_session", name="旧的会话", session_id="old-plan")
+    await call_as(host, "bob", "delete_session", session_id="old-plan")
 
 
 # --- driving the dashboard over ASGI -----------------------------------------------------------

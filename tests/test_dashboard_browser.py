@@ -19,7 +19,16 @@ from typing import Any
 
 import anyio
 import pytest
-from dashboard_support import TOKENS, call_as, dashboard_app, dashboard_host, seed, write_tokens
+from dashboard_support import (
+    LONG_URI_IN,
+    LONG_URI_OUT,
+    TOKENS,
+    call_as,
+    dashboard_app,
+    dashboard_host,
+    seed,
+    write_tokens,
+)
 from hostd.core.host import Host
 from hostd_testing.browser import (
     DESKTOP,
@@ -110,6 +119,12 @@ PAGES = {
     "session-hostile": "/ui/deep-thinking/view?id=other",
     "session-delete": "/ui/deep-thinking/delete?id=plan",
     "restore": "/ui/deep-thinking/restore",
+    "column-empty": "/ui/tasks?status=blocked",
+    "session-template": "/ui/deep-thinking/view?id=rca",
+    "memories": "/ui/memory",
+    "memory": "/ui/memory/view?uri=project%3A%2F%2Fdashboard",
+    "memory-diff": "/ui/memory/diff?uri=project%3A%2F%2Fdashboard&v1=1&v2=2",
+    "memory-edit": "/ui/memory/edit?uri=project%3A%2F%2Fdashboard",
     "members": "/ui/members",
     "overview": "/ui/",
 }
@@ -127,16 +142,50 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
                     assert page.locator("h1").is_visible()
                     if name in ("session", "session-hostile"):
                         page.wait_for_selector("pre.mermaid svg", timeout=15_000)
-                    width = page.evaluate("document.documentElement.scrollWidth")
-                    assert width <= viewport["width"] + 1, (
-                        f"{name} scrolls sideways at {viewport['width']} px"
-                    )
+                    sideways = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+                    assert sideways[0] <= sideways[1], f"{name} scrolls sideways at {viewport['width']} px"
                     page.screenshot(
                         path=str(site.shots / f"{site.backend}-{language}-{name}-{viewport['width']}.png"),
-                        full_page=name in ("board", "task", "session") and viewport is DESKTOP,
+                        full_page=name in ("board", "task", "session", "memory") and viewport is DESKTOP,
                     )
                 assert page.locator("html").get_attribute("lang") == ("zh-CN" if language == "zh" else "en")
             escapes.assert_none()
+
+
+def test_a_memorys_graph_shows_every_neighbour_whole_on_a_phone(browser: Any, site: Site) -> None:
+    """Each neighbour of the graph is a link inside the screen, at phone and desktop width."""
+    for viewport in (PHONE, DESKTOP):
+        with signed_in(browser, site.origin, "alice", viewport) as page:
+            page.goto(site.origin + PAGES["memory"])
+            boxes = page.evaluate(
+                """() => [...document.querySelectorAll('svg.graph a')]
+                    .filter(a => a.getBoundingClientRect().width > 0)
+                    .map(a => { const r = a.getBoundingClientRect();
+                                return [a.textContent, r.left, r.right]; })"""
+            )
+            # One drawing is shown (the other is hidden), with both neighbours in it.
+            assert len(boxes) == 2, boxes
+            assert [any(uri in text for text, _, _ in boxes) for uri in (LONG_URI_OUT, LONG_URI_IN)] == [
+                True,
+                True,
+            ]
+            width = page.evaluate("window.innerWidth")
+            for text, left, right in boxes:
+                assert left >= 0 and right <= width, (viewport["width"], text, left, right)
+
+
+def test_every_page_answers_its_icon(browser: Any, site: Site) -> None:
+    """No page asks for a file the server does not have (``/favicon.ico`` among them)."""
+    with signed_in(browser, site.origin, "alice") as page:
+        missing: list[str] = []
+        page.on("response", lambda answer: missing.append(answer.url) if answer.status >= 400 else None)
+        for path in ("/ui/", "/ui/tasks", PAGES["memory"]):
+            page.goto(site.origin + path)
+            page.wait_for_load_state("networkidle")
+        icon = page.evaluate("document.querySelector('link[rel=icon]').href")
+        assert page.request.get(icon).status == 200
+        assert page.request.get(f"{site.origin}/favicon.ico").status == 200
+        assert missing == []
 
 
 def test_moving_a_task_in_the_page_is_a_history_entry_by_the_member(browser: Any, site: Site) -> None:

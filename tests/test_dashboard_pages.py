@@ -321,7 +321,7 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
         assert client.get("/ui/tasks/view?id=t-1").status_code == 404
         assert "暂无" in client.get("/ui/members").text
         # The overview names each plugin by its page's title in the page's language.
-        shown = re.findall(r'<span class="plugin">([^<]+)</span>', client.get("/ui/").text)
+        shown = re.findall(r'<h3 class="counts-plugin"[^>]*>([^<]+)</h3>', client.get("/ui/").text)
         assert shown and set(shown) <= {"记忆", "任务", "思考"}, shown
         english = TestClient(
             client.app, base_url=str(client.base_url), follow_redirects=False, cookies=client.cookies
@@ -468,3 +468,79 @@ def test_a_read_only_member_opens_every_item_their_lists_link_to(narrow: Any) ->
     assert {"/ui/memory", "/ui/tasks", "/ui/deep-thinking"} <= set(pages)
     assert not [url for url in pages if "/view" in url]
     assert glancer.get("/ui/tasks/view?id=t-api").status_code == 403
+
+
+def test_a_status_with_no_tasks_says_none_has_it_not_that_there_are_none(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    blocked = client.get("/ui/tasks?status=blocked").text
+    assert "No tasks yet" not in blocked
+    assert '<p class="empty">No task is blocked now.</p>' in blocked
+    filtered = client.get("/ui/tasks?status=pending&label=nothing-has-it").text
+    assert '<p class="empty">No task matches these filters.</p>' in filtered
+    assert client.get("/ui/tasks?lang=zh").status_code == 303
+    assert '<p class="empty">目前没有已阻塞的任务。</p>' in client.get("/ui/tasks?status=blocked").text
+
+
+def test_the_overview_names_each_plugin_once_and_counts_every_status(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    page = member_client(app, "alice").get("/ui/").text
+    counts = page[page.index('id="counts-title"') : page.index('id="feed-title"')]
+    groups = re.findall(r'<h3 class="counts-plugin"[^>]*>([^<]+)</h3>', counts)
+    assert groups == ["Memories", "Thinking", "Tasks"]  # each plugin once, in load order
+    tiles = re.findall(
+        r'<li><a href="([^"]+)"><span class="value">([^<]+)</span><span class="label">([^<]+)</span>', counts
+    )
+    labels = [label for _, _, label in tiles]
+    assert not set(labels) & set(groups)  # no tile repeats its plugin's name
+    by_href = {href: (value, label) for href, value, label in tiles}
+    assert by_href["/ui/tasks?status=blocked"] == ("0", "Blocked")
+    assert by_href["/ui/tasks?status=failed"] == ("1", "Failed")
+    assert '<span class="plugin">' not in counts
+
+
+def test_favicon_is_the_hosts_icon_without_a_token(seeded: tuple[Host, Any]) -> None:
+    from hostd.web.icon import icon_svg
+
+    _, app = seeded
+    visitor = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
+    icon = visitor.get("/favicon.ico")  # a browser asks for it before anyone signs in
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text == icon_svg() and icon.text.startswith("<svg")
+    page = member_client(app, "alice").get("/ui/tasks").text
+    linked = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert linked is not None
+    assert visitor.get(linked.group(1)).text.strip() == icon_svg()
+    # Still behind the guard's Host check, as every other path.
+    assert visitor.get("/favicon.ico", headers={"host": "evil.example"}).status_code == 421
+
+
+def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -> None:
+    host, app = seeded
+    client = member_client(app, "alice")
+    page = client.get("/ui/deep-thinking/restore").text
+    rows = re.findall(r'<tr data-session="([^"]+)">', page)
+    assert rows == ["old-plan"]  # the seed's deleted session; no live one
+    row = page[page.index('<tr data-session="old-plan">') :]
+    row = row[: row.index("</tr>")]
+    assert "旧的会话" in row and ">bob<" in row and 'name="session_id" value="old-plan"' in row
+    # Deleting another lists it first (newest delete first); restoring takes it off the list.
+    form_post(client, "/ui/deep-thinking/delete", {"csrf": csrf_of(page), "session_id": "plan"})
+    page = client.get("/ui/deep-thinking/restore").text
+    assert re.findall(r'<tr data-session="([^"]+)">', page) == ["plan", "old-plan"]
+    restored = form_post(
+        client, "/ui/deep-thinking/restore", {"csrf": csrf_of(page), "session_id": "old-plan", "backup": ""}
+    )
+    assert (
+        restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
+    )
+    assert re.findall(r'<tr data-session="([^"]+)">', client.get("/ui/deep-thinking/restore").text) == [
+        "plan"
+    ]
+    # A session created again under a deleted one's id is live, not deleted.
+    anyio.run(lambda: call_as(host, "bob", "create_session", name="again", session_id="plan"))
+    page = client.get("/ui/deep-thinking/restore").text
+    assert re.findall(r'<tr data-session="([^"]+)">', page) == []
+    assert "No deleted session to restore." in page
+    listed = anyio.run(lambda: call_as(host, "bob", "list_sessions", deleted=True))
+    assert listed["sessions"] == [] and listed["total"] == 0

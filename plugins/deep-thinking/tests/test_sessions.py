@@ -447,3 +447,26 @@ async def test_looking_up_missing_sessions_leaves_no_lock_files_behind(
     await fails(client, "update_session_status", "NOT_FOUND", session_id="nobody", status="completed")
     await fails(client, "delete_session", "NOT_FOUND", session_id="nobody")
     assert sorted(path.name for path in locks.iterdir()) == before
+
+
+async def test_list_sessions_deleted_lists_what_restore_brings_back(client: Client) -> None:
+    for index in range(3):
+        await ok(client, "create_session", name=f"gone {index}", session_id=f"gone-{index}")
+        await ok(client, "sequential_thinking", **thought(1, 1, session_id=f"gone-{index}"))
+    await ok(client, "create_session", name="kept", session_id="kept")
+    for index in range(3):
+        await ok(client, "delete_session", session_id=f"gone-{index}")
+    live = await ok(client, "list_sessions")
+    assert [s["session_id"] for s in live["sessions"]] == ["kept"]
+    first = await ok(client, "list_sessions", deleted=True, limit=2)
+    assert [s["session_id"] for s in first["sessions"]] == ["gone-2", "gone-1"]  # newest delete first
+    assert first["total"] == 3 and first["sessions"][0]["thought_count"] == 1
+    rest = await ok(client, "list_sessions", deleted=True, limit=2, cursor=first["next_cursor"])
+    assert [s["session_id"] for s in rest["sessions"]] == ["gone-0"] and rest["next_cursor"] is None
+    # A cursor of one listing is refused by the other.
+    await fails(client, "list_sessions", "INVALID_ARGUMENT", cursor=first["next_cursor"])
+    await ok(client, "restore_session", session_id="gone-1")
+    after = await ok(client, "list_sessions", deleted=True)
+    assert [s["session_id"] for s in after["sessions"]] == ["gone-2", "gone-0"]
+    mine = await ok(client, "list_sessions", deleted=True, created_by="nobody")
+    assert mine["sessions"] == [] and mine["total"] == 0

@@ -92,7 +92,9 @@ def test_the_pages_show_what_the_tools_return(pages: Pages) -> None:
     assert "project://other" in by_author and "project://deploy" not in by_author
     page = client.get(view("project://deploy")).text
     assert "<h3>回滚步骤</h3>" in page and "先冻结发布，再回滚。" in page
-    assert '<svg class="graph"' in page and ">uses<" in page  # the link and its graph
+    assert (
+        '<svg class="graph wide"' in page and '<svg class="graph narrow"' in page and ">uses<" in page
+    )  # the link and its graph
     assert "Other &lt;b&gt;text&lt;/b&gt;" in client.get(view("project://other")).text
     diff = client.get("/ui/memory/diff?uri=project://deploy&v1=1&v2=2").text
     assert '<span class="add">+先冻结发布，再回滚。</span>' in diff

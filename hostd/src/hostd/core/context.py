@@ -243,8 +243,12 @@ class CallContext(Generic[SettingsT]):
         channel: ClientChannel | None = None,
         client_roots: Sequence[str] | None = None,
         cwd: Path | None = None,
+        language: Language | None = None,
     ) -> None:
         self._plugin = plugin
+        #: The reader's language when it is not the server's (a dashboard page's): what the tool
+        #: answers with (names, diagrams, exports) follows it; ``render`` stays the server's.
+        self._language = language
         self._channel = channel
         self._client_roots = client_roots
         self._cwd = cwd
@@ -274,7 +278,7 @@ class CallContext(Generic[SettingsT]):
 
     @property
     def language(self) -> Language:
-        return self._plugin.language
+        return self._language or self._plugin.language
 
     @property
     def data_dir(self) -> Path:

@@ -24,6 +24,7 @@ from hostd.api import ToolOutput
 from hostd.core.access import AccessPolicy, Refusal
 from hostd.core.context import CallContext, ClientChannel, ClientInputNeeded
 from hostd.core.errors import ToolError
+from hostd.core.i18n import Language
 from hostd.core.identity import Member, Surface, acting_as, local_member
 from hostd.core.observe import CANCELLED, CallRecord
 from hostd.core.resources import (
@@ -75,6 +76,9 @@ class ToolCall:
     surface: Surface
     channel: ClientChannel | None = None
     client_roots: Sequence[str] | None = None
+    #: The reader's language when it is not the server's (a dashboard page's): the tool's answer
+    #: and its argument errors are in it; what the tool stores stays in the server's.
+    language: Language | None = None
     #: Filled with the files and records a successful call named (``ToolOutput.with_links``).
     links: list[ResourceLink] = field(default_factory=list)
 
@@ -290,12 +294,18 @@ class CallPipeline:
             if refused is not None:
                 return None, refused
         try:
-            validated = validate_arguments(spec, dict(call.arguments or {}), self.host.language)
+            validated = validate_arguments(
+                spec, dict(call.arguments or {}), call.language or self.host.language
+            )
         except ArgumentError as exc:
             return None, ToolError("INVALID_ARGUMENT", exc.message, hint=exc.hint, details=exc.details)
         host = self.host
         context = CallContext(
-            host.contexts[spec.plugin], channel=call.channel, client_roots=call.client_roots, cwd=host.cwd
+            host.contexts[spec.plugin],
+            channel=call.channel,
+            client_roots=call.client_roots,
+            cwd=host.cwd,
+            language=call.language,
         )
         kwargs = spec.call_arguments(validated, context)
         try:

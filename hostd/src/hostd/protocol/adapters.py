@@ -16,6 +16,7 @@ from hostd.core.identity import Member
 from hostd.core.prompts import PromptImage, PromptInfo
 from hostd.core.resources import ResourceBlob, ResourceInfo, ResourceLink, ResourceText
 from hostd.core.tools import for_the_model
+from hostd.web.icon import icon_svg
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -81,11 +82,7 @@ def envelope_result(
 MAX_COMPLETIONS = 100
 
 #: hostd's icon, served inline so no client needs the network to show it.
-SERVER_ICON = svg_icon(
-    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
-    '<rect width="32" height="32" rx="6" fill="#2b5797"/>'
-    '<path d="M9 8v16M23 8v16M9 16h14" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>'
-)
+SERVER_ICON = svg_icon(icon_svg())
 
 
 def prompt_of(info: PromptInfo) -> types.Prompt:

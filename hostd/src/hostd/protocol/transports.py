@@ -25,6 +25,7 @@ from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.core.errors import HostError
 from hostd.core.identity import Member, acting_as
 from hostd.team.members import member_directory_from_env
+from hostd.web.icon import FAVICON_PATH, favicon_route
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -408,6 +409,8 @@ class GuardMiddleware:
 
     def _uses_cookie(self, path: str) -> bool:
         prefix = self.cookie_prefix
+        if prefix is not None and path == FAVICON_PATH:  # the dashboard's icon: public, as its styles
+            return True
         return prefix is not None and (path == prefix or path.startswith(prefix + "/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -629,7 +632,7 @@ def build_http_app(
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
             Route("/readyz", endpoint=readyz, methods=["GET", "HEAD"]),
-            *([Mount("/ui", app=dashboard)] if dashboard is not None else []),
+            *([favicon_route(), Mount("/ui", app=dashboard)] if dashboard is not None else []),
             *extra_routes,
         ],
         lifespan=lambda _app: manager.run(),

@@ -362,7 +362,7 @@ class Dashboard:
                 group.start_soon(part, name, summarize)
         parts = [found[name] for name, _ in shown]
         label = {name: self.plugin_label(name, language) for name, _ in shown}
-        counts = []
+        counts: dict[str, list[tuple[str, int, str | None]]] = {}  # each plugin's tiles, under its name once
         feed: list[tuple[ActivityItem, str]] = []
         errors = []
         for name, overview, error in parts:
@@ -372,7 +372,9 @@ class Dashboard:
                 continue
             for count in overview.counts:
                 href = self.link(member, name, count.path)
-                counts.append((label[name], render(count.label, language), count.value, href))
+                counts.setdefault(label[name], []).append(
+                    (render(count.label, language) or "", count.value, href)
+                )
             for item in overview.activity:
                 feed.append((item, name))
         feed.sort(key=lambda entry: entry[0].at, reverse=True)
@@ -914,7 +916,7 @@ class DashboardRequest:
                 ),
                 details={"tool": name},
             )
-        call = ToolCall(spec.name, arguments, self.member_record, "ui")
+        call = ToolCall(spec.name, arguments, self.member_record, "ui", language=self._language)
         output = await dashboard.host.pipeline.call_for_view(call)
         return cast(OutputT, output)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hostd.core.identity import local_member
 from hostd.web.app import BASE, Dashboard, SignIn
+from hostd.web.icon import favicon_route
 from hostd.web.signing import OneTimeToken, Signer
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPo
     async def root(request: Any) -> RedirectResponse:
         return RedirectResponse(f"{BASE}/", status_code=303)
 
-    app = Starlette(routes=[Route("/", root), Mount(BASE, app=dashboard.app())])
+    app = Starlette(routes=[Route("/", root), favicon_route(), Mount(BASE, app=dashboard.app())])
     return GuardMiddleware(app, policy, cookie_prefix=BASE)
 
 

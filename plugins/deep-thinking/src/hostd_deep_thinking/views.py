@@ -54,6 +54,14 @@ STATUS_NAMES = {
     "completed": Text(en="Completed", zh="已完成"),
     "archived": Text(en="Archived", zh="已归档"),
 }
+#: A linked task's status (the tasks plugin's words; a plugin never imports another).
+TASK_STATUS_NAMES = {
+    "pending": Text(en="Pending", zh="待执行"),
+    "in_progress": Text(en="In progress", zh="进行中"),
+    "blocked": Text(en="Blocked", zh="已阻塞"),
+    "completed": Text(en="Completed", zh="已完成"),
+    "failed": Text(en="Failed", zh="失败"),
+}
 EXPORTS = {
     "markdown": ("md", "text/markdown; charset=utf-8"),
     "html": ("html", "text/html; charset=utf-8"),
@@ -101,9 +109,7 @@ async def session_list(request: ViewRequest) -> ViewPage:
     next_cursor = None
     templates: list[tuple[str, str]] = []
     try:
-        if request.can("list_templates"):
-            listed_templates = await request.call(list_templates)
-            templates = [(item.template_id, item.name) for item in listed_templates.templates]
+        templates = list((await _template_names(request)).items())
         if filters["q"].strip():
             found = await request.call(
                 search_thoughts, query=filters["q"], limit=PAGE_SIZE, cursor=_optional(query.get("cursor"))
@@ -130,8 +136,17 @@ async def session_list(request: ViewRequest) -> ViewPage:
             "statuses": STATUSES,
             "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
             "templates": templates,
+            "template_names": dict(templates),
         },
     )
+
+
+async def _template_names(request: ViewRequest) -> dict[str, str]:
+    """Each template's name in the page's language, by id (``list_templates``); none without it."""
+    if not request.can("list_templates"):
+        return {}
+    listed = await request.call(list_templates)
+    return {item.template_id: item.name for item in listed.templates}
 
 
 async def _sessions_page(
@@ -172,7 +187,7 @@ async def session_page(request: ViewRequest) -> ViewPage:
     except CodedError as exc:
         if exc.code != "NOT_FOUND" or not request.can("restore_session"):
             raise
-        return _restore_page(request, session_id, _error(request, exc), status=404)
+        return await _restore_page(request, session_id, _error(request, exc), status=404)
     diagram = None
     if request.can("visualize_session"):
         diagram = (await request.call(visualize_session, session_id=session_id, format="mermaid")).diagram
@@ -192,6 +207,8 @@ async def session_page(request: ViewRequest) -> ViewPage:
             "next_cursor": got.next_cursor,
             "paged": bool(request.query.get("tcursor")),
             "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+            "task_status_names": {key: request.text(value) for key, value in TASK_STATUS_NAMES.items()},
+            "template_names": await _template_names(request),
             "exports": list(EXPORTS),
         },
         diagram=diagram is not None,
@@ -254,10 +271,12 @@ async def delete(request: ViewRequest) -> ViewRedirect:
 
 
 async def restore_form(request: ViewRequest) -> ViewPage:
-    return _restore_page(request, request.query.get("id", ""), None, backup=request.query.get("backup", ""))
+    return await _restore_page(
+        request, request.query.get("id", ""), None, backup=request.query.get("backup", "")
+    )
 
 
-def _restore_page(
+async def _restore_page(
     request: ViewRequest,
     session_id: str,
     error: dict[str, Any] | None,
@@ -265,10 +284,30 @@ def _restore_page(
     status: int = 200,
     backup: str = "",
 ) -> ViewPage:
+    """The deleted sessions (``list_sessions(deleted=true)``), each with its restore button, and
+    the form for one by id and backup."""
+    deleted: list[SessionSummary] = []
+    total, next_cursor = 0, None
+    if request.can("list_sessions"):
+        listed = await request.call(
+            list_sessions, deleted=True, limit=PAGE_SIZE, cursor=_optional(request.query.get("cursor"))
+        )
+        deleted, total, next_cursor = listed.sessions, listed.total, listed.next_cursor
     return ViewPage(
         title=Text(en="Restore a deleted session", zh="恢复已删除的会话"),
         template="restore.html",
-        data={"session_id": session_id, "backup": backup, "error": error},
+        data={
+            "session_id": session_id,
+            "backup": backup,
+            "error": error,
+            "deleted": deleted,
+            "total": total,
+            "next_cursor": next_cursor,
+            "paged": bool(request.query.get("cursor")),
+            "listed": request.can("list_sessions"),
+            "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+            "template_names": await _template_names(request),
+        },
         status=status,
     )
 
@@ -279,7 +318,7 @@ async def restore(request: ViewRequest) -> ViewPage | ViewRedirect:
     try:
         result = await request.call(restore_session, session_id=session_id, backup=backup)
     except CodedError as exc:
-        page = _restore_page(request, session_id, _error(request, exc), backup=backup or "")
+        page = await _restore_page(request, session_id, _error(request, exc), backup=backup or "")
         return ViewPage(page.title, page.template, page.data, status=404 if exc.code == "NOT_FOUND" else 409)
     return ViewRedirect(
         "/view",

@@ -41,31 +41,113 @@ def neighbourhood_svg(
     right, left = right[:MAX_SIDE], left[:MAX_SIDE]
     if not right and not left:
         return None
+    wide = _wide(uri, left, right, url_of, label)
+    narrow = _narrow(uri, left, right, url_of, label)
+    return Markup(wide + narrow)  # every value in them went through escape()
+
+
+#: Arrowheads, one definition per drawing (ids are the document's: each SVG its own).
+def _arrow(marker_id: str) -> str:
+    return (
+        f'<defs><marker id="{marker_id}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#8a96a6"/>'
+        "</marker></defs>"
+    )
+
+
+def _box(x: float, y: float, width: float, text: str, href: str | None, centre: bool, chars: int) -> str:
+    """A neighbour (a link to its page) or the memory itself: a rounded box with its URI."""
+    fill, stroke, weight = ("#1f5fbf", "#1f5fbf", "700") if centre else ("#ffffff", "#8a96a6", "400")
+    colour = "#ffffff" if centre else "#1d2430"
+    shape = (
+        f'<rect x="{x:.1f}" y="{y - 12:.1f}" width="{width}" height="24" rx="6" '
+        f'fill="{fill}" stroke="{stroke}"/>'
+        f'<text x="{x + width / 2:.1f}" y="{y + 4:.1f}" text-anchor="middle" font-size="12" '
+        f'font-weight="{weight}" fill="{colour}">{escape(_short(text, chars))}</text>'
+    )
+    if href is None:
+        return f"<g>{shape}</g>"
+    return f'<a href="{escape(href)}"><title>{escape(text)}</title>{shape}</a>'
+
+
+#: The narrow drawing, for phones: the memory's neighbours one under another, those linking
+#: to it above it and those it links to below, each row as wide as the screen.
+NARROW_WIDTH = 340
+NARROW_ROW = 46
+NARROW_CHARS = 40
+
+
+def _narrow(
+    uri: str,
+    left: list[tuple[str, str]],
+    right: list[tuple[str, str]],
+    url_of: Callable[[str], str],
+    label: str,
+) -> str:
+    trunk, indent, width = 22, 40, NARROW_WIDTH - 50
+    rows = len(left) + 1 + len(right)
+    height = rows * NARROW_ROW + 8
+    centre_y = (len(left) + 0.5) * NARROW_ROW + 8
+    parts = [
+        f'<svg class="graph narrow" viewBox="0 0 {NARROW_WIDTH} {height}" role="img" '
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(label)}</title>",
+        _arrow("arrow-narrow"),
+    ]
+
+    def row_y(index: int) -> float:
+        return (index + 0.5) * NARROW_ROW + 8
+
+    def relation_text(y: float, relation: str) -> None:
+        parts.append(
+            f'<text x="{indent + 4}" y="{y - 16:.1f}" font-size="10" fill="#5b6675">'
+            f"{escape(_short(relation, 40))}</text>"
+        )
+
+    line = 'fill="none" stroke="#8a96a6" stroke-width="1.2" marker-end="url(#arrow-narrow)"'
+    for index, (_, relation) in enumerate(left):  # they link here: down the trunk to the memory
+        y = row_y(index)
+        parts.append(
+            f'<polyline points="{indent},{y:.1f} {trunk},{y:.1f} {trunk},{centre_y - 12:.1f}" {line}/>'
+        )
+        relation_text(y, relation)
+    for index, (_, relation) in enumerate(right, start=len(left) + 1):  # it links there
+        y = row_y(index)
+        parts.append(
+            f'<polyline points="{trunk},{centre_y + 12:.1f} {trunk},{y:.1f} {indent},{y:.1f}" {line}/>'
+        )
+        relation_text(y, relation)
+    parts.append(_box(10, centre_y, NARROW_WIDTH - 20, uri, None, True, NARROW_CHARS))
+    for index, (other, _) in enumerate(left):
+        parts.append(_box(indent, row_y(index), width, other, url_of(other), False, NARROW_CHARS))
+    for index, (other, _) in enumerate(right, start=len(left) + 1):
+        parts.append(_box(indent, row_y(index), width, other, url_of(other), False, NARROW_CHARS))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _wide(
+    uri: str,
+    left: list[tuple[str, str]],
+    right: list[tuple[str, str]],
+    url_of: Callable[[str], str],
+    label: str,
+) -> str:
+    """The memory in the middle, those linking to it on the left, those it links to on the right."""
     rows = max(len(right), len(left), 1)
     height = rows * ROW + 20
     middle_y = height / 2
     centre_x, left_x, right_x = WIDTH / 2, 10, WIDTH - 10
     node_w = 200
     parts = [
-        f'<svg class="graph" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg class="graph wide" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(label)}</title>",
     ]
 
     def node(x: float, y: float, text: str, anchor: str, href: str | None, centre: bool = False) -> None:
         box_x = x - node_w / 2 if anchor == "middle" else (x if anchor == "start" else x - node_w)
-        fill, stroke, weight = ("#1f5fbf", "#1f5fbf", "700") if centre else ("#ffffff", "#8a96a6", "400")
-        colour = "#ffffff" if centre else "#1d2430"
-        shape = (
-            f'<rect x="{box_x:.1f}" y="{y - 12:.1f}" width="{node_w}" height="24" rx="6" '
-            f'fill="{fill}" stroke="{stroke}"/>'
-            f'<text x="{box_x + node_w / 2:.1f}" y="{y + 4:.1f}" text-anchor="middle" font-size="12" '
-            f'font-weight="{weight}" fill="{colour}">{escape(_short(text))}</text>'
-        )
-        if href is None:
-            parts.append(f"<g>{shape}</g>")
-        else:
-            parts.append(f'<a href="{escape(href)}"><title>{escape(text)}</title>{shape}</a>')
+        parts.append(_box(box_x, y, node_w, text, href, centre, LABEL_CHARS))
 
     def edge(x1: float, y1: float, x2: float, y2: float, relation: str, near_start: bool) -> None:
         parts.append(
@@ -81,10 +163,7 @@ def neighbourhood_svg(
             f'fill="#5b6675">{escape(_short(relation, 18))}</text>'
         )
 
-    parts.append(
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
-        'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#8a96a6"/></marker></defs>'
-    )
+    parts.append(_arrow("arrow"))
 
     def spread(count: int) -> list[float]:
         top = middle_y - (count - 1) * ROW / 2
@@ -100,4 +179,4 @@ def neighbourhood_svg(
     for (other, _), y in zip(right, spread(len(right)), strict=True):
         node(right_x, y, other, "end", url_of(other))
     parts.append("</svg>")
-    return Markup("".join(parts))  # every value above went through escape()
+    return "".join(parts)

@@ -11,6 +11,7 @@ neither sees nor may use it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,21 @@ CHANGE_WORDS = {
 }
 
 
+#: What the store writes as a version's change note (``rollback_memory``: "to version 3"; a
+#: delete: "deleted"): in the page's language. Any other note is shown as it is.
+ROLLBACK_NOTE = re.compile(r"to version (\d+)")
+NOTE_WORDS = {"deleted": Text(en="deleted", zh="已删除")}
+#: The line a unified diff adds after a last line that has no newline (as diff(1) writes it).
+NO_NEWLINE = "\\ No newline at end of file"
+
+
+def change_note(note: str) -> Text:
+    rolled_back = ROLLBACK_NOTE.fullmatch(note)
+    if rolled_back is not None:
+        return Text(en="to version {v}", zh="回到版本 {v}").format(v=rolled_back.group(1))
+    return NOTE_WORDS.get(note, Text.same(note))
+
+
 def _words(request: ViewRequest) -> dict[str, Any]:
     """Template helpers naming a status or a kind of change in the member's language."""
 
@@ -70,7 +86,10 @@ def _words(request: ViewRequest) -> dict[str, Any]:
         word = CHANGE_WORDS.get(change)
         return request.text(word) if word else change
 
-    return {"status_label": status_label, "change_label": change_label}
+    def note_label(note: str) -> str:
+        return request.text(change_note(note))
+
+    return {"status_label": status_label, "change_label": change_label, "note_label": note_label}
 
 
 def register_views(register: RegisterViews, context: PluginContext[Any]) -> None:
@@ -247,6 +266,8 @@ async def version_diff(request: ViewRequest) -> ViewPage:
             kind = "file"
         elif line.startswith("@@"):
             kind = "hunk"
+        elif line == NO_NEWLINE:  # diff(1)'s own words: said in the page's language
+            kind, line = "note", request.text(Text(en=NO_NEWLINE, zh="\\ 文件末尾没有换行"))
         elif line.startswith("+"):
             kind = "add"
         elif line.startswith("-"):
@@ -375,7 +396,7 @@ async def summarize(request: ViewRequest, limit: int) -> Overview:
     """The overview's counts, read afresh on every visit: the store keeps them (``memory_counts``)."""
     stats = await request.call(get_memory_stats)
     counts = [
-        OverviewCount(Text(en="Memories", zh="记忆"), stats.total),
+        OverviewCount(Text(en="Total", zh="总数"), stats.total),
         OverviewCount(Text(en="Versions", zh="版本"), stats.version_count),
         OverviewCount(Text(en="Links", zh="链接"), stats.link_count),
         OverviewCount(Text(en="Tags", zh="标签"), stats.tag_count),

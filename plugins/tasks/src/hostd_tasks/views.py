@@ -28,7 +28,7 @@ from hostd import (
     ViewRequest,
 )
 from hostd_tasks.models import TaskDetailsOutput, TaskListOutput, TaskRecord
-from hostd_tasks.rules import PRIORITIES, STATUSES, allowed_next
+from hostd_tasks.rules import PRIORITIES, STATUSES, Status, allowed_next
 from hostd_tasks.tools.activity import list_task_activity
 from hostd_tasks.tools.editing import delete_task, split_task, update_task
 from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
@@ -48,7 +48,7 @@ STATUS_NAMES: dict[str, Text] = {
     "failed": Text(en="Failed", zh="失败"),
 }
 #: Board order: what is being worked on first, finished work last.
-BOARD_ORDER = ("pending", "in_progress", "blocked", "failed", "completed")
+BOARD_ORDER: tuple[Status, ...] = ("pending", "in_progress", "blocked", "failed", "completed")
 EVENT_NAMES: dict[str, Text] = {
     "created": Text(en="created", zh="创建"),
     "edited": Text(en="edited", zh="编辑"),
@@ -58,6 +58,8 @@ EVENT_NAMES: dict[str, Text] = {
     "split": Text(en="split", zh="拆分"),
     "dependency_dropped": Text(en="dependency dropped", zh="移除依赖"),
     "deleted": Text(en="deleted", zh="删除"),
+    "released": Text(en="claim released", zh="释放领取"),
+    "lease_expired": Text(en="claim expired", zh="领取已过期"),
 }
 
 
@@ -140,7 +142,9 @@ async def board(request: ViewRequest) -> ViewPage:
             "only": only if only in STATUSES else "",
             "error": error,
             "priorities": PRIORITIES,
-            "filtered": any(filters.values()),
+            # A status chosen is a filter too: none of that status is not "no tasks yet".
+            "filtered": any(filters.values()) or only in STATUSES,
+            "filtered_beyond_status": any(filters.values()),
             "paged": bool(query.get("cursor")),
         },
     )
@@ -195,7 +199,7 @@ def _task_data(request: ViewRequest, details: TaskDetailsOutput) -> dict[str, An
         {
             "entry": entry,
             "event": request.text(EVENT_NAMES.get(entry.event, Text.same(entry.event))),
-            "details": ", ".join(f"{key}: {_plain(value)}" for key, value in entry.details.items()),
+            "details": request.text(history_details(entry.details)),
         }
         for entry in reversed(details.history)
     ]
@@ -211,10 +215,68 @@ def _task_data(request: ViewRequest, details: TaskDetailsOutput) -> dict[str, An
     }
 
 
-def _plain(value: Any) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(str(item) for item in value) + "]"
-    return "—" if value is None else str(value)
+#: What a history entry's details name, in words (``key: value`` pieces, joined).
+DETAIL_NAMES: dict[str, Text] = {
+    "title": Text(en="title", zh="标题"),
+    "priority": Text(en="priority", zh="优先级"),
+    "description": Text(en="description", zh="描述"),
+    "acceptance": Text(en="acceptance", zh="验收标准"),
+    "labels": Text(en="labels", zh="标签"),
+    "depends_on": Text(en="waits on", zh="依赖"),
+    "parent_id": Text(en="parent", zh="父任务"),
+    "append_note": Text(en="note added", zh="新增备注"),
+    "subtasks": Text(en="subtasks", zh="子任务"),
+    "session_id": Text(en="session", zh="会话"),
+    "previous_session_id": Text(en="before", zh="原会话"),
+    "holder": Text(en="held by", zh="领取人"),
+    "status": Text(en="status", zh="状态"),
+    "dropped_from": Text(en="dropped from", zh="已从以下任务移除"),
+    "because": Text(en="because", zh="原因"),
+}
+#: Values of ours a history entry holds (``because: deleted``).
+DETAIL_VALUES: dict[str, Text] = {"deleted": Text(en="it was deleted", zh="它已被删除")}
+#: Fields whose text can be long: the entry says that they changed, the task shows them.
+LONG_FIELDS = ("description", "acceptance")
+PAIR_SEPARATOR = Text(en=": ", zh="：")
+
+
+def history_details(details: dict[str, Any]) -> Text:
+    """A history entry's details in words of the page's language: ``from``/``to`` as a move
+    (``Pending → In progress``), field names named, statuses by their names; what members stored
+    (titles, ids, labels, notes) as it is."""
+
+    def value(key: str, raw: Any) -> Text:
+        if isinstance(raw, list):
+            return Text.same(", ".join(str(item) for item in raw) if raw else "—")
+        if raw is None or raw == "":
+            return Text.same("—")
+        if key in ("status", "from", "to") and raw in STATUS_NAMES:
+            return STATUS_NAMES[raw]
+        if key == "because" and raw in DETAIL_VALUES:
+            return DETAIL_VALUES[raw]
+        return Text.same(str(raw))
+
+    def change(key: str, raw: Any) -> Text:
+        """One field's change: ``{from, to}`` as a move, a note by its text, else the value."""
+        if isinstance(raw, dict) and "to" in raw:
+            if key in LONG_FIELDS:
+                return Text(en="changed", zh="已修改")
+            return value(key, raw.get("from")) + " → " + value(key, raw["to"])
+        if isinstance(raw, dict) and "text" in raw:
+            return Text.same(str(raw["text"]))
+        return value(key, raw)
+
+    if "from" in details and "to" in details:  # a status move
+        parts = [value("status", details["from"]) + " → " + value("status", details["to"])]
+        rest = {key: raw for key, raw in details.items() if key not in ("from", "to")}
+    else:
+        parts, rest = [], details
+    for key, raw in rest.items():
+        if raw is None:  # nothing there before (a first link): nothing to say
+            continue
+        name = DETAIL_NAMES.get(key, Text.same(key))
+        parts.append(name + PAIR_SEPARATOR + change(key, raw))
+    return Text.join(parts, en=", ", zh="，")
 
 
 async def task_page(request: ViewRequest) -> ViewPage:
@@ -423,10 +485,10 @@ async def overview(request: ViewRequest, limit: int) -> Overview:
     finished, edited or deleted which task, newest first."""
     stats = await request.call(get_task_stats)
     counts = [
-        OverviewCount(Text(en="Tasks", zh="任务"), stats.total),
+        OverviewCount(Text(en="Total", zh="总数"), stats.total),
         *(
             OverviewCount(STATUS_NAMES[status], stats.by_status[status], f"?status={status}")
-            for status in ("pending", "in_progress", "failed", "completed")
+            for status in BOARD_ORDER
         ),
     ]
     activity: list[ActivityItem] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,24 @@ class BackupShelf:
             if document["session_id"] == session_id:
                 return document, backup.name
         return None
+
+    def deleted(self, live: Callable[[str], bool]) -> list[tuple[str, dict[str, Any], str]]:
+        """Each deleted session ``restore_session`` can bring back: its id, the document its newest
+        delete kept and that backup's name; sessions ``live`` now (created again) are left out."""
+        found: list[tuple[str, dict[str, Any], str]] = []
+        folders = sorted(self.backups_dir.iterdir()) if self.backups_dir.is_dir() else []
+        for folder in folders:
+            session_id = folder.name
+            kept = sorted(path for path in self.files(session_id) if path.stem.endswith(DELETED_LABEL))
+            if not kept or live(session_id):
+                continue
+            try:
+                document = check_document(json.loads(kept[-1].read_bytes()))
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue  # restore_session names what is wrong with it; a list shows what it can restore
+            if document["session_id"] == session_id:
+                found.append((session_id, document, kept[-1].name))
+        return found
 
     def for_restore(self, session_id: str, backup_name: str | None) -> tuple[dict[str, Any], str]:
         """The document ``restore`` brings back and its backup's name: the named backup, else the

@@ -604,6 +604,10 @@ class SessionStore:
         """The backup name of what ``delete`` kept; None when it was a damaged document set aside."""
         return self._backups.id_of(session_id, kept)
 
+    def deleted_sessions(self) -> list[tuple[str, dict[str, Any], str]]:
+        """Deleted sessions a restore brings back: id, the document their delete kept, its backup."""
+        return self._backups.deleted(self.exists)
+
     # --- durability --------------------------------------------------------------------
 
     def _schedule_sync(self) -> None:

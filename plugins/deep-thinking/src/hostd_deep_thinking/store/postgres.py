@@ -364,6 +364,30 @@ class PostgresSessionStore:
         """What ``delete`` returns is already the backup's name."""
         return kept
 
+    def deleted_sessions(self) -> list[tuple[str, dict[str, Any], str]]:
+        """Deleted sessions a restore brings back: id, the document their newest delete kept and
+        that backup's name (as the file store answers); a session created again is not deleted."""
+
+        def work(conn: Conn) -> list[tuple[str, dict[str, Any], str]]:
+            rows = conn.execute(
+                "SELECT DISTINCT ON (b.session_id) b.session_id, b.name, b.document FROM backups AS b"
+                " WHERE b.name LIKE ? AND NOT EXISTS"
+                " (SELECT 1 FROM sessions AS s WHERE s.session_id = b.session_id)"
+                " ORDER BY b.session_id, b.name DESC",
+                (f"%{DELETED_LABEL}.json",),
+            ).fetchall()
+            found = []
+            for session_id, name, document in rows:
+                try:
+                    checked = check_document(document)
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if checked["session_id"] == session_id:
+                    found.append((str(session_id), checked, str(name)))
+            return found
+
+        return self.database.read(work, snapshot=False)
+
     def session_lock(self, session_id: str) -> contextlib.nullcontext[None]:
         """Nothing to hold: ``load`` hands out a copy no other thread changes."""
         return contextlib.nullcontext()

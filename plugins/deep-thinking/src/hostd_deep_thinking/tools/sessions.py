@@ -210,10 +210,18 @@ def list_sessions(
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
+    deleted: Annotated[
+        bool,
+        Field(
+            description="List the deleted sessions restore_session brings back instead, newest delete first"
+        ),
+    ] = False,
 ) -> ListSessionsOutput:
     """List sessions, newest first."""
     from pydantic import ValidationError
 
+    if deleted:
+        return _list_deleted(ctx, status, created_by, limit, cursor)
     filters = {"status": status, "created_by": created_by}
     position = decode_cursor(cursor, "list_sessions", filters)
     after = (
@@ -268,6 +276,44 @@ def list_sessions(
             )
             if unreadable_ids
             else ""
+        )
+    )
+
+
+def _list_deleted(
+    ctx: Context, status: SessionStatus | None, created_by: str | None, limit: int, cursor: str | None
+) -> ListSessionsOutput:
+    """``list_sessions(deleted=true)``: each deleted session as its newest delete's backup holds it,
+    newest delete first (backup names begin with their time), paged by (backup, id)."""
+    filters = {"status": status, "created_by": created_by, "deleted": True}
+    position = decode_cursor(cursor, "list_sessions", filters)
+    after = (
+        (str(position[0]), str(position[1])) if isinstance(position, list) and len(position) == 2 else None
+    )
+    found = []
+    for session_id, document, backup in session_store(ctx).deleted_sessions():
+        summary = summary_of(SessionState.from_document(document))
+        if status is not None and summary.status != status:
+            continue
+        if created_by is not None and summary.created_by != created_by:
+            continue
+        found.append(((backup, session_id), summary))
+    found.sort(key=lambda item: item[0], reverse=True)
+    total = len(found)
+    if after is not None:
+        found = [item for item in found if item[0] < after]
+    page, more = found[:limit], len(found) > limit
+    return ListSessionsOutput(
+        sessions=[summary for _, summary in page],
+        total=total,
+        unreadable_sessions=[],
+        warnings=[],
+        next_cursor=encode_cursor("list_sessions", filters, list(page[-1][0])) if more and page else None,
+        truncated=more,
+    ).with_message(
+        Text(
+            en=f"{total} deleted session(s) restore_session can bring back, showing {len(page)}.",
+            zh=f"共 {total} 个可用 restore_session 恢复的已删除会话，显示 {len(page)} 个。",
         )
     )
 
