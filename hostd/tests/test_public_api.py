@@ -172,3 +172,57 @@ def test_no_public_name_is_typed_any() -> None:
                 if _holds_any(hint):
                     found.add((name, part))
     assert found == set(), "type these without Any (JSONValue for data, a Protocol for a service)"
+
+
+WINGS = ("hostd.protocol", "hostd.team", "hostd.web", "hostd.cli")
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """The modules ``path`` imports when it is imported: top-level statements only (an import inside
+    a function, or under ``TYPE_CHECKING``, runs later or never)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_core_never_imports_a_wing_at_module_level() -> None:
+    """The core (and the plugin API above it) stands without the protocol, team, web and CLI wings:
+    a wing may import the core, never the other way round when a module loads."""
+    core = [
+        *(HOSTD_SRC / "core").rglob("*.py"),
+        *(HOSTD_SRC / name for name in ("api.py", "paging.py", "hookspecs.py")),
+    ]
+    assert len(core) > 10
+    upward = {
+        f"{path.relative_to(HOSTD_SRC)} -> {name}"
+        for path in core
+        for name in _module_level_imports(path)
+        if name.startswith(WINGS)
+    }
+    assert upward == set()
+
+
+def test_only_the_protocol_wing_imports_the_mcp_sdk() -> None:
+    outside = {
+        f"{path.relative_to(HOSTD_SRC)} -> {name}"
+        for path in HOSTD_SRC.rglob("*.py")
+        if not path.is_relative_to(HOSTD_SRC / "protocol")
+        for name in _every_import(path)
+        if name == "mcp" or name.startswith(("mcp.", "mcp_types"))
+    }
+    assert outside == set()
+
+
+def _every_import(path: Path) -> set[str]:
+    """Every module ``path`` imports anywhere, hostd's or not."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
