@@ -228,12 +228,12 @@ def test_with_storage_the_trail_is_a_migrated_table_that_hostd_audit_reads(
         },
     )
     check = hostd(env, config, "db", "migrate", "--check")
-    assert check.returncode == 1 and "hostd_audit: version 0 of 1" in check.stdout, (
+    assert check.returncode == 1 and "hostd_audit: version 0 of 2" in check.stdout, (
         check.stdout + check.stderr
     )
     migrated = hostd(env, config, "db", "migrate")
     assert migrated.returncode == 0, migrated.stderr
-    assert "hostd_audit: version 1: current" in migrated.stdout
+    assert "hostd_audit: version 2: current" in migrated.stdout
     assert "hostd_quotas: version 1: current" in migrated.stdout
     assert hostd(env, config, "call", "echo", "--arg", f"text={SECRET}").returncode == 0
     entries = audit_json(env, config)

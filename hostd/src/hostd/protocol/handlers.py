@@ -90,9 +90,10 @@ class McpHandlers:
             call.client_roots = await client_roots(request) if uses_roots else None
             call.channel = SdkChannel(request)
         else:
-            call.client_roots = roots_from_round(request, input_round) if uses_roots else None
             call.channel = SdkChannel(request, input_round)
         try:
+            if input_round is not None and uses_roots:  # may ask the client for its roots first
+                call.client_roots = roots_from_round(request, input_round)
             answer = await self.host.pipeline.call_tool(call)
         except BaseException as exc:
             if input_round is None or not (input_round.questions and _only_input_needed(exc)):
