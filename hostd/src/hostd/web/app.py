@@ -9,25 +9,16 @@ between requests: the cookie is signed (``signing``), so any replica serves any 
 from __future__ import annotations
 
 import base64
-import functools
 import logging
-import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hostd_errors import CodedError, Message, Text, render
 
-from hostd.core.errors import ToolError
 from hostd.core.i18n import Language
 from hostd.core.identity import Member
 from hostd.core.view_api import (
-    ActionHandler,
-    ActivityItem,
-    Overview,
-    OverviewRender,
     PageRender,
     ViewFile,
     ViewRedirect,
@@ -46,100 +37,21 @@ if TYPE_CHECKING:
     from hostd.team.signouts import SignOuts
     from hostd.web.signing import OneTimeToken
 
+from hostd.web import overview
+from hostd.web.constants import (
+    BASE,
+    CSRF_FIELD,
+    LANGUAGE_COOKIE,
+    LOCAL_FINGERPRINT,
+    NOTICE_COOKIE,
+    SESSION_COOKIE,
+    STATUS_OF_CODE,
+)
+from hostd.web.headers import SecurityHeaders, content_security_policy
+from hostd.web.views import DashboardRequest, collect_views, download
+
 logger = logging.getLogger("hostd.web")
 OutputT = TypeVar("OutputT")
-
-BASE = "/ui"
-SESSION_COOKIE = "hostd_ui"
-LANGUAGE_COOKIE = "hostd_lang"
-NOTICE_COOKIE = "hostd_notice"
-CSRF_FIELD = "csrf"
-LOCAL_FINGERPRINT = "local"
-FEED_LIMIT = 30
-
-STATUS_OF_CODE = {
-    "INVALID_ARGUMENT": 400,
-    "EMPTY_INPUT": 400,
-    "TOO_LONG": 400,
-    "NOT_FOUND": 404,
-    "ALREADY_EXISTS": 409,
-    "CONFLICT": 409,
-    "PERMISSION_DENIED": 403,
-    "FILE_LOCKED": 503,
-    "TIMEOUT": 504,
-    "RATE_LIMITED": 429,
-}
-
-
-def content_security_policy(diagram: bool) -> str:
-    """No inline script anywhere. Inline style: the page's own (``page_style``), allowed by its
-    hash; Mermaid styles its SVG with an inline ``<style>``, so pages that draw a diagram (and only
-    those) allow inline styles (a hash beside 'unsafe-inline' would switch it off); scripts stay
-    'self' on every page."""
-    styles = "'self' 'unsafe-inline'" if diagram else f"'self' {page_style()[1]}"
-    return (
-        "default-src 'self'; script-src 'self'; "
-        f"style-src {styles}; img-src 'self'; object-src 'none'; base-uri 'none'; "
-        "form-action 'self'; frame-ancestors 'none'"
-    )
-
-
-SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
-
-
-@dataclass
-class PluginViews:
-    """What one plugin registered: its pages, actions, overview and assets."""
-
-    plugin: str
-    pages: dict[str, tuple[PageRender, Message, str, bool]] = field(default_factory=dict)
-    actions: dict[str, tuple[ActionHandler, str]] = field(default_factory=dict)
-    overview: tuple[OverviewRender, str] | None = None
-    templates: Path | None = None
-    static: Path | None = None
-
-
-class _Registry:
-    """The ``register`` object one plugin's ``hostd_register_views`` receives."""
-
-    def __init__(self, views: PluginViews) -> None:
-        self._views = views
-
-    @staticmethod
-    def _path(path: str) -> str:
-        if path and (not path.startswith("/") or path.endswith("/") or "//" in path):
-            raise ValueError(f"a view path is '' or starts with '/' (no trailing '/'): {path!r}")
-        return path
-
-    def page(self, path: str, render: PageRender, *, title: Message, tool: str, nav: bool = False) -> None:
-        self._views.pages[self._path(path)] = (render, title, tool, nav)
-
-    def action(self, path: str, handle: ActionHandler, *, tool: str) -> None:
-        self._views.actions[self._path(path)] = (handle, tool)
-
-    def overview(self, summarize: OverviewRender, *, tool: str) -> None:
-        self._views.overview = (summarize, tool)
-
-    def assets(self, templates: Path, static: Path | None = None) -> None:
-        self._views.templates = templates
-        self._views.static = static
-
-
-def collect_views(host: Host) -> dict[str, PluginViews]:
-    """Every loaded plugin's views, through the ``hostd_register_views`` hook, in load order."""
-    collected: dict[str, PluginViews] = {}
-
-    def arguments(plugin: str) -> dict[str, Any]:
-        collected[plugin] = PluginViews(plugin)
-        return {"register": _Registry(collected[plugin]), "context": host.contexts[plugin]}
-
-    host.call_each("hostd_register_views", arguments)
-    return collected
 
 
 class SignIn:
@@ -328,118 +240,10 @@ class Dashboard:
         return name
 
     async def overview_page(self, request: Request) -> Response:
-        opened = self._member_page(request)
-        if not isinstance(opened, tuple):
-            return opened
-        member, session, language = opened
-        import anyio
-
-        shown = [
-            (name, views.overview[0])
-            for name, views in self.views.items()
-            if views.overview is not None and self.allows(member, name, views.overview[1])
-        ]
-        found: dict[str, tuple[str, Overview | None, str | None]] = {}
-
-        async def part(name: str, summarize: OverviewRender) -> None:
-            view_request = DashboardRequest(self, request, name, member, language, {})
-            try:
-                found[name] = (name, await summarize(view_request, FEED_LIMIT), None)
-            except CodedError as exc:
-                found[name] = (name, None, exc.rendered(language)[0])
-            except Exception:
-                logger.exception("the overview of plugin %s failed", name)
-                found[name] = (
-                    name,
-                    None,
-                    Text(en="This part failed.", zh="这部分加载失败。").render(language),
-                )
-
-        # The plugins' parts at once: each waits on its own store (on the team database, its own
-        # round trips), so the page waits for the slowest part rather than for their sum.
-        async with anyio.create_task_group() as group:
-            for name, summarize in shown:
-                group.start_soon(part, name, summarize)
-        parts = [found[name] for name, _ in shown]
-        label = {name: self.plugin_label(name, language) for name, _ in shown}
-        counts: dict[str, list[tuple[str, int, str | None]]] = {}  # each plugin's tiles, under its name once
-        feed: list[tuple[ActivityItem, str]] = []
-        errors = []
-        for name, overview, error in parts:
-            if error is not None:
-                errors.append((label[name], error))
-            if overview is None:
-                continue
-            for count in overview.counts:
-                href = self.link(member, name, count.path)
-                counts.setdefault(label[name], []).append(
-                    (render(count.label, language) or "", count.value, href)
-                )
-            for item in overview.activity:
-                feed.append((item, name))
-        feed.sort(key=lambda entry: entry[0].at, reverse=True)
-        activity = [
-            {
-                "at": item.at,
-                "member": item.member,
-                "summary": render(item.summary, language),
-                "plugin": label[name],
-                "url": self.link(member, name, item.path, **item.query),
-            }
-            for item, name in feed[:FEED_LIMIT]
-        ]
-        body = self.env.get_template("host/overview.html").render(
-            **self._helpers(request, language, session, member, None),
-            counts=counts,
-            activity=activity,
-            errors=errors,
-        )
-        title = Text(en="Overview", zh="概览").render(language)
-        return self.layout(request, language, member, session, title, body, active="")
-
-    def _member_overviews(
-        self, request: Request, viewer: Member, language: Language
-    ) -> dict[str, Callable[[int], Awaitable[Overview]]]:
-        """Each overview the viewer may read, to be asked as the viewer (the members page)."""
-        asks: dict[str, Callable[[int], Awaitable[Overview]]] = {}
-        for plugin, views in self.views.items():
-            if views.overview is None:
-                continue
-            summarize, tool = views.overview
-            if not self.allows(viewer, plugin, tool):
-                continue
-            context = DashboardRequest(self, request, plugin, viewer, language, {})
-            asks[plugin] = functools.partial(summarize, context)
-        return asks
-
-    def _list_allowed(self, viewer: Member, plugin: str) -> bool:
-        page = self.views[plugin].pages.get("")
-        return page is not None and self.allows(viewer, plugin, page[2])
+        return await overview.overview_page(self, request)
 
     async def members_page(self, request: Request) -> Response:
-        """Team only: who the members are and what each did (``members_page``)."""
-        from hostd.web.members_page import member_rows
-
-        if self.sign_in.kind != "token":
-            return await self.not_found(request, None)
-        opened = self._member_page(request)
-        if not isinstance(opened, tuple):
-            return opened
-        member, session, language = opened
-        body = self.env.get_template("host/members.html").render(
-            **self._helpers(request, language, session, member, None),
-            rows=await member_rows(
-                self.sign_in.members.members() if self.sign_in.members is not None else [],
-                member,
-                language,
-                self._member_overviews(request, member, language),
-                lambda plugin, path, query: self.link(member, plugin, path, **query) or "",
-                [plugin for plugin in self.views if self._list_allowed(member, plugin)],
-                {plugin: self.plugin_label(plugin, language) for plugin in self.views},
-            ),
-        )
-        title = Text(en="Members", zh="成员").render(language)
-        return self.layout(request, language, member, session, title, body, active="/members")
+        return await overview.members_page(self, request)
 
     async def signin(self, request: Request) -> Response:
         from starlette.responses import RedirectResponse
@@ -830,124 +634,3 @@ class Dashboard:
     async def not_allowed(self, request: Request, exc: Any) -> Response:
         text = Text(en="This address does not take that method.", zh="该地址不接受此请求方法。")
         return self.error_page(request, 405, text, self.member_of(request))
-
-
-def download(answer: ViewFile) -> Response:
-    """A document as an attachment; sandboxed, so an HTML export opened from it runs nothing."""
-    from starlette.responses import Response
-
-    quoted = urllib.parse.quote(answer.filename, safe="")
-    fallback = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in answer.filename)
-    fallback = fallback or "download"  # the ASCII name for old clients; filename* has the real one
-    return Response(
-        answer.content,
-        media_type=answer.media_type,
-        headers={
-            "Content-Disposition": f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quoted}",
-            "Content-Security-Policy": "default-src 'none'; sandbox",
-            "Cache-Control": "no-store",
-        },
-    )
-
-
-class DashboardRequest:
-    """``ViewRequest`` for one plugin's page or action (see ``hostd.core.view_api``)."""
-
-    def __init__(
-        self,
-        dashboard: Dashboard,
-        request: Request,
-        plugin: str,
-        member: Member,
-        language: Language,
-        form: dict[str, str],
-    ) -> None:
-        self._dashboard = dashboard
-        self._request = request
-        self.plugin = plugin
-        self.member_record = member
-        self._language: Language = language
-        self._form = form
-        self._query = {k: v for k, v in request.query_params.items() if k not in ("lang", CSRF_FIELD)}
-
-    @property
-    def member(self) -> str:
-        return self.member_record.name
-
-    @property
-    def language(self) -> Language:
-        return self._language
-
-    @property
-    def query(self) -> Mapping[str, str]:
-        return self._query
-
-    @property
-    def form(self) -> Mapping[str, str]:
-        return self._form
-
-    def query_list(self, key: str) -> list[str]:
-        return self._request.query_params.getlist(key)
-
-    def can(self, tool: str) -> bool:
-        return self._dashboard.allows(self.member_record, self.plugin, tool)
-
-    def url(self, path: str = "", **query: str | int | None) -> str:
-        return self._dashboard.url(self.plugin, path, **query)
-
-    def text(self, message: Message) -> str:
-        return render(message, self._language) or ""
-
-    async def call(self, function: Callable[..., OutputT], /, **arguments: Any) -> OutputT:
-        """Run one of the plugin's tools for the signed-in member, through the host's call
-        pipeline: the same access policy, quotas, validation, audit and metrics as an MCP call."""
-        from hostd.core.pipeline import ToolCall
-
-        dashboard = self._dashboard
-        spec = dashboard.spec_of_function(self.plugin, function)
-        if spec is None:
-            name = getattr(function, "__name__", "?")
-            raise ToolError(
-                "PERMISSION_DENIED",
-                Text(en=f"Your profile does not serve the tool {name}.", zh=f"你的配置档不提供工具 {name}。"),
-                hint=Text(
-                    en="Ask whoever runs the server for a profile that serves it.",
-                    zh="请向服务器管理员申请提供该工具的配置档。",
-                ),
-                details={"tool": name},
-            )
-        call = ToolCall(spec.name, arguments, self.member_record, "ui", language=self._language)
-        output = await dashboard.host.pipeline.call_for_view(call)
-        return cast(OutputT, output)
-
-
-class SecurityHeaders:
-    """Headers every dashboard answer carries (static files included); pages add their CSP.
-    ``Server-Timing`` says how long the answer took to start."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        started = time.perf_counter()
-
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                # How long the server took, for the browser's devtools and bench/bench_dashboard.py.
-                elapsed = (time.perf_counter() - started) * 1000
-                headers.append((b"server-timing", f"app;dur={elapsed:.2f}".encode()))
-                present = {key.lower() for key, _ in headers}
-                for key, value in SECURITY_HEADERS.items():
-                    if key.lower().encode() not in present:
-                        headers.append((key.lower().encode(), value.encode()))
-                if b"content-security-policy" not in present:
-                    headers.append((b"content-security-policy", content_security_policy(False).encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, with_headers)

@@ -15,7 +15,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from hostd.core.identity import local_member
-from hostd.web.app import BASE, Dashboard, SignIn
+from hostd.web.app import Dashboard, SignIn
+from hostd.web.constants import BASE
 from hostd.web.icon import favicon_route
 from hostd.web.signing import OneTimeToken, Signer
 
