@@ -40,10 +40,47 @@ OPAQUE_RESOURCE = "http://127.0.0.1:9/opaque/mcp"
 class Served:
     """The provider and a hostd signing members in with it."""
 
-    def __init__(self, provider: OidcProvider, server: HttpServer, members_file: Path) -> None:
+    def __init__(
+        self,
+        provider: OidcProvider,
+        server: HttpServer,
+        members_file: Path,
+        config: Path,
+        env: dict[str, str],
+    ) -> None:
         self.provider = provider
         self.server = server
         self.members_file = members_file
+        self.config = config
+        self.env = env
+
+    def audit(self, member: str) -> list[tuple[str, str, str]]:
+        """The member's attempts in the audit trail: (surface, tool, outcome), oldest first."""
+        import json
+        import subprocess
+        import sys
+
+        time.sleep(1.5)  # the trail is written every half second
+        read = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hostd",
+                "audit",
+                "--json",
+                "--member",
+                member,
+                "--config",
+                str(self.config),
+            ],
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, **self.env},
+            timeout=120,
+        )
+        assert read.returncode == 0, read.stderr
+        entries = [json.loads(line) for line in read.stdout.splitlines()]
+        return [(e["surface"], e["tool"], e["outcome"]) for e in entries]
 
     @property
     def resource(self) -> str:
@@ -70,6 +107,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         config = write_config(
             folder,
             config={
+                "audit": {},
                 "profiles": {
                     "default": {
                         "plugins": ["probe", "team"],
@@ -80,11 +118,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                             "tokens_file": str(write_tokens(folder / "tokens.yaml", {"dave": DAVE})),
                         },
                     }
-                }
+                },
             },
         )
         with HttpServer.start(config, env=env) as server:
-            yield Served(provider, server, members_file)
+            yield Served(provider, server, members_file, config, env)
 
 
 def call(
@@ -255,6 +293,30 @@ def test_an_escaped_method_is_refused_as_the_plain_spelling_is(served: Served, s
     assert response.headers["www-authenticate"] == plain.headers["www-authenticate"]
 
 
+def test_a_read_scope_token_gets_what_the_policy_says_and_each_attempt_is_recorded(served: Served) -> None:
+    """The OAuth row of the one-door matrix: a token with only the read scope calls a read tool,
+    is refused a write tool (403 at the door, step-up) and an unknown one (as unknown), and the
+    audit trail holds one record of each attempt, refusals included."""
+    token = served.provider.service_token(served.resource, scope="mcp:read")
+    before = served.audit("svc-bot")
+    assert call(served, token, "echo", {"text": "hi"}).status_code == 200
+    reading = call(served, token, "whoami")
+    assert reading.status_code == 200, reading.text
+    writing = call(served, token, "fail", {"kind": "tool_error"})
+    assert writing.status_code == 403 and 'error="insufficient_scope"' in writing.headers["www-authenticate"]
+    unknown = call(served, token, "no_such_tool")
+    assert unknown.status_code in (200, 400), unknown.text
+    message = next(m for m in sse_messages(unknown) if m.get("id") == 1)
+    assert message["error"]["code"] == -32602
+    after = served.audit("svc-bot")[len(before) :]
+    assert after == [
+        ("mcp", "echo", "ok"),
+        ("mcp", "whoami", "ok"),
+        ("mcp", "fail", "PERMISSION_DENIED"),
+        ("mcp", "no_such_tool", "NOT_FOUND"),
+    ]
+
+
 def test_a_token_without_the_read_scope_is_403(served: Served) -> None:
     response = call(served, served.forged(scope="openid"))
     assert response.status_code == 403
@@ -356,7 +418,7 @@ def test_opaque_tokens_are_introspected(served: Served, tmp_path: Path) -> None:
     opaque = served.provider.service_token(OPAQUE_RESOURCE)
     assert opaque.count(".") != 2  # not a JWT
     with HttpServer.start(config, env=env) as server:
-        other = Served(served.provider, server, served.members_file)
+        other = Served(served.provider, server, served.members_file, config, env)
         assert answered_member(call(other, opaque)) == "svc-bot"
         assert answered_member(call(other, opaque)) == "svc-bot"  # the second from the short cache
         assert call(other, opaque[:-2] + "xy").status_code == 401  # the provider knows no such token

@@ -123,8 +123,9 @@ class ResourceServer:
 
     def scope_refusal(
         self, member: Member, access: AccessPolicy, body: bytes, forbidden: str
-    ) -> Refusal | None:
-        """403 ``insufficient_scope`` when the token lacks what this request needs, else ``None``.
+    ) -> tuple[Refusal, str] | None:
+        """403 ``insufficient_scope`` when the token lacks what this request needs, with the tool
+        it was refused for (``-`` when the read scopes are missing); ``None`` when it may pass.
 
         Every request needs the read scopes; a ``tools/call`` needs what the access policy says
         the tool needs. The call is read from the body as the SDK reads it (``called_tools``), so
@@ -132,17 +133,18 @@ class ResourceServer:
         """
         scopes = member.scopes or frozenset()
         needed = [scope for scope in access.read_scopes if scope not in scopes]
+        tool = "-"
         if not needed and not set(access.write_scopes) <= scopes:
-            for tool in called_tools(body):
-                refusal = access.check(member, tool)
+            for called in called_tools(body):
+                refusal = access.check(member, called)
                 if refusal is not None and refusal.reason == "missing_scope":
-                    needed = list(refusal.scopes)
+                    needed, tool = list(refusal.scopes), called
                     break
         if not needed:
             return None
         logger.info("member %s lacks scope(s) %s", member.name, " ".join(needed))
         wanted = sorted(scopes | set(needed))
-        return 403, forbidden, self.challenge(error="insufficient_scope", scopes=wanted)
+        return (403, forbidden, self.challenge(error="insufficient_scope", scopes=wanted)), tool
 
 
 def called_tools(body: bytes) -> list[str]:

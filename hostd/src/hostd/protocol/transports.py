@@ -464,11 +464,14 @@ class GuardMiddleware:
                 refusal = self.policy.too_many_requests(wait)
         if refusal is None:
             pending, refusal = await self._read_body(receive)
+        refused_tool = "-"
         if refusal is None and admitted is not None and oauth is not None:
             body = pending[0].get("body", b"") if pending else b""
-            refusal = oauth.scope_refusal(member[0], self.access, body, self.policy.forbidden_scope_text())
+            scoped = oauth.scope_refusal(member[0], self.access, body, self.policy.forbidden_scope_text())
+            if scoped is not None:
+                refusal, refused_tool = scoped
         if refusal is not None:
-            self._record_refusal(member[0] if member else None, refusal[0])
+            self._record_refusal(member[0] if member else None, refusal[0], refused_tool)
             await self._refuse(scope, receive, send, refusal)
             return
 
@@ -485,11 +488,11 @@ class GuardMiddleware:
             raise RuntimeError("an OAuth bind needs the host's access policy (HttpPolicy.pipeline)")
         return pipeline.policy
 
-    def _record_refusal(self, member: Member | None, status: int) -> None:
+    def _record_refusal(self, member: Member | None, status: int, tool: str) -> None:
         """A 401, 403 or 429 at the door is an attempt too: recorded once, like a refused call."""
         pipeline = self.policy.pipeline
         if pipeline is not None and status in REFUSAL_OUTCOMES:
-            pipeline.record_refused_request("mcp", member, REFUSAL_OUTCOMES[status])
+            pipeline.record_refused_request("mcp", member, REFUSAL_OUTCOMES[status], tool)
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
