@@ -500,7 +500,7 @@ def test_the_overview_names_each_plugin_once_and_counts_every_status(seeded: tup
 
 
 def test_favicon_is_the_hosts_icon_without_a_token(seeded: tuple[Host, Any]) -> None:
-    from hostd.web.icon import icon_svg
+    from hostd.core.icon import icon_svg
 
     _, app = seeded
     visitor = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)

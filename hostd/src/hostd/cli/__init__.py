@@ -1,4 +1,4 @@
-"""The ``hostd`` command line (``main``) and what it shares with ``hostd web`` (``runtime``)."""
+"""The ``hostd`` command line (``main``); what it shares with ``hostd web`` is ``hostd.core.runtime``."""
 
 from hostd.cli.main import main
 

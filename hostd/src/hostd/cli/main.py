@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hostd.cli.runtime import (
+from hostd.core.errors import HostError
+from hostd.core.runtime import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
     EXIT_TOOL_ERROR,
@@ -24,7 +25,6 @@ from hostd.cli.runtime import (
     run_async,
     schema_line,
 )
-from hostd.core.errors import HostError
 
 if TYPE_CHECKING:
     from hostd.core.config import LoadedConfig, TransportConfig

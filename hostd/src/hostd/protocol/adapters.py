@@ -12,11 +12,11 @@ import mcp_types as types
 from hostd_errors import CodedError
 from mcp.shared.exceptions import MCPError
 
+from hostd.core.icon import icon_svg
 from hostd.core.identity import Member
 from hostd.core.prompts import PromptImage, PromptInfo
 from hostd.core.resources import ResourceBlob, ResourceInfo, ResourceLink, ResourceText
 from hostd.core.tools import for_the_model
-from hostd.web.icon import icon_svg
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

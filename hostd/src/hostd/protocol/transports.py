@@ -23,9 +23,9 @@ from hostd_errors import Text
 
 from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.core.errors import HostError
+from hostd.core.icon import FAVICON_PATH, favicon_route
 from hostd.core.identity import Member, acting_as
 from hostd.team.members import member_directory_from_env
-from hostd.web.icon import FAVICON_PATH, favicon_route
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

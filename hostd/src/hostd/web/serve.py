@@ -14,10 +14,10 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
+from hostd.core.icon import favicon_route
 from hostd.core.identity import local_member
 from hostd.web.app import Dashboard, SignIn
 from hostd.web.constants import BASE
-from hostd.web.icon import favicon_route
 from hostd.web.signing import OneTimeToken, Signer
 
 if TYPE_CHECKING:
@@ -81,8 +81,8 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
     """Serve until Ctrl-C; print the sign-in link on stdout and open it unless told not to."""
     import uvicorn
 
-    from hostd.cli.runtime import EXIT_OK, require_current_schemas, run_async
     from hostd.core.config import TransportConfig
+    from hostd.core.runtime import EXIT_OK, require_current_schemas, run_async
     from hostd.protocol.transports import HttpPolicy, guarded_protocol
 
     transport = TransportConfig(type="http", host="127.0.0.1", port=port)
