@@ -231,3 +231,59 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
     # Pages that were served were read through the pipeline too, as the member.
     page_reads = {(e["member"], e["tool"]) for e in entries if e["surface"] == "ui" and e["outcome"] == "ok"}
     assert ("alice", "list_memories") in page_reads and ("tasker", "list_tasks") in page_reads
+
+
+@pytest.mark.parametrize(
+    ("limits", "outcome"),
+    [
+        ({"tools": {"list_tasks": {"calls_per_minute": 2, "burst": 2}}}, "quota"),
+        ({"per_member": {"calls_per_minute": 1000, "requests_per_minute": 2, "burst": 1000}}, "rate"),
+    ],
+)
+def test_the_dashboard_counts_against_the_members_quotas_and_request_rate(
+    tmp_path: Path, limits: dict[str, Any], outcome: str
+) -> None:
+    """Finding: dashboard pages and actions ran the tool function directly, past the member's
+    quotas and request rate. Now the board's list_tasks is a call of the member's like an MCP one:
+    the tool's quota answers RATE_LIMITED, and the request rate 429 with Retry-After."""
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(f"alice: {TOKENS['alice']}\n", encoding="utf-8")
+    config = write_config(
+        tmp_path,
+        config={
+            "audit": {},
+            "limits": limits,
+            "profiles": {
+                "default": {
+                    "plugins": ["tasks"],
+                    "transport": {"type": "http", "tokens_file": str(tokens), "dashboard": True},
+                }
+            },
+        },
+    )
+    with (
+        HttpServer.start(config) as server,
+        httpx.Client(base_url=server.base, follow_redirects=False, timeout=60) as client,
+    ):
+        page = client.get("/ui/signin")
+        signed = form_post(
+            client, "/ui/signin", {"csrf": csrf_of(page.text), "token": TOKENS["alice"], "next": "/ui/"}
+        )
+        assert signed.status_code == 303, signed.text
+        pages = [client.get("/ui/tasks?status=pending") for _ in range(4)]
+    statuses = [page.status_code for page in pages]
+    read = subprocess.run(
+        [sys.executable, "-m", "hostd", "audit", "--json", "--tool", "list_tasks", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    entries = [(e["member"], e["surface"], e["outcome"]) for e in map(json.loads, read.stdout.splitlines())]
+    if outcome == "quota":  # the board shows the tool's refusal; each call is recorded, refused ones too
+        assert statuses == [200] * 4
+        assert "quota for list_tasks is used up" in pages[2].text and "quota" not in pages[1].text
+        assert entries == [("alice", "ui", "ok")] * 2 + [("alice", "ui", "RATE_LIMITED")] * 2
+    else:  # the request rate refuses the page itself
+        assert statuses == [200, 200, 429, 429], statuses
+        assert int(pages[2].headers["retry-after"]) >= 1
+        assert entries == [("alice", "ui", "ok")] * 2
