@@ -313,12 +313,13 @@ async def test_a_stopping_server_ends_listens_gracefully(tmp_path: Path, every_p
 
 
 async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, every_plugin: list[str]) -> None:
-    """A dashboard page runs the plugin's tool function (``request.call``, ``run_tool_function``):
-    what it changes reaches the subscribers as the tool call's would; a refused edit reaches none."""
+    """A dashboard page's call goes through the host's call pipeline (surface ``ui``): what it
+    changes reaches the subscribers as the tool call's would; a refused edit reaches none."""
     from hostd.core.config import config_from_mapping
     from hostd.core.host import Host
+    from hostd.core.identity import Member
+    from hostd.core.pipeline import ToolCall
     from hostd.protocol.server import build_server
-    from hostd.web.calls import run_tool_function
     from hostd_errors import CodedError
 
     raw = {"profiles": {"default": {"plugins": ["memory"]}}, "language": "en"}
@@ -328,16 +329,18 @@ async def test_a_dashboard_action_is_announced_like_the_tool(tmp_path: Path, eve
     heard: list[str] = []
     host.changes.subscribe(lambda event: heard.append(getattr(event, "uri", "")))  # type: ignore[attr-defined]
     host.startup()
+    ann = Member("ann")
+
+    async def page_call(tool: str, arguments: dict[str, object]) -> object:
+        return await host.pipeline.call_for_view(ToolCall(tool, arguments, ann, "ui"))
+
     try:
-        await run_tool_function(
-            host, host.tools["create_memory"], {"uri": "ui://page", "content": "one", "tags": ["ui"]}, "ann"
-        )
+        await page_call("create_memory", {"uri": "ui://page", "content": "one", "tags": ["ui"]})
         heard.clear()
-        update = host.tools["update_memory"]
         with pytest.raises(CodedError):
-            await run_tool_function(host, update, {"uri": "ui://none", "content": "x"}, "ann")
+            await page_call("update_memory", {"uri": "ui://none", "content": "x"})
         assert heard == []
-        await run_tool_function(host, update, {"uri": "ui://page", "content": "two"}, "ann")
+        await page_call("update_memory", {"uri": "ui://page", "content": "two"})
     finally:
         host.shutdown()
     assert sorted(heard) == ["memory-tag://ui", "memory://ui/page"]
