@@ -188,6 +188,8 @@ class Offerings:
         while index < len(kinds) and len(found) < RESOURCE_PAGE:
             kind = kinds[index]
             if kind.list is None:  # a template's resources are made on demand: nothing to list
+                if inner is not None:  # no cursor of ours points inside a kind that lists nothing
+                    raise ValueError("forged")
                 index, inner = index + 1, None
                 continue
             page = await anyio.to_thread.run_sync(

@@ -134,13 +134,16 @@ def resource_of(item: ResourceInfo) -> types.Resource:
     )
 
 
-def resource_error(host: Host, exc: CodedError, uri: str | None = None) -> MCPError:
-    """A plugin's refusal while listing or reading resources, as a JSON-RPC error in the host's language."""
+def resource_error(host: Host, exc: CodedError, uri: str | None = None, *, modern: bool = False) -> MCPError:
+    """A plugin's refusal while listing or reading resources, as a JSON-RPC error in the host's language.
+
+    A resource that does not exist is -32002 up to 2025-11-25 and -32602 (invalid params) from
+    2026-07-28 on (``modern``), as each revision's Resources section says."""
     message, hint, details = exc.rendered(host.language)
     text = message + (f" {hint}" if hint else "")
     data = {"code": exc.code, **(details or {}), **({"uri": uri} if uri else {})}
     if exc.code == "NOT_FOUND":
-        return MCPError(RESOURCE_NOT_FOUND, text, data)
+        return MCPError(types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND, text, data)
     if exc.code == "INVALID_ARGUMENT":
         return MCPError(types.INVALID_PARAMS, text, data)
     return MCPError(types.INTERNAL_ERROR, text, data)

@@ -156,7 +156,8 @@ class McpHandlers:
         try:
             found = await self.host.offerings.read_resource(request_member(request), str(params.uri))
         except CodedError as exc:
-            raise resource_error(self.host, exc, str(params.uri)) from None
+            modern = speaks_input_required(request)
+            raise resource_error(self.host, exc, str(params.uri), modern=modern) from None
         except Exception:
             # Never the exception's own text (it may name the data folder's paths): logged here.
             logger.exception("resources/read of %r failed", str(params.uri)[:200])
@@ -247,4 +248,4 @@ class McpHandlers:
         try:
             await self.host.offerings.read_resource(request_member(request), uri)
         except CodedError as exc:
-            raise resource_error(self.host, exc, uri) from None
+            raise resource_error(self.host, exc, uri, modern=speaks_input_required(request)) from None

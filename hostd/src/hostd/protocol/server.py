@@ -69,6 +69,29 @@ def request_state_security(transport: TransportConfig | None) -> RequestStateSec
     return RequestStateSecurity(keys=[secret], bind_principal=bound_member)
 
 
+async def advertise_only_what_is_sent(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    """Middleware: ``server/discover`` (2026-07-28) says ``listChanged`` for no list, because hostd
+    sends no list-changed notification (its tool, prompt and template lists are fixed while it runs,
+    and a change to a memory, task or session reaches that resource's subscribers as an update)."""
+    result = await call_next(ctx)
+    if ctx.method == "server/discover":
+        capabilities = (
+            result.get("capabilities") if isinstance(result, dict) else getattr(result, "capabilities", None)
+        )
+        for name in ("tools", "prompts", "resources"):
+            section = (
+                capabilities.get(name)
+                if isinstance(capabilities, dict)
+                else getattr(capabilities, name, None)
+            )
+            if isinstance(section, dict):
+                section.pop("listChanged", None)
+                section.pop("list_changed", None)
+            elif section is not None:
+                section.list_changed = None
+    return result
+
+
 async def release_call_arguments(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
     """Outermost middleware: once a ``tools/call`` is answered, let go of its arguments and body.
 
@@ -141,6 +164,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
     server.middleware.insert(0, release_call_arguments)
     server.middleware.append(client_log.middleware(log_levels))
+    server.middleware.append(advertise_only_what_is_sent)
     if subscriptions is not None:
         server.middleware.append(subscriptions.offer_only_where_possible)
     return server

@@ -383,7 +383,11 @@ class SubscriptionService:
             raise too_many(self._language, "listen")
         for uri in uris:
             await self._checked(request, uri)
-        return await self.listen_handler(request, params)
+        # Only resource updates are ever sent: a list-changed kind asked for is not acknowledged.
+        honest = params.notifications.model_copy(
+            update={"tools_list_changed": None, "prompts_list_changed": None, "resources_list_changed": None}
+        )
+        return await self.listen_handler(request, params.model_copy(update={"notifications": honest}))
 
     async def offer_only_where_possible(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         """Middleware: a connection with no channel of its own (stateless HTTP) is not offered
