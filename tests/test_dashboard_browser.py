@@ -113,6 +113,8 @@ PAGES = {
     "task-edit": "/ui/tasks/edit?id=t-api",
     "task-split": "/ui/tasks/split?id=t-api",
     "task-delete": "/ui/tasks/delete?id=t-db",
+    "graph": "/ui/tasks/graph",
+    "graph-task": "/ui/tasks/graph?id=t-deploy&completed=1",
     "sessions": "/ui/deep-thinking",
     "sessions-search": "/ui/deep-thinking?q=数据库",
     "session": "/ui/deep-thinking/view?id=plan",
@@ -140,7 +142,7 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
                     answer = page.goto(site.origin + path)
                     assert answer is not None and answer.status == 200, (name, answer and answer.status)
                     assert page.locator("h1").is_visible()
-                    if name in ("session", "session-hostile"):
+                    if name in ("session", "session-hostile", "graph", "graph-task"):
                         page.wait_for_selector("pre.mermaid svg", timeout=15_000)
                     sideways = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
                     assert sideways[0] <= sideways[1], f"{name} scrolls sideways at {viewport['width']} px"
@@ -252,6 +254,8 @@ def test_stored_payloads_stay_inert(browser: Any, site: Site) -> None:
             "/ui/tasks",
             "/ui/tasks/view?id=t-xss",
             "/ui/tasks/edit?id=t-xss",
+            "/ui/tasks/graph",
+            "/ui/tasks/graph?id=t-xss&completed=1",
             "/ui/deep-thinking/view?id=plan",
             "/ui/deep-thinking/view?id=other",
             "/ui/deep-thinking?q=onerror",
@@ -259,7 +263,7 @@ def test_stored_payloads_stay_inert(browser: Any, site: Site) -> None:
             "/ui/members",
         ):
             page.goto(site.origin + path)
-            if "view?id=plan" in path or "view?id=other" in path:
+            if "view?id=plan" in path or "view?id=other" in path or "/graph" in path:
                 page.wait_for_selector("pre.mermaid svg", timeout=15_000)
             page.wait_for_load_state("networkidle")
             assert page.evaluate("typeof window.__pwned") == "undefined", path
@@ -272,6 +276,14 @@ def test_stored_payloads_stay_inert(browser: Any, site: Site) -> None:
         page.goto(f"{site.origin}/ui/deep-thinking/view?id=other")
         page.wait_for_selector("pre.mermaid svg")
         assert page.locator("pre.mermaid svg").count() == 1
+        page.goto(f"{site.origin}/ui/tasks/graph?id=t-xss&completed=1")
+        page.wait_for_selector("pre.mermaid svg")
+        assert "<script>window.__pwned=1</script>" in (
+            page.locator("pre.mermaid svg").text_content() or ""
+        )  # as text
+        page.goto(f"{site.origin}/ui/tasks/graph")
+        page.wait_for_selector("pre.mermaid svg")
+        assert "t-deploy: Deploy to staging" in (page.locator("pre.mermaid svg").text_content() or "")
         escapes.assert_none()
 
 

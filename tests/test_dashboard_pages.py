@@ -123,6 +123,25 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     assert "reader" in members and ">reader</dd>" in members  # its profile
 
 
+def test_the_dependency_graph_page_draws_through_get_task_graph(seeded: tuple[Host, Any]) -> None:
+    _, app = seeded
+    client = member_client(app, "alice")
+    assert 'href="/ui/tasks/graph"' in client.get("/ui/tasks").text
+    assert 'href="/ui/tasks/graph?id=t-deploy"' in client.get("/ui/tasks/view?id=t-deploy").text
+    page = client.get("/ui/tasks/graph")
+    assert page.status_code == 200
+    assert '<pre class="mermaid"' in page.text and "vendor/mermaid/mermaid.min.js" in page.text
+    diagram = page.text[page.text.index('<pre class="mermaid"') : page.text.index("</pre>")]
+    assert "flowchart LR" in diagram and "t-deploy: Deploy to staging" in diagram
+    assert "<script>" not in diagram and "#lt;script#gt;" in diagram  # the stored script is text
+    path = page.text[page.text.index('class="critical-path"') :]
+    assert re.findall(r'<span class="task-id">([^<]+)</span>', path) == ["t-api", "t-ui"]
+    around = client.get("/ui/tasks/graph?id=t-deploy").text
+    assert "t-db: Database schema" in around and "t-api:" not in around
+    # a member whose profile does not serve get_task_graph is not offered the page
+    assert 'href="/ui/tasks/graph"' not in member_client(app, "reader").get("/ui/tasks").text
+
+
 def test_moving_a_task_is_a_history_entry_by_the_member(seeded: tuple[Host, Any]) -> None:
     host, app = seeded
     client = member_client(app, "bob")

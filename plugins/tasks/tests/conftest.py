@@ -8,6 +8,7 @@ through the in-memory host and through a real ``hostd serve``, one test each),
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,8 @@ def hostd_plugins() -> list[str]:
 
 
 @pytest.fixture
-def hostd_config(backend: dict[str, Any]) -> dict[str, Any]:
-    """Every client starts in English on the test's store."""
-    return {"language": "en", **backend}
+def hostd_config(backend: dict[str, Any], hostd_roots: Path) -> dict[str, Any]:
+    """Every client starts in English on the test's store, with the test's own folder as the only
+    allowed root: export_tasks and import_tasks (the fuzz check's calls too) write and read there,
+    never in the folder the tests run from."""
+    return {"language": "en", "allowed_roots": [str(hostd_roots)], **backend}

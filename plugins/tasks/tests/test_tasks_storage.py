@@ -232,6 +232,35 @@ async def test_db_copy_copies_every_task_field_by_field_then_changes_nothing_and
     assert fresh["task_id"] not in ids
 
 
+async def test_db_copy_keeps_where_imported_tasks_came_from(
+    tmp_path: Path, hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document imported into the local file, then copied to the team database, is recognised there:
+    importing it into the team database afterwards changes nothing."""
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    stamp = "2026-01-01T00:00:00.000000+00:00"
+    document = {
+        "format": "hostd-tasks-export",
+        "version": 1,
+        "tasks": [
+            {"task_id": "far-1", "origin": "far-1@elsewhere", "title": "from elsewhere", "created_at": stamp},
+            {"task_id": "far-2", "title": "also", "created_at": stamp, "depends_on": ["far-1"]},
+        ],
+    }
+    team = {"language": "en", **TEAM}
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config={"language": "en"}) as client:
+        assert (await ok(client, "import_tasks", data=document))["created"] == 2
+    config = write_config(tmp_path, ["tasks"], config={**team, "data_dir": str(hostd_data_dir)})
+    copied = _db_copy(config, postgres_url)
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    assert "tasks: 2 copied, 0 unchanged" in copied.stdout
+    async with in_memory_client(["tasks"], data_dir=hostd_data_dir, config=team) as client:
+        again = await ok(client, "import_tasks", data=document)
+    assert (again["created"], again["already_present"]) == (0, 2)
+    assert _db_copy(config, postgres_url).returncode == 0  # and a second copy still finds them equal
+
+
 async def test_db_copy_reports_a_hand_edited_task_as_a_conflict_and_copies_the_rest(
     tmp_path: Path, hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -387,8 +416,9 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
     # The release's version 1 stands for version 2 of the shared schema; version 3 added the members,
-    # version 4 the leases, version 5 the task id in the status index, version 6 the ids copies gave.
-    assert (status.current, status.known) == (6, 6)
+    # version 4 the leases, version 5 the task id in the status index, version 6 the ids copies gave,
+    # version 7 the origins of imported tasks.
+    assert (status.current, status.known) == (7, 7)
 
 
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:

@@ -202,9 +202,8 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     assert offered.task is not None and offered.task.task_id == "next"
     assert after.labels == ["upgrade"] and [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
-        assert (
-            raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 3 == 6
-        )  # leases, index, copied ids
+        # leases, index, copied ids, origins
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -254,9 +253,8 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
     assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert unknown.total == 0 and [t.task_id for t in mine.tasks] == ["old"]
     with sqlite3.connect(path) as raw:
-        assert (
-            raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 3 == 6
-        )  # leases, index, copied ids
+        # leases, index, copied ids, origins
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -305,7 +303,7 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     assert offered is not None and offered.task_id == "held" and offered.claimed_by == "erin"
     assert (offered.claim_count, offered.expired_claims) == (2, 1)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 7
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 

@@ -150,7 +150,7 @@ class HistoryEntry(BaseModel):
 
     event: str = Field(
         description="created, edited, status, claimed, released, lease_expired, linked, split, "
-        "dependency_dropped or deleted"
+        "dependency_dropped, imported or deleted"
     )
     at: datetime = Field(description="When it happened (UTC)")
     by: str | None = Field(
@@ -326,6 +326,80 @@ class ActivityOutput(ToolOutput):
     entries: list[ActivityEntry] = Field(description="Changes across all tasks, newest first")
 
 
+class ExportTasksOutput(ToolOutput):
+    format: Literal["json", "markdown"] = Field(description="The document's form")
+    count: int = Field(description="Tasks in the document")
+    brought_along: int = Field(
+        description="Of those, tasks outside the filter that the selected ones wait on (dependencies, "
+        "parents), included so that every reference points inside the document"
+    )
+    document: dict[str, Any] | None = Field(
+        default=None,
+        description="The JSON document (import_tasks takes it as data); null when written to a file or "
+        "as Markdown",
+    )
+    markdown: str | None = Field(
+        default=None, description="The Markdown text, when format=markdown and no output_path"
+    )
+    output_path: str | None = Field(default=None, description="The file written, when output_path was given")
+    bytes_written: int | None = Field(default=None, description="Its size in bytes")
+
+
+class ImportTasksOutput(ToolOutput):
+    format_version: int = Field(description="The document's format version")
+    total: int = Field(description="Tasks in the document")
+    created: int = Field(description="Tasks created by this import")
+    already_present: int = Field(
+        description="Tasks this store already held (imported before, or made here): left as they are"
+    )
+    renumbered: dict[str, str] = Field(
+        description="Document id -> new id, for each created task whose id was taken here (by a live or "
+        "deleted task); its references (dependencies, parent, history) follow"
+    )
+    ids: dict[str, str] = Field(description="Every document id -> the task's id in this store")
+    input_path: str | None = Field(default=None, description="The file read, when input_path was given")
+
+
+class GraphTask(BaseModel):
+    """A task on a path or in a ranking of the dependency graph."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="The task")
+    title: str = Field(description="Its title")
+    status: Status = Field(description="Its status")
+    priority: Priority = Field(description="Its priority")
+    unblocks: int = Field(description="Unfinished tasks that wait on it, directly or through others")
+
+
+class TaskGraphOutput(ToolOutput):
+    mermaid: str = Field(
+        description="The graph as a Mermaid flowchart: an arrow from a task to what waits on it"
+    )
+    tasks_shown: int = Field(description="Tasks drawn")
+    tasks_total: int = Field(description="Tasks the graph holds (the whole list, or around task_id)")
+    truncated: bool = Field(
+        description="True when more tasks were left out than drawn (give task_id to draw fewer)"
+    )
+    critical_path: list[GraphTask] = Field(
+        description="The chain of unfinished work that decides when the task (or the list) can be done, "
+        "first to last"
+    )
+
+
+class CriticalPathOutput(ToolOutput):
+    task_id: str | None = Field(description="The task asked about; null for the whole list")
+    critical_path: list[GraphTask] = Field(
+        description="The longest chain of unfinished tasks the task (or the list) waits on, in the order "
+        "it must be done, the task itself last; empty when it is completed"
+    )
+    steps: int = Field(description="Tasks on the path: the fewest still to finish, one after another")
+    unblocks_most: list[GraphTask] = Field(
+        description="Ready tasks (what get_next_task may offer), the ones that unblock the most others first "
+        "(at most 10)"
+    )
+
+
 # --- settings ----------------------------------------------------------------------------------
 
 
@@ -340,6 +414,13 @@ class Settings(BaseModel):
         ge=LEASE_SECONDS_MIN,
         le=LEASE_SECONDS_MAX,
         description="How long a claim lasts unless renewed, in seconds (a call may ask for its own length)",
+    )
+    max_export_chars: int = Field(
+        default=1_000_000,
+        ge=10_000,
+        le=50_000_000,
+        description="Largest export_tasks document answered inline, in characters; a larger one goes to a "
+        "file (output_path)",
     )
 
     @field_validator("database")

@@ -2,7 +2,7 @@
 
 Tools: create_task, list_tasks, get_task, update_task, update_task_status, split_task,
 delete_task, get_next_task, renew_claim, release_claim, get_task_stats, list_task_activity,
-link_task_session.
+link_task_session, export_tasks, import_tasks, get_task_graph, get_critical_path.
 Offers the ``tasks.links`` service; uses ``deep-thinking.sessions`` when that plugin is loaded
 (both in ``links``). The plugin declares its tables (``hostd_database_schema``); the host opens
 them on the first call (the SQLite file, or with ``storage`` the team database, migrated at
@@ -25,7 +25,7 @@ from hostd import (
 )
 from hostd_tasks.links import SERVICE_NAME, TaskLinks
 from hostd_tasks.models import Settings
-from hostd_tasks.tools import activity, editing, reading, workflow
+from hostd_tasks.tools import activity, editing, graph, reading, transfer, workflow
 
 
 @hookimpl
@@ -59,6 +59,10 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
         destructive=False,
         idempotent=True,
     )
+    register(transfer.export_tasks, title="Export tasks", destructive=True)  # overwrite=true replaces a file
+    register(transfer.import_tasks, title="Import tasks", destructive=False, idempotent=True)
+    register(graph.get_task_graph, title="Task dependency graph", access="read")
+    register(graph.get_critical_path, title="Critical path of the tasks", access="read")
 
 
 @hookimpl

@@ -10,6 +10,9 @@ from typing import Literal, get_args
 
 Status = Literal["pending", "in_progress", "completed", "failed", "blocked"]
 Priority = Literal["P0", "P1", "P2"]
+#: How get_next_task chooses among ready tasks: the most urgent (priority, then oldest), or the one
+#: the most unfinished tasks wait on (then the most urgent).
+NextPreference = Literal["urgent", "unblocks_most"]
 
 STATUSES: tuple[Status, ...] = get_args(Status)
 PRIORITIES: tuple[Priority, ...] = get_args(Priority)

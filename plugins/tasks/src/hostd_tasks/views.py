@@ -31,6 +31,7 @@ from hostd_tasks.models import TaskDetailsOutput, TaskListOutput, TaskRecord
 from hostd_tasks.rules import PRIORITIES, STATUSES, Status, allowed_next
 from hostd_tasks.tools.activity import list_task_activity
 from hostd_tasks.tools.editing import delete_task, split_task, update_task
+from hostd_tasks.tools.graph import get_task_graph
 from hostd_tasks.tools.reading import get_task, get_task_stats, list_tasks
 from hostd_tasks.tools.workflow import release_claim, update_task_status
 
@@ -57,6 +58,7 @@ EVENT_NAMES: dict[str, Text] = {
     "linked": Text(en="linked a session", zh="关联会话"),
     "split": Text(en="split", zh="拆分"),
     "dependency_dropped": Text(en="dependency dropped", zh="移除依赖"),
+    "imported": Text(en="imported", zh="导入"),
     "deleted": Text(en="deleted", zh="删除"),
     "released": Text(en="claim released", zh="释放领取"),
     "lease_expired": Text(en="claim expired", zh="领取已过期"),
@@ -76,6 +78,9 @@ def register_views(register: RegisterViews) -> None:
     register.action("/split", split, tool="split_task")
     register.page("/delete", delete_form, title=Text(en="Delete task", zh="删除任务"), tool="delete_task")
     register.action("/delete", delete, tool="delete_task")
+    register.page(
+        "/graph", graph_page, title=Text(en="Dependency graph", zh="依赖关系图"), tool="get_task_graph"
+    )
     register.overview(overview, tool="get_task_stats")
 
 
@@ -96,6 +101,28 @@ def _error(request: ViewRequest, exc: CodedError) -> dict[str, Any]:
 
 def _status_of(code: str) -> int:
     return {"NOT_FOUND": 404, "CONFLICT": 409, "PERMISSION_DENIED": 403}.get(code, 400)
+
+
+# --- the dependency graph --------------------------------------------------------------------
+
+
+async def graph_page(request: ViewRequest) -> ViewPage:
+    """``get_task_graph``: the unfinished tasks (``?completed=1``: every task), or one task's
+    neighbourhood (``?id=``), as a Mermaid diagram with the critical path listed beneath."""
+    task_id = _optional(request.query.get("id"))
+    completed = request.query.get("completed") == "1"
+    drawn = await request.call(get_task_graph, task_id=task_id, include_completed=completed)
+    return ViewPage(
+        title=Text(en="Dependency graph", zh="依赖关系图"),
+        template="graph.html",
+        data={
+            "graph": drawn,
+            "task_id": task_id,
+            "completed": completed,
+            "status_names": {key: request.text(value) for key, value in STATUS_NAMES.items()},
+        },
+        diagram=drawn.tasks_shown > 0,
+    )
 
 
 # --- the board -------------------------------------------------------------------------------

@@ -235,6 +235,20 @@ class StoreBase:
         conn.execute("DELETE FROM task_search WHERE rowid = ?", (seq,))
         conn.execute("INSERT INTO task_search (rowid, body) VALUES (?, ?)", (seq, indexed_text(*text_parts)))
 
+    def _store_search_many(self, conn: Connection, entries: Sequence[tuple[int, list[str]]]) -> None:
+        """``_store_search`` for many tasks at once (``import_tasks``): one statement per kind."""
+        if self.postgres:
+            conn.executemany(
+                "UPDATE tasks SET search = ?::tsvector WHERE seq = ?",
+                [(ts_vector(*parts), seq) for seq, parts in entries],
+            )
+            return
+        conn.executemany("DELETE FROM task_search WHERE rowid = ?", [(seq,) for seq, _ in entries])
+        conn.executemany(
+            "INSERT INTO task_search (rowid, body) VALUES (?, ?)",
+            [(seq, indexed_text(*parts)) for seq, parts in entries],
+        )
+
     def _drop_search(self, conn: Connection, seq: int) -> None:
         """Remove the search index entry of a task about to be deleted (PostgreSQL's goes with the row)."""
         if not self.postgres:

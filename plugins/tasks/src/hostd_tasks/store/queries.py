@@ -12,11 +12,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from hostd_tasks.graph import TaskGraph
 from hostd_tasks.models import ActivityEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
 from hostd_tasks.rules import (
     LEASE_SECONDS_DEFAULT,
     PRIORITIES,
     STATUSES,
+    NextPreference,
     Priority,
     Status,
     claimer_after,
@@ -25,6 +27,7 @@ from hostd_tasks.rules import (
 )
 from hostd_tasks.store import refusals
 from hostd_tasks.store.base import StoreBase
+from hostd_tasks.store.graph import read_graph
 from hostd_tasks.store.results import (
     ListPage,
     ListPosition,
@@ -62,6 +65,11 @@ WAITING_ON_SUBTASK = """
 NEXT_READY = (
     "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.status = 'pending' "
     f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK} ORDER BY t.priority, t.seq LIMIT 1"
+)
+#: One task, if it is still ready (``next_task(prefer="unblocks_most")`` checks its pick under the lock).
+_READY_ONE = (
+    "SELECT t.seq, t.task_id FROM tasks AS t WHERE t.task_id = ? AND t.status = 'pending' "
+    f"AND NOT {WAITING_ON_DEPENDENCY} AND NOT {WAITING_ON_SUBTASK}"
 )
 #: Pending tasks waiting on failed work, walked from the failed tasks (few, found by
 #: ``tasks_by_status``) to what waits on them, never over every pending task: (stuck task,
@@ -360,8 +368,17 @@ class TaskQueries(StoreBase):
 
     # --- next ----------------------------------------------------------------------------
 
+    def graph(self) -> TaskGraph:
+        """The dependency graph of the live tasks, from one snapshot (``hostd_tasks.graph``)."""
+        return self._read(read_graph)
+
     def next_task(
-        self, *, claim: bool, by: str | None = None, lease_seconds: int = LEASE_SECONDS_DEFAULT
+        self,
+        *,
+        claim: bool,
+        by: str | None = None,
+        lease_seconds: int = LEASE_SECONDS_DEFAULT,
+        prefer: NextPreference = "urgent",
     ) -> NextTask:
         """The most urgent pending leaf of work whose dependencies and subtasks are all completed,
         and the tasks stuck behind failed work (whether or not one was found).
@@ -370,6 +387,11 @@ class TaskQueries(StoreBase):
         under the picked row's lock, so two agents asking at once never receive the same task;
         the member ``by`` becomes its ``claimed_by`` for a lease of ``lease_seconds``. Lapsed
         leases go back to pending first, in the same transaction, so their tasks can be picked.
+
+        ``prefer="unblocks_most"`` picks, among the ready tasks, the one that the most unfinished
+        tasks wait on (directly or through others), then the most urgent: the graph is read in the
+        same transaction (``hostd_tasks.graph``), and each candidate is taken in that order under
+        the same row lock as the usual pick.
         """
         query = NEXT_READY
 
@@ -377,7 +399,10 @@ class TaskQueries(StoreBase):
             now = self._clock(conn)
             if claim:
                 self._expire_leases(conn, now)
-            if not claim:
+            row = self._pick_unblocking(conn, claim) if prefer == "unblocks_most" else None
+            if row is not None:
+                pass  # otherwise (none ready, or every candidate held by other claimers) the usual pick
+            elif not claim:
                 row = conn.execute(query).fetchone()
             else:
                 # Skip rows other claimers hold; if that leaves none, wait for their claims to end
@@ -411,6 +436,15 @@ class TaskQueries(StoreBase):
         # Read after the claim, not inside it: the claim's write lock (all of SQLite's) is held no longer.
         stuck, more = self._read(self._stuck_shown)
         return replace(found, stuck=stuck, more_stuck=more)
+
+    def _pick_unblocking(self, conn: Connection, claim: bool) -> tuple[object, object] | None:
+        """The ready task that unblocks the most others (``next_task``), as NEXT_READY's row."""
+        lock = self.claim_lock if claim else ""
+        for task_id, _ in read_graph(conn).ready_by_unblocking():
+            row = conn.execute(_READY_ONE + lock, (task_id,)).fetchone()
+            if row is not None:
+                return (row[0], row[1])
+        return None
 
     def _stuck_shown(self, conn: Connection) -> tuple[list[StuckTask], bool]:
         """What get_next_task names as stuck (at most STUCK_SHOWN) and whether more may be stuck;

@@ -3,7 +3,8 @@
 Two kinds, keyed by task id:
 
 - ``tasks``: the record (with who created and who claimed it), labels, notes, dependencies,
-  parent, session link and history (with who made each change), times kept. Exported with
+  parent, session link and history (with who made each change), times kept, and for a task
+  ``import_tasks`` created the origin it was imported from (``task_origins``). Exported with
   the tasks each one waits on (dependencies, parent) first, else in list order, so a new task
   that waits on a task in conflict is held back (it would wait on someone else's task). A
   copied task goes after the team's tasks in the list order (a new ``seq``).
@@ -31,7 +32,7 @@ import heapq
 import json
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
@@ -81,13 +82,14 @@ class HistoryData(TypedDict):
 
 
 class TaskData(TypedDict):
-    """A ``tasks`` record's data (``snapshot``)."""
+    """A ``tasks`` record's data (``snapshot``); ``origin`` only for a task import_tasks created."""
 
     task: TaskRow
     labels: list[str]
     depends_on: list[str]
     notes: list[tuple[str, str]]
     history: list[HistoryData]
+    origin: NotRequired[str]
 
 
 class DeletedTaskData(TypedDict):
@@ -141,7 +143,15 @@ def snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
             )
         ],
         "history": _history(conn, task_id),
+        **_origin(conn, task_id),
     }
+
+
+def _origin(conn: Connection, task_id: str) -> dict[str, str]:
+    """``{"origin": ...}`` for a task import_tasks created (the key its document gave it), else nothing,
+    so the records of other tasks read as before."""
+    row = conn.execute("SELECT origin FROM task_origins WHERE task_id = ?", (task_id,)).fetchone()
+    return {} if row is None else {"origin": str(row[0])}
 
 
 def deleted_snapshot(conn: Connection, task_id: str) -> dict[str, Any] | None:
@@ -491,6 +501,11 @@ class TaskRecords:
             [(task_id, text, at) for text, at in data["notes"]],
         )
         self._insert_history(conn, task_id, data["history"])
+        if "origin" in data:  # so a document imported before is still recognised after the copy
+            conn.execute("DELETE FROM task_origins WHERE origin = ?", (data["origin"],))
+            conn.execute(
+                "INSERT INTO task_origins (origin, task_id) VALUES (?, ?)", (data["origin"], task_id)
+            )
         self._waiting.append((task_id, data["task"]["parent_id"], data["depends_on"]))
 
     @staticmethod

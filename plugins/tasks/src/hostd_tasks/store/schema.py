@@ -226,6 +226,18 @@ _VERSION_6: list[Operation] = [
     ),
 ]
 
+# Imported tasks remember where they came from (``import_tasks``): the origin key an export gives each
+# task (its first store's id and creation time), so importing the same document again finds them
+# instead of creating them twice. One seek on the primary key per task of a document.
+_VERSION_7: list[Operation] = [
+    Table(
+        "task_origins",
+        (Column("origin", KEY, primary_key=True), Column("task_id", KEY, not_null=True)),
+        without_rowid=True,
+    ),
+    Index("task_origins_by_task", "task_origins", "task_id"),
+]
+
 #: What only one database holds: SQLite's FTS5 table (and the tables FTS5 keeps it in), PostgreSQL's
 #: ``tsvector`` column. Everything else is the same on both (``test_tasks_schema``).
 SQLITE_ONLY_TABLES = "task_search"
@@ -239,7 +251,7 @@ def schema(database_file: str) -> Schema:
     since existing tasks.db files and team databases have already run it.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5, _VERSION_6],
+        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5, _VERSION_6, _VERSION_7],
         sqlite_file=database_file,
         # Releases before the shared schema numbered the team database's migrations on their own:
         # their 1 is version 2 here (everything up to search), their 2 is version 3 (members).

@@ -20,7 +20,7 @@ from hostd_tasks.models import (
     TaskRecord,
 )
 from hostd_tasks.resources import touched
-from hostd_tasks.rules import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN, Status, allowed_next
+from hostd_tasks.rules import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN, NextPreference, Status, allowed_next
 from hostd_tasks.store import TaskStore
 from hostd_tasks.tools.arguments import SessionId
 from hostd_tasks.wording import agreeing, counted, held
@@ -100,13 +100,17 @@ def get_next_task(
         Field(description="Also move it to in_progress atomically"),
     ] = False,
     lease_seconds: LeaseSeconds = None,
+    prefer: Annotated[
+        NextPreference,
+        Field(description="urgent: most urgent first; unblocks_most: the one most unfinished tasks wait on"),
+    ] = "urgent",
 ) -> NextTaskOutput:
     """The most urgent pending task whose dependencies are completed; claim=true takes it (in_progress)
     atomically, on a lease until lease_expires_at that renew_claim or any update extends, else it
     returns to pending.
     """
     found = TaskStore(ctx.database()).next_task(
-        claim=claim, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds)
+        claim=claim, by=ctx.member, lease_seconds=lease_length(ctx, lease_seconds), prefer=prefer
     )
     answer = NextTaskOutput(
         task=found.task,
