@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hostd.core.errors import HostError
 from hostd.core.i18n import Language, language_from_locale
@@ -59,6 +59,20 @@ class TransportConfig(_Strict):
         le=100_000,
         description="open connections at once; more get 503 and are closed",
     )
+    max_streams_per_member: int = Field(
+        default=8,
+        ge=1,
+        le=100_000,
+        description="long-lived streams (GET /mcp, GET /sse, subscriptions/listen) one member may hold open; "
+        "one more gets 429 (kept below max_connections)",
+    )
+    failed_signins_per_minute: int = Field(
+        default=20,
+        ge=1,
+        le=100_000,
+        description="refused tokens (bearer, X-API-Key, the dashboard's sign-in form) per client address "
+        "and minute; beyond it that address gets 429 with Retry-After",
+    )
     stateless: bool = Field(
         default=False,
         description="no server-side MCP session: any replica behind a load balancer answers any request",
@@ -101,6 +115,16 @@ class TransportConfig(_Strict):
         le=3600,
         description="on SIGTERM, seconds to let requests in flight finish before they are cut",
     )
+
+    @model_validator(mode="after")
+    def _streams_below_connections(self) -> TransportConfig:
+        explicit = "max_streams_per_member" in self.model_fields_set
+        if explicit and self.max_streams_per_member >= self.max_connections:
+            raise ValueError(
+                f"max_streams_per_member ({self.max_streams_per_member}) must be below max_connections "
+                f"({self.max_connections}): one member's streams must leave connections for the others"
+            )
+        return self
 
 
 class ToolSelection(_Strict):
