@@ -1,8 +1,12 @@
-"""Revocation reaches open streams (issue 32, item 6), against a real ``hostd serve``: a member
-removed from the tokens file, or whose token is replaced, loses every stream they hold open (the
-Streamable HTTP GET stream of a session, a legacy SSE stream, a 2026-07-28
-``subscriptions/listen``) within seconds, and hears no more ``notifications/resources/updated``;
-another member's streams stay open and keep hearing theirs."""
+"""Members' long-lived streams on a real ``hostd serve``.
+
+Revocation reaches open streams (issue 32, item 6): a member removed from the tokens file, or
+whose token is replaced, loses every stream they hold open (the Streamable HTTP GET stream of a
+session, a legacy SSE stream, a 2026-07-28 ``subscriptions/listen``) within seconds, and hears no
+more ``notifications/resources/updated``; another member's streams stay open and keep hearing
+theirs. Listens count against the cap per member (item 8) however their method is spelled; the
+other streams' cap is in ``hostd/tests/test_member_limits.py``.
+"""
 
 from __future__ import annotations
 
@@ -29,10 +33,10 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 WITHIN_SECONDS = 8
 
 
-def serve(tmp_path: Path) -> tuple[Path, Path]:
+def serve(tmp_path: Path, **transport: Any) -> tuple[Path, Path]:
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text(yaml.safe_dump({"alice": ALICE, "bob": BOB}), encoding="utf-8")
-    profiles = {"default": {"plugins": ["memory"], "transport": {"tokens_file": str(tokens)}}}
+    profiles = {"default": {"plugins": ["memory"], "transport": {"tokens_file": str(tokens), **transport}}}
     return write_config(tmp_path, config={"profiles": profiles, "language": "en"}), tokens
 
 
@@ -248,3 +252,47 @@ async def test_a_members_open_streams_end_when_their_token_goes(tmp_path: Path, 
     log = err.decode()
     assert log.count("ended a stream") == 3, log
     assert "Traceback" not in log, log
+
+
+def listen_bytes(spelling: str) -> bytes:
+    """A listen to ``memory://notes/a`` whose method name is written as ``spelling`` (raw JSON)."""
+    meta = json.dumps(modern_meta())
+    params = f'{{"notifications": {{"resourceSubscriptions": ["memory://notes/a"]}}, "_meta": {meta}}}'
+    return f'{{"jsonrpc": "2.0", "id": 9, "method": "{spelling}", "params": {params}}}'.encode()
+
+
+async def test_listens_count_against_max_streams_per_member_however_spelled(tmp_path: Path) -> None:
+    """``transport.max_streams_per_member`` counts listens as the parsed request names them: a
+    method written with JSON escapes is a listen too."""
+    config, _ = serve(tmp_path, max_streams_per_member=2)
+    with HttpServer.start(config) as server:
+        async with AsyncExitStack() as stack:
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)))
+            await update_memory(http, server.url, ALICE, "first", create=True)
+            headers = modern_headers(ALICE, "subscriptions/listen")
+            for spelling in ("subscriptions/listen", "subscriptions\\/\\u006cisten"):
+                response = await stack.enter_async_context(
+                    http.stream("POST", server.url, content=listen_bytes(spelling), headers=headers)
+                )
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+            refused = [
+                await http.post(server.url, content=listen_bytes("subscriptions\\/listen"), headers=headers),
+                await http.get(
+                    f"{server.base}/sse",
+                    headers={"Authorization": f"Bearer {ALICE}", "Accept": "text/event-stream"},
+                ),
+            ]
+            for answer in refused:
+                assert answer.status_code == 429
+                assert answer.headers["retry-after"] == "5"
+                assert "transport.max_streams_per_member" in answer.text
+            bobs = await stack.enter_async_context(
+                http.stream(
+                    "POST",
+                    server.url,
+                    content=listen_bytes("subscriptions/listen"),
+                    headers=modern_headers(BOB, "subscriptions/listen"),
+                )
+            )
+            assert bobs.status_code == 200  # the cap is per member: bob's are his own
