@@ -23,31 +23,36 @@ if TYPE_CHECKING:
 logger = logging.getLogger("hostd.metrics")
 
 
-def operators_only(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
-    """``app`` for the members ``transport.metrics.operators`` names; 403 for every other member."""
-    from hostd.protocol.transports import MEMBER_SCOPE_KEY
+class OperatorsOnly:
+    """``app`` for the members ``transport.metrics.operators`` names; 403 for every other member.
 
-    settings = policy.transport.metrics
-    operators = frozenset(settings.operators if settings is not None else ())
+    A class: Starlette calls a plain function endpoint with a ``Request``, an object as ASGI.
+    """
 
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(self, app: ASGIApp, policy: HttpPolicy) -> None:
+        settings = policy.transport.metrics
+        self.app = app
+        self.policy = policy
+        self.operators = frozenset(settings.operators if settings is not None else ())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from hostd.protocol.transports import MEMBER_SCOPE_KEY
+
         member = scope.get(MEMBER_SCOPE_KEY)
-        if member is None and not policy.requires_token:
-            await app(scope, receive, send)  # no members at all: loopback only, open like the tools
+        if member is None and not self.policy.requires_token:
+            await self.app(scope, receive, send)  # no members at all: loopback only, open like the tools
             return
-        if member is not None and member.name in operators:
-            await app(scope, receive, send)
+        if member is not None and member.name in self.operators:
+            await self.app(scope, receive, send)
             return
         from starlette.responses import PlainTextResponse
 
         logger.info("refused /metrics to member %s: not an operator", getattr(member, "name", "?"))
-        reason = policy.text(
+        reason = self.policy.text(
             en="Forbidden: /metrics is for the operators named in transport.metrics.operators",
             zh="禁止访问：/metrics 仅供 transport.metrics.operators 中列出的运维人员使用",
         )
         await PlainTextResponse(reason, status_code=403)(scope, receive, send)
-
-    return guarded
 
 
 def metrics_host_check(

@@ -592,9 +592,9 @@ def build_http_app(
     if metrics is not None:
         metrics.live.sessions = lambda: len(manager._server_instances)  # the SDK keeps no count of its own
         if transport.metrics is None or transport.metrics.port is None:  # on this port, for operators
-            from hostd.protocol.operators import operators_only
+            from hostd.protocol.operators import OperatorsOnly
 
-            extra_routes.append(Route("/metrics", endpoint=operators_only(metrics, policy), methods=["GET"]))
+            extra_routes.append(Route("/metrics", endpoint=OperatorsOnly(metrics, policy), methods=["GET"]))
 
     class McpEndpoint:
         """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
