@@ -169,3 +169,60 @@ def test_a_served_replica_backs_off_a_failing_key_endpoint(issuer: Issuer, tmp_p
     # One fetch, then pauses of 1, 2, 4 ... s: a few fetches at most even on a slow machine.
     assert issuer.jwks_fetches <= 1 + math.ceil(math.log2(elapsed + 1)), (issuer.jwks_fetches, elapsed)
     assert issuer.jwks_fetches <= 3
+
+
+def test_a_member_removed_from_the_members_file_loses_their_open_stream(
+    issuer: Issuer, tmp_path: Path
+) -> None:
+    """Revocation reaches OAuth members' streams too: a legacy SSE stream opened with a valid
+    token ends within seconds of its member's removal from ``oauth.members_file``."""
+    import httpx2
+    from hostd_testing import HttpServer, write_config
+    from oauth_support import sign
+
+    key = new_signing_key("served")
+    issuer.keys.append(public_part(key))
+    members = tmp_path / "members.yaml"
+    members.write_text("- alice\n- bob\n", encoding="utf-8")
+    oauth = {"issuer": issuer.url, "members_file": str(members)}
+    config = write_config(tmp_path, config={"profiles": {"default": {"transport": {"oauth": oauth}}}})
+    with HttpServer.start(config) as server:
+        claims = {
+            "aud": server.url,
+            "iss": issuer.url,
+            "exp": int(time.time()) + 600,
+            "scope": "mcp:read mcp:write",
+        }
+        headers = {"Accept": "text/event-stream"}
+        ended: dict[str, float] = {}
+
+        def hold(member: str) -> None:
+            token = sign({**claims, "sub": member}, key)
+            try:
+                with httpx2.stream(
+                    "GET",
+                    f"{server.base}/sse",
+                    headers={**headers, "Authorization": f"Bearer {token}"},
+                    timeout=httpx2.Timeout(30, read=60),
+                ) as response:
+                    assert response.status_code == 200
+                    opened.add(member)
+                    for _ in response.iter_bytes():
+                        pass
+            except httpx2.HTTPError:
+                pass
+            ended[member] = time.monotonic()
+
+        opened: set[str] = set()
+        threads = [threading.Thread(target=hold, args=(member,), daemon=True) for member in ("alice", "bob")]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while opened != {"alice", "bob"}:
+            assert time.monotonic() < deadline and not ended, ended
+            time.sleep(0.05)
+        members.write_text("- bob\n", encoding="utf-8")
+        removed_at = time.monotonic()
+        threads[0].join(timeout=10)
+        assert "alice" in ended and ended["alice"] - removed_at < 8
+        assert "bob" not in ended  # bob is still listed: his stream stays
