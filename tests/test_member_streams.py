@@ -88,6 +88,7 @@ class Stream:
         self.ended_at: float | None = None
         self.opened = anyio.Event()
         self.heard = anyio.Event()
+        self.session: str | None = None  # the session a GET /mcp stream belongs to
 
     def updates(self) -> list[str]:
         return [
@@ -150,6 +151,7 @@ async def streams_of(http: httpx2.AsyncClient, server: HttpServer, token: str) -
     """A member's three kinds of stream, open: GET /mcp of a subscribed session, GET /sse, a listen."""
     session = await open_session(http, server.url, token)
     get_stream, sse, listen = Stream("GET /mcp"), Stream("GET /sse"), Stream("subscriptions/listen")
+    get_stream.session = session
     listen_body = {
         "jsonrpc": "2.0",
         "id": 7,
@@ -247,6 +249,28 @@ async def test_a_members_open_streams_end_when_their_token_goes(tmp_path: Path, 
                 headers={"Authorization": f"Bearer {ALICE}", "Accept": "text/event-stream"},
             )
             assert old.status_code == 401  # and her old token opens nothing new
+            if change == "rotated":  # her new token reopens her session's stream, which hears again
+                reopened = Stream("GET /mcp")
+                async with anyio.create_task_group() as group:
+                    group.start_soon(
+                        lambda: reopened.read(
+                            http,
+                            "GET",
+                            server.url,
+                            headers={
+                                "Authorization": f"Bearer {members['alice']}",
+                                "Accept": "text/event-stream",
+                                "Mcp-Session-Id": str(alice[0].session),
+                                "MCP-Protocol-Version": "2025-11-25",
+                            },
+                        )
+                    )
+                    with anyio.fail_after(30):
+                        await reopened.opened.wait()
+                    assert reopened.status == 200
+                    await update_memory(http, server.url, BOB, "fourth")
+                    await heard_update([reopened], {"GET /mcp"})
+                    group.cancel_scope.cancel()
         server.process.terminate()
         _, err = server.process.communicate(timeout=60)
     log = err.decode()
