@@ -195,3 +195,26 @@ def test_wrong_tokens_on_the_dashboards_sign_in_form_are_throttled(served: HttpS
             assert sign_in(f"wrong-token-{attempt}-0000000000").status_code == 401
         signin_refused(sign_in(ALICE), 3)
         assert http.get("/ui/signin").status_code == 200  # the form itself still shows
+
+
+def test_failed_signins_refill_evenly_over_the_minute() -> None:
+    from hostd.team import signins
+    from hostd.team.signins import FailedSignIns
+
+    now = [0.0]
+    throttle = FailedSignIns(6, clock=lambda: now[0])  # one failure forgiven every 10 s
+    assert throttle.retry_after("10.0.0.1") == 0
+    for _ in range(6):
+        assert throttle.retry_after("10.0.0.1") == 0
+        throttle.failed("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == 10
+    assert throttle.retry_after("10.0.0.2") == 0  # per address
+    now[0] = 4.0
+    assert throttle.retry_after("10.0.0.1") == 6
+    now[0] = 10.0
+    assert throttle.retry_after("10.0.0.1") == 0  # room for one more
+    throttle.failed("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == 10
+    for number in range(signins.MAX_ADDRESSES + 50):  # many addresses: remembered within bounds
+        throttle.failed(f"10.1.{number // 256}.{number % 256}")
+    assert len(throttle._buckets) <= signins.MAX_ADDRESSES

@@ -4,7 +4,7 @@ form), that address is told 429 with Retry-After until the minute has room again
 
 A token bucket per address: ``per_minute`` failures at once, refilled evenly over a minute; a
 success takes nothing back. Kept per process (a replica counts what it sees) and bounded: at
-most ``MAX_ADDRESSES`` addresses are remembered, the full ones (back to their burst) first out.
+most ``MAX_ADDRESSES`` addresses are remembered; beyond, the one that failed longest ago goes.
 """
 
 from __future__ import annotations
@@ -41,13 +41,7 @@ class FailedSignIns:
     def failed(self, address: str) -> None:
         now = self._clock()
         room = self._room(address, now)
+        self._buckets.pop(address, None)  # re-inserted last: the mapping stays in order of last failure
         self._buckets[address] = (max(0.0, room - 1.0), now)
-        if len(self._buckets) > MAX_ADDRESSES:
-            self._forget(now)
-
-    def _forget(self, now: float) -> None:
-        full = [a for a in self._buckets if self._room(a, now) >= self.per_minute]
-        for address in full:
-            del self._buckets[address]
-        while len(self._buckets) > MAX_ADDRESSES:  # still too many: the oldest entries go
+        while len(self._buckets) > MAX_ADDRESSES:  # the address that failed longest ago goes first
             del self._buckets[next(iter(self._buckets))]
