@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,14 +52,18 @@ def opens_a_listen(body: bytes) -> bool:
     """Whether a POST body is (or a batch holding) a ``subscriptions/listen`` request.
 
     Decided on the parsed JSON, so every spelling the SDK accepts counts (``subscriptions\\/listen``,
-    ``\\u006c...``). The JSON is parsed only when the word could be in it: spelled out, or through
-    ``\\u`` escapes (the only other way JSON writes letters).
+    ``\\u006c...``). A body without a backslash has no escapes, so without the word ``listen`` it
+    cannot name the method and is not parsed (a byte search for a backslash costs next to nothing;
+    parsing a body costs about what one search for a word does, a fraction of what the SDK then
+    spends reading it).
     """
-    if b"listen" not in body and b"\\u" not in body:
+    if b"\\" not in body and b"listen" not in body:
         return False
+    from pydantic_core import from_json
+
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        message = from_json(body)
+    except ValueError:
         return False  # the route answers a parse error: nothing is opened
     items = message if isinstance(message, list) else [message]
     return any(isinstance(item, dict) and item.get("method") == LISTEN_METHOD for item in items)
