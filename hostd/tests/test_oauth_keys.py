@@ -226,3 +226,43 @@ def test_a_member_removed_from_the_members_file_loses_their_open_stream(
         threads[0].join(timeout=10)
         assert "alice" in ended and ended["alice"] - removed_at < 8
         assert "bob" not in ended  # bob is still listed: his stream stays
+
+
+def test_a_stream_ends_when_the_token_that_opened_it_expires(issuer: Issuer, tmp_path: Path) -> None:
+    """An access token's ``exp`` bounds the streams it opens, as it bounds its requests."""
+    import httpx2
+    from hostd_testing import HttpServer, write_config
+    from oauth_support import sign
+
+    key = new_signing_key("served")
+    issuer.keys.append(public_part(key))
+    oauth = {"issuer": issuer.url, "leeway_seconds": 0}
+    config = write_config(tmp_path, config={"profiles": {"default": {"transport": {"oauth": oauth}}}})
+    with HttpServer.start(config) as server:
+        expires = time.time() + 4
+        claims = {
+            "sub": "alice",
+            "aud": server.url,
+            "iss": issuer.url,
+            "exp": int(expires),
+            "scope": "mcp:read",
+        }
+        token = sign(claims, key)
+        with httpx2.stream(
+            "GET",
+            f"{server.base}/sse",
+            headers={"Accept": "text/event-stream", "Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(30, read=60),
+        ) as response:
+            assert response.status_code == 200
+            still_open = False
+            try:
+                for _ in response.iter_bytes():  # the SSE pings come every 15 s
+                    if time.time() > expires + 20:
+                        still_open = True
+                        break
+            except httpx2.HTTPError:
+                pass
+        ended = time.time()
+    assert not still_open, "the stream outlived its token by 20 s"
+    assert int(expires) <= ended < int(expires) + 8

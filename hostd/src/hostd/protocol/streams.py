@@ -10,13 +10,13 @@ is the stream. Two rules apply to them, both keyed by the member the guard ident
 - **Revocation reaches open streams**: every ``CHECK_SECONDS`` one task asks the member
   directory whether each stream's member still holds the credential that opened it (a tokens
   file member still listed with the same token and profile; an OAuth member still in the
-  ``members_file``). When not, the stream's request is cancelled and its answer ended, so a
-  member removed or rotated out stops receiving ``notifications/resources/updated`` within
-  seconds.
+  ``members_file``, with a token not expired). When not, the stream's request is cancelled
+  and its answer ended, so a member removed or rotated out stops receiving
+  ``notifications/resources/updated`` within seconds.
 
 The guard calls ``StreamWatch.open`` once the body is read and, for a stream, runs the route
 through ``StreamWatch.serve``; other requests pay one check of the method and, for a POST,
-a search of the body for the word ``listen``.
+``opens_a_listen`` (a byte search; a parse only when the body could name a listen).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -160,10 +161,19 @@ class StreamWatch:
             return lambda: directory.lookup(name) == opened_with
         oauth = self.policy.oauth
         allowed = oauth.verifier.allowed if oauth is not None else None
-        if allowed is None:
-            return None  # anyone the issuer vouches for: nothing listed to be removed from
-        listed = allowed.lookup(name)
-        return lambda: allowed.lookup(name) == listed
+        expires_at = admitted.expires_at
+        if expires_at is not None and oauth is not None:
+            expires_at += oauth.config.leeway_seconds
+        if allowed is None and expires_at is None:
+            return None  # anyone the issuer vouches for, for good: nothing to watch
+        listed = allowed.lookup(name) if allowed is not None else None
+
+        def still_valid() -> bool:
+            if expires_at is not None and time.time() >= expires_at:
+                return False  # the token ran out: a new one opens a new stream
+            return allowed is None or allowed.lookup(name) == listed
+
+        return still_valid
 
     # --- serving ---------------------------------------------------------------------------------
 
