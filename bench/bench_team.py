@@ -72,7 +72,8 @@ def write_config(folder: Path, members: dict[str, str]) -> Path:
         "stateless": True,
         "tokens_file": str(tokens),
         "max_connections": 400,
-        "metrics": {"enabled": True},  # read for the pools' lends (hostd_db_pool_lends_total)
+        # Read for the pools' lends (hostd_db_pool_lends_total), by the first member (the scraper).
+        "metrics": {"enabled": True, "operators": list(members)[:1]},
     }
     config = folder / "hostd.yaml"
     config.write_text(

@@ -52,7 +52,7 @@ async def calls(server: HttpServer, token: str, plan: list[tuple[str, dict[str, 
 
 
 async def test_metrics_on_the_servers_port_need_the_token(tmp_path: Path) -> None:
-    with served(tmp_path, {"enabled": True}) as server:
+    with served(tmp_path, {"enabled": True, "operators": ["bob"]}) as server:
         await calls(server, ALICE, [("whoami", {}), ("whoami", {}), ("fail", {"kind": "tool_error"})])
         await calls(server, BOB, [("echo", {"text": "hi"})])
         assert httpx2.get(f"{server.base}/metrics", timeout=10).status_code == 401
@@ -79,6 +79,95 @@ async def test_metrics_on_the_servers_port_need_the_token(tmp_path: Path) -> Non
     assert 0 < value("mcp_server_operation_duration_seconds_sum", **histogram) < 5
     assert value("hostd_http_connections_open") >= 1  # the scrape's own connection
     assert ("hostd_mcp_sessions_open", frozenset()) in found
+
+
+CAROL = "carol-metrics-token-0123456789"
+
+
+async def test_metrics_on_the_servers_port_are_for_operators_only(tmp_path: Path) -> None:
+    """Only the members ``transport.metrics.operators`` names read ``/metrics`` on the server's
+    port: the others (a member on a restricted profile too) get 403, and nothing of the metrics,
+    so not the names of the tools their profile hides."""
+    env = install_team_plugins(tmp_path)
+    tokens = write_tokens(
+        tmp_path / "tokens.yaml", {"alice": ALICE, "bob": BOB, "carol": {"token": CAROL, "profile": "narrow"}}
+    )
+    transport = {"type": "http", "tokens_file": str(tokens), "metrics": {"operators": ["bob"]}}
+    profiles = {
+        "default": {"plugins": ["probe", "team"], "transport": transport},
+        "narrow": {"plugins": ["probe", "team"], "tools": {"probe": {"exclude": ["fail", "noisy"]}}},
+    }
+    config = write_config(tmp_path, config={"language": "en", "profiles": profiles})
+    with HttpServer.start(config, env=env) as server:
+        await calls(server, ALICE, [("fail", {"kind": "tool_error"})])
+        scrape = {
+            name: httpx2.get(
+                f"{server.base}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=10
+            )
+            for name, token in [("alice", ALICE), ("bob", BOB), ("carol", CAROL)]
+        }
+    assert scrape["bob"].status_code == 200 and 'gen_ai_tool_name="fail"' in scrape["bob"].text
+    for name in ("alice", "carol"):
+        assert scrape[name].status_code == 403
+        assert (
+            scrape[name].text
+            == "Forbidden: /metrics is for the operators named in transport.metrics.operators"
+        )
+
+
+def test_metrics_on_the_servers_port_are_for_nobody_by_default(tmp_path: Path) -> None:
+    with served(tmp_path, {}) as server:
+        for token in (ALICE, BOB):
+            answer = httpx2.get(
+                f"{server.base}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=10
+            )
+            assert answer.status_code == 403
+            assert "transport.metrics.operators" in answer.text
+
+
+def test_the_metrics_port_answers_only_its_own_hosts(tmp_path: Path) -> None:
+    """The metrics port has no token: it answers a Host of its own address, loopback or
+    ``metrics.allowed_hosts``, and 421 to any other (a DNS-rebinding page cannot read it)."""
+    port = free_port()
+    with served(tmp_path, {"port": port, "allowed_hosts": ["metrics.internal:9464"]}):
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx2.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
+                break
+            except httpx2.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+
+        def status(host: str) -> int:
+            answer = httpx2.get(f"http://127.0.0.1:{port}/metrics", headers={"Host": host}, timeout=10)
+            if answer.status_code == 421:
+                assert (
+                    answer.text == "Misdirected request: Host not allowed (transport.metrics.allowed_hosts)"
+                )
+            return answer.status_code
+
+        assert {
+            host: status(host) for host in [f"127.0.0.1:{port}", f"localhost:{port}", "metrics.internal:9464"]
+        } == {
+            f"127.0.0.1:{port}": 200,
+            f"localhost:{port}": 200,
+            "metrics.internal:9464": 200,
+        }
+        assert {host: status(host) for host in [f"evil.example:{port}", "metrics.internal:1", ""]} == {
+            f"evil.example:{port}": 421,
+            "metrics.internal:1": 421,
+            "": 421,
+        }
+
+
+def test_a_metrics_port_on_every_interface_needs_allowed_hosts() -> None:
+    from hostd.core.ops_settings import MetricsConfig
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="allowed_hosts"):
+        MetricsConfig(port=9464, host="0.0.0.0")
+    assert MetricsConfig(port=9464, host="0.0.0.0", allowed_hosts=["10.0.0.11:9464"]).operators == []
 
 
 def test_metrics_are_off_without_the_section(tmp_path: Path) -> None:

@@ -59,6 +59,20 @@ class TransportConfig(_Strict):
         le=100_000,
         description="open connections at once; more get 503 and are closed",
     )
+    max_streams_per_member: int = Field(
+        default=8,
+        ge=1,
+        le=100_000,
+        description="long-lived streams (GET /mcp, GET /sse, subscriptions/listen) one member may hold open; "
+        "one more gets 429 (kept below max_connections)",
+    )
+    failed_signins_per_minute: int = Field(
+        default=20,
+        ge=1,
+        le=100_000,
+        description="refused tokens (bearer, X-API-Key, the dashboard's sign-in form) per client address "
+        "and minute; beyond it that address gets 429 with Retry-After",
+    )
     stateless: bool = Field(
         default=False,
         description="no server-side MCP session: any replica behind a load balancer answers any request",
@@ -111,6 +125,16 @@ class TransportConfig(_Strict):
                 "transport.dashboard: true with transport.oauth needs transport.tokens_file: dashboard "
                 "members sign in with a token from that file (signing in through the identity provider "
                 "is not offered yet); add transport.tokens_file or set transport.dashboard: false"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _streams_below_connections(self) -> TransportConfig:
+        explicit = "max_streams_per_member" in self.model_fields_set
+        if explicit and self.max_streams_per_member >= self.max_connections:
+            raise ValueError(
+                f"max_streams_per_member ({self.max_streams_per_member}) must be below max_connections "
+                f"({self.max_connections}): one member's streams must leave connections for the others"
             )
         return self
 

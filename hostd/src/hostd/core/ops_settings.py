@@ -6,7 +6,10 @@ plain pydantic, imported on every config load (no exporter or database is import
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Bind addresses that stand for every interface: no Host can be derived from them.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 
 
 class _Strict(BaseModel):
@@ -25,6 +28,25 @@ class MetricsConfig(_Strict):
         "(default: /metrics on the server's own port, behind its token)",
     )
     host: str = Field(default="127.0.0.1", description="the address of the metrics port")
+    operators: list[str] = Field(
+        default_factory=list,
+        description="members who may read /metrics on the server's own port (default: nobody; a server "
+        "with no tokens at all, loopback only, keeps it open)",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host values scrapers send to the metrics port (421 for others; the metrics address "
+        "and loopback are always allowed); required when host is 0.0.0.0 or ::",
+    )
+
+    @model_validator(mode="after")
+    def _wildcard_needs_hosts(self) -> MetricsConfig:
+        if self.port is not None and self.host in WILDCARD_HOSTS and not self.allowed_hosts:
+            raise ValueError(
+                f"metrics on {self.host}: list the Host values scrapers send in allowed_hosts "
+                "(e.g. ['10.0.0.11:9464']): others are answered 421"
+            )
+        return self
 
 
 class AuditConfig(_Strict):

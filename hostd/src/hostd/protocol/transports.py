@@ -25,6 +25,7 @@ from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.core.errors import HostError
 from hostd.core.icon import FAVICON_PATH, favicon_route
 from hostd.core.identity import Member, acting_as
+from hostd.protocol.throttle import refusals_counted, signin_attempt, too_many_signins
 from hostd.team.members import member_directory_from_env
 
 if TYPE_CHECKING:
@@ -259,6 +260,10 @@ class HttpPolicy:
         #: The host's call pipeline (and its access policy): the guard records its refusals there
         #: and asks the policy which scopes a call needs. Set by ``hostd serve``; an OAuth bind needs it.
         self.pipeline: CallPipeline | None = None
+        from hostd.team.signins import FailedSignIns
+
+        #: Refused tokens per client address (``transport.failed_signins_per_minute``).
+        self.signins = FailedSignIns(transport.failed_signins_per_minute)
 
     @property
     def requires_token(self) -> bool:
@@ -401,9 +406,13 @@ class GuardMiddleware:
     """
 
     def __init__(self, app: ASGIApp, policy: HttpPolicy, cookie_prefix: str | None = None) -> None:
+        from hostd.protocol.streams import StreamWatch
+
         self.app = app
         self.policy = policy
         self.in_flight = RequestsInFlight()
+        #: Members' long-lived streams: the cap per member, and their end on revocation.
+        self.streams = StreamWatch(policy)
         #: Paths below this prefix (the dashboard) sign in with their own cookie, not a token.
         self.cookie_prefix = cookie_prefix
 
@@ -439,6 +448,13 @@ class GuardMiddleware:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         member: list[Member] = []
         cookie_page = self._uses_cookie(scope["path"])
+        signing_in = signin_attempt(scope, headers, self.cookie_prefix if cookie_page else None)
+        if signing_in is not None:  # failed sign-ins from this address: 429 before any check
+            if wait := self.policy.signins.retry_after(signing_in):
+                await self._refuse(scope, receive, send, too_many_signins(self.policy, wait))
+                return
+            if cookie_page:  # the dashboard's form answers 401 to a wrong token itself
+                send = refusals_counted(send, self.policy.signins, signing_in)
         refusal: tuple[int, str] | Refusal | None = self.policy.check(
             headers, member, token_required=not cookie_page
         )
@@ -470,7 +486,12 @@ class GuardMiddleware:
             scoped = oauth.scope_refusal(member[0], self.access, body, self.policy.forbidden_scope_text())
             if scoped is not None:
                 refusal, refused_tool = scoped
+        held = None
+        if refusal is None and member:
+            held, refusal = self.streams.open(scope, member[0], admitted, pending)
         if refusal is not None:
+            if refusal[0] == 401 and signing_in is not None:
+                self.policy.signins.failed(signing_in)
             self._record_refusal(member[0] if member else None, refusal[0], refused_tool)
             await self._refuse(scope, receive, send, refusal)
             return
@@ -479,7 +500,10 @@ class GuardMiddleware:
             return pending.pop(0) if pending else await receive()
 
         with acting_as(member[0] if member else None):
-            await self.app(scope, replay, send)
+            if held is None:
+                await self.app(scope, replay, send)
+            else:  # a stream: counted against the member's cap, and cut if they are revoked
+                await self.streams.serve(held, self.app, scope, replay, send)
 
     @property
     def access(self) -> AccessPolicy:
@@ -591,8 +615,10 @@ def build_http_app(
     extra_routes: list[Route] = []
     if metrics is not None:
         metrics.live.sessions = lambda: len(manager._server_instances)  # the SDK keeps no count of its own
-        if transport.metrics is None or transport.metrics.port is None:  # on this port, behind the token
-            extra_routes.append(Route("/metrics", endpoint=metrics, methods=["GET"]))
+        if transport.metrics is None or transport.metrics.port is None:  # on this port, for operators
+            from hostd.protocol.operators import OperatorsOnly
+
+            extra_routes.append(Route("/metrics", endpoint=OperatorsOnly(metrics, policy), methods=["GET"]))
 
     class McpEndpoint:
         """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
@@ -796,9 +822,19 @@ async def serve_http(
         logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
     stop_metrics = None
     if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
+        from hostd.protocol.operators import metrics_host_check
         from hostd.team.metrics import serve_on_own_port
 
-        stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
+        stop_metrics = serve_on_own_port(
+            policy.metrics,
+            transport.metrics.host,
+            transport.metrics.port,
+            metrics_host_check(transport.metrics, _matches),
+            policy.text(
+                en="Misdirected request: Host not allowed (transport.metrics.allowed_hosts)",
+                zh="请求指向错误：不允许该 Host（transport.metrics.allowed_hosts）",
+            ),
+        )
     try:
         await _GracefulServer(config, app.in_flight).serve()
     finally:

@@ -187,11 +187,50 @@ def install_metrics(host: Host) -> Metrics:
     return metrics
 
 
-def serve_on_own_port(metrics: Metrics, host: str, port: int) -> Callable[[], None]:
-    """``/metrics`` on its own address (a thread of prometheus-client's small server); the stop function."""
-    from prometheus_client import start_http_server
+def serve_on_own_port(
+    metrics: Metrics,
+    host: str,
+    port: int,
+    host_check: Callable[[int], Callable[[str], bool]] | None = None,
+    refusal: str = "Misdirected request: Host not allowed (transport.metrics.allowed_hosts)",
+) -> Callable[[], None]:
+    """``/metrics`` on its own address (a thread serving prometheus-client's WSGI app); the stop function.
 
-    server, thread = start_http_server(port, addr=host, registry=metrics.registry)
+    ``host_check(bound_port)`` says which Host headers are answered; others get 421 ``refusal``.
+    """
+    import socket
+    import threading
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from prometheus_client.exposition import ThreadingWSGIServer, make_wsgi_app
+
+    scrape = make_wsgi_app(metrics.registry)
+    allowed: list[Callable[[str], bool]] = []
+
+    def app(environ: dict[str, Any], start_response: Any) -> Any:
+        if allowed and not allowed[0](environ.get("HTTP_HOST", "")):
+            body = refusal.encode()
+            start_response(
+                "421 Misdirected Request",
+                [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
+            )
+            return [body]
+        return scrape(environ, start_response)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+
+    class Server(ThreadingWSGIServer):
+        address_family = family
+
+    server = make_server(host, port, app, Server, handler_class=Quiet)
+    if host_check is not None:
+        allowed.append(host_check(server.server_port))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     logger.warning("metrics on http://%s:%s/metrics", host, server.server_port)
 
     def stop() -> None:

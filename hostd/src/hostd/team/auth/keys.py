@@ -2,7 +2,10 @@
 key id not seen yet (the provider rotated its keys), at most once per ``refresh_seconds``.
 
 Rate-limiting the re-fetch matters: a stream of tokens with made-up key ids must not turn the
-server into a client hammering the identity provider.
+server into a client hammering the identity provider. So does backing off while the provider
+fails: after a failed fetch (metadata or keys) nothing is fetched for ``FIRST_BACKOFF_SECONDS``,
+and the pause doubles with each failure in a row, up to ``MAX_BACKOFF_SECONDS``; tokens checked
+meanwhile are refused with the last failure (or checked against the keys fetched before).
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ import httpx2
 import jwt
 
 logger = logging.getLogger("hostd.auth")
+
+#: After a failed fetch, the first pause before the next; it doubles while the provider fails.
+FIRST_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 60.0
 
 
 class IssuerUnavailable(Exception):
@@ -55,6 +62,10 @@ class IssuerKeys:
         self._fetched_at: float | None = None
         self._metadata_lock = anyio.Lock()
         self._keys_lock = anyio.Lock()
+        #: While the provider fails: no fetch before this time, and the failure to repeat until then.
+        self._retry_at: float | None = None
+        self._backoff = 0.0
+        self._failure: IssuerUnavailable | None = None
 
     async def _get_json(self, client: httpx2.AsyncClient, url: str) -> Any:
         response = await client.get(url, headers={"Accept": "application/json"})
@@ -92,10 +103,35 @@ class IssuerKeys:
     async def key_for(self, kid: str | None) -> jwt.PyJWK | None:
         """The signing key with this id (``None``: not among the issuer's keys, even after a re-fetch)."""
         if self._fetched_at is None or (kid is not None and kid not in self._keys):
-            await self._refresh()
+            await self._refresh_backing_off()
         if kid is None:  # a token without kid: acceptable only while the issuer has one key
             return next(iter(self._keys.values())) if len(self._keys) == 1 else None
         return self._keys.get(kid)
+
+    async def _refresh_backing_off(self) -> None:
+        """``_refresh``, unless the provider failed a moment ago: then its failure again (with no
+        keys yet) or nothing (the keys fetched before stay)."""
+        failure = self._failure
+        if failure is not None and self._retry_at is not None and self._clock() < self._retry_at:
+            if self._fetched_at is None:
+                raise IssuerUnavailable(f"{failure} (not asked again for a while)")
+            return
+        try:
+            await self._refresh()
+        except (IssuerUnavailable, httpx2.HTTPError) as exc:
+            self._backoff = min(MAX_BACKOFF_SECONDS, max(FIRST_BACKOFF_SECONDS, self._backoff * 2))
+            self._retry_at = self._clock() + self._backoff
+            self._failure = exc if isinstance(exc, IssuerUnavailable) else IssuerUnavailable(str(exc))
+            logger.warning(
+                "the keys of %s could not be fetched (%s); not asked again for %g s",
+                self.issuer,
+                exc,
+                self._backoff,
+            )
+            if self._fetched_at is None:
+                raise
+            return  # the keys fetched before stay in use
+        self._backoff, self._retry_at, self._failure = 0.0, None, None
 
     async def _refresh(self) -> None:
         async with self._keys_lock:

@@ -44,6 +44,8 @@ class Admitted:
 
     member: Member
     scopes: frozenset[str]
+    #: The token's ``exp`` (seconds since the epoch), when it has one: open streams end then.
+    expires_at: float | None = None
 
 
 def token_scopes(claims: dict[str, Any]) -> frozenset[str]:
@@ -263,4 +265,8 @@ class TokenVerifier:
                 if scope in scopes:
                     profile = limited_to
                     break
-        return Admitted(Member(name, profile), scopes)
+        expires = claims.get("exp")
+        expires_at = (
+            float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
+        )
+        return Admitted(Member(name, profile), scopes, expires_at)
