@@ -215,7 +215,7 @@ def signed_in(host: Any) -> Iterator[Any]:
     """An HTTP client signed in to ``host``'s local dashboard, served on 127.0.0.1."""
     import httpx2 as httpx
     from hostd.core.config import TransportConfig
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served
@@ -235,7 +235,7 @@ def run_backend(
 ) -> dict[str, Any]:
     from hostd.core.config import TransportConfig
     from hostd.core.identity import local_member
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served

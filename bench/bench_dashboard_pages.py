@@ -139,7 +139,7 @@ def run_backend(
     backend: str, tasks: int, sessions: int, repeats: int, reuse_seed: bool = False, seed_only: bool = False
 ) -> dict[str, Any]:
     from hostd.core.config import TransportConfig
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from hostd_testing.browser import served

@@ -20,8 +20,9 @@ import httpx2 as httpx
 from hostd.core.config import TransportConfig, config_from_mapping
 from hostd.core.host import Host
 from hostd.core.identity import Member, acting_as
+from hostd.protocol.guard import HttpPolicy
+from hostd.protocol.http import build_http_app
 from hostd.protocol.server import build_server
-from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import team_dashboard
 from starlette.testclient import TestClient
 

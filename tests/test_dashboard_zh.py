@@ -199,7 +199,7 @@ def test_every_chinese_page_says_its_own_words_in_chinese(seeded: tuple[Host, An
 def test_the_sign_in_pages_in_chinese(tmp_path: Path) -> None:
     """The one-time link's page (``hostd web``) and the token form (a team server)."""
     from hostd.core.config import TransportConfig
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
 

@@ -128,7 +128,7 @@ def test_oauth_accepts_asymmetric_algorithms_only(tmp_path: Path, algorithm: str
 def test_oauth_on_a_public_bind_needs_the_resource_url() -> None:
     from hostd.core.config import TransportConfig
     from hostd.core.errors import HostError
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
 
     transport = TransportConfig.model_validate(
         {

@@ -706,7 +706,7 @@ def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None
     from its own tool, write as the signed-in member, and get the host's layout and CSRF check."""
     from hostd.core.config import TransportConfig
     from hostd.core.identity import local_member
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.web.serve import local_app
     from hostd.web.signing import OneTimeToken
     from web_support import NotesPlugin, csrf_of, form_post, notes_host, signed_in_client

@@ -52,7 +52,7 @@ def test_importing_the_api_loads_no_host_machinery() -> None:
         "hostd.core.context",
         "hostd.core.tools",
         "hostd.protocol.server",
-        "hostd.protocol.transports",
+        "hostd.protocol.http",
         "hostd.cli.main",
     }
     assert not loaded & machinery, sorted(loaded & machinery)

@@ -4,7 +4,7 @@
 (read and written by the event loop), and copies what the SDK's transport does with the
 process's descriptors when it serves them itself: private duplicates above fd 2 with
 close-on-exec, fd 0 pointed at the null device and fd 1 at stderr while serving, both restored
-after. ``hostd.protocol.transports`` relies on what the SDK's read stream carries (a line that is
+after. ``hostd.protocol.stdio`` relies on what the SDK's read stream carries (a line that is
 not JSON-RPC arrives as the exception that refused it; ``last_context``; ``receive``/``aclose``).
 
 hostd/pyproject.toml pins the SDK to the minor release this was written against. These tests say
@@ -108,7 +108,7 @@ def fd_identity(fd: int) -> tuple[int, int]:
 
 async def test_explicit_streams_are_read_by_line_and_written_then_flushed() -> None:
     import mcp_types as types
-    from hostd.protocol.transports import protocol_error_for
+    from hostd.protocol.stdio import protocol_error_for
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 

@@ -238,7 +238,8 @@ def test_readiness_answers_not_ready_with_the_reason_only_in_the_log(
 async def test_readyz_is_503_when_a_check_fails() -> None:
     import httpx2
     from hostd.core.config import TransportConfig
-    from hostd.protocol.transports import HttpPolicy, build_http_app
+    from hostd.protocol.guard import HttpPolicy
+    from hostd.protocol.http import build_http_app
     from hostd.team.health import Readiness
     from mcp.server.lowlevel import Server
 

@@ -157,7 +157,7 @@ def test_without_the_variable_nothing_is_installed_or_imported(
     assert host.observers.tracer is None and not host.observers  # calls take the path without observers
     code = (
         "import sys, hostd.cli.main, hostd.core.host, hostd.protocol.server, hostd.team.tracing, "
-        "hostd.protocol.transports\n"
+        "hostd.protocol.http\n"
         "loaded = ('opentelemetry.sdk', 'opentelemetry.exporter')\n"
         "print(sorted(m for m in sys.modules if m.startswith(loaded)))"
     )

@@ -15,8 +15,9 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from hostd.core.config import TransportConfig
+from hostd.protocol.guard import HttpPolicy
+from hostd.protocol.http import build_http_app
 from hostd.protocol.server import build_server
-from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import local_app, team_dashboard
 from hostd.web.signing import OneTimeToken, Signer
 from hostd_testing import HttpServer, write_config

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from hostd.core.config import TransportConfig
-from hostd.protocol.transports import HttpPolicy
+from hostd.protocol.guard import HttpPolicy
 from hostd.web.serve import local_app
 from hostd.web.signing import OneTimeToken
 from hostd_testing.browser import DESKTOP, Escapes, chromium, screenshot_dir, served

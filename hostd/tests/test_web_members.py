@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from hostd.core.config import TransportConfig
+from hostd.protocol.guard import HttpPolicy
+from hostd.protocol.http import build_http_app
 from hostd.protocol.server import build_server
-from hostd.protocol.transports import HttpPolicy, build_http_app
 from hostd.web.serve import local_app, team_dashboard
 from hostd.web.signing import OneTimeToken
 from starlette.testclient import TestClient

@@ -168,9 +168,11 @@ def check_limits(args: argparse.Namespace, *built: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
 
+    from hostd.protocol.guard import HttpPolicy
+    from hostd.protocol.http import serve_http
     from hostd.protocol.server import build_server
+    from hostd.protocol.stdio import serve_stdio
     from hostd.protocol.subscriptions import run_with_changes
-    from hostd.protocol.transports import HttpPolicy, serve_http, serve_stdio
     from hostd.team.health import PluginsStarted, host_readiness
 
     host = _make_host(args)

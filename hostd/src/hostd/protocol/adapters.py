@@ -155,7 +155,7 @@ def request_member(request: ServerRequestContext[Any, Any]) -> Member | None:
     scope = getattr(request.request, "scope", None)
     if not isinstance(scope, dict):
         return None  # stdio: no HTTP request, nothing more to look at on every call
-    from hostd.protocol.transports import MEMBER_SCOPE_KEY
+    from hostd.protocol.guard import MEMBER_SCOPE_KEY
 
     member = scope.get(MEMBER_SCOPE_KEY)
     return member if isinstance(member, Member) else None

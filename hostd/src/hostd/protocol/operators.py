@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from hostd.core.ops_settings import MetricsConfig
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
 
 logger = logging.getLogger("hostd.metrics")
 
@@ -36,7 +36,7 @@ class OperatorsOnly:
         self.operators = frozenset(settings.operators if settings is not None else ())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from hostd.protocol.transports import MEMBER_SCOPE_KEY
+        from hostd.protocol.guard import MEMBER_SCOPE_KEY
 
         member = scope.get(MEMBER_SCOPE_KEY)
         if member is None and not self.policy.requires_token:

@@ -34,9 +34,9 @@ import anyio
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from hostd.protocol.transports import HttpPolicy
-    from hostd.team.auth.verifier import Admitted
     from hostd.core.identity import Member
+    from hostd.protocol.guard import HttpPolicy
+    from hostd.team.auth.verifier import Admitted
 
 logger = logging.getLogger("hostd.transport")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from starlette.types import Message, Scope, Send
 
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
     from hostd.team.signins import FailedSignIns
 
 

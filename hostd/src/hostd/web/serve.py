@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from hostd.core.config import TransportConfig
     from hostd.core.host import Host
-    from hostd.protocol.transports import HttpPolicy
+    from hostd.protocol.guard import HttpPolicy
 
 logger = logging.getLogger("hostd.web")
 
@@ -58,7 +58,7 @@ def dashboard_app(host: Host, *, signer: Signer, sign_in: SignIn, policy: HttpPo
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
 
-    from hostd.protocol.transports import GuardMiddleware
+    from hostd.protocol.guard import GuardMiddleware
 
     dashboard = Dashboard(host, signer=signer, sign_in=sign_in)
 
@@ -83,7 +83,8 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
 
     from hostd.core.config import TransportConfig
     from hostd.core.runtime import EXIT_OK, require_current_schemas, run_async
-    from hostd.protocol.transports import HttpPolicy, guarded_protocol
+    from hostd.protocol.guard import HttpPolicy
+    from hostd.protocol.http import guarded_protocol
 
     transport = TransportConfig(type="http", host="127.0.0.1", port=port)
     policy = HttpPolicy(transport, host.language)

@@ -75,7 +75,7 @@ class PluginHost:
     def dashboard(self, tokens_file: Path, *, local_member: str = "local") -> Any:
         """The dashboard alone as an ASGI app, its members read from ``tokens_file`` (a tokens
         YAML as ``transport.tokens_file`` takes), signed in through its sign-in page."""
-        from hostd.protocol.transports import HttpPolicy
+        from hostd.protocol.guard import HttpPolicy
         from hostd.web.app import SignIn
         from hostd.web.serve import dashboard_app
         from hostd.web.signing import Signer
