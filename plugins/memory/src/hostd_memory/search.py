@@ -23,9 +23,14 @@ doubled), so ``NEAR(``, ``OR``, ``*`` or a stray quote are searched for, never o
 
 from __future__ import annotations
 
+import functools
+import math
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+import Stemmer  # type: ignore[import-untyped]  # PyStemmer ships no type information
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
@@ -97,8 +102,41 @@ ENGLISH_STOPWORDS = frozenset(
         "would",
         "you",
         "your",
+        # Pronouns, auxiliaries and the pieces of contractions and possessives ("Ben's", "didn't"):
+        # questions about what was said are full of them, and they name nothing.
+        "about",
+        "am",
+        "been",
+        "being",
+        "d",
+        "had",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "ll",
+        "m",
+        "re",
+        "s",
+        "she",
+        "t",
+        "they",
+        "us",
+        "ve",
+        "whom",
+        "whose",
     ]
 )
+# Words a question is phrased with rather than about ("What kind of...", "Would she likely...");
+# left out only when the query reads as a question.
+QUESTION_WORDS = frozenset(
+    ["ever", "kind", "likely", "might", "probably", "sort", "tell", "told", "type", "usually"]
+)
+_QUESTION_START = frozenset(
+    ["what", "when", "where", "which", "who", "whom", "whose", "why", "how", "did", "does", "do", "is",
+     "are", "was", "were", "would", "could", "can", "has", "have", "will", "should"]
+)  # fmt: skip
 # Characters that carry no topic on their own in Chinese; bigrams made only of them, or
 # any bigram with a particle, are left out of the relaxed query.
 CHINESE_FUNCTION_CHARS = frozenset(
@@ -169,6 +207,20 @@ def split_terms(query: str, *, lower: bool = True) -> list[str]:
     return list(terms)
 
 
+_ENGLISH = Stemmer.Stemmer("english")
+# Endings tried on a word, its Snowball stem and its crude stem to find the forms that share its
+# Snowball stem (see ``word_forms``).
+_CANDIDATE_ENDINGS = (
+    "", "e", "s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ation", "ations", "ion",
+    "ions", "y", "ies", "ied",
+)  # fmt: skip
+
+
+def english_stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of a lower-case English word: 'moved', 'moving', 'moves' -> 'move'."""
+    return str(_ENGLISH.stemWord(word))
+
+
 def _stem(word: str) -> str:
     """A crude English stem, so 'configured', 'configuration' and 'configure' meet."""
     if len(word) < 5 or not word.isascii():
@@ -208,16 +260,35 @@ def word_forms(word: str) -> tuple[str, ...]:
     would, without FTS5 reading in full every token that shares the prefix ('limit*' reads
     'limited', 'servic*' reads 'service').
     """
+    return _word_forms(word)
+
+
+@functools.lru_cache(maxsize=8192)
+def _word_forms(word: str) -> tuple[str, ...]:
+    """The forms of ``word``: endings tried on the word and its stems, kept when the Snowball
+    stemmer gives them the word's stem ('move': moves, moved, moving; not 'movement')."""
     if len(word) < 3 or not (word.isascii() and word.isalpha()):
         return (word,)
     stem = _stem(word)
-    forms = dict.fromkeys([word, *(stem + ending for ending in _FORM_ENDINGS)])
-    if word.endswith(("y", "ies", "ied")):
-        base = stem[:-1] if stem.endswith("y") else stem
-        forms.update(dict.fromkeys([base + "y", base + "ies", base + "ied"]))
-    if len(stem) >= 3 and stem[-1] in "bdgklmnprt" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
-        forms.update(dict.fromkeys(stem + stem[-1] + ending for ending in ("ed", "ing", "er")))
-    return tuple(form for form in forms if len(form) >= 3)
+    snowball = english_stem(word)
+    bases = dict.fromkeys([word, stem, snowball, word[:-1] if word.endswith("e") else word])
+    if snowball.endswith(("i", "e")):
+        bases[snowball[:-1]] = None  # 'studi': study, studies; 'move': moving
+    candidates: dict[str, None] = {}
+    for base in bases:
+        candidates.update(
+            dict.fromkeys(
+                base + ending
+                for ending in _CANDIDATE_ENDINGS
+                if not (base.endswith("e") and ending[:1] in ("a", "e", "i", "o", "u", "y"))
+            )
+        )
+        if len(base) >= 3 and base[-1] in "bdgklmnprt" and base[-2] in "aeiou" and base[-3] not in "aeiou":
+            candidates.update(dict.fromkeys(base + base[-1] + ending for ending in ("ed", "ing", "er")))
+    forms = [word] + [
+        form for form in candidates if form != word and len(form) >= 3 and english_stem(form) == snowball
+    ]
+    return tuple(forms)
 
 
 @dataclass(frozen=True)
@@ -325,6 +396,11 @@ def _strict_piece(term: str) -> Piece | None:
     return Piece((" ".join(words),))
 
 
+def is_question(query: str, terms: Sequence[str]) -> bool:
+    """Whether an English query reads as a question (ends with '?' or opens with a question word)."""
+    return query.rstrip().endswith("?") or bool(terms and terms[0] in _QUESTION_START)
+
+
 def plan_query(query: str) -> QueryPlan:
     """The two stages for a query.
 
@@ -334,6 +410,8 @@ def plan_query(query: str) -> QueryPlan:
     terms in other scripts or made of symbols go to the trigram index, short symbols to a scan.
     """
     terms = split_terms(query)
+    if is_question(query, terms):
+        terms = [t for t in terms if t not in QUESTION_WORDS] or terms
     plan = QueryPlan(terms=terms)
     strict_terms = [t for t in terms if t not in ENGLISH_STOPWORDS] or terms
     trigram_terms = []
@@ -384,6 +462,128 @@ def snippet(content: str, terms: Iterable[str], *, before: int = 40, after: int 
     end = min(len(content), best + after)
     text = " ".join(content[start:end].split())
     return ("…" if start > 0 else "") + text + ("…" if end < len(content) else "")
+
+
+# --- the final ranking, the same on both backends -------------------------------------------
+#
+# Each engine finds the candidates (every term, then any term) and orders them its own way
+# (FTS5's BM25; PostgreSQL's ts_rank, which knows nothing of how rare a word is). The best few
+# of each stage are then scored here, from the memories' own text and the pieces' document
+# counts the store has already taken: BM25 with parameters for short texts, fields weighted as
+# the indexes weigh them, and a bonus when the query's words stand close together.
+
+#: BM25's term-frequency saturation and length normalisation. Memories are mostly short (a turn
+#: of a chat, a note): a low ``b`` stops a one-line memory that holds only the commonest word
+#: of the query (a speaker's name) from outranking a longer one that holds the rare ones.
+#: Measured on bench/memory_eval and the conversations (bench_memory.py --only quality).
+BM25_K1 = 2.0
+BM25_B = 0.3
+#: Weights of a match by field: a memory's path is the label its writer chose, so a word there
+#: says more than in the indexes' own weights (path 4, disclosure 2, content 1).
+FIELD_WEIGHTS = (("path", 8.0), ("disclosure", 2.0), ("content", 1.0))
+#: A pair of the query's pieces found ``d`` tokens apart adds PROXIMITY x the rarer one's weight / d.
+PROXIMITY = 0.1
+#: A document's text beyond this many characters is not read for the score.
+SCORE_TEXT_CHARS = 4_000
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def score_tokens(text: str) -> list[str]:
+    """The tokens of a text as the word index holds them (close enough for scoring: cheaper than
+    ``index_tokens``)."""
+    lowered = text[:SCORE_TEXT_CHARS].lower()
+    if not lowered.isascii():
+        lowered = _COMBINING.sub("", unicodedata.normalize("NFKD", words_text(lowered)))
+    return _TOKEN.findall(lowered)
+
+
+@dataclass(frozen=True)
+class ScoredPiece:
+    """A piece with its weight (inverse document frequency) for ``Scorer``."""
+
+    piece: Piece
+    weight: float
+    #: Whether its place counts for the proximity bonus: words do, CJK bigrams do not (the
+    #: bigrams of one word always stand together).
+    near: bool
+
+
+class Scorer:
+    """BM25 over a few candidates, with a proximity bonus, from their text (see above)."""
+
+    def __init__(self, pieces: Sequence[tuple[float, Piece]], total: int) -> None:
+        """``pieces``: (about how many memories hold it, piece), infinite when not counted (a prefix:
+        taken as a tenth of the store); ``total``: about how many memories there are."""
+        n = float(max(total, 1))
+        self.pieces = []
+        for count, piece in pieces:
+            held = min(n * 0.1 if math.isinf(count) else float(count), n)
+            weight = math.log(1 + (n - held + 0.5) / (held + 0.5))
+            self.pieces.append(ScoredPiece(piece, weight, not is_cjk(piece.forms[0])))
+
+    def score(self, documents: Sequence[tuple[str, str, str]]) -> list[float]:
+        """The scores (higher is better) of documents given as (path, disclosure, content)."""
+        if not self.pieces or not documents:
+            return [0.0] * len(documents)
+        tokenized = [[score_tokens(text) for text in doc] for doc in documents]
+        lengths = [len(disclosure) + len(content) for _, disclosure, content in tokenized]
+        indexed = [
+            {name: _positions(tokens) for (name, _), tokens in zip(FIELD_WEIGHTS, doc, strict=True)}
+            for doc in tokenized
+        ]
+        average = max(sum(lengths) / len(lengths), 1.0)
+        return [
+            self._score(fields, length / average) for fields, length in zip(indexed, lengths, strict=True)
+        ]
+
+    def _score(self, fields: dict[str, dict[str, list[int]]], relative_length: float) -> float:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * relative_length)
+        total = 0.0
+        places: list[tuple[float, list[int]]] = []
+        for scored in self.pieces:
+            frequency = 0.0
+            for name, weight in FIELD_WEIGHTS:
+                found = _occurrences(scored.piece, fields[name])
+                frequency += weight * len(found)
+                if name == "content" and found and scored.near:
+                    places.append((scored.weight, found))
+            if frequency:
+                total += scored.weight * frequency * (BM25_K1 + 1) / (frequency + norm)
+        for i in range(len(places)):
+            for j in range(i + 1, len(places)):
+                distance = min(abs(a - b) for a in places[i][1] for b in places[j][1])
+                total += PROXIMITY * min(places[i][0], places[j][0]) / max(distance, 1)
+        return total
+
+
+def _positions(tokens: list[str]) -> dict[str, list[int]]:
+    places: dict[str, list[int]] = {}
+    for position, token in enumerate(tokens):
+        places.setdefault(token, []).append(position)
+    return places
+
+
+def _occurrences(piece: Piece, places: dict[str, list[int]]) -> list[int]:
+    """Where any form of ``piece`` starts in a text given as token -> positions (a phrase: its
+    tokens in a row; with ``prefix``, its last token a prefix)."""
+    if not places:
+        return []
+    found: list[int] = []
+    for form in piece.forms:
+        parts = form.split(" ")
+        last = parts[-1]
+        if piece.prefix:
+            ends = [p for token, where in places.items() if token.startswith(last) for p in where]
+        else:
+            ends = places.get(last, [])
+        if len(parts) == 1:
+            found.extend(ends)
+            continue
+        width = len(parts) - 1
+        for end in ends:
+            if all(end - width + i in places.get(part, ()) for i, part in enumerate(parts[:-1])):
+                found.append(end - width)
+    return found
 
 
 # --- preload: turning a context into search terms --------------------------------------

@@ -216,12 +216,15 @@ def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
 
 
 def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
-    """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+    """Memories holding every term first, then those holding some; each group's best
+    ``tuning.RESCORE_POOL`` by the engine's ranking scored again the same way on both backends
+    (``search.Scorer``)."""
 
     def work(conn: Connection) -> list[Hit]:
         total = memory_total(conn)
         counts: dict[str, int] = {}
         found: dict[int, tuple[float, str]] = {}
+        pool = max(limit, tuning.RESCORE_POOL)
         scan, scan_params = _scan_clause(db, plan.strict_scan)
         words, at_most = (
             _strict_expression(db, conn, plan.strict_pieces, total, counts)
@@ -242,13 +245,11 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             strict = ranked(
                 db,
                 conn,
-                RankQuery("memory_fts", plan.strict_trigram, filters, limit, extra, extra_params),
+                RankQuery("memory_fts", plan.strict_trigram, filters, pool, extra, extra_params),
                 cap,
             )
         elif words:
-            strict = ranked(
-                db, conn, RankQuery("memory_words", words, filters, limit, scan, scan_params), cap
-            )
+            strict = ranked(db, conn, RankQuery("memory_words", words, filters, pool, scan, scan_params), cap)
         elif plan.strict_scan:
             where, params = filters.sql()
             strict = [
@@ -256,7 +257,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 for r in conn.execute(
                     f"SELECT m.id FROM memories m WHERE {where}{scan} "
                     "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
-                    [*params, *scan_params, limit],
+                    [*params, *scan_params, pool],
                 )
             ]
         else:
@@ -266,7 +267,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
         queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
         if queries is not None:
             first, top_up, capped = queries
-            wanted = limit + len(found)
+            wanted = pool + len(found)
             _add_relaxed(
                 found,
                 ranked(
@@ -275,19 +276,52 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                     RankQuery("memory_words", first, filters, wanted),
                     tuning.RELAXED_RANK_CAP if capped else None,
                 ),
-                limit,
+                wanted,
             )
-            if top_up and len(found) < limit:
+            if top_up and len(found) < wanted:
                 _add_relaxed(
                     found,
                     ranked(
                         db, conn, RankQuery("memory_words", top_up, filters, wanted), tuning.RELAXED_RANK_CAP
                     ),
-                    limit,
+                    wanted,
                 )
-        return _hits(db, found)
+        return _hits(db, _rescored(db, conn, plan, found, total, counts, limit))
 
     return db.read(work)
+
+
+def _rescored(
+    db: Access,
+    conn: Connection,
+    plan: search_text.QueryPlan,
+    found: dict[int, tuple[float, str]],
+    total: int,
+    counts: dict[str, int],
+    limit: int,
+) -> dict[int, tuple[float, str]]:
+    """The best ``limit`` of ``found``, each stage's candidates ordered by ``search.Scorer`` (the
+    score given is its negation: lower is better, as with BM25). Ties keep the engine's order."""
+    if not found:
+        return found
+    _count_tokens(db, conn, plan.relaxed, total, counts)
+    cuts = [cut for piece in plan.relaxed if (cut := _cut(piece, counts, total)) is not None]
+    scorer = search_text.Scorer(cuts, total)
+    ids = list(found)
+    marks = ",".join("?" * len(ids))
+    texts = {
+        int(r[0]): (str(r[1]), str(r[2] or ""), str(r[3] or ""))
+        for r in conn.execute(
+            f"SELECT id, path, disclosure, substr(content, 1, {search_text.SCORE_TEXT_CHARS}) "
+            f"FROM memories WHERE id IN ({marks})",
+            ids,
+        )
+    }
+    kept = [i for i in ids if i in texts]
+    scores = dict(zip(kept, scorer.score([texts[i] for i in kept]), strict=True))
+    order = {memory_id: place for place, memory_id in enumerate(ids)}
+    best = sorted(kept, key=lambda i: (found[i][1] == "any_term", -scores[i], order[i]))[:limit]
+    return {i: (-scores[i], found[i][1]) for i in best}
 
 
 def _add_relaxed(found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int) -> None:

@@ -28,6 +28,9 @@ STATS_TAGS = 100
 # meant). The relaxed stage ranks the memories holding the query's rarest pieces, about
 # RELAXED_RANK_CAP of them at most (see ``ranking._relaxed_queries``).
 STRICT_RANK_CAP = 400
+# The best RESCORE_POOL of each stage by the engine's ranking are scored again in Python, the
+# same way on both backends (``search.Scorer``), and the page is taken from them.
+RESCORE_POOL = 20
 RELAXED_RANK_CAP = 1_000
 # A capped ranking that filters leave short of a page widens tenfold while at most this many.
 RANK_WIDEN_MAX = 10_000
