@@ -27,6 +27,7 @@ import functools
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -554,6 +555,15 @@ class Scorer:
                 distance = min(abs(a - b) for a in places[i][1] for b in places[j][1])
                 total += PROXIMITY * min(places[i][0], places[j][0]) / max(distance, 1)
         return total
+
+
+def similarity(first: str, second: str) -> float:
+    """How alike two texts are, 0 to 1: the cosine of their word (and CJK bigram) counts."""
+    a, b = Counter(score_tokens(first)), Counter(score_tokens(second))
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[token] for token, count in a.items())
+    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values()))
 
 
 def _positions(tokens: list[str]) -> dict[str, list[int]]:

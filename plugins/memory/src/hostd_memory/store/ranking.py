@@ -172,8 +172,9 @@ def _useful(
 
 def _relaxed_queries(
     db: Access, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
-) -> tuple[str, str | None, bool] | None:
-    """The relaxed stage's queries: (first, top-up, whether the first is capped), or None.
+) -> tuple[str, str | None, bool, list[tuple[str, float]]] | None:
+    """The relaxed stage's queries: (first, top-up, whether the first is capped, each piece's
+    expression with its weight), or None.
 
     Candidates are the memories holding the rarest pieces, as many pieces as hold together
     at most ``tuning.RELAXED_RANK_CAP`` memories (the rarest alone, capped to its newest, when even
@@ -194,12 +195,14 @@ def _relaxed_queries(
         else:
             rank_only.append(piece)
     fetched = " OR ".join(p.expression for p in fetch)
+    scorer = search_text.Scorer(useful, total)
+    weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
     if not rank_only:
-        return fetched, None, together > tuning.RELAXED_RANK_CAP
+        return fetched, None, together > tuning.RELAXED_RANK_CAP, weights
     everything = " OR ".join(p.expression for p in (*fetch, *rank_only))
     # A candidate holds a rare piece, so the second group always matches: its other pieces
     # only add to the score.
-    return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
+    return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP, weights
 
 
 def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
@@ -249,7 +252,11 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 cap,
             )
         elif words:
-            strict = ranked(db, conn, RankQuery("memory_words", words, filters, pool, scan, scan_params), cap)
+            scorer = _scorer(db, conn, plan, total, counts)
+            weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
+            strict = ranked(
+                db, conn, RankQuery("memory_words", words, filters, pool, scan, scan_params, weights), cap
+            )
         elif plan.strict_scan:
             where, params = filters.sql()
             strict = [
@@ -266,14 +273,14 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             found[memory_id] = (score, "all_terms")
         queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
         if queries is not None:
-            first, top_up, capped = queries
+            first, top_up, capped, weights = queries
             wanted = pool + len(found)
             _add_relaxed(
                 found,
                 ranked(
                     db,
                     conn,
-                    RankQuery("memory_words", first, filters, wanted),
+                    RankQuery("memory_words", first, filters, wanted, weights=weights),
                     tuning.RELAXED_RANK_CAP if capped else None,
                 ),
                 wanted,
@@ -282,13 +289,25 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 _add_relaxed(
                     found,
                     ranked(
-                        db, conn, RankQuery("memory_words", top_up, filters, wanted), tuning.RELAXED_RANK_CAP
+                        db,
+                        conn,
+                        RankQuery("memory_words", top_up, filters, wanted, weights=weights),
+                        tuning.RELAXED_RANK_CAP,
                     ),
                     wanted,
                 )
         return _hits(db, _rescored(db, conn, plan, found, total, counts, limit))
 
     return db.read(work)
+
+
+def _scorer(
+    db: Access, conn: Connection, plan: search_text.QueryPlan, total: int, counts: dict[str, int]
+) -> search_text.Scorer:
+    """The final scoring of ``plan``: every relaxed piece that occurs, weighed by its count."""
+    _count_tokens(db, conn, plan.relaxed, total, counts)
+    cuts = [cut for piece in plan.relaxed if (cut := _cut(piece, counts, total)) is not None]
+    return search_text.Scorer(cuts, total)
 
 
 def _rescored(
@@ -304,9 +323,7 @@ def _rescored(
     score given is its negation: lower is better, as with BM25). Ties keep the engine's order."""
     if not found:
         return found
-    _count_tokens(db, conn, plan.relaxed, total, counts)
-    cuts = [cut for piece in plan.relaxed if (cut := _cut(piece, counts, total)) is not None]
-    scorer = search_text.Scorer(cuts, total)
+    scorer = _scorer(db, conn, plan, total, counts)
     ids = list(found)
     marks = ",".join("?" * len(ids))
     texts = {
@@ -345,6 +362,32 @@ def match_ids(db: Access, table: str, expression: str, limit: int) -> list[tuple
 def core_memories(db: Access, after: list[Any] | None, limit: int) -> list[MemoryRow]:
     """Active memories with priority at most 2 (what ``system://boot`` shows)."""
     return listings.list_page(db, Filters(status="active", priority_max=2), after, limit)
+
+
+# --- near duplicates ----------------------------------------------------------------
+
+
+def similar(db: Access, memory: MemoryRow) -> list[tuple[MemoryRow, float]]:
+    """Visible memories other than ``memory`` whose text is very like its own: (memory, how
+    similar, 0-1), most similar first, at most ``tuning.SIMILAR_LIMIT``.
+
+    The candidates are the best few of a search for the memory's start (the cost of one search);
+    each is compared on its text's words and CJK bigrams (``search.similarity``).
+    """
+    plan = search_text.plan_query(memory.content[: tuning.SIMILAR_QUERY_CHARS])
+    if not plan.relaxed:
+        return []
+    plan = search_text.QueryPlan(terms=plan.terms, relaxed=plan.relaxed)  # any term: a near copy may differ
+    hits = search(db, plan, Filters(), tuning.SIMILAR_CANDIDATES + 1)
+    found = []
+    for hit in hits:
+        if hit.memory.id == memory.id:
+            continue
+        degree = search_text.similarity(memory.content, hit.memory.content)
+        if degree >= tuning.SIMILAR_THRESHOLD:
+            found.append((hit.memory, degree))
+    found.sort(key=lambda pair: -pair[1])
+    return found[: tuning.SIMILAR_LIMIT]
 
 
 # --- related memories ---------------------------------------------------------------

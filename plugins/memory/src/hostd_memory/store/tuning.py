@@ -32,6 +32,13 @@ STRICT_RANK_CAP = 400
 # same way on both backends (``search.Scorer``), and the page is taken from them.
 RESCORE_POOL = 20
 RELAXED_RANK_CAP = 1_000
+# create_memory reports memories very like the new one: the best SIMILAR_CANDIDATES of a search
+# for its first SIMILAR_QUERY_CHARS characters are compared with it, and those at least
+# SIMILAR_THRESHOLD alike (cosine of their word counts) reported, at most SIMILAR_LIMIT.
+SIMILAR_CANDIDATES = 5
+SIMILAR_QUERY_CHARS = 1_000
+SIMILAR_THRESHOLD = 0.8
+SIMILAR_LIMIT = 3
 # A capped ranking that filters leave short of a page widens tenfold while at most this many.
 RANK_WIDEN_MAX = 10_000
 # A piece in more than this share of the memories (and more than PREFIX_FLOOR) adds nothing to
