@@ -159,3 +159,35 @@ async def test_create_memory_says_so_in_chinese_too(memory_client: MemoryClient)
     assert created["similar"] == [{"uri": "notes://db", "similarity": ANY}]
     assert created["similar"][0]["similarity"] >= 0.8
     assert created["message"].startswith("已创建 notes://db-2（优先级 5）。notes://db 的内容几乎相同")
+
+
+async def test_a_date_is_found_however_the_query_writes_it(memory_client: MemoryClient) -> None:
+    async with memory_client() as client:
+        await ok(
+            client,
+            "create_memory",
+            uri="chat://s1/t1",
+            content=turn("Anna", "1:56 pm on 8 May, 2023", "Gym day, at the gym again!"),
+        )
+        await ok(
+            client,
+            "create_memory",
+            uri="chat://s2/t1",
+            content=turn("Anna", "2:10 pm on 9 May, 2023", "Rest day."),
+        )
+        await ok(client, "create_memory", uri="notes://iso", content="Release 2.4 went out on 2023-05-08.")
+        for query in ("When was Anna at the gym, 2023-05-08?", "Anna May 8th, 2023", "anna 8 may 2023"):
+            found = await ok(client, "search_memory", query=query)
+            assert [hit["uri"] for hit in found["hits"] if hit["matched"] == "all_terms"] == ["chat://s1/t1"]
+            assert "2023-05-08" in found["terms"]
+        release = await ok(client, "search_memory", query="release on 8 May 2023")
+        assert [(hit["uri"], hit["matched"]) for hit in release["hits"]] == [
+            ("notes://iso", "all_terms"),
+            ("chat://s1/t1", "any_term"),
+        ]
+        month = await ok(client, "search_memory", query="Anna in May 2023")
+        assert sorted(hit["uri"] for hit in month["hits"] if hit["matched"] == "all_terms") == [
+            "chat://s1/t1",
+            "chat://s2/t1",
+        ]
+        assert month["hits"][2]["uri"] == "notes://iso"  # '2023-05-...' is May 2023 too

@@ -402,18 +402,76 @@ def is_question(query: str, terms: Sequence[str]) -> bool:
     return query.rstrip().endswith("?") or bool(terms and terms[0] in _QUESTION_START)
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")  # fmt: skip
+_MONTH = r"(?P<month>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r"|sept)\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:1[89]|2\d)\d\d)"
+_DATES = [
+    re.compile(r"\b(?P<year>\d{4})[-/.](?P<mon>[01]?\d)[-/.](?P<day>[0-3]?\d)\b"),
+    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+]
+
+
+def _date_piece(match: re.Match[str]) -> tuple[str, Piece] | None:
+    """A date as the ways memories write it: '2023-05-08', '8 May 2023' and 'May 8, 2023' are one
+    piece whose forms are each spelling's tokens in a row ('8 may 2023', 'may 8 2023', '2023 05 08',
+    also with 'May' cut to 3 letters); a month and year likewise. None: not a real date."""
+    found = match.groupdict()
+    year = int(found["year"])
+    if found.get("mon"):
+        month = int(found["mon"])
+    else:
+        name = found["month"].lower().rstrip(".")
+        month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(name[:3]))
+    if not 1 <= month <= 12:
+        return None
+    names = dict.fromkeys([_MONTHS[month - 1], _MONTHS[month - 1][:3]])
+    day_text = found.get("day")
+    if day_text is None:
+        forms = [f"{name} {year}" for name in names] + [f"{year} {month:02d}"]
+        return f"{year}-{month:02d}", Piece(tuple(dict.fromkeys(forms)))
+    day = int(day_text)
+    if not 1 <= day <= 31:
+        return None
+    forms = [f"{day} {name} {year}" for name in names] + [f"{name} {day} {year}" for name in names]
+    forms += [f"{year} {month:02d} {day:02d}"]
+    return f"{year}-{month:02d}-{day:02d}", Piece(tuple(dict.fromkeys(forms)))
+
+
+def _take_dates(query: str) -> tuple[str, list[tuple[str, Piece]]]:
+    """The query without the dates it names, and each date as a term and a piece."""
+    dates: list[tuple[str, Piece]] = []
+    for pattern in _DATES:
+
+        def take(match: re.Match[str]) -> str:
+            date = _date_piece(match)
+            if date is None:
+                return match.group(0)
+            dates.append(date)
+            return " "
+
+        query = pattern.sub(take, query)
+    return query, dates
+
+
 def plan_query(query: str) -> QueryPlan:
     """The two stages for a query.
 
-    Strict: every term must occur, English stop words aside when other terms remain. ASCII words
+    Strict: every term must occur, English stop words aside when other terms remain; a date
+    however it is written (``_take_dates``). ASCII words
     and CJK runs are looked up in ``memory_words`` (a word as any of its forms, a run as its
     bigrams in a row), which reads far less than the trigram index would for the same term;
     terms in other scripts or made of symbols go to the trigram index, short symbols to a scan.
     """
-    terms = split_terms(query)
+    rest, dates = _take_dates(query)
+    terms = split_terms(rest) if dates else split_terms(query)
     if is_question(query, terms):
         terms = [t for t in terms if t not in QUESTION_WORDS] or terms
-    plan = QueryPlan(terms=terms)
+    plan = QueryPlan(terms=terms + [term for term, _ in dates if term not in terms])
+    plan.strict_pieces += [piece for _, piece in dates]
     strict_terms = [t for t in terms if t not in ENGLISH_STOPWORDS] or terms
     trigram_terms = []
     for term in strict_terms:
@@ -426,7 +484,7 @@ def plan_query(query: str) -> QueryPlan:
             plan.strict_scan.append(term)
     if trigram_terms:
         plan.strict_trigram = " AND ".join(fts_literal(t) for t in trigram_terms)
-    plan.relaxed = relaxed_pieces(terms)
+    plan.relaxed = relaxed_pieces(terms) + [piece for _, piece in dates]
     return plan
 
 
