@@ -191,3 +191,34 @@ async def test_a_date_is_found_however_the_query_writes_it(memory_client: Memory
             "chat://s2/t1",
         ]
         assert month["hits"][2]["uri"] == "notes://iso"  # '2023-05-...' is May 2023 too
+
+
+def test_names_are_the_words_a_query_writes_with_a_capital_after_its_first() -> None:
+    from hostd_memory.search import names_in, word_forms
+
+    assert names_in("When did Anna go to the Climbing gym with NASA and I?") == {"anna", "climbing"}
+    assert names_in("Anna went") == frozenset()
+    assert set(word_forms("move")) == {"move", "moves", "moved", "moving"}
+    assert {"study", "studies", "studied", "studying"} <= set(word_forms("studied"))
+
+
+async def test_a_name_in_the_question_decides_between_turns_of_equal_words(
+    memory_client: MemoryClient,
+) -> None:
+    async with memory_client() as client:
+        for number in range(12):
+            speaker = "Anna" if number % 2 else "Ben"
+            await ok(
+                client, "create_memory", uri=f"chat://small/{number}", content=turn(speaker, "9 am", "ok!")
+            )
+        await ok(
+            client, "create_memory", uri="chat://ben", content=turn("Ben", "9 am", "The gym was packed.")
+        )
+        await ok(
+            client,
+            "create_memory",
+            uri="chat://anna",
+            content=turn("Anna", "9 am", "The gym was so packed today."),
+        )
+        assert (await uris(client, "Was the gym packed for Anna?"))[0] == "chat://anna"
+        assert (await uris(client, "Was the gym packed for Ben?"))[0] == "chat://ben"

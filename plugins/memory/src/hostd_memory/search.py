@@ -274,7 +274,9 @@ def _word_forms(word: str) -> tuple[str, ...]:
     snowball = english_stem(word)
     bases = dict.fromkeys([word, stem, snowball, word[:-1] if word.endswith("e") else word])
     if snowball.endswith(("i", "e")):
-        bases[snowball[:-1]] = None  # 'studi': study, studies; 'move': moving
+        bases[snowball[:-1]] = None  # 'move': moving
+    if snowball.endswith("i"):
+        bases[snowball[:-1] + "y"] = None  # 'studi': study, studying
     candidates: dict[str, None] = {}
     for base in bases:
         candidates.update(
@@ -341,6 +343,7 @@ class QueryPlan:
     strict_pieces: list[Piece] = field(default_factory=list)  # terms the word index finds
     strict_scan: list[str] = field(default_factory=list)  # short punctuation-only terms (substring scan)
     relaxed: list[Piece] = field(default_factory=list)  # any term, as bigrams, word forms and phrases
+    names: frozenset[str] = frozenset()  # words the query writes with a capital: weighed more
 
     @property
     def empty(self) -> bool:
@@ -485,7 +488,22 @@ def plan_query(query: str) -> QueryPlan:
     if trigram_terms:
         plan.strict_trigram = " AND ".join(fts_literal(t) for t in trigram_terms)
     plan.relaxed = relaxed_pieces(terms) + [piece for _, piece in dates]
+    plan.names = names_in(query)
     return plan
+
+
+def names_in(query: str) -> frozenset[str]:
+    """Words the query writes with a capital after its first word ('When did Anna...'): mostly
+    names, which say more about which memory is meant than their counts alone tell."""
+    words = _WORD.findall(query)
+    return frozenset(
+        word.lower()
+        for word in words[1:]
+        if word[:1].isupper()
+        and word.isascii()
+        and not word.isupper()
+        and word.lower() not in ENGLISH_STOPWORDS
+    )
 
 
 def relaxed_expression(text: str) -> str | None:
@@ -542,6 +560,8 @@ BM25_B = 0.3
 FIELD_WEIGHTS = (("path", 8.0), ("disclosure", 2.0), ("content", 1.0))
 #: A pair of the query's pieces found ``d`` tokens apart adds PROXIMITY x the rarer one's weight / d.
 PROXIMITY = 0.1
+#: A piece the query writes with a capital (a name, see ``names_in``) weighs this much more.
+NAME_WEIGHT = 1.5
 #: A document's text beyond this many characters is not read for the score.
 SCORE_TEXT_CHARS = 4_000
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
@@ -570,7 +590,9 @@ class ScoredPiece:
 class Scorer:
     """BM25 over a few candidates, with a proximity bonus, from their text (see above)."""
 
-    def __init__(self, pieces: Sequence[tuple[float, Piece]], total: int) -> None:
+    def __init__(
+        self, pieces: Sequence[tuple[float, Piece]], total: int, names: frozenset[str] = frozenset()
+    ) -> None:
         """``pieces``: (about how many memories hold it, piece), infinite when not counted (a prefix:
         taken as a tenth of the store); ``total``: about how many memories there are."""
         n = float(max(total, 1))
@@ -578,6 +600,8 @@ class Scorer:
         for count, piece in pieces:
             held = min(n * 0.1 if math.isinf(count) else float(count), n)
             weight = math.log(1 + (n - held + 0.5) / (held + 0.5))
+            if names and not names.isdisjoint(piece.forms):
+                weight *= NAME_WEIGHT
             self.pieces.append(ScoredPiece(piece, weight, not is_cjk(piece.forms[0])))
 
     def score(self, documents: Sequence[tuple[str, str, str]]) -> list[float]:

@@ -172,9 +172,8 @@ def _useful(
 
 def _relaxed_queries(
     db: Access, pieces: list[search_text.Piece], total: int, counts: dict[str, int]
-) -> tuple[str, str | None, bool, list[tuple[str, float]]] | None:
-    """The relaxed stage's queries: (first, top-up, whether the first is capped, each piece's
-    expression with its weight), or None.
+) -> tuple[str, str | None, bool] | None:
+    """The relaxed stage's queries: (first, top-up, whether the first is capped), or None.
 
     Candidates are the memories holding the rarest pieces, as many pieces as hold together
     at most ``tuning.RELAXED_RANK_CAP`` memories (the rarest alone, capped to its newest, when even
@@ -195,14 +194,12 @@ def _relaxed_queries(
         else:
             rank_only.append(piece)
     fetched = " OR ".join(p.expression for p in fetch)
-    scorer = search_text.Scorer(useful, total)
-    weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
     if not rank_only:
-        return fetched, None, together > tuning.RELAXED_RANK_CAP, weights
+        return fetched, None, together > tuning.RELAXED_RANK_CAP
     everything = " OR ".join(p.expression for p in (*fetch, *rank_only))
     # A candidate holds a rare piece, so the second group always matches: its other pieces
     # only add to the score.
-    return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP, weights
+    return f"({fetched}) AND ({everything})", everything, together > tuning.RELAXED_RANK_CAP
 
 
 def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
@@ -228,6 +225,8 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
         counts: dict[str, int] = {}
         found: dict[int, tuple[float, str]] = {}
         pool = max(limit, tuning.RESCORE_POOL)
+        scorer = _scorer(db, conn, plan, total, counts)
+        weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
         scan, scan_params = _scan_clause(db, plan.strict_scan)
         words, at_most = (
             _strict_expression(db, conn, plan.strict_pieces, total, counts)
@@ -252,8 +251,6 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 cap,
             )
         elif words:
-            scorer = _scorer(db, conn, plan, total, counts)
-            weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
             strict = ranked(
                 db, conn, RankQuery("memory_words", words, filters, pool, scan, scan_params, weights), cap
             )
@@ -273,7 +270,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             found[memory_id] = (score, "all_terms")
         queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
         if queries is not None:
-            first, top_up, capped, weights = queries
+            first, top_up, capped = queries
             wanted = pool + len(found)
             _add_relaxed(
                 found,
@@ -296,7 +293,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                     ),
                     wanted,
                 )
-        return _hits(db, _rescored(db, conn, plan, found, total, counts, limit))
+        return _hits(db, _rescored(conn, scorer, found, limit))
 
     return db.read(work)
 
@@ -307,23 +304,16 @@ def _scorer(
     """The final scoring of ``plan``: every relaxed piece that occurs, weighed by its count."""
     _count_tokens(db, conn, plan.relaxed, total, counts)
     cuts = [cut for piece in plan.relaxed if (cut := _cut(piece, counts, total)) is not None]
-    return search_text.Scorer(cuts, total)
+    return search_text.Scorer(cuts, total, plan.names)
 
 
 def _rescored(
-    db: Access,
-    conn: Connection,
-    plan: search_text.QueryPlan,
-    found: dict[int, tuple[float, str]],
-    total: int,
-    counts: dict[str, int],
-    limit: int,
+    conn: Connection, scorer: search_text.Scorer, found: dict[int, tuple[float, str]], limit: int
 ) -> dict[int, tuple[float, str]]:
     """The best ``limit`` of ``found``, each stage's candidates ordered by ``search.Scorer`` (the
     score given is its negation: lower is better, as with BM25). Ties keep the engine's order."""
     if not found:
         return found
-    scorer = _scorer(db, conn, plan, total, counts)
     ids = list(found)
     marks = ",".join("?" * len(ids))
     texts = {
