@@ -728,6 +728,44 @@ async def run_backends(total: int, backends: Sequence[str]) -> None:
     write_backends_section(runs, total)
 
 
+async def run_search_only() -> None:
+    """Only the search at N = 10,000 against the official server (section ``memory-search``): the
+    ratio of the medians, as in the whole run, for a quick check of a ranking change."""
+    if SCRATCH.exists():
+        shutil.rmtree(SCRATCH)
+    entry, their_version = install_official_server()
+    queries = benchmark_queries(SEARCHES)
+    corpus = build_corpus(10_000, seed=101, context_sentences=CONTEXT)
+    bare = StdioServerParameters(command=sys.executable, args=[str(BASELINE)], env=dict(os.environ))
+    floor: list[float] = []
+    async with ours(SCRATCH / "ours-10k") as client, Client(bare) as floor_client:
+        await seed_ours(client, corpus)
+        mine = await searches(
+            client, "search_memory", queries, ours_=True, floor=floor_client, floor_times=floor
+        )
+    write_jsonl(SCRATCH / "theirs-10k.jsonl", corpus)
+    async with theirs(entry, SCRATCH / "theirs-10k.jsonl") as client:
+        their = await searches(client, "search_nodes", queries, ours_=False)
+    ratio = median(their) / median(mine)
+    print(f"search at 10,000: ours {median(mine):.2f} ms, theirs {median(their):.2f} ms, ratio {ratio:.1f}x")
+    body = "\n\n".join(
+        [
+            f"The search case of the whole run alone (`--only search`): {SEARCHES} queries at N = 10,000, "
+            f"over stdio, against `{NPM_PACKAGE}` {their_version}.",
+            table(
+                ["server", "median", "p95", "ratio"],
+                [
+                    ["hostd memory `search_memory`", ms(median(mine)), ms(p95(mine)), f"{ratio:.1f}x faster"],
+                    ["official `search_nodes`", ms(median(their)), ms(p95(their)), ""],
+                    ["bare SDK `trivial` (floor)", ms(median(floor)), ms(p95(floor)), ""],
+                ],
+            ),
+        ]
+    )
+    write_section("memory-search", "memory: search at 10,000 memories against the official server", body,
+                  packages=("hostd-memory",))  # fmt: skip
+
+
 async def run_quality(backends: Sequence[str]) -> None:
     """Search quality on both labelled sets, each backend: nDCG@10 on bench/memory_eval (team
     notes, Chinese and English) and recall@10 and nDCG@10 on the conversations (section
@@ -820,12 +858,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--only",
-        choices=["all", "filters", "backends", "postgres", "quality"],
+        choices=["all", "filters", "backends", "postgres", "quality", "search"],
         default="all",
         help="filters: only the tag/time filter and related-memory cases at 100,000 (no npm); "
         "backends: SQLite and PostgreSQL side by side (section memory-backends); postgres: only the "
         "PostgreSQL cases of that section; quality: search quality on bench/memory_eval and on the "
-        "conversations, both backends (section memory-quality, no npm)",
+        "conversations, both backends (section memory-quality, no npm); search: only the search at "
+        "10,000 against the official server (section memory-search)",
     )
     parser.add_argument(
         "--memories", type=int, default=100_000, help="N for --only backends/postgres (default 100,000)"
@@ -833,6 +872,8 @@ def main() -> None:
     arguments = parser.parse_args()
     if arguments.only == "quality":
         anyio.run(run_quality, ["sqlite", "postgres"])
+    elif arguments.only == "search":
+        anyio.run(run_search_only)
     elif arguments.only in ("backends", "postgres"):
         chosen = ["postgres"] if arguments.only == "postgres" else ["sqlite", "postgres"]
         anyio.run(run_backends, arguments.memories, chosen)
