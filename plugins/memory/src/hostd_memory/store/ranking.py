@@ -215,7 +215,9 @@ def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
     return clause, params
 
 
-def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
+def search(
+    db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int, *, rescore: bool = True
+) -> list[Hit]:
     """Memories holding every term first, then those holding some; each group's best
     ``tuning.RESCORE_POOL`` by the engine's ranking scored again the same way on both backends
     (``search.Scorer``)."""
@@ -271,7 +273,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
         queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
         if queries is not None:
             first, top_up, capped = queries
-            wanted = pool + len(found)
+            wanted = max(limit, pool + len(found))
             _add_relaxed(
                 found,
                 ranked(
@@ -293,6 +295,8 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                     ),
                     wanted,
                 )
+        if not rescore:
+            return _hits(db, dict(list(found.items())[:limit]))
         return _hits(db, _rescored(conn, scorer, found, limit))
 
     return db.read(work)
@@ -310,11 +314,16 @@ def _scorer(
 def _rescored(
     conn: Connection, scorer: search_text.Scorer, found: dict[int, tuple[float, str]], limit: int
 ) -> dict[int, tuple[float, str]]:
-    """The best ``limit`` of ``found``, each stage's candidates ordered by ``search.Scorer`` (the
-    score given is its negation: lower is better, as with BM25). Ties keep the engine's order."""
+    """The best ``limit`` of ``found``: each stage's first ``tuning.RESCORE_POOL`` candidates ordered
+    by ``search.Scorer`` (the score given is its negation: lower is better, as with BM25; ties keep
+    the engine's order), then the rest of the stage in the engine's order. The pool does not
+    depend on ``limit``, so the pages of one search follow one order."""
     if not found:
         return found
-    ids = list(found)
+    stages: dict[str, list[int]] = {}
+    for memory_id, (_, stage) in found.items():
+        stages.setdefault(stage, []).append(memory_id)
+    ids = [i for members in stages.values() for i in members[: tuning.RESCORE_POOL]]
     marks = ",".join("?" * len(ids))
     texts = {
         int(r[0]): (str(r[1]), str(r[2] or ""), str(r[3] or ""))
@@ -326,9 +335,13 @@ def _rescored(
     }
     kept = [i for i in ids if i in texts]
     scores = dict(zip(kept, scorer.score([texts[i] for i in kept]), strict=True))
-    order = {memory_id: place for place, memory_id in enumerate(ids)}
-    best = sorted(kept, key=lambda i: (found[i][1] == "any_term", -scores[i], order[i]))[:limit]
-    return {i: (-scores[i], found[i][1]) for i in best}
+    order = {memory_id: place for place, memory_id in enumerate(found)}
+    best: list[int] = []
+    for members in stages.values():
+        pooled = [i for i in members[: tuning.RESCORE_POOL] if i in scores]
+        best += sorted(pooled, key=lambda i: (-scores[i], order[i]))
+        best += members[tuning.RESCORE_POOL :]
+    return {i: (-scores[i] if i in scores else found[i][0], found[i][1]) for i in best[:limit]}
 
 
 def _add_relaxed(found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int) -> None:
@@ -361,22 +374,34 @@ def similar(db: Access, memory: MemoryRow) -> list[tuple[MemoryRow, float]]:
     """Visible memories other than ``memory`` whose text is very like its own: (memory, how
     similar, 0-1), most similar first, at most ``tuning.SIMILAR_LIMIT``.
 
-    The candidates are the best few of a search for the memory's start (the cost of one search);
-    each is compared on its text's words and CJK bigrams (``search.similarity``).
+    A near copy holds the same words: the candidates hold every one of the first
+    ``tuning.SIMILAR_PROBE`` distinct words (or CJK bigrams) of the memory's start, or every one of
+    the last, each as written (one index token, nothing to count), at most
+    ``tuning.SIMILAR_CANDIDATES`` of each, the engine's best; each is then compared on its text's
+    words and CJK bigrams (``search.similarity``). Two look-ups that intersect a few posting lists
+    whatever the size of the store.
     """
-    plan = search_text.plan_query(memory.content[: tuning.SIMILAR_QUERY_CHARS])
-    if not plan.relaxed:
-        return []
-    plan = search_text.QueryPlan(terms=plan.terms, relaxed=plan.relaxed)  # any term: a near copy may differ
-    hits = search(db, plan, Filters(), tuning.SIMILAR_CANDIDATES + 1)
-    found = []
-    for hit in hits:
-        if hit.memory.id == memory.id:
+    text = memory.content[: tuning.SIMILAR_QUERY_CHARS]
+    pieces = [
+        search_text.Piece((piece.forms[0],))
+        for piece in search_text.relaxed_pieces(search_text.split_terms(text))
+        if not piece.prefix
+    ]
+    probes = {tuple(pieces[: tuning.SIMILAR_PROBE]), tuple(pieces[-tuning.SIMILAR_PROBE :])}
+    seen: dict[int, MemoryRow] = {}
+    for probe in probes:
+        if not probe:
             continue
-        degree = search_text.similarity(memory.content, hit.memory.content)
+        plan = search_text.QueryPlan(terms=[], strict_pieces=list(probe))
+        for hit in search(db, plan, Filters(), tuning.SIMILAR_CANDIDATES + 1, rescore=False):
+            if hit.memory.id != memory.id:
+                seen.setdefault(hit.memory.id, hit.memory)
+    found = []
+    for row in seen.values():
+        degree = search_text.similarity(memory.content, row.content)
         if degree >= tuning.SIMILAR_THRESHOLD:
-            found.append((hit.memory, degree))
-    found.sort(key=lambda pair: -pair[1])
+            found.append((row, degree))
+    found.sort(key=lambda pair: (-pair[1], pair[0].id))
     return found[: tuning.SIMILAR_LIMIT]
 
 

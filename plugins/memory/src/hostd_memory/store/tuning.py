@@ -32,9 +32,11 @@ STRICT_RANK_CAP = 400
 # same way on both backends (``search.Scorer``), and the page is taken from them.
 RESCORE_POOL = 20
 RELAXED_RANK_CAP = 1_000
-# create_memory reports memories very like the new one: the best SIMILAR_CANDIDATES of a search
-# for its first SIMILAR_QUERY_CHARS characters are compared with it, and those at least
+# create_memory reports memories very like the new one: of its first SIMILAR_QUERY_CHARS
+# characters, the memories holding all of the first SIMILAR_PROBE words (or CJK bigrams), or all
+# of the last, at most SIMILAR_CANDIDATES each, are compared with it, and those at least
 # SIMILAR_THRESHOLD alike (cosine of their word counts) reported, at most SIMILAR_LIMIT.
+SIMILAR_PROBE = 6
 SIMILAR_CANDIDATES = 5
 SIMILAR_QUERY_CHARS = 1_000
 SIMILAR_THRESHOLD = 0.8
