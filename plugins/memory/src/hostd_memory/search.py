@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import Stemmer  # type: ignore[import-untyped]  # PyStemmer ships no type information
+import Stemmer
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
