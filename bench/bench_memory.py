@@ -25,7 +25,9 @@ Run: ``.venv/bin/python bench/bench_memory.py`` (installs the npm server into be
 ``--only filters`` runs only the issue 16 cases (seeds its own 100,000 memories, no npm needed);
 ``--only backends`` runs SQLite and the team database (PostgreSQL, a server the script starts)
 side by side at ``--memories`` N (section ``memory-backends``: search round trips, insert cost at
-1,000 and N, nDCG@10), ``--only postgres`` only its PostgreSQL cases.
+1,000 and N, nDCG@10), ``--only postgres`` only its PostgreSQL cases; ``--only quality`` the
+search quality of both backends on bench/memory_eval and on the long conversations of
+bench/memory_eval/conversations.py (recall@10 and nDCG@10, section ``memory-quality``).
 
 The 100,000 memories carry tags and creation times (``with_tags_and_times``): a service tag
 (1 in 12), a kind (1 in 8) and a team (1 in 50), created over one year.
@@ -51,8 +53,18 @@ import yaml
 from benchlib import BENCH_DIR, WORK, median, p95, table, write_section
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from memory_eval import conversations
 from memory_eval.generate import ASPECTS, SERVICES, build_corpus
-from memory_eval.score import as_entity, import_document, load, ndcg_at_10, substring_search, summarise
+from memory_eval.score import (
+    as_entity,
+    import_document,
+    load,
+    ndcg_at_10,
+    score_conversations,
+    score_in_process,
+    substring_search,
+    summarise,
+)
 
 SCRATCH = WORK / "memory"
 BASELINE = BENCH_DIR / "baseline_server.py"
@@ -716,21 +728,153 @@ async def run_backends(total: int, backends: Sequence[str]) -> None:
     write_backends_section(runs, total)
 
 
+async def run_search_only() -> None:
+    """Only the search at N = 10,000 against the official server (section ``memory-search``): the
+    ratio of the medians, as in the whole run, for a quick check of a ranking change."""
+    if SCRATCH.exists():
+        shutil.rmtree(SCRATCH)
+    entry, their_version = install_official_server()
+    queries = benchmark_queries(SEARCHES)
+    corpus = build_corpus(10_000, seed=101, context_sentences=CONTEXT)
+    bare = StdioServerParameters(command=sys.executable, args=[str(BASELINE)], env=dict(os.environ))
+    floor: list[float] = []
+    async with ours(SCRATCH / "ours-10k") as client, Client(bare) as floor_client:
+        await seed_ours(client, corpus)
+        mine = await searches(
+            client, "search_memory", queries, ours_=True, floor=floor_client, floor_times=floor
+        )
+    write_jsonl(SCRATCH / "theirs-10k.jsonl", corpus)
+    async with theirs(entry, SCRATCH / "theirs-10k.jsonl") as client:
+        their = await searches(client, "search_nodes", queries, ours_=False)
+    ratio = median(their) / median(mine)
+    print(f"search at 10,000: ours {median(mine):.2f} ms, theirs {median(their):.2f} ms, ratio {ratio:.1f}x")
+    body = "\n\n".join(
+        [
+            f"The search case of the whole run alone (`--only search`): {SEARCHES} queries at N = 10,000, "
+            f"over stdio, against `{NPM_PACKAGE}` {their_version}.",
+            table(
+                ["server", "median", "p95", "ratio"],
+                [
+                    ["hostd memory `search_memory`", ms(median(mine)), ms(p95(mine)), f"{ratio:.1f}x faster"],
+                    ["official `search_nodes`", ms(median(their)), ms(p95(their)), ""],
+                    ["bare SDK `trivial` (floor)", ms(median(floor)), ms(p95(floor)), ""],
+                ],
+            ),
+        ]
+    )
+    write_section("memory-search", "memory: search at 10,000 memories against the official server", body,
+                  packages=("hostd-memory",))  # fmt: skip
+
+
+async def run_quality(backends: Sequence[str]) -> None:
+    """Search quality on both labelled sets, each backend: nDCG@10 on bench/memory_eval (team
+    notes, Chinese and English) and recall@10 and nDCG@10 on the conversations (section
+    ``memory-quality``). In process: quality does not depend on the transport."""
+    from hostd_testing.postgres import running_postgres
+
+    notes, note_queries = load()
+    turns, questions = conversations.load()
+    runs: dict[str, dict[str, Any]] = {}
+    started = time.perf_counter()
+    for backend in backends:
+        if backend == "sqlite":
+            runs[backend] = {
+                "notes": await score_in_process(notes, note_queries),
+                "chat": await score_conversations(turns, questions),
+            }
+            continue
+        with running_postgres() as server:
+
+            def fresh() -> dict[str, Any]:
+                os.environ[BENCH_DATABASE_ENV] = server.create_database("quality")
+                return {"storage": {"url_env": BENCH_DATABASE_ENV}}
+
+            runs[backend] = {
+                "notes": await score_in_process(notes, note_queries, fresh()),
+                "chat": await score_conversations(turns, questions, fresh),
+            }
+    elapsed = time.perf_counter() - started
+    names = list(runs)
+    counts: dict[str, int] = {"all": len(questions)}
+    for question in questions:
+        counts[question["category"]] = counts.get(question["category"], 0) + 1
+    chat_rows = [
+        [
+            category,
+            counts[category],
+            *(f"{runs[b]['chat']['recall'][category]:.3f}" for b in names),
+            *(f"{runs[b]['chat']['ndcg'][category]:.3f}" for b in names),
+        ]
+        for category in runs[names[0]]["chat"]["recall"]
+    ]
+    note_counts: dict[str, int] = {"all": len(note_queries)}
+    for query in note_queries:
+        note_counts[query["style"]] = note_counts.get(query["style"], 0) + 1
+    note_rows = [
+        [style, note_counts[style], *(f"{runs[b]['notes'][style]:.3f}" for b in names)]
+        for style in runs[names[0]]["notes"]
+    ]
+    verdict = {True: "met", False: "**missed**"}
+    targets = " ".join(
+        f"{b}: recall@10 {runs[b]['chat']['recall']['all']:.3f} (>= 0.70: "
+        f"{verdict[runs[b]['chat']['recall']['all'] >= 0.70]}), memory_eval nDCG@10 "
+        f"{runs[b]['notes']['all']:.3f}."
+        for b in names
+    )
+    sessions = len({m["uri"].rsplit("/", 1)[0] for m in turns})
+    chats = len({m["conversation"] for m in turns})
+    body = "\n\n".join(
+        [
+            "`search_memory` (limit 10) in process, each backend on fresh stores (PostgreSQL 15 started by "
+            f"the script with initdb/pg_ctl). Whole run {elapsed:.0f} s. {targets}",
+            f"### Conversations (bench/memory_eval/conversations.py: {chats} conversations, {sessions} "
+            f"sessions, {len(turns):,} turns, {len(questions)} questions)",
+            "Each turn is one memory (`Maya (1:56 pm on 8 May, 2023): I finally went to the climbing gym "
+            "yesterday!`); each conversation is searched in a store of its own. recall@10: the share of a "
+            "question's evidence turns in the first ten hits (multi-hop questions have two), averaged.",
+            table(
+                [
+                    "category",
+                    "questions",
+                    *(f"recall@10 {b}" for b in names),
+                    *(f"nDCG@10 {b}" for b in names),
+                ],
+                chat_rows,
+            ),
+            f"### Team notes (bench/memory_eval: {len(notes):,} memories, {len(note_queries)} queries), "
+            "nDCG@10",
+            table(["query style", "queries", *names], note_rows),
+        ]
+    )
+    write_section(
+        "memory-quality",
+        "memory: search quality on team notes and on long conversations, SQLite and PostgreSQL",
+        body,
+        packages=("hostd-memory", "hostd-db"),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--only",
-        choices=["all", "filters", "backends", "postgres"],
+        choices=["all", "filters", "backends", "postgres", "quality", "search"],
         default="all",
         help="filters: only the tag/time filter and related-memory cases at 100,000 (no npm); "
         "backends: SQLite and PostgreSQL side by side (section memory-backends); postgres: only the "
-        "PostgreSQL cases of that section",
+        "PostgreSQL cases of that section; quality: search quality on bench/memory_eval and on the "
+        "conversations, both backends (section memory-quality, no npm); search: only the search at "
+        "10,000 against the official server (section memory-search)",
     )
     parser.add_argument(
         "--memories", type=int, default=100_000, help="N for --only backends/postgres (default 100,000)"
     )
     arguments = parser.parse_args()
-    if arguments.only in ("backends", "postgres"):
+    if arguments.only == "quality":
+        anyio.run(run_quality, ["sqlite", "postgres"])
+    elif arguments.only == "search":
+        anyio.run(run_search_only)
+    elif arguments.only in ("backends", "postgres"):
         chosen = ["postgres"] if arguments.only == "postgres" else ["sqlite", "postgres"]
         anyio.run(run_backends, arguments.memories, chosen)
     else:

@@ -74,11 +74,23 @@ def summarise(scores: list[tuple[str, float]]) -> dict[str, float]:
     return {style: sum(values) / len(values) for style, values in by_style.items()}
 
 
-async def score_in_process(memories: list[dict[str, Any]], queries: list[dict[str, Any]]) -> dict[str, float]:
+def recall_at_10(ranked: list[str], relevant: set[str]) -> float:
+    """The share of the relevant memories found in the first ten."""
+    return len(relevant & set(ranked[:10])) / len(relevant) if relevant else 0.0
+
+
+async def score_in_process(
+    memories: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    config: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """nDCG@10 by query style; ``config`` adds to the host's config (``storage`` for PostgreSQL)."""
     from hostd_testing import in_memory_client
 
     with tempfile.TemporaryDirectory() as data_dir:
-        async with in_memory_client(["memory"], data_dir=Path(data_dir), config={"language": "en"}) as client:
+        async with in_memory_client(
+            ["memory"], data_dir=Path(data_dir), config={"language": "en", **(config or {})}
+        ) as client:
             await client.call_tool("import_memories", {"data": import_document(memories)})
             scores = []
             for query in queries:
@@ -86,6 +98,37 @@ async def score_in_process(memories: list[dict[str, Any]], queries: list[dict[st
                 ranked = [hit["uri"] for hit in result.structured_content["hits"]]
                 scores.append((query["style"], ndcg_at_10(ranked, set(query["relevant"]))))
     return summarise(scores)
+
+
+async def score_conversations(
+    memories: list[dict[str, Any]],
+    questions: list[dict[str, Any]],
+    fresh_config: Any = dict,
+) -> dict[str, dict[str, float]]:
+    """recall@10 and nDCG@10 by question category on the conversations (conversations.py): each
+    conversation in a store of its own, as an assistant keeps one chat's turns. ``fresh_config()``
+    gives the config of a new empty store (``storage`` naming a new PostgreSQL database)."""
+    from hostd_testing import in_memory_client
+
+    recall: list[tuple[str, float]] = []
+    ndcg: list[tuple[str, float]] = []
+    for conversation in dict.fromkeys(m["conversation"] for m in memories):
+        turns = [m for m in memories if m["conversation"] == conversation]
+        with tempfile.TemporaryDirectory() as data_dir:
+            async with in_memory_client(
+                ["memory"], data_dir=Path(data_dir), config={"language": "en", **fresh_config()}
+            ) as client:
+                await client.call_tool("import_memories", {"data": import_document(turns)})
+                for question in questions:
+                    if question["conversation"] != conversation:
+                        continue
+                    arguments = {"query": question["query"], "limit": 10}
+                    result = await client.call_tool("search_memory", arguments)
+                    ranked = [hit["uri"] for hit in result.structured_content["hits"]]
+                    evidence = set(question["evidence"])
+                    recall.append((question["category"], recall_at_10(ranked, evidence)))
+                    ndcg.append((question["category"], ndcg_at_10(ranked, evidence)))
+    return {"recall": summarise(recall), "ndcg": summarise(ndcg)}
 
 
 def score_substring(memories: list[dict[str, Any]], queries: list[dict[str, Any]]) -> dict[str, float]:

@@ -206,7 +206,10 @@ async def test_statements_and_fetches_are_child_spans_of_the_tool_call(
     statements = children(tools["execute_tool create_memory"])
     assert statements and all(span.kind == 3 for span in statements)  # SPAN_KIND_CLIENT
     operations = [attributes(span)["db.operation.name"] for span in statements]
-    assert operations[0] == "BEGIN" and "INSERT" in operations and operations[-1] == "COMMIT"
+    write = operations[: operations.index("COMMIT") + 1]
+    assert write[0] == "BEGIN" and "INSERT" in write and write[-1] == "COMMIT"
+    # Then create_memory looks for memories very like the new one: reads only.
+    assert all(operation == "SELECT" for operation in operations[len(write) :])
     for span in statements:
         found = attributes(span)
         assert found["db.system"] == "sqlite" and found["db.namespace"] == "memory.db"

@@ -223,11 +223,23 @@ class ReadMemoryOutput(Page):
     index: list[IndexGroup] | None = None
 
 
+class SimilarMemory(BaseModel):
+    """A memory very like the one just created."""
+
+    uri: str
+    similarity: float = Field(description="How alike the two texts are, 0 to 1 (1: the same words)")
+
+
 class CreateMemoryOutput(ToolOutput):
     uri: str
     id: int
     created_at: str
     memory: MemoryRecord
+    similar: list[SimilarMemory] = Field(
+        default_factory=list,
+        description="Memories that already say nearly the same (most alike first): update one of them "
+        "rather than keep two",
+    )
 
 
 class UpdateMemoryOutput(ToolOutput):

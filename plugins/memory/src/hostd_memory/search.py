@@ -23,9 +23,15 @@ doubled), so ``NEAR(``, ``OR``, ``*`` or a stray quote are searched for, never o
 
 from __future__ import annotations
 
+import functools
+import math
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+import Stemmer
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
@@ -97,8 +103,41 @@ ENGLISH_STOPWORDS = frozenset(
         "would",
         "you",
         "your",
+        # Pronouns, auxiliaries and the pieces of contractions and possessives ("Ben's", "didn't"):
+        # questions about what was said are full of them, and they name nothing.
+        "about",
+        "am",
+        "been",
+        "being",
+        "d",
+        "had",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "ll",
+        "m",
+        "re",
+        "s",
+        "she",
+        "t",
+        "they",
+        "us",
+        "ve",
+        "whom",
+        "whose",
     ]
 )
+# Words a question is phrased with rather than about ("What kind of...", "Would she likely...");
+# left out only when the query reads as a question.
+QUESTION_WORDS = frozenset(
+    ["ever", "kind", "likely", "might", "probably", "sort", "tell", "told", "type", "usually"]
+)
+_QUESTION_START = frozenset(
+    ["what", "when", "where", "which", "who", "whom", "whose", "why", "how", "did", "does", "do", "is",
+     "are", "was", "were", "would", "could", "can", "has", "have", "will", "should"]
+)  # fmt: skip
 # Characters that carry no topic on their own in Chinese; bigrams made only of them, or
 # any bigram with a particle, are left out of the relaxed query.
 CHINESE_FUNCTION_CHARS = frozenset(
@@ -169,6 +208,20 @@ def split_terms(query: str, *, lower: bool = True) -> list[str]:
     return list(terms)
 
 
+_ENGLISH = Stemmer.Stemmer("english")
+# Endings tried on a word, its Snowball stem and its crude stem to find the forms that share its
+# Snowball stem (see ``word_forms``).
+_CANDIDATE_ENDINGS = (
+    "", "e", "s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ation", "ations", "ion",
+    "ions", "y", "ies", "ied",
+)  # fmt: skip
+
+
+def english_stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of a lower-case English word: 'moved', 'moving', 'moves' -> 'move'."""
+    return str(_ENGLISH.stemWord(word))
+
+
 def _stem(word: str) -> str:
     """A crude English stem, so 'configured', 'configuration' and 'configure' meet."""
     if len(word) < 5 or not word.isascii():
@@ -208,16 +261,37 @@ def word_forms(word: str) -> tuple[str, ...]:
     would, without FTS5 reading in full every token that shares the prefix ('limit*' reads
     'limited', 'servic*' reads 'service').
     """
+    return _word_forms(word)
+
+
+@functools.lru_cache(maxsize=8192)
+def _word_forms(word: str) -> tuple[str, ...]:
+    """The forms of ``word``: endings tried on the word and its stems, kept when the Snowball
+    stemmer gives them the word's stem ('move': moves, moved, moving; not 'movement')."""
     if len(word) < 3 or not (word.isascii() and word.isalpha()):
         return (word,)
     stem = _stem(word)
-    forms = dict.fromkeys([word, *(stem + ending for ending in _FORM_ENDINGS)])
-    if word.endswith(("y", "ies", "ied")):
-        base = stem[:-1] if stem.endswith("y") else stem
-        forms.update(dict.fromkeys([base + "y", base + "ies", base + "ied"]))
-    if len(stem) >= 3 and stem[-1] in "bdgklmnprt" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
-        forms.update(dict.fromkeys(stem + stem[-1] + ending for ending in ("ed", "ing", "er")))
-    return tuple(form for form in forms if len(form) >= 3)
+    snowball = english_stem(word)
+    bases = dict.fromkeys([word, stem, snowball, word[:-1] if word.endswith("e") else word])
+    if snowball.endswith(("i", "e")):
+        bases[snowball[:-1]] = None  # 'move': moving
+    if snowball.endswith("i"):
+        bases[snowball[:-1] + "y"] = None  # 'studi': study, studying
+    candidates: dict[str, None] = {}
+    for base in bases:
+        candidates.update(
+            dict.fromkeys(
+                base + ending
+                for ending in _CANDIDATE_ENDINGS
+                if not (base.endswith("e") and ending[:1] in ("a", "e", "i", "o", "u", "y"))
+            )
+        )
+        if len(base) >= 3 and base[-1] in "bdgklmnprt" and base[-2] in "aeiou" and base[-3] not in "aeiou":
+            candidates.update(dict.fromkeys(base + base[-1] + ending for ending in ("ed", "ing", "er")))
+    forms = [word] + [
+        form for form in candidates if form != word and len(form) >= 3 and english_stem(form) == snowball
+    ]
+    return tuple(forms)
 
 
 @dataclass(frozen=True)
@@ -269,6 +343,7 @@ class QueryPlan:
     strict_pieces: list[Piece] = field(default_factory=list)  # terms the word index finds
     strict_scan: list[str] = field(default_factory=list)  # short punctuation-only terms (substring scan)
     relaxed: list[Piece] = field(default_factory=list)  # any term, as bigrams, word forms and phrases
+    names: frozenset[str] = frozenset()  # words the query writes with a capital: weighed more
 
     @property
     def empty(self) -> bool:
@@ -325,16 +400,81 @@ def _strict_piece(term: str) -> Piece | None:
     return Piece((" ".join(words),))
 
 
+def is_question(query: str, terms: Sequence[str]) -> bool:
+    """Whether an English query reads as a question (ends with '?' or opens with a question word)."""
+    return query.rstrip().endswith("?") or bool(terms and terms[0] in _QUESTION_START)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")  # fmt: skip
+_MONTH = r"(?P<month>" + "|".join(f"{m[:3]}(?:{m[3:]})?" for m in _MONTHS) + r"|sept)\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:1[89]|2\d)\d\d)"
+_DATES = [
+    re.compile(r"\b(?P<year>\d{4})[-/.](?P<mon>[01]?\d)[-/.](?P<day>[0-3]?\d)\b"),
+    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+]
+
+
+def _date_piece(match: re.Match[str]) -> tuple[str, Piece] | None:
+    """A date as the ways memories write it: '2023-05-08', '8 May 2023' and 'May 8, 2023' are one
+    piece whose forms are each spelling's tokens in a row ('8 may 2023', 'may 8 2023', '2023 05 08',
+    also with 'May' cut to 3 letters); a month and year likewise. None: not a real date."""
+    found = match.groupdict()
+    year = int(found["year"])
+    if found.get("mon"):
+        month = int(found["mon"])
+    else:
+        name = found["month"].lower().rstrip(".")
+        month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(name[:3]))
+    if not 1 <= month <= 12:
+        return None
+    names = dict.fromkeys([_MONTHS[month - 1], _MONTHS[month - 1][:3]])
+    day_text = found.get("day")
+    if day_text is None:
+        forms = [f"{name} {year}" for name in names] + [f"{year} {month:02d}"]
+        return f"{year}-{month:02d}", Piece(tuple(dict.fromkeys(forms)))
+    day = int(day_text)
+    if not 1 <= day <= 31:
+        return None
+    forms = [f"{day} {name} {year}" for name in names] + [f"{name} {day} {year}" for name in names]
+    forms += [f"{year} {month:02d} {day:02d}"]
+    return f"{year}-{month:02d}-{day:02d}", Piece(tuple(dict.fromkeys(forms)))
+
+
+def _take_dates(query: str) -> tuple[str, list[tuple[str, Piece]]]:
+    """The query without the dates it names, and each date as a term and a piece."""
+    dates: list[tuple[str, Piece]] = []
+    for pattern in _DATES:
+
+        def take(match: re.Match[str]) -> str:
+            date = _date_piece(match)
+            if date is None:
+                return match.group(0)
+            dates.append(date)
+            return " "
+
+        query = pattern.sub(take, query)
+    return query, dates
+
+
 def plan_query(query: str) -> QueryPlan:
     """The two stages for a query.
 
-    Strict: every term must occur, English stop words aside when other terms remain. ASCII words
+    Strict: every term must occur, English stop words aside when other terms remain; a date
+    however it is written (``_take_dates``). ASCII words
     and CJK runs are looked up in ``memory_words`` (a word as any of its forms, a run as its
     bigrams in a row), which reads far less than the trigram index would for the same term;
     terms in other scripts or made of symbols go to the trigram index, short symbols to a scan.
     """
-    terms = split_terms(query)
-    plan = QueryPlan(terms=terms)
+    rest, dates = _take_dates(query)
+    terms = split_terms(rest) if dates else split_terms(query)
+    if is_question(query, terms):
+        terms = [t for t in terms if t not in QUESTION_WORDS] or terms
+    plan = QueryPlan(terms=terms + [term for term, _ in dates if term not in terms])
+    plan.strict_pieces += [piece for _, piece in dates]
     strict_terms = [t for t in terms if t not in ENGLISH_STOPWORDS] or terms
     trigram_terms = []
     for term in strict_terms:
@@ -347,8 +487,23 @@ def plan_query(query: str) -> QueryPlan:
             plan.strict_scan.append(term)
     if trigram_terms:
         plan.strict_trigram = " AND ".join(fts_literal(t) for t in trigram_terms)
-    plan.relaxed = relaxed_pieces(terms)
+    plan.relaxed = relaxed_pieces(terms) + [piece for _, piece in dates]
+    plan.names = names_in(query)
     return plan
+
+
+def names_in(query: str) -> frozenset[str]:
+    """Words the query writes with a capital after its first word ('When did Anna...'): mostly
+    names, which say more about which memory is meant than their counts alone tell."""
+    words = _WORD.findall(query)
+    return frozenset(
+        word.lower()
+        for word in words[1:]
+        if word[:1].isupper()
+        and word.isascii()
+        and not word.isupper()
+        and word.lower() not in ENGLISH_STOPWORDS
+    )
 
 
 def relaxed_expression(text: str) -> str | None:
@@ -384,6 +539,159 @@ def snippet(content: str, terms: Iterable[str], *, before: int = 40, after: int 
     end = min(len(content), best + after)
     text = " ".join(content[start:end].split())
     return ("…" if start > 0 else "") + text + ("…" if end < len(content) else "")
+
+
+# --- the final ranking, the same on both backends -------------------------------------------
+#
+# Each engine finds the candidates (every term, then any term) and orders them its own way
+# (FTS5's BM25; PostgreSQL's ts_rank, which knows nothing of how rare a word is). The best few
+# of each stage are then scored here, from the memories' own text and the pieces' document
+# counts the store has already taken: BM25 with parameters for short texts, fields weighted as
+# the indexes weigh them, and a bonus when the query's words stand close together.
+
+#: BM25's term-frequency saturation and length normalisation. Memories are mostly short (a turn
+#: of a chat, a note): a low ``b`` stops a one-line memory that holds only the commonest word
+#: of the query (a speaker's name) from outranking a longer one that holds the rare ones.
+#: Measured on bench/memory_eval and the conversations (bench_memory.py --only quality).
+BM25_K1 = 2.0
+BM25_B = 0.2
+#: Weights of a match by field: a memory's path is the label its writer chose, so a word there
+#: says more than in the indexes' own weights (path 4, disclosure 2, content 1).
+FIELD_WEIGHTS = (("path", 8.0), ("disclosure", 2.0), ("content", 1.0))
+#: A pair of the query's pieces found ``d`` tokens apart adds PROXIMITY x the rarer one's weight / d.
+PROXIMITY = 0.1
+#: A piece the query writes with a capital (a name, see ``names_in``) weighs this much more.
+NAME_WEIGHT = 1.5
+#: A document's text beyond this many characters is not read for the score.
+SCORE_TEXT_CHARS = 4_000
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def score_tokens(text: str) -> list[str]:
+    """The tokens of a text as the word index holds them (close enough for scoring: cheaper than
+    ``index_tokens``)."""
+    lowered = text[:SCORE_TEXT_CHARS].lower()
+    if not lowered.isascii():
+        lowered = _COMBINING.sub("", unicodedata.normalize("NFKD", words_text(lowered)))
+    return _TOKEN.findall(lowered)
+
+
+@dataclass(frozen=True)
+class ScoredPiece:
+    """A piece with its weight (inverse document frequency) for ``Scorer``."""
+
+    piece: Piece
+    weight: float
+    #: A CJK piece's forms as the text writes them ('数据 据库' is '数据库'); None for words.
+    needles: tuple[str, ...] | None = None
+    #: A word piece's forms as one pattern over the lower-cased text (None for CJK).
+    pattern: re.Pattern[str] | None = None
+
+
+class Scorer:
+    """BM25 over a few candidates, with a proximity bonus, from their text (see above)."""
+
+    def __init__(
+        self, pieces: Sequence[tuple[float, Piece]], total: int, names: frozenset[str] = frozenset()
+    ) -> None:
+        """``pieces``: (about how many memories hold it, piece), infinite when not counted (a prefix:
+        taken as a tenth of the store); ``total``: about how many memories there are."""
+        n = float(max(total, 1))
+        self.pieces = []
+        for count, piece in pieces:
+            held = min(n * 0.1 if math.isinf(count) else float(count), n)
+            weight = math.log(1 + (n - held + 0.5) / (held + 0.5))
+            if names and not names.isdisjoint(piece.forms):
+                weight *= NAME_WEIGHT
+            if is_cjk(piece.forms[0]):
+                needles = tuple(
+                    parts[0] + "".join(part[-1] for part in parts[1:])
+                    for parts in (form.split(" ") for form in piece.forms)
+                )
+                self.pieces.append(ScoredPiece(piece, weight, needles=needles))
+            else:
+                self.pieces.append(ScoredPiece(piece, weight, pattern=_word_pattern(piece)))
+
+    def score(self, documents: Sequence[tuple[str, str, str]]) -> list[float]:
+        """The scores (higher is better) of documents given as (path, disclosure, content)."""
+        if not self.pieces or not documents:
+            return [0.0] * len(documents)
+        read = [[_ScoreText(text) for text in document] for document in documents]
+        lengths = [disclosure.length + content.length for _, disclosure, content in read]
+        average = max(sum(lengths) / len(lengths), 1.0)
+        return [self._score(fields, length / average) for fields, length in zip(read, lengths, strict=True)]
+
+    def _score(self, fields: list[_ScoreText], relative_length: float) -> float:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * relative_length)
+        total = 0.0
+        places: list[tuple[float, list[int]]] = []
+        for scored in self.pieces:
+            frequency = 0.0
+            for (name, weight), text in zip(FIELD_WEIGHTS, fields, strict=True):
+                if not text.text:
+                    continue
+                count, found = text.occurrences(scored)
+                frequency += weight * count
+                if name == "content" and found:
+                    places.append((scored.weight, found))
+            if frequency:
+                total += scored.weight * frequency * (BM25_K1 + 1) / (frequency + norm)
+        for i in range(len(places)):
+            for j in range(i + 1, len(places)):
+                distance = min(abs(a - b) for a in places[i][1] for b in places[j][1])
+                total += PROXIMITY * min(places[i][0], places[j][0]) / max(distance, 1)
+        return total
+
+
+#: Characters that continue a word around a word piece: digits and the letters of Latin, Greek and
+#: Cyrillic (a CJK character next to a word does not, as in the index). A small class: Python's
+#: ``re`` takes milliseconds to compile one spanning every CJK block.
+_WORD_CHAR = "[0-9a-z\u00c0-\u024f\u0370-\u052f]"
+#: About how many characters a word and its space take in English (places are in words).
+_CHARS_PER_WORD = 6
+
+
+def _word_pattern(piece: Piece) -> re.Pattern[str]:
+    """The forms of a word piece as one pattern: each token whole (a prefix: its start), the
+    tokens of a phrase apart only by what is not a word character."""
+    forms = []
+    for form in piece.forms:
+        parts = [re.escape(part) for part in form.split(" ")]
+        if piece.prefix:
+            parts[-1] += f"{_WORD_CHAR}*"
+        forms.append("[\\W_]+".join(parts))
+    return re.compile(f"(?<!{_WORD_CHAR})(?:{'|'.join(forms)})(?!{_WORD_CHAR})")
+
+
+class _ScoreText:
+    """A field of a candidate as the scorer reads it, its lower-cased text: a CJK piece is counted
+    in it (a bigram is in the index exactly where its two characters stand together), a word piece
+    found by its pattern, at C speed both. Its length is about its tokens: its words apart by
+    spaces, and a token per character of three or more bytes in UTF-8 (CJK, which the index cuts into
+    bigrams), taken without a pass in Python."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text[:SCORE_TEXT_CHARS].lower()
+        wide = (len(self.text.encode()) - len(self.text)) // 2
+        self.length = len(self.text.split()) + wide
+
+    def occurrences(self, scored: ScoredPiece) -> tuple[int, list[int]]:
+        """How often a piece occurs, and about where, in words (words only: a CJK piece's place
+        is not kept, since the bigrams of one word always stand together)."""
+        if scored.needles is not None:
+            return sum(self.text.count(needle) for needle in scored.needles), []
+        assert scored.pattern is not None
+        found = [match.start() // _CHARS_PER_WORD for match in scored.pattern.finditer(self.text)]
+        return len(found), found
+
+
+def similarity(first: str, second: str) -> float:
+    """How alike two texts are, 0 to 1: the cosine of their word (and CJK bigram) counts."""
+    a, b = Counter(score_tokens(first)), Counter(score_tokens(second))
+    if not a or not b:
+        return 0.0
+    dot = sum(count * b[token] for token, count in a.items())
+    return dot / math.sqrt(sum(c * c for c in a.values()) * sum(c * c for c in b.values()))
 
 
 # --- preload: turning a context into search terms --------------------------------------

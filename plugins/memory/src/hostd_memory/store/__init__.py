@@ -182,6 +182,9 @@ class MemoryStore:
     def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
         return ranking.search(self.access, plan, filters, limit)
 
+    def similar(self, memory: MemoryRow) -> list[tuple[MemoryRow, float]]:
+        return ranking.similar(self.access, memory)
+
     def match_ids(self, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
         return ranking.match_ids(self.access, table, expression, limit)
 

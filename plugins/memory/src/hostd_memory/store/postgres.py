@@ -52,6 +52,9 @@ URI_LOCK_SPACE = 0x6D656D6F
 #: most this many of them.
 COUNT_CACHE_SECONDS = 30.0
 COUNT_CACHE_SIZE = 200_000
+#: Only counts of at least this many are kept: a rare token's count is cheap to take again, and
+#: the final ranking weighs a token by its count, which must not lag while it is small.
+COUNT_CACHE_MIN = 50
 #: ts_rank's weights for {D, C, B, A}: content 1, disclosure 2, path 4, as the SQLite BM25 weights.
 TS_RANK_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'"
 
@@ -151,8 +154,9 @@ class PostgresEngine:
         microseconds for FTS5), and a query has dozens of tokens (every form of each word). A
         positive count is kept a short while: counts drive only choices of how to search (which
         forms and pieces to rank, where to cap), every match is still read from the index, and
-        a count only grows as memories are added. Zero is never kept, so a token that just
-        appeared in a new memory is searched for at once.
+        a count only grows as memories are added. Counts under ``COUNT_CACHE_MIN`` are never kept,
+        so a token that just appeared in a new memory is searched for at once and a rare one's
+        weight follows every memory that comes to hold it.
         """
         now = time.monotonic()
         counts: dict[str, int] = {}
@@ -167,7 +171,7 @@ class PostgresEngine:
         counts.update(fresh)
         if len(self._recent_counts) > COUNT_CACHE_SIZE:
             self._recent_counts.clear()
-        self._recent_counts.update((t, (c, now)) for t, c in fresh.items() if c)
+        self._recent_counts.update((t, (c, now)) for t, c in fresh.items() if c >= COUNT_CACHE_MIN)
         return counts
 
     def _count_now(self, conn: Connection, tokens: Sequence[str], bound: int) -> dict[str, int]:
@@ -260,6 +264,16 @@ class PostgresEngine:
         match, match_params = matched
         if query.table == "memory_words":
             score, score_params = f"-ts_rank({TS_RANK_WEIGHTS}, m.words, ?::tsquery, 1)", match_params
+            # The rare pieces a memory holds first, as BM25's IDF would have it, and once more
+            # those in its path (the final score weighs the path most: search.FIELD_WEIGHTS).
+            weighted = [
+                (q, w)
+                for e, w in query.weights
+                for q in (search_text.ts_query(e), search_text.ts_query(f"path : {e}"))
+                if q is not None
+            ]
+            score += "".join(" - CASE WHEN m.words @@ ?::tsquery THEN ? ELSE 0 END" for _ in weighted)
+            score_params = [*score_params, *(v for pair in weighted for v in pair)]
             order = "score, m.id DESC"
         else:
             score, score_params = "0.0", []

@@ -215,13 +215,20 @@ def _scan_clause(db: Access, terms: Iterable[str]) -> tuple[str, list[Any]]:
     return clause, params
 
 
-def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
-    """Memories holding every term first (BM25), then those holding some (BM25 over words)."""
+def search(
+    db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int, *, rescore: bool = True
+) -> list[Hit]:
+    """Memories holding every term first, then those holding some; each group's best
+    ``tuning.RESCORE_POOL`` by the engine's ranking scored again the same way on both backends
+    (``search.Scorer``)."""
 
     def work(conn: Connection) -> list[Hit]:
         total = memory_total(conn)
         counts: dict[str, int] = {}
         found: dict[int, tuple[float, str]] = {}
+        pool = max(limit, tuning.RESCORE_POOL)
+        scorer = _scorer(db, conn, plan, total, counts)
+        weights = [(scored.piece.expression, scored.weight) for scored in scorer.pieces]
         scan, scan_params = _scan_clause(db, plan.strict_scan)
         words, at_most = (
             _strict_expression(db, conn, plan.strict_pieces, total, counts)
@@ -242,12 +249,12 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
             strict = ranked(
                 db,
                 conn,
-                RankQuery("memory_fts", plan.strict_trigram, filters, limit, extra, extra_params),
+                RankQuery("memory_fts", plan.strict_trigram, filters, pool, extra, extra_params),
                 cap,
             )
         elif words:
             strict = ranked(
-                db, conn, RankQuery("memory_words", words, filters, limit, scan, scan_params), cap
+                db, conn, RankQuery("memory_words", words, filters, pool, scan, scan_params, weights), cap
             )
         elif plan.strict_scan:
             where, params = filters.sql()
@@ -256,7 +263,7 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
                 for r in conn.execute(
                     f"SELECT m.id FROM memories m WHERE {where}{scan} "
                     "ORDER BY m.priority, m.updated_at DESC LIMIT ?",
-                    [*params, *scan_params, limit],
+                    [*params, *scan_params, pool],
                 )
             ]
         else:
@@ -266,28 +273,75 @@ def search(db: Access, plan: search_text.QueryPlan, filters: Filters, limit: int
         queries = _relaxed_queries(db, plan.relaxed, total, counts) if len(found) < limit else None
         if queries is not None:
             first, top_up, capped = queries
-            wanted = limit + len(found)
+            wanted = max(limit, pool + len(found))
             _add_relaxed(
                 found,
                 ranked(
                     db,
                     conn,
-                    RankQuery("memory_words", first, filters, wanted),
+                    RankQuery("memory_words", first, filters, wanted, weights=weights),
                     tuning.RELAXED_RANK_CAP if capped else None,
                 ),
-                limit,
+                wanted,
             )
-            if top_up and len(found) < limit:
+            if top_up and len(found) < wanted:
                 _add_relaxed(
                     found,
                     ranked(
-                        db, conn, RankQuery("memory_words", top_up, filters, wanted), tuning.RELAXED_RANK_CAP
+                        db,
+                        conn,
+                        RankQuery("memory_words", top_up, filters, wanted, weights=weights),
+                        tuning.RELAXED_RANK_CAP,
                     ),
-                    limit,
+                    wanted,
                 )
-        return _hits(db, found)
+        if not rescore:
+            return _hits(db, dict(list(found.items())[:limit]))
+        return _hits(db, _rescored(conn, scorer, found, limit))
 
     return db.read(work)
+
+
+def _scorer(
+    db: Access, conn: Connection, plan: search_text.QueryPlan, total: int, counts: dict[str, int]
+) -> search_text.Scorer:
+    """The final scoring of ``plan``: every relaxed piece that occurs, weighed by its count."""
+    _count_tokens(db, conn, plan.relaxed, total, counts)
+    cuts = [cut for piece in plan.relaxed if (cut := _cut(piece, counts, total)) is not None]
+    return search_text.Scorer(cuts, total, plan.names)
+
+
+def _rescored(
+    conn: Connection, scorer: search_text.Scorer, found: dict[int, tuple[float, str]], limit: int
+) -> dict[int, tuple[float, str]]:
+    """The best ``limit`` of ``found``: each stage's first ``tuning.RESCORE_POOL`` candidates ordered
+    by ``search.Scorer`` (the score given is its negation: lower is better, as with BM25; ties keep
+    the engine's order), then the rest of the stage in the engine's order. The pool does not
+    depend on ``limit``, so the pages of one search follow one order."""
+    if not found:
+        return found
+    stages: dict[str, list[int]] = {}
+    for memory_id, (_, stage) in found.items():
+        stages.setdefault(stage, []).append(memory_id)
+    ids = [i for members in stages.values() for i in members[: tuning.RESCORE_POOL]]
+    marks = ",".join("?" * len(ids))
+    texts = {
+        int(r[0]): (str(r[1]), str(r[2] or ""), str(r[3] or ""))
+        for r in conn.execute(
+            f"SELECT id, path, disclosure, substr(content, 1, {search_text.SCORE_TEXT_CHARS}) "
+            f"FROM memories WHERE id IN ({marks})",
+            ids,
+        )
+    }
+    kept = [i for i in ids if i in texts]
+    scores = dict(zip(kept, scorer.score([texts[i] for i in kept]), strict=True))
+    order = {memory_id: place for place, memory_id in enumerate(found)}
+    best: list[int] = []
+    for members in stages.values():
+        pooled = [i for i in members[: tuning.RESCORE_POOL] if i in scores]
+        best += sorted(pooled, key=lambda i: (-scores[i], order[i]))
+        best += members[tuning.RESCORE_POOL :]
+    return {i: (-scores[i] if i in scores else found[i][0], found[i][1]) for i in best[:limit]}
 
 
 def _add_relaxed(found: dict[int, tuple[float, str]], ranked: list[tuple[int, float]], limit: int) -> None:
@@ -311,6 +365,44 @@ def match_ids(db: Access, table: str, expression: str, limit: int) -> list[tuple
 def core_memories(db: Access, after: list[Any] | None, limit: int) -> list[MemoryRow]:
     """Active memories with priority at most 2 (what ``system://boot`` shows)."""
     return listings.list_page(db, Filters(status="active", priority_max=2), after, limit)
+
+
+# --- near duplicates ----------------------------------------------------------------
+
+
+def similar(db: Access, memory: MemoryRow) -> list[tuple[MemoryRow, float]]:
+    """Visible memories other than ``memory`` whose text is very like its own: (memory, how
+    similar, 0-1), most similar first, at most ``tuning.SIMILAR_LIMIT``.
+
+    A near copy holds the same words: the candidates hold every one of the first
+    ``tuning.SIMILAR_PROBE`` distinct words (or CJK bigrams) of the memory's start, or every one of
+    the last, each as written (one index token, nothing to count), at most
+    ``tuning.SIMILAR_CANDIDATES`` of each, the engine's best; each is then compared on its text's
+    words and CJK bigrams (``search.similarity``). Two look-ups that intersect a few posting lists
+    whatever the size of the store.
+    """
+    text = memory.content[: tuning.SIMILAR_QUERY_CHARS]
+    pieces = [
+        search_text.Piece((piece.forms[0],))
+        for piece in search_text.relaxed_pieces(search_text.split_terms(text))
+        if not piece.prefix
+    ]
+    probes = {tuple(pieces[: tuning.SIMILAR_PROBE]), tuple(pieces[-tuning.SIMILAR_PROBE :])}
+    seen: dict[int, MemoryRow] = {}
+    for probe in probes:
+        if not probe:
+            continue
+        plan = search_text.QueryPlan(terms=[], strict_pieces=list(probe))
+        for hit in search(db, plan, Filters(), tuning.SIMILAR_CANDIDATES + 1, rescore=False):
+            if hit.memory.id != memory.id:
+                seen.setdefault(hit.memory.id, hit.memory)
+    found = []
+    for row in seen.values():
+        degree = search_text.similarity(memory.content, row.content)
+        if degree >= tuning.SIMILAR_THRESHOLD:
+            found.append((row, degree))
+    found.sort(key=lambda pair: (-pair[1], pair[0].id))
+    return found[: tuning.SIMILAR_LIMIT]
 
 
 # --- related memories ---------------------------------------------------------------

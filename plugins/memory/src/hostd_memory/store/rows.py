@@ -290,6 +290,10 @@ class RankQuery:
     limit: int
     extra: str = ""
     extra_params: Sequence[Any] = ()
+    #: (``memory_words`` expression, weight) of each piece of the query, the weight its inverse
+    #: document frequency: an engine whose own ranking ignores how rare a word is (PostgreSQL's
+    #: ts_rank) ranks by the weights of the pieces a memory holds first. FTS5's BM25 needs none.
+    weights: Sequence[tuple[str, float]] = ()
 
 
 class Connection(Protocol):

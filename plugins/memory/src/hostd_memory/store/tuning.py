@@ -28,7 +28,19 @@ STATS_TAGS = 100
 # meant). The relaxed stage ranks the memories holding the query's rarest pieces, about
 # RELAXED_RANK_CAP of them at most (see ``ranking._relaxed_queries``).
 STRICT_RANK_CAP = 400
+# The best RESCORE_POOL of each stage by the engine's ranking are scored again in Python, the
+# same way on both backends (``search.Scorer``), and the page is taken from them.
+RESCORE_POOL = 20
 RELAXED_RANK_CAP = 1_000
+# create_memory reports memories very like the new one: of its first SIMILAR_QUERY_CHARS
+# characters, the memories holding all of the first SIMILAR_PROBE words (or CJK bigrams), or all
+# of the last, at most SIMILAR_CANDIDATES each, are compared with it, and those at least
+# SIMILAR_THRESHOLD alike (cosine of their word counts) reported, at most SIMILAR_LIMIT.
+SIMILAR_PROBE = 6
+SIMILAR_CANDIDATES = 5
+SIMILAR_QUERY_CHARS = 1_000
+SIMILAR_THRESHOLD = 0.8
+SIMILAR_LIMIT = 3
 # A capped ranking that filters leave short of a page widens tenfold while at most this many.
 RANK_WIDEN_MAX = 10_000
 # A piece in more than this share of the memories (and more than PREFIX_FLOOR) adds nothing to

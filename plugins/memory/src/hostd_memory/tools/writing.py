@@ -17,6 +17,7 @@ from hostd_memory.models import (
     SaveSessionOutput,
     SessionRecord,
     Settings,
+    SimilarMemory,
     UpdateMemoryOutput,
     UpdateMode,
 )
@@ -56,18 +57,22 @@ def create_memory(
     if not content.strip():
         raise blank_content("content")
     clean_tags = tag_list(tags) or []
-    memory = memory_store(ctx).create(
-        parsed, content, priority, disclosure or "", clean_tags, author=ctx.member
-    )
+    store = memory_store(ctx)
+    memory = store.create(parsed, content, priority, disclosure or "", clean_tags, author=ctx.member)
+    similar = [
+        SimilarMemory(uri=row.uri, similarity=round(degree, 3)) for row, degree in store.similar(memory)
+    ]
+    en, zh = f"Created {memory.uri} (priority {priority}).", f"已创建 {memory.uri}（优先级 {priority}）。"
+    if similar:
+        first, alike = similar[0].uri, f"{similar[0].similarity:.0%}"
+        en += f" {first} says nearly the same ({alike} alike): update it rather than keep two."
+        zh += f"{first} 的内容几乎相同（相似度 {alike}）：可改为更新它，而不是保留两份。"
     return (
-        CreateMemoryOutput(uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory))
-        .with_links(touched(ctx, memory.uri, memory.tags))
-        .with_message(
-            Text(
-                en=f"Created {memory.uri} (priority {priority}).",
-                zh=f"已创建 {memory.uri}（优先级 {priority}）。",
-            )
+        CreateMemoryOutput(
+            uri=memory.uri, id=memory.id, created_at=memory.created_at, memory=record(memory), similar=similar
         )
+        .with_links(touched(ctx, memory.uri, memory.tags))
+        .with_message(Text(en=en, zh=zh))
     )
 
 
