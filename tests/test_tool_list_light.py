@@ -118,7 +118,7 @@ class Sample(ToolOutput):
     note: str | None = Field(None, description="A note")
     once: Once | None = None
     first: Shared
-    second: list[Shared] = []
+    second: list[Shared] = Field(default_factory=list)
 
 
 def test_a_listed_output_schema_is_the_same_schema_without_annotations() -> None:

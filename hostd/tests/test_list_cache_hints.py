@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hostd.protocol.handlers import LIST_TTL_MS, PROMPT_LIST_TTL_MS
 from hostd_testing import HttpServer, write_config
 from hostd_testing.raw_stdio import handshake, raw_stdio_server, request
