@@ -133,7 +133,7 @@ def light_section(data_dir: Path) -> str:
     """Before/after of the default profile's ``tools/list`` (every tool), measured in this run."""
     host = host_for({}, data_dir)
     before, after = list_parts(unlightened_definitions(host)), list_parts(tool_definitions(host))
-    rows = []
+    rows: list[list[object]] = []
     for part in before:
         (b_bytes, b_tokens), (a_bytes, a_tokens) = before[part], after[part]
         rows.append(
