@@ -9,6 +9,11 @@ needed: the list is the same one ``tools/list`` serves) and prints, per profile:
   default ``json.dumps`` spacing);
 - the bytes of the whole ``tools/list`` result (output schemas and annotations included);
 
+the whole ``tools/list`` result before and after it was lightened (issue 34), bytes and tokens,
+with "before" rebuilt in the same run from what the host keeps (each tool's whole output
+schema, titles, defaults and descriptions included; every tool carrying its plugin's icon;
+the title repeated in the annotations), parts apart;
+
 and the tokens of the text block of a default answer (no optional arguments) of every search
 and listing tool, on seeded data (the 2,100 memories of ``bench/memory_eval``, 40 tasks,
 25 thinking sessions). Targets (issue 25): the default profile (every tool) at most 8,000
@@ -31,13 +36,14 @@ import bpe_openai
 from benchlib import BENCH_DIR, load_module, table, write_section
 from hostd.core.config import config_from_mapping
 from hostd.core.host import Host
-from hostd.protocol.adapters import envelope_result, tool_definitions
+from hostd.protocol.adapters import envelope_result, svg_icon, tool_definitions
 from mcp import types
 
 PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]
 TOOL_LIST_TARGET = 8_000
 CORE_TARGET = 3_000
 SEARCH_ANSWER_TARGET = 1_000
+LIGHT_TARGET_BYTES = 80_000
 ENCODING = bpe_openai.get_encoding("o200k_base")
 
 
@@ -78,6 +84,90 @@ def measure_list(host: Host) -> dict[str, int]:
         "spaced": spaced,
         "bytes": len(whole.encode()),
     }
+
+
+def unlightened_definitions(host: Host) -> list[types.Tool]:
+    """``tools/list`` as it was before issue 34: the host's whole output schemas, the plugin's
+    icon on every tool, the title in the annotations too (the input schemas were already listed
+    lighter, issue 25)."""
+    icons = {plugin: [svg_icon(svg)] for plugin, svg in host.icons.items()}
+    return [
+        types.Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=spec.listed_schema,
+            output_schema=spec.output_schema,
+            icons=icons.get(spec.plugin),
+            annotations=types.ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.annotations["readOnlyHint"],
+                destructive_hint=spec.annotations["destructiveHint"],
+                idempotent_hint=spec.annotations["idempotentHint"],
+                open_world_hint=spec.annotations["openWorldHint"],
+            ),
+        )
+        for spec in host.tools.values()
+    ]
+
+
+def list_parts(tools: list[types.Tool]) -> dict[str, tuple[int, int]]:
+    """Bytes and o200k tokens of the whole ``tools/list`` result and of its parts, compact JSON."""
+
+    def cost(value: Any) -> tuple[int, int]:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return len(text.encode()), tokens(text)
+
+    whole = types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True)
+    dumped = [tool.model_dump(by_alias=True, exclude_none=True) for tool in tools]
+    return {
+        "whole tools/list": (len(whole.encode()), tokens(whole)),
+        "output schemas": cost([tool.get("outputSchema") for tool in dumped]),
+        "icons": cost([tool.get("icons") for tool in dumped if tool.get("icons")]),
+        "input schemas": cost([tool["inputSchema"] for tool in dumped]),
+        "annotations": cost([tool.get("annotations") for tool in dumped]),
+    }
+
+
+def light_section(data_dir: Path) -> str:
+    """Before/after of the default profile's ``tools/list`` (every tool), measured in this run."""
+    host = host_for({}, data_dir)
+    before, after = list_parts(unlightened_definitions(host)), list_parts(tool_definitions(host))
+    rows: list[list[object]] = []
+    for part in before:
+        (b_bytes, b_tokens), (a_bytes, a_tokens) = before[part], after[part]
+        rows.append(
+            [
+                part,
+                f"{b_bytes:,}",
+                f"{a_bytes:,}",
+                f"{a_bytes / b_bytes:.2f}" if b_bytes else "-",
+                f"{b_tokens:,}",
+                f"{a_tokens:,}",
+                f"{a_tokens / b_tokens:.2f}" if b_tokens else "-",
+            ]
+        )
+    whole = after["whole tools/list"][0]
+    verdict = (
+        f"default profile's tools/list after: {whole:,} bytes (target <= {LIGHT_TARGET_BYTES:,}: "
+        f"{'met' if whole <= LIGHT_TARGET_BYTES else 'MISSED'}); every output schema is kept and "
+        "accepts exactly the answers the host's own does"
+    )
+    return "\n".join(
+        [
+            f"The default profile's `tools/list` result ({len(host.tools)} tools, every plugin), "
+            "before (rebuilt in this run: whole output schemas, the plugin's icon on each tool, the "
+            "title in the annotations too) and after (listed output schemas without annotations, "
+            "each plugin's icon once); compact JSON as sent, tokens o200k_base.",
+            "",
+            table(
+                ["part", "bytes before", "bytes after", "ratio", "tokens before", "tokens after", "ratio"],
+                rows,
+            ),
+            "",
+            f"- {verdict}",
+        ]
+    )
 
 
 def seed_and_answer(data_dir: Path) -> list[list[object]]:
@@ -148,6 +238,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         data_dir = Path(scratch)
         measured = {name: measure_list(host_for(profile, data_dir)) for name, profile in profiles().items()}
+        light = light_section(data_dir / "light")
         answers = seed_and_answer(data_dir / "answers")
     every, core = measured["default (every tool)"], measured["core tiers of every plugin"]
     rows = [
@@ -185,6 +276,8 @@ def main() -> None:
     )
     title = "Tool list and answers: what they cost a model"
     write_section("tool-list", title, body, packages=("bpe-openai",))
+    light_title = "tools/list before and after lightening"
+    write_section("tool-list-light", light_title, light, packages=("bpe-openai",))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Plugin icons: every shipped plugin's tools carry its icon inline (a ``data:`` SVG), so no client
-needs the network to show them; seen through the official client from a real ``hostd serve`` in
-both protocol eras. A plugin's icon that is not small, self-contained SVG stops the host."""
+"""Plugin icons: every shipped plugin's icon is inline (a ``data:`` SVG), so no client needs the
+network to show it, and sent once per list, on the plugin's first listed tool (not the same data
+on each of its tools); seen through the official client from a real ``hostd serve`` in both
+protocol eras. A plugin's icon that is not small, self-contained SVG stops the host."""
 
 from __future__ import annotations
 
@@ -34,24 +35,30 @@ def svg_of(src: str) -> ElementTree.Element:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_every_tool_shows_its_plugins_icon_inline(
+async def test_each_plugins_icon_is_inline_once_on_its_first_tool(
     tmp_path: Path, every_plugin: list[str], mode: str
 ) -> None:
     async with served_client(write_config(tmp_path, every_plugin), mode=mode) as client:
         tools = (await client.list_tools()).tools
-    by_plugin: dict[str, set[str]] = {}
     plugin_of = {
         name: plugin for plugin, names in _tool_names(tmp_path, every_plugin).items() for name in names
     }
+    assert {tool.name for tool in tools} == set(plugin_of)
+    first: dict[str, str] = {}
     for tool in tools:
+        first.setdefault(plugin_of[tool.name], tool.name)
+    by_plugin: dict[str, str] = {}
+    for tool in tools:
+        if tool.name != first[plugin_of[tool.name]]:
+            assert tool.icons is None, f"{tool.name} repeats its plugin's icon"
+            continue
         assert tool.icons and len(tool.icons) == 1, f"{tool.name} has no icon"
         icon = tool.icons[0]
         assert icon.mime_type == "image/svg+xml" and icon.sizes == ["any"]
         svg_of(icon.src)
-        by_plugin.setdefault(plugin_of[tool.name], set()).add(icon.src)
+        by_plugin[plugin_of[tool.name]] = icon.src
     assert set(by_plugin) == set(every_plugin)
-    assert all(len(sources) == 1 for sources in by_plugin.values()), "one icon per plugin"
-    assert len({next(iter(sources)) for sources in by_plugin.values()}) == len(every_plugin), "each its own"
+    assert len(set(by_plugin.values())) == len(every_plugin), "each its own"
 
 
 def _tool_names(tmp_path: Path, plugins: list[str]) -> dict[str, list[str]]:

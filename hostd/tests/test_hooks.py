@@ -423,8 +423,8 @@ def complete_note(
 
 @pytest.mark.anyio
 async def test_hook_hostd_icon(hostd_data_dir: Path) -> None:
-    """The icon goes inline on each of the plugin's tools, and only on its own (tests/test_icons.py
-    checks every shipped plugin and what an icon may not hold)."""
+    """The icon goes inline once, on the plugin's first listed tool, and only on its own
+    (tests/test_icons.py checks every shipped plugin and what an icon may not hold)."""
     import base64
 
     svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><circle cx="2" cy="2" r="2"/></svg>'
@@ -453,10 +453,11 @@ async def test_hook_hostd_icon(hostd_data_dir: Path) -> None:
         ["painted", "plain"], data_dir=hostd_data_dir, extra_plugins=plugins
     ) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    for name in ("greet", "show_note"):
-        [icon] = tools[name].icons or []
-        assert icon.mime_type == "image/svg+xml"
-        assert base64.b64decode(icon.src.removeprefix("data:image/svg+xml;base64,")).decode() == svg
+    assert list(tools) == ["greet", "show_note", "plain_greet"]
+    [icon] = tools["greet"].icons or []
+    assert icon.mime_type == "image/svg+xml"
+    assert base64.b64decode(icon.src.removeprefix("data:image/svg+xml;base64,")).decode() == svg
+    assert tools["show_note"].icons is None
     assert tools["plain_greet"].icons is None
 
 

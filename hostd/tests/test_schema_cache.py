@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hostd.core.tools import listed_input_schema
+from hostd.core.tools import listed_input_schema, listed_output_schema
 from hostd_testing import install_plugin_source, pythonpath_with, write_config
 
 HERE = Path(__file__).resolve().parent
@@ -32,10 +32,10 @@ def cached_schemas(path: Path) -> dict[str, tuple[Any, Any]]:
     """The input and output schema of each tool a cache file holds, by tool name."""
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == 1
-    # The cache holds the whole input schema (the one arguments are checked against); the
-    # listing shows its lighter form.
+    # The cache holds the whole input and output schemas (the ones arguments and answers are
+    # checked against); the listing shows their lighter forms.
     return {
-        key.rsplit(":", 1)[1]: (listed_input_schema(entry["input"]), entry["output"])
+        key.rsplit(":", 1)[1]: (listed_input_schema(entry["input"]), listed_output_schema(entry["output"]))
         for key, entry in data["tools"].items()
     }
 

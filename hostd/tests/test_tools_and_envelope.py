@@ -375,12 +375,19 @@ async def test_output_fields_holding_text_are_written_in_the_callers_language(
         (tool,) = (await c.list_tools()).tools
         result = await c.call_tool("advise", {})
     assert envelope_of(result) == envelope_ok(tip=tip, warning=None, notes=notes, message=ANY)
-    # The output schema says what the client receives: strings.
+    # The output schema says what the client receives: strings. The listed one keeps what decides
+    # validity (tools/list drops annotations); the host's own keeps the descriptions.
+    from hostd.core.tools import output_schema_of
+
     properties = (tool.output_schema or {})["properties"]
-    assert properties["tip"] == {"type": "string", "description": "What to do next"}
-    assert properties["warning"] == {
+    assert properties["tip"] == {"type": "string"}
+    assert properties["warning"] == {"type": ["string", "null"]}
+    assert properties["notes"]["items"] == {"type": "string"}
+    own = output_schema_of(Advice)["properties"]
+    assert own["tip"] == {"type": "string", "description": "What to do next"}
+    assert own["warning"] == {
         "type": ["string", "null"],
         "default": None,
         "description": "What went wrong, if anything",
     }
-    assert properties["notes"]["items"] == {"type": "string"}
+    assert own["notes"]["items"] == {"type": "string"}

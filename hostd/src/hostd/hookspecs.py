@@ -111,8 +111,8 @@ def hostd_record_store(context: PluginContext[object], local: bool) -> RecordSto
 def hostd_icon() -> str | None:
     """Return the plugin's icon as SVG markup: small (at most 4 KiB), self-contained (no links).
 
-    The host serves it inline (a ``data:`` URI) on each of the plugin's tools, so no client
-    needs the network to show it.
+    The host serves it inline (a ``data:`` URI) once, on the plugin's first listed tool, so no
+    client needs the network to show it.
     """
 
 

@@ -62,6 +62,14 @@ class AccessPolicy:
             return cls(host)
         return cls(host, read_scopes=oauth.scopes.read, write_scopes=oauth.scopes.write)
 
+    @property
+    def lists_alike(self) -> bool:
+        """Whether every member is shown the same tools (and resource templates): a member's
+        profile can only be another profile of the same config, so when it has no other profile
+        than the served one, no member's list differs from anyone's."""
+        loaded = self._host.loaded
+        return set(loaded.config.profiles) <= {loaded.profile_name}
+
     # --- the answers ------------------------------------------------------------------------
 
     def check(self, member: Member | None, tool: str) -> Refusal | None:

@@ -86,6 +86,11 @@ class ToolSpec:
         """The input schema ``tools/list`` shows a model (see ``listed_input_schema``)."""
         return listed_input_schema(self.input_schema)
 
+    @cached_property
+    def listed_output_schema(self) -> dict[str, Any]:
+        """The output schema ``tools/list`` shows (see ``listed_output_schema``)."""
+        return listed_output_schema(self.output_schema)
+
     @property
     def input_model(self) -> type[BaseModel]:
         """The model arguments are validated with (built on first use when schemas came from cache)."""
@@ -475,6 +480,52 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
     if "$defs" in schema:
         out["$defs"] = schema["$defs"]
     return out
+
+
+#: Keywords that only annotate (no answer passes or fails by them): a listed output schema
+#: leaves them out.
+_OUTPUT_ANNOTATIONS = frozenset({"title", "default", "description", "examples"})
+
+
+def listed_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The output schema as ``tools/list`` shows it: exactly the same answers valid, in fewer bytes.
+
+    Clients fetch every tool's output schema on each ``tools/list`` and validate answers against
+    it; a client that hands whole tool objects to its model pays for it in tokens. The answer's
+    meaning is told where a model reads it (the tool's description, the answer's own field
+    names and message), so the listing keeps only what decides validity:
+
+    - annotations go: pydantic's ``title`` on every type and field, ``default`` (an answer
+      carries its fields; a default there is never applied) and ``description``;
+    - ``anyOf: [X, {type: null}]`` is written as X with a type list where X constrains only
+      its own type (the same values, see ``_nullable_as_type_list``);
+    - an ``enum`` of strings needs no ``type: string`` beside it;
+    - a definition used once is written in place; one used twice or more (or by itself)
+      stays shared in ``$defs``.
+
+    Every assertion keyword is kept, so an answer is valid against the listed form exactly
+    when it is valid against ``schema`` (the host's own, unchanged).
+    """
+
+    def lighter(node: Any) -> Any:
+        if isinstance(node, list):
+            return [lighter(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _OUTPUT_ANNOTATIONS:
+                continue
+            named = key in ("properties", "$defs", "patternProperties") and isinstance(value, dict)
+            out[key] = {k: lighter(v) for k, v in value.items()} if named else lighter(value)
+        enum = out.get("enum")
+        if out.get("type") == "string" and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
+            del out["type"]
+        return _nullable_as_type_list(out)
+
+    result: dict[str, Any] = lighter(schema)
+    _inline_single_use_definitions(result)
+    return result
 
 
 # --- argument validation -------------------------------------------------------------------

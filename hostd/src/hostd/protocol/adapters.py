@@ -34,25 +34,39 @@ def svg_icon(svg: str) -> types.Icon:
 
 
 def tool_definitions(host: Host) -> list[types.Tool]:
+    """The tools as ``tools/list`` shows them: the listed (lighter) input and output schemas, and
+    each plugin's icon once.
+
+    MCP has no place for a group's icon, and a ``data:`` icon on every tool sent the same few
+    SVGs dozens of times in each list (a URL would need the network, which a stdio client may
+    not have, and a list that differs by transport could not be cached alike). So a plugin's
+    icon goes inline on its first listed tool only; the server's own icon is in ``serverInfo``.
+    The display title is the tool's ``title`` (every era hostd speaks has it), not repeated in
+    the annotations.
+    """
     icons = {plugin: [svg_icon(svg)] for plugin, svg in host.icons.items()}
-    return [
-        types.Tool(
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            input_schema=spec.listed_schema,
-            output_schema=spec.output_schema,
-            icons=icons.get(spec.plugin),
-            annotations=types.ToolAnnotations(
+    shown: set[str] = set()
+    tools: list[types.Tool] = []
+    for spec in host.tools.values():
+        first = spec.plugin not in shown
+        shown.add(spec.plugin)
+        tools.append(
+            types.Tool(
+                name=spec.name,
                 title=spec.title,
-                read_only_hint=spec.annotations["readOnlyHint"],
-                destructive_hint=spec.annotations["destructiveHint"],
-                idempotent_hint=spec.annotations["idempotentHint"],
-                open_world_hint=spec.annotations["openWorldHint"],
-            ),
+                description=spec.description,
+                input_schema=spec.listed_schema,
+                output_schema=spec.listed_output_schema,
+                icons=icons.get(spec.plugin) if first else None,
+                annotations=types.ToolAnnotations(
+                    read_only_hint=spec.annotations["readOnlyHint"],
+                    destructive_hint=spec.annotations["destructiveHint"],
+                    idempotent_hint=spec.annotations["idempotentHint"],
+                    open_world_hint=spec.annotations["openWorldHint"],
+                ),
+            )
         )
-        for spec in host.tools.values()
-    ]
+    return tools
 
 
 def envelope_result(

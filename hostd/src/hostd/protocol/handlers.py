@@ -4,7 +4,7 @@ request, through the host's call pipeline and offerings."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import mcp_types as types
 from hostd_errors import CodedError, Text
@@ -40,6 +40,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("hostd.server")
 
+#: How long (ms) a client may keep the tool and resource-template lists (2026-07-28's ``ttlMs``).
+#: They are fixed while hostd runs (it sends no list-changed notification), so the bound is only
+#: for a restart with another config or version: a client sees that within ten minutes.
+LIST_TTL_MS = 600_000
+#: The prompt list's: the thinking templates include the user's template files, read again when
+#: they change, so a client keeps it a minute.
+PROMPT_LIST_TTL_MS = 60_000
+
 
 class McpHandlers:
     """The SDK's request handlers for one host: each hands its work to the host's call pipeline
@@ -48,7 +56,16 @@ class McpHandlers:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.policy = host.access
-        self.listed = types.ListToolsResult(tools=tool_definitions(host))
+        self.listed = types.ListToolsResult(
+            tools=tool_definitions(host), ttl_ms=LIST_TTL_MS, cache_scope=self.list_scope
+        )
+
+    @property
+    def list_scope(self) -> Literal["public", "private"]:
+        """The tool and template lists' ``cacheScope``: ``public`` (a shared cache may hand them to
+        anyone) only when every member is shown the same ones, else ``private``: with members'
+        profiles over HTTP one member's list is not another's."""
+        return "public" if self.policy.lists_alike else "private"
 
     def unknown_tool(self, name: str, available: list[str]) -> MCPError:
         name = bounded_text(name)
@@ -75,7 +92,11 @@ class McpHandlers:
         allowed = self.policy.tools_for(request_member(request))
         if allowed is None:
             return self.listed
-        return types.ListToolsResult(tools=[tool for tool in self.listed.tools if tool.name in allowed])
+        return types.ListToolsResult(
+            tools=[tool for tool in self.listed.tools if tool.name in allowed],
+            ttl_ms=LIST_TTL_MS,
+            cache_scope=self.list_scope,
+        )
 
     async def on_call_tool(
         self, request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -147,7 +168,9 @@ class McpHandlers:
                     mime_type=kind.mime_type,
                 )
                 for kind in self.host.offerings.resource_kinds(request_member(request))
-            ]
+            ],
+            ttl_ms=LIST_TTL_MS,
+            cache_scope=self.list_scope,
         )
 
     async def on_read_resource(
@@ -190,7 +213,12 @@ class McpHandlers:
                 ).render(self.host.language),
             )
         prompts = await self.host.offerings.list_prompts(request_member(request))
-        return types.ListPromptsResult(prompts=[prompt_of(info) for _, info in prompts])
+        # Private always: a prompt may be the member's own (a template file in their plugin room).
+        return types.ListPromptsResult(
+            prompts=[prompt_of(info) for _, info in prompts],
+            ttl_ms=PROMPT_LIST_TTL_MS,
+            cache_scope="private",
+        )
 
     async def on_get_prompt(
         self, request: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
