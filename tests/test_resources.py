@@ -20,6 +20,13 @@ from mcp.shared.exceptions import MCPError
 pytestmark = pytest.mark.anyio
 
 ERAS = ["legacy", "2026-07-28"]
+
+
+def missing_code(mode: str) -> int:
+    """A resource that does not exist: -32002 up to 2025-11-25, -32602 from 2026-07-28 (issue 34)."""
+    return -32602 if mode == "2026-07-28" else -32002
+
+
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
 
 
@@ -123,7 +130,7 @@ async def test_records_are_resources_and_tools_link_to_them(
         assert "## History (1)" in task_text.text
         with pytest.raises(MCPError) as missing:
             await client.read_resource("task://no-such-task")
-        assert missing.value.error.code == -32002
+        assert missing.value.error.code == missing_code(mode)
     assert created["status"] == thought["status"] == "success"
 
 
@@ -145,7 +152,7 @@ async def test_a_member_sees_only_the_resources_their_profile_serves(
             readable = await read(bob, f"task://{task['task']['task_id']}")
     assert listed == [f"task://{task['task']['task_id']}"]
     assert templates == ["task://{task_id}", "task-label://{label}"]
-    assert hidden.value.error.code == -32002
+    assert hidden.value.error.code == missing_code(mode)
     assert "Shared task" in readable.text
 
 
@@ -259,9 +266,9 @@ async def test_tags_and_labels_are_templates_completed_by_recency_and_use(
     )
     assert labelled.text.splitlines()[0] == "# Tasks labelled backend"
     assert {line.split("]")[0] for line in labelled.text.splitlines()[2:]} == {"- [t1", "- [t2"}
-    assert untagged.value.error.code == -32002
+    assert untagged.value.error.code == missing_code(mode)
     assert hidden == [] and bobs == ["build", "backend", "bug"]
-    assert not_served.value.error.code == -32002
+    assert not_served.value.error.code == missing_code(mode)
 
 
 async def test_thinking_resource_refuses_the_ids_the_tools_refuse(

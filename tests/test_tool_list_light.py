@@ -24,8 +24,9 @@ from hostd import ToolOutput
 pytestmark = pytest.mark.anyio
 
 #: The default profile's whole ``tools/list`` result was 201,661 bytes before it was lightened
-#: (output schemas as the host keeps them, the same icon on every tool); it is about 109 KB now.
-LIST_BUDGET = 112_000
+#: (output schemas as the host keeps them, the same icon on every tool, 48 tools); it is about 116 KB
+#: now with 52 (the tasks plugin's export, import and graph tools came after it was lightened).
+LIST_BUDGET = 120_000
 ANNOTATIONS = {"title", "default", "description", "examples"}
 
 
