@@ -774,17 +774,31 @@ async def serve_http(
         server_header=False,  # no software name on any answer, the open health probes included
         timeout_graceful_shutdown=transport.shutdown_grace_seconds,  # type: ignore[arg-type]  # any number works (asyncio.wait_for)
     )
+    from hostd.core.environment import bind_listener
+
+    # Bound before anything says "listening": a port in use is one line (exit 3), not a traceback.
+    listener = bind_listener(transport.host, transport.port, "transport.port")
+    stop_metrics = None
+    try:
+        if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
+            from hostd.team.metrics import serve_on_own_port
+
+            stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
+    except BaseException:
+        listener.close()
+        raise
     loop = asyncio.get_running_loop()
     if hasattr(signal, "SIGHUP"):
         loop.add_signal_handler(signal.SIGHUP, policy.members.reload)
     # uvicorn handles SIGTERM itself (graceful shutdown), then raises it again for the handler it
     # found: with the default one the process would die there, before the plugins shut down.
+    bound = listener.getsockname()[1]
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous_sigterm = signal.signal(signal.SIGTERM, _already_handled) if in_main_thread else None
-    logger.warning(
+    logger.info(
         "hostd listening on http://%s:%s/mcp (Streamable HTTP%s) and /sse (legacy SSE)%s",
         transport.host,
-        transport.port,
+        bound,
         ", stateless" if transport.stateless else "",
         " with OAuth sign-in"
         if policy.oauth
@@ -793,15 +807,11 @@ async def serve_http(
         else "",
     )
     if dashboard is not None:
-        logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
-    stop_metrics = None
-    if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
-        from hostd.team.metrics import serve_on_own_port
-
-        stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
+        logger.info("dashboard at http://%s:%s/ui/", transport.host, bound)
     try:
-        await _GracefulServer(config, app.in_flight).serve()
+        await _GracefulServer(config, app.in_flight).serve([listener])
     finally:
+        listener.close()
         if stop_metrics is not None:
             stop_metrics()
         if hasattr(signal, "SIGHUP"):

@@ -191,8 +191,13 @@ def serve_on_own_port(metrics: Metrics, host: str, port: int) -> Callable[[], No
     """``/metrics`` on its own address (a thread of prometheus-client's small server); the stop function."""
     from prometheus_client import start_http_server
 
-    server, thread = start_http_server(port, addr=host, registry=metrics.registry)
-    logger.warning("metrics on http://%s:%s/metrics", host, server.server_port)
+    from hostd.core.environment import port_in_use
+
+    try:
+        server, thread = start_http_server(port, addr=host, registry=metrics.registry)
+    except OSError as exc:
+        raise port_in_use(exc, host, port, "transport.metrics.port") from None
+    logger.info("metrics on http://%s:%s/metrics", host, server.server_port)
 
     def stop() -> None:
         server.shutdown()
