@@ -223,7 +223,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     plugins.started = True
     try:
         if policy is None:
-            run_async(run_with_changes, host.changes, serve_stdio, server, host.language)
+            grace = transport.shutdown_grace_seconds  # at end of input, for the requests read before it
+            run_async(run_with_changes, host.changes, serve_stdio, server, host.language, grace)
         else:
             readiness = host_readiness(host, plugins)
             run_async(run_with_changes, host.changes, serve_http, server, policy, readiness, dashboard)
