@@ -214,23 +214,22 @@ def test_listening_is_an_info_line_shown_by_default_once_bound(tmp_path: Path) -
     port = _free_port()
     config = write_config(tmp_path, ["tasks"])
     command = [sys.executable, "-m", "hostd", "serve", "--config", str(config), "--transport", "http"]
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [*command, "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "HOSTD_CACHE_DIR": "off"},
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        with socket.socket() as other:
-            with pytest.raises(OSError):
+    ) as process:
+        try:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            with socket.socket() as other, pytest.raises(OSError):
                 other.bind(("127.0.0.1", port))
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
     assert line == (
         f"hostd INFO hostd.transport: hostd listening on http://127.0.0.1:{port}/mcp "
         "(Streamable HTTP) and /sse (legacy SSE)\n"
