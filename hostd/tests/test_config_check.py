@@ -60,7 +60,9 @@ def user_home(tmp_path: Path) -> dict[str, str]:
 
 
 def _hostd(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("HOSTD_CONFIG", "HOSTD_PROFILE", "HOSTD_DATA_DIR")}
+    clean = {
+        k: v for k, v in os.environ.items() if k not in ("HOSTD_CONFIG", "HOSTD_PROFILE", "HOSTD_DATA_DIR")
+    }
     return subprocess.run(
         [sys.executable, "-m", "hostd", *args],
         capture_output=True,
@@ -109,9 +111,13 @@ def test_the_readme_example_config_works_as_shown_from_the_user_config(user_home
     assert first.startswith("hostd dashboard for profile default: open http://127.0.0.1:"), first
 
 
-def test_client_config_takes_the_named_profile_over_the_ides(user_home: dict[str, str], tmp_path: Path) -> None:
+def test_client_config_takes_the_named_profile_over_the_ides(
+    user_home: dict[str, str], tmp_path: Path
+) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text("profiles:\n  cursor: {plugins: [memory]}\n  other: {plugins: [tasks]}\n", encoding="utf-8")
+    config.write_text(
+        "profiles:\n  cursor: {plugins: [memory]}\n  other: {plugins: [tasks]}\n", encoding="utf-8"
+    )
     named = _hostd(user_home, "client-config", "cursor", "--config", str(config), "--profile", "other")
     args = json.loads(named.stdout)["mcpServers"]["hostd"]["args"]
     assert args[args.index("--profile") + 1] == "other"
@@ -122,7 +128,9 @@ def test_client_config_takes_the_named_profile_over_the_ides(user_home: dict[str
     assert windsurf.returncode == 2 and "several profiles and none named 'default'" in windsurf.stderr
 
 
-def test_config_check_checks_every_profile_even_without_a_default(user_home: dict[str, str], tmp_path: Path) -> None:
+def test_config_check_checks_every_profile_even_without_a_default(
+    user_home: dict[str, str], tmp_path: Path
+) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
         f"data_dir: {tmp_path / 'data'}\nprofiles:\n  a: {{plugins: [memory]}}\n  b: {{plugins: [tasks]}}\n",
@@ -135,7 +143,9 @@ def test_config_check_checks_every_profile_even_without_a_default(user_home: dic
         "profile b: ok (1 plugins, 13 tools)",
     ]
     one = _hostd(user_home, "config", "check", "--config", str(config), "--profile", "b")
-    assert one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 13 tools)" and "profile a" not in one.stdout
+    assert (
+        one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 13 tools)" and "profile a" not in one.stdout
+    )
 
 
 def _problems(stdout: str) -> list[str]:
@@ -156,7 +166,9 @@ def test_config_check_names_what_start_up_would_hit_by_its_key(
     }
     config = tmp_path / "c.yaml"
     config.write_text(
-        yaml.safe_dump({"data_dir": str(data), "profiles": {"team": {"plugins": ["tasks"], "transport": transport}}}),
+        yaml.safe_dump(
+            {"data_dir": str(data), "profiles": {"team": {"plugins": ["tasks"], "transport": transport}}}
+        ),
         encoding="utf-8",
     )
     checked = _hostd(user_home, "config", "check", "--config", str(config))
@@ -169,19 +181,29 @@ def test_config_check_names_what_start_up_would_hit_by_its_key(
         "profiles.team.transport.port",
         f"problem: profiles.team.transport.metrics.port: port {busy_port} on 127.0.0.1 {in_use} "
         "profiles.team.transport.metrics.port",
-        f"problem: profiles.team.transport.tokens_file: cannot read {missing}: No such file or directory (ENOENT)",
+        f"problem: profiles.team.transport.tokens_file: cannot read {missing}: "
+        "No such file or directory (ENOENT)",
     ]
-    assert not list(data.parent.glob("*")) if data.parent.is_dir() else True  # nothing created
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["afile", "c.yaml", "home"]  # nothing made
 
 
-def test_an_identity_provider_that_does_not_answer_is_a_warning(user_home: dict[str, str], tmp_path: Path) -> None:
+def test_an_identity_provider_that_does_not_answer_is_a_warning(
+    user_home: dict[str, str], tmp_path: Path
+) -> None:
     closed = _free_port()  # nothing listens there
     issuer = f"http://127.0.0.1:{closed}/realms/team"
-    transport = {"type": "http", "port": _free_port(), "oauth": {"issuer": issuer, "resource": "http://127.0.0.1/mcp"}}
+    transport = {
+        "type": "http",
+        "port": _free_port(),
+        "oauth": {"issuer": issuer, "resource": "http://127.0.0.1/mcp"},
+    }
     config = tmp_path / "c.yaml"
     config.write_text(
         yaml.safe_dump(
-            {"data_dir": str(tmp_path / "data"), "profiles": {"team": {"plugins": ["tasks"], "transport": transport}}}
+            {
+                "data_dir": str(tmp_path / "data"),
+                "profiles": {"team": {"plugins": ["tasks"], "transport": transport}},
+            }
         ),
         encoding="utf-8",
     )
@@ -211,10 +233,14 @@ def _storage_config(tmp_path: Path) -> Path:
     return config
 
 
-def test_config_check_reaches_the_database(user_home: dict[str, str], tmp_path: Path, postgres_url: str) -> None:
+def test_config_check_reaches_the_database(
+    user_home: dict[str, str], tmp_path: Path, postgres_url: str
+) -> None:
     config = _storage_config(tmp_path)
     _hostd({**user_home, "CHECK_DATABASE_URL": postgres_url}, "db", "migrate", "--config", str(config))
-    reached = _hostd({**user_home, "CHECK_DATABASE_URL": postgres_url}, "config", "check", "--config", str(config))
+    reached = _hostd(
+        {**user_home, "CHECK_DATABASE_URL": postgres_url}, "config", "check", "--config", str(config)
+    )
     assert reached.returncode == 0, reached.stdout + reached.stderr
     assert _problems(reached.stdout) == [] and "tasks: version" in reached.stdout
     down = f"postgresql://nobody@127.0.0.1:{_free_port()}/nothing"

@@ -12,16 +12,16 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from hostd.core.environment import EXIT_ENVIRONMENT
 from hostd_testing import write_config
 from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
 
-from hostd.core.environment import EXIT_ENVIRONMENT
 
-
-def _hostd(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _hostd(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hostd", *args],
         capture_output=True,
@@ -175,9 +175,7 @@ def test_a_read_only_or_full_file_system_answers_storage_unavailable(tmp_path: P
 # --- ports in use ---------------------------------------------------------------------------
 
 
-def test_serve_on_a_busy_port_says_so_in_one_line_and_never_listening(
-    tmp_path: Path, busy_port: int
-) -> None:
+def test_serve_on_a_busy_port_says_so_in_one_line_and_never_listening(tmp_path: Path, busy_port: int) -> None:
     config = write_config(tmp_path, ["tasks"])
     done = _hostd("serve", "--config", str(config), "--transport", "http", "--port", str(busy_port))
     assert (done.returncode, done.stdout) == (EXIT_ENVIRONMENT, "")
@@ -189,7 +187,9 @@ def test_serve_on_a_busy_port_says_so_in_one_line_and_never_listening(
 
 def test_a_busy_metrics_port_names_its_key(tmp_path: Path, busy_port: int) -> None:
     transport = {"type": "http", "port": _free_port(), "metrics": {"port": busy_port}}
-    config = write_config(tmp_path, config={"profiles": {"default": {"plugins": ["tasks"], "transport": transport}}})
+    config = write_config(
+        tmp_path, config={"profiles": {"default": {"plugins": ["tasks"], "transport": transport}}}
+    )
     done = _hostd("serve", "--config", str(config))
     assert (done.returncode, done.stdout) == (EXIT_ENVIRONMENT, "")
     assert done.stderr == (
@@ -224,13 +224,16 @@ def test_listening_is_an_info_line_shown_by_default_once_bound(tmp_path: Path) -
     ) as process:
         try:
             assert process.stderr is not None
-            line = process.stderr.readline()
+            before = [process.stderr.readline() for _ in range(1)]
+            while before[-1] and "listening" not in before[-1] and len(before) < 50:
+                before.append(process.stderr.readline())
+            line = before[-1]
             with socket.socket() as other, pytest.raises(OSError):
                 other.bind(("127.0.0.1", port))
         finally:
             process.terminate()
             process.wait(timeout=30)
-    assert line == (
+    assert line == (  # what came before it, if anything: other start-up lines
         f"hostd INFO hostd.transport: hostd listening on http://127.0.0.1:{port}/mcp "
         "(Streamable HTTP) and /sse (legacy SSE)\n"
-    )
+    ), before

@@ -174,12 +174,11 @@ def check_limits(args: argparse.Namespace, *built: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
 
+    from hostd.core.environment import require_writable_data_dir
     from hostd.protocol.server import build_server
     from hostd.protocol.subscriptions import run_with_changes
     from hostd.protocol.transports import HttpPolicy, serve_http, serve_stdio
     from hostd.team.health import PluginsStarted, host_readiness
-
-    from hostd.core.environment import require_writable_data_dir
 
     host = _make_host(args)
     check_limits(args, host)

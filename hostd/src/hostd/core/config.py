@@ -295,7 +295,9 @@ def load_every_profile(explicit_path: str | None = None) -> list[LoadedConfig]:
     return [_loaded(source, config, name, profile) for name, profile in config.profiles.items()]
 
 
-def _loaded(source: Path | None, config: HostConfig, profile_name: str, profile_config: ProfileConfig) -> LoadedConfig:
+def _loaded(
+    source: Path | None, config: HostConfig, profile_name: str, profile_config: ProfileConfig
+) -> LoadedConfig:
     env_data_dir = os.environ.get("HOSTD_DATA_DIR")
     if env_data_dir:
         data_dir = Path(env_data_dir).expanduser()

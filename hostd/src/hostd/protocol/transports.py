@@ -124,9 +124,8 @@ class _MalformedLinesAnswered:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
-        from mcp.shared.message import SessionMessage
-
         import anyio
+        from mcp.shared.message import SessionMessage
 
         while True:
             try:
@@ -796,7 +795,11 @@ async def serve_http(
     listener = bind_listener(transport.host, transport.port, "transport.port")
     stop_metrics = None
     try:
-        if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
+        if (
+            policy.metrics is not None
+            and transport.metrics is not None
+            and transport.metrics.port is not None
+        ):
             from hostd.team.metrics import serve_on_own_port
 
             stop_metrics = serve_on_own_port(policy.metrics, transport.metrics.host, transport.metrics.port)
