@@ -127,14 +127,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(verbosity: int) -> None:
-    level = os.environ.get("HOSTD_LOG_LEVEL", "").upper() or (
-        "DEBUG" if verbosity > 1 else "INFO" if verbosity else "WARNING"
+    """stderr logging. By default hostd's own events (listening, reloaded, refused) show at INFO
+    and everything else (libraries) from WARNING; ``-v`` shows every INFO line, ``-vv`` DEBUG,
+    ``$HOSTD_LOG_LEVEL`` sets one level for all."""
+    chosen = os.environ.get("HOSTD_LOG_LEVEL", "").upper() or (
+        "DEBUG" if verbosity > 1 else "INFO" if verbosity else ""
     )
+    level = chosen or "WARNING"
     stderr = logging.StreamHandler(sys.stderr)
     # The handler keeps the level too: a client that asks for debug log notifications lowers the
     # hostd loggers' level (hostd.protocol.client_log), which must not make stderr any louder.
-    stderr.setLevel(level)
+    stderr.setLevel(chosen or "INFO")
     logging.basicConfig(level=level, format="hostd %(levelname)s %(name)s: %(message)s", handlers=[stderr])
+    if not chosen:
+        logging.getLogger("hostd").setLevel(logging.INFO)
 
 
 def _make_host(args: argparse.Namespace) -> Any:
@@ -168,6 +174,7 @@ def check_limits(args: argparse.Namespace, *built: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
 
+    from hostd.core.environment import require_writable_data_dir
     from hostd.protocol.guard import HttpPolicy
     from hostd.protocol.http import serve_http
     from hostd.protocol.server import build_server
@@ -177,6 +184,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     host = _make_host(args)
     check_limits(args, host)
+    require_writable_data_dir(host.loaded.data_dir)  # exit 3 with one line, before any tool fails on it
     transport = host.loaded.profile.transport
     overrides = {k: v for k, v in (("type", args.transport), ("host", args.host), ("port", args.port)) if v}
     transport = transport.model_copy(update=overrides)
@@ -216,12 +224,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     plugins.started = True
     try:
         if policy is None:
-            run_async(run_with_changes, host.changes, serve_stdio, server, host.language)
+            grace = transport.shutdown_grace_seconds  # at end of input, for the requests read before it
+            run_async(run_with_changes, host.changes, serve_stdio, server, host.language, grace)
         else:
             readiness = host_readiness(host, plugins)
             run_async(run_with_changes, host.changes, serve_http, server, policy, readiness, dashboard)
     except KeyboardInterrupt:
         pass
+    except BaseExceptionGroup as group:  # a start-up refusal raised inside the served task group
+        refusals, rest = group.split(HostError)
+        if refusals is None or rest is not None:
+            raise
+        first: BaseException = refusals
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
     finally:
         plugins.started = False
         host.shutdown()
@@ -364,31 +381,95 @@ def cmd_db(args: argparse.Namespace) -> int:
     return EXIT_TOOL_ERROR if args.check and pending else EXIT_OK
 
 
-def cmd_config(args: argparse.Namespace) -> int:
-    from hostd.core.config import load_config
+def _environment_findings(loaded: LoadedConfig) -> tuple[list[str], list[str]]:
+    """What start-up of one profile will need from the machine: (problems, warnings), each
+    beginning with the config key to change."""
+    from hostd.core.environment import identity_provider_warning, port_problem, readable_file_problem
+
+    problems: list[str] = []
+    warnings: list[str] = []
+    transport = loaded.profile.transport
+    if transport.type == "stdio":
+        return problems, warnings
+    key = f"profiles.{loaded.profile_name}.transport"
+    for problem in (
+        port_problem(transport.host, transport.port, f"{key}.port"),
+        port_problem(transport.metrics.host, transport.metrics.port, f"{key}.metrics.port")
+        if transport.metrics is not None and transport.metrics.enabled and transport.metrics.port is not None
+        else None,
+        readable_file_problem(Path(transport.tokens_file).expanduser(), f"{key}.tokens_file")
+        if transport.tokens_file
+        else None,
+        readable_file_problem(Path(transport.oauth.members_file).expanduser(), f"{key}.oauth.members_file")
+        if transport.oauth is not None and transport.oauth.members_file
+        else None,
+    ):
+        if problem is not None:
+            problems.append(problem)
+    if transport.oauth is not None:
+        timeout = min(transport.oauth.http_timeout_seconds, 3.0)
+        warning = identity_provider_warning(transport.oauth.issuer, f"{key}.oauth.issuer", timeout)
+        if warning is not None:
+            warnings.append(warning)
+    return problems, warnings
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    """``config check``: every profile (or the one named), then what start-up needs from the
+    machine; each problem named by its config key. Exit 2 on a problem, 1 on a schema behind."""
+    from hostd.core.config import load_config, load_every_profile
+    from hostd.core.environment import data_dir_check
     from hostd.core.host import Host
 
-    loaded = load_config(args.config, args.profile)
-    if args.action == "check":
-        names = (
-            [loaded.profile_name] if args.profile else (list(loaded.config.profiles) or [loaded.profile_name])
-        )
-        hosts = {name: Host(load_config(args.config, name), cwd=Path.cwd()) for name in names}
-        check_limits(args, *hosts.values())
-        for name, host in hosts.items():
-            print(f"profile {name}: ok ({len(host.plugin_names)} plugins, {len(host.tools)} tools)")
-        print(f"config: {loaded.source or '(none: built-in defaults)'}")
-        if loaded.config.storage is None:
-            print("storage: embedded (SQLite files and JSON sessions in the data folder)")
-            return EXIT_OK
+    if args.profile or os.environ.get("HOSTD_PROFILE"):
+        profiles = [load_config(args.config, args.profile)]
+    else:
+        profiles = load_every_profile(args.config)
+    hosts = {loaded.profile_name: Host(loaded, cwd=Path.cwd()) for loaded in profiles}
+    check_limits(args, *hosts.values())
+    for name, host in hosts.items():
+        print(f"profile {name}: ok ({len(host.plugin_names)} plugins, {len(host.tools)} tools)")
+    loaded = profiles[0]
+    print(f"config: {loaded.source or '(none: built-in defaults)'}")
+    problems: list[str] = []
+    warnings: list[str] = []
+    data_dir = data_dir_check(loaded.data_dir)
+    if data_dir is not None:
+        problems.append(data_dir)
+    for each in profiles:
+        found, warned = _environment_findings(each)
+        problems += found
+        warnings += warned
+    status = EXIT_OK
+    if loaded.config.storage is None:
+        print(f"storage: embedded (SQLite files and JSON sessions in the data folder {loaded.data_dir})")
+    else:
         from hostd_db import describe_url
 
-        host = Host(loaded, cwd=Path.cwd())
-        print(f"storage: team database {describe_url(loaded.database_url or '')}")
-        statuses = host.prepare_team_databases(migrate=False)  # unreachable: HostError, exit 2
-        for plugin, status in statuses:
-            print(f"  {schema_line(plugin, status)}")
-        return EXIT_TOOL_ERROR if any(s.pending or s.too_new for _, s in statuses) else EXIT_OK
+        host = next(iter(hosts.values()))
+        try:
+            print(f"storage: team database {describe_url(loaded.database_url or '')}")
+            statuses = host.prepare_team_databases(migrate=False)
+        except HostError as exc:
+            problems.append(f"storage.url_env: {exc}")
+        else:
+            for plugin, schema in statuses:
+                print(f"  {schema_line(plugin, schema)}")
+            if any(s.pending or s.too_new for _, s in statuses):
+                status = EXIT_TOOL_ERROR
+    for warning in warnings:
+        print(f"warning: {warning}")
+    for problem in problems:
+        print(f"problem: {problem}")
+    return EXIT_USAGE if problems else status
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from hostd.core.config import load_config
+
+    if args.action == "check":
+        return _check_config(args)
+    loaded = load_config(args.config, args.profile)
     import yaml
 
     shown = {
@@ -506,7 +587,7 @@ def _http_snippet(ide: str, url: str, token_env: str | None) -> tuple[dict[str, 
 def cmd_client_config(args: argparse.Namespace) -> int:
     from hostd.core.config import load_config
 
-    loaded = load_config(args.config, args.profile)
+    loaded = load_config(args.config, args.profile, preferred=args.ide)  # the IDE's own profile first
     transport = loaded.profile.transport
     if transport.type != "stdio":
         token_env = transport.token_env or (DEFAULT_TOKEN_ENV if transport.tokens_file else None)

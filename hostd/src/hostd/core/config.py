@@ -273,9 +273,15 @@ def parse_config(text: str, source: str) -> HostConfig:
         raise HostError(f"{source}: invalid config\n{format_validation_error(exc)}") from None
 
 
-def choose_profile(config: HostConfig, requested: str | None) -> tuple[str, ProfileConfig]:
-    """``--profile``/``$HOSTD_PROFILE``, else ``default``, else the only one, else an error."""
+def choose_profile(
+    config: HostConfig, requested: str | None, preferred: str | None = None
+) -> tuple[str, ProfileConfig]:
+    """``--profile``/``$HOSTD_PROFILE``, else ``preferred`` when the config has a profile of that
+    name (``client-config cursor``: the profile ``cursor``), else ``default``, else the only one,
+    else an error."""
     name = requested or os.environ.get("HOSTD_PROFILE") or None
+    if not name and preferred is not None and preferred in config.profiles:
+        name = preferred
     if name:
         if name in config.profiles:
             return name, config.profiles[name]
@@ -296,10 +302,26 @@ def choose_profile(config: HostConfig, requested: str | None) -> tuple[str, Prof
     )
 
 
-def load_config(explicit_path: str | None = None, profile: str | None = None) -> LoadedConfig:
+def load_config(
+    explicit_path: str | None = None, profile: str | None = None, *, preferred: str | None = None
+) -> LoadedConfig:
     source = discover_config_path(explicit_path)
     config = parse_config(source.read_text(encoding="utf-8"), str(source)) if source else HostConfig()
-    profile_name, profile_config = choose_profile(config, profile)
+    return _loaded(source, config, *choose_profile(config, profile, preferred))
+
+
+def load_every_profile(explicit_path: str | None = None) -> list[LoadedConfig]:
+    """Each profile of the config (the built-in ``default`` when it has none), for ``config check``."""
+    source = discover_config_path(explicit_path)
+    config = parse_config(source.read_text(encoding="utf-8"), str(source)) if source else HostConfig()
+    if not config.profiles:
+        return [_loaded(source, config, DEFAULT_PROFILE, ProfileConfig())]
+    return [_loaded(source, config, name, profile) for name, profile in config.profiles.items()]
+
+
+def _loaded(
+    source: Path | None, config: HostConfig, profile_name: str, profile_config: ProfileConfig
+) -> LoadedConfig:
     env_data_dir = os.environ.get("HOSTD_DATA_DIR")
     if env_data_dir:
         data_dir = Path(env_data_dir).expanduser()

@@ -23,6 +23,7 @@ STANDARD_CODES: frozenset[str] = frozenset(
         "WRITE_ERROR",
         "TIMEOUT",
         "TOO_LONG",
+        "STORAGE_UNAVAILABLE",
         "INTERNAL",
     }
 )

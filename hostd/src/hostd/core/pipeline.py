@@ -10,6 +10,7 @@ recorded and logged like any other attempt.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import logging
 import sys
@@ -449,8 +450,11 @@ class CallPipeline:
         )
 
     def _known_failure(self, exc: Exception) -> CodedError | None:
-        """SQLite's own busy and disk-full errors, which a plugin's store may let through: every
-        plugin answers these the same way, whatever store it keeps."""
+        """SQLite's own busy and disk-full errors, and a data folder the server cannot write
+        (permissions, a full disk, a read-only file system), which a plugin's store may let
+        through: every plugin answers these the same way, whatever store it keeps."""
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+            return storage_unavailable(exc)
         sqlite3 = sys.modules.get("sqlite3")  # only a plugin that opened SQLite can raise its errors
         if sqlite3 is None or not isinstance(exc, sqlite3.OperationalError):
             return None
@@ -468,6 +472,8 @@ class CallPipeline:
                 ),
                 details={"reason": "database_busy"},
             )
+        if "readonly database" in text or "unable to open database file" in text:
+            return storage_unavailable(exc)
         if "disk is full" in text:
             return ToolError(
                 "DISK_FULL",
@@ -488,3 +494,52 @@ class CallPipeline:
             ),
             details={},
         )
+
+
+#: The errors of a data folder the environment will not let the server write: not a defect.
+STORAGE_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
+)
+
+
+def storage_unavailable(exc: Exception) -> ToolError:
+    """``STORAGE_UNAVAILABLE``: the path the server could not write, the reason, and what to do."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    path = getattr(exc, "filename", None)
+    name = errno.errorcode.get(number, "") if number is not None else ""
+    where_en = f" {path}" if path else " its data folder"
+    where_zh = f" {path}" if path else "其数据文件夹"
+    if number in (errno.ENOSPC, errno.EDQUOT):
+        reason = Text(en="the disk is full", zh="磁盘已满")
+        todo = Text(en="Free some space on that disk, then retry.", zh="请释放该磁盘的空间后重试。")
+    elif number == errno.EROFS:
+        reason = Text(en="the file system is read-only", zh="文件系统是只读的")
+        todo = Text(
+            en="Mount it writable or point data_dir ($HOSTD_DATA_DIR) at a writable folder, then retry.",
+            zh="请以可写方式挂载，或将 data_dir（$HOSTD_DATA_DIR）指向可写的文件夹后重试。",
+        )
+    elif number == errno.ENOTDIR:
+        reason = Text(en="a part of the path is a file, not a folder", zh="路径中有一部分是文件而非文件夹")
+        todo = Text(
+            en="Point data_dir ($HOSTD_DATA_DIR) at a folder, then retry.",
+            zh="请将 data_dir（$HOSTD_DATA_DIR）指向一个文件夹后重试。",
+        )
+    else:
+        reason = Text(en="permission denied", zh="权限不足")
+        todo = Text(
+            en="Give the server's user write access to it, or point data_dir ($HOSTD_DATA_DIR) "
+            "at a writable folder, then retry.",
+            zh="请授予服务器运行用户写权限，或将 data_dir（$HOSTD_DATA_DIR）指向可写的文件夹后重试。",
+        )
+    details: dict[str, Any] = {"reason": name or "storage"}
+    if path:
+        details["path"] = str(path)
+    return ToolError(
+        "STORAGE_UNAVAILABLE",
+        Text(
+            en=f"The server cannot write to{where_en}: {reason.en}.",
+            zh=f"服务器无法写入{where_zh}：{reason.zh}。",
+        ),
+        hint=todo,
+        details=details,
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hostd.core.errors import HostError
@@ -270,17 +271,27 @@ async def serve_http(
         server_header=False,  # no software name on any answer, the open health probes included
         timeout_graceful_shutdown=transport.shutdown_grace_seconds,  # type: ignore[arg-type]  # any number works (asyncio.wait_for)
     )
+    from hostd.core.environment import bind_listener
+
+    # Bound before anything says "listening": a port in use is one line (exit 3), not a traceback.
+    listener = bind_listener(transport.host, transport.port, "transport.port")
+    try:
+        stop_metrics = _serve_metrics_port(policy)
+    except BaseException:
+        listener.close()
+        raise
     loop = asyncio.get_running_loop()
     if hasattr(signal, "SIGHUP"):
         loop.add_signal_handler(signal.SIGHUP, policy.members.reload)
     # uvicorn handles SIGTERM itself (graceful shutdown), then raises it again for the handler it
     # found: with the default one the process would die there, before the plugins shut down.
+    bound = listener.getsockname()[1]
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous_sigterm = signal.signal(signal.SIGTERM, _already_handled) if in_main_thread else None
-    logger.warning(
+    logger.info(
         "hostd listening on http://%s:%s/mcp (Streamable HTTP%s) and /sse (legacy SSE)%s",
         transport.host,
-        transport.port,
+        bound,
         ", stateless" if transport.stateless else "",
         " with OAuth sign-in"
         if policy.oauth
@@ -289,31 +300,38 @@ async def serve_http(
         else "",
     )
     if dashboard is not None:
-        logger.warning("dashboard at http://%s:%s/ui/", transport.host, transport.port)
-    stop_metrics = None
-    if policy.metrics is not None and transport.metrics is not None and transport.metrics.port is not None:
-        from hostd.protocol.operators import metrics_host_check
-        from hostd.team.metrics import serve_on_own_port
-
-        stop_metrics = serve_on_own_port(
-            policy.metrics,
-            transport.metrics.host,
-            transport.metrics.port,
-            metrics_host_check(transport.metrics, host_matches),
-            policy.text(
-                en="Misdirected request: Host not allowed (transport.metrics.allowed_hosts)",
-                zh="请求指向错误：不允许该 Host（transport.metrics.allowed_hosts）",
-            ),
-        )
+        logger.info("dashboard at http://%s:%s/ui/", transport.host, bound)
     try:
-        await _GracefulServer(config, app.in_flight).serve()
+        await _GracefulServer(config, app.in_flight).serve([listener])
     finally:
+        listener.close()
         if stop_metrics is not None:
             stop_metrics()
         if hasattr(signal, "SIGHUP"):
             loop.remove_signal_handler(signal.SIGHUP)
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _serve_metrics_port(policy: HttpPolicy) -> Callable[[], None] | None:
+    """``/metrics`` on its own port (``transport.metrics.port``), answering only its own Host
+    names; the function that stops it, or ``None`` when the metrics are on the server's port."""
+    transport = policy.transport
+    if policy.metrics is None or transport.metrics is None or transport.metrics.port is None:
+        return None
+    from hostd.protocol.operators import metrics_host_check
+    from hostd.team.metrics import serve_on_own_port
+
+    return serve_on_own_port(
+        policy.metrics,
+        transport.metrics.host,
+        transport.metrics.port,
+        metrics_host_check(transport.metrics, host_matches),
+        policy.text(
+            en="Misdirected request: Host not allowed (transport.metrics.allowed_hosts)",
+            zh="请求指向错误：不允许该 Host（transport.metrics.allowed_hosts）",
+        ),
+    )
 
 
 def _graceful_server_class() -> type[Any]:

@@ -79,21 +79,33 @@ class _MalformedLinesAnswered:
     cost at one call.
     """
 
-    def __init__(self, inner: Any, answers: Any, language: str) -> None:
+    def __init__(
+        self, inner: Any, answers: Any, language: str, ending: Any = None, grace: float = 0.0
+    ) -> None:
         self._inner = inner
         self._answers = answers
         self._language = language
+        self._ending = ending  # OpenRequests: at end of input, answer what was read first
+        self._grace = grace
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
+        import anyio
         from mcp.shared.message import SessionMessage
 
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                if self._ending is not None:
+                    await self._ending.wait_answered(self._grace)
+                raise
             if not isinstance(item, Exception):
+                if self._ending is not None:
+                    self._ending.read(item)
                 return item
             logger.warning("answered a line on stdin that is not JSON-RPC: %s", str(item)[:300])
             await self._answers.send(SessionMessage(protocol_error_for(item, self._language)))
@@ -145,14 +157,15 @@ def return_large_blocks_to_the_system() -> None:
         logger.debug("mallopt(M_MMAP_THRESHOLD) refused; large blocks may stay resident")
 
 
-async def serve_stdio(server: Server[Any], language: str = "en") -> None:
+async def serve_stdio(server: Server[Any], language: str = "en", grace: float = 30.0) -> None:
     """Serve one client on this process's stdin/stdout (stdout carries JSON-RPC only).
 
     ``language`` is the host's: the one protocol errors for unreadable lines are written in.
+    At end of input, the requests read before it are answered (for at most ``grace`` seconds).
     """
     from mcp.server.stdio import stdio_server
 
-    from hostd.protocol.stdio_pipes import pipe_stdio, pipes_on_both_ends
+    from hostd.protocol.stdio_pipes import AnswersSeen, OpenRequests, pipe_stdio, pipes_on_both_ends
 
     return_large_blocks_to_the_system()
     try:
@@ -162,8 +175,10 @@ async def serve_stdio(server: Server[Any], language: str = "en") -> None:
             else:  # a terminal or a file: the SDK's own transport
                 stdin, stdout = None, None
             read_stream, write_stream = await stack.enter_async_context(stdio_server(stdin, stdout))
+            ending = OpenRequests()
+            write_stream = AnswersSeen(write_stream, ending)
             await server.run(
-                _MalformedLinesAnswered(read_stream, write_stream, language),
+                _MalformedLinesAnswered(read_stream, write_stream, language, ending, grace),
                 write_stream,
                 server.create_initialization_options(),
             )

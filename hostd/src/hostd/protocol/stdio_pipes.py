@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 #: The reader's limit on one line: none in practice (the SDK's transport has none either).
 READ_LIMIT = 2**31
@@ -163,3 +166,72 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any]]:
             with anyio.CancelScope(shield=True), anyio.move_on_after(DRAIN_SECONDS):
                 await side.lost
             write_transport.abort()
+
+
+class OpenRequests:
+    """The requests read from stdin and not answered yet, so end of input can wait for them.
+
+    A client that writes its requests and closes stdin (``printf ... | hostd serve``, a script)
+    is owed every answer: the SDK ends the session at end of input and would cut the handlers
+    still running, answering each with "Connection closed".
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._changed: Any = None
+
+    def read(self, item: Any) -> None:
+        from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._ids.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._discard((message.params or {}).get("requestId"))  # a cancelled call gets no answer
+
+    def written(self, item: Any) -> None:
+        from mcp.types import JSONRPCError, JSONRPCResponse
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._discard(message.id)
+
+    def _discard(self, request_id: Any) -> None:
+        self._ids.discard(request_id)
+        if self._changed is not None:
+            self._changed.set()
+
+    async def wait_answered(self, grace: float) -> None:
+        """Until every request read is answered, for at most ``grace`` seconds."""
+        import anyio
+
+        with anyio.move_on_after(grace) as scope:
+            while self._ids:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+        if scope.cancelled_caught:
+            logger.warning(
+                "end of input: %d request(s) still unanswered after %g s are cut", len(self._ids), grace
+            )
+
+
+class AnswersSeen:
+    """The session's write stream, telling ``OpenRequests`` which requests are answered."""
+
+    def __init__(self, inner: Any, requests: OpenRequests) -> None:
+        self._inner = inner
+        self._requests = requests
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        self._requests.written(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> AnswersSeen:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)

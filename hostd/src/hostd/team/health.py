@@ -49,7 +49,7 @@ class Readiness:
                 self._last_reason = reason
                 return reason
         if self._last_reason is not None:
-            logger.warning("ready again")
+            logger.info("ready again")
             self._last_reason = None
         return None
 

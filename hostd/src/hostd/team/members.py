@@ -189,7 +189,7 @@ class MemberDirectory:
                 logger.error("tokens file not reloaded, the members loaded before stay: %s", exc)
                 return False
             self._book = book
-        logger.warning("tokens file reloaded: %d member(s)", len(book))
+        logger.info("tokens file reloaded: %d member(s)", len(book))
         return True
 
     def _reload_if_changed(self) -> None:

@@ -226,12 +226,17 @@ def serve_on_own_port(
     class Server(ThreadingWSGIServer):
         address_family = family
 
-    server = make_server(host, port, app, Server, handler_class=Quiet)
+    from hostd.core.environment import port_in_use
+
+    try:
+        server = make_server(host, port, app, Server, handler_class=Quiet)
+    except OSError as exc:
+        raise port_in_use(exc, host, port, "transport.metrics.port") from None
     if host_check is not None:
         allowed.append(host_check(server.server_port))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    logger.warning("metrics on http://%s:%s/metrics", host, server.server_port)
+    logger.info("metrics on http://%s:%s/metrics", host, server.server_port)
 
     def stop() -> None:
         server.shutdown()

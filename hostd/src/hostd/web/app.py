@@ -260,7 +260,7 @@ class Dashboard:
                 if not self.sign_in.one_time.redeem(presented):
                     logger.warning("refused a dashboard sign-in link that was used before or is wrong")
                     return self._signin_page(request, language, failed="link", status=403)
-                logger.warning("dashboard: signed in with the one-time link")
+                logger.info("dashboard: signed in with the one-time link")
                 return self._signed_in(request, self.sign_in.local_member, LOCAL_FINGERPRINT, target)
             if self.member_of(request) is not None:
                 return RedirectResponse(target, status_code=303)

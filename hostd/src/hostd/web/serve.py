@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -97,10 +96,9 @@ def serve_local_dashboard(host: Host, *, port: int, open_browser: bool) -> int:
         host.changes = ResourceChanges.for_config(host.loaded)
     one_time = OneTimeToken()
     app = local_app(host, one_time, policy)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(128)
+    from hostd.core.environment import bind_listener
+
+    listener = bind_listener("127.0.0.1", port, "--port")  # in use: one line, exit 3
     bound = listener.getsockname()[1]
     url = f"http://127.0.0.1:{bound}{BASE}/signin?token={one_time.token}"
     config = uvicorn.Config(

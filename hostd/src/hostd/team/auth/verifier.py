@@ -121,7 +121,7 @@ class AllowedMembers:
                     self._stamp = stamp
                     try:
                         self._members = self._read()
-                        logger.warning("members file reloaded: %d member(s)", len(self._members))
+                        logger.info("members file reloaded: %d member(s)", len(self._members))
                     except HostError as exc:
                         logger.error("members file not reloaded, the members loaded before stay: %s", exc)
         members = self._members
