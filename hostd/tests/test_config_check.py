@@ -140,11 +140,11 @@ def test_config_check_checks_every_profile_even_without_a_default(
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.splitlines()[:2] == [
         "profile a: ok (1 plugins, 18 tools)",
-        "profile b: ok (1 plugins, 13 tools)",
+        "profile b: ok (1 plugins, 17 tools)",
     ]
     one = _hostd(user_home, "config", "check", "--config", str(config), "--profile", "b")
     assert (
-        one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 13 tools)" and "profile a" not in one.stdout
+        one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 17 tools)" and "profile a" not in one.stdout
     )
 
 
