@@ -380,7 +380,7 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
     """hostd-testing's team-database checks: ``hostd db migrate`` (pending, applied, then
     current) and a database that is down at start-up (exit 2, named without its password)."""
     pytest.importorskip("psycopg")
-    check_team_database(tmp_path, "tasks", postgres_url=postgres_url, version=6)
+    check_team_database(tmp_path, "tasks", postgres_url=postgres_url, version=7)
 
 
 def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
