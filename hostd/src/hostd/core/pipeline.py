@@ -67,6 +67,16 @@ class CallQuotas(Protocol):
     def retry_after(self, member: str, tool: str) -> float: ...
 
 
+async def request_wait(rate: RequestRate, member: str) -> int:
+    """Seconds until ``member`` may make another request (0: now): the one bucket the HTTP guard
+    and the dashboard take from; the team database's is asked off the event loop."""
+    if rate.shared:
+        import anyio
+
+        return await anyio.to_thread.run_sync(rate.retry_after, member)
+    return rate.retry_after(member)
+
+
 @dataclass
 class ToolCall:
     """One attempt to call a tool: what, for whom, from where."""
@@ -206,14 +216,7 @@ class CallPipeline:
 
     async def request_wait(self, member: Member) -> int:
         """Seconds until ``member`` may make another request (0: now), from their request rate."""
-        rate = self.request_rate
-        if rate is None:
-            return 0
-        if rate.shared:
-            import anyio
-
-            return await anyio.to_thread.run_sync(rate.retry_after, member.name)
-        return rate.retry_after(member.name)
+        return 0 if self.request_rate is None else await request_wait(self.request_rate, member.name)
 
     def record_refused_request(
         self, surface: Surface, member: Member | None, outcome: str, tool: str = "-"

@@ -19,6 +19,7 @@ from hostd.core.config import LOOPBACK_HOSTS, TransportConfig
 from hostd.core.errors import HostError
 from hostd.core.icon import FAVICON_PATH
 from hostd.core.identity import Member, acting_as
+from hostd.core.pipeline import request_wait
 from hostd.protocol.throttle import refusals_counted, signin_attempt, too_many_signins
 from hostd.team.members import member_directory_from_env
 
@@ -310,10 +311,7 @@ class GuardMiddleware:
             scope["user"] = _session_owner(member[0])
         rate = self.policy.request_rate
         if refusal is None and member and rate is not None:
-            if rate.shared:
-                wait = await anyio.to_thread.run_sync(rate.retry_after, member[0].name)
-            else:
-                wait = rate.retry_after(member[0].name)
+            wait = await request_wait(rate, member[0].name)
             if wait:  # before the body is read: an over-eager client costs no buffer
                 refusal = self.policy.too_many_requests(wait)
         if refusal is None:
@@ -358,7 +356,6 @@ class GuardMiddleware:
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], tuple[int, str] | None]:
         """The request's messages (the body joined into one), or why it is refused."""
-        import anyio
 
         chunks: list[bytes] = []
         size = 0
