@@ -274,11 +274,13 @@ async def serve_http(
     from hostd.core.environment import bind_listener
 
     # Bound before anything says "listening": a port in use is one line (exit 3), not a traceback.
-    listener = bind_listener(transport.host, transport.port, "transport.port")
+    # The metrics port first: once the server's port accepts a connection, /metrics answers too.
+    stop_metrics = _serve_metrics_port(policy)
     try:
-        stop_metrics = _serve_metrics_port(policy)
+        listener = bind_listener(transport.host, transport.port, "transport.port")
     except BaseException:
-        listener.close()
+        if stop_metrics is not None:
+            stop_metrics()
         raise
     loop = asyncio.get_running_loop()
     if hasattr(signal, "SIGHUP"):
