@@ -53,7 +53,8 @@ SHARED = [
     "packages/hostd-testing",
 ]
 PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
-PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider"]
+#: ``--durations`` names the slowest tests in every CI log, where the run time is spent.
+PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider", "--durations=15"]
 #: pytest-xdist workers for the test sessions: one process keeps a core 45% busy, so four fill
 #: the 2 CI cores (measurements in CONTRIBUTING.md, "The full run").
 WORKERS = os.environ.get("HOSTD_TEST_WORKERS", "4")
