@@ -16,9 +16,13 @@ exactly today's answers.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import mcp_types as types
@@ -273,3 +277,25 @@ async def test_stateless_http_clients_that_cannot_be_asked_get_todays_answers(
     for tag in ("http-plain", "http-legacy"):
         gone = await in_the_store(data_dir, tag)
         assert gone == dict.fromkeys(gone, False)
+
+
+def test_hostd_call_acts_as_typed(tmp_path: Path) -> None:
+    """``hostd call`` has no client to ask: the command typed at the terminal is the user's
+    decision, so the call acts and answers as it always has (no ``--yes`` needed)."""
+
+    def hostd_call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "hostd", "call", tool, "--json", json.dumps(arguments)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "HOSTD_CONFIG": str(config)},
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        return cast(dict[str, Any], json.loads(done.stdout))
+
+    config = write_config(tmp_path, PLUGINS, config=CONFIG)
+    hostd_call("create_session", {"name": "terminal", "session_id": "s-cli"})
+    deleted = hostd_call("delete_session", {"session_id": "s-cli"})
+    assert deleted == acted("cli", {"execution_time_ms": ANY_MS})["delete_session"]
