@@ -28,7 +28,7 @@ import anyio
 import mcp_types as types
 import pytest
 from hostd_testing import HttpServer, envelope_of, served_client, write_config
-from hostd_testing.calls import ANY, ANY_MS, ok
+from hostd_testing.calls import ANY, ANY_MS, call, ok
 from hostd_testing.hosts import make_host
 from mcp import Client
 
@@ -299,3 +299,21 @@ def test_hostd_call_acts_as_typed(tmp_path: Path) -> None:
     hostd_call("create_session", {"name": "terminal", "session_id": "s-cli"})
     deleted = hostd_call("delete_session", {"session_id": "s-cli"})
     assert deleted == acted("cli", {"execution_time_ms": ANY_MS})["delete_session"]
+
+
+async def test_a_stateful_http_session_asks_on_the_calls_own_stream(tmp_path: Path) -> None:
+    """With a session (``stateless: false``, the default) a 2025-era client is asked with an
+    ``elicitation/create`` request on the POST's own response stream."""
+    config = write_config(tmp_path, ["deep-thinking"], config=CONFIG)
+    person = Person()
+    with HttpServer.start(config, cwd=tmp_path) as server:
+        async with server.client(elicitation_callback=person) as client:
+            with anyio.fail_after(120):
+                await ok(client, "create_session", name="session http-sticky", session_id="s-http-sticky")
+                person.answers = ["decline", "accept"]
+                kept = await call(client, "delete_session", session_id="s-http-sticky")
+                deleted = await call(client, "delete_session", session_id="s-http-sticky")
+    assert kept == not_done("http-sticky", "decline")["delete_session"]
+    accepted = {"execution_time_ms": ANY_MS, "confirmation": "accepted"}
+    assert deleted == acted("http-sticky", accepted)["delete_session"]
+    assert person.asked == [questions("http-sticky")[3]] * 2
