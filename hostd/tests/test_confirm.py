@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 import pytest
@@ -26,6 +26,7 @@ from hostd import Confirmation, NotConfirmed, Text, ToolContext, ToolOutput, hoo
 
 pytestmark = pytest.mark.anyio
 ERAS = ["legacy", "2026-07-28"]
+Action = Literal["accept", "decline", "cancel"]
 QUESTION = Text(en="Throw the box away?", zh="扔掉这个盒子？")
 
 
@@ -63,11 +64,11 @@ class BoxPlugin:
         register(self.throw_away_sync, destructive=True)
 
 
-def answering(action: str, asked: list[str]) -> Any:
+def answering(action: Action, asked: list[str]) -> Any:
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestFormParams)
         asked.append(params.message)
-        return types.ElicitResult(action=action, content={} if action == "accept" else None)  # type: ignore[arg-type]
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
 
     return elicit
 
@@ -122,7 +123,7 @@ async def test_accept_acts_and_the_answer_says_the_user_confirmed(
     ],
 )
 async def test_decline_and_cancel_do_nothing_and_say_so(
-    hostd_data_dir: Path, mode: str, action: str, said: tuple[str, str]
+    hostd_data_dir: Path, mode: str, action: Action, said: tuple[str, str]
 ) -> None:
     asked: list[str] = []
     envelope, is_error, plugin = await throw(
