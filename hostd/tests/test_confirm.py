@@ -74,11 +74,16 @@ def answering(action: Action, asked: list[str]) -> Any:
 
 
 async def throw(
-    data_dir: Path, mode: str, tool: str, **client_options: Any
+    data_dir: Path, mode: str, tool: str, *, config: dict[str, Any] | None = None, **client_options: Any
 ) -> tuple[dict[str, Any], bool, BoxPlugin]:
     plugin = BoxPlugin()
     async with in_memory_client(
-        ["box"], data_dir=data_dir, extra_plugins={"box": plugin}, mode=mode, **client_options
+        ["box"],
+        data_dir=data_dir,
+        config={"language": "en", **(config or {})},
+        extra_plugins={"box": plugin},
+        mode=mode,
+        **client_options,
     ) as client:
         result = await client.call_tool(tool, {})
     return envelope_of(result), bool(result.is_error), plugin
@@ -211,3 +216,24 @@ def test_a_confirmation_answered_with_something_else_is_refused(hostd_data_dir: 
     assert InputRound.of(answered, host).answer(key, types.ElicitResult) == types.ElicitResult(
         action="decline"
     )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_question_and_answer_in_the_servers_language(hostd_data_dir: Path, mode: str) -> None:
+    asked: list[str] = []
+    envelope, is_error, plugin = await throw(
+        hostd_data_dir,
+        mode,
+        "throw_away",
+        config={"language": "zh"},
+        elicitation_callback=answering("decline", asked),
+    )
+    assert (envelope, is_error) == (
+        {
+            "status": "success",
+            "message": "未执行：用户拒绝了。盒子留着。",
+            "metadata": {"execution_time_ms": ANY_MS, "confirmation": "declined"},
+        },
+        False,
+    )
+    assert asked == ["扔掉这个盒子？"] and plugin.thrown == 0
