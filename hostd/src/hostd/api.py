@@ -159,6 +159,29 @@ class SamplingResult:
     model: str | None = None
 
 
+#: What the person answered when a tool asked them to confirm (``ToolContext.confirm``):
+#: ``accepted`` go on; ``declined`` (an explicit no) and ``cancelled`` (the question dismissed) do
+#: nothing and raise ``NotConfirmed``; ``unavailable``: the client cannot ask (no elicitation, a
+#: stateless session on the 2025 protocol, ``hostd call``, the dashboard), so the tool acts as it
+#: always has.
+Confirmation = Literal["accepted", "declined", "cancelled", "unavailable"]
+
+
+class NotConfirmed(Exception):
+    """Raise it from a tool when the person declined or cancelled its confirmation.
+
+    ``kept`` says what was left as it was (``Text(en="memory://a/b is kept.", zh=...)``). The host
+    answers a success envelope (``isError`` false: nothing failed, the person chose) whose message
+    says nothing was done and why, then ``kept``; the tool's own fields are left out (they describe
+    what a call did), ``metadata.confirmation`` is the answer, and no change is published.
+    """
+
+    def __init__(self, answer: Literal["declined", "cancelled"], kept: Text) -> None:
+        super().__init__(kept.en)
+        self.answer: Literal["declined", "cancelled"] = answer
+        self.kept = kept
+
+
 def validation_reason(error: ErrorDetails) -> Text:
     """Why pydantic refused a value (one item of ``ValidationError.errors()``), in both languages:
     pydantic's English and the host's Chinese, the words tool arguments are refused with. For a
@@ -292,12 +315,29 @@ class ToolContext(PluginContext[SettingsT_co], Protocol[SettingsT_co]):
         """``sample`` for sync tools (they run in a worker thread)."""
         ...
 
+    async def confirm(self, question: Text) -> Confirmation:
+        """Ask the person to confirm what the call is about to do (MCP elicitation), before doing it.
+
+        ``question`` is shown in the reader's language; say what will be lost. ``unavailable``
+        when the client cannot ask: then act as the tool did before it asked. On ``declined`` or
+        ``cancelled`` do nothing and raise ``NotConfirmed``. On the 2026-07-28 protocol the first
+        ask ends the call's round and the tool runs again from the start with the answer: ask the
+        same question each time, and write nothing before asking.
+        """
+        ...
+
+    def confirm_sync(self, question: Text) -> Confirmation:
+        """``confirm`` for sync tools (they run in a worker thread)."""
+        ...
+
 
 __all__ = [
     "ID_PATTERN",
     "ActivityItem",
     "CodedError",
+    "Confirmation",
     "CopyReport",
+    "NotConfirmed",
     "Overview",
     "OverviewCount",
     "PluginContext",

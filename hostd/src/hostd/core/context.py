@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from hostd_errors import Message, Text, render
 
-from hostd.api import SamplingResult
+from hostd.api import Confirmation, SamplingResult
 from hostd.core.errors import HostError
 from hostd.core.i18n import Language
 from hostd.core.identity import calling_member
@@ -220,7 +220,8 @@ class ClientInputNeeded(BaseException):
 class ClientChannel(Protocol):
     """The host's view of the client for one call (implemented over the SDK by the server).
 
-    ``sample`` may raise ``ClientInputNeeded`` when the answer must come in a later round.
+    ``sample`` and ``confirm`` may raise ``ClientInputNeeded`` when the answer must come in a later
+    round; ``confirm`` is asked only when ``can_elicit``.
     """
 
     @property
@@ -229,6 +230,11 @@ class ClientChannel(Protocol):
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None: ...
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult: ...
+
+    @property
+    def can_elicit(self) -> bool: ...
+
+    async def confirm(self, question: str) -> Confirmation: ...
 
 
 class CallContext(Generic[SettingsT]):
@@ -254,6 +260,8 @@ class CallContext(Generic[SettingsT]):
         self._cwd = cwd
         self._cancelled = threading.Event()
         self._changed: list[str] = []
+        #: The person's last answer to ``confirm`` in this call (``None``: never asked, or unavailable).
+        self.confirmation: Confirmation | None = None
         self._member = calling_member()
         self._loop_token: EventLoopToken | None = None
         try:  # lets sync tools, and threads they start, reach the event loop that serves the call
@@ -381,3 +389,21 @@ class CallContext(Generic[SettingsT]):
 
         channel = self._channel
         return anyio.from_thread.run(channel.sample, prompt, system, max_tokens, token=self._loop_token)
+
+    async def confirm(self, question: Text) -> Confirmation:
+        """Ask the person to confirm (``ToolContext.confirm``): through the client's elicitation,
+        in the reader's language; ``unavailable`` when the client cannot ask."""
+        if self._channel is None or not self._channel.can_elicit:
+            return "unavailable"
+        answer = await self._channel.confirm(question.render(self.language))
+        if answer != "unavailable":
+            self.confirmation = answer
+        return answer
+
+    def confirm_sync(self, question: Text) -> Confirmation:
+        """``confirm`` for sync tools (they run in a worker thread)."""
+        if self._channel is None or not self._channel.can_elicit:
+            return "unavailable"
+        import anyio.from_thread
+
+        return anyio.from_thread.run(self.confirm, question, token=self._loop_token)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from hostd_errors import CodedError, Text, render
 
-from hostd.api import ToolOutput
+from hostd.api import Confirmation, NotConfirmed, ToolOutput
 from hostd.core.access import AccessPolicy, Refusal
 from hostd.core.context import CallContext, ClientChannel, ClientInputNeeded
 from hostd.core.errors import ToolError
@@ -92,6 +92,8 @@ class ToolCall:
     language: Language | None = None
     #: Filled with the files and records a successful call named (``ToolOutput.with_links``).
     links: list[ResourceLink] = field(default_factory=list)
+    #: The person's answer when the tool asked them to confirm (``ToolContext.confirm``), else None.
+    confirmation: Confirmation | None = None
 
 
 class ToolAnswer(NamedTuple):
@@ -159,6 +161,16 @@ def _asks_the_client(exc: BaseException) -> bool:
     )
 
 
+#: How an answer to a call whose confirmation the person did not give begins (``NotConfirmed``).
+_NOT_DONE = {
+    "declined": Text(en="Nothing was done: the user declined. ", zh="未执行：用户拒绝了。"),
+    "cancelled": Text(
+        en="Nothing was done: the user dismissed the question without answering. ",
+        zh="未执行：用户关闭了询问，未作答复。",
+    ),
+}
+
+
 class CallPipeline:
     """The steps of a tool call, for one host."""
 
@@ -185,7 +197,7 @@ class CallPipeline:
             if error is None:
                 assert output is not None
                 try:
-                    envelope = self._success(spec, output, attempt.started)
+                    envelope = self._success(spec, output, attempt.started, call.confirmation)
                 except Exception:
                     logger.exception("tool %s returned output that cannot be serialised", spec.name)
                     error = self._internal(spec.name)
@@ -324,6 +336,12 @@ class CallPipeline:
         except anyio.get_cancelled_exc_class():
             context.mark_cancelled()
             raise
+        except NotConfirmed as exc:
+            # The person said no: nothing was done, so only the message answers (no tool fields,
+            # which describe what a call did) and no change is published.
+            _forget_frames(exc)
+            call.confirmation = exc.answer
+            return ToolOutput().with_message(_NOT_DONE[exc.answer] + exc.kept), None
         except CodedError as exc:
             _forget_frames(exc)
             return None, exc
@@ -334,6 +352,7 @@ class CallPipeline:
                 error = self._internal(spec.name)
             _forget_frames(exc)
             return None, error
+        call.confirmation = context.confirmation
         if not isinstance(result, spec.output_model):
             logger.error(
                 "tool %s returned %r instead of %s", spec.name, type(result), spec.output_model.__name__
@@ -393,12 +412,17 @@ class CallPipeline:
 
     # --- answers --------------------------------------------------------------------------------
 
-    def _success(self, spec: ToolSpec, output: ToolOutput, started: float) -> Envelope:
+    def _success(
+        self, spec: ToolSpec, output: ToolOutput, started: float, confirmation: Confirmation | None = None
+    ) -> Envelope:
         language = self.host.language
         message = render(output.envelope_message, language) or Text(
             en=f"{spec.name} succeeded.", zh=f"{spec.name} 执行成功。"
         ).render(language)
-        return success_envelope(output, message, started, language)
+        envelope = success_envelope(output, message, started, language)
+        if confirmation is not None:  # what the person answered when the tool asked them
+            envelope["metadata"]["confirmation"] = confirmation
+        return envelope
 
     def _error_envelope(self, error: CodedError, started: float) -> Envelope:
         message, hint, details = error.rendered(self.host.language)

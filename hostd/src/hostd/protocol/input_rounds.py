@@ -1,4 +1,4 @@
-"""Asking the client mid-call: progress, sampling and roots, in both protocol eras.
+"""Asking the client mid-call: progress, sampling, roots and confirmations, in both protocol eras.
 
 Before 2026-07-28 the server sends requests to the client during a call (``SdkChannel``); from
 that revision on it answers the call with its questions (``InputRound``: input_required) and the
@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
 from hostd_errors import Text
+from mcp.server.elicitation import render_elicitation_schema
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ValidationError
 
-from hostd.api import SamplingResult
+from hostd.api import Confirmation, SamplingResult
 from hostd.core.context import ClientInputNeeded
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ AnswerT = TypeVar("AnswerT", bound=BaseModel)
 # and sampling inside a tool call's result (input_required) and the client calls again.
 INPUT_REQUIRED_VERSION = "2026-07-28"
 ROOTS_KEY = "roots"
+#: The key of a confirmation's question starts with this (the rest: a digest of its message).
+CONFIRM_PREFIX = "confirm-"
 _STATE_VERSION = 1
 
 
@@ -110,11 +113,45 @@ def _answer_models(key: str) -> tuple[type[BaseModel], ...]:
     """What may answer the question under ``key`` (a model's content may be one block or a list)."""
     if key == ROOTS_KEY:
         return (types.ListRootsResult,)
+    if key.startswith(CONFIRM_PREFIX):
+        return (types.ElicitResult,)
     return (types.CreateMessageResult, types.CreateMessageResultWithTools)
 
 
 def _method_of(key: str) -> str:
+    if key.startswith(CONFIRM_PREFIX):
+        return "elicitation/create"
     return "roots/list" if key == ROOTS_KEY else "sampling/createMessage"
+
+
+# A confirmation asks for nothing but the person's answer: a form without fields (no docstring,
+# which would become the schema's description).
+class ConfirmForm(BaseModel):
+    pass
+
+
+#: The form a confirmation shows, rendered once by the SDK's own elicitation helper.
+CONFIRM_SCHEMA: dict[str, Any] = render_elicitation_schema(ConfirmForm)
+
+_ANSWERS: dict[str, Confirmation] = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+
+
+def _confirm_params(question: str) -> types.ElicitRequestFormParams:
+    return types.ElicitRequestFormParams(message=question, requested_schema=CONFIRM_SCHEMA)
+
+
+def _confirm_key(question: str) -> str:
+    """The same question gets the same key each round; another question (another record) another."""
+    return CONFIRM_PREFIX + hashlib.sha256(question.encode()).hexdigest()[:32]
+
+
+def can_confirm(capabilities: types.ClientCapabilities | None) -> bool:
+    """Whether the client shows form elicitations: ``elicitation: {}`` means form mode, and a
+    client that names modes must name ``form`` (one offering URL mode only cannot confirm)."""
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None
 
 
 def speaks_input_required(request: ServerRequestContext[Any, Any]) -> bool:
@@ -164,6 +201,33 @@ class SdkChannel:
         capabilities = self._request.session.client_capabilities
         declared = bool(capabilities and capabilities.sampling is not None)
         return declared and (self._round is not None or self._request.session.can_send_request)
+
+    @property
+    def can_elicit(self) -> bool:
+        declared = can_confirm(self._request.session.client_capabilities)
+        return declared and (self._round is not None or self._request.session.can_send_request)
+
+    async def confirm(self, question: str) -> Confirmation:
+        """The person's answer to ``question``, a form without fields: before 2026-07-28 an
+        ``elicitation/create`` request on this call's own stream; from it on, a question in the
+        call's result (``ClientInputNeeded`` until the client calls again with the answer)."""
+        if self._round is not None:
+            key = _confirm_key(question)
+            answer = self._round.answer(key, types.ElicitResult)
+            if answer is None:
+                self._round.ask(key, types.ElicitRequest(params=_confirm_params(question)))
+                raise ClientInputNeeded(key)
+            return _ANSWERS[answer.action]
+        try:
+            result = await self._request.session.elicit_form(
+                question, CONFIRM_SCHEMA, related_request_id=self._request.request_id
+            )
+        except Exception as exc:
+            # The client declared elicitation, then failed to ask or answered an error: no one said
+            # yes, so nothing is done (as when the person dismisses the question).
+            logger.warning("confirmation request failed: %s", exc)
+            return "cancelled"
+        return _ANSWERS[result.action]
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         try:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, cast
 from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from pydantic import Field
 
-from hostd import Text, ToolError
+from hostd import NotConfirmed, Text, ToolError
 from hostd_deep_thinking.jsonshape import shape_problem
 from hostd_deep_thinking.links import linked_tasks
 from hostd_deep_thinking.models import (
@@ -321,6 +321,19 @@ def _list_deleted(
 def delete_session(ctx: Context, session_id: SessionId) -> DeleteSessionOutput:
     """Delete a session after taking a backup (restore_session brings it back)."""
     store = session_store(ctx)
+    if store.exists(session_id):  # one that does not exist is refused without asking
+        answer = ctx.confirm_sync(
+            Text(
+                en=f"Delete the thinking session '{session_id}'? A backup is kept: "
+                "restore_session brings it back.",
+                zh=f"删除思考会话 '{session_id}'？会保留备份：可用 restore_session 恢复。",
+            )
+        )
+        if answer == "declined" or answer == "cancelled":
+            raise NotConfirmed(
+                answer,
+                Text(en=f"Session '{session_id}' is kept as it was.", zh=f"会话 '{session_id}' 保持原样。"),
+            )
     backup = store.delete(session_id)
     backup_id = None if backup is None else store.backup_id(session_id, backup)
     restore_call = {"session_id": session_id, "backup": backup_id} if backup_id else None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from hostd.paging import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from pydantic import Field
 
-from hostd import ResourceLink, Roots, Text, ToolContext, ToolError
+from hostd import NotConfirmed, ResourceLink, Roots, Text, ToolContext, ToolError
 from hostd_memory.models import (
     ExportMemoriesOutput,
     ImportItemRef,
@@ -314,8 +314,11 @@ def import_memories(
             details={"argument": argument, "problem": exc.problem, "where": exc.where},
         ) from None
     items, problems = transfer.check_items(document, ctx.member)
+    store = memory_store(ctx)
+    if strategy == "overwrite":
+        _confirm_overwrite(ctx, store, [str(item.uri) for item in items])
     report = ImportReport()
-    memory_store(ctx).import_items(items, strategy, report, author=ctx.member)
+    store.import_items(items, strategy, report, author=ctx.member)
     written = (*report.created, *report.overwritten, *report.merged)
     ctx.resource_changed(*(resource_uri(uri) for uri in written))
     found = [*problems, *report.errors]
@@ -350,6 +353,38 @@ def import_memories(
             f"未变 {result.unchanged}，新增链接 {result.links_added}，错误 {len(errors)}。",
         )
     )
+
+
+#: How many of the memories an overwriting import replaces its confirmation names.
+_NAMED_IN_QUESTION = 5
+
+
+def _confirm_overwrite(ctx: ToolContext[Settings], store: MemoryStore, uris: list[str]) -> None:
+    """Ask the user before an import replaces memories that exist (nothing is asked when it replaces
+    none); ``NotConfirmed`` unless they accept or the client cannot ask."""
+    existing = sorted(store.existing_uris(uris))
+    if not existing:
+        return
+    named = ", ".join(existing[:_NAMED_IN_QUESTION])
+    more = len(existing) - _NAMED_IN_QUESTION
+    answer = ctx.confirm_sync(
+        Text(
+            en=f"Replace {len(existing)} existing memory(ies) with the imported content: {named}"
+            + (f" and {more} more" if more > 0 else "")
+            + "? Their current content stays in their version history.",
+            zh=f"用导入的内容替换 {len(existing)} 条已有记忆：{named}"
+            + (f" 等另外 {more} 条" if more > 0 else "")
+            + "？其当前内容保留在版本历史中。",
+        )
+    )
+    if answer == "declined" or answer == "cancelled":
+        raise NotConfirmed(
+            answer,
+            Text(
+                en=f"Nothing was imported; the {len(existing)} existing memory(ies) are unchanged.",
+                zh=f"未导入任何内容；{len(existing)} 条已有记忆未被改动。",
+            ),
+        )
 
 
 def _graph_line_of(graph: Any, problem: dict[str, Any]) -> int | None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from pydantic import Field
 
-from hostd import Text, ToolContext, ToolError
+from hostd import NotConfirmed, Text, ToolContext, ToolError
 from hostd_memory.models import (
     CreateMemoryOutput,
     DeleteMemoryOutput,
@@ -37,6 +37,9 @@ from hostd_memory.tools.arguments import (
     writable_uri,
 )
 from hostd_memory.uris import MemoryUri
+
+if TYPE_CHECKING:
+    from hostd_memory.store import MemoryStore
 
 
 def create_memory(
@@ -266,6 +269,7 @@ def delete_memory(
             )
         )
     if force:
+        confirm_purge(ctx, store, str(parsed))
         memory, versions, aliases = store.purge(str(parsed))
         ctx.resource_changed(resource_uri(memory.uri), *(resource_uri(alias) for alias in aliases))
         return DeleteMemoryOutput(
@@ -285,6 +289,22 @@ def delete_memory(
             zh=f"已删除 {memory.uri}（软删除：rollback_memory 回滚到版本 {memory.version - 1} 即可恢复）。",
         )
     )
+
+
+def confirm_purge(ctx: ToolContext[Settings], store: MemoryStore, uri: str) -> None:
+    """Ask the user before a memory goes for good (nothing is asked for one that does not exist);
+    ``NotConfirmed`` unless they accept or the client cannot ask."""
+    memory, _ = store.resolve(uri, include_deleted=True)
+    aliases = len(memory.aliases)
+    answer = ctx.confirm_sync(
+        Text(
+            en=f"Delete the memory {memory.uri} for good, with all its versions and {aliases} alias(es)? "
+            "This cannot be undone.",
+            zh=f"彻底删除记忆 {memory.uri}，连同其全部版本和 {aliases} 个别名？此操作无法撤销。",
+        )
+    )
+    if answer == "declined" or answer == "cancelled":
+        raise NotConfirmed(answer, Text(en=f"{memory.uri} is kept as it was.", zh=f"{memory.uri} 保持原样。"))
 
 
 def _slug(title: str) -> str:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hostd import ID_PATTERN, Text, ToolContext
+from hostd import ID_PATTERN, NotConfirmed, Text, ToolContext
 from hostd_tasks.models import DeleteOutput, Settings, SplitOutput, TaskOutput, UpdateOutput
 from hostd_tasks.resources import resource_uri, touched
 from hostd_tasks.rules import DEPENDENCIES_MAX, LABELS_MAX, NOTE_MAX, SUBTASKS_MAX, Priority
@@ -222,7 +222,10 @@ def delete_task(
     """Delete a task (get_task still shows it); refused while it has subtasks, dependents (see
     drop_dependencies) or is in_progress (see even_if_in_progress).
     """
-    deletion = TaskStore(ctx.database()).delete(
+    store = TaskStore(ctx.database())
+    if drop_dependencies:
+        _confirm_dropping(ctx, store, task_id, even_if_in_progress=even_if_in_progress)
+    deletion = store.delete(
         task_id,
         drop_dependencies=drop_dependencies,
         even_if_in_progress=even_if_in_progress,
@@ -241,3 +244,32 @@ def delete_task(
             zh=f"已从以下任务的依赖中移除：{names}。",
         )
     return DeleteOutput(task=deletion.task, dropped_from=deletion.dropped_from).with_message(message)
+
+
+def _confirm_dropping(
+    ctx: ToolContext[Settings], store: TaskStore, task_id: str, *, even_if_in_progress: bool
+) -> None:
+    """Ask the user before a delete drops other tasks' dependencies on this one; nothing is asked
+    when none depends on it, or when the delete will be refused anyway (deleted already, subtasks,
+    in progress). ``NotConfirmed`` unless they accept or the client cannot ask."""
+    found = store.details(task_id)
+    in_progress = found.task.status == "in_progress" and not even_if_in_progress
+    if found.deleted_at is not None or not found.dependents or found.subtasks or in_progress:
+        return
+    names = ", ".join(f"{other.task_id} '{other.title}'" for other in found.dependents)
+    answer = ctx.confirm_sync(
+        Text(
+            en=f"Delete task {task_id} '{found.task.title}' and drop it from the dependencies of "
+            f"{counted(len(found.dependents), 'task')}: {names}?",
+            zh=f"删除任务 {task_id}「{found.task.title}」，并将其从 {len(found.dependents)} 个任务的"
+            f"依赖中移除：{names}？",
+        )
+    )
+    if answer == "declined" or answer == "cancelled":
+        raise NotConfirmed(
+            answer,
+            Text(
+                en=f"Task {task_id} and the dependencies on it are kept.",
+                zh=f"任务 {task_id} 及对它的依赖均保持不变。",
+            ),
+        )
