@@ -483,49 +483,93 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
 
 
 #: Keywords that only annotate (no answer passes or fails by them): a listed output schema
-#: leaves them out.
+#: leaves them out (and ``format``, which JSON Schema 2020-12 also only annotates by default).
 _OUTPUT_ANNOTATIONS = frozenset({"title", "default", "description", "examples"})
 
 
 def listed_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The output schema as ``tools/list`` shows it: exactly the same answers valid, in fewer bytes.
+    """The output schema as ``tools/list`` shows it: the answer's shape, every answer still valid.
 
     Clients fetch every tool's output schema on each ``tools/list`` and validate answers against
-    it; a client that hands whole tool objects to its model pays for it in tokens. The answer's
-    meaning is told where a model reads it (the tool's description, the answer's own field
-    names and message), so the listing keeps only what decides validity:
+    it; a client that hands whole tool objects to its model pays for it in tokens. The host keeps
+    its own schema whole (``schema``, unchanged); the listed one says what an answer is made of
+    and accepts every answer the host's accepts, in about half the bytes:
 
     - annotations go: pydantic's ``title`` on every type and field, ``default`` (an answer
-      carries its fields; a default there is never applied) and ``description``;
+      carries its fields; a default there is never applied), ``description`` and ``format``;
+    - the envelope's level (``status``, ``message``, ``metadata``, ``error`` and the tool's own
+      fields) keeps every assertion: each field's type, its values, what is required;
+    - inside a record (an object field, the items of an array field, a shared definition) every
+      field is named, with its values where they are a closed set (``enum``), its own records
+      and arrays, and ``null`` where a record may be absent; a field of a record that is only a
+      plain string, number or boolean is left open (``{}``), and a record's ``required`` list
+      and an object's ``type`` beside its ``properties`` go (an answer always carries them);
     - ``anyOf: [X, {type: null}]`` is written as X with a type list where X constrains only
       its own type (the same values, see ``_nullable_as_type_list``);
     - an ``enum`` of strings needs no ``type: string`` beside it;
     - a definition used once is written in place; one used twice or more (or by itself)
       stays shared in ``$defs``.
-
-    Every assertion keyword is kept, so an answer is valid against the listed form exactly
-    when it is valid against ``schema`` (the host's own, unchanged).
     """
 
-    def lighter(node: Any) -> Any:
+    def lighter(node: Any, depth: int) -> Any:
         if isinstance(node, list):
-            return [lighter(value) for value in node]
+            return [lighter(value, depth) for value in node]
         if not isinstance(node, dict):
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _OUTPUT_ANNOTATIONS:
+            if key in _OUTPUT_ANNOTATIONS or key == "format":
                 continue
-            named = key in ("properties", "$defs", "patternProperties") and isinstance(value, dict)
-            out[key] = {k: lighter(v) for k, v in value.items()} if named else lighter(value)
+            if key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {k: opened(lighter(v, depth + 1), depth + 1) for k, v in value.items()}
+            elif key == "$defs" and isinstance(value, dict):
+                out[key] = {k: lighter(v, 1) for k, v in value.items()}
+            elif key in ("items", "additionalProperties"):
+                out[key] = opened(lighter(value, depth), depth)
+            else:
+                out[key] = lighter(value, depth)
         enum = out.get("enum")
         if out.get("type") == "string" and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
             del out["type"]
-        return _nullable_as_type_list(out)
+        out = _nullable_as_type_list(out)
+        if depth == 0:
+            return out
+        out.pop("required", None)
+        if out.get("additionalProperties") in (True, {}):
+            del out["additionalProperties"]
+        kind = out.get("type")
+        if kind == "object" and out.get("properties") or kind == "array" and out.get("items") and depth > 1:
+            del out["type"]
+        if out.get("items") == {}:
+            del out["items"]
+            out["type"] = "array"
+        return out
 
-    result: dict[str, Any] = lighter(schema)
+    def opened(field: Any, depth: int) -> Any:
+        """A record's field that is only a plain value (or ``null``) left open."""
+        if depth < 2 or not isinstance(field, dict):
+            return field
+        options = field.get("anyOf") if set(field) == {"anyOf"} else [field]
+        if isinstance(options, list) and all(_plain(option) for option in options):
+            return {}
+        return field
+
+    result: dict[str, Any] = lighter(schema, 0)
     _inline_single_use_definitions(result)
     return result
+
+
+def _plain(schema: Any) -> bool:
+    """Whether ``schema`` says only that a value is a string, number, boolean or ``null``."""
+    if not isinstance(schema, dict) or set(schema) != {"type"}:
+        return False
+    kind = schema["type"]
+    return set(kind if isinstance(kind, list) else [kind]) <= _PLAIN_TYPES
+
+
+#: JSON types a record's field is left open for in a listed output schema (``null`` among them
+#: says only that the field may be empty).
+_PLAIN_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
 
 
 # --- argument validation -------------------------------------------------------------------
