@@ -492,18 +492,21 @@ def listed_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
     Clients fetch every tool's output schema on each ``tools/list`` and validate answers against
     it; a client that hands whole tool objects to its model pays for it in tokens. The host keeps
-    its own schema whole (``schema``, unchanged); the listed one says what an answer is made of
-    and accepts every answer the host's accepts, in about half the bytes:
+    its own schema whole (``schema``, unchanged, what answers are built and tested against); the
+    listed one says what an answer is made of and accepts every answer the host's accepts, in
+    about half the bytes:
 
     - annotations go: pydantic's ``title`` on every type and field, ``default`` (an answer
       carries its fields; a default there is never applied), ``description`` and ``format``;
-    - the envelope's level (``status``, ``message``, ``metadata``, ``error`` and the tool's own
-      fields) keeps every assertion: each field's type, its values, what is required;
-    - inside a record (an object field, the items of an array field, a shared definition) every
-      field is named, with its values where they are a closed set (``enum``), its own records
-      and arrays, and ``null`` where a record may be absent; a field of a record that is only a
-      plain string, number or boolean is left open (``{}``), and a record's ``required`` list
-      and an object's ``type`` beside its ``properties`` go (an answer always carries them);
+    - the answer's own level keeps what is required (``status``, ``message``, ``metadata``) and
+      each plain field's type and values; ``error`` is listed as an object: it is the host's
+      error envelope, the same for every tool (the README shows it), and an error answer
+      says what it holds;
+    - a record (an object with properties: a field's, an array's items, a definition) names
+      every field it has; a field that is itself a record (or an array of records, or a record
+      or ``null``) is spelled out the same way, any other field of a record is left open
+      (``{}``: its name is what a reader needs, and an answer carries its value); a record's
+      ``required`` list goes, and so does the ``type`` its properties or items already imply;
     - ``anyOf: [X, {type: null}]`` is written as X with a type list where X constrains only
       its own type (the same values, see ``_nullable_as_type_list``);
     - an ``enum`` of strings needs no ``type: string`` beside it;
@@ -538,38 +541,32 @@ def listed_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if out.get("additionalProperties") in (True, {}):
             del out["additionalProperties"]
         kind = out.get("type")
-        if kind == "object" and out.get("properties") or kind == "array" and out.get("items") and depth > 1:
+        if (kind == "object" and out.get("properties")) or (kind == "array" and _spelled(out.get("items"))):
             del out["type"]
         if out.get("items") == {}:
             del out["items"]
-            out["type"] = "array"
         return out
 
     def opened(field: Any, depth: int) -> Any:
-        """A record's field that is only a plain value (or ``null``) left open."""
-        if depth < 2 or not isinstance(field, dict):
-            return field
-        options = field.get("anyOf") if set(field) == {"anyOf"} else [field]
-        if isinstance(options, list) and all(_plain(option) for option in options):
-            return {}
-        return field
+        """A record's field left open unless it is itself a record (or records, or ``null``)."""
+        return field if depth < 2 or _spelled(field) else {}
 
     result: dict[str, Any] = lighter(schema, 0)
+    if "error" in result.get("properties", {}):
+        result["properties"]["error"] = {"type": "object"}
     _inline_single_use_definitions(result)
     return result
 
 
-def _plain(schema: Any) -> bool:
-    """Whether ``schema`` says only that a value is a string, number, boolean or ``null``."""
-    if not isinstance(schema, dict) or set(schema) != {"type"}:
+def _spelled(schema: Any) -> bool:
+    """Whether a listed output schema spells ``schema`` out: a record (an object with properties,
+    or a shared definition), an array of them, or one of them or ``null``."""
+    if not isinstance(schema, dict):
         return False
-    kind = schema["type"]
-    return set(kind if isinstance(kind, list) else [kind]) <= _PLAIN_TYPES
-
-
-#: JSON types a record's field is left open for in a listed output schema (``null`` among them
-#: says only that the field may be empty).
-_PLAIN_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+    if schema.get("properties") or "$ref" in schema:
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    return _spelled(schema.get("items")) or any(_spelled(option) for option in options)
 
 
 # --- argument validation -------------------------------------------------------------------
