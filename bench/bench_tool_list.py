@@ -151,14 +151,16 @@ def light_section(data_dir: Path) -> str:
     verdict = (
         f"default profile's tools/list after: {whole:,} bytes (target <= {LIGHT_TARGET_BYTES:,}: "
         f"{'met' if whole <= LIGHT_TARGET_BYTES else 'MISSED'}); every output schema is kept and "
-        "accepts exactly the answers the host's own does"
+        "accepts every answer the host's own does, naming every field"
     )
     return "\n".join(
         [
             f"The default profile's `tools/list` result ({len(host.tools)} tools, every plugin), "
             "before (rebuilt in this run: whole output schemas, the plugin's icon on each tool, the "
-            "title in the annotations too) and after (listed output schemas without annotations, "
-            "each plugin's icon once); compact JSON as sent, tokens o200k_base.",
+            "title in the annotations too) and after (each output schema listed as the answer's shape: "
+            "annotations gone, every field of a record named, fields that are not records left open, "
+            "the error envelope an object; each plugin's icon once); compact JSON as sent, tokens "
+            "o200k_base.",
             "",
             table(
                 ["part", "bytes before", "bytes after", "ratio", "tokens before", "tokens after", "ratio"],

@@ -483,49 +483,90 @@ def output_schema_of(model: type[ToolOutput]) -> dict[str, Any]:
 
 
 #: Keywords that only annotate (no answer passes or fails by them): a listed output schema
-#: leaves them out.
+#: leaves them out (and ``format``, which JSON Schema 2020-12 also only annotates by default).
 _OUTPUT_ANNOTATIONS = frozenset({"title", "default", "description", "examples"})
 
 
 def listed_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The output schema as ``tools/list`` shows it: exactly the same answers valid, in fewer bytes.
+    """The output schema as ``tools/list`` shows it: the answer's shape, every answer still valid.
 
     Clients fetch every tool's output schema on each ``tools/list`` and validate answers against
-    it; a client that hands whole tool objects to its model pays for it in tokens. The answer's
-    meaning is told where a model reads it (the tool's description, the answer's own field
-    names and message), so the listing keeps only what decides validity:
+    it; a client that hands whole tool objects to its model pays for it in tokens. The host keeps
+    its own schema whole (``schema``, unchanged, what answers are built and tested against); the
+    listed one says what an answer is made of and accepts every answer the host's accepts, in
+    about half the bytes:
 
     - annotations go: pydantic's ``title`` on every type and field, ``default`` (an answer
-      carries its fields; a default there is never applied) and ``description``;
+      carries its fields; a default there is never applied), ``description`` and ``format``;
+    - the answer's own level keeps what is required (``status``, ``message``, ``metadata``) and
+      each plain field's type and values; ``error`` is listed as an object: it is the host's
+      error envelope, the same for every tool (the README shows it), and an error answer
+      says what it holds;
+    - a record (an object with properties: a field's, an array's items, a definition) names
+      every field it has; a field that is itself a record (or an array of records, or a record
+      or ``null``) is spelled out the same way, any other field of a record is left open
+      (``{}``: its name is what a reader needs, and an answer carries its value); a record's
+      ``required`` list goes, and so does the ``type`` its properties or items already imply;
     - ``anyOf: [X, {type: null}]`` is written as X with a type list where X constrains only
       its own type (the same values, see ``_nullable_as_type_list``);
     - an ``enum`` of strings needs no ``type: string`` beside it;
     - a definition used once is written in place; one used twice or more (or by itself)
       stays shared in ``$defs``.
-
-    Every assertion keyword is kept, so an answer is valid against the listed form exactly
-    when it is valid against ``schema`` (the host's own, unchanged).
     """
 
-    def lighter(node: Any) -> Any:
+    def lighter(node: Any, depth: int) -> Any:
         if isinstance(node, list):
-            return [lighter(value) for value in node]
+            return [lighter(value, depth) for value in node]
         if not isinstance(node, dict):
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _OUTPUT_ANNOTATIONS:
+            if key in _OUTPUT_ANNOTATIONS or key == "format":
                 continue
-            named = key in ("properties", "$defs", "patternProperties") and isinstance(value, dict)
-            out[key] = {k: lighter(v) for k, v in value.items()} if named else lighter(value)
+            if key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {k: opened(lighter(v, depth + 1), depth + 1) for k, v in value.items()}
+            elif key == "$defs" and isinstance(value, dict):
+                out[key] = {k: lighter(v, 1) for k, v in value.items()}
+            elif key in ("items", "additionalProperties"):
+                out[key] = opened(lighter(value, depth), depth)
+            else:
+                out[key] = lighter(value, depth)
         enum = out.get("enum")
         if out.get("type") == "string" and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
             del out["type"]
-        return _nullable_as_type_list(out)
+        out = _nullable_as_type_list(out)
+        if depth == 0:
+            return out
+        out.pop("required", None)
+        if out.get("additionalProperties") in (True, {}):
+            del out["additionalProperties"]
+        kind = out.get("type")
+        if (kind == "object" and out.get("properties")) or (kind == "array" and _spelled(out.get("items"))):
+            del out["type"]
+        if out.get("items") == {}:
+            del out["items"]
+        return out
 
-    result: dict[str, Any] = lighter(schema)
+    def opened(field: Any, depth: int) -> Any:
+        """A record's field left open unless it is itself a record (or records, or ``null``)."""
+        return field if depth < 2 or _spelled(field) else {}
+
+    result: dict[str, Any] = lighter(schema, 0)
+    if "error" in result.get("properties", {}):
+        result["properties"]["error"] = {"type": "object"}
     _inline_single_use_definitions(result)
     return result
+
+
+def _spelled(schema: Any) -> bool:
+    """Whether a listed output schema spells ``schema`` out: a record (an object with properties,
+    or a shared definition), an array of them, or one of them or ``null``."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("properties") or "$ref" in schema:
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    return _spelled(schema.get("items")) or any(_spelled(option) for option in options)
 
 
 # --- argument validation -------------------------------------------------------------------
