@@ -52,7 +52,15 @@ SHARED = [
     "packages/hostd-db",
     "packages/hostd-testing",
 ]
-PLUGINS = sorted(path.parent.name for path in ROOT.glob("plugins/*/pyproject.toml"))
+#: Plugin name -> its folder: the shipped plugins and the example a new plugin copies (examples/notes).
+PLUGIN_FOLDERS = {
+    path.parent.name: path.parent.relative_to(ROOT).as_posix()
+    for pattern in ("plugins/*/pyproject.toml", "examples/*/pyproject.toml")
+    for path in ROOT.glob(pattern)
+}
+PLUGINS = sorted(PLUGIN_FOLDERS)
+#: Suites small enough that one process beats starting the xdist workers (and a PostgreSQL each).
+SMALL_SUITES = {"notes"}
 #: ``--durations`` names the slowest tests in every CI log, where the run time is spent.
 PYTEST = ["pytest", "--strict-markers", "--strict-config", "-p", "no:cacheprovider", "--durations=15"]
 #: pytest-xdist workers for the test sessions: one process keeps a core 45% busy, so four fill
@@ -94,7 +102,7 @@ def sync_workspace(session: nox.Session, *extra: str) -> None:
 
 def test_group(plugin: str) -> list[str]:
     """A plugin's declared test dependencies, less the workspace packages installed from source."""
-    data = tomllib.loads((ROOT / "plugins" / plugin / "pyproject.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads((ROOT / PLUGIN_FOLDERS[plugin] / "pyproject.toml").read_text(encoding="utf-8"))
     group = data.get("dependency-groups", {}).get("test", [])
     return [req for req in group if isinstance(req, str) and not req.startswith("hostd")]
 
@@ -126,7 +134,7 @@ def typecheck(session: nox.Session) -> None:
 def suites(*, plugins: bool) -> list[str]:
     found = ["hostd/tests", *(str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("packages/*/tests")))]
     if plugins:
-        found += [f"plugins/{name}/tests" for name in PLUGINS]
+        found += [f"{PLUGIN_FOLDERS[name]}/tests" for name in PLUGINS]
     return [*found, "tests"]
 
 
@@ -142,7 +150,7 @@ def tests(session: nox.Session) -> None:
     session.run(*PYTEST, *suites(plugins=False), *pytest_args(NOT_EXTERNAL, session.posargs))
     # The plugins' tests that need another plugin beside their own (``together``): a plugin's own
     # session has only that plugin installed, so they run here, once. A handful: no workers.
-    plugin_suites = [f"plugins/{name}/tests" for name in PLUGINS]
+    plugin_suites = [f"{PLUGIN_FOLDERS[name]}/tests" for name in PLUGINS]
     together = pytest_args(f"together and {NOT_EXTERNAL}", session.posargs, parallel=False)
     session.run(*PYTEST, *plugin_suites, *together, success_codes=[0, 5] if session.posargs else [0])
 
@@ -169,17 +177,20 @@ def external(session: nox.Session) -> None:
 def plugin(session: nox.Session, plugin: str) -> None:
     """hostd + this plugin alone in a fresh venv, its whole suite (slow tests too): proves it
     installs, imports only what it declares and works on its own. The only run of its suite."""
-    editable = [arg for path in [*SHARED, f"plugins/{plugin}"] for arg in ("-e", path)]
+    editable = [arg for path in [*SHARED, PLUGIN_FOLDERS[plugin]] for arg in ("-e", path)]
     session.install(*editable, *PYTEST_DEPS, *test_group(plugin))
     alone = f"{NOT_EXTERNAL} and not together"  # ``together`` tests run in ``tests``
-    session.run(*PYTEST, f"plugins/{plugin}/tests", *pytest_args(alone, session.posargs))
+    parallel = plugin not in SMALL_SUITES
+    session.run(
+        *PYTEST, f"{PLUGIN_FOLDERS[plugin]}/tests", *pytest_args(alone, session.posargs, parallel=parallel)
+    )
 
 
 @nox.session(python=PYTHON)
 def lowest(session: nox.Session) -> None:
     """Every distribution at the lowest versions its direct requirements allow: the smoke tests
     (a few dozen, in one process: workers would take longer to start than the tests to run)."""
-    editable = [arg for path in [*SHARED, *(f"plugins/{p}" for p in PLUGINS)] for arg in ("-e", path)]
+    editable = [arg for path in [*SHARED, *(PLUGIN_FOLDERS[p] for p in PLUGINS)] for arg in ("-e", path)]
     # The oldest Starlette the SDK allows builds its TestClient (the dashboard tests) on httpx,
     # which nothing else installs there: a test-only dependency of this session alone.
     session.install("--resolution", "lowest-direct", *editable, *PYTEST_DEPS, "httpx>=0.27")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hostd.core.plugins import installed_plugins
 
-ALL_PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks"]
+#: The shipped plugins and the example a new plugin copies (examples/notes).
+ALL_PLUGINS = ["summary-writer", "wechat", "memory", "deep-thinking", "tasks", "notes"]
 
 
 @pytest.fixture(scope="session")

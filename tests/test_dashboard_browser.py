@@ -10,7 +10,6 @@ to ``$HOSTD_SCREENSHOTS`` (else the test's tmp folder).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,11 +33,11 @@ from hostd_testing.browser import (
     DESKTOP,
     PHONE,
     Escapes,
-    chromium,
     focus_is_visible,
     focus_walk,
     screenshot_dir,
     served,
+    signed_in,
 )
 
 pytestmark = pytest.mark.browser
@@ -79,29 +78,6 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         patch.undo()
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
-
-
-@contextlib.contextmanager
-def signed_in(browser: Any, origin: str, member: str, viewport: dict[str, int] = DESKTOP) -> Iterator[Any]:
-    """A page signed in through the sign-in form, as a person would."""
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    try:
-        page.goto(f"{origin}/ui/")
-        assert "/ui/signin" in page.url
-        page.locator("#token").fill(TOKENS[member])
-        page.locator("form.signin button[type=submit]").click()
-        page.wait_for_url(f"{origin}/ui/")
-        assert TOKENS[member] not in page.url and TOKENS[member] not in page.content()
-        yield page
-    finally:
-        context.close()
-
-
 PAGES = {
     "board": "/ui/tasks",
     "board-filtered": "/ui/tasks?label=backend&member=bob",
@@ -134,7 +110,7 @@ PAGES = {
 
 def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site) -> None:
     for viewport in (DESKTOP, PHONE):
-        with signed_in(browser, site.origin, "alice", viewport) as page:
+        with signed_in(browser, site.origin, TOKENS["alice"], viewport) as page:
             escapes = Escapes(page, site.origin)
             for language in ("en", "zh"):
                 page.goto(f"{site.origin}/ui/?lang={language}")
@@ -157,7 +133,7 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
 def test_a_memorys_graph_shows_every_neighbour_whole_on_a_phone(browser: Any, site: Site) -> None:
     """Each neighbour of the graph is a link inside the screen, at phone and desktop width."""
     for viewport in (PHONE, DESKTOP):
-        with signed_in(browser, site.origin, "alice", viewport) as page:
+        with signed_in(browser, site.origin, TOKENS["alice"], viewport) as page:
             page.goto(site.origin + PAGES["memory"])
             boxes = page.evaluate(
                 """() => [...document.querySelectorAll('svg.graph a')]
@@ -178,7 +154,7 @@ def test_a_memorys_graph_shows_every_neighbour_whole_on_a_phone(browser: Any, si
 
 def test_every_page_answers_its_icon(browser: Any, site: Site) -> None:
     """No page asks for a file the server does not have (``/favicon.ico`` among them)."""
-    with signed_in(browser, site.origin, "alice") as page:
+    with signed_in(browser, site.origin, TOKENS["alice"]) as page:
         missing: list[str] = []
         page.on("response", lambda answer: missing.append(answer.url) if answer.status >= 400 else None)
         for path in ("/ui/", "/ui/tasks", PAGES["memory"]):
@@ -192,7 +168,7 @@ def test_every_page_answers_its_icon(browser: Any, site: Site) -> None:
 
 def test_moving_a_task_in_the_page_is_a_history_entry_by_the_member(browser: Any, site: Site) -> None:
     task_id = "t-deploy" if site.backend == "sqlite" else "t-long"
-    with signed_in(browser, site.origin, "bob") as page:
+    with signed_in(browser, site.origin, TOKENS["bob"]) as page:
         page.goto(f"{site.origin}/ui/tasks")
         page.locator(f'li[data-task="{task_id}"] a.task-title').click()
         page.get_by_label("Move to").select_option("blocked")
@@ -207,7 +183,7 @@ def test_moving_a_task_in_the_page_is_a_history_entry_by_the_member(browser: Any
 
 
 def test_a_refusal_is_the_tools_error_on_the_page(browser: Any, site: Site) -> None:
-    with signed_in(browser, site.origin, "alice") as page:
+    with signed_in(browser, site.origin, TOKENS["alice"]) as page:
         page.goto(f"{site.origin}/ui/tasks/delete?id=t-db")
         page.get_by_role("button", name="Delete", exact=True).click()
         alert = page.locator("[role=alert]").inner_text()
@@ -223,7 +199,7 @@ def test_a_refusal_is_the_tools_error_on_the_page(browser: Any, site: Site) -> N
 def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
     browser: Any, site: Site
 ) -> None:
-    with signed_in(browser, site.origin, "reader") as page:
+    with signed_in(browser, site.origin, TOKENS["reader"]) as page:
         for path in ("/ui/tasks/view?id=t-api", "/ui/deep-thinking/view?id=plan", "/ui/tasks", "/ui/members"):
             page.goto(site.origin + path)
             assert page.locator("main form[method=post]").count() == 0, path
@@ -248,7 +224,7 @@ def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
 
 
 def test_stored_payloads_stay_inert(browser: Any, site: Site) -> None:
-    with signed_in(browser, site.origin, "alice") as page:
+    with signed_in(browser, site.origin, TOKENS["alice"]) as page:
         escapes = Escapes(page, site.origin)
         for path in (
             "/ui/tasks",
@@ -288,7 +264,7 @@ def test_stored_payloads_stay_inert(browser: Any, site: Site) -> None:
 
 
 def test_the_keyboard_reaches_every_action(browser: Any, site: Site) -> None:
-    with signed_in(browser, site.origin, "alice") as page:
+    with signed_in(browser, site.origin, TOKENS["alice"]) as page:
         for path, expected in (
             (
                 "/ui/tasks/view?id=t-api",
@@ -329,7 +305,7 @@ def test_an_empty_store(browser: Any, tmp_path: Path) -> None:
     try:
         with served(dashboard_app(host, write_tokens(tmp_path))) as origin:
             for viewport in (DESKTOP, PHONE):
-                with signed_in(browser, origin, "alice", viewport) as page:
+                with signed_in(browser, origin, TOKENS["alice"], viewport) as page:
                     for name, path, says in (
                         ("board", "/ui/tasks", "还没有任务"),
                         ("sessions", "/ui/deep-thinking", "还没有思考会话"),

@@ -6,7 +6,10 @@ every room it needs: the first three always, the store's when it declares tables
 (``hostd_database_schema``), ``links.py`` when it offers or uses services
 (``hostd_register_services``), the views' when it adds dashboard pages
 (``hostd_register_views``). summary-writer and wechat keep no store, so they need the first
-three only.
+three only. Two rooms of the store are asked for only where the plugin has what they hold:
+``store/refusals.py`` where the store refuses (a store module raises ``ToolError``/``CodedError``
+or imports the refusals), ``search.py`` where a tool searches (takes a ``query`` argument): the
+example plugin ``notes`` refuses but does not search.
 
 A plugin that has not moved into a room yet is listed in ``PENDING`` with why: its test is an
 ``xfail(strict=True)``, so moving in (or a check that stops biting) fails until the line goes.
@@ -80,6 +83,22 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             names.add("." * node.level + (node.module or ""))
     return names
+
+
+_SPECS: dict[str, dict[str, Any]] = {}
+
+
+def _tool_specs(plugin: str) -> dict[str, Any]:
+    """The tools ``plugin`` registers (its ``ToolSpec``s), from a host built once per plugin."""
+    if plugin not in _SPECS:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as data_dir:
+            loaded = config_from_mapping(
+                {"profiles": {"default": {"plugins": [plugin]}}}, data_dir=Path(data_dir)
+            )
+            _SPECS[plugin] = dict(Host(loaded).tools)
+    return _SPECS[plugin]
 
 
 # --- the rooms ----------------------------------------------------------------------------------
@@ -172,6 +191,34 @@ def _with_store(plugin: Plugin) -> bool:
     return plugin.has_store
 
 
+#: What a store module names when it refuses: the error types, or the refusals room itself.
+_REFUSING = {"ToolError", "CodedError", "refusals"}
+
+
+def _store_refuses(plugin: Plugin) -> bool:
+    """A store module (besides ``refusals.py``) raises an error of the protocol or imports the refusals."""
+    if not plugin.has_store:
+        return False
+    for path in (plugin.folder / "store").glob("*.py"):
+        if path.name == "refusals.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id in _REFUSING:
+                return True
+            if isinstance(node, ast.ImportFrom):
+                module = (node.module or "").rpartition(".")[2]
+                if ({alias.name for alias in node.names} | {module}) & _REFUSING:
+                    return True
+    return False
+
+
+def _searches(plugin: Plugin) -> bool:
+    """A tool of the plugin takes a ``query``: what a user typed, which ``search.py`` reads."""
+    return plugin.has_store and any(
+        "query" in inspect.signature(spec.function).parameters for spec in _tool_specs(plugin.name).values()
+    )
+
+
 #: Room -> what holds it to its meaning, and which plugins need it. The README lists the same keys.
 ROOMS: dict[str, Room] = {
     "plugin.py": Room(_plugin_py, _always),
@@ -179,8 +226,8 @@ ROOMS: dict[str, Room] = {
     "tools/": Room(_tools, _always),
     "store/": Room(_store, _with_store),
     "store/schema.py": Room(_store_schema, _with_store),
-    "store/refusals.py": Room(_store_refusals, _with_store),
-    "search.py": Room(_search_py, _with_store),
+    "store/refusals.py": Room(_store_refusals, _store_refuses),
+    "search.py": Room(_search_py, _searches),
     "links.py": Room(_links_py, lambda plugin: plugin.implements("hostd_register_services")),
     "views.py": Room(_views, lambda plugin: plugin.implements("hostd_register_views")),
 }
@@ -215,20 +262,19 @@ def test_every_pending_room_is_one_the_plugin_needs() -> None:
     assert stale == []
 
 
-_SPECS: dict[str, dict[str, Any]] = {}
-
-
-def _tool_specs(plugin: str) -> dict[str, Any]:
-    """The tools ``plugin`` registers (its ``ToolSpec``s), from a host built once per plugin."""
-    if plugin not in _SPECS:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as data_dir:
-            loaded = config_from_mapping(
-                {"profiles": {"default": {"plugins": [plugin]}}}, data_dir=Path(data_dir)
-            )
-            _SPECS[plugin] = dict(Host(loaded).tools)
-    return _SPECS[plugin]
+def test_refusals_and_search_are_asked_only_where_the_plugin_has_them() -> None:
+    """The shipped stores refuse and search; the example's refuses only (``add_note``'s title)."""
+    asked = {
+        name: [room for room in ("store/refusals.py", "search.py") if ROOMS[room].needed(plugin)]
+        for name, plugin in PLUGINS.items()
+        if plugin.has_store
+    }
+    assert asked == {
+        "deep-thinking": ["store/refusals.py", "search.py"],
+        "memory": ["store/refusals.py", "search.py"],
+        "notes": ["store/refusals.py"],
+        "tasks": ["store/refusals.py", "search.py"],
+    }
 
 
 @pytest.mark.parametrize("plugin", sorted(PLUGINS))

@@ -23,7 +23,9 @@ from mcp.client.stdio import StdioServerParameters
 import hostd
 
 WORKSPACE = Path(__file__).resolve().parents[1]
-EXPECTED_PLUGINS = {p.parent.name for p in WORKSPACE.glob("plugins/*/pyproject.toml")}
+EXPECTED_PLUGINS = {
+    p.parent.name for folder in ("plugins", "examples") for p in WORKSPACE.glob(f"{folder}/*/pyproject.toml")
+}
 
 
 def check_typed_packages() -> None:

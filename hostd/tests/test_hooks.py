@@ -16,6 +16,7 @@ from typing import Annotated, Any, Protocol
 import mcp_types as types
 import pluggy
 import pytest
+from hostd.core.commands import CommandSpec
 from hostd.core.config import config_from_mapping
 from hostd.core.errors import HostError
 from hostd.core.host import Host
@@ -26,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
 from hostd import (
+    CommandOption,
     CopyReport,
     PluginContext,
     PromptArgumentInfo,
@@ -913,6 +915,55 @@ def test_a_monitor_sees_the_hook_calls(hostd_data_dir: Path) -> None:
     host.shutdown()
 
 
+# --- hostd_register_commands ---------------------------------------------------------------
+
+
+def test_hook_hostd_register_commands(hostd_data_dir: Path) -> None:
+    """A command names one of the plugin's served tools and which argument each option fills (the
+    command line runs it through the pipeline: plugins/tasks/tests/test_tasks_commands.py); a
+    tool the profile leaves out has no command; an unknown argument or a bad name stops the host."""
+    name_option = CommandOption(("--name",), "name", help="who")
+
+    def greeter(group: str = "hello", argument: str = "name") -> object:
+        class Greeter:
+            @hookimpl
+            def hostd_settings_model(self) -> type[BaseModel]:
+                return GreeterSettings
+
+            @hookimpl
+            def hostd_register_tools(self, register: Any) -> None:
+                register(greet, access="read")
+
+            @hookimpl
+            def hostd_register_commands(self, register: Any) -> None:
+                option = CommandOption(("--name",), argument, help="who")
+                register(
+                    group, "greet", tool="greet", help="greet someone", options=[option], prints=["text"]
+                )
+
+        return Greeter()
+
+    host = make_host(hostd_data_dir, {"greeter": greeter()})
+    assert host.commands == {
+        ("hello", "greet"): CommandSpec(
+            "greeter", "hello", "greet", "greet", "greet someone", (name_option,), ("text",)
+        )
+    }
+    left_out = {
+        "profiles": {"default": {"plugins": ["greeter"], "tools": {"greeter": {"exclude": ["greet"]}}}}
+    }
+    assert (
+        Host(
+            config_from_mapping(left_out, data_dir=hostd_data_dir), extra_plugins={"greeter": greeter()}
+        ).commands
+        == {}
+    )
+    with pytest.raises(HostError, match="greet has no argument 'nobody'"):
+        make_host(hostd_data_dir, {"greeter": greeter(argument="nobody")})
+    with pytest.raises(HostError, match="group and name must match"):
+        make_host(hostd_data_dir, {"greeter": greeter(group="Hello")})
+
+
 # --- the contract stays written down and tested --------------------------------------------
 
 
@@ -950,5 +1001,6 @@ def test_the_hook_list_is_complete() -> None:
             "hostd_shutdown",
             "hostd_record_store",
             "hostd_register_views",
+            "hostd_register_commands",
         }
     )

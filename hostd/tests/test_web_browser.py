@@ -3,7 +3,6 @@ text (labels with HTML and Mermaid syntax stay text, nothing runs, nothing leave
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from hostd.core.config import TransportConfig
 from hostd.protocol.guard import HttpPolicy
 from hostd.web.serve import local_app
 from hostd.web.signing import OneTimeToken
-from hostd_testing.browser import DESKTOP, Escapes, chromium, screenshot_dir, served
+from hostd_testing.browser import DESKTOP, Escapes, screenshot_dir, served
 from web_support import Note, NotesPlugin, notes_host
 
 pytestmark = pytest.mark.browser
@@ -24,12 +23,6 @@ HOSTILE_LABELS = [
     "<script>alert('script')</script> & ; # `code` {braces} (parens) [brackets] |pipe|",
     "中文标签：括号（）【】“引号”",
 ]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
 
 
 def test_a_diagram_page_draws_hostile_labels_as_text(

@@ -28,6 +28,7 @@ from pydantic import BaseModel, PrivateAttr
 from pydantic_core import ErrorDetails
 
 from hostd.core.arguments import reason
+from hostd.core.commands import CommandOption, RegisterCommand
 from hostd.core.errors import ToolError
 from hostd.core.i18n import Language
 from hostd.core.ids import ID_PATTERN
@@ -335,6 +336,7 @@ __all__ = [
     "ID_PATTERN",
     "ActivityItem",
     "CodedError",
+    "CommandOption",
     "Confirmation",
     "CopyReport",
     "NotConfirmed",
@@ -349,6 +351,7 @@ __all__ = [
     "RecordData",
     "RecordKind",
     "RecordStore",
+    "RegisterCommand",
     "RegisterPrompts",
     "RegisterResource",
     "RegisterService",

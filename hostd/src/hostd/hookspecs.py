@@ -20,6 +20,7 @@ from hostd.api import (
     PROJECT,
     PluginContext,
     RecordStore,
+    RegisterCommand,
     RegisterPrompts,
     RegisterResource,
     RegisterService,
@@ -104,6 +105,18 @@ def hostd_record_store(context: PluginContext[object], local: bool) -> RecordSto
     before ``database()`` would create the file). The host runs the copy (``hostd.core.records``):
     one transaction, the merge rule each kind declares, conflicts reported and never overwritten,
     a second run changing nothing.
+    """
+
+
+@hookspec
+def hostd_register_commands(register: RegisterCommand, context: PluginContext[object]) -> None:
+    """Add commands to the ``hostd`` command line: ``register(group, name, tool=..., help=...,
+    options=[CommandOption(...)], prints=...)`` makes ``hostd GROUP NAME [options]`` run the
+    plugin's ``tool`` through the call pipeline, as ``hostd call`` does.
+
+    A command is offered where its tool is served (a profile that leaves the tool out leaves the
+    command out); two plugins registering one command, or an option naming no argument of the
+    tool, stop the host.
     """
 
 

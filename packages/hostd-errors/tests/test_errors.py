@@ -80,3 +80,12 @@ def test_a_reason_fills_its_templates_in_both_languages() -> None:
     reason = Reason("TIMEOUT", "Took {ms} ms.", "用时 {ms} 毫秒。", "Retry in {s} s.", "{s} 秒后重试。")
     assert reason.message(ms=5) == Text(en="Took 5 ms.", zh="用时 5 毫秒。")
     assert reason.hint() == Text(en="Retry in ? s.", zh="? 秒后重试。")
+
+
+def test_the_shared_stop_words_are_lower_case_english_words() -> None:
+    """memory and wechat compare them with lower-cased words: a capital or a space would never match."""
+    from hostd_errors.stopwords import ENGLISH_STOP_WORDS
+
+    assert len(ENGLISH_STOP_WORDS) == 63
+    odd = [word for word in ENGLISH_STOP_WORDS if not (word.isascii() and word.isalpha() and word.islower())]
+    assert odd == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,6 @@ import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
 from hostd_testing import Client, in_memory_client
 from hostd_testing.backends import backend_config
-from hostd_testing.browser import chromium
 from hostd_testing.markers import mark_external
 
 
@@ -52,17 +51,6 @@ async def client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, Any
         [PLUGIN], data_dir=hostd_data_dir, config={**config_for(hostd_roots), **backend}
     ) as connected:
         yield connected
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (never a downloaded browser).
-
-    Function-scoped: Playwright's sync API keeps an event loop running in this thread while it
-    is open, which would stop the anyio tests that follow.
-    """
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="session")

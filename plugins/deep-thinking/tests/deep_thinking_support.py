@@ -18,7 +18,6 @@ from hostd_testing.backends import TEAM_DATABASE_ENV
 from hostd_testing.calls import ok
 
 PLUGIN = "deep-thinking"
-CHROMIUM = Path("/usr/bin/chromium")
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
 #: The environment variable the team-database variant's config names in ``storage.url_env``
 #: (the ``backend`` fixture's).

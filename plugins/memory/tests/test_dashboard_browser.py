@@ -9,7 +9,6 @@ Chinese, go to ``$HOSTD_SCREENSHOTS`` (else the test's tmp folder).
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,11 +22,11 @@ from hostd_testing.browser import (
     DESKTOP,
     PHONE,
     Escapes,
-    chromium,
     focus_is_visible,
     focus_walk,
     screenshot_dir,
     served,
+    signed_in,
 )
 from hostd_testing.hosts import PluginHost, make_host
 from memory_support import TEAM_DATABASE_ENV
@@ -161,29 +160,6 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         patch.undo()
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
-
-
-@contextlib.contextmanager
-def signed_in(browser: Any, site: Site, token: str, viewport: dict[str, int] = DESKTOP) -> Iterator[Any]:
-    """A page signed in through the sign-in form, as a person would."""
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    try:
-        page.goto(f"{site.origin}/ui/")
-        assert "/ui/signin" in page.url
-        page.get_by_label("Your member token").fill(token)
-        page.get_by_role("button", name="Sign in").click()
-        page.wait_for_url(f"{site.origin}/ui/")
-        assert token not in page.url and token not in page.content()
-        yield page
-    finally:
-        context.close()
-
-
 def memory_url(site: Site, uri: str, path: str = "/view") -> str:
     from urllib.parse import urlencode
 
@@ -204,7 +180,7 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
         "delete": memory_url(site, LONG_URI, "/delete"),
     }
     for viewport in (DESKTOP, PHONE):
-        with signed_in(browser, site, ALICE, viewport) as page:
+        with signed_in(browser, site.origin, ALICE, viewport) as page:
             escapes = Escapes(page, site.origin)
             for language in ("en", "zh"):
                 page.goto(f"{site.origin}/ui/?lang={language}")
@@ -225,7 +201,7 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
 
 
 def test_overview_counts_and_feed_link_to_items(browser: Any, site: Site) -> None:
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         counts = page.locator(".counts li")
         assert counts.count() == 4
         assert (
@@ -244,7 +220,7 @@ def test_overview_counts_and_feed_link_to_items(browser: Any, site: Site) -> Non
 
 
 def test_a_chinese_search_finds_its_memory(browser: Any, site: Site) -> None:
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(f"{site.origin}/ui/memory")
         for words in ("回滚步骤", "回滚", "值班"):
             page.get_by_label("Search").fill(words)
@@ -260,7 +236,7 @@ def test_a_chinese_search_finds_its_memory(browser: Any, site: Site) -> None:
 
 
 def test_paging_and_filters(browser: Any, site: Site) -> None:
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(f"{site.origin}/ui/memory?author=bob&tags=t0")
         rows = page.locator("table.memories tbody tr")
         assert rows.count() == 25
@@ -277,7 +253,7 @@ def test_paging_and_filters(browser: Any, site: Site) -> None:
 def test_editing_in_the_page_makes_a_version_by_the_member(browser: Any, site: Site) -> None:
     uri = "notes://topic3/n010"
     before = site.call("read_memory", uri=uri)["memory"]
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(memory_url(site, uri))
         page.get_by_role("link", name="Edit").click()
         page.get_by_label("Content (Markdown)").fill("Edited in the dashboard: 已在网页中修改。")
@@ -294,7 +270,7 @@ def test_editing_in_the_page_makes_a_version_by_the_member(browser: Any, site: S
 
 def test_a_stale_edit_keeps_the_text_instead_of_overwriting(browser: Any, site: Site) -> None:
     uri = "notes://topic4/n011"
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(memory_url(site, uri, "/edit"))
         site.call("update_memory", "bob", uri=uri, content="bob got there first")
         page.get_by_label("Content (Markdown)").fill("alice's late edit")
@@ -306,7 +282,7 @@ def test_a_stale_edit_keeps_the_text_instead_of_overwriting(browser: Any, site: 
 
 def test_roll_back_and_delete_from_the_page(browser: Any, site: Site) -> None:
     uri = "notes://topic5/n005"  # index 5: three versions
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(memory_url(site, uri))
         page.get_by_role("button", name="Roll back to this (1)").click()
         assert "Restored version 1 as version 4." in page.locator(".notice").inner_text()
@@ -326,7 +302,7 @@ def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
 ) -> None:
     uri = "notes://topic6/n013"
     before = site.call("read_memory", uri=uri)["memory"]["version"]
-    with signed_in(browser, site, READER) as page:
+    with signed_in(browser, site.origin, READER) as page:
         page.goto(memory_url(site, uri))
         assert page.locator(".meta").is_visible()
         for name in ("Edit", "Delete…"):
@@ -349,7 +325,7 @@ def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
 def test_a_post_without_the_csrf_token_is_refused(browser: Any, site: Site) -> None:
     uri = "notes://topic1/n001"
     before = site.call("read_memory", uri=uri)["memory"]["version"]
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         for form in (
             {"uri": uri, "content": "x", "tags": "", "version": str(before)},
             {"uri": uri, "csrf": ""},
@@ -360,7 +336,7 @@ def test_a_post_without_the_csrf_token_is_refused(browser: Any, site: Site) -> N
 
 
 def test_stored_payloads_stay_inert_everywhere(browser: Any, site: Site) -> None:
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         escapes = Escapes(page, site.origin)
         for url in (
             memory_url(site, HOSTILE_URI),
@@ -385,7 +361,7 @@ def test_stored_payloads_stay_inert_everywhere(browser: Any, site: Site) -> None
 
 def test_the_keyboard_reaches_every_action(browser: Any, site: Site) -> None:
     uri = "notes://topic0/n000"
-    with signed_in(browser, site, ALICE) as page:
+    with signed_in(browser, site.origin, ALICE) as page:
         page.goto(memory_url(site, uri))
         reached = focus_walk(page)
         actions = page.evaluate(

@@ -24,11 +24,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from hostd_testing import in_memory_client
+from hostd_testing.browser import CHROMIUM, require_or_skip
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
 LABELLED = SHARED_FIXTURES / "wechat"
 UNLABELLED = SHARED_FIXTURES / "wechat-unlabeled"
-CHROMIUM = "/usr/bin/chromium"
 
 
 def require_fixtures() -> Path:
@@ -48,16 +48,13 @@ def require_browser() -> str:
     import importlib.util
 
     missing = []
-    if not Path(CHROMIUM).is_file() and shutil.which("chromium") is None:
+    if not CHROMIUM.is_file() and shutil.which("chromium") is None:
         missing.append(f"Chromium at {CHROMIUM}")
     if importlib.util.find_spec("playwright") is None:
         missing.append("the playwright package")
     if missing:
-        message = "headless test needs " + " and ".join(missing)
-        if os.environ.get("HOSTD_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM if Path(CHROMIUM).is_file() else str(shutil.which("chromium"))
+        require_or_skip("headless test needs " + " and ".join(missing))
+    return str(CHROMIUM) if CHROMIUM.is_file() else str(shutil.which("chromium"))
 
 
 def generated_article(title: str, paragraphs: int = 40, account: str = "Test Account") -> bytes:

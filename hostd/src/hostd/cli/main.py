@@ -1,4 +1,5 @@
-"""The ``hostd`` command: serve, inspect and call tools, check config, set up IDEs.
+"""The ``hostd`` command: serve, inspect and call tools, check config, set up IDEs, and the
+commands plugins add (``hostd_register_commands``: ``hostd tasks export``), each one tool call.
 
 Exit codes: 0 ok, 1 a tool answered with an error (or stdout's reader went away), 2 usage or
 config error.
@@ -27,6 +28,7 @@ from hostd.core.runtime import (
 )
 
 if TYPE_CHECKING:
+    from hostd.core.commands import CommandSpec
     from hostd.core.config import LoadedConfig
 
 T = TypeVar("T")
@@ -294,16 +296,35 @@ def _parse_call_arguments(args: argparse.Namespace, schema: dict[str, Any]) -> d
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise HostError(f"--arg expects KEY=VALUE, got {item!r}")
-        prop = properties.get(key, {})
-        kinds = {prop.get("type")} | {option.get("type") for option in prop.get("anyOf", [])}
-        if kinds & {"string"} and not kinds & {"integer", "number", "boolean", "array", "object"}:
-            arguments[key] = raw
-            continue
-        try:
-            arguments[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            arguments[key] = raw
+        arguments[key] = _typed(raw, properties.get(key, {}))
     return arguments
+
+
+def _typed(raw: str, prop: dict[str, Any]) -> Any:
+    """A value typed on the command line, as the argument's schema types it: a string as it is,
+    anything else as JSON (left a string when it is not JSON; the tool's validation names it)."""
+    kinds = {prop.get("type")} | {option.get("type") for option in prop.get("anyOf", [])}
+    if kinds & {"string"} and not kinds & {"integer", "number", "boolean", "array", "object"}:
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _run_tool(host: Any, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """One call through the host's call pipeline (access, quotas, audit, the envelope), in-process."""
+    from hostd.team.audit import install_audit
+
+    trail = install_audit(host)
+    host.startup()
+    try:
+        answer: tuple[dict[str, Any], bool] = run_async(host.call, tool, arguments)
+        return answer
+    finally:
+        host.shutdown()
+        if trail is not None:
+            trail.close()
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -314,17 +335,95 @@ def cmd_call(args: argparse.Namespace) -> int:
     host = _make_host(args)
     spec = host.tools.get(args.tool)
     arguments = _parse_call_arguments(args, spec.input_schema if spec else {})
-    from hostd.team.audit import install_audit
-
-    trail = install_audit(host)
-    host.startup()
-    try:
-        envelope, is_error = run_async(host.call, args.tool, arguments)
-    finally:
-        host.shutdown()
-        if trail is not None:
-            trail.close()
+    envelope, is_error = _run_tool(host, args.tool, arguments)
     print(json.dumps(envelope, ensure_ascii=False, indent=2))
+    return EXIT_TOOL_ERROR if is_error else EXIT_OK
+
+
+# --- the commands plugins add (hostd_register_commands) ----------------------------------------
+
+
+def _command_word(argv: list[str]) -> tuple[argparse.Namespace, str | None]:
+    """``--config``, ``--profile`` and ``-v`` wherever they stand, and the command's first word."""
+    early = argparse.ArgumentParser(add_help=False)
+    _common(early, top=True)
+    known, rest = early.parse_known_args(argv)
+    return known, next((item for item in rest if not item.startswith("-")), None)
+
+
+def _enum(prop: dict[str, Any]) -> list[Any] | None:
+    for option in [prop, *prop.get("anyOf", []), prop.get("items", {})]:
+        if isinstance(option.get("enum"), list):
+            return list(option["enum"])
+    return None
+
+
+def add_plugin_commands(parser: argparse.ArgumentParser, host: Any) -> None:
+    """``hostd GROUP NAME`` for each command the profile's plugins registered."""
+    words = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    groups: dict[str, Any] = {}
+    for spec in host.commands.values():
+        if spec.group in COMMANDS:
+            raise HostError(f"plugin {spec.plugin!r}: the command group {spec.group!r} is a hostd command")
+        if spec.group not in groups:
+            group = words.add_parser(spec.group, help=f"commands of the {spec.plugin} plugin")
+            _common(group, top=False)
+            groups[spec.group] = group.add_subparsers(
+                dest="plugin_command", required=True, parser_class=_Parser
+            )
+        command = groups[spec.group].add_parser(spec.name, help=spec.help, description=spec.help)
+        _common(command, top=False)
+        properties = host.tools[spec.tool].input_schema.get("properties", {})
+        for option in spec.options:
+            settings: dict[str, Any] = {"help": option.help}
+            if option.switch:
+                settings["action"] = "store_true"
+            else:
+                settings["choices"] = _enum(properties.get(option.argument, {}))
+                settings["action"] = "append" if option.repeat else "store"
+                if settings["choices"] is None:
+                    settings["metavar"] = option.flags[-1].lstrip("-").upper()
+            if option.flags[0].startswith("-"):
+                command.add_argument(*option.flags, dest=option.argument, **settings)
+            else:
+                settings.setdefault("metavar", option.flags[0].upper())
+                command.add_argument(option.argument, **settings)
+        command.add_argument(
+            "--json", dest="whole_envelope", action="store_true", help="print the whole envelope"
+        )
+        command.set_defaults(command_spec=spec)
+
+
+def cmd_plugin_command(args: argparse.Namespace, host: Any) -> int:
+    """Run the command's tool through the pipeline; print what the command prints (the message
+    by default), or the refusal on stderr with exit 1."""
+    spec: CommandSpec = args.command_spec
+    properties = host.tools[spec.tool].input_schema.get("properties", {})
+    arguments: dict[str, Any] = {}
+    for option in spec.options:
+        value = getattr(args, option.argument, None)
+        if value is None or value is False:
+            continue
+        prop = properties.get(option.argument, {})
+        if option.repeat:
+            kinds = [prop, *prop.get("anyOf", [])]
+            items: dict[str, Any] = next((kind["items"] for kind in kinds if "items" in kind), {})
+            arguments[option.argument] = [_typed(item, items) for item in value]
+        else:
+            arguments[option.argument] = value if option.switch else _typed(value, prop)
+    envelope, is_error = _run_tool(host, spec.tool, arguments)
+    if args.whole_envelope:
+        print(json.dumps(envelope, ensure_ascii=False, indent=2))
+    elif is_error:
+        error = envelope.get("error", {})
+        print(f"hostd {spec.group} {spec.name}: {error.get('code')}: {error.get('message')}", file=sys.stderr)
+        if error.get("hint"):
+            print(f"hint: {error['hint']}", file=sys.stderr)
+    else:
+        shown = next((envelope[field] for field in spec.prints if envelope.get(field) is not None), None)
+        if shown is None:
+            shown = envelope.get("message", "")
+        print(shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False, indent=2))
     return EXIT_TOOL_ERROR if is_error else EXIT_OK
 
 
@@ -573,10 +672,23 @@ def _quiet_after_broken_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _setup_logging(args.verbose)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    early, word = _command_word(argv)
+    host = None
+    if word is not None and word not in COMMANDS:  # a plugin's command: the profile's plugins say which
+        _setup_logging(early.verbose)
+        try:
+            host = _make_host(early)
+            add_plugin_commands(parser, host)
+        except HostError as exc:
+            print(f"hostd: {exc}", file=sys.stderr)
+            return exc.exit_code
+    args = parser.parse_args(argv)
+    if host is None:
+        _setup_logging(args.verbose)
     try:
-        status = COMMANDS[args.command](args)
+        status = cmd_plugin_command(args, host) if host is not None else COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
         return status
     except BrokenPipeError:

@@ -19,6 +19,7 @@ import pluggy
 
 from hostd.core.access import AccessPolicy
 from hostd.core.assembly import checked_icon, narrow_roots, select_tools, validate_settings
+from hostd.core.commands import COMMAND_NAME, CommandOption, CommandSpec
 from hostd.core.config import LoadedConfig
 from hostd.core.context import ClientChannel, PluginRuntime, ServiceRegistry, TeamStorage
 from hostd.core.errors import HostError
@@ -101,6 +102,8 @@ class Host:
         self._register_resources()
         self._register_prompts()
         self.icons: dict[str, str] = self._collect_icons()
+        #: (group, name) -> the command-line command (``hostd_register_commands``) of a served tool.
+        self.commands: dict[tuple[str, str], CommandSpec] = self._register_commands()
 
     @property
     def extra_plugins(self) -> dict[str, object]:
@@ -333,6 +336,49 @@ class Host:
             self._call_hook("hostd_register_tools", name, register=register, context=self.contexts[name])
             cache.save()
             select_tools(self.loaded, name, offered, into=self.tools)
+
+    def _register_commands(self) -> dict[tuple[str, str], CommandSpec]:
+        served = {(spec.plugin, spec.registered_name or spec.name): spec for spec in self.tools.values()}
+        commands: dict[tuple[str, str], CommandSpec] = {}
+        for plugin, _ in self._impls("hostd_register_commands"):
+            offered: list[CommandSpec] = []
+
+            def register(
+                group: str,
+                name: str,
+                *,
+                tool: str,
+                help: str,
+                options: Sequence[CommandOption] = (),
+                prints: Sequence[str] = (),
+                _plugin: str = plugin,
+                _into: list[CommandSpec] = offered,
+            ) -> None:
+                where = f"plugin {_plugin!r}: command '{group} {name}'"
+                if not (COMMAND_NAME.match(group) and COMMAND_NAME.match(name)):
+                    raise HostError(f"{where}: group and name must match {COMMAND_NAME.pattern}")
+                spec = served.get((_plugin, tool))
+                if spec is None:
+                    return  # the profile does not serve the tool (or it is not one): no command for it
+                arguments = spec.input_schema.get("properties", {})
+                unknown = [option.argument for option in options if option.argument not in arguments]
+                if unknown:
+                    raise HostError(f"{where}: {tool} has no argument {', '.join(map(repr, unknown))}")
+                _into.append(
+                    CommandSpec(_plugin, group, name, spec.name, help, tuple(options), tuple(prints))
+                )
+
+            context = self.contexts[plugin]
+            self._call_hook("hostd_register_commands", plugin, register=register, context=context)
+            for command in offered:
+                key = (command.group, command.name)
+                if key in commands:
+                    raise HostError(
+                        f"command '{command.group} {command.name}' is registered by both "
+                        f"{commands[key].plugin!r} and {command.plugin!r}"
+                    )
+                commands[key] = command
+        return commands
 
     def _collect_icons(self) -> dict[str, str]:
         """Each plugin's icon (``hostd_icon``) as SVG markup, checked: plugin name -> SVG."""

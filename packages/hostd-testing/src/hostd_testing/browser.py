@@ -41,6 +41,27 @@ def require_or_skip(what: str) -> None:
 
 
 @contextmanager
+def signed_in(browser: Any, origin: str, token: str, viewport: dict[str, int] = DESKTOP) -> Iterator[Any]:
+    """A page of a new browser context, signed in to the dashboard at ``origin`` through its sign-in
+    form as a person would (the field by its label, the button by its name, in either language);
+    the token must show neither in the address nor in the page."""
+    import re
+
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    try:
+        page.goto(f"{origin}/ui/")
+        assert "/ui/signin" in page.url
+        page.get_by_label(re.compile("Your member token|你的成员令牌")).fill(token)
+        page.get_by_role("button", name=re.compile("Sign in|登录")).click()
+        page.wait_for_url(f"{origin}/ui/")
+        assert token not in page.url and token not in page.content()
+        yield page
+    finally:
+        context.close()
+
+
+@contextmanager
 def chromium() -> Iterator[Any]:
     """A headless Chromium (Playwright's sync API: keep it out of anyio tests' threads)."""
     if not CHROMIUM.exists():

@@ -13,6 +13,7 @@ A plugin's ``conftest.py`` names what is its own and takes the rest from here:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,11 +105,23 @@ def connect_served(
     )
 
 
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (``hostd_testing.browser.chromium``; never a downloaded
+    browser). Function-scoped: Playwright's sync API keeps an event loop running in this thread
+    while it is open, which would stop the anyio tests that follow."""
+    from hostd_testing.browser import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
 # PostgreSQL fixtures (a real server per test session, a fresh database per test).
 from hostd_testing.postgres import postgres_server, postgres_url  # noqa: E402
 
 __all__ = [
     "backend",
+    "browser",
     "connect",
     "connect_in_memory",
     "connect_served",

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import Stemmer
+from hostd_errors.stopwords import ENGLISH_STOP_WORDS
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
@@ -44,90 +45,28 @@ _SCRIPT_BOUNDARY = re.compile(f"[{CJK_CLASS}]+|[^{CJK_CLASS}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 16
 
-ENGLISH_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "could",
-        "do",
-        "does",
-        "did",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "should",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        # Pronouns, auxiliaries and the pieces of contractions and possessives ("Ben's", "didn't"):
-        # questions about what was said are full of them, and they name nothing.
+# The shared English stop words, and memory's own: the pieces of contractions and possessives
+# ("Ben's", "didn't"), pronouns, auxiliaries and question words: questions about what was said
+# are full of them, and they name nothing.
+ENGLISH_STOPWORDS = ENGLISH_STOP_WORDS | frozenset(
+    {
         "about",
         "am",
-        "been",
         "being",
         "d",
-        "had",
-        "he",
-        "her",
         "hers",
         "him",
-        "his",
         "ll",
         "m",
         "re",
         "s",
-        "she",
+        "should",
         "t",
-        "they",
-        "us",
         "ve",
+        "where",
         "whom",
         "whose",
-    ]
+    }
 )
 # Words a question is phrased with rather than about ("What kind of...", "Would she likely...");
 # left out only when the query reads as a question.

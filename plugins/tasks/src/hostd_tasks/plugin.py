@@ -15,8 +15,10 @@ from __future__ import annotations
 from hostd_db import Schema
 
 from hostd import (
+    CommandOption,
     PluginContext,
     RecordStore,
+    RegisterCommand,
     RegisterResource,
     RegisterService,
     RegisterTool,
@@ -63,6 +65,43 @@ def hostd_register_tools(register: RegisterTool, context: PluginContext[Settings
     register(transfer.import_tasks, title="Import tasks", destructive=False, idempotent=True)
     register(graph.get_task_graph, title="Task dependency graph", access="read")
     register(graph.get_critical_path, title="Critical path of the tasks", access="read")
+
+
+@hookimpl
+def hostd_register_commands(register: RegisterCommand) -> None:
+    """``hostd tasks export`` and ``hostd tasks import``: export_tasks and import_tasks, called
+    through the host's call pipeline like any call."""
+    register(
+        "tasks",
+        "export",
+        tool="export_tasks",
+        help="export the task list (or a filter of it) as JSON for import, or as Markdown",
+        options=[
+            CommandOption(
+                ("--format",), "format", help="json (for hostd tasks import; the default) or markdown"
+            ),
+            CommandOption(("--status",), "status", help="only tasks with this status"),
+            CommandOption(("--priority",), "priority", help="only tasks with this priority"),
+            CommandOption(("--label",), "label", help="only tasks with this label"),
+            CommandOption(("--task-id",), "task_ids", repeat=True, help="only this task (repeatable)"),
+            CommandOption(
+                ("-o", "--output"),
+                "output_path",
+                help="write to this file (inside the allowed roots), not stdout",
+            ),
+            CommandOption(
+                ("--overwrite",), "overwrite", switch=True, help="replace an existing --output file"
+            ),
+        ],
+        prints=["document", "markdown"],
+    )
+    register(
+        "tasks",
+        "import",
+        tool="import_tasks",
+        help="import a file hostd tasks export wrote: all or nothing, twice changes nothing",
+        options=[CommandOption(("file",), "input_path", help="the JSON file (inside the allowed roots)")],
+    )
 
 
 @hookimpl

@@ -24,88 +24,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hostd_errors.stopwords import ENGLISH_STOP_WORDS
+
 _SENTENCE_END = re.compile(
     r"""(?:[。！？；!?;]+|\.(?=\s|$)|…{1,2}(?=\s|$))[”’"'」』）)\]】》]*\s*""",
 )
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*|\d+(?:\.\d+)?")
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "out",
-        "she",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "too",
-        "up",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
+# The shared English stop words, and the digest's own: fillers and negations that pick no sentence.
+_STOP_WORDS = ENGLISH_STOP_WORDS | frozenset(
+    {"but", "just", "more", "most", "no", "not", "out", "those", "too", "up"}
 )
 # Sentences shorter than this (in characters) are headings, captions or fragments, not summary material.
 _MIN_SENTENCE_CHARS = 8
