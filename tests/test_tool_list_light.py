@@ -239,13 +239,13 @@ async def test_real_answers_fit_the_listed_schemas(tmp_path: Path, every_plugin:
 
 
 def test_the_default_list_is_within_budget_and_sends_each_icon_once(
-    tmp_path: Path, every_plugin: list[str]
+    tmp_path: Path, shipped_plugins: list[str]
 ) -> None:
-    tools = tool_definitions(every_tool_host(tmp_path, every_plugin))
+    tools = tool_definitions(every_tool_host(tmp_path, shipped_plugins))
     whole = types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True)
     assert len(whole.encode()) <= LIST_BUDGET, len(whole.encode())
     sources = [icon.src for tool in tools for icon in tool.icons or []]
-    assert len(sources) == len(set(sources)) == len(every_plugin)
+    assert len(sources) == len(set(sources)) == len(shipped_plugins)
     for source in sources:
         markup = base64.b64decode(source.removeprefix("data:image/svg+xml;base64,"))
         assert whole.count(source) == 1 and markup.startswith(b"<svg")
