@@ -140,8 +140,9 @@ def shoot(page: Any, shots: Path, name: str) -> None:
 
 
 @contextmanager
-def stdio_client(portal: BlockingPortal, config: Path) -> Iterator[Client]:
-    manager: AbstractContextManager[Client] = portal.wrap_async_context_manager(served_client(config))
+def stdio_client(portal: BlockingPortal, config: Path, profile: str | None = None) -> Iterator[Client]:
+    env = {"HOSTD_PROFILE": profile} if profile else None
+    manager: AbstractContextManager[Client] = portal.wrap_async_context_manager(served_client(config, env=env))
     with manager as client:
         yield client
 
@@ -235,3 +236,94 @@ def test_board_over_stateless_http(bundle: str, tmp_path: Path) -> None:
                 shoot(page, shots, "board-http-reader-zh-390")
                 escapes.assert_none()
     print(f"screenshots in {shots} (ext-apps {SPEC_VERSION})")
+
+
+MEMORY = "ui://hostd/memory/memory"
+XSS_CONTENT = (
+    "# Release plan\n\nShip **v2** on Friday, see [the notes](https://example.invalid/notes).\n\n"
+    "- check the `queue`\n- mention project://beta\n\n"
+    '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n\n'
+    "[click](javascript:window.__pwned=3)\n"
+)
+
+
+def seed_memories(portal: BlockingPortal, client: Client) -> None:
+    call(portal, client, "create_memory", uri="project://beta", content="Beta notes", tags=["team"])
+    call(portal, client, "create_memory", uri="project://alpha", content="First draft", tags=["plan", "发布"])
+    call(portal, client, "update_memory", uri="project://alpha", content=XSS_CONTENT)
+    call(portal, client, "create_memory", uri="project://gamma", content="Depends on project://alpha")
+    call(portal, client, "link_memories", from_uri="project://alpha", to_uri="project://beta", relation="depends_on")
+
+
+def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        f"alice: {TOKENS['alice']}\nreader: {{token: {TOKENS['reader']}, profile: reader}}\n", encoding="utf-8"
+    )
+    config = write_config(
+        tmp_path,
+        config={
+            "profiles": {
+                "default": {
+                    "plugins": ["memory"],
+                    "transport": {"type": "http", "tokens_file": str(tokens), "stateless": True},
+                },
+                "local": {"plugins": ["memory"]},
+                "reader": {
+                    "plugins": ["memory"],
+                    "tools": {"memory": {"include": ["read_memory", "search_memory", "get_memory_versions", "diff_versions"]}},
+                },
+            },
+        },
+    )
+    with start_blocking_portal() as portal:
+        with stdio_client(portal, config, "local") as client:
+            seed_memories(portal, client)
+            html = read_view(portal, client, MEMORY)
+            for width, locale in ((DESKTOP["width"], "en-US"), (PHONE["width"], "en-US"), (DESKTOP["width"], "zh-CN"), (PHONE["width"], "zh-CN")):
+                with shown(portal, client, bundle, html, "read_memory", {"uri": "project://alpha"}, width=width, locale=locale) as (page, frame, escapes):
+                    frame.locator(".versions").wait_for()
+                    content = frame.locator(".markdown")
+                    assert content.locator("h3").inner_text() == "Release plan"
+                    assert content.locator("li").count() == 2
+                    assert "<script>window.__pwned=2</script>" in content.inner_text()
+                    assert content.locator("a").count() == 1  # the https link; javascript: stays text
+                    assert frame.locator(".link-lists").inner_text().count("project://") >= 3
+                    assert frame_of(page).evaluate("window.__pwned") is None
+                    assert frame.locator("img, iframe, object, embed, script[src]").count() == 0
+                    frame.locator('[data-action="diff"]').first.click()
+                    frame.locator("pre.diff .add").first.wait_for()
+                    shoot(page, shots, f"memory-stdio-{locale[:2]}-{width}")
+                    escapes.assert_none()
+            with shown(portal, client, bundle, html, "search_memory", {"query": "notes"}, width=PHONE["width"], locale="zh-CN", theme="dark") as (page, frame, escapes):
+                frame.locator(".hits li").first.wait_for()
+                shoot(page, shots, "memory-stdio-search-zh-390-dark")
+                frame.locator(".hits a", has_text="project://alpha").click()
+                frame.locator(".versions").wait_for()
+                escapes.assert_none()
+        with HttpServer.start(config) as server:
+
+            def connect(member: str) -> AbstractContextManager[Client]:
+                headers = {"Authorization": f"Bearer {TOKENS[member]}"}
+                return portal.wrap_async_context_manager(server.client(headers=headers))
+
+            with connect("alice") as alice:
+                html = read_view(portal, alice, MEMORY)
+                before = call(portal, alice, "read_memory", uri="project://alpha")["memory"]["version"]
+                with shown(portal, alice, bundle, html, "read_memory", {"uri": "project://alpha"}, width=DESKTOP["width"], locale="en") as (page, frame, escapes):
+                    frame.locator('[data-action="edit"]').click()
+                    frame.locator("#edit-content").fill("Edited in the chat: **done**.")
+                    frame.locator('[data-action="save"]').click()
+                    frame.locator(".markdown strong", has_text="done").wait_for()
+                    escapes.assert_none()
+                versions = call(portal, alice, "get_memory_versions", uri="project://alpha")["versions"]
+                assert versions[0]["version"] == before + 1
+                assert versions[0]["author"] == "alice"
+            with connect("reader") as reader:
+                html = read_view(portal, reader, MEMORY)
+                with shown(portal, reader, bundle, html, "read_memory", {"uri": "project://alpha"}, width=PHONE["width"], locale="zh-CN") as (page, frame, escapes):
+                    frame.locator(".versions").wait_for()
+                    assert frame.locator('[data-action="edit"], [data-action="save"], textarea').count() == 0
+                    shoot(page, shots, "memory-http-reader-zh-390")
+                    escapes.assert_none()

@@ -114,6 +114,64 @@
       return stamp.toISOString().slice(0, 16).replace("T", " ") + " UTC";
     }
   };
+  /* Markdown as DOM, raw HTML off: every piece of stored text becomes a text node; links only to
+     http(s), opened through the client (ui/open-link); no images. Headings two levels down, as
+     the dashboard's renderer does. */
+  function inline(text, parent) {
+    var pattern = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\([^)\s]+\))/g;
+    var at = 0, match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match.index > at) parent.appendChild(document.createTextNode(text.slice(at, match.index)));
+      var piece = match[0];
+      if (match[1]) parent.appendChild(view.el("code", { text: piece.slice(1, -1) }));
+      else if (match[2]) parent.appendChild(view.el("strong", { text: piece.slice(2, -2) }));
+      else if (match[3]) parent.appendChild(view.el("em", { text: piece.slice(1, -1) }));
+      else {
+        var label = piece.slice(1, piece.indexOf("]("));
+        var target = piece.slice(piece.indexOf("](") + 2, -1);
+        if (/^https?:\/\//i.test(target)) {
+          parent.appendChild(view.el("a", { href: target, rel: "noopener noreferrer nofollow", text: label,
+            onclick: function (event) { event.preventDefault(); request("ui/open-link", { url: event.currentTarget.getAttribute("href") }).catch(function () {}); } }));
+        } else parent.appendChild(document.createTextNode(piece));
+      }
+      at = match.index + piece.length;
+    }
+    if (at < text.length) parent.appendChild(document.createTextNode(text.slice(at)));
+    return parent;
+  }
+  view.markdown = function (source) {
+    var root = view.el("div", { class: "markdown" });
+    var lines = String(source || "").replace(/\r\n?/g, "\n").split("\n");
+    var i = 0, list = null, paragraph = null;
+    function close() { list = null; paragraph = null; }
+    while (i < lines.length) {
+      var line = lines[i];
+      var fence = /^(```|~~~)/.exec(line);
+      if (fence) {
+        close();
+        var code = [];
+        i++;
+        while (i < lines.length && lines[i].indexOf(fence[1]) !== 0) code.push(lines[i++]);
+        root.appendChild(view.el("pre", {}, [view.el("code", { text: code.join("\n") })]));
+        i++;
+        continue;
+      }
+      var heading = /^(#{1,6})\s+(.*)$/.exec(line);
+      var item = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+      if (!line.trim()) close();
+      else if (heading) { close(); root.appendChild(inline(heading[2], view.el("h" + Math.min(6, heading[1].length + 2)))); }
+      else if (item) {
+        var ordered = /\d/.test(item[1]);
+        if (!list || list.tagName !== (ordered ? "OL" : "UL")) { paragraph = null; list = root.appendChild(view.el(ordered ? "ol" : "ul")); }
+        list.appendChild(inline(item[2], view.el("li")));
+      } else if (/^>\s?/.test(line)) { close(); root.appendChild(inline(line.replace(/^>\s?/, ""), view.el("blockquote"))); }
+      else if (paragraph) { paragraph.appendChild(document.createTextNode(" ")); inline(line, paragraph); }
+      else { list = null; paragraph = root.appendChild(inline(line, view.el("p"))); }
+      i++;
+    }
+    return root;
+  };
+
   window.hostd = { view: view };
 
   function start() {
