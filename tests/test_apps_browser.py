@@ -327,3 +327,53 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
                     assert frame.locator('[data-action="edit"], [data-action="save"], textarea').count() == 0
                     shoot(page, shots, "memory-http-reader-zh-390")
                     escapes.assert_none()
+
+
+SESSION = "ui://hostd/deep-thinking/session"
+XSS_THOUGHT = '<img src=x onerror="window.__pwned=1"> and "]--> X["<b>boom</b>"] click X call alert()'
+
+
+def seed_session(portal: BlockingPortal, client: Client) -> str:
+    def think(number: int, text: str, **extra: Any) -> dict[str, Any]:
+        return call(
+            portal, client, "sequential_thinking", thought=text, thoughtNumber=number, totalThoughts=4,
+            nextThoughtNeeded=number < 4, **extra,
+        )
+
+    first = think(1, "Frame the problem: the **queue** stalls under load.")
+    sid = first["session_id"]
+    think(2, "Measure: p99 latency doubles at 200 rps.", session_id=sid, stage="analysis", tags=["perf"])
+    think(3, XSS_THOUGHT, session_id=sid)
+    think(2, "Revised: it doubles at 150 rps, not 200.", session_id=sid, isRevision=True, revisesThought=2)
+    think(3, "分支：换用 PostgreSQL 的 SKIP LOCKED 队列。", session_id=sid, branchFromThought=2, branchId="pg-queue")
+    think(4, "Decide: batch the writes.", session_id=sid)
+    return str(sid)
+
+
+def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    config = write_config(tmp_path, ["deep-thinking"])
+    with start_blocking_portal() as portal, stdio_client(portal, config) as client:
+        sid = seed_session(portal, client)
+        read = portal.call(client.read_resource, SESSION)
+        html = read.contents[0].text
+        without_mermaid = html.replace(html[html.index("<script>", html.index("hostd-config")) :], "")
+        assert len(without_mermaid.encode()) < 150_000
+        for width, locale in ((DESKTOP["width"], "en-US"), (PHONE["width"], "en-US"), (DESKTOP["width"], "zh-CN"), (PHONE["width"], "zh-CN")):
+            with shown(portal, client, bundle, html, "get_session", {"session_id": sid}, width=width, locale=locale) as (page, frame, escapes):
+                frame.locator(".diagram svg").wait_for()
+                assert frame.locator(".thought").count() == 6
+                assert frame.locator(".thought.revision").count() == 1
+                assert frame.locator("#branch-pg-queue .thought").count() == 1
+                assert XSS_THOUGHT in frame.locator(".main-line").inner_text()
+                assert frame_of(page).evaluate("window.__pwned") is None
+                assert frame.locator(".timeline img, .timeline b").count() == 0
+                shoot(page, shots, f"session-stdio-{locale[:2]}-{width}")
+                escapes.assert_none()
+        with shown(portal, client, bundle, html, "sequential_thinking",
+                   {"thought": "One more.", "thoughtNumber": 5, "totalThoughts": 5, "nextThoughtNeeded": False, "session_id": sid},
+                   width=PHONE["width"], locale="zh-CN", theme="dark") as (page, frame, escapes):
+            frame.locator(".diagram svg").wait_for()
+            assert frame.locator(".thought").count() == 7
+            shoot(page, shots, "session-stdio-zh-390-dark")
+            escapes.assert_none()

@@ -49,6 +49,7 @@ class AppView:
     tools: tuple[str, ...]
     title: Message
     data: Mapping[str, object]
+    diagram: bool = False
 
     @property
     def uri(self) -> str:
@@ -88,11 +89,11 @@ class AppViews:
             if not registered.apps or registered.templates is None:
                 continue
             self._templates[plugin] = registered.templates
-            for name, (template, tools, title, data) in registered.apps.items():
+            for name, (template, tools, title, data, diagram) in registered.apps.items():
                 served = tuple(self._served(plugin, tool) for tool in tools)
                 if served[0] is None:
                     continue  # the profile does not serve the tool the view stands for
-                view = AppView(plugin, name, template, tuple(s for s in served if s), title, data)
+                view = AppView(plugin, name, template, tuple(s for s in served if s), title, data, diagram)
                 self.views[view.uri] = view
                 for tool in view.tools:
                     self.by_tool.setdefault(tool, view.uri)
@@ -148,6 +149,9 @@ class AppViews:
                 title=render(view.title, language) or view.name,
                 style=style + Markup(_static("view.css")),
                 runtime=Markup(_static("view.js")),
+                diagram=Markup(_static("vendor/mermaid/mermaid.min.js") + "\n" + _static("diagram.js"))
+                if view.diagram
+                else None,
                 config=_script_json(config),
                 body=Markup(body),
             )

@@ -45,7 +45,9 @@ class PluginViews:
     overview: tuple[OverviewRender, str] | None = None
     templates: Path | None = None
     static: Path | None = None
-    apps: dict[str, tuple[str, tuple[str, ...], Message, Mapping[str, object]]] = field(default_factory=dict)
+    apps: dict[str, tuple[str, tuple[str, ...], Message, Mapping[str, object], bool]] = field(
+        default_factory=dict
+    )
 
 
 class _Registry:
@@ -81,10 +83,11 @@ class _Registry:
         tools: tuple[str, ...],
         title: Message,
         data: Mapping[str, object] | None = None,
+        diagram: bool = False,
     ) -> None:
         if not name.replace("-", "").isalnum() or not tools:
             raise ValueError(f"an app view needs a name of letters, digits and '-' and a tool: {name!r}")
-        self._views.apps[name] = (template, tuple(tools), title, dict(data or {}))
+        self._views.apps[name] = (template, tuple(tools), title, dict(data or {}), diagram)
 
 
 def collect_views(host: Host) -> dict[str, PluginViews]:
