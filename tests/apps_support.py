@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from conformance_support import NPM_CACHE, require_or_skip
@@ -58,7 +57,8 @@ def bridge_bundle() -> str:
         if not bundle.exists():
             entry = NPM_CACHE / "hostd-ext-apps-entry.mjs"
             entry.write_text(
-                'export { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n',
+                "export { AppBridge, PostMessageTransport }"
+                ' from "@modelcontextprotocol/ext-apps/app-bridge";\n',
                 encoding="utf-8",
             )
             done = subprocess.run(

@@ -56,9 +56,9 @@ def seed(portal: BlockingPortal, client: Client) -> dict[str, str]:
         ("broken", "Nightly backup job", "P1"),
         ("done", "Set up the staging server", "P2"),
     ):
-        ids[key] = call(portal, client, "create_task", title=title, priority=priority, labels=["ops"])["task"][
-            "task_id"
-        ]
+        ids[key] = call(portal, client, "create_task", title=title, priority=priority, labels=["ops"])[
+            "task"
+        ]["task_id"]
     call(portal, client, "update_task", task_id=ids["todo"], depends_on=[ids["broken"]])
     call(portal, client, "update_task_status", task_id=ids["doing"], new_status="in_progress")
     call(portal, client, "update_task_status", task_id=ids["broken"], new_status="failed")
@@ -142,7 +142,9 @@ def shoot(page: Any, shots: Path, name: str) -> None:
 @contextmanager
 def stdio_client(portal: BlockingPortal, config: Path, profile: str | None = None) -> Iterator[Client]:
     env = {"HOSTD_PROFILE": profile} if profile else None
-    manager: AbstractContextManager[Client] = portal.wrap_async_context_manager(served_client(config, env=env))
+    manager: AbstractContextManager[Client] = portal.wrap_async_context_manager(
+        served_client(config, env=env)
+    )
     with manager as client:
         yield client
 
@@ -153,18 +155,32 @@ def test_board_over_stdio(bundle: str, tmp_path: Path) -> None:
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         listed = portal.call(client.list_tools)
         metas = {tool.name: tool.meta for tool in listed.tools if tool.meta}
-        assert metas == {"list_tasks": {"ui": {"resourceUri": BOARD}}, "get_next_task": {"ui": {"resourceUri": BOARD}}}
+        assert metas == {
+            "list_tasks": {"ui": {"resourceUri": BOARD}},
+            "get_next_task": {"ui": {"resourceUri": BOARD}},
+        }
         ids = seed(portal, client)
         html = read_view(portal, client, BOARD)
         me = call(portal, client, "get_task", task_id=ids["todo"])["task"]["created_by"]
-        for width, locale in ((DESKTOP["width"], "en-US"), (PHONE["width"], "en-US"), (DESKTOP["width"], "zh-CN"), (PHONE["width"], "zh-CN")):
-            with shown(portal, client, bundle, html, "list_tasks", {}, width=width, locale=locale) as (page, frame, escapes):
+        for width, locale in (
+            (DESKTOP["width"], "en-US"),
+            (PHONE["width"], "en-US"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "zh-CN"),
+        ):
+            with shown(portal, client, bundle, html, "list_tasks", {}, width=width, locale=locale) as (
+                page,
+                frame,
+                escapes,
+            ):
                 check_board(page, frame, escapes, ids)
                 if locale == "zh-CN":
                     assert frame.locator("#col-pending").inner_text().startswith("待执行")
                 shoot(page, shots, f"board-stdio-{locale[:2]}-{width}")
                 escapes.assert_none()
-        with shown(portal, client, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN", theme="dark") as (page, frame, escapes):
+        with shown(
+            portal, client, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN", theme="dark"
+        ) as (page, frame, escapes):
             check_board(page, frame, escapes, ids)
             shoot(page, shots, f"board-stdio-zh-{PHONE['width']}-dark")
             # a move on the board: claim the pending task, then see it with get_task
@@ -206,9 +222,11 @@ def test_board_over_stateless_http(bundle: str, tmp_path: Path) -> None:
         with connect("alice") as alice:
             ids = seed(portal, alice)
             html = read_view(portal, alice, BOARD)
-            with shown(portal, alice, bundle, html, "list_tasks", {}, width=DESKTOP["width"], locale="en") as (page, frame, escapes):
+            with shown(
+                portal, alice, bundle, html, "list_tasks", {}, width=DESKTOP["width"], locale="en"
+            ) as (page, frame, escapes):
                 check_board(page, frame, escapes, ids)
-                frame.locator(f'#move-{ids["todo"]}').select_option("blocked")
+                frame.locator(f"#move-{ids['todo']}").select_option("blocked")
                 frame.locator(f'.task-card[data-task="{ids["todo"]}"] [data-action="move"]').click()
                 frame.locator(".notice").wait_for()
                 # bob takes the task over while alice's view still shows it as hers: releasing it is
@@ -230,7 +248,9 @@ def test_board_over_stateless_http(bundle: str, tmp_path: Path) -> None:
             assert (doing["status"], doing["claimed_by"]) == ("in_progress", "bob")
         with connect("reader") as reader:
             html = read_view(portal, reader, BOARD)
-            with shown(portal, reader, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN") as (page, frame, escapes):
+            with shown(
+                portal, reader, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN"
+            ) as (page, frame, escapes):
                 check_board(page, frame, escapes, ids)
                 assert frame.locator("button, select, textarea, input").count() == 0
                 shoot(page, shots, "board-http-reader-zh-390")
@@ -252,14 +272,22 @@ def seed_memories(portal: BlockingPortal, client: Client) -> None:
     call(portal, client, "create_memory", uri="project://alpha", content="First draft", tags=["plan", "发布"])
     call(portal, client, "update_memory", uri="project://alpha", content=XSS_CONTENT)
     call(portal, client, "create_memory", uri="project://gamma", content="Depends on project://alpha")
-    call(portal, client, "link_memories", from_uri="project://alpha", to_uri="project://beta", relation="depends_on")
+    call(
+        portal,
+        client,
+        "link_memories",
+        from_uri="project://alpha",
+        to_uri="project://beta",
+        relation="depends_on",
+    )
 
 
 def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
     shots = screenshot_dir(tmp_path / "shots")
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text(
-        f"alice: {TOKENS['alice']}\nreader: {{token: {TOKENS['reader']}, profile: reader}}\n", encoding="utf-8"
+        f"alice: {TOKENS['alice']}\nreader: {{token: {TOKENS['reader']}, profile: reader}}\n",
+        encoding="utf-8",
     )
     config = write_config(
         tmp_path,
@@ -272,7 +300,16 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
                 "local": {"plugins": ["memory"]},
                 "reader": {
                     "plugins": ["memory"],
-                    "tools": {"memory": {"include": ["read_memory", "search_memory", "get_memory_versions", "diff_versions"]}},
+                    "tools": {
+                        "memory": {
+                            "include": [
+                                "read_memory",
+                                "search_memory",
+                                "get_memory_versions",
+                                "diff_versions",
+                            ]
+                        }
+                    },
                 },
             },
         },
@@ -281,8 +318,22 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
         with stdio_client(portal, config, "local") as client:
             seed_memories(portal, client)
             html = read_view(portal, client, MEMORY)
-            for width, locale in ((DESKTOP["width"], "en-US"), (PHONE["width"], "en-US"), (DESKTOP["width"], "zh-CN"), (PHONE["width"], "zh-CN")):
-                with shown(portal, client, bundle, html, "read_memory", {"uri": "project://alpha"}, width=width, locale=locale) as (page, frame, escapes):
+            for width, locale in (
+                (DESKTOP["width"], "en-US"),
+                (PHONE["width"], "en-US"),
+                (DESKTOP["width"], "zh-CN"),
+                (PHONE["width"], "zh-CN"),
+            ):
+                with shown(
+                    portal,
+                    client,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=width,
+                    locale=locale,
+                ) as (page, frame, escapes):
                     frame.locator(".versions").wait_for()
                     content = frame.locator(".markdown")
                     assert content.locator("h3").inner_text() == "Release plan"
@@ -296,7 +347,17 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
                     frame.locator("pre.diff .add").first.wait_for()
                     shoot(page, shots, f"memory-stdio-{locale[:2]}-{width}")
                     escapes.assert_none()
-            with shown(portal, client, bundle, html, "search_memory", {"query": "notes"}, width=PHONE["width"], locale="zh-CN", theme="dark") as (page, frame, escapes):
+            with shown(
+                portal,
+                client,
+                bundle,
+                html,
+                "search_memory",
+                {"query": "notes"},
+                width=PHONE["width"],
+                locale="zh-CN",
+                theme="dark",
+            ) as (page, frame, escapes):
                 frame.locator(".hits li").first.wait_for()
                 shoot(page, shots, "memory-stdio-search-zh-390-dark")
                 frame.locator(".hits a", has_text="project://alpha").click()
@@ -311,7 +372,16 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
             with connect("alice") as alice:
                 html = read_view(portal, alice, MEMORY)
                 before = call(portal, alice, "read_memory", uri="project://alpha")["memory"]["version"]
-                with shown(portal, alice, bundle, html, "read_memory", {"uri": "project://alpha"}, width=DESKTOP["width"], locale="en") as (page, frame, escapes):
+                with shown(
+                    portal,
+                    alice,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=DESKTOP["width"],
+                    locale="en",
+                ) as (page, frame, escapes):
                     frame.locator('[data-action="edit"]').click()
                     frame.locator("#edit-content").fill("Edited in the chat: **done**.")
                     frame.locator('[data-action="save"]').click()
@@ -322,7 +392,16 @@ def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
                 assert versions[0]["author"] == "alice"
             with connect("reader") as reader:
                 html = read_view(portal, reader, MEMORY)
-                with shown(portal, reader, bundle, html, "read_memory", {"uri": "project://alpha"}, width=PHONE["width"], locale="zh-CN") as (page, frame, escapes):
+                with shown(
+                    portal,
+                    reader,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=PHONE["width"],
+                    locale="zh-CN",
+                ) as (page, frame, escapes):
                     frame.locator(".versions").wait_for()
                     assert frame.locator('[data-action="edit"], [data-action="save"], textarea').count() == 0
                     shoot(page, shots, "memory-http-reader-zh-390")
@@ -336,8 +415,14 @@ XSS_THOUGHT = '<img src=x onerror="window.__pwned=1"> and "]--> X["<b>boom</b>"]
 def seed_session(portal: BlockingPortal, client: Client) -> str:
     def think(number: int, text: str, **extra: Any) -> dict[str, Any]:
         return call(
-            portal, client, "sequential_thinking", thought=text, thoughtNumber=number, totalThoughts=4,
-            nextThoughtNeeded=number < 4, **extra,
+            portal,
+            client,
+            "sequential_thinking",
+            thought=text,
+            thoughtNumber=number,
+            totalThoughts=4,
+            nextThoughtNeeded=number < 4,
+            **extra,
         )
 
     first = think(1, "Frame the problem: the **queue** stalls under load.")
@@ -345,7 +430,13 @@ def seed_session(portal: BlockingPortal, client: Client) -> str:
     think(2, "Measure: p99 latency doubles at 200 rps.", session_id=sid, stage="analysis", tags=["perf"])
     think(3, XSS_THOUGHT, session_id=sid)
     think(2, "Revised: it doubles at 150 rps, not 200.", session_id=sid, isRevision=True, revisesThought=2)
-    think(3, "分支：换用 PostgreSQL 的 SKIP LOCKED 队列。", session_id=sid, branchFromThought=2, branchId="pg-queue")
+    think(
+        3,
+        "分支：换用 PostgreSQL 的 SKIP LOCKED 队列。",
+        session_id=sid,
+        branchFromThought=2,
+        branchId="pg-queue",
+    )
     think(4, "Decide: batch the writes.", session_id=sid)
     return str(sid)
 
@@ -359,8 +450,15 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
         html = read.contents[0].text
         without_mermaid = html.replace(html[html.index("<script>", html.index("hostd-config")) :], "")
         assert len(without_mermaid.encode()) < 150_000
-        for width, locale in ((DESKTOP["width"], "en-US"), (PHONE["width"], "en-US"), (DESKTOP["width"], "zh-CN"), (PHONE["width"], "zh-CN")):
-            with shown(portal, client, bundle, html, "get_session", {"session_id": sid}, width=width, locale=locale) as (page, frame, escapes):
+        for width, locale in (
+            (DESKTOP["width"], "en-US"),
+            (PHONE["width"], "en-US"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "zh-CN"),
+        ):
+            with shown(
+                portal, client, bundle, html, "get_session", {"session_id": sid}, width=width, locale=locale
+            ) as (page, frame, escapes):
                 frame.locator(".diagram svg").wait_for()
                 assert frame.locator(".thought").count() == 6
                 assert frame.locator(".thought.revision").count() == 1
@@ -370,9 +468,23 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
                 assert frame.locator(".timeline img, .timeline b").count() == 0
                 shoot(page, shots, f"session-stdio-{locale[:2]}-{width}")
                 escapes.assert_none()
-        with shown(portal, client, bundle, html, "sequential_thinking",
-                   {"thought": "One more.", "thoughtNumber": 5, "totalThoughts": 5, "nextThoughtNeeded": False, "session_id": sid},
-                   width=PHONE["width"], locale="zh-CN", theme="dark") as (page, frame, escapes):
+        with shown(
+            portal,
+            client,
+            bundle,
+            html,
+            "sequential_thinking",
+            {
+                "thought": "One more.",
+                "thoughtNumber": 5,
+                "totalThoughts": 5,
+                "nextThoughtNeeded": False,
+                "session_id": sid,
+            },
+            width=PHONE["width"],
+            locale="zh-CN",
+            theme="dark",
+        ) as (page, frame, escapes):
             frame.locator(".diagram svg").wait_for()
             assert frame.locator(".thought").count() == 7
             shoot(page, shots, "session-stdio-zh-390-dark")

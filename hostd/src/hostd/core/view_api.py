@@ -184,8 +184,9 @@ class RegisterViews(Protocol):
         ``template`` (in the assets' templates folder) is the whole document's body: the host wraps
         it with the dashboard's stylesheets, the view runtime (``hostd.view`` in the page: the
         tool's input and result, ``call(tool, arguments)`` through the client, the language and
-        theme the client asks for) and a CSP; it gets ``data``, ``t``, ``both`` (a ``Text``), ``can``, ``as_json`` and ``strings`` (a mapping of
-        ``Text`` as ``{"en": {...}, "zh": {...}}`` JSON for the script). Data arrives only from
+        theme the client asks for) and a CSP; it gets ``data``, ``t``, ``both`` (a ``Text``),
+        ``can``, ``as_json`` and ``strings`` (a mapping of ``Text`` as ``{"en": {...}, "zh": {...}}``
+        JSON for the script). Data arrives only from
         the client, never from a store: the view is the same for every call. ``diagram`` puts
         the dashboard's Mermaid and its strict drawing script in this view only
         (``window.hostdDraw(element)`` draws its ``pre.mermaid`` blocks).

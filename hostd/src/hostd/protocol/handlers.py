@@ -25,7 +25,6 @@ from hostd.protocol.adapters import (
     resource_of,
     tool_definitions,
 )
-from hostd.web.apps import APP_MIME_TYPE, AppViews
 from hostd.protocol.input_rounds import (
     InputRound,
     SdkChannel,
@@ -34,6 +33,7 @@ from hostd.protocol.input_rounds import (
     roots_from_round,
     speaks_input_required,
 )
+from hostd.web.apps import APP_MIME_TYPE, AppViews
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
