@@ -16,6 +16,7 @@ import pytest
 from hostd.core.config import config_from_mapping
 from hostd.core.host import Host
 from hostd.protocol.server import build_server
+from hostd.web.rendering import STATIC
 from hostd_testing import Client
 from hostd_testing.calls import ok
 from hostd_testing.clients import in_memory_client
@@ -33,6 +34,7 @@ VIEWS = {
     "sequential_thinking": "ui://hostd/deep-thinking/session",
 }
 APP_MIME = "text/html;profile=mcp-app"
+MERMAID = STATIC / "vendor" / "mermaid" / "mermaid.min.js"
 
 
 def listed(tools: Any) -> list[dict[str, Any]]:
@@ -59,7 +61,8 @@ async def test_tools_name_their_views_and_nothing_else_changes(tmp_path: Path) -
 
 def test_the_server_declares_the_extension(tmp_path: Path) -> None:
     """SEP-2133's ``extensions`` map (sent where the negotiated revision has it); not with apps: false."""
-    for apps, expected in ((True, {"io.modelcontextprotocol/ui": {}}), (False, {})):
+    cases: list[tuple[bool, dict[str, Any]]] = [(True, {"io.modelcontextprotocol/ui": {}}), (False, {})]
+    for apps, expected in cases:
         loaded = config_from_mapping(
             {"profiles": {"default": {"plugins": ["tasks"], "apps": apps}}},
             None,
@@ -94,11 +97,7 @@ async def test_each_view_is_self_contained_and_small(tmp_path: Path) -> None:
         assert mermaid == uri.endswith("/session"), uri  # Mermaid only where a diagram is drawn
         size = len(html.encode())
         if uri.endswith("/session"):
-            size -= len(
-                (
-                    Path(__import__("hostd").__file__).parent / "web/static/vendor/mermaid/mermaid.min.js"
-                ).read_bytes()
-            )
+            size -= len(MERMAID.read_bytes())
         assert size < 150_000, (uri, size)
 
 

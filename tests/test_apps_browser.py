@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from apps_support import SPEC_VERSION, bridge_bundle, host_page, result_json
+from hostd.web.rendering import STATIC
 from hostd_testing import Client
 from hostd_testing.browser import DESKTOP, PHONE, Escapes, chromium, screenshot_dir
 from hostd_testing.clients import HttpServer, served_client, write_config
+from mcp_types import TextResourceContents
 
 pytestmark = [pytest.mark.browser, pytest.mark.npm]
 
@@ -114,10 +116,8 @@ def frame_of(page: Any) -> Any:
 def read_view(portal: BlockingPortal, client: Client, uri: str) -> str:
     read = portal.call(client.read_resource, uri)
     content = read.contents[0]
-    assert content.mime_type == "text/html;profile=mcp-app"
-    assert len(content.text.encode()) < 150_000  # no Mermaid here
-    text: str = content.text
-    return text
+    assert isinstance(content, TextResourceContents) and content.mime_type == "text/html;profile=mcp-app"
+    return content.text
 
 
 def check_board(page: Any, frame: Any, escapes: Escapes, ids: dict[str, str]) -> None:
@@ -446,10 +446,9 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
     config = write_config(tmp_path, ["deep-thinking"])
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         sid = seed_session(portal, client)
-        read = portal.call(client.read_resource, SESSION)
-        html = read.contents[0].text
-        without_mermaid = html.replace(html[html.index("<script>", html.index("hostd-config")) :], "")
-        assert len(without_mermaid.encode()) < 150_000
+        html = read_view(portal, client, SESSION)
+        mermaid = (STATIC / "vendor" / "mermaid" / "mermaid.min.js").read_text(encoding="utf-8")
+        assert mermaid in html and len(html.replace(mermaid, "").encode()) < 150_000
         for width, locale in (
             (DESKTOP["width"], "en-US"),
             (PHONE["width"], "en-US"),
