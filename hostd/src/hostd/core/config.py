@@ -152,6 +152,11 @@ class ProfileConfig(_Strict):
     plugins: list[str] | None = Field(default=None, description="entry-point names; omitted: every installed")
     transport: TransportConfig = Field(default_factory=TransportConfig)
     tools: dict[str, ToolSelection] = Field(default_factory=dict)
+    apps: bool = Field(
+        default=True,
+        description="offer the plugins' views inside the chat (MCP Apps, ui:// resources named in each "
+        "tool's _meta.ui); false: tools are listed without them",
+    )
 
 
 class StorageConfig(_Strict):

@@ -168,6 +168,30 @@ class RegisterViews(Protocol):
     def assets(self, templates: Path, static: Path | None = None) -> None:
         """The folder of this plugin's page templates, and of its static files (CSS, scripts)."""
 
+    def app(
+        self,
+        name: str,
+        *,
+        template: str,
+        tools: tuple[str, ...],
+        title: Message,
+        data: Mapping[str, object] | None = None,
+        diagram: bool = False,
+    ) -> None:
+        """A view inside the chat (MCP Apps): ``ui://hostd/<plugin>/<name>``, named by each of
+        ``tools`` (unprefixed) in its ``_meta.ui.resourceUri``; served where the first is.
+
+        ``template`` (in the assets' templates folder) is the whole document's body: the host wraps
+        it with the dashboard's stylesheets, the view runtime (``hostd.view`` in the page: the
+        tool's input and result, ``call(tool, arguments)`` through the client, the language and
+        theme the client asks for) and a CSP; it gets ``data``, ``t``, ``both`` (a ``Text``),
+        ``can``, ``as_json`` and ``strings`` (a mapping of ``Text`` as ``{"en": {...}, "zh": {...}}``
+        JSON for the script). Data arrives only from
+        the client, never from a store: the view is the same for every call. ``diagram`` puts
+        the dashboard's Mermaid and its strict drawing script in this view only
+        (``window.hostdDraw(element)`` draws its ``pre.mermaid`` blocks).
+        """
+
 
 __all__ = [
     "ActionHandler",

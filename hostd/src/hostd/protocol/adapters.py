@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -33,7 +33,7 @@ def svg_icon(svg: str) -> types.Icon:
     )
 
 
-def tool_definitions(host: Host) -> list[types.Tool]:
+def tool_definitions(host: Host, views: Mapping[str, str] | None = None) -> list[types.Tool]:
     """The tools as ``tools/list`` shows them: the listed (lighter) input and output schemas, and
     each plugin's icon once.
 
@@ -42,7 +42,8 @@ def tool_definitions(host: Host) -> list[types.Tool]:
     not have, and a list that differs by transport could not be cached alike). So a plugin's
     icon goes inline on its first listed tool only; the server's own icon is in ``serverInfo``.
     The display title is the tool's ``title`` (every era hostd speaks has it), not repeated in
-    the annotations.
+    the annotations. ``views`` maps a tool to its view inside the chat (MCP Apps): that tool's
+    ``_meta.ui.resourceUri``, and nothing more.
     """
     icons = {plugin: [svg_icon(svg)] for plugin, svg in host.icons.items()}
     shown: set[str] = set()
@@ -64,6 +65,7 @@ def tool_definitions(host: Host) -> list[types.Tool]:
                     idempotent_hint=spec.annotations["idempotentHint"],
                     open_world_hint=spec.annotations["openWorldHint"],
                 ),
+                _meta={"ui": {"resourceUri": views[spec.name]}} if views and spec.name in views else None,
             )
         )
     return tools

@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from hostd.core.identity import CURRENT_MEMBER
 from hostd.core.pipeline import ToolCall
+from hostd.core.resources import not_found
 from hostd.core.tools import bounded_text
 from hostd.protocol.adapters import (
     MAX_COMPLETIONS,
@@ -32,6 +33,7 @@ from hostd.protocol.input_rounds import (
     roots_from_round,
     speaks_input_required,
 )
+from hostd.web.apps import APP_MIME_TYPE, AppViews
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -56,8 +58,9 @@ class McpHandlers:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.policy = host.access
+        self.apps = AppViews(host)
         self.listed = types.ListToolsResult(
-            tools=tool_definitions(host), ttl_ms=LIST_TTL_MS, cache_scope=self.list_scope
+            tools=tool_definitions(host, self.apps.by_tool), ttl_ms=LIST_TTL_MS, cache_scope=self.list_scope
         )
 
     @property
@@ -176,6 +179,8 @@ class McpHandlers:
     async def on_read_resource(
         self, request: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        if str(params.uri).startswith("ui://"):
+            return self.read_view(request, str(params.uri))
         try:
             found = await self.host.offerings.read_resource(request_member(request), str(params.uri))
         except CodedError as exc:
@@ -191,6 +196,19 @@ class McpHandlers:
                 types.INTERNAL_ERROR, text.render(self.host.language), {"code": "INTERNAL"}
             ) from None
         return types.ReadResourceResult(contents=[resource_contents(found)])
+
+    def read_view(self, request: ServerRequestContext[Any, Any], uri: str) -> types.ReadResourceResult:
+        """A view inside the chat (MCP Apps), rendered for the member of the connection: one whose
+        profile does not serve the view's tool is answered as for a resource that does not exist."""
+        member = request_member(request)
+        view = self.apps.serves(member, uri)
+        if view is None:
+            raise resource_error(self.host, not_found(uri), uri, modern=speaks_input_required(request))
+        html = self.apps.document(view, member, self.host.language)
+        contents = types.TextResourceContents(
+            uri=uri, mime_type=APP_MIME_TYPE, text=html, _meta={"ui": {"prefersBorder": False}}
+        )
+        return types.ReadResourceResult(contents=[contents])
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The called tool's input schema, for the SDK's check of a 2026-07-28 call's Mcp-Param

@@ -111,6 +111,10 @@ async def release_call_arguments(ctx: ServerRequestContext[Any, Any], call_next:
                 ctx.request._body = b""  # type: ignore[union-attr]  # Starlette's cache of the body read once
 
 
+#: The MCP Apps extension's identifier.
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+
+
 def build_server(host: Host, transport: TransportConfig | None = None) -> Server[Any]:
     """A low-level SDK server whose tools are the host's; start-up is the caller's job.
 
@@ -134,6 +138,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
         return types.EmptyResult()
 
     resources, prompts = bool(host.resource_kinds), bool(host.prompt_sources)
+    views = bool(handlers.apps.views)
     # logging/setLevel is deprecated from 2026-07-28 on (the SDK warns when it is handled), and
     # still the way every earlier protocol version sets the level: hostd serves both.
     with warnings.catch_warnings():
@@ -148,7 +153,7 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
             on_call_tool=handlers.on_call_tool,
             on_list_resources=handlers.on_list_resources if resources else None,
             on_list_resource_templates=handlers.on_list_resource_templates if resources else None,
-            on_read_resource=handlers.on_read_resource if resources else None,
+            on_read_resource=handlers.on_read_resource if resources or views else None,
             on_subscribe_resource=subscriptions.subscribe if subscriptions else None,
             on_unsubscribe_resource=subscriptions.unsubscribe if subscriptions else None,
             on_subscriptions_listen=subscriptions.listen if subscriptions else None,
@@ -161,6 +166,8 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     # The answers carried between rounds come back from the client: the SDK seals them
     # (integrity, expiry, bound to the tool and its arguments) under a key of this process,
     # or under the replicas' shared secret.
+    if views:  # MCP Apps (SEP-2133's extensions map): the tools' _meta.ui names their views
+        server.extensions[APPS_EXTENSION] = {}
     server.middleware.append(RequestStateBoundary(security, default_audience="hostd"))
     server.middleware.insert(0, release_call_arguments)
     server.middleware.append(client_log.middleware(log_levels))

@@ -45,6 +45,9 @@ class PluginViews:
     overview: tuple[OverviewRender, str] | None = None
     templates: Path | None = None
     static: Path | None = None
+    apps: dict[str, tuple[str, tuple[str, ...], Message, Mapping[str, object], bool]] = field(
+        default_factory=dict
+    )
 
 
 class _Registry:
@@ -71,6 +74,20 @@ class _Registry:
     def assets(self, templates: Path, static: Path | None = None) -> None:
         self._views.templates = templates
         self._views.static = static
+
+    def app(
+        self,
+        name: str,
+        *,
+        template: str,
+        tools: tuple[str, ...],
+        title: Message,
+        data: Mapping[str, object] | None = None,
+        diagram: bool = False,
+    ) -> None:
+        if not name.replace("-", "").isalnum() or not tools:
+            raise ValueError(f"an app view needs a name of letters, digits and '-' and a tool: {name!r}")
+        self._views.apps[name] = (template, tuple(tools), title, dict(data or {}), diagram)
 
 
 def collect_views(host: Host) -> dict[str, PluginViews]:

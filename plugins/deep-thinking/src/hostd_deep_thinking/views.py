@@ -83,6 +83,14 @@ def register_views(register: RegisterViews) -> None:
     )
     register.action("/restore", restore, tool="restore_session")
     register.overview(overview, tool="list_sessions")
+    register.app(
+        "session",
+        template="app_session.html",
+        tools=("get_session", "sequential_thinking"),
+        title=Text(en="Session", zh="会话"),
+        data={"statuses": STATUS_NAMES},
+        diagram=True,
+    )
 
 
 def _optional(value: str | None) -> str | None:

@@ -107,6 +107,13 @@ def register_views(register: RegisterViews, context: PluginContext[Any]) -> None
     register.page("/delete", delete_form, title=Text(en="Delete memory", zh="删除记忆"), tool="delete_memory")
     register.action("/delete", delete, tool="delete_memory")
     register.overview(overview, tool="get_memory_stats")
+    register.app(
+        "memory",
+        template="app_memory.html",
+        tools=("read_memory", "search_memory"),
+        title=Text(en="Memory", zh="记忆"),
+        data={"statuses": STATUS_WORDS, "changes": CHANGE_WORDS},
+    )
 
 
 def _tags(raw: str) -> list[str]:

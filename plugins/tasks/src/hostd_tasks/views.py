@@ -82,6 +82,17 @@ def register_views(register: RegisterViews) -> None:
         "/graph", graph_page, title=Text(en="Dependency graph", zh="依赖关系图"), tool="get_task_graph"
     )
     register.overview(overview, tool="get_task_stats")
+    register.app(
+        "board",
+        template="app_board.html",
+        tools=("list_tasks", "get_next_task"),
+        title=Text(en="Tasks", zh="任务"),
+        data={
+            "order": BOARD_ORDER,
+            "statuses": STATUS_NAMES,
+            "moves": {status: list(allowed_next(status)) for status in STATUSES},
+        },
+    )
 
 
 def _optional(value: str | None) -> str | None:

@@ -4,16 +4,19 @@
 // Mermaid turns back into the characters as text.
 (function () {
   "use strict";
-  function draw() {
+  function draw(within) {
     if (!window.mermaid) { return; }
     window.mermaid.initialize({
       startOnLoad: false,
       securityLevel: "strict",
       secure: ["secure", "securityLevel", "startOnLoad", "maxTextSize", "htmlLabels"],
-      theme: "neutral"
+      theme: document.documentElement.dataset.theme === "dark" ? "dark" : "neutral"
     });
-    window.mermaid.run({ querySelector: "pre.mermaid" });
+    var nodes = (within && within.querySelectorAll) ? within.querySelectorAll("pre.mermaid") : null;
+    return nodes ? window.mermaid.run({ nodes: nodes }) : window.mermaid.run({ querySelector: "pre.mermaid" });
   }
+  // Views inside the chat draw a diagram once its text has come (not at load).
+  window.hostdDraw = draw;
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", draw);
   } else {

@@ -1,0 +1,138 @@
+"""Views inside the chat (MCP Apps) over the protocol, without a browser: which tools name a view
+(``_meta.ui.resourceUri``) and nothing else changes in the list, ``apps: false``, the documents a
+member may read (and how big they are), and answers that stay as they were.
+
+The views in Chromium, under ext-apps' host side: ``test_apps_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostd.core.config import config_from_mapping
+from hostd.core.host import Host
+from hostd.protocol.server import build_server
+from hostd.web.rendering import STATIC
+from hostd_testing import Client
+from hostd_testing.calls import ok
+from hostd_testing.clients import in_memory_client
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+
+PLUGINS = ["memory", "tasks", "deep-thinking"]
+VIEWS = {
+    "list_tasks": "ui://hostd/tasks/board",
+    "get_next_task": "ui://hostd/tasks/board",
+    "read_memory": "ui://hostd/memory/memory",
+    "search_memory": "ui://hostd/memory/memory",
+    "get_session": "ui://hostd/deep-thinking/session",
+    "sequential_thinking": "ui://hostd/deep-thinking/session",
+}
+APP_MIME = "text/html;profile=mcp-app"
+MERMAID = STATIC / "vendor" / "mermaid" / "mermaid.min.js"
+
+
+def listed(tools: Any) -> list[dict[str, Any]]:
+    dumped: list[dict[str, Any]] = [
+        t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools.tools
+    ]
+    return dumped
+
+
+async def test_tools_name_their_views_and_nothing_else_changes(tmp_path: Path) -> None:
+    async with in_memory_client(PLUGINS, data_dir=tmp_path / "on") as client:
+        with_views = listed(await client.list_tools())
+    off = {"profiles": {"default": {"plugins": PLUGINS, "apps": False}}}
+    async with in_memory_client(data_dir=tmp_path / "off", config=off) as client:
+        without = listed(await client.list_tools())
+        with pytest.raises(MCPError):  # no view to read
+            await client.read_resource("ui://hostd/tasks/board")
+    metas = {tool["name"]: tool.pop("_meta") for tool in with_views if "_meta" in tool}
+    assert metas == {name: {"ui": {"resourceUri": uri}} for name, uri in VIEWS.items()}
+    assert with_views == without  # the same tools, word for word, besides the metadata
+    grown = sum(len(json.dumps({"_meta": meta}, separators=(",", ":"))) for meta in metas.values())
+    assert grown <= 366  # six tools' {"_meta":{"ui":{"resourceUri":"ui://hostd/..."}}}: 61 bytes each
+
+
+def test_the_server_declares_the_extension(tmp_path: Path) -> None:
+    """SEP-2133's ``extensions`` map (sent where the negotiated revision has it); not with apps: false."""
+    cases: list[tuple[bool, dict[str, Any]]] = [(True, {"io.modelcontextprotocol/ui": {}}), (False, {})]
+    for apps, expected in cases:
+        loaded = config_from_mapping(
+            {"profiles": {"default": {"plugins": ["tasks"], "apps": apps}}},
+            None,
+            data_dir=tmp_path / str(apps),
+        )
+        host = Host(loaded)
+        host.startup()
+        try:
+            declared = build_server(host).create_initialization_options().capabilities.extensions
+        finally:
+            host.shutdown()
+        assert (declared or {}) == expected
+
+
+async def documents(client: Client) -> dict[str, str]:
+    read: dict[str, str] = {}
+    for uri in sorted(set(VIEWS.values())):
+        contents = (await client.read_resource(uri)).contents
+        assert len(contents) == 1 and contents[0].mime_type == APP_MIME
+        read[uri] = getattr(contents[0], "text", "")
+    return read
+
+
+async def test_each_view_is_self_contained_and_small(tmp_path: Path) -> None:
+    async with in_memory_client(PLUGINS, data_dir=tmp_path) as client:
+        read = await documents(client)
+    for uri, html in read.items():
+        head = unescape(html[: html.index("<style>")])
+        assert "connect-src 'none'" in head and "default-src 'none'" in head
+        assert "src=" not in head and "<link" not in html  # nothing fetched: scripts and styles inline
+        mermaid = "mermaid.min.js" in html or "securityLevel" in html
+        assert mermaid == uri.endswith("/session"), uri  # Mermaid only where a diagram is drawn
+        size = len(html.encode())
+        if uri.endswith("/session"):
+            size -= len(MERMAID.read_bytes())
+        assert size < 150_000, (uri, size)
+
+
+async def test_write_controls_follow_the_members_tools(tmp_path: Path) -> None:
+    config = {
+        "profiles": {
+            "default": {
+                "plugins": ["tasks", "memory"],
+                "tools": {
+                    "tasks": {"include": ["list_tasks", "get_task"], "prefix": "todo_"},
+                    "memory": {"include": ["read_memory"]},
+                },
+            }
+        }
+    }
+    async with in_memory_client(data_dir=tmp_path, config=config) as client:
+        listed_tools = await client.list_tools()
+        metas = {t.name: t.meta for t in listed_tools.tools if t.meta}
+        assert metas == {
+            "todo_list_tasks": {"ui": {"resourceUri": "ui://hostd/tasks/board"}},
+            "read_memory": {"ui": {"resourceUri": "ui://hostd/memory/memory"}},
+        }
+        board = getattr((await client.read_resource("ui://hostd/tasks/board")).contents[0], "text", "")
+        config_json = board[board.index('id="hostd-config"') :]
+        config_json = config_json[config_json.index(">") + 1 : config_json.index("</script>")]
+        tools = json.loads(config_json)["tools"]
+        assert tools["list_tasks"] == "todo_list_tasks" and tools["get_task"] == "todo_get_task"
+        assert tools.get("update_task_status") is None and tools.get("release_claim") is None
+        with pytest.raises(MCPError):  # its tool is not served: as if there were no such view
+            await client.read_resource("ui://hostd/deep-thinking/session")
+
+
+async def test_answers_are_unchanged(tmp_path: Path) -> None:
+    async with in_memory_client(["tasks"], data_dir=tmp_path) as client:
+        await ok(client, "create_task", title="one")
+        result = await client.call_tool("list_tasks", {})
+        assert result.meta is None
+        assert [block.type for block in result.content] == ["text"]

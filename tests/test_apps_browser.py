@@ -1,0 +1,490 @@
+"""Views inside the chat (MCP Apps) in Debian's Chromium: a test host built on ext-apps' host side
+shows each view, read from a real ``hostd serve`` (stdio through the test's client, and stateless
+HTTP with a member's token), in a sandboxed frame; the view's ``tools/call`` requests go through
+that same client, so through the host's call pipeline as the connection's member.
+
+Screenshots (1280 and 390 px, en and zh, one dark) go to ``$HOSTD_SCREENSHOTS`` or a tmp dir.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from apps_support import SPEC_VERSION, bridge_bundle, host_page, result_json
+from hostd.web.rendering import STATIC
+from hostd_testing import Client
+from hostd_testing.browser import DESKTOP, PHONE, Escapes, chromium, screenshot_dir
+from hostd_testing.clients import HttpServer, served_client, write_config
+from mcp_types import TextResourceContents
+
+pytestmark = [pytest.mark.browser, pytest.mark.npm]
+
+BOARD = "ui://hostd/tasks/board"
+XSS_TITLE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+TOKENS = {
+    "alice": "alice-apps-token-0123456789abcdef",
+    "bob": "bob-apps-token-0123456789abcdef0",
+    "reader": "reader-apps-token-0123456789abcdef",
+}
+
+
+@pytest.fixture(scope="module")
+def bundle() -> str:
+    return bridge_bundle()
+
+
+def call(portal: BlockingPortal, client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = portal.call(client.call_tool, tool, arguments)
+    assert not result.is_error, result
+    envelope: dict[str, Any] = result.structured_content
+    return envelope
+
+
+def seed(portal: BlockingPortal, client: Client) -> dict[str, str]:
+    """Tasks in every column: a claimed one, a failed one another waits on, an XSS title, Chinese."""
+    ids: dict[str, str] = {}
+    for key, title, priority in (
+        ("todo", "Write the release notes", "P1"),
+        ("urgent", "Fix the login timeout", "P0"),
+        ("xss", XSS_TITLE, "P2"),
+        ("zh", "整理客户反馈并分类，写成一页摘要", "P1"),
+        ("doing", "Migrate the queue to PostgreSQL", "P0"),
+        ("broken", "Nightly backup job", "P1"),
+        ("done", "Set up the staging server", "P2"),
+    ):
+        ids[key] = call(portal, client, "create_task", title=title, priority=priority, labels=["ops"])[
+            "task"
+        ]["task_id"]
+    call(portal, client, "update_task", task_id=ids["todo"], depends_on=[ids["broken"]])
+    call(portal, client, "update_task_status", task_id=ids["doing"], new_status="in_progress")
+    call(portal, client, "update_task_status", task_id=ids["broken"], new_status="failed")
+    call(portal, client, "update_task_status", task_id=ids["done"], new_status="in_progress")
+    call(portal, client, "update_task_status", task_id=ids["done"], new_status="completed")
+    return ids
+
+
+@contextmanager
+def shown(
+    portal: BlockingPortal,
+    client: Client,
+    bundle: str,
+    html: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    width: int,
+    locale: str,
+    theme: str = "light",
+) -> Iterator[tuple[Any, Any, Escapes]]:
+    """The page, the view's frame and what escaped, with ``tool``'s answer handed to the view."""
+    result = result_json(portal.call(client.call_tool, tool, arguments))
+
+    def host_call_tool(params: str) -> str:
+        asked = json.loads(params)
+        answer = portal.call(client.call_tool, asked["name"], asked.get("arguments") or {})
+        return json.dumps(result_json(answer))
+
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": width, "height": DESKTOP["height"]})
+        escapes = Escapes(page, "http://127.0.0.1:1")  # the view may reach nothing at all
+        page.expose_function("hostCallTool", host_call_tool)
+        page.set_content(host_page(bundle))
+        context = {
+            "theme": theme,
+            "locale": locale,
+            "displayMode": "inline",
+            "platform": "web",
+            "containerDimensions": {"maxHeight": 4000},
+        }
+        page.evaluate("([h, i, r, c]) => window.showView(h, i, r, c)", [html, arguments, result, context])
+        page.wait_for_function("window.viewReady")
+        page.evaluate("window.viewReady")
+        frame = page.frame_locator("iframe")
+        yield page, frame, escapes
+
+
+def frame_of(page: Any) -> Any:
+    return next(f for f in page.frames if f is not page.main_frame)
+
+
+def read_view(portal: BlockingPortal, client: Client, uri: str) -> str:
+    read = portal.call(client.read_resource, uri)
+    content = read.contents[0]
+    assert isinstance(content, TextResourceContents) and content.mime_type == "text/html;profile=mcp-app"
+    return content.text
+
+
+def check_board(page: Any, frame: Any, escapes: Escapes, ids: dict[str, str]) -> None:
+    frame.locator(".task-card").first.wait_for()
+    cards = frame.locator(".task-card")
+    assert cards.count() == 7
+    assert frame.locator(f'.task-card[data-task="{ids["xss"]}"] .task-title').inner_text().endswith(XSS_TITLE)
+    failed = frame.locator(f'.task-card[data-task="{ids["todo"]}"] .failed-blocker').inner_text()
+    assert ids["broken"] in failed
+    assert frame_of(page).evaluate("window.__pwned") is None
+    assert frame.locator("img, iframe, object, embed").count() == 0
+
+
+def shoot(page: Any, shots: Path, name: str) -> None:
+    """The whole view: the host's window as tall as the frame (which grows to its content)."""
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": max(300, height)})
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def stdio_client(portal: BlockingPortal, config: Path, profile: str | None = None) -> Iterator[Client]:
+    env = {"HOSTD_PROFILE": profile} if profile else None
+    manager: AbstractContextManager[Client] = portal.wrap_async_context_manager(
+        served_client(config, env=env)
+    )
+    with manager as client:
+        yield client
+
+
+def test_board_over_stdio(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    config = write_config(tmp_path, ["tasks"])
+    with start_blocking_portal() as portal, stdio_client(portal, config) as client:
+        listed = portal.call(client.list_tools)
+        metas = {tool.name: tool.meta for tool in listed.tools if tool.meta}
+        assert metas == {
+            "list_tasks": {"ui": {"resourceUri": BOARD}},
+            "get_next_task": {"ui": {"resourceUri": BOARD}},
+        }
+        ids = seed(portal, client)
+        html = read_view(portal, client, BOARD)
+        me = call(portal, client, "get_task", task_id=ids["todo"])["task"]["created_by"]
+        for width, locale in (
+            (DESKTOP["width"], "en-US"),
+            (PHONE["width"], "en-US"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "zh-CN"),
+        ):
+            with shown(portal, client, bundle, html, "list_tasks", {}, width=width, locale=locale) as (
+                page,
+                frame,
+                escapes,
+            ):
+                check_board(page, frame, escapes, ids)
+                if locale == "zh-CN":
+                    assert frame.locator("#col-pending").inner_text().startswith("待执行")
+                shoot(page, shots, f"board-stdio-{locale[:2]}-{width}")
+                escapes.assert_none()
+        with shown(
+            portal, client, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN", theme="dark"
+        ) as (page, frame, escapes):
+            check_board(page, frame, escapes, ids)
+            shoot(page, shots, f"board-stdio-zh-{PHONE['width']}-dark")
+            # a move on the board: claim the pending task, then see it with get_task
+            frame.locator(f'.task-card[data-task="{ids["urgent"]}"] [data-action="claim"]').click()
+            frame.locator(".notice").wait_for()
+            assert page.evaluate("window.viewCalls") == ["update_task_status"]
+            escapes.assert_none()
+        task = call(portal, client, "get_task", task_id=ids["urgent"])["task"]
+        assert (task["status"], task["claimed_by"]) == ("in_progress", me)
+
+
+def test_board_over_stateless_http(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        f"alice: {TOKENS['alice']}\nbob: {TOKENS['bob']}\n"
+        f"reader: {{token: {TOKENS['reader']}, profile: reader}}\n",
+        encoding="utf-8",
+    )
+    config = write_config(
+        tmp_path,
+        config={
+            "audit": {},
+            "profiles": {
+                "default": {
+                    "plugins": ["tasks"],
+                    "transport": {"type": "http", "tokens_file": str(tokens), "stateless": True},
+                },
+                "reader": {"plugins": ["tasks"], "tools": {"tasks": {"include": ["list_tasks", "get_task"]}}},
+            },
+        },
+    )
+    with HttpServer.start(config) as server, start_blocking_portal() as portal:
+
+        def connect(member: str) -> AbstractContextManager[Client]:
+            headers = {"Authorization": f"Bearer {TOKENS[member]}"}
+            return portal.wrap_async_context_manager(server.client(headers=headers))
+
+        with connect("alice") as alice:
+            ids = seed(portal, alice)
+            html = read_view(portal, alice, BOARD)
+            with shown(
+                portal, alice, bundle, html, "list_tasks", {}, width=DESKTOP["width"], locale="en"
+            ) as (page, frame, escapes):
+                check_board(page, frame, escapes, ids)
+                frame.locator(f"#move-{ids['todo']}").select_option("blocked")
+                frame.locator(f'.task-card[data-task="{ids["todo"]}"] [data-action="move"]').click()
+                frame.locator(".notice").wait_for()
+                # bob takes the task over while alice's view still shows it as hers: releasing it is
+                # the tool's refusal, shown as the dashboard shows one
+                with connect("bob") as bob:
+                    call(portal, bob, "update_task_status", task_id=ids["doing"], new_status="pending")
+                    call(portal, bob, "update_task_status", task_id=ids["doing"], new_status="in_progress")
+                frame.locator(f'.task-card[data-task="{ids["doing"]}"] [data-action="release"]').click()
+                refusal = frame.locator('.error[role="alert"]')
+                refusal.wait_for()
+                assert "bob" in refusal.inner_text()
+                escapes.assert_none()
+            task = call(portal, alice, "get_task", task_id=ids["todo"])["task"]
+            assert task["status"] == "blocked"
+            newest = call(portal, alice, "list_task_activity", limit=5)["entries"]
+            moved = next(e for e in newest if e["task_id"] == ids["todo"] and e["event"] == "status")
+            assert (moved["by"], moved["details"].get("to")) == ("alice", "blocked"), moved
+            doing = call(portal, alice, "get_task", task_id=ids["doing"])["task"]
+            assert (doing["status"], doing["claimed_by"]) == ("in_progress", "bob")
+        with connect("reader") as reader:
+            html = read_view(portal, reader, BOARD)
+            with shown(
+                portal, reader, bundle, html, "list_tasks", {}, width=PHONE["width"], locale="zh-CN"
+            ) as (page, frame, escapes):
+                check_board(page, frame, escapes, ids)
+                assert frame.locator("button, select, textarea, input").count() == 0
+                shoot(page, shots, "board-http-reader-zh-390")
+                escapes.assert_none()
+    print(f"screenshots in {shots} (ext-apps {SPEC_VERSION})")
+
+
+MEMORY = "ui://hostd/memory/memory"
+XSS_CONTENT = (
+    "# Release plan\n\nShip **v2** on Friday, see [the notes](https://example.invalid/notes).\n\n"
+    "- check the `queue`\n- mention project://beta\n\n"
+    '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n\n'
+    "[click](javascript:window.__pwned=3)\n"
+)
+
+
+def seed_memories(portal: BlockingPortal, client: Client) -> None:
+    call(portal, client, "create_memory", uri="project://beta", content="Beta notes", tags=["team"])
+    call(portal, client, "create_memory", uri="project://alpha", content="First draft", tags=["plan", "发布"])
+    call(portal, client, "update_memory", uri="project://alpha", content=XSS_CONTENT)
+    call(portal, client, "create_memory", uri="project://gamma", content="Depends on project://alpha")
+    call(
+        portal,
+        client,
+        "link_memories",
+        from_uri="project://alpha",
+        to_uri="project://beta",
+        relation="depends_on",
+    )
+
+
+def test_memory_over_stdio_and_http(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        f"alice: {TOKENS['alice']}\nreader: {{token: {TOKENS['reader']}, profile: reader}}\n",
+        encoding="utf-8",
+    )
+    config = write_config(
+        tmp_path,
+        config={
+            "profiles": {
+                "default": {
+                    "plugins": ["memory"],
+                    "transport": {"type": "http", "tokens_file": str(tokens), "stateless": True},
+                },
+                "local": {"plugins": ["memory"]},
+                "reader": {
+                    "plugins": ["memory"],
+                    "tools": {
+                        "memory": {
+                            "include": [
+                                "read_memory",
+                                "search_memory",
+                                "get_memory_versions",
+                                "diff_versions",
+                            ]
+                        }
+                    },
+                },
+            },
+        },
+    )
+    with start_blocking_portal() as portal:
+        with stdio_client(portal, config, "local") as client:
+            seed_memories(portal, client)
+            html = read_view(portal, client, MEMORY)
+            for width, locale in (
+                (DESKTOP["width"], "en-US"),
+                (PHONE["width"], "en-US"),
+                (DESKTOP["width"], "zh-CN"),
+                (PHONE["width"], "zh-CN"),
+            ):
+                with shown(
+                    portal,
+                    client,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=width,
+                    locale=locale,
+                ) as (page, frame, escapes):
+                    frame.locator(".versions").wait_for()
+                    content = frame.locator(".markdown")
+                    assert content.locator("h3").inner_text() == "Release plan"
+                    assert content.locator("li").count() == 2
+                    assert "<script>window.__pwned=2</script>" in content.inner_text()
+                    assert content.locator("a").count() == 1  # the https link; javascript: stays text
+                    assert frame.locator(".link-lists").inner_text().count("project://") >= 3
+                    assert frame_of(page).evaluate("window.__pwned") is None
+                    assert frame.locator("img, iframe, object, embed, script[src]").count() == 0
+                    frame.locator('[data-action="diff"]').first.click()
+                    frame.locator("pre.diff .add").first.wait_for()
+                    shoot(page, shots, f"memory-stdio-{locale[:2]}-{width}")
+                    escapes.assert_none()
+            with shown(
+                portal,
+                client,
+                bundle,
+                html,
+                "search_memory",
+                {"query": "notes"},
+                width=PHONE["width"],
+                locale="zh-CN",
+                theme="dark",
+            ) as (page, frame, escapes):
+                frame.locator(".hits li").first.wait_for()
+                shoot(page, shots, "memory-stdio-search-zh-390-dark")
+                frame.locator(".hits a", has_text="project://alpha").click()
+                frame.locator(".versions").wait_for()
+                escapes.assert_none()
+        with HttpServer.start(config) as server:
+
+            def connect(member: str) -> AbstractContextManager[Client]:
+                headers = {"Authorization": f"Bearer {TOKENS[member]}"}
+                return portal.wrap_async_context_manager(server.client(headers=headers))
+
+            with connect("alice") as alice:
+                html = read_view(portal, alice, MEMORY)
+                before = call(portal, alice, "read_memory", uri="project://alpha")["memory"]["version"]
+                with shown(
+                    portal,
+                    alice,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=DESKTOP["width"],
+                    locale="en",
+                ) as (page, frame, escapes):
+                    frame.locator('[data-action="edit"]').click()
+                    frame.locator("#edit-content").fill("Edited in the chat: **done**.")
+                    frame.locator('[data-action="save"]').click()
+                    frame.locator(".markdown strong", has_text="done").wait_for()
+                    escapes.assert_none()
+                versions = call(portal, alice, "get_memory_versions", uri="project://alpha")["versions"]
+                assert versions[0]["version"] == before + 1
+                assert versions[0]["author"] == "alice"
+            with connect("reader") as reader:
+                html = read_view(portal, reader, MEMORY)
+                with shown(
+                    portal,
+                    reader,
+                    bundle,
+                    html,
+                    "read_memory",
+                    {"uri": "project://alpha"},
+                    width=PHONE["width"],
+                    locale="zh-CN",
+                ) as (page, frame, escapes):
+                    frame.locator(".versions").wait_for()
+                    assert frame.locator('[data-action="edit"], [data-action="save"], textarea').count() == 0
+                    shoot(page, shots, "memory-http-reader-zh-390")
+                    escapes.assert_none()
+
+
+SESSION = "ui://hostd/deep-thinking/session"
+XSS_THOUGHT = '<img src=x onerror="window.__pwned=1"> and "]--> X["<b>boom</b>"] click X call alert()'
+
+
+def seed_session(portal: BlockingPortal, client: Client) -> str:
+    def think(number: int, text: str, **extra: Any) -> dict[str, Any]:
+        return call(
+            portal,
+            client,
+            "sequential_thinking",
+            thought=text,
+            thoughtNumber=number,
+            totalThoughts=4,
+            nextThoughtNeeded=number < 4,
+            **extra,
+        )
+
+    first = think(1, "Frame the problem: the **queue** stalls under load.")
+    sid = first["session_id"]
+    think(2, "Measure: p99 latency doubles at 200 rps.", session_id=sid, stage="analysis", tags=["perf"])
+    think(3, XSS_THOUGHT, session_id=sid)
+    think(2, "Revised: it doubles at 150 rps, not 200.", session_id=sid, isRevision=True, revisesThought=2)
+    think(
+        3,
+        "分支：换用 PostgreSQL 的 SKIP LOCKED 队列。",
+        session_id=sid,
+        branchFromThought=2,
+        branchId="pg-queue",
+    )
+    think(4, "Decide: batch the writes.", session_id=sid)
+    return str(sid)
+
+
+def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
+    shots = screenshot_dir(tmp_path / "shots")
+    config = write_config(tmp_path, ["deep-thinking"])
+    with start_blocking_portal() as portal, stdio_client(portal, config) as client:
+        sid = seed_session(portal, client)
+        html = read_view(portal, client, SESSION)
+        mermaid = (STATIC / "vendor" / "mermaid" / "mermaid.min.js").read_text(encoding="utf-8")
+        assert mermaid in html and len(html.replace(mermaid, "").encode()) < 150_000
+        for width, locale in (
+            (DESKTOP["width"], "en-US"),
+            (PHONE["width"], "en-US"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "zh-CN"),
+        ):
+            with shown(
+                portal, client, bundle, html, "get_session", {"session_id": sid}, width=width, locale=locale
+            ) as (page, frame, escapes):
+                frame.locator(".diagram svg").wait_for()
+                assert frame.locator(".thought").count() == 6
+                assert frame.locator(".thought.revision").count() == 1
+                assert frame.locator("#branch-pg-queue .thought").count() == 1
+                assert XSS_THOUGHT in frame.locator(".main-line").inner_text()
+                assert frame_of(page).evaluate("window.__pwned") is None
+                assert frame.locator(".timeline img, .timeline b").count() == 0
+                shoot(page, shots, f"session-stdio-{locale[:2]}-{width}")
+                escapes.assert_none()
+        with shown(
+            portal,
+            client,
+            bundle,
+            html,
+            "sequential_thinking",
+            {
+                "thought": "One more.",
+                "thoughtNumber": 5,
+                "totalThoughts": 5,
+                "nextThoughtNeeded": False,
+                "session_id": sid,
+            },
+            width=PHONE["width"],
+            locale="zh-CN",
+            theme="dark",
+        ) as (page, frame, escapes):
+            frame.locator(".diagram svg").wait_for()
+            assert frame.locator(".thought").count() == 7
+            shoot(page, shots, "session-stdio-zh-390-dark")
+            escapes.assert_none()
