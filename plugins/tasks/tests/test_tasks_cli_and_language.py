@@ -83,6 +83,7 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
 
 
 @pytest.mark.anyio
+@pytest.mark.served
 async def test_messages_follow_the_host_language(connect: Connect) -> None:
     async with connect(language="zh") as client:
         created = await ok(client, "create_task", title="写报告")

@@ -12,6 +12,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_create_answers_the_full_record(connect: Connect) -> None:
     async with connect() as client:
         envelope = await ok(client, "create_task", title="Write the report", description="two pages")

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "keep", task_id="keep", priority="P2")

@@ -13,6 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_history_records_every_kind_of_change_in_order(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "dep", task_id="dep")

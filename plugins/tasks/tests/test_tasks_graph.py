@@ -90,8 +90,9 @@ async def test_prefer_unblocks_most_with_nothing_ready_says_why(connect_in_memor
     assert answer["task"] is None and answer["reason"] == "waiting_on_dependencies"
 
 
-async def test_the_graph_as_mermaid(connect_in_memory: Connect) -> None:
-    async with connect_in_memory() as client:
+@pytest.mark.served
+async def test_the_graph_as_mermaid(connect: Connect) -> None:
+    async with connect() as client:
         await _plan(client)
         await walk_to(client, "d", "blocked")
         whole = await ok(client, "get_task_graph")

@@ -56,6 +56,7 @@ async def test_ids_within_the_rule_are_accepted(connect_in_memory: Connect, task
     assert task["task_id"] == task_id
 
 
+@pytest.mark.served
 async def test_a_one_megabyte_description_is_refused_and_nothing_is_stored(connect: Connect) -> None:
     async with connect() as client:
         error = await refused(
@@ -99,6 +100,7 @@ async def test_odd_text_is_stored_literally(connect_in_memory: Connect, text: st
     assert stats["total"] == 1
 
 
+@pytest.mark.served
 async def test_a_one_megabyte_note_is_refused_and_nothing_is_stored(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "noted", task_id="n")

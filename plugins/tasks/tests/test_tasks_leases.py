@@ -45,6 +45,7 @@ async def wait_until_pending(client: Client, task_id: str, *, within: float = 15
         await anyio.sleep(0.1)
 
 
+@pytest.mark.served
 async def test_a_claim_says_until_when_and_bad_lease_lengths_are_refused(
     connect: Connect, act_as: Any
 ) -> None:

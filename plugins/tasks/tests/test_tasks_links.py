@@ -13,6 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_without_deep_thinking_the_link_is_stored_unchecked(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client)

@@ -52,6 +52,7 @@ async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
     assert both["total"] == 1
 
 
+@pytest.mark.served
 async def test_the_cursor_walks_every_task_once(connect: Connect) -> None:
     """hostd-testing's paging rule, four at a time: every task once, in order, on every page the
     same total; the cursor bound to list_tasks and its filters."""

@@ -27,6 +27,7 @@ def _events(details: dict[str, Any]) -> list[tuple[str, str | None]]:
     return [(entry["event"], entry["by"]) for entry in details["history"]]
 
 
+@pytest.mark.served
 async def test_every_change_records_the_calling_member(connect: Connect) -> None:
     """In-process and over stdio the member is the local login name, on every kind of change."""
     me = getpass.getuser()

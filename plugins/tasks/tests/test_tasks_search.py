@@ -32,6 +32,7 @@ async def seed(client: object) -> None:
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_search_finds_words_in_title_description_acceptance_and_notes(connect: Connect) -> None:
     async with connect() as client:
         await seed(client)

@@ -10,6 +10,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_split_creates_the_children_and_the_parent_shows_their_progress(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "release", task_id="rel", priority="P1")

@@ -10,6 +10,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_every_field_changes_and_the_whole_task_comes_back(connect: Connect) -> None:
     async with connect() as client:
         dep = await create(client, "dependency", task_id="dep")
