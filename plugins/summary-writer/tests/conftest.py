@@ -1,5 +1,6 @@
-"""The summary-writer tests: hostd-testing's ``connect`` (a client over the in-memory host and
-over a real ``hostd serve``, one test each), called with a whole config (``host_config``)."""
+"""The summary-writer tests: hostd-testing's ``connect`` (a client over the in-memory host, and
+for the tests marked ``served`` over a real ``hostd serve`` too), called with a whole config
+(``host_config``)."""
 
 from __future__ import annotations
 

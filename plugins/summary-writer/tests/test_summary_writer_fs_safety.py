@@ -149,6 +149,7 @@ async def test_appending_to_a_new_file_says_created_not_appended(
     assert "appended" in messages["en"][1]
 
 
+@pytest.mark.served
 async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(
     connect: Connect, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, host
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_append_to_missing_file_creates_it_and_its_folders(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots], "zh")) as client:
         envelope = await update(client, content="# 第一次总结\n\n要点。", file_path="notes/2024/a.md")
@@ -214,6 +215,7 @@ async def test_lone_surrogates_are_invalid_argument(hostd_data_dir: Path, hostd_
     assert os.listdir(hostd_roots) == []
 
 
+@pytest.mark.served
 async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots])) as client:
         report = await fuzz_tools(client, seed=3, rounds=40)
