@@ -26,6 +26,8 @@ from hostd_testing.fuzz import valid_value
 
 UNKNOWN = "not_an_argument_of_any_tool"
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
+#: Texts few patterns accept: the first one an argument's pattern refuses is sent to it.
+PATTERN_MISSES = ["two words", "../x", "a\x00b", "-"]
 
 
 def _specs() -> dict[str, ToolSpec]:
@@ -69,10 +71,16 @@ def _bad_values(prop: dict[str, Any]) -> Iterator[tuple[str, Any, set[str]]]:
         yield "too long", "x" * (prop["maxLength"] + 1), {"string_too_long"}
     if kind == "string" and prop.get("minLength", 0) > 0:
         yield "too short", "", {"string_too_short"}
+    if kind == "string" and "pattern" in prop:
+        unmatched = [text for text in PATTERN_MISSES if not re.search(prop["pattern"], text)]
+        if unmatched:
+            yield "not matching its pattern", unmatched[0], {"string_pattern_mismatch"}
     if kind == "boolean":
         yield "not a boolean", "maybe", {"bool_parsing"}
     if kind == "array":
         yield "not a list", "not-a-list", {"list_type"}
+    if kind == "array" and prop.get("minItems", 0) > 0:
+        yield "too few items", [], {"too_short"}
     if kind == "array" and "maxItems" in prop:
         item = valid_value(prop.get("items", {}), prop, random.Random(0))
         yield "too many items", [item] * (prop["maxItems"] + 1), {"too_long"}
@@ -138,7 +146,7 @@ def test_an_argument_outside_its_schema_is_refused_naming_it(
     assert en.hint
     assert zh.details["argument"] == argument
     assert f"'{argument}'" in zh.message
-    assert CHINESE.search(zh.message)
+    assert CHINESE.search(zh.details["errors"][0]["message"])
     assert CHINESE.search(zh.hint)
 
 
