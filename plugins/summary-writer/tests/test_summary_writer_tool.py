@@ -155,24 +155,6 @@ async def test_file_path_must_be_markdown(
     assert sorted(os.listdir(hostd_roots)) == ["A.MD", "b.Markdown"]
 
 
-async def test_mode_must_be_append_or_overwrite(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(config=host_config([hostd_roots])) as client:
-        envelope = await update(client, content="x", file_path="a.md", mode="replace")
-    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
-    assert envelope["error"]["details"]["argument"] == "mode"
-    said = envelope["message"] + envelope["error"]["hint"]
-    assert "append" in said and "overwrite" in said
-    assert not (hostd_roots / "a.md").exists()
-
-
-async def test_missing_arguments_are_named(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(config=host_config([hostd_roots])) as client:
-        no_content = await update(client, file_path="a.md")
-        no_path = await update(client, content="x")
-    assert no_content["error"]["details"]["argument"] == "content"
-    assert no_path["error"]["details"]["argument"] == "file_path"
-
-
 async def test_content_over_the_cap_is_too_long(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots], max_content_bytes=10)) as client:
         at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
