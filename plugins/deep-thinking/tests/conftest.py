@@ -1,6 +1,7 @@
 """Shared fixtures: an in-memory client over the plugin (both backends), Chromium and Mermaid.
 
-Helpers the tests import live in ``deep_thinking_support``; tool calls in ``hostd_testing.calls``.
+Helpers the tests import live in ``deep_thinking_support``; tool calls (``call``, ``ok``,
+``fails``) come from ``hostd_testing``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
-from hostd_testing import Client, in_memory_client
-from hostd_testing.backends import backend_config
-from hostd_testing.browser import chromium
-from hostd_testing.markers import mark_external
+from hostd_testing import Client, backend_config, chromium, in_memory_client, mark_external
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
-from hostd_testing import Client, HttpServer, in_memory_client, write_config
-from hostd_testing.calls import fails, ok
-from hostd_testing.hosts import local_member
+from hostd_testing import Client, HttpServer, fails, in_memory_client, local_member, ok, write_config
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import Client, in_memory_client
-from hostd_testing.markers import mark_external
+from hostd_testing import Client, in_memory_client, mark_external
 from memory_support import MemoryClient
 
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import call, error_code, ok
+from hostd_testing import call, error_code, ok
 from mcp_types import CallToolResult, TextContent
 from memory_support import MemoryClient
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostd_testing.markers import mark_external
+from hostd_testing import mark_external
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -10,10 +10,9 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import envelope_of, in_memory_client, root_for
-from hostd_testing.symlink_swap import swapping
+from hostd_testing import Connect, envelope_of, in_memory_client, root_for, swapping
 from pydantic import FileUrl
-from summary_writer_support import TOOL, Connect, host_config
+from summary_writer_support import TOOL, host_config
 
 pytestmark = pytest.mark.anyio
 

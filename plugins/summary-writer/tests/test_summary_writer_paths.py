@@ -12,8 +12,8 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import root_for
-from summary_writer_support import Connect, host_config, update
+from hostd_testing import Connect, root_for
+from summary_writer_support import host_config, update
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from dirty_equals import IsStr
-from hostd_testing import fuzz_tools, in_memory_client
-from hostd_testing.calls import envelope_error
-from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
+from hostd_testing import Connect, envelope_error, fuzz_tools, in_memory_client
+from summary_writer_support import HEADINGS, TOOL, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
 
@@ -206,7 +205,7 @@ async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
 
 
 async def test_plugin_settings_are_validated(hostd_data_dir: Path, hostd_roots: Path) -> None:
-    from hostd_testing.hosts import HostError
+    from hostd_testing import HostError
 
     with pytest.raises(HostError, match="max_content_bytes"):
         async with in_memory_client(

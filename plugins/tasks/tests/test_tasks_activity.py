@@ -6,8 +6,8 @@ from __future__ import annotations
 import getpass
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused
+from hostd_testing import Connect, ok
+from tasks_support import create, refused
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import write_config
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, ok, write_config
+from tasks_support import create, refused, walk_to
 
 
 def hostd_call(config: Path, tool: str, *arguments: str) -> tuple[int, dict[str, Any]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import RECORD_KEYS, Connect, create, refused
+from hostd_testing import Connect, ok
+from tasks_support import RECORD_KEYS, create, refused
 
 pytestmark = pytest.mark.anyio
 

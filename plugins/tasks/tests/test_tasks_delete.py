@@ -7,9 +7,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostd_testing.calls import ok
-from hostd_testing.hosts import make_host
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, make_host, ok
+from tasks_support import create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 

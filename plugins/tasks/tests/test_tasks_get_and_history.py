@@ -6,8 +6,8 @@ import getpass
 from datetime import datetime
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
+from hostd_testing import Connect, ok
+from tasks_support import SUMMARY, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
 

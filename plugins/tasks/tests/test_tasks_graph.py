@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import envelope_ok, ok
-from tasks_support import Connect, create, walk_to
+from hostd_testing import Client, Connect, envelope_ok, ok
+from tasks_support import create, walk_to
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hostd_testing import fuzz_tools
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused
+from hostd_testing import Connect, fuzz_tools, ok
+from tasks_support import create, refused
 
 pytestmark = pytest.mark.anyio
 

@@ -16,9 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused
+from hostd_testing import Client, Connect, ok
+from tasks_support import create, refused
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from dirty_equals import IsList, IsStr
 from hostd.paging import encode_cursor
-from hostd_testing.calls import envelope_ok, ok
-from hostd_testing.suites import check_paging
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, check_paging, envelope_ok, ok
+from tasks_support import create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 

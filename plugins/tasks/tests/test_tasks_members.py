@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 import yaml
-from hostd_testing import HttpServer, write_config
-from hostd_testing.calls import ok
-from tasks_support import Connect, create
+from hostd_testing import Connect, HttpServer, ok, write_config
+from tasks_support import create
 
 pytestmark = pytest.mark.anyio
 

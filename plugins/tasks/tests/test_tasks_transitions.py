@@ -5,9 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import call, ok
-from tasks_support import ALLOWED, STATUSES, Connect, create, refused, walk_to
+from hostd_testing import Client, Connect, call, ok
+from tasks_support import ALLOWED, STATUSES, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 

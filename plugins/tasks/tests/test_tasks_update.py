@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import RECORD_KEYS, Connect, create, refused, walk_to
+from hostd_testing import Connect, ok
+from tasks_support import RECORD_KEYS, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
