@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
-from hostd_testing import Client, backend_config, chromium, in_memory_client, mark_external
+from hostd_testing import Client, Connect, backend_config, chromium, mark_external
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,10 +45,20 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
-async def client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, Any]) -> AsyncIterator[Client]:
-    async with in_memory_client(
-        [PLUGIN], data_dir=hostd_data_dir, config={**config_for(hostd_roots), **backend}
-    ) as connected:
+def hostd_plugins() -> list[str]:
+    return [PLUGIN]
+
+
+@pytest.fixture
+def hostd_config(hostd_roots: Path, backend: dict[str, Any]) -> dict[str, Any]:
+    """What every client starts from: English, the test's folder as the only root, its store."""
+    return {**config_for(hostd_roots), **backend}
+
+
+@pytest.fixture
+async def client(connect_in_memory: Connect) -> AsyncIterator[Client]:
+    """hostd-testing's ``connect_in_memory``, opened for the whole test."""
+    async with connect_in_memory() as connected:
         yield connected
 
 
