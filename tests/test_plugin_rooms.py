@@ -22,7 +22,7 @@ import graphlib
 import importlib
 import inspect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -252,14 +252,28 @@ def test_every_plugin_has_the_rooms_it_needs(plugin: str, room: str) -> None:
     ROOMS[room].check(PLUGINS[plugin])
 
 
-def test_every_pending_room_is_one_the_plugin_needs() -> None:
-    """A ``PENDING`` line for a room the plugin does not need would excuse nothing."""
-    stale = [
+def _stale(pending: Mapping[tuple[str, str], str]) -> list[tuple[str, str]]:
+    """The lines of ``pending`` that excuse nothing: an unknown plugin or room, or a room the
+    plugin does not need."""
+    return [
         (plugin, room)
-        for plugin, room in PENDING
+        for plugin, room in pending
         if plugin not in PLUGINS or room not in ROOMS or not ROOMS[room].needed(PLUGINS[plugin])
     ]
-    assert stale == []
+
+
+def test_every_pending_room_is_one_the_plugin_needs() -> None:
+    """A ``PENDING`` line for a room the plugin does not need would excuse nothing. ``PENDING``
+    is often empty, so three lines that excuse nothing go in beside it: they, and only they,
+    must come back (a stale line of ``PENDING`` would come back too)."""
+    not_needed = next(
+        (plugin.name, name)
+        for plugin in PLUGINS.values()
+        for name, room in ROOMS.items()
+        if not room.needed(plugin)
+    )
+    excusing_nothing = {("no-such-plugin", "tools/"): "", ("tasks", "no-such-room"): "", not_needed: ""}
+    assert _stale({**PENDING, **excusing_nothing}) == list(excusing_nothing)
 
 
 def test_refusals_and_search_are_asked_only_where_the_plugin_has_them() -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dirty_equals import IsStr
-from hostd_testing.calls import call, envelope_error, envelope_ok, ok
-from hostd_testing.connecting import Connect
-from hostd_testing.suites import check_paging
+from hostd_testing import Connect, call, check_paging, envelope_error, envelope_ok, ok
 
 pytestmark = pytest.mark.anyio
 

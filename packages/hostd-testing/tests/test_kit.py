@@ -117,3 +117,58 @@ async def test_connect_starts_from_the_suites_plugins_and_config(connect_in_memo
     assert tools == ["list_shelf"]
     assert any("\u4e00" <= ch <= "\u9fff" for ch in refused["message"]), refused  # the suite's zh
     assert english["message"].isascii() and english["message"] != refused["message"]
+
+
+SELECTION_SUITE = """
+import pytest
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request):
+    return request.param
+
+
+@pytest.fixture
+def hostd_config(backend):
+    return {}
+
+
+def test_plain(connect):
+    pass
+
+
+@pytest.mark.served
+def test_marked(connect):
+    pass
+
+
+@pytest.mark.served
+def test_marked_without_a_store(connect_in_memory):
+    pass
+"""
+
+
+def test_connect_serves_only_the_marked_tests_and_only_on_the_embedded_store(tmp_path: Path) -> None:
+    """``connect`` runs every test in-memory; a real ``hostd serve`` only for a test marked
+    ``served``, and on the team database not at all (a start costs about a second)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_selection.py").write_text(SELECTION_SUITE, encoding="utf-8")
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    ids = sorted(line for line in collected.stdout.splitlines() if "::" in line)
+    assert ids == [
+        "test_selection.py::test_marked[in-memory-postgres]",
+        "test_selection.py::test_marked[in-memory-sqlite]",
+        "test_selection.py::test_marked[served-sqlite]",
+        "test_selection.py::test_marked_without_a_store[postgres]",
+        "test_selection.py::test_marked_without_a_store[sqlite]",
+        "test_selection.py::test_plain[in-memory-postgres]",
+        "test_selection.py::test_plain[in-memory-sqlite]",
+    ], collected.stdout + collected.stderr

@@ -1,6 +1,7 @@
 """Shared fixtures: an in-memory client over the plugin (both backends), Chromium and Mermaid.
 
-Helpers the tests import live in ``deep_thinking_support``; tool calls in ``hostd_testing.calls``.
+Helpers the tests import live in ``deep_thinking_support``; tool calls (``call``, ``ok``,
+``fails``) come from ``hostd_testing``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
-from hostd_testing import Client, in_memory_client
-from hostd_testing.backends import backend_config
-from hostd_testing.markers import mark_external
+from hostd_testing import Client, Connect, backend_config, mark_external
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,10 +45,20 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
-async def client(hostd_data_dir: Path, hostd_roots: Path, backend: dict[str, Any]) -> AsyncIterator[Client]:
-    async with in_memory_client(
-        [PLUGIN], data_dir=hostd_data_dir, config={**config_for(hostd_roots), **backend}
-    ) as connected:
+def hostd_plugins() -> list[str]:
+    return [PLUGIN]
+
+
+@pytest.fixture
+def hostd_config(hostd_roots: Path, backend: dict[str, Any]) -> dict[str, Any]:
+    """What every client starts from: English, the test's folder as the only root, its store."""
+    return {**config_for(hostd_roots), **backend}
+
+
+@pytest.fixture
+async def client(connect_in_memory: Connect) -> AsyncIterator[Client]:
+    """hostd-testing's ``connect_in_memory``, opened for the whole test."""
+    async with connect_in_memory() as connected:
         yield connected
 
 

@@ -1,6 +1,6 @@
 """What the deep-thinking tests share besides fixtures: the plugin's name and config, the
 official tool's arguments, the sample session of the golden files, and the CI rule for missing
-browsers/npm. Tool calls and envelope matchers come from ``hostd_testing.calls``.
+browsers/npm. Tool calls and envelope matchers come from ``hostd_testing``.
 
 A module of its own (not ``conftest.py``): test modules import it by name, which a conftest
 must not be.
@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import Client
-from hostd_testing.backends import TEAM_DATABASE_ENV
-from hostd_testing.calls import ok
+from hostd_testing import TEAM_DATABASE_ENV, Client, ok
 
 PLUGIN = "deep-thinking"
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"

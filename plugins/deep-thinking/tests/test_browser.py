@@ -9,8 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import in_memory_client
-from hostd_testing.calls import ok
+from hostd_testing import in_memory_client, ok
 
 HOSTILE_THOUGHTS = [
     "</script><script>window.__pwned = 1</script>",

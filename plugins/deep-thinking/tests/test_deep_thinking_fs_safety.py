@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 from deep_thinking_support import sample_session
-from hostd_testing import Client
-from hostd_testing.calls import call, fails, ok
-from hostd_testing.symlink_swap import swapping
+from hostd_testing import Client, call, fails, ok, swapping
 
 pytestmark = pytest.mark.anyio
 

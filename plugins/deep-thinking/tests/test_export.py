@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import sample_session, thought
-from hostd_testing import Client
-from hostd_testing.calls import fails, ok
+from hostd_testing import Client, fails, ok
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from deep_thinking_support import thought
-from hostd_testing import Client
-from hostd_testing.calls import fails, ok
+from hostd_testing import Client, fails, ok
 
 pytestmark = pytest.mark.anyio
 

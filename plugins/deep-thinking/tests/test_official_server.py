@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip, thought
-from hostd_testing import Client, StdioServerParameters, in_memory_client
-from hostd_testing.calls import ok
+from hostd_testing import Client, StdioServerParameters, in_memory_client, ok
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 from deep_thinking_support import thought
 from dirty_equals import IsList, IsStr
-from hostd_testing import Client
-from hostd_testing.calls import envelope_ok, fails, ok
-from hostd_testing.suites import check_paging
+from hostd_testing import Client, check_paging, envelope_ok, fails, ok
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, thought
-from hostd_testing import Client, MCPError
-from hostd_testing.calls import ok
+from hostd_testing import Client, MCPError, ok
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,15 @@ import anyio
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import HttpServer, fuzz_tools, in_memory_client, prompt_text, served_client, write_config
-from hostd_testing.calls import ok
+from hostd_testing import (
+    HttpServer,
+    fuzz_tools,
+    in_memory_client,
+    ok,
+    prompt_text,
+    served_client,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
 from hostd_deep_thinking.links import SessionService
-from hostd_testing import Client, in_memory_client
-from hostd_testing.calls import fails, ok
+from hostd_testing import Client, fails, in_memory_client, ok
 
 from hostd import PluginContext, RegisterService, RegisterTool, hookimpl
 

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
 from hostd_deep_thinking.store import BACKUPS_KEPT, SessionState, SessionStore, new_document
-from hostd_testing import in_memory_client
-from hostd_testing.calls import fails, ok
+from hostd_testing import fails, in_memory_client, ok
 
 
 def plain_thought(state: SessionState, number: int, text: str = "t") -> tuple[dict[str, Any], None]:

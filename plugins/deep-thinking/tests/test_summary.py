@@ -9,8 +9,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from deep_thinking_support import PLUGIN, config_for, sample_session, thought
-from hostd_testing import Client, in_memory_client, prompt_text
-from hostd_testing.calls import fails, ok
+from hostd_testing import Client, fails, in_memory_client, ok, prompt_text
 
 pytestmark = pytest.mark.anyio
 

@@ -15,9 +15,7 @@ from typing import Any
 import pytest
 from deep_thinking_support import PLUGIN, TEAM_DB_ENV, config_for, thought
 from dirty_equals import IsStr
-from hostd_testing import in_memory_client
-from hostd_testing.calls import call, envelope_error, fails, ok
-from hostd_testing.suites import check_team_database, run_hostd
+from hostd_testing import call, check_team_database, envelope_error, fails, in_memory_client, ok, run_hostd
 
 pytestmark = pytest.mark.anyio
 

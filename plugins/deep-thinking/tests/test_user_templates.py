@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
-from hostd_testing import Client, in_memory_client
-from hostd_testing.calls import fails, ok
+from hostd_testing import Client, fails, in_memory_client, ok
 
 pytestmark = pytest.mark.anyio
 

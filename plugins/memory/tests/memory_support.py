@@ -1,5 +1,5 @@
 """What the memory tests share besides fixtures: the client opener's type, the team-database
-variable, the SQLite-only marker. Tool calls and envelope matchers come from ``hostd_testing.calls``.
+variable, the SQLite-only marker. Tool calls and envelope matchers come from ``hostd_testing``.
 
 A module of its own (not ``conftest.py``): test modules import it by name, which a conftest
 must not be.
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hostd_testing import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
 from hostd_testing import Client
-from hostd_testing.backends import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
 
 #: The ``memory_client`` fixture: ``async with memory_client(language="zh", budget=5000) as client``.
 MemoryClient = Callable[..., AbstractAsyncContextManager[Client]]

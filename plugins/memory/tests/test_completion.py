@@ -10,7 +10,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from hostd_memory.store import tuning
-from hostd_testing.calls import ok
+from hostd_testing import ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

@@ -214,7 +214,7 @@ def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
         SQLITE_ONLY_TABLES,
         schema,
     )
-    from hostd_testing.schemas import check_schema_parity
+    from hostd_testing import check_schema_parity
 
     held = check_schema_parity(
         schema("memory.db"),

@@ -18,17 +18,18 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing.browser import (
+from hostd_testing import (
     DESKTOP,
     PHONE,
     Escapes,
+    PluginHost,
     focus_is_visible,
     focus_walk,
+    make_host,
     screenshot_dir,
     served,
     signed_in,
 )
-from hostd_testing.hosts import PluginHost, make_host
 from memory_support import TEAM_DATABASE_ENV
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing.hosts import PluginHost, make_host
+from hostd_testing import PluginHost, make_host
 from starlette.testclient import TestClient
 
 ALICE = "alice-token-0123456789abc"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing.calls import call, error_code, ok
+from hostd_testing import call, error_code, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

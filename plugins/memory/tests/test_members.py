@@ -12,8 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostd_testing import HttpServer, write_config
-from hostd_testing.calls import call, ok
+from hostd_testing import HttpServer, call, ok, write_config
 from memory_support import MemoryClient, sqlite_only
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +36,7 @@ def _authors(versions: list[dict[str, object]]) -> list[tuple[object, object]]:
 
 
 async def test_in_process_the_author_is_the_local_member(memory_client: MemoryClient) -> None:
-    from hostd_testing.hosts import local_member
+    from hostd_testing import local_member
 
     async with memory_client() as client:
         created = await ok(client, "create_memory", uri="me://note", content="mine")

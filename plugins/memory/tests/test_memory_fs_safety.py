@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import call, ok
+from hostd_testing import call, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostd_testing import HttpServer, envelope_of, fuzz_tools, served_client, write_config
-from hostd_testing.calls import ok
+from hostd_testing import HttpServer, envelope_of, fuzz_tools, ok, served_client, write_config
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

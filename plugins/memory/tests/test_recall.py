@@ -9,7 +9,7 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from hostd_testing.calls import call, envelope_ok, ok
+from hostd_testing import call, envelope_ok, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hostd_testing.calls import call, fails, ok
+from hostd_testing import call, fails, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

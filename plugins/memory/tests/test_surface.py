@@ -8,8 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hostd_testing.calls import call, ok
-from hostd_testing.suites import check_paging
+from hostd_testing import call, check_paging, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import call, error_code, ok
+from hostd_testing import call, error_code, ok
 from memory_support import TEAM_DATABASE_ENV, MemoryClient, sqlite_only
 
 pytestmark = pytest.mark.anyio

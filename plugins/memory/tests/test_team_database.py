@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 from dirty_equals import IsStr
-from hostd_testing import in_memory_client
-from hostd_testing.calls import call, envelope_error, ok
-from hostd_testing.suites import check_team_database, run_hostd
+from hostd_testing import call, check_team_database, envelope_error, in_memory_client, ok, run_hostd
 from memory_support import TEAM_DATABASE_ENV
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hostd_testing import in_memory_client
-from hostd_testing.calls import call, error_code, ok
+from hostd_testing import call, error_code, in_memory_client, ok
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio

@@ -1,12 +1,13 @@
-"""The summary-writer tests: hostd-testing's ``connect`` (a client over the in-memory host and
-over a real ``hostd serve``, one test each), called with a whole config (``host_config``)."""
+"""The summary-writer tests: hostd-testing's ``connect`` (a client over the in-memory host, and
+for the tests marked ``served`` over a real ``hostd serve`` too), called with a whole config
+(``host_config``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from hostd_testing.markers import mark_external
+from hostd_testing import mark_external
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

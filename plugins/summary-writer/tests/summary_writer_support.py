@@ -10,8 +10,8 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractAsyncContextManager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +22,10 @@ PLUGIN = "summary-writer"
 TOOL = "update_summary"
 HEADINGS = {"zh": "总结更新", "en": "Summary update"}
 
-#: hostd-testing's ``connect`` fixture: ``connect(config=host_config(...), cwd=None,
-#: **client_options)`` opens a client.
-Connect = Callable[..., AbstractAsyncContextManager["Client"]]
-
 
 async def update(client: Client, **arguments: Any) -> dict[str, Any]:
     """The envelope of one ``update_summary`` call, whatever its status."""
-    from hostd_testing.calls import call  # here, not at the top: child processes import this module
+    from hostd_testing import call  # here, not at the top: child processes import this module
 
     return await call(client, TOOL, **arguments)
 
@@ -90,7 +86,7 @@ def remount_read_only(path: Path) -> None:
 
 
 def _started_host(config: dict[str, Any], data_dir: str) -> Any:
-    from hostd_testing.hosts import start_host
+    from hostd_testing import start_host
 
     return start_host(data_dir=Path(data_dir), config=config)
 

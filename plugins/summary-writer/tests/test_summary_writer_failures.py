@@ -14,14 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summary_writer_support import (
-    Connect,
-    host_config,
-    mount_problem,
-    mounted_tmpfs,
-    remount_read_only,
-    update,
-)
+from hostd_testing import Connect
+from summary_writer_support import host_config, mount_problem, mounted_tmpfs, remount_read_only, update
 
 pytestmark = pytest.mark.anyio
 
@@ -123,7 +117,7 @@ async def test_read_only_folder_is_permission_denied_and_the_old_file_survives(
 
 async def test_file_locked_when_another_writer_holds_the_file(connect: Connect, hostd_roots: Path) -> None:
     from hostd_fs import path_lock
-    from hostd_testing.hosts import shared_lock_dir
+    from hostd_testing import shared_lock_dir
 
     target = hostd_roots / "shared.md"
     target.write_text(OLD_TEXT, encoding="utf-8")

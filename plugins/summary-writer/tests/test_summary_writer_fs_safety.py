@@ -10,10 +10,9 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import envelope_of, in_memory_client, root_for
-from hostd_testing.symlink_swap import swapping
+from hostd_testing import Connect, envelope_of, in_memory_client, root_for, swapping
 from pydantic import FileUrl
-from summary_writer_support import TOOL, Connect, host_config
+from summary_writer_support import TOOL, host_config
 
 pytestmark = pytest.mark.anyio
 
@@ -149,6 +148,7 @@ async def test_appending_to_a_new_file_says_created_not_appended(
     assert "appended" in messages["en"][1]
 
 
+@pytest.mark.served
 async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(
     connect: Connect, tmp_path: Path
 ) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hostd_testing import root_for
-from summary_writer_support import Connect, host_config, update
+from hostd_testing import Connect, root_for
+from summary_writer_support import host_config, update
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +74,7 @@ def hostile_paths(sandbox: dict[str, Path]) -> list[str]:
     ]
 
 
+@pytest.mark.served
 async def test_hostile_paths_are_refused_and_create_nothing(
     connect: Connect, sandbox: dict[str, Path]
 ) -> None:
@@ -197,6 +198,7 @@ async def test_client_root_outside_the_allowed_roots_allows_nothing(connect: Con
 # --- the working folder as the implicit root ---------------------------------------------------
 
 
+@pytest.mark.served
 async def test_working_folder_is_the_root_when_nothing_is_configured(
     connect: Connect, tmp_path: Path
 ) -> None:

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from dirty_equals import IsStr
-from hostd_testing import fuzz_tools, in_memory_client
-from hostd_testing.calls import envelope_error
-from summary_writer_support import HEADINGS, TOOL, Connect, host_config, separator_pattern, update
+from hostd_testing import Connect, envelope_error, fuzz_tools, in_memory_client
+from summary_writer_support import HEADINGS, TOOL, host_config, separator_pattern, update
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +41,7 @@ async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, host
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_append_to_missing_file_creates_it_and_its_folders(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots], "zh")) as client:
         envelope = await update(client, content="# 第一次总结\n\n要点。", file_path="notes/2024/a.md")
@@ -154,24 +154,6 @@ async def test_file_path_must_be_markdown(
     assert sorted(os.listdir(hostd_roots)) == ["A.MD", "b.Markdown"]
 
 
-async def test_mode_must_be_append_or_overwrite(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(config=host_config([hostd_roots])) as client:
-        envelope = await update(client, content="x", file_path="a.md", mode="replace")
-    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
-    assert envelope["error"]["details"]["argument"] == "mode"
-    said = envelope["message"] + envelope["error"]["hint"]
-    assert "append" in said and "overwrite" in said
-    assert not (hostd_roots / "a.md").exists()
-
-
-async def test_missing_arguments_are_named(connect: Connect, hostd_roots: Path) -> None:
-    async with connect(config=host_config([hostd_roots])) as client:
-        no_content = await update(client, file_path="a.md")
-        no_path = await update(client, content="x")
-    assert no_content["error"]["details"]["argument"] == "content"
-    assert no_path["error"]["details"]["argument"] == "file_path"
-
-
 async def test_content_over_the_cap_is_too_long(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots], max_content_bytes=10)) as client:
         at_cap = await update(client, content="一二三x", file_path="a.md")  # 10 bytes of UTF-8
@@ -214,6 +196,7 @@ async def test_lone_surrogates_are_invalid_argument(hostd_data_dir: Path, hostd_
     assert os.listdir(hostd_roots) == []
 
 
+@pytest.mark.served
 async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots])) as client:
         report = await fuzz_tools(client, seed=3, rounds=40)
@@ -222,7 +205,7 @@ async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
 
 
 async def test_plugin_settings_are_validated(hostd_data_dir: Path, hostd_roots: Path) -> None:
-    from hostd_testing.hosts import HostError
+    from hostd_testing import HostError
 
     with pytest.raises(HostError, match="max_content_bytes"):
         async with in_memory_client(

@@ -2,8 +2,8 @@
 
 hostd-testing's fixtures do the rest: ``backend`` (``[sqlite]``, the file in the data folder,
 and ``[postgres]``, a fresh database of the session's PostgreSQL server), ``connect`` (a client
-through the in-memory host and through a real ``hostd serve``, one test each),
-``connect_in_memory`` and ``connect_served``.
+through the in-memory host, and for a test marked ``served`` through a real ``hostd serve`` on
+SQLite too: one per tool and the hostile paths), ``connect_in_memory`` and ``connect_served``.
 """
 
 from __future__ import annotations

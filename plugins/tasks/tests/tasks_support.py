@@ -1,6 +1,6 @@
 """Helpers the tasks tests share: creating a task, and walking it to a given status.
 
-Calling a tool is ``hostd_testing.calls`` (``call``, ``ok``, ``fails``); ``refused`` is ``fails``
+Calling a tool is ``hostd_testing`` (``call``, ``ok``, ``fails``); ``refused`` is ``fails``
 answering the envelope's ``error``, which is what the tasks tests check.
 
 Named uniquely (not ``support.py``) because pytest imports every test folder's modules by
@@ -9,13 +9,10 @@ their base name; child processes of the concurrency tests import it by name too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from hostd_testing import Client
-from hostd_testing.backends import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
-from hostd_testing.calls import fails, ok
+from hostd_testing import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
+from hostd_testing import Client, fails, ok
 
 from hostd import hookimpl
 
@@ -23,9 +20,6 @@ from hostd import hookimpl
 #: ``backend`` fixture's).
 TEAM_DATABASE_ENV = BACKEND_DATABASE_ENV
 
-#: The ``connect`` fixture (hostd-testing's): ``connect(plugins=None, *, language=None,
-#: extra_plugins=None)`` opens a client.
-Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 STATUSES = ("pending", "in_progress", "completed", "failed", "blocked")
 

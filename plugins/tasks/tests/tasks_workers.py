@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hostd_testing.hosts import PluginHost
+    from hostd_testing import PluginHost
 
 BARRIER_TIMEOUT = 60.0
 #: A real agent works on a claimed task before asking again. Without any pause one process can
@@ -36,7 +36,7 @@ def worker_member(worker: int) -> str:
 
 def _host(data_dir: str, backend: dict[str, Any] | None = None) -> PluginHost:
     """A started host on ``data_dir``; ``backend`` is the conftest's store config ({} for SQLite)."""
-    from hostd_testing.hosts import start_host
+    from hostd_testing import start_host
 
     return start_host(["tasks"], data_dir=Path(data_dir), config={"language": "en", **(backend or {})})
 

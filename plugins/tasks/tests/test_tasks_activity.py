@@ -6,15 +6,16 @@ from __future__ import annotations
 import getpass
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused
+from hostd_testing import Connect, ok
+from tasks_support import create, refused
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_the_newest_changes_across_tasks_newest_first(connect_in_memory: Connect) -> None:
+@pytest.mark.served
+async def test_the_newest_changes_across_tasks_newest_first(connect: Connect) -> None:
     me = getpass.getuser()
-    async with connect_in_memory() as client:
+    async with connect() as client:
         assert (await ok(client, "list_task_activity"))["entries"] == []
         await create(client, "first", task_id="a")
         await create(client, "second 第二", task_id="b", depends_on=["a"])

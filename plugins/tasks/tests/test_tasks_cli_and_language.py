@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import write_config
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, ok, write_config
+from tasks_support import create, refused, walk_to
 
 
 def hostd_call(config: Path, tool: str, *arguments: str) -> tuple[int, dict[str, Any]]:
@@ -83,6 +82,7 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
 
 
 @pytest.mark.anyio
+@pytest.mark.served
 async def test_messages_follow_the_host_language(connect: Connect) -> None:
     async with connect(language="zh") as client:
         created = await ok(client, "create_task", title="写报告")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostd_testing.calls import ok
-from hostd_testing.hosts import make_host
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, make_host, ok
+from tasks_support import create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "keep", task_id="keep", priority="P2")

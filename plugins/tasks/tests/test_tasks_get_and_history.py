@@ -6,13 +6,14 @@ import getpass
 from datetime import datetime
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
+from hostd_testing import Connect, ok
+from tasks_support import SUMMARY, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_history_records_every_kind_of_change_in_order(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "dep", task_id="dep")

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import envelope_ok, ok
-from tasks_support import Connect, create, walk_to
+from hostd_testing import Client, Connect, envelope_ok, ok
+from tasks_support import create, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -90,8 +89,9 @@ async def test_prefer_unblocks_most_with_nothing_ready_says_why(connect_in_memor
     assert answer["task"] is None and answer["reason"] == "waiting_on_dependencies"
 
 
-async def test_the_graph_as_mermaid(connect_in_memory: Connect) -> None:
-    async with connect_in_memory() as client:
+@pytest.mark.served
+async def test_the_graph_as_mermaid(connect: Connect) -> None:
+    async with connect() as client:
         await _plan(client)
         await walk_to(client, "d", "blocked")
         whole = await ok(client, "get_task_graph")

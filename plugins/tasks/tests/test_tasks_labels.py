@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import mcp_types as types
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import Connect
+from hostd_testing import Connect, ok
 
 pytestmark = pytest.mark.anyio
 

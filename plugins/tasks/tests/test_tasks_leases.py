@@ -16,9 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused
+from hostd_testing import Client, Connect, ok
+from tasks_support import create, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +44,7 @@ async def wait_until_pending(client: Client, task_id: str, *, within: float = 15
         await anyio.sleep(0.1)
 
 
+@pytest.mark.served
 async def test_a_claim_says_until_when_and_bad_lease_lengths_are_refused(
     connect: Connect, act_as: Any
 ) -> None:

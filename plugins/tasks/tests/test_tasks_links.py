@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import ok
-from hostd_testing.hosts import make_host
-from tasks_support import SUMMARY, Connect, FakeSessions, SessionsPlugin, create, new_session, refused
+from hostd_testing import Connect, make_host, ok
+from tasks_support import SUMMARY, FakeSessions, SessionsPlugin, create, new_session, refused
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_without_deep_thinking_the_link_is_stored_unchecked(connect: Connect) -> None:
     async with connect() as client:
         task = await create(client)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, walk_to
+from hostd_testing import Connect, ok
+from tasks_support import create, walk_to
 
 pytestmark = pytest.mark.anyio
 

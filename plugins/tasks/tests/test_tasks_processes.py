@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import pytest
 import tasks_workers
-from hostd_testing.hosts import PluginHost, make_host
+from hostd_testing import PluginHost, make_host
 
 WORKERS = 4
 PER_WORKER = 100

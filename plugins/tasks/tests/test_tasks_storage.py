@@ -12,9 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing import in_memory_client, write_config
-from hostd_testing.calls import call, ok
-from hostd_testing.suites import check_team_database
+from hostd_testing import call, check_team_database, in_memory_client, ok, write_config
 from tasks_support import TEAM_DATABASE_ENV, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio

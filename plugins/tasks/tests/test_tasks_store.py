@@ -337,7 +337,7 @@ def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
 ) -> None:
     pytest.importorskip("psycopg")
     from hostd_tasks.store.schema import POSTGRES_ONLY_COLUMNS, SQLITE_ONLY_TABLES
-    from hostd_testing.schemas import check_schema_parity
+    from hostd_testing import check_schema_parity
 
     held = check_schema_parity(
         schema("tasks.db"),

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import Connect, create, refused, walk_to
+from hostd_testing import Connect, ok
+from tasks_support import create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_split_creates_the_children_and_the_parent_shows_their_progress(connect: Connect) -> None:
     async with connect() as client:
         await create(client, "release", task_id="rel", priority="P1")

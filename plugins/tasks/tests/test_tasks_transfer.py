@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import Client
-from hostd_testing.calls import ANY, envelope_error, envelope_ok, fails, ok
-from hostd_testing.clients import in_memory_client
+from hostd_testing import ANY, Client, envelope_error, envelope_ok, fails, in_memory_client, ok
 from tasks_support import create, walk_to
 
 pytestmark = pytest.mark.anyio

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hostd_testing.calls import ok
-from tasks_support import RECORD_KEYS, Connect, create, refused, walk_to
+from hostd_testing import Connect, ok
+from tasks_support import RECORD_KEYS, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.smoke
+@pytest.mark.served
 async def test_every_field_changes_and_the_whole_task_comes_back(connect: Connect) -> None:
     async with connect() as client:
         dep = await create(client, "dependency", task_id="dep")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostd_testing.markers import mark_external
+from hostd_testing import mark_external
 from wechat_testlib import ArticleServer, CdnServer
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")

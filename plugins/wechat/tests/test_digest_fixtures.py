@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import call
+from hostd_testing import call
 from hostd_wechat.extractive import markdown_text
 from hostd_wechat.markdown import article_markdown
 from hostd_wechat.parse import parse_article

@@ -8,9 +8,15 @@ from typing import Any
 import anyio
 import neighbour_plugin
 import pytest
-from hostd_testing import envelope_of, in_memory_client, write_config
-from hostd_testing.calls import call
-from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
+from hostd_testing import (
+    call,
+    envelope_of,
+    handshake,
+    in_memory_client,
+    raw_stdio_server,
+    tools_call,
+    write_config,
+)
 from hostd_wechat.models import Settings
 from pydantic import ValidationError
 from wechat_testlib import ArticleServer, plugin_settings, wechat_client

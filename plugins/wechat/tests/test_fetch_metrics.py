@@ -8,8 +8,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from hostd_testing import HttpServer, envelope_of, write_config
-from hostd_testing.clients import free_port
+from hostd_testing import HttpServer, envelope_of, free_port, write_config
 from prometheus_client.parser import text_string_to_metric_families
 from wechat_testlib import ArticleServer, plugin_settings
 

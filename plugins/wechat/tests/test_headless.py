@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostd_testing.calls import call
+from hostd_testing import call
 from wechat_testlib import ArticleServer, plugin_settings, require_browser, wechat_client
 
 pytestmark = pytest.mark.anyio

@@ -12,9 +12,15 @@ from urllib.parse import quote, unquote
 
 import anyio
 import pytest
-from hostd_testing import fuzz_tools, served_client, write_config
-from hostd_testing.calls import call
-from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
+from hostd_testing import (
+    call,
+    fuzz_tools,
+    handshake,
+    raw_stdio_server,
+    served_client,
+    tools_call,
+    write_config,
+)
 from wechat_testlib import (
     ArticleServer,
     CdnServer,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hostd_testing import envelope_of, served_client, write_config
-from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
+from hostd_testing import envelope_of, handshake, raw_stdio_server, served_client, tools_call, write_config
 from wechat_testlib import ArticleServer, plugin_settings
 
 pytestmark = pytest.mark.anyio

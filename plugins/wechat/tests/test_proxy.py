@@ -14,10 +14,16 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing import served_client, write_config
-from hostd_testing.calls import call
-from hostd_testing.clients import free_port
-from hostd_testing.proxy import VIA_NAME, Tinyproxy, self_signed_certificate, tinyproxy
+from hostd_testing import (
+    VIA_NAME,
+    Tinyproxy,
+    call,
+    free_port,
+    self_signed_certificate,
+    served_client,
+    tinyproxy,
+    write_config,
+)
 from hostd_wechat.models import Settings
 from pydantic import ValidationError
 from test_fetch_limits import wait_for_hang_ups

@@ -7,8 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostd_testing import envelope_of
-from hostd_testing.calls import call
+from hostd_testing import call, envelope_of
 from hostd_wechat.frontmatter import FIELDS, split_front_matter
 from wechat_testlib import ArticleServer, plugin_settings, require_fixtures, wechat_client
 

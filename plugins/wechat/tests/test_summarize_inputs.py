@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing.calls import call
+from hostd_testing import call
 from wechat_testlib import wechat_client
 
 from hostd import Text

@@ -8,8 +8,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from hostd_testing import prompt_text
-from hostd_testing.calls import call
+from hostd_testing import call, prompt_text
 from hostd_wechat.extractive import split_sentences
 from wechat_testlib import wechat_client
 

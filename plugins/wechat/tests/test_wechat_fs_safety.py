@@ -10,8 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from hostd_testing.calls import call
-from hostd_testing.symlink_swap import swapping
+from hostd_testing import call, swapping
 from wechat_testlib import ArticleServer, CdnServer, image_settings, plugin_settings, wechat_client
 
 pytestmark = pytest.mark.anyio

@@ -23,8 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from hostd_testing import in_memory_client
-from hostd_testing.browser import CHROMIUM, require_or_skip
+from hostd_testing import CHROMIUM, in_memory_client, require_or_skip
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
 LABELLED = SHARED_FIXTURES / "wechat"

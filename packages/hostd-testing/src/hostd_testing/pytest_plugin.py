@@ -65,6 +65,30 @@ def hostd_config() -> dict[str, Any]:
     return {}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "served: run this ``connect`` test through a real ``hostd serve`` too (on the embedded store)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A ``connect`` test runs through the in-memory host; one marked ``@pytest.mark.served``
+    runs through a real ``hostd serve`` as well, on the embedded store only (the store behind a
+    process is the store in-process; the process adds the transport). A process start costs
+    about a second, so the served runs are kept for one test per tool and the hostile paths."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        served = params.get("connect") == "served"
+        unwanted = item.get_closest_marker("served") is None or params.get("backend") == "postgres"
+        (dropped if served and unwanted else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.fixture(params=CONNECT_KINDS)
 def connect(
     request: pytest.FixtureRequest,
@@ -73,7 +97,8 @@ def connect(
     hostd_plugins: list[str] | None,
     hostd_config: dict[str, Any],
 ) -> Connect:
-    """Clients through the in-memory host and through a real ``hostd serve``, one test each."""
+    """Clients through the in-memory host; for a test marked ``served``, through a real ``hostd
+    serve`` too (one test each)."""
     from hostd_testing.connecting import make_connect
 
     return make_connect(
