@@ -30,6 +30,7 @@ from hostd_db.database import (
     SqliteBackend,
     TeamDatabaseSettings,
     open_database,
+    store_lock_key,
 )
 from hostd_db.errors import DatabaseError, busy_as_file_locked
 from hostd_db.postgres import PostgresDatabase, SchemaStatus, schema_name
@@ -65,6 +66,7 @@ __all__ = [
     "is_postgres_url",
     "open_database",
     "schema_name",
+    "store_lock_key",
     "utc_now",
     "utc_stamp",
 ]
