@@ -318,7 +318,8 @@ def test_pooled_connections_the_server_dropped_are_replaced_at_the_next_call(
 ) -> None:
     """The pool lends connections unchecked (no extra round trip per call); one found dead at BEGIN
     is replaced and the call goes through, for a transaction, a read on its own and a Database."""
-    from hostd_db import Column, ColumnType, PostgresBackend, Schema, Table, TeamDatabaseSettings
+    from hostd_db import Column, ColumnType, Schema, Table, TeamDatabaseSettings
+    from hostd_db.database import PostgresBackend
 
     schema = Schema([[Table("notes", (Column("id", ColumnType.SERIAL), Column("body", ColumnType.TEXT)))]])
     backend = PostgresBackend(TeamDatabaseSettings(postgres_url, pool_size=3), "dropped", schema)

@@ -104,7 +104,9 @@ def test_four_processes_creating_100_tasks_each_keep_all_400(
     hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
     results = run_workers(tasks_workers.create_tasks, lambda n: (str(hostd_data_dir), backend, n, PER_WORKER))
-    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert [r["errors"] for r in results] == [[]] * WORKERS, tasks_workers.worker_logs(
+        hostd_data_dir, WORKERS
+    )
     assert_overlapped(results)
     created = [task_id for r in results for task_id in r["ids"]]
     assert len(created) == WORKERS * PER_WORKER
@@ -134,7 +136,9 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
         seeded = anyio.run(seed)
 
     results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), backend, n))
-    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert [r["errors"] for r in results] == [[]] * WORKERS, tasks_workers.worker_logs(
+        hostd_data_dir, WORKERS
+    )
     assert_overlapped(results)
     claimed = [c["task_id"] for r in results for c in r["claimed"]]
     assert sorted(claimed) == sorted(seeded), "a task was claimed twice or never"

@@ -18,14 +18,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hostd_db import Database
+from hostd_db import Connection, Database
 
 from hostd_memory.store import refusals
 from hostd_memory.store.postgres import PostgresEngine
-from hostd_memory.store.rows import (
-    Connection,
-    MemoryRow,
-)
+from hostd_memory.store.rows import MemoryRow
 from hostd_memory.store.schema import MEMORY_COLUMNS
 from hostd_memory.store.sqlite import SqliteEngine
 

@@ -8,18 +8,11 @@ import copy
 import json
 from collections.abc import Sequence
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import listings, ranking, tuning, writes
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    MAX_TAGS,
-    Change,
-    Connection,
-    ImportItem,
-    ImportReport,
-    MemoryRow,
-)
+from hostd_memory.store.rows import MAX_TAGS, Change, ImportItem, ImportReport, MemoryRow
 
 
 def import_items(

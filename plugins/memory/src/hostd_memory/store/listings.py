@@ -6,16 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import refusals, tuning, writes
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    Connection,
-    Filters,
-    MemoryRow,
-    VersionRow,
-)
+from hostd_memory.store.rows import Filters, MemoryRow, VersionRow
 from hostd_memory.store.schema import (
     MEMORY_COLUMNS,
     STATUSES,

@@ -35,10 +35,10 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hostd_db import Database
+from hostd_db import Connection, Database
 
 from hostd_memory import search as search_text
-from hostd_memory.store.rows import Connection, RankQuery
+from hostd_memory.store.rows import RankQuery
 from hostd_memory.store.schema import VISIBLE
 
 #: Positive token counts are reused this long (see ``PostgresEngine.bounded_counts``), at

@@ -22,13 +22,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from hostd.paging import JSONValue
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from hostd import Record, RecordData, RecordKind, Text, pages
 from hostd_memory.store import MemoryStore
-from hostd_memory.store.rows import Connection, VersionRow
+from hostd_memory.store.rows import VersionRow
 from hostd_memory.store.schema import VERSION_COLUMNS
 from hostd_memory.store.writes import INSERT_VERSION, version_values
 

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostd_db import Database
+from hostd_db import Connection, Database
 
 from hostd_memory import search as search_text
 from hostd_memory.store import tuning
-from hostd_memory.store.rows import Connection, RankQuery
+from hostd_memory.store.rows import RankQuery
 from hostd_memory.store.schema import BM25_WEIGHTS, VISIBLE
 
 

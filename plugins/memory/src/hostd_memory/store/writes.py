@@ -11,16 +11,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import refusals
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    Change,
-    Connection,
-    MemoryRow,
-    VersionRow,
-)
+from hostd_memory.store.rows import Change, MemoryRow, VersionRow
 from hostd_memory.store.schema import (
     VERSION_COLUMNS,
 )
