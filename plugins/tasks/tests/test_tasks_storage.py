@@ -127,6 +127,34 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
     assert task["status"] == "pending"
 
 
+async def test_a_team_database_refusing_the_first_call_is_unavailable_and_the_next_call_works(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process whose first call finds the database unavailable (a restart, a loaded server)
+    answers a retryable UNAVAILABLE, keeps nothing of the failed start (pool, migration), and its
+    next call opens, migrates and writes."""
+    psycopg = pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    name = postgres_url.rsplit("/", 1)[1]
+    admin_url = postgres_url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        try:
+            async with in_memory_client(
+                ["tasks"], data_dir=hostd_data_dir, config={"language": "en", **TEAM}
+            ) as client:
+                envelope = await call(client, "create_task", title="first")
+                admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+                await create(client, "second")
+                listed = await ok(client, "list_tasks")
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "UNAVAILABLE"
+    assert envelope["error"]["hint"]
+    assert [t["title"] for t in listed["tasks"]] == ["second"]
+
+
 # --- storage wins over the database setting ----------------------------------------------------
 
 
