@@ -189,10 +189,9 @@ def test_a_write_to_a_file_another_process_holds_is_file_locked(
     """Past the busy timeout, a memory write to a file another process holds locked is
     ``FILE_LOCKED`` from hostd_db (memory's writes once went around ``Database.write`` and let
     SQLite's own error through), and nothing was written."""
-    import hostd_db.database
     from hostd_db import DatabaseError
 
-    monkeypatch.setattr(hostd_db.database, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr("hostd_db.database.SQLITE_BUSY_TIMEOUT_MS", 200)
     path = tmp_path / "memory.db"
     store = sqlite_store(path)
     try:

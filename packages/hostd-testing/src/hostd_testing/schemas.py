@@ -17,13 +17,22 @@ from typing import Any
 from hostd_db import Schema, TeamDatabaseSettings, schema_name
 from hostd_db.database import PostgresBackend, SqliteBackend
 
-__all__ = ["check_schema_parity", "postgres_tables", "released_sqlite_file", "sqlite_tables"]
+__all__ = [
+    "ReleasedSqliteMigration",
+    "check_schema_parity",
+    "postgres_tables",
+    "released_sqlite_file",
+    "sqlite_tables",
+]
+
+#: One migration of a SQLite file of an earlier release: SQL, or a callable of the connection.
+ReleasedSqliteMigration = str | Callable[[sqlite3.Connection], None]
 
 
 @contextlib.contextmanager
 def released_sqlite_file(
     path: Path,
-    migrations: Sequence[str | Callable[[sqlite3.Connection], None]],
+    migrations: Sequence[ReleasedSqliteMigration],
     *,
     on_connect: Callable[[sqlite3.Connection], None] | None = None,
 ) -> Iterator[sqlite3.Connection]:
