@@ -295,8 +295,11 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     try:
         held, done = store.get("held"), store.get("done")
         renewed = store.renew("held", by="dora", lease_seconds=1)
-        with store.database.db.write() as conn:  # as if a second passed: the lease lapsed
-            conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'held'", (stamp,))
+        store.database.write(  # as if a second passed: the lease lapsed
+            lambda conn: conn.execute(
+                "UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'held'", (stamp,)
+            )
+        )
         offered = store.next_task(claim=True, by="erin", lease_seconds=60).task
     finally:
         store.close()
