@@ -161,6 +161,7 @@ def edit_and_claim(
     """
     import anyio
 
+    keep_log(data_dir, worker)
     host = _host(data_dir, backend)
     claimed: list[str] = []
     errors: list[str] = []
@@ -244,6 +245,7 @@ def claim_when_free(
     """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes."""
     import anyio
 
+    keep_log(data_dir, worker)
     act_as(worker_member(worker))
     host = _host(data_dir, backend)
     claimed: list[dict[str, Any]] = []
