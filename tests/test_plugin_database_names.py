@@ -44,11 +44,10 @@ def refused(source: str) -> list[str]:
         if module != "hostd_db" or name not in public or name in ENGINES:
             found.append(f"{line}: import {what}")
     for node in ast.walk(ast.parse(source)):
-        named = (
-            node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        )
-        if named in ENGINES:
-            found.append(f"{node.lineno}: {named}")
+        if isinstance(node, ast.Name) and node.id in ENGINES:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in ENGINES:
+            found.append(f"{node.lineno}: {node.attr}")
     return found
 
 
