@@ -86,12 +86,12 @@ CREATE_RATIO_TARGET = 1.5
 
 
 def SqliteTaskStore(path: Path) -> Any:
-    """The task store on a SQLite file, opened as the host opens it (``store.database.db`` is the file)."""
-    from hostd_db import SqliteBackend
+    """The task store on a SQLite file, opened as the host opens it (``store.database``)."""
+    from hostd_db import open_database
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.schema import schema
 
-    store = TaskStore(SqliteBackend(path, "tasks", schema(path.name)))
+    store = TaskStore(open_database(schema(path.name), "tasks", data_dir=path.parent, team=None))
     store.close = store.database.close
     return store
 
@@ -116,8 +116,8 @@ def fill(data_dir: Path, count: int) -> None:
         # in progress, blocked and failed, 20% pending. Pending tasks whose dependency is not
         # completed wait, and the next-task search steps over them.
         plan = ["completed"] * 5 + ["in_progress", "blocked", "failed", "pending", "pending"]
-        with store.database.db.write() as conn:
-            conn.executemany(
+        store.database.write(
+            lambda conn: conn.executemany(
                 "UPDATE tasks SET status = ? WHERE task_id = ?",
                 [
                     (plan[(n * 7) % 10], task_id)
@@ -125,6 +125,7 @@ def fill(data_dir: Path, count: int) -> None:
                     if plan[(n * 7) % 10] != "pending"
                 ],
             )
+        )
     finally:
         store.close()
 
@@ -456,12 +457,11 @@ def fill_pending(data_dir: str, backend: str, count: int, source: str | None, re
     store: TaskStore
     closing: Any
     if backend == "postgres":
-        from hostd_db import PostgresBackend, TeamDatabaseSettings
+        from hostd_db import TeamDatabaseSettings, open_database
         from hostd_tasks.store.schema import schema
 
-        database = PostgresBackend(
-            TeamDatabaseSettings(os.environ[BENCH_DATABASE_ENV]), "tasks", schema("tasks.db")
-        )
+        team = TeamDatabaseSettings(os.environ[BENCH_DATABASE_ENV])
+        database = open_database(schema("tasks.db"), "tasks", data_dir=Path(data_dir), team=team)
         store, closing = TaskStore(database), database
     else:
         store = SqliteTaskStore(Path(data_dir) / "tasks" / "tasks.db")

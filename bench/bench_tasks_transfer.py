@@ -64,7 +64,7 @@ def host_for(data_dir: Path, root: Path, backend: str) -> Any:
 def create(data_dir: Path, backend: str) -> None:
     import os
 
-    from hostd_db import Database, PostgresBackend, SqliteBackend, TeamDatabaseSettings
+    from hostd_db import Database, TeamDatabaseSettings, open_database
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.results import TaskEdit
     from hostd_tasks.store.schema import schema
@@ -72,11 +72,12 @@ def create(data_dir: Path, backend: str) -> None:
     database: Database
     if backend == "postgres":
         url = os.environ[DATABASE_ENV[data_dir.name]]
-        database = PostgresBackend(TeamDatabaseSettings(url), "tasks", schema("tasks.db"))
+        team = TeamDatabaseSettings(url)
+        database = open_database(schema("tasks.db"), "tasks", data_dir=data_dir, team=team)
     else:
         path = data_dir / "tasks" / "tasks.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        database = SqliteBackend(path, "tasks", schema(path.name))
+        database = open_database(schema(path.name), "tasks", data_dir=path.parent, team=None)
     store = TaskStore(database)
     plan = ["completed"] * 5 + ["in_progress", "blocked", "failed", "pending", "pending"]
     moves = {

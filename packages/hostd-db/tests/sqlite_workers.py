@@ -7,7 +7,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-from hostd_db import SqliteDatabase
+from hostd_db.sqlite import SqliteDatabase
 
 # -- a database shared by processes ----------------------------------------------------------------
 

@@ -318,7 +318,8 @@ def test_pooled_connections_the_server_dropped_are_replaced_at_the_next_call(
 ) -> None:
     """The pool lends connections unchecked (no extra round trip per call); one found dead at BEGIN
     is replaced and the call goes through, for a transaction, a read on its own and a Database."""
-    from hostd_db import Column, ColumnType, PostgresBackend, Schema, Table, TeamDatabaseSettings
+    from hostd_db import Column, ColumnType, Schema, Table, TeamDatabaseSettings
+    from hostd_db.database import PostgresBackend
 
     schema = Schema([[Table("notes", (Column("id", ColumnType.SERIAL), Column("body", ColumnType.TEXT)))]])
     backend = PostgresBackend(TeamDatabaseSettings(postgres_url, pool_size=3), "dropped", schema)
@@ -386,3 +387,32 @@ def test_autocommit_runs_each_statement_on_its_own_in_the_schema_and_translates_
         assert slow.value.code == "TIMEOUT"
     finally:
         database.close()
+
+
+def test_a_lock_not_available_is_unavailable_to_retry_never_the_drivers_error(
+    notes: PostgresDatabase, postgres_url: str
+) -> None:
+    """A database that cannot take the call now (here: a lock it may not wait for; alike: too many
+    connections, out of memory) is UNAVAILABLE with a retry hint, not the driver's error (which a
+    tool answered INTERNAL); the same write goes through once the lock is free."""
+    import psycopg
+
+    def change(connection: Any) -> None:
+        connection.execute("SET LOCAL lock_timeout = '100ms'")
+        connection.execute("UPDATE notes SET body = 'changed'")
+
+    notes.run(lambda connection: connection.execute("INSERT INTO notes (body) VALUES ('first')"))
+    with psycopg.connect(postgres_url) as other, other.transaction():
+        other.execute("SELECT * FROM notes.notes FOR UPDATE")
+        with pytest.raises(DatabaseError) as refused:
+            notes.run(change)
+    assert (refused.value.code, refused.value.details) == (
+        "UNAVAILABLE",
+        {"where": describe_url(postgres_url), "state": "55P03", "reason": "refused_now"},
+    )
+    hint = refused.value.hint
+    assert hint is not None
+    assert hint.en.startswith("Retry in a moment")
+    notes.run(change)
+    with notes.read() as connection:
+        assert connection.execute("SELECT body FROM notes").fetchall() == [{"body": "changed"}]

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_db import PostgresDatabase, SqliteDatabase, spans
+from hostd_db import PostgresDatabase, spans
 from hostd_db.pgtext import QmarkConnection
+from hostd_db.sqlite import SqliteDatabase
 
 SCHEMA = ["CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)"]
 POSTGRES_SCHEMA = ["CREATE TABLE notes (id bigserial PRIMARY KEY, body text NOT NULL)"]

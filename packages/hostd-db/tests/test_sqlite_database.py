@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostd_db import SqliteDatabase
+from hostd_db.sqlite import SqliteDatabase
 from hostd_testing.processes import assert_overlapped, run_processes_on_barrier
 from sqlite_workers import MIGRATIONS, increment_counter, open_and_insert
 

@@ -149,26 +149,26 @@ async def test_a_team_database_from_before_members_reads_as_null(
 ) -> None:
     """A session written at schema version 1 (no created_by column) is listed and shown after the
     migration, with created_by null."""
-    from hostd_db import PostgresDatabase
-    from hostd_db.schema import render
+    from hostd_db import Schema, TeamDatabaseSettings, open_database
     from hostd_deep_thinking.store.schema import MIGRATIONS
 
     summary = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}
     meta = {"session_id": "old", "name": "Old", "status": "active", "updated_at": "2026-01-01"}
     first = {"seq": 1, "thought_number": 1, "content": "then", "type": "regular", "timestamp": "2026-01-01"}
-    version_1 = ";\n".join(str(statement) for statement in render(MIGRATIONS[0], "postgres"))
-    with PostgresDatabase(postgres_url, "deep-thinking", [version_1]) as before:
-        before.run(
+    team = TeamDatabaseSettings(postgres_url)
+    before = open_database(Schema(MIGRATIONS[:1]), "deep-thinking", data_dir=hostd_data_dir, team=team)
+    try:
+        before.write(
             lambda conn: (
                 conn.execute(
-                    "INSERT INTO sessions VALUES ('old', 1, %s, '[]', 1, %s, 'active', '2026-01-01')",
+                    "INSERT INTO sessions VALUES ('old', 1, ?, '[]', 1, ?, 'active', '2026-01-01')",
                     (json.dumps(meta), json.dumps({**summary, "thought_count": 1})),
                 ),
-                conn.execute(
-                    "INSERT INTO thoughts VALUES ('old', 1, %s, ''::tsvector)", (json.dumps(first),)
-                ),
+                conn.execute("INSERT INTO thoughts VALUES ('old', 1, ?, ''::tsvector)", (json.dumps(first),)),
             )
         )
+    finally:
+        before.close()
     monkeypatch.setenv(TEAM_DB_ENV, postgres_url)
     config = {**config_for(hostd_roots), "storage": {"url_env": TEAM_DB_ENV}}
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:

@@ -53,12 +53,12 @@ def add(store: Any, session_id: str, number: int, text: str = "t", **extra: Any)
 
 
 def postgres_store(url: str) -> Any:
-    from hostd_db import PostgresBackend, TeamDatabaseSettings
+    from hostd_db import TeamDatabaseSettings, open_database
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
     from hostd_deep_thinking.store.schema import schema
 
     settings = TeamDatabaseSettings(url, pool_size=2)
-    return PostgresSessionStore(PostgresBackend(settings, "deep-thinking", schema()))
+    return PostgresSessionStore(open_database(schema(), "deep-thinking", data_dir=Path("."), team=settings))
 
 
 @pytest.fixture(params=["files", "postgres"])

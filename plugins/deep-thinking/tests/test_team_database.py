@@ -87,7 +87,7 @@ async def _local_sessions(data_dir: Path, roots: Path) -> None:
 async def test_db_copy_copies_every_field_once_and_never_overwrites(
     tmp_path: Path, hostd_roots: Path, postgres_url: str
 ) -> None:
-    from hostd_db import PostgresBackend, TeamDatabaseSettings
+    from hostd_db import TeamDatabaseSettings, open_database
     from hostd_deep_thinking.store import SessionStore
     from hostd_deep_thinking.store.postgres import PostgresSessionStore
     from hostd_deep_thinking.store.schema import schema
@@ -102,7 +102,7 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     )
     local = SessionStore(data_dir / PLUGIN)
     team = PostgresSessionStore(
-        PostgresBackend(TeamDatabaseSettings(postgres_url), "deep-thinking", schema())
+        open_database(schema(), "deep-thinking", data_dir=data_dir, team=TeamDatabaseSettings(postgres_url))
     )
     try:
         for session_id in ("trip", "labels", "gone"):

@@ -32,19 +32,18 @@ sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 def sqlite_store(path: Path) -> MemoryStore:
     """The store on a SQLite file opened here, as the host opens it (``close`` closes the file)."""
-    from hostd_db import SqliteBackend
+    from hostd_db import open_database
     from hostd_memory.store import open_store
     from hostd_memory.store.schema import schema
 
-    return open_store(SqliteBackend(path, "memory", schema(path.name)))
+    return open_store(open_database(schema(path.name), "memory", data_dir=path.parent, team=None))
 
 
 def team_store(url: str, *, pool_size: int = 8) -> MemoryStore:
     """The store on the memory schema of the team database at ``url`` (``close`` closes the pool)."""
-    from hostd_db import PostgresBackend, TeamDatabaseSettings
+    from hostd_db import TeamDatabaseSettings, open_database
     from hostd_memory.store import open_store
     from hostd_memory.store.schema import schema
 
-    return open_store(
-        PostgresBackend(TeamDatabaseSettings(url, pool_size=pool_size), "memory", schema("memory.db"))
-    )
+    team = TeamDatabaseSettings(url, pool_size=pool_size)
+    return open_store(open_database(schema("memory.db"), "memory", data_dir=Path("."), team=team))

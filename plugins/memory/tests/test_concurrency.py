@@ -181,3 +181,47 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
             for name in rounds_done
         )
     )
+
+
+def test_a_write_to_a_file_another_process_holds_is_file_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the busy timeout, a memory write to a file another process holds locked is
+    ``FILE_LOCKED`` from hostd_db (memory's writes once went around ``Database.write`` and let
+    SQLite's own error through), and nothing was written."""
+    from hostd_db import DatabaseError
+
+    monkeypatch.setattr("hostd_db.database.SQLITE_BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "memory.db"
+    store = sqlite_store(path)
+    try:
+        store.create(MemoryUri("busy", "a"), "v1", 5, "", author=None)
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sqlite3, sys\n"
+                f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+                "c.execute('BEGIN EXCLUSIVE')\n"
+                "print('held', flush=True)\n"
+                "sys.stdin.read()\n",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            with pytest.raises(DatabaseError) as refused:
+                store.update("busy://a", edit=None, change=Change(priority=2), author=None)
+        finally:
+            holder.communicate("")
+        assert (refused.value.code, refused.value.details) == (
+            "FILE_LOCKED",
+            {"where": str(path), "timeout_ms": 200, "reason": "busy"},
+        )
+        memory, _versions, total = store.versions("busy://a")
+        assert (memory.priority, total) == (5, 1)
+        assert store.update("busy://a", edit=None, change=Change(priority=2), author=None)[0].version == 2
+    finally:
+        store.close()

@@ -22,6 +22,7 @@ from test_concurrency import WORKER, assert_overlapped, run_on_barrier
 
 psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
 
+from hostd_db import Connection  # noqa: E402
 from hostd_memory.store import MemoryStore  # noqa: E402
 from hostd_memory.uris import MemoryUri  # noqa: E402
 
@@ -82,6 +83,46 @@ def test_of_concurrent_creates_of_one_uri_one_succeeds_the_others_already_exist(
     assert total == 1 and memory.version == 1
 
 
+def test_a_deadlock_between_two_memory_writes_is_run_again_and_both_succeed(
+    team_store: MemoryStore, postgres_url: str
+) -> None:
+    """Two writes locking two memories' rows in opposite orders deadlock: PostgreSQL aborts one,
+    ``Database.write`` runs it again, and both commit (while memory's writes went around
+    ``Database.write`` the deadlock reached the tool as an INTERNAL error)."""
+    a = team_store.create(MemoryUri("team", "deadlock-a"), "a", 5, "", author="ann")
+    b = team_store.create(MemoryUri("team", "deadlock-b"), "b", 5, "", author="bob")
+    both_hold_their_first = threading.Barrier(2, timeout=30)
+    attempts = {"a then b": 0, "b then a": 0}
+
+    def write(name: str, first: int, second: int) -> str:
+        def work(conn: Connection) -> str:
+            attempts[name] += 1
+            conn.execute("SELECT 1 FROM memories WHERE id = ? FOR UPDATE", (first,))
+            if attempts[name] == 1:
+                both_hold_their_first.wait()
+            conn.execute("SELECT 1 FROM memories WHERE id = ? FOR UPDATE", (second,))
+            conn.execute(
+                "UPDATE memories SET access_count = access_count + 1 WHERE id IN (?, ?)", (first, second)
+            )
+            return name
+
+        return team_store.access.write(work)
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [
+            pool.submit(write, "a then b", a.id, b.id),
+            pool.submit(write, "b then a", b.id, a.id),
+        ]
+        assert [future.result(timeout=60) for future in done] == ["a then b", "b then a"]
+    assert sorted(attempts.values()) == [1, 2]  # one of them was the deadlock's victim, run again
+    counts = _rows(
+        postgres_url,
+        "SELECT uri, access_count FROM memories WHERE uri IN (%s, %s) ORDER BY uri",
+        (a.uri, b.uri),
+    )
+    assert counts == [("team://deadlock-a", 2), ("team://deadlock-b", 2)]
+
+
 def test_writers_of_different_memories_do_not_wait_for_each_other(
     team_store: MemoryStore, postgres_url: str
 ) -> None:
@@ -94,10 +135,12 @@ def test_writers_of_different_memories_do_not_wait_for_each_other(
     held, release = threading.Event(), threading.Event()
 
     def hold_a() -> None:
-        with team_store.access.write("team://a") as conn:
+        def work(conn: Connection) -> None:
             team_store.access.resolve_locked(conn, "team://a")
             held.set()
             release.wait(60)
+
+        team_store.access.write(work, "team://a")
 
     holder = threading.Thread(target=hold_a)
     holder.start()

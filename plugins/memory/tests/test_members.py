@@ -4,6 +4,7 @@ carried by export and import, and null for versions from before members were rec
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import itertools
 import sqlite3
@@ -212,19 +213,19 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
 ) -> None:
     """A memory.db of schema 3 (tags and links, no authors) opens; its versions have no author
     ("from before members were recorded") and the next change records its member."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
 
     path = hostd_data_dir / "memory" / "memory.db"
     from hostd_memory.search import words_text
     from memory_released_schema import MIGRATIONS
 
-    database = SqliteDatabase(  # a file made by the release before the shared schema
-        path,
-        MIGRATIONS[:3],
-        on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
-    )
-    conn = database.connection()
-    with database.write() as tx:
+    with (
+        released_sqlite_file(  # a file made by the release before the shared schema
+            path,
+            MIGRATIONS[:3],
+            on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
+        ) as tx
+    ):
         tx.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, version, "
             "tags) VALUES ('old://note', 'old', 'note', 'note v2', 3, '2025-01-01T00:00:00.000000Z', "
@@ -234,8 +235,8 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
             "INSERT INTO memory_versions (memory_id, version, content, priority, disclosure, status, change, "
             "created_at) VALUES (1, 1, 'note v1', 3, '', 'active', 'created', '2025-01-01T00:00:00.000000Z')"
         )
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
-    database.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     async with memory_client() as client:
         before = await ok(client, "read_memory", uri="old://note")
         login_as("alice")

@@ -17,12 +17,12 @@ STAMP = "2026-01-02T03:04:05Z"
 
 def _release_file(path: Path, versions: int) -> None:
     """A memory.db as the release left it after its first ``versions`` migrations, with one memory."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
 
     def register(connection: sqlite3.Connection) -> None:
         connection.create_function("memory_words_text", 1, words_text, deterministic=True)
 
-    with SqliteDatabase(path, MIGRATIONS[:versions], on_connect=register) as old, old.write() as conn:
+    with released_sqlite_file(path, MIGRATIONS[:versions], on_connect=register) as conn:
         conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at) "
             "VALUES ('proj://old', 'proj', 'old', '旧的数据库笔记 kept as it was', 3, ?, ?)",

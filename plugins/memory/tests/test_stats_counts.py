@@ -160,12 +160,15 @@ def test_a_write_that_fails_leaves_the_counts_as_they_were(store: MemoryStore) -
     class Broken(Exception):
         pass
 
-    with pytest.raises(Broken), store.access.write(exclusive=True) as conn:
+    def broken(conn: Connection) -> None:
         conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, tags) "
             "VALUES ('proj://b', 'proj', 'b', 'beta', 1, 'x', 'x', '[\"db\"]')"
         )
         raise Broken
+
+    with pytest.raises(Broken):
+        store.access.write(broken, exclusive=True)
     assert counted(store) == before == scanned(store)
 
 

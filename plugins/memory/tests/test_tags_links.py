@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -372,19 +373,19 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
     memory_client: MemoryClient, hostd_data_dir: Path
 ) -> None:
     """A memory.db written by schema 2 (before tags and links) opens, keeps everything, and takes tags."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
 
     path = hostd_data_dir / "memory" / "memory.db"
     from hostd_memory.search import words_text
     from memory_released_schema import MIGRATIONS
 
-    database = SqliteDatabase(  # a file made by the release before the shared schema
-        path,
-        MIGRATIONS[:2],
-        on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
-    )
-    conn = database.connection()
-    with database.write() as tx:
+    with (
+        released_sqlite_file(  # a file made by the release before the shared schema
+            path,
+            MIGRATIONS[:2],
+            on_connect=lambda c: c.create_function("memory_words_text", 1, words_text, deterministic=True),
+        ) as tx
+    ):
         tx.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, created_at, updated_at, version) "
             "VALUES ('old://note', 'old', 'note', '旧的笔记 v2', 3, '2025-01-01T00:00:00.000000Z', "
@@ -395,8 +396,8 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
             "created_at) VALUES (1, 1, '旧的笔记', 3, '', 'active', 'created', '2025-01-01T00:00:00.000000Z')"
         )
         tx.execute("INSERT INTO aliases VALUES ('old://alias', 1, '2025-01-01T00:00:00.000000Z')")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-    database.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     async with memory_client() as client:
         read = await ok(client, "read_memory", uri="old://alias")
         found = await ok(client, "search_memory", query="笔记")

@@ -57,14 +57,14 @@ async def test_a_write_waiting_past_the_statement_timeout_is_a_timeout_error(
     hostd_data_dir: Path, hostd_roots: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch, language: str
 ) -> None:
     import psycopg
-    from hostd_memory.store.postgres import WRITE_LOCK_KEY
+    from hostd_db import store_lock_key
 
     monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
     config = _team_config(hostd_roots, language, statement_timeout_ms=300)
     async with in_memory_client(["memory"], data_dir=hostd_data_dir, config=config) as client:
         await ok(client, "create_memory", uri="busy://a", content="v1")
         with psycopg.connect(postgres_url) as other, other.transaction():
-            other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (store_lock_key("memory"),))
             envelope = await call(client, "update_memory", uri="busy://a", content="v2")
         assert envelope["error"]["code"] == "TIMEOUT", envelope
         assert "300" in envelope["error"]["message"] and envelope["error"]["hint"]
@@ -80,7 +80,7 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
 ) -> None:
     import anyio
     import psycopg
-    from hostd_memory.store.postgres import WRITE_LOCK_KEY
+    from hostd_db import store_lock_key
 
     monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
     async with in_memory_client(
@@ -97,7 +97,7 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
             psycopg.connect(postgres_url) as holder,
             holder.transaction(),
         ):
-            holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (store_lock_key("memory"),))
             async with anyio.create_task_group() as group:
                 group.start_soon(blocked_call)
                 waiting = None

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from hostd_db import SqliteMigration
 from hostd_tasks.search import indexed_text
+from hostd_testing.schemas import ReleasedSqliteMigration
 
-SQLITE_MIGRATIONS: list[SqliteMigration] = [
+SQLITE_MIGRATIONS: list[ReleasedSqliteMigration] = [
     """
     CREATE TABLE tasks (
         seq INTEGER PRIMARY KEY,

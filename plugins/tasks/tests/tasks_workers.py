@@ -34,6 +34,34 @@ def worker_member(worker: int) -> str:
     return f"agent-{worker}"
 
 
+def log_path(data_dir: str | Path, worker: int) -> Path:
+    """Where worker ``worker`` keeps its stderr and the host's log (``keep_log``)."""
+    return Path(data_dir) / f"worker-{worker}.log"
+
+
+def keep_log(data_dir: str, worker: int) -> None:
+    """Send this process's stderr, and the host's log from INFO up, to ``log_path``: a failing
+    test shows each worker's log (``worker_logs``) instead of losing it with the process."""
+    import logging
+
+    stream = log_path(data_dir, worker).open("a", encoding="utf-8", buffering=1)
+    os.dup2(stream.fileno(), 2)
+    sys.stderr = stream
+    logging.basicConfig(
+        stream=stream, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+
+
+def worker_logs(data_dir: str | Path, workers: int) -> str:
+    """Every worker's log, for a failing assertion's message."""
+    parts = []
+    for worker in range(workers):
+        path = log_path(data_dir, worker)
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else "(no log)"
+        parts.append(f"--- worker {worker} log ---\n{text[-20_000:]}")
+    return "\n".join(parts)
+
+
 def _host(data_dir: str, backend: dict[str, Any] | None = None) -> PluginHost:
     """A started host on ``data_dir``; ``backend`` is the conftest's store config ({} for SQLite)."""
     from hostd_testing import start_host
@@ -47,6 +75,7 @@ def create_tasks(
     """Create ``count`` tasks as fast as possible once every worker is ready."""
     import anyio
 
+    keep_log(data_dir, worker)
     host = _host(data_dir, backend)
     created: list[str] = []
     errors: list[str] = []
@@ -77,6 +106,7 @@ def claim_until_empty(
     """Claim the next task again and again until nothing is pending, as the member ``agent-<worker>``."""
     import anyio
 
+    keep_log(data_dir, worker)
     act_as(worker_member(worker))
     host = _host(data_dir, backend)
     claimed: list[dict[str, str | None]] = []
@@ -131,6 +161,7 @@ def edit_and_claim(
     """
     import anyio
 
+    keep_log(data_dir, worker)
     host = _host(data_dir, backend)
     claimed: list[str] = []
     errors: list[str] = []
@@ -214,6 +245,7 @@ def claim_when_free(
     """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes."""
     import anyio
 
+    keep_log(data_dir, worker)
     act_as(worker_member(worker))
     host = _host(data_dir, backend)
     claimed: list[dict[str, Any]] = []

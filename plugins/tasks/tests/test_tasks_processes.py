@@ -44,7 +44,8 @@ def run_workers(target: Any, args_for: Any) -> list[dict[str, Any]]:
         for _ in processes:
             collected.append(results.get(timeout=RESULT_TIMEOUT))
     except queue.Empty:
-        pytest.fail(f"only {len(collected)} of {WORKERS} workers reported")
+        logs = tasks_workers.worker_logs(args_for(0)[0], WORKERS)
+        pytest.fail(f"only {len(collected)} of {WORKERS} workers reported\n{logs}")
     finally:
         for process in processes:
             process.join(timeout=30)
@@ -104,7 +105,9 @@ def test_four_processes_creating_100_tasks_each_keep_all_400(
     hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
     results = run_workers(tasks_workers.create_tasks, lambda n: (str(hostd_data_dir), backend, n, PER_WORKER))
-    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert [r["errors"] for r in results] == [[]] * WORKERS, tasks_workers.worker_logs(
+        hostd_data_dir, WORKERS
+    )
     assert_overlapped(results)
     created = [task_id for r in results for task_id in r["ids"]]
     assert len(created) == WORKERS * PER_WORKER
@@ -134,7 +137,9 @@ def test_four_processes_claiming_until_empty_claim_every_task_exactly_once(
         seeded = anyio.run(seed)
 
     results = run_workers(tasks_workers.claim_until_empty, lambda n: (str(hostd_data_dir), backend, n))
-    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert [r["errors"] for r in results] == [[]] * WORKERS, tasks_workers.worker_logs(
+        hostd_data_dir, WORKERS
+    )
     assert_overlapped(results)
     claimed = [c["task_id"] for r in results for c in r["claimed"]]
     assert sorted(claimed) == sorted(seeded), "a task was claimed twice or never"
@@ -183,7 +188,9 @@ def test_four_processes_editing_and_claiming_lose_no_edit_and_claim_nothing_twic
     results = run_workers(
         tasks_workers.edit_and_claim, lambda n: (str(hostd_data_dir), backend, n, EDIT_ROUNDS)
     )
-    assert [r["errors"] for r in results] == [[]] * WORKERS
+    assert [r["errors"] for r in results] == [[]] * WORKERS, tasks_workers.worker_logs(
+        hostd_data_dir, WORKERS
+    )
     assert_overlapped(results)
     by_id = {t["task_id"]: t for t in list_all(hostd_data_dir, backend)}
     shared_notes = sorted(note["text"] for n in range(10) for note in by_id[f"shared-{n}"]["notes"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_db import Database, PostgresBackend, SqliteBackend, TeamDatabaseSettings
+from hostd_db import Database, TeamDatabaseSettings, open_database
 from hostd_errors import CodedError
 from hostd_tasks.models import TaskRecord
 from hostd_tasks.store import TaskStore
@@ -24,9 +24,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TaskStore]
     database: Database
     if request.param == "postgres":
         url = request.getfixturevalue("postgres_url")
-        database = PostgresBackend(TeamDatabaseSettings(url), "tasks", schema("tasks.db"))
+        team = TeamDatabaseSettings(url)
+        database = open_database(schema("tasks.db"), "tasks", data_dir=tmp_path, team=team)
     else:
-        database = SqliteBackend(tmp_path / "tasks.db", "tasks", schema("tasks.db"))
+        database = open_database(schema("tasks.db"), "tasks", data_dir=tmp_path, team=None)
     try:
         yield TaskStore(database)
     finally:
@@ -173,7 +174,8 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_on_postgresql_a_page_a_task_and_its_details_are_one_statement_each(
     postgres_url: str, statements: list[str]
 ) -> None:
-    database = PostgresBackend(TeamDatabaseSettings(postgres_url), "tasks", schema("tasks.db"))
+    team = TeamDatabaseSettings(postgres_url)
+    database = open_database(schema("tasks.db"), "tasks", data_dir=Path("."), team=team)
     try:
         store = TaskStore(database)
         _create(store, "a", labels=["x"])

@@ -125,6 +125,34 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
     assert task["status"] == "pending"
 
 
+async def test_a_team_database_refusing_the_first_call_is_unavailable_and_the_next_call_works(
+    hostd_data_dir: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process whose first call finds the database unavailable (a restart, a loaded server)
+    answers a retryable UNAVAILABLE, keeps nothing of the failed start (pool, migration), and its
+    next call opens, migrates and writes."""
+    psycopg = pytest.importorskip("psycopg")
+    monkeypatch.setenv(TEAM_DATABASE_ENV, postgres_url)
+    name = postgres_url.rsplit("/", 1)[1]
+    admin_url = postgres_url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        try:
+            async with in_memory_client(
+                ["tasks"], data_dir=hostd_data_dir, config={"language": "en", **TEAM}
+            ) as client:
+                envelope = await call(client, "create_task", title="first")
+                admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+                await create(client, "second")
+                listed = await ok(client, "list_tasks")
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "UNAVAILABLE"
+    assert envelope["error"]["hint"]
+    assert [t["title"] for t in listed["tasks"]] == ["second"]
+
+
 # --- storage wins over the database setting ----------------------------------------------------
 
 
@@ -384,7 +412,7 @@ def test_hostd_db_migrate_creates_the_tasks_schema_once(tmp_path: Path, postgres
 def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_url: str) -> None:
     """Tasks and history written before members were recorded read as null (unknown)."""
     pytest.importorskip("psycopg")
-    from hostd_db import PostgresBackend, PostgresDatabase, TeamDatabaseSettings
+    from hostd_db import PostgresDatabase, TeamDatabaseSettings, open_database
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.schema import schema
     from tasks_released_schema import PG_MIGRATIONS
@@ -399,7 +427,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
             conn.execute("INSERT INTO task_history (task_id, event, at) VALUES ('old', 'created', now())")
     finally:
         old.close()
-    database = PostgresBackend(TeamDatabaseSettings(postgres_url), "tasks", schema("tasks.db"))
+    team = TeamDatabaseSettings(postgres_url)
+    database = open_database(schema("tasks.db"), "tasks", data_dir=Path("."), team=team)
     store = TaskStore(database)
     try:
         before = store.get("old")
@@ -422,25 +451,27 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
 def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: str) -> None:
     """The claim, a lookup by id and the first page never scan the whole table (as on SQLite)."""
     pytest.importorskip("psycopg")
-    from hostd_db import PostgresBackend, TeamDatabaseSettings
-    from hostd_db.pgtext import QmarkConnection
+    from hostd_db import Connection, TeamDatabaseSettings, open_database
     from hostd_tasks.store import TaskStore
     from hostd_tasks.store.base import _LAPSED
     from hostd_tasks.store.queries import NEXT_READY
     from hostd_tasks.store.schema import schema
 
-    backend = PostgresBackend(TeamDatabaseSettings(postgres_url), "tasks", schema("tasks.db"))
-    database = backend.database
-    store = TaskStore(backend)
+    team = TeamDatabaseSettings(postgres_url)
+    database = open_database(schema("tasks.db"), "tasks", data_dir=Path("."), team=team)
+    store = TaskStore(database)
+
+    def bulk(conn: Connection) -> None:
+        conn.execute(
+            "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
+            "SELECT 'b-' || n, 'bulk ' || n, (ARRAY['completed', 'in_progress', 'blocked', 'pending'])"
+            "[1 + n % 4], n % 3, now(), now() FROM generate_series(1, 10000) AS n"
+        )
+        conn.execute("ANALYZE")
+
     try:
-        backend.migrate()
-        with database.write() as conn:
-            conn.execute(
-                "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
-                "SELECT 'b-' || n, 'bulk ' || n, (ARRAY['completed', 'in_progress', 'blocked', 'pending'])"
-                "[1 + n % 4], n % 3, now(), now() FROM generate_series(1, 10000) AS n"
-            )
-            conn.execute("ANALYZE")
+        database.migrate()
+        database.write(bulk)
         statements = {
             "claim": (NEXT_READY + store.claim_lock, ()),
             "lapsed leases": (_LAPSED + " LIMIT 1", ("2026-01-01T00:00:00.000000+00:00",)),
@@ -450,12 +481,12 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
                 (),
             ),
         }
-        with database.write() as raw:
-            qmark = QmarkConnection(raw)
-            plans = {
+        plans = database.write(
+            lambda qmark: {
                 name: "\n".join(row[0] for row in qmark.execute("EXPLAIN " + sql, parameters))
                 for name, (sql, parameters) in statements.items()
             }
+        )
         assert store.get("b-5000").title == "bulk 5000"
     finally:
         database.close()

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 pytest.importorskip("hostd_fs")
 
-from hostd_db import SqliteBackend
+from hostd_db import Connection, open_database
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.store.schema import schema
@@ -28,11 +28,12 @@ from hostd_tasks.store.schema import schema
 class SqliteTaskStore(TaskStore):
     """The store on a SQLite file opened here, as the host opens it, with the file at hand."""
 
-    database: SqliteBackend
-
     def __init__(self, path: Path) -> None:
-        super().__init__(SqliteBackend(path, "tasks", schema(path.name)))
-        self.db = self.database.db
+        super().__init__(open_database(schema(path.name), "tasks", data_dir=path.parent, team=None))
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the file (what a read outside a transaction runs on)."""
+        return cast("sqlite3.Connection", self.database.read(lambda conn: conn, snapshot=False))
 
     def close(self) -> None:
         self.database.close()
@@ -51,7 +52,8 @@ def fill(store: SqliteTaskStore, count: int) -> None:
     """Add ``count`` tasks in one transaction: a realistic mix, a third done, some with dependencies."""
     stamp = datetime.now(UTC).isoformat(timespec="microseconds")
     statuses = ["completed", "completed", "in_progress", "blocked", "failed", "pending"]
-    with store.db.write() as conn:
+
+    def work(conn: Connection) -> None:
         (start,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tasks").fetchone()
         rows = [
             (f"bulk-{start + n}", f"bulk task {n}", "", statuses[n % len(statuses)], n % 3, stamp, stamp)
@@ -67,6 +69,8 @@ def fill(store: SqliteTaskStore, count: int) -> None:
             [(f"bulk-{start + n}", f"bulk-{start + n - 1}") for n in range(1, count, 7)],
         )
 
+    store.database.write(work)
+
 
 @contextmanager
 def counting_steps(store: SqliteTaskStore) -> Iterator[list[int]]:
@@ -77,7 +81,7 @@ def counting_steps(store: SqliteTaskStore) -> Iterator[list[int]]:
         steps[0] += 1
         return 0
 
-    conn = store.db.connection()
+    conn = store.connection()
     conn.set_progress_handler(tick, 1)
     try:
         yield steps
@@ -106,8 +110,9 @@ def hot_operations(store: SqliteTaskStore, label: str) -> dict[str, Callable[[],
 
 def test_hot_paths_cost_the_same_at_10000_tasks_as_at_100(store: SqliteTaskStore) -> None:
     fill(store, 100)
-    with store.db.write() as conn:  # bulk-1 done, so the new P0 task is ready and claimable
-        conn.execute("UPDATE tasks SET status = 'completed' WHERE task_id = 'bulk-1'")
+    store.database.write(  # bulk-1 done, so the new P0 task is ready and claimable
+        lambda conn: conn.execute("UPDATE tasks SET status = 'completed' WHERE task_id = 'bulk-1'")
+    )
     small = {name: steps_of(store, op) for name, op in hot_operations(store, "small").items()}
     fill(store, 9_900)
     large = {name: steps_of(store, op) for name, op in hot_operations(store, "large").items()}
@@ -120,7 +125,7 @@ def test_hot_paths_cost_the_same_at_10000_tasks_as_at_100(store: SqliteTaskStore
 def test_hot_statements_never_scan_the_task_table(store: SqliteTaskStore) -> None:
     fill(store, 50)
     statements: list[str] = []
-    conn = store.db.connection()
+    conn = store.connection()
     conn.set_trace_callback(statements.append)
     try:
         for operation in hot_operations(store, "traced").values():
@@ -157,12 +162,12 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
-    with SqliteDatabase(path, MIGRATIONS[:1]) as old, old.write() as conn:
+    with released_sqlite_file(path, MIGRATIONS[:1]) as conn:
         conn.executemany(
             "INSERT INTO tasks (task_id, title, description, status, priority, linked_session_id, "
             "created_at, "
@@ -210,7 +215,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
@@ -220,7 +225,7 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
         "depends_on": [], "linked_session_id": None, "parent_id": None, "labels": [], "acceptance": "",
         "notes": [], "subtasks": None, "created_at": stamp, "updated_at": stamp,
     }  # fmt: skip
-    with SqliteDatabase(path, MIGRATIONS[:2]) as old, old.write() as conn:
+    with released_sqlite_file(path, MIGRATIONS[:2]) as conn:
         conn.execute(
             "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at) "
             "VALUES ('old', 'from before members', 'in_progress', 1, ?, ?)",
@@ -261,12 +266,12 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
 def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_path: Path) -> None:
     """Tasks in_progress before leases get the default lease from the upgrade; claims are counted
     from the history; a lease that later lapses frees the task as any other."""
-    from hostd_db import SqliteDatabase
+    from hostd_testing.schemas import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
     stamp = "2026-01-02T03:04:05.123456+00:00"
-    with SqliteDatabase(path, MIGRATIONS) as old, old.write() as conn:
+    with released_sqlite_file(path, MIGRATIONS) as conn:
         conn.executemany(
             "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at, claimed_by) "
             "VALUES (?, ?, ?, 1, ?, ?, ?)",
@@ -290,8 +295,11 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     try:
         held, done = store.get("held"), store.get("done")
         renewed = store.renew("held", by="dora", lease_seconds=1)
-        with store.database.db.write() as conn:  # as if a second passed: the lease lapsed
-            conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'held'", (stamp,))
+        store.database.write(  # as if a second passed: the lease lapsed
+            lambda conn: conn.execute(
+                "UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'held'", (stamp,)
+            )
+        )
         offered = store.next_task(claim=True, by="erin", lease_seconds=60).task
     finally:
         store.close()

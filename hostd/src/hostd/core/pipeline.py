@@ -477,28 +477,16 @@ class CallPipeline:
         )
 
     def _known_failure(self, exc: Exception) -> CodedError | None:
-        """SQLite's own busy and disk-full errors, and a data folder the server cannot write
-        (permissions, a full disk, a read-only file system), which a plugin's store may let
-        through: every plugin answers these the same way, whatever store it keeps."""
+        """SQLite's disk-full errors, and a data folder the server cannot write (permissions, a
+        full disk, a read-only file system), which a plugin's store may let through: every plugin
+        answers these the same way, whatever store it keeps. (A file locked past the busy
+        timeout is hostd_db's to answer: ``Database`` says FILE_LOCKED.)"""
         if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
             return storage_unavailable(exc)
         sqlite3 = sys.modules.get("sqlite3")  # only a plugin that opened SQLite can raise its errors
         if sqlite3 is None or not isinstance(exc, sqlite3.OperationalError):
             return None
         text = str(exc).lower()
-        if "locked" in text or "busy" in text:
-            return ToolError(
-                "FILE_LOCKED",
-                Text(
-                    en="A database file of this server stayed locked by another process.",
-                    zh="本服务的一个数据库文件一直被另一个进程锁定。",
-                ),
-                hint=Text(
-                    en="Another hostd process (another IDE window) is writing a lot; retry in a moment.",
-                    zh="另一个 hostd 进程（另一个 IDE 窗口）正在大量写入；请稍后重试。",
-                ),
-                details={"reason": "database_busy"},
-            )
         if "readonly database" in text or "unable to open database file" in text:
             return storage_unavailable(exc)
         if "disk is full" in text:

@@ -13,7 +13,7 @@ connection is UNAVAILABLE). Both are opened and migrated by the host from the pl
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,6 +39,7 @@ __all__ = [
     "SqliteBackend",
     "TeamDatabaseSettings",
     "open_database",
+    "store_lock_key",
 ]
 
 T = TypeVar("T")
@@ -63,13 +64,33 @@ class Database(ABC):
         statements that need not agree with each other."""
 
     @abstractmethod
-    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
-        """``work`` in one write transaction, run again when the database asks for it.
+    def write(
+        self,
+        work: Callable[[Connection], T],
+        *,
+        lock: str | None = None,
+        locks: Sequence[str] | None = None,
+        exclusive: bool = False,
+    ) -> T:
+        """``work`` in one write transaction, run again when the database asks for it (so ``work``
+        must not change anything outside the transaction before it returns).
 
         ``lock`` names what the write changes (a URI, ``"list"``): writes naming the same lock
         follow each other, others do not wait (PostgreSQL: a transaction-scoped advisory lock;
         SQLite's write transaction already holds the whole file).
+
+        ``locks`` is the store-wide form: the write holds the component's store lock shared
+        (alone when ``exclusive``, which implies ``locks=()``), then each name's lock in sorted
+        order, all in one round trip before ``work`` runs; more names are taken inside the work
+        with ``hold``. Two writes naming one name follow each other, an exclusive write follows
+        every other write that takes the store lock, and locks taken in one order never deadlock.
         """
+
+    def hold(self, connection: Connection, names: Sequence[str] = (), *, exclusive: bool = False) -> None:
+        """Inside a write: take the locks of more ``names`` until the write ends, after the store
+        lock alone when ``exclusive`` (for a write that did not take it: a copy into the store).
+        Nothing on SQLite, whose write transaction already holds the whole file."""
+        return None
 
     @abstractmethod
     def migrate(self) -> SchemaStatus:
@@ -144,7 +165,14 @@ class SqliteBackend(Database):
             with self.db.read() as connection:
                 return work(connection)
 
-    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
+    def write(
+        self,
+        work: Callable[[Connection], T],
+        *,
+        lock: str | None = None,
+        locks: Sequence[str] | None = None,
+        exclusive: bool = False,
+    ) -> T:
         from hostd_db.errors import busy_as_file_locked
 
         with busy_as_file_locked(self.where, self.busy_timeout_ms), self.db.write() as connection:
@@ -213,6 +241,9 @@ class PostgresBackend(Database):
         self.where = self.database.where
         self.component = component
         self._component_key = f"{component}:"
+        self.store_lock_key = store_lock_key(component)
+        #: A name's lock is the pair (this, hashtext(name)): the component's first four letters.
+        self.name_lock_space = int.from_bytes(component.encode("ascii")[:4], "big")
 
     def read(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
         from hostd_db.pgtext import QmarkConnection
@@ -234,17 +265,45 @@ class PostgresBackend(Database):
             lambda connection: work(QmarkConnection(connection)), write=False, repeatable=True
         )
 
-    def write(self, work: Callable[[Connection], T], *, lock: str | None = None) -> T:
+    def write(
+        self,
+        work: Callable[[Connection], T],
+        *,
+        lock: str | None = None,
+        locks: Sequence[str] | None = None,
+        exclusive: bool = False,
+    ) -> T:
         from hostd_db.pgtext import QmarkConnection
 
         key = None if lock is None else self._component_key + lock
+        if exclusive and locks is None:
+            locks = ()
+        store_lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
 
         def locked(connection: Any) -> T:
             if key is not None:
                 connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
+            if locks is not None:
+                # One round trip: the store lock first, then each name's in sorted order (Append
+                # runs its parts in order), so two writes never take the same locks in other orders.
+                connection.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM (SELECT {store_lock}(%s::bigint)) AS store "
+                    "UNION ALL SELECT 1 FROM (SELECT DISTINCT unnest(%s::text[]) AS u ORDER BY 1) AS named, "
+                    "LATERAL (SELECT pg_advisory_xact_lock(%s::int, hashtext(named.u))) AS name) AS held",
+                    (self.store_lock_key, list(locks), self.name_lock_space),
+                )
             return work(QmarkConnection(connection))
 
         return self.database.run(locked, write=True)
+
+    def hold(self, connection: Connection, names: Sequence[str] = (), *, exclusive: bool = False) -> None:
+        if exclusive:
+            connection.execute("SELECT pg_advisory_xact_lock(?::bigint)", (self.store_lock_key,))
+        if names:
+            connection.execute(
+                "SELECT count(pg_advisory_xact_lock(?::int, hashtext(u))) FROM unnest(?::text[]) AS u",
+                (self.name_lock_space, list(names)),
+            )
 
     def migrate(self) -> SchemaStatus:
         return self.database.migrate()
@@ -258,6 +317,12 @@ class PostgresBackend(Database):
 
     def close(self) -> None:
         self.database.close()
+
+
+def store_lock_key(component: str) -> int:
+    """The advisory lock key of a component's store lock on PostgreSQL (``Database.write``'s
+    ``locks``): its first six letters read as a number (``memory``: 0x6D656D6F7279)."""
+    return int.from_bytes(component.encode("ascii")[:6], "big")
 
 
 def open_database(

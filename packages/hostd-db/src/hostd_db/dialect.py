@@ -48,6 +48,12 @@ class Dialect:
     def is_postgres(self) -> bool:
         return self.name == "postgres"
 
+    @property
+    def locks_rows(self) -> bool:
+        """Whether a write must lock the rows it reads to change (PostgreSQL); SQLite's write
+        transaction already holds the whole file."""
+        return self.is_postgres
+
     def position(self, needle: str, haystack: str) -> str:
         """SQL for the 1-based position of ``needle`` in ``haystack`` (0 when absent)."""
         if self.is_postgres:

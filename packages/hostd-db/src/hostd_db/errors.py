@@ -36,6 +36,15 @@ _TEXTS: dict[str, Reason] = {
         "acknowledged was not applied.",
         "请重试；如果持续失败，请检查数据库服务器。未被确认的写入不会生效。",
     ),
+    "refused_now": Reason(
+        "UNAVAILABLE",
+        "The database at {where} could not take the call now ({state}).",
+        "位于 {where} 的数据库暂时无法处理此次调用（{state}）。",
+        "Retry in a moment: the database is overloaded or a lock it waits for is held; if it keeps "
+        "failing, the server log (stderr) has the database's message. A write that failed was not applied.",
+        "请稍后重试：数据库负载过高或其等待的锁被占用；如果持续失败，服务器日志（stderr）中有数据库的详细信息。"
+        "失败的写入不会生效。",
+    ),
     "statement_timeout": Reason(
         "TIMEOUT",
         "The database at {where} did not answer within {timeout_ms} ms.",

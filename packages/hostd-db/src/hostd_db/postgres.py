@@ -62,6 +62,15 @@ _LONGEST_BACKOFF_S = 0.2
 
 #: Server-side codes that mean the session itself ended (admin shutdown, crash, cannot connect now).
 _SESSION_ENDED = frozenset({"57P01", "57P02", "57P03"})
+#: Server-side codes that mean "not now": insufficient resources (class 53: too many connections,
+#: out of memory, disk full) and a lock not available. The call may succeed in a moment.
+_NOT_NOW_CLASSES = ("53",)
+_NOT_NOW = frozenset({"55P03", "55006"})
+
+
+def _is_not_now(exc: Exception) -> bool:
+    state = getattr(exc, "sqlstate", None)
+    return state is not None and (state.startswith(_NOT_NOW_CLASSES) or state in _NOT_NOW)
 
 
 def _is_connection_failure(exc: Exception) -> bool:
@@ -235,8 +244,13 @@ class PostgresDatabase:
                 "statement_timeout", where=self.where, timeout_ms=self._statement_timeout_ms
             ) from None
         except psycopg.OperationalError as exc:
+            if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+                raise  # run() runs the work again
+            if _is_not_now(exc):  # busy, not broken: the caller may retry (never INTERNAL)
+                logger.warning("database %s: could not take the call now: %s", self.where, exc)
+                raise DatabaseError("refused_now", where=self.where, state=exc.sqlstate) from None
             if not _is_connection_failure(exc):
-                raise  # retried by run() (serialization, deadlock) or a real fault, not a lost link
+                raise  # a fault of the request or the server (a word too long to index), not a lost link
             logger.warning("database %s: connection lost: %s", self.where, exc)
             raise DatabaseError("connection_lost", where=self.where) from None
 

@@ -8,14 +8,43 @@ caller (an FTS5 table and the tables FTS5 keeps it in; a ``tsvector`` column).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostd_db import PostgresBackend, Schema, SqliteBackend, TeamDatabaseSettings, schema_name
+from hostd_db import Schema, TeamDatabaseSettings, schema_name
+from hostd_db.database import PostgresBackend, SqliteBackend
 
-__all__ = ["check_schema_parity", "postgres_tables", "sqlite_tables"]
+__all__ = [
+    "ReleasedSqliteMigration",
+    "check_schema_parity",
+    "postgres_tables",
+    "released_sqlite_file",
+    "sqlite_tables",
+]
+
+#: One migration of a SQLite file of an earlier release: SQL, or a callable of the connection.
+ReleasedSqliteMigration = str | Callable[[sqlite3.Connection], None]
+
+
+@contextlib.contextmanager
+def released_sqlite_file(
+    path: Path,
+    migrations: Sequence[ReleasedSqliteMigration],
+    *,
+    on_connect: Callable[[sqlite3.Connection], None] | None = None,
+) -> Iterator[sqlite3.Connection]:
+    """A SQLite file as an earlier release left it: its ``migrations`` (SQL, or callables of the
+    connection) applied as hostd_db applies them (``PRAGMA user_version`` counts them), then one
+    write transaction on it for the rows that release wrote; the file is closed at the end.
+
+    For tests of upgrades: a plugin's tests never open hostd_db's engines themselves."""
+    from hostd_db.sqlite import SqliteDatabase
+
+    with SqliteDatabase(path, migrations, on_connect=on_connect) as old, old.write() as connection:
+        yield connection
 
 
 def sqlite_tables(path: Path) -> dict[str, list[str]]:

@@ -10,8 +10,7 @@ index holds, so search finds on PostgreSQL what it finds beside the files.
 
 from __future__ import annotations
 
-from hostd_db import AddColumn, Column, ColumnType, Index, Only, Schema, Table
-from hostd_db.schema import Operation
+from hostd_db import AddColumn, Column, ColumnType, Index, Only, Operation, Schema, Table
 
 TEXT, INTEGER, BIGINT, JSON = ColumnType.TEXT, ColumnType.INTEGER, ColumnType.BIGINT, ColumnType.JSON
 

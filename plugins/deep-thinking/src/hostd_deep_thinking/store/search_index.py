@@ -9,6 +9,13 @@ was rewritten (compaction, status change, restore, import), nothing for the rest
 whose files are gone (deleted) leave the index in the same step, so they are never found.
 
 What it holds and how a query reads it is the query language's (``hostd_deep_thinking.search``).
+
+The file is declared as a ``hostd_db.Schema`` (``index_schema``: SQLite only) and opened through
+``hostd_db.open_database``, like every plugin's tables, so a file another process keeps locked
+is FILE_LOCKED as everywhere; but the plugin opens it itself, not the host
+(``hostd_database_schema``): it is derived data this module deletes and rebuilds when damaged,
+it never moves to the team database (there the sessions' own table is searched), and the
+host's database of a plugin is the one it copies and migrates for ``hostd db``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hostd_db import Connection, Database, Only, Schema, open_database
+
 from hostd_deep_thinking.search import Hit, Query, words_text
 from hostd_deep_thinking.store.changes import FileSignature
 from hostd_deep_thinking.store.refusals import SessionUnreadable
@@ -28,7 +37,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "search.db"
 
-SCHEMA = """
+_STATEMENTS = """
 CREATE TABLE thoughts (
     id INTEGER PRIMARY KEY,
     session_id TEXT NOT NULL,
@@ -50,8 +59,14 @@ CREATE TABLE sessions (
     name TEXT NOT NULL,
     signature TEXT NOT NULL,
     last_seq INTEGER NOT NULL
-);
+)
 """
+
+
+def index_schema(file_name: str = INDEX_FILE) -> Schema:
+    """The index file's tables: one migration (files of earlier releases are at ``user_version`` 1)."""
+    statements = [statement.strip() for statement in _STATEMENTS.split(";") if statement.strip()]
+    return Schema([[Only("sqlite", *statements)]], sqlite_file=file_name)
 
 
 def _damaged(exc: sqlite3.DatabaseError) -> bool:
@@ -78,13 +93,13 @@ class SearchIndex:
     def __init__(self, store: SessionStore, path: Path) -> None:
         self.store = store
         self.path = path
-        self._database: Any = None
+        self._database: Database | None = None
         self._opened_inode: int | None = None
         self._known: dict[str, FileSignature] = {}  # what the index holds per session, as last seen
         self._guard = threading.Lock()  # one catch-up at a time
         self._open_guard = threading.Lock()  # opening and reopening the file
 
-    def _db(self) -> Any:
+    def _db(self) -> Database:
         """The index database; opened again (so rebuilt) when its file was deleted or replaced."""
         with self._open_guard:
             found = self.path.stat().st_ino if self.path.exists() else None
@@ -92,10 +107,11 @@ class SearchIndex:
                 self._database.close()
                 self._database, self._known = None, {}
             if self._database is None:
-                from hostd_db import SqliteDatabase
-
-                self._database = SqliteDatabase(self.path, [SCHEMA])
-                self._database.connection()  # creates the file
+                database = open_database(
+                    index_schema(), "deep-thinking", data_dir=self.path.parent, team=None
+                )
+                database.migrate()  # creates the file
+                self._database = database
                 self._opened_inode = self.path.stat().st_ino
             return self._database
 
@@ -148,8 +164,8 @@ class SearchIndex:
         """The best ``limit`` matches: ranked inside FTS5 first, the rows fetched for those alone."""
         where = "thoughts_fts MATCH ?" + (" AND session_id = ?" if session_id else "")
         parameters: list[Any] = [expression, *([session_id] if session_id else []), limit]
-        with self._db().read() as connection:
-            return list(
+        return self._db().read(
+            lambda connection: list(
                 connection.execute(
                     "SELECT t.session_id, s.name, t.seq, t.thought_number, t.kind, t.branch_id, t.stage, "
                     "t.tags, t.content, best.score FROM ("
@@ -164,6 +180,7 @@ class SearchIndex:
                     parameters,
                 )
             )
+        )
 
     # --- keeping up with the sessions ----------------------------------------------------
 
@@ -172,8 +189,11 @@ class SearchIndex:
         with self._guard:
             database = self._db()
             if not self._known:
-                with database.read() as connection:
-                    rows = connection.execute("SELECT session_id, signature FROM sessions").fetchall()
+                rows = database.read(
+                    lambda connection: connection.execute(
+                        "SELECT session_id, signature FROM sessions"
+                    ).fetchall()
+                )
                 self._known = {row["session_id"]: _signature(row["signature"]) for row in rows}
             on_disk = self.store.file_signatures()
             changed = {
@@ -184,17 +204,20 @@ class SearchIndex:
             gone = [session_id for session_id in self._known if session_id not in on_disk]
             if not changed and not gone:
                 return
+
+            def catch_up(connection: Connection) -> None:
+                for session_id in gone:
+                    self._drop(connection, session_id)
+                for session_id, signature in changed.items():
+                    self._follow(connection, session_id, signature)
+
             try:
-                with database.write() as connection:
-                    for session_id in gone:
-                        self._drop(connection, session_id)
-                    for session_id, signature in changed.items():
-                        self._follow(connection, session_id, signature)
+                database.write(catch_up)
             except BaseException:
                 self._known = {}  # rolled back: read what the index holds again next time
                 raise
 
-    def _drop(self, connection: sqlite3.Connection, session_id: str) -> None:
+    def _drop(self, connection: Connection, session_id: str) -> None:
         connection.execute(
             "DELETE FROM thoughts_fts WHERE rowid IN (SELECT id FROM thoughts WHERE session_id = ?)",
             (session_id,),
@@ -203,7 +226,7 @@ class SearchIndex:
         connection.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
         self._known.pop(session_id, None)
 
-    def _follow(self, connection: sqlite3.Connection, session_id: str, signature: FileSignature) -> None:
+    def _follow(self, connection: Connection, session_id: str, signature: FileSignature) -> None:
         """Index what changed in one session: its new journal lines, else all of it."""
         recorded = connection.execute(
             "SELECT signature, last_seq FROM sessions WHERE session_id = ?", (session_id,)
@@ -238,7 +261,7 @@ class SearchIndex:
 
     def _record(
         self,
-        connection: sqlite3.Connection,
+        connection: Connection,
         session_id: str,
         name: str | None,
         signature: FileSignature,
@@ -258,7 +281,7 @@ class SearchIndex:
         self._known[session_id] = signature
 
     @staticmethod
-    def _insert(connection: sqlite3.Connection, session_id: str, thoughts: list[dict[str, Any]]) -> None:
+    def _insert(connection: Connection, session_id: str, thoughts: list[dict[str, Any]]) -> None:
         for thought in thoughts:
             tags = [str(tag) for tag in thought.get("tags") or []]
             stage = thought.get("stage")

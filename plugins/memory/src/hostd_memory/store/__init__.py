@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hostd_db import Database
+from hostd_db import Connection, Database
 
 from hostd import PluginContext, ToolContext
 from hostd_memory import search as search_text
@@ -34,7 +34,6 @@ from hostd_memory.store.postgres import PostgresEngine
 from hostd_memory.store.rows import (
     BadLabel,
     Change,
-    Connection,
     Filters,
     Hit,
     ImportItem,

@@ -15,18 +15,14 @@ steps and version numbers never collide; on the team database, advisory locks pe
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hostd_db import Database, PostgresBackend, SqliteBackend
+from hostd_db import Connection, Database
 
 from hostd_memory.store import refusals
 from hostd_memory.store.postgres import PostgresEngine
-from hostd_memory.store.rows import (
-    Connection,
-    MemoryRow,
-)
+from hostd_memory.store.rows import MemoryRow
 from hostd_memory.store.schema import MEMORY_COLUMNS
 from hostd_memory.store.sqlite import SqliteEngine
 
@@ -40,10 +36,9 @@ class Access:
         self.database = database
         #: What the engine does its own way: transactions and locks, full text, upkeep.
         self.engine: SqliteEngine | PostgresEngine
-        if isinstance(database, PostgresBackend):
+        if database.dialect.is_postgres:
             self.engine = PostgresEngine(database)
         else:
-            assert isinstance(database, SqliteBackend)
             self.engine = SqliteEngine(database)
         #: Tokens in many memories, and how many (a lower bound: ``ranking``; ``purge`` forgets them).
         self.large_counts: dict[str, int] = {}
@@ -78,20 +73,31 @@ class Access:
         """Every row of one query."""
         return self.read(lambda conn: list(conn.execute(sql, parameters).fetchall()))
 
-    @contextmanager
-    def write(self, *uris: str, exclusive: bool = False) -> Iterator[Connection]:
-        """One write transaction. ``uris`` are the memories and aliases the write creates, changes or
-        claims; ``exclusive`` is for writes over the whole store (an import). SQLite's write
-        transaction holds the whole file; the team database locks them (``postgres``)."""
-        with self.engine.transaction(uris, exclusive) as conn:
-            yield conn
+    def write(self, work: Callable[[Connection], T], *uris: str, exclusive: bool = False) -> T:
+        """``work`` in one write transaction of ``Database.write``, run again when the database
+        asks (a deadlock or serialization failure on the team database), so ``work`` changes
+        nothing outside the transaction. ``uris`` are the memories and aliases the write creates,
+        changes or claims; ``exclusive`` is for writes over the whole store (an import). SQLite's
+        write transaction holds the whole file; the team database locks them (``Database.write``'s
+        ``locks``), and the engine finishes the write before it commits (``finish_write``)."""
+
+        def whole(conn: Connection) -> T:
+            result = work(conn)
+            self.engine.finish_write(conn)
+            return result
+
+        return self.database.write(whole, locks=uris, exclusive=exclusive)
+
+    def hold(self, conn: Connection, *uris: str) -> None:
+        """Inside a write: hold the locks of more ``uris`` until it ends (``Database.hold``)."""
+        self.database.hold(conn, uris)
 
     def resolve_locked(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
         """``resolve`` inside a write that will change the memory: its row held until the end."""
         memory, via = self.resolve(conn, uri, include_deleted=include_deleted)
-        if not self.engine.locks_rows:
+        if not self.database.dialect.locks_rows:
             return memory, via  # SQLite's write transaction already holds everything
         conn.execute("SELECT 1 FROM memories WHERE id = ? FOR NO KEY UPDATE", (memory.id,))
         # As it is now: another writer may have made a version while this one waited for the row.

@@ -4,21 +4,15 @@ each item, then its aliases and links (``transfer.py`` checks the document first
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import listings, ranking, tuning, writes
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    MAX_TAGS,
-    Change,
-    Connection,
-    ImportItem,
-    ImportReport,
-    MemoryRow,
-)
+from hostd_memory.store.rows import MAX_TAGS, Change, ImportItem, ImportReport, MemoryRow
 
 
 def import_items(
@@ -30,7 +24,12 @@ def import_items(
     ``author`` (the importing member).
     """
     stamp = utc_stamp()
-    with db.write(exclusive=True) as conn:
+    begun = copy.deepcopy(report)
+
+    def work(conn: Connection) -> None:
+        # Run again after a deadlock, the report starts over from where it stood before.
+        for name in vars(begun):
+            setattr(report, name, copy.deepcopy(getattr(begun, name)))
         for item in items:
             uri = str(item.uri)
             existing = db.memory_by_uri(conn, uri)
@@ -60,6 +59,8 @@ def import_items(
             _import_aliases(db, conn, item, report)
         for item in items:  # links last: their targets may come later in the document
             _import_links(db, conn, item, report)
+
+    db.write(work, exclusive=True)
     changed = len(report.created) + len(report.overwritten) + len(report.merged)
     if changed >= tuning.COMPACT_AFTER_IMPORT and changed * 4 >= db.read(ranking.memory_total):
         db.engine.compact()

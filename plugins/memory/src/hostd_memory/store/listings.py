@@ -6,16 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import refusals, tuning, writes
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    Connection,
-    Filters,
-    MemoryRow,
-    VersionRow,
-)
+from hostd_memory.store.rows import Filters, MemoryRow, VersionRow
 from hostd_memory.store.schema import (
     MEMORY_COLUMNS,
     STATUSES,
@@ -449,13 +444,15 @@ def insert_link(conn: Connection, from_id: int, to_id: int, relation: str) -> in
 
 def link(db: Access, from_uri: str, to_uri: str, relation: str) -> tuple[MemoryRow, MemoryRow, bool]:
     """Link two visible memories (through aliases); whether the link is new."""
-    with db.write() as conn:
+
+    def work(conn: Connection) -> tuple[MemoryRow, MemoryRow, bool]:
         source, _ = db.resolve(conn, from_uri)
         target, _ = db.resolve(conn, to_uri)
         if source.id == target.id:
             raise refusals.self_link(source.uri)
-        added = insert_link(conn, source.id, target.id, relation)
-    return source, target, bool(added)
+        return source, target, bool(insert_link(conn, source.id, target.id, relation))
+
+    return db.write(work)
 
 
 def unlink(
@@ -463,7 +460,8 @@ def unlink(
 ) -> tuple[MemoryRow, MemoryRow, list[str]]:
     """Remove the link of that relation (every link from one to the other when None); the
     relations removed. Works on deleted memories too, so a stale link can always go."""
-    with db.write() as conn:
+
+    def work(conn: Connection) -> tuple[MemoryRow, MemoryRow, list[str]]:
         source, _ = db.resolve(conn, from_uri, include_deleted=True)
         target, _ = db.resolve(conn, to_uri, include_deleted=True)
         where = "from_id = ? AND to_id = ?" + (" AND relation = ?" if relation is not None else "")
@@ -477,7 +475,9 @@ def unlink(
         if not removed:
             raise refusals.link_not_found(source.uri, target.uri, relation)
         conn.execute(f"DELETE FROM memory_links WHERE {where}", params)
-    return source, target, removed
+        return source, target, removed
+
+    return db.write(work)
 
 
 def links_of(

@@ -3,17 +3,18 @@
 ``MemoryStore`` (the rest of ``store/``) holds the rules and their SQL, written once; this engine
 supplies what PostgreSQL does differently (``sqlite.SqliteEngine`` is the file's):
 
-- Writes run in one transaction each (``PostgresDatabase.write``) that first takes
-  transaction-scoped advisory locks on the URIs it creates, changes or claims (``transaction``,
-  in sorted order), so two members writing different memories never wait for each other, while
-  of two creates of one URI (or a create and an alias of it) the second sees the first and is
-  ALREADY_EXISTS (the UNIQUE constraint backs this up). A write that makes a new version also
-  holds the memory's row (``FOR NO KEY UPDATE``, whatever name reached it), so a version number
-  is read and written under that lock, never lost or taken twice. Every such write also holds
-  one store-wide lock shared; an import takes it alone (``exclusive``), so it sees and changes
-  the store as SQLite's single writer would. Locks are taken first, in one order, so writes
-  cannot deadlock on them, and READ COMMITTED raises no serialization failure.
-  A lost connection or a slow statement becomes UNAVAILABLE / TIMEOUT (hostd-db).
+- Writes run in one transaction each (``Database.write(work, locks=uris)``, run again on a
+  deadlock or serialization failure) that first takes transaction-scoped advisory locks on the
+  URIs it creates, changes or claims (in sorted order), so two members writing different
+  memories never wait for each other, while of two creates of one URI (or a create and an alias
+  of it) the second sees the first and is ALREADY_EXISTS (the UNIQUE constraint backs this up).
+  A write that makes a new version also holds the memory's row (``FOR NO KEY UPDATE``, whatever
+  name reached it), so a version number is read and written under that lock, never lost or taken
+  twice. Every such write also holds one store-wide lock shared; an import takes it alone
+  (``exclusive``), so it sees and changes the store as SQLite's single writer would. Locks are
+  taken first, in one order, so writes cannot deadlock on them, and READ COMMITTED raises no
+  serialization failure; a deadlock elsewhere (on rows) is retried by hostd-db. A lost
+  connection or a slow statement becomes UNAVAILABLE / TIMEOUT (hostd-db).
 - Reads run outside a transaction (``Database.read(snapshot=False)``): one round trip per statement.
 - Full-text search: ``memories.words`` is a ``tsvector`` of the tokens ``search.ts_vector``
   builds in Python (the SQLite word index's tokens, CJK bigrams included), with a GIN index. A
@@ -22,8 +23,8 @@ supplies what PostgreSQL does differently (``sqlite.SqliteEngine`` is the file's
   FTS5 expressions the shared code builds are translated by ``search.ts_query``; ranking is
   ``ts_rank`` with the SQLite BM25 field weights. Substring terms (SQLite's trigram index) are
   ``strpos`` scans, and mentions are found through the word index (the URI as a phrase).
-- The two-part lock keys, the store-wide lock and the word index are this engine's; the
-  connection's NUL-safe text and ``?`` placeholders are hostd_db's (``pgtext``).
+- The word index is this engine's; the lock keys, the connection's NUL-safe text and ``?``
+  placeholders are hostd_db's.
 - PostgreSQL text cannot hold NUL, which memory text may: strings cross the connection through
   ``encode_text`` / ``decode_text``, a reversible escape that leaves every other string as it is.
 """
@@ -31,23 +32,15 @@ supplies what PostgreSQL does differently (``sqlite.SqliteEngine`` is the file's
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from hostd_db.pgtext import QmarkConnection
+from hostd_db import Connection, Database
 
 from hostd_memory import search as search_text
-from hostd_memory.store.rows import Connection, RankQuery
+from hostd_memory.store.rows import RankQuery
 from hostd_memory.store.schema import VISIBLE
 
-if TYPE_CHECKING:
-    from hostd_db import PostgresBackend
-
-#: The store-wide advisory lock: every memory write holds it shared, an import alone ("memory" in ASCII).
-WRITE_LOCK_KEY = 0x6D656D6F7279
-#: The first half of the two-part advisory lock key of a URI (the second is the URI's hash).
-URI_LOCK_SPACE = 0x6D656D6F
 #: Positive token counts are reused this long (see ``PostgresEngine.bounded_counts``), at
 #: most this many of them.
 COUNT_CACHE_SECONDS = 30.0
@@ -63,37 +56,16 @@ class PostgresEngine:
     """The team database's transactions, locks and full-text parts (``MemoryStore.engine``)."""
 
     tag_list = "string_agg(t.tag, chr(31))"
-    locks_rows = True
 
-    def __init__(self, database: PostgresBackend) -> None:
+    def __init__(self, database: Database) -> None:
         self.database = database
         self._recent_counts: dict[str, tuple[int, float]] = {}  # token -> (count, when counted)
 
     # --- transactions -------------------------------------------------------------------
 
-    @contextmanager
-    def transaction(self, uris: Sequence[str], exclusive: bool) -> Iterator[Connection]:
-        """One write transaction holding the store-wide lock (shared; alone when ``exclusive``) and
-        each URI's lock, then filling the word index of what it wrote before it commits."""
-        with self.database.database.write() as connection:
-            conn = QmarkConnection(connection)
-            store_lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-            # One round trip: the store-wide lock first, then each URI's in sorted order (Append
-            # runs its parts in order), so two writes never take the same locks in other orders.
-            conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM (SELECT {store_lock}(?::bigint)) AS store "
-                "UNION ALL SELECT 1 FROM (SELECT DISTINCT unnest(?::text[]) AS u ORDER BY 1) AS named, "
-                "LATERAL (SELECT pg_advisory_xact_lock(?::int, hashtext(named.u))) AS uri) AS held",
-                (WRITE_LOCK_KEY, list(uris), URI_LOCK_SPACE),
-            )
-            yield conn
-            self.index_words(conn)
-
-    def lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
-        conn.execute(
-            "SELECT count(pg_advisory_xact_lock(?::int, hashtext(u))) FROM unnest(?::text[]) AS u",
-            (URI_LOCK_SPACE, list(uris)),
-        )
+    def finish_write(self, conn: Connection) -> None:
+        """Before a write commits: fill the word index of what it wrote."""
+        self.index_words(conn)
 
     @staticmethod
     def index_words(conn: Connection) -> None:

@@ -12,16 +12,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from hostd_db import Connection
+
 from hostd_memory import search as search_text
 from hostd_memory.store import listings, tuning
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    Connection,
-    Filters,
-    Hit,
-    MemoryRow,
-    RankQuery,
-)
+from hostd_memory.store.rows import Filters, Hit, MemoryRow, RankQuery
 from hostd_memory.store.schema import (
     VISIBLE,
 )

@@ -22,14 +22,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from hostd.paging import JSONValue
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from hostd import Record, RecordData, RecordKind, Text, pages
 from hostd_memory.store import MemoryStore
-from hostd_memory.store.postgres import WRITE_LOCK_KEY
-from hostd_memory.store.rows import Connection, VersionRow
+from hostd_memory.store.rows import VersionRow
 from hostd_memory.store.schema import VERSION_COLUMNS
 from hostd_memory.store.writes import INSERT_VERSION, version_values
 
@@ -215,8 +214,7 @@ class MemoryRecords:
     def begin_import(self, conn: Connection) -> None:
         """Hold the store-wide lock alone: the copy sees and changes the store as a single writer."""
         self._ids = {}
-        if self.store.database.dialect.is_postgres:
-            conn.execute("SELECT pg_advisory_xact_lock(?::bigint)", (WRITE_LOCK_KEY,))
+        self.store.database.hold(conn, exclusive=True)
 
     def _id(self, conn: Connection, uri: str) -> int | None:
         if uri not in self._ids:

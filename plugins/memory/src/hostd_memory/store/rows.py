@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from hostd_db import utc_stamp
 
@@ -294,12 +294,3 @@ class RankQuery:
     #: document frequency: an engine whose own ranking ignores how rare a word is (PostgreSQL's
     #: ts_rank) ranks by the weights of the pieces a memory holds first. FTS5's BM25 needs none.
     weights: Sequence[tuple[str, float]] = ()
-
-
-class Connection(Protocol):
-    """What the store's SQL needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own
-    shape; the team database's connections are adapted to it, see ``postgres.py``)."""
-
-    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...

@@ -12,8 +12,7 @@ each answers).
 
 from __future__ import annotations
 
-from hostd_db import AddColumn, Column, ColumnType, Index, Only, Schema, Table
-from hostd_db.schema import Operation
+from hostd_db import AddColumn, Column, ColumnType, Index, Only, Operation, Schema, Table
 
 from hostd_memory import search as search_text
 

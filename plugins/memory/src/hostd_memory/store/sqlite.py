@@ -9,16 +9,15 @@ and compaction. ``postgres.PostgresEngine`` is the team database's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostd_db import SqliteBackend
+from hostd_db import Connection, Database
 
 from hostd_memory import search as search_text
 from hostd_memory.store import tuning
-from hostd_memory.store.rows import Connection, RankQuery
+from hostd_memory.store.rows import RankQuery
 from hostd_memory.store.schema import BM25_WEIGHTS, VISIBLE
 
 
@@ -27,22 +26,15 @@ class SqliteEngine:
 
     #: The shared tags of a group, joined by U+001F.
     tag_list = "group_concat(t.tag, char(31))"
-    locks_rows = False
 
-    def __init__(self, database: SqliteBackend) -> None:
+    def __init__(self, database: Database) -> None:
         self.database = database
-        self.path = database.path
+        self.path = Path(database.where)
 
     # --- transactions -------------------------------------------------------------------
 
-    @contextmanager
-    def transaction(self, uris: Sequence[str], exclusive: bool) -> Iterator[Connection]:
-        """One ``BEGIN IMMEDIATE`` write: it holds the whole file, so ``uris`` need no lock."""
-        with self.database.db.write() as conn:
-            yield conn
-
-    def lock_uris(self, conn: Connection, uris: Sequence[str]) -> None:
-        """Nothing to hold: the write transaction already holds everything."""
+    def finish_write(self, conn: Connection) -> None:
+        """Nothing to do before a write commits: the FTS5 indexes follow ``memories`` through triggers."""
 
     @staticmethod
     def insert_returning_id(conn: Connection, sql: str, params: Sequence[Any]) -> int:

@@ -11,16 +11,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from hostd_db import utc_stamp
+from hostd_db import Connection, utc_stamp
 
 from hostd_memory.store import refusals
 from hostd_memory.store.access import Access
-from hostd_memory.store.rows import (
-    Change,
-    Connection,
-    MemoryRow,
-    VersionRow,
-)
+from hostd_memory.store.rows import Change, MemoryRow, VersionRow
 from hostd_memory.store.schema import (
     VERSION_COLUMNS,
 )
@@ -39,7 +34,8 @@ def create(
 ) -> MemoryRow:
     """Version 1 of a new memory, written by ``author`` (the calling member)."""
     stamp = utc_stamp()
-    with db.write(str(uri)) as conn:
+
+    def work(conn: Connection) -> MemoryRow | None:
         db.ensure_free(conn, str(uri))
         conn.execute(
             "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
@@ -58,7 +54,9 @@ def create(
                 author,
             ),
         )
-        memory = db.memory_by_uri(conn, str(uri))
+        return db.memory_by_uri(conn, str(uri))
+
+    memory = db.write(work, str(uri))
     assert memory is not None
     return memory
 
@@ -117,12 +115,14 @@ def update(
 
     When the result equals the current state nothing is written: the current memory and ``None``.
     """
-    with db.write(uri) as conn:
+
+    def work(conn: Connection) -> tuple[MemoryRow, str | None]:
         memory, _ = db.resolve_locked(conn, uri)
         kind = "metadata"
+        wanted = change
         if edit is not None:
             new_content, kind = edit(memory.content)
-            change = replace(change, content=new_content)
+            wanted = replace(change, content=new_content)
         elif (
             change.status is not None
             and change.priority is None
@@ -130,33 +130,42 @@ def update(
             and change.tags is None
         ):
             kind = "status"
-        if change.changes_nothing(memory):
+        if wanted.changes_nothing(memory):
             return memory, None
-        updated = apply_change(conn, memory, change, kind, author=author)
-    updated.aliases = memory.aliases
-    return updated, kind
+        updated = apply_change(conn, memory, wanted, kind, author=author)
+        updated.aliases = memory.aliases
+        return updated, kind
+
+    return db.write(work, uri)
 
 
 def soft_delete(db: Access, uri: str, *, author: str | None) -> MemoryRow:
     """Mark the memory deleted as a new version by ``author`` (rollback brings it back)."""
-    with db.write(uri) as conn:
+
+    def work(conn: Connection) -> MemoryRow:
         memory, _ = db.resolve_locked(conn, uri)
         return apply_change(conn, memory, Change(status="deleted"), "status", "deleted", author=author)
+
+    return db.write(work, uri)
 
 
 def remove_alias(db: Access, alias_uri: str) -> str | None:
     """Delete an alias; the URI of the memory it pointed to, or None if it is not an alias."""
-    with db.write(alias_uri) as conn:
+
+    def work(conn: Connection) -> str | None:
         target = db.alias_target(conn, alias_uri)
         if target is None:
             return None
         conn.execute("DELETE FROM aliases WHERE alias_uri = ?", (alias_uri,))
         return db.memory_by_id(conn, target).uri
 
+    return db.write(work, alias_uri)
+
 
 def purge(db: Access, uri: str) -> tuple[MemoryRow, int, list[str]]:
     """Remove a memory for good with its versions and aliases (deleted ones too)."""
-    with db.write(uri) as conn:
+
+    def work(conn: Connection) -> tuple[MemoryRow, int, list[str]]:
         memory = db.memory_by_uri(conn, uri)
         if memory is None:
             raise refusals.not_found(uri)
@@ -167,13 +176,16 @@ def purge(db: Access, uri: str) -> tuple[MemoryRow, int, list[str]]:
         conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory.id,))
         conn.execute("DELETE FROM aliases WHERE memory_id = ?", (memory.id,))
         conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        return memory, int(versions), aliases
+
+    memory, versions, aliases = db.write(work, uri)
     db.large_counts.clear()  # counts fall only here: count afresh
     db.common_tokens.clear()
-    return memory, int(versions) + 1, aliases
+    return memory, versions + 1, aliases
 
 
 def add_alias(db: Access, target_uri: str, alias_uri: str) -> MemoryRow:
-    with db.write(target_uri, alias_uri) as conn:
+    def work(conn: Connection) -> MemoryRow:
         memory, _ = db.resolve(conn, target_uri)
         db.ensure_free(conn, alias_uri)
         conn.execute(
@@ -181,20 +193,25 @@ def add_alias(db: Access, target_uri: str, alias_uri: str) -> MemoryRow:
             (alias_uri, memory.id, utc_stamp()),
         )
         memory.aliases = db.aliases_of(conn, memory.id)
-    return memory
+        return memory
+
+    return db.write(work, target_uri, alias_uri)
 
 
 def count_access(db: Access, memory_id: int) -> tuple[int, str]:
     """Count one access now; the stored count and time, so the read that counted can report them."""
-    with db.write() as conn:
+
+    def work(conn: Connection) -> Any:
         conn.execute(
             "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
             (utc_stamp(), memory_id),
         )
         # Read back in the same transaction (not RETURNING: older SQLite builds lack it).
-        row = conn.execute(
+        return conn.execute(
             "SELECT access_count, last_accessed_at FROM memories WHERE id = ?", (memory_id,)
         ).fetchone()
+
+    row = db.write(work)
     return int(row[0]), str(row[1])
 
 
@@ -297,7 +314,8 @@ def rollback(db: Access, uri: str, version: int, *, author: str | None) -> tuple
     memory already holds that state (the current version, or an identical one), nothing is
     written: a new identical version would only bury the history.
     """
-    with db.write(uri) as conn:
+
+    def work(conn: Connection) -> tuple[MemoryRow, VersionRow, bool]:
         memory, _ = db.resolve_locked(conn, uri, include_deleted=True)
         target = version_of(conn, memory, version)
         status = "active" if memory.status == "deleted" else None
@@ -312,7 +330,9 @@ def rollback(db: Access, uri: str, version: int, *, author: str | None) -> tuple
             return memory, target, False
         updated = apply_change(conn, memory, change, "rollback", f"to version {version}", author=author)
         updated.aliases = db.aliases_of(conn, memory.id)
-    return updated, target, True
+        return updated, target, True
+
+    return db.write(work, uri)
 
 
 # --- sessions -----------------------------------------------------------------------
@@ -326,18 +346,19 @@ def save_session(
     The memory URI gets a numeric suffix when the slug is already taken that day.
     """
     stamp = utc_stamp()
-    created: MemoryRow | None = None
-    with db.write() as conn:
+
+    def work(conn: Connection) -> tuple[int, MemoryRow | None]:
+        created: MemoryRow | None = None
         memory_uri: str | None = None
         if memory is not None:
             base, content, priority = memory
             candidate = base
             suffix = 2
-            db.engine.lock_uris(conn, [str(candidate)])
+            db.hold(conn, str(candidate))
             while db.memory_by_uri(conn, str(candidate)) or db.alias_target(conn, str(candidate)):
                 candidate = MemoryUri(base.domain, f"{base.path}-{suffix}")
                 suffix += 1
-                db.engine.lock_uris(conn, [str(candidate)])
+                db.hold(conn, str(candidate))
             conn.execute(
                 "INSERT INTO memories (uri, domain, path, content, priority, disclosure, created_at, "
                 "updated_at, author) "
@@ -360,4 +381,7 @@ def save_session(
             "INSERT INTO sessions (title, summary, memory_uri, created_at) VALUES (?, ?, ?, ?)",
             (title, summary, memory_uri, stamp),
         )
+        return session_id, created
+
+    session_id, created = db.write(work)
     return session_id, stamp, created

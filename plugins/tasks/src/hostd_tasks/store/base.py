@@ -13,13 +13,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar, cast
 
-from hostd_db import Database, utc_now
+from hostd_db import Connection, Database, utc_now
 
 from hostd_tasks.models import Note, TaskRecord
 from hostd_tasks.search import indexed_text, match_expression, ts_query, ts_vector
 from hostd_tasks.store import refusals
 from hostd_tasks.store.rows import (
-    Connection,
     append_history,
     deletion_time,
     is_live,

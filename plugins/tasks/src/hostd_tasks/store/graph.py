@@ -3,8 +3,9 @@ two statements whatever the size (``hostd_tasks.graph`` computes on it)."""
 
 from __future__ import annotations
 
+from hostd_db import Connection
+
 from hostd_tasks.graph import Node, TaskGraph
-from hostd_tasks.store.rows import Connection
 
 
 def read_graph(conn: Connection) -> TaskGraph:

@@ -12,6 +12,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from hostd_db import Connection
+
 from hostd_tasks.graph import TaskGraph
 from hostd_tasks.models import ActivityEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
 from hostd_tasks.rules import (
@@ -36,7 +38,6 @@ from hostd_tasks.store.results import (
     TaskDetails,
 )
 from hostd_tasks.store.rows import (
-    Connection,
     append_history,
     deletion_time,
     history_entry,

@@ -34,12 +34,13 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, NotRequired
 
+from hostd_db import Connection
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from hostd import Record, RecordData, RecordKind, Text, pages, validation_reason
 from hostd_tasks.store.base import GENERATED_ID_PREFIX, LIST_LOCK
-from hostd_tasks.store.rows import Connection, deletion_time, history_of, is_live, stored_moment, stored_stamp
+from hostd_tasks.store.rows import deletion_time, history_of, is_live, stored_moment, stored_stamp
 from hostd_tasks.store.writes import TaskStore
 
 #: How many tasks one read of the local file returns.

@@ -8,20 +8,14 @@ tuples), so everything here is written once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
+
+from hostd_db import Connection
 
 from hostd_tasks.models import HistoryEntry, Note, RelatedTask, SubtaskProgress, TaskRecord
 from hostd_tasks.rules import STATUSES, priority_name
-
-
-class Connection(Protocol):
-    """What the store needs of a connection: ``?`` parameters, rows as tuples (sqlite3's own shape)."""
-
-    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Any: ...
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
 
 
 def stored_stamp(moment: datetime) -> str:

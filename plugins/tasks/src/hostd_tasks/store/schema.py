@@ -26,8 +26,19 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from hostd_db import AddColumn, Column, ColumnType, Connection, Dialect, Index, Only, Schema, Table, utc_now
-from hostd_db.schema import Operation
+from hostd_db import (
+    AddColumn,
+    Column,
+    ColumnType,
+    Connection,
+    Dialect,
+    Index,
+    Only,
+    Operation,
+    Schema,
+    Table,
+    utc_now,
+)
 
 from hostd_tasks.rules import LEASE_SECONDS_DEFAULT
 from hostd_tasks.search import indexed_text

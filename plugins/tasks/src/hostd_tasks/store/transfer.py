@@ -19,10 +19,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hostd_db import Connection
+
 from hostd_tasks.rules import PRIORITIES, Priority, Status, priority_rank
 from hostd_tasks.store import refusals
 from hostd_tasks.store.base import GENERATED_ID_PREFIX, LIST_LOCK
-from hostd_tasks.store.rows import Connection, deletion_time, stored_moment, stored_stamp, wait_path
+from hostd_tasks.store.rows import deletion_time, stored_moment, stored_stamp, wait_path
 from hostd_tasks.store.writes import TaskStore
 from hostd_tasks.transfer import ImportedTask, native_origin, rewrite_references, split_origin
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from hostd_db import utc_now
+from hostd_db import Connection, utc_now
 
 from hostd_tasks.models import TaskRecord
 from hostd_tasks.rules import (
@@ -34,14 +34,7 @@ from hostd_tasks.store.results import (
     TaskEdit,
     Update,
 )
-from hostd_tasks.store.rows import (
-    Connection,
-    append_history,
-    deletion_time,
-    is_live,
-    stored_stamp,
-    wait_path,
-)
+from hostd_tasks.store.rows import append_history, deletion_time, is_live, stored_stamp, wait_path
 
 
 class TaskStore(TaskQueries):
