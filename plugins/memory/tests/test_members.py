@@ -213,7 +213,7 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
 ) -> None:
     """A memory.db of schema 3 (tags and links, no authors) opens; its versions have no author
     ("from before members were recorded") and the next change records its member."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
 
     path = hostd_data_dir / "memory" / "memory.db"
     from hostd_memory.search import words_text

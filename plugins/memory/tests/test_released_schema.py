@@ -17,7 +17,7 @@ STAMP = "2026-01-02T03:04:05Z"
 
 def _release_file(path: Path, versions: int) -> None:
     """A memory.db as the release left it after its first ``versions`` migrations, with one memory."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
 
     def register(connection: sqlite3.Connection) -> None:
         connection.create_function("memory_words_text", 1, words_text, deterministic=True)

@@ -373,7 +373,7 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
     memory_client: MemoryClient, hostd_data_dir: Path
 ) -> None:
     """A memory.db written by schema 2 (before tags and links) opens, keeps everything, and takes tags."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
 
     path = hostd_data_dir / "memory" / "memory.db"
     from hostd_memory.search import words_text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from hostd_tasks.search import indexed_text
-from hostd_testing.schemas import ReleasedSqliteMigration
+from hostd_testing import ReleasedSqliteMigration
 
 SQLITE_MIGRATIONS: list[ReleasedSqliteMigration] = [
     """

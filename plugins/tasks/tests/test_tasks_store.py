@@ -162,7 +162,7 @@ def test_data_survives_reopening_and_the_schema_is_versioned(tmp_path: Path) -> 
 
 def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: Path) -> None:
     """A tasks.db written by the first schema (before subtasks, labels, notes, history, search)."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
@@ -215,7 +215,7 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
 
 def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) -> None:
     """Tasks, history and deletion records from before members were recorded read as null (unknown)."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"
@@ -266,7 +266,7 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
 def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_path: Path) -> None:
     """Tasks in_progress before leases get the default lease from the upgrade; claims are counted
     from the history; a lease that later lapses frees the task as any other."""
-    from hostd_testing.schemas import released_sqlite_file
+    from hostd_testing import released_sqlite_file
     from tasks_released_schema import SQLITE_MIGRATIONS as MIGRATIONS
 
     path = tmp_path / "tasks.db"

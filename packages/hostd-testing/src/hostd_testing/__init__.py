@@ -54,7 +54,7 @@ from hostd_testing.hosts import HostError, PluginHost, local_member, make_host, 
 from hostd_testing.markers import mark_external
 from hostd_testing.proxy import VIA_NAME, Tinyproxy, self_signed_certificate, tinyproxy
 from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
-from hostd_testing.schemas import check_schema_parity
+from hostd_testing.schemas import ReleasedSqliteMigration, check_schema_parity, released_sqlite_file
 from hostd_testing.suites import check_paging, check_team_database, run_hostd
 from hostd_testing.symlink_swap import swapping
 
@@ -75,6 +75,7 @@ __all__ = [
     "HttpServer",
     "MCPError",
     "PluginHost",
+    "ReleasedSqliteMigration",
     "StdioServerParameters",
     "Tinyproxy",
     "backend_config",
@@ -102,6 +103,7 @@ __all__ = [
     "prompt_text",
     "pythonpath_with",
     "raw_stdio_server",
+    "released_sqlite_file",
     "require_or_skip",
     "root_for",
     "run_hostd",
