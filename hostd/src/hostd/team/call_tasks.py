@@ -266,7 +266,9 @@ class DatabaseTaskStore:
         return cls(open_database(task_schema(), COMPONENT, data_dir=folder, team=team))
 
     def _select(self, connection: Any, task_id: str) -> TaskRecord | None:
-        row = connection.execute(f"SELECT {_COLUMNS} FROM call_tasks WHERE task_id = ?", (task_id,)).fetchone()
+        row = connection.execute(
+            f"SELECT {_COLUMNS} FROM call_tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
         return None if row is None else _record(row)
 
     def create(self, member: str, tool: str) -> TaskRecord:
