@@ -78,7 +78,7 @@ async def get_task(session: ClientSession, task_id: str) -> TaskState:
 async def cancel_task(session: ClientSession, task_id: str) -> dict[str, Any]:
     request = CancelTaskRequest(params=TaskIdParams(taskId=task_id))
     answer = await session.send_request(request, AnyResult)
-    return answer.model_dump(by_alias=True, exclude_none=True)
+    return answer.model_dump(by_alias=True, exclude_none=True, exclude={"meta"})  # the serverInfo stamp
 
 
 async def wait_for_end(session: ClientSession, task_id: str, timeout: float = 120) -> TaskState:

@@ -50,11 +50,11 @@ def _without_timing(envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 def _config(
-    tmp_path: Path, plugins: list[str], *, transport: dict[str, Any] | None = None, **extra: Any
+    tmp_path: Path, served: list[str], *, transport: dict[str, Any] | None = None, **extra: Any
 ) -> Path:
     notes = tmp_path / "notes"
     notes.mkdir(exist_ok=True)
-    profile: dict[str, Any] = {"plugins": plugins}
+    profile: dict[str, Any] = {"plugins": served}
     if transport is not None:
         tokens = tmp_path / "tokens.yaml"
         tokens.write_text(f"alice: {TOKENS['alice']}\nbob: {TOKENS['bob']}\n", encoding="utf-8")
