@@ -254,3 +254,52 @@ async def test_two_stateless_replicas_share_tasks_in_the_team_database(
         )
         await _cancel_mid_way_on_the_other_replica(config, articles, tmp_path / "notes" / "out")
         assert not (tmp_path / "data" / "hostd" / "call_tasks.db").exists()
+
+
+def _modern(request_id: int, method: str, params: dict[str, Any], *, declared: bool = True) -> dict[str, Any]:
+    capabilities = {"extensions": {IDENTIFIER: {}}} if declared else {}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
+
+
+def test_notifications_tasks_follow_a_task_on_a_listen_stream(tmp_path: Path) -> None:
+    config = _config(tmp_path, ["memory"])
+    with raw_stdio_server(config) as server:
+        created = _ask(
+            server, _modern(1, "tools/call", {"name": "import_memories", "arguments": {"data": MEMORIES}})
+        )
+        task = created["result"]
+        assert task["resultType"] == "task" and task["status"] == "working"
+
+        refused = _ask(
+            server,
+            _modern(
+                2, "subscriptions/listen", {"notifications": {"taskIds": [task["taskId"]]}}, declared=False
+            ),
+        )
+        assert refused["error"]["code"] == -32021
+
+        server.send(
+            _modern(3, "subscriptions/listen", {"notifications": {"taskIds": [task["taskId"], "not-a-task"]}})
+        )
+        ack = server.read_message()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task["taskId"]]}  # only the caller's own
+        subscription = ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+        seen: list[dict[str, Any]] = []
+        while not seen or seen[-1]["status"] == "working":
+            message = server.read_message()
+            assert message["method"] == "notifications/tasks", message
+            assert message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == subscription
+            seen.append(message["params"])
+        final = seen[-1]
+        assert final["status"] == "completed" and final["taskId"] == task["taskId"]
+        polled = _ask(server, _modern(4, "tasks/get", {"taskId": task["taskId"]}))["result"]
+        assert {k: v for k, v in final.items() if k != "_meta"} == {
+            k: v for k, v in polled.items() if k not in ("_meta", "resultType")
+        }
+        assert envelope_of(types.CallToolResult.model_validate(final["result"]))["created"] == 40

@@ -168,5 +168,5 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     server.middleware.append(advertise_only_what_is_sent)
     if subscriptions is not None:
         server.middleware.append(subscriptions.offer_only_where_possible)
-    install_tasks(server, host, handlers, transport)
+    install_tasks(server, host, handlers, transport, subscriptions)
     return server

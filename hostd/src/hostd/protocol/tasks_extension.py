@@ -32,10 +32,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
 from hostd_errors import Text
 from mcp.server.extension import Extension, MethodBinding, compose_tool_call_handler
+from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPError
-from pydantic import Field
+from mcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    ServerEvent,
+    event_matches,
+    event_to_notification,
+)
+from pydantic import BaseModel, Field
 
 from hostd.core.pipeline import ToolCall
 from hostd.protocol.adapters import request_member
@@ -62,6 +70,7 @@ if TYPE_CHECKING:
     from hostd.core.host import Host
     from hostd.core.records import SamplingResult
     from hostd.protocol.handlers import McpHandlers
+    from hostd.protocol.subscriptions import SubscriptionService
 
 logger = logging.getLogger("hostd.tasks")
 
@@ -172,7 +181,8 @@ class TasksExtension(Extension):
 
     def _not_found(self, task_id: str) -> MCPError:
         text = Text(
-            en=f"Failed to retrieve task: no task {task_id[:200]!r} of yours (unknown, expired or not yours).",
+            en=f"Failed to retrieve task: no task {task_id[:200]!r} of yours "
+            "(unknown, expired or not yours).",
             zh=f"获取任务失败：没有属于你的任务 {task_id[:200]!r}（不存在、已过期或不属于你）。",
         )
         return MCPError(types.INVALID_PARAMS, text.render(self.host.language), {"taskId": task_id[:200]})
@@ -340,13 +350,157 @@ class TasksExtension(Extension):
         self.store.close()
 
 
+#: Task ids one ``subscriptions/listen`` may follow.
+MAX_LISTENED_TASKS = 100
+
+
+class TaskNotification(BaseModel):
+    """``notifications/tasks``: the task as ``tasks/get`` would show it at that moment."""
+
+    method: str = "notifications/tasks"
+    params: dict[str, Any]
+
+
+class TaskListenHandler(ListenHandler):
+    """``subscriptions/listen`` that also follows tasks (``notifications.taskIds``).
+
+    Without ``taskIds`` it is the SDK's handler. With them, the client must declare the
+    extension (else -32021); the ids acknowledged are those of the member's own tasks (another
+    member's is left out, as unknown); each change of one (status, message) is sent as
+    ``notifications/tasks`` on the stream, found by looking at the store every
+    ``POLL_INTERVAL_MS`` (so a change made on another replica is seen too), beside the resource
+    updates the stream asked for.
+    """
+
+    def __init__(self, bus: SubscriptionBus, tasks: TasksExtension, *, max_buffered_events: int) -> None:
+        super().__init__(bus, max_buffered_events=max_buffered_events)
+        self.bus = bus
+        self.tasks = tasks
+        self.buffered = max_buffered_events
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        requested = (params.notifications.model_extra or {}).get("taskIds")
+        if requested is None:
+            return await super().__call__(ctx, params)
+        tasks = self.tasks
+        tasks._require_declared(ctx)
+        if (
+            not isinstance(requested, list)
+            or not all(isinstance(task_id, str) for task_id in requested)
+            or len(requested) > MAX_LISTENED_TASKS
+        ):
+            text = Text(
+                en=f"notifications.taskIds must be a list of at most {MAX_LISTENED_TASKS} task ids.",
+                zh=f"notifications.taskIds 必须是至多 {MAX_LISTENED_TASKS} 个任务 id 的列表。",
+            )
+            raise MCPError(types.INVALID_PARAMS, text.render(tasks.host.language))
+        member = _member_name(ctx)
+        known = [
+            task_id
+            for task_id in dict.fromkeys(requested)
+            if await tasks._store(tasks.store.get, task_id, member) is not None
+        ]
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(types.INVALID_REQUEST, "subscriptions/listen requires a request id")
+        asked = params.notifications
+        honored = types.SubscriptionFilter.model_validate(
+            {
+                "toolsListChanged": True if asked.tools_list_changed else None,
+                "promptsListChanged": True if asked.prompts_list_changed else None,
+                "resourcesListChanged": True if asked.resources_list_changed else None,
+                "resourceSubscriptions": list(asked.resource_subscriptions or ()) or None,
+                "taskIds": known,
+            }
+        )
+        uris = frozenset(honored.resource_subscriptions or ())
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
+        send, receive = anyio.create_memory_object_stream[ServerEvent | TaskRecord](self.buffered)
+
+        def deliver(event: ServerEvent) -> None:
+            if event_matches(honored, uris, event):
+                try:
+                    send.send_nowait(event)
+                except (anyio.ClosedResourceError, anyio.WouldBlock):
+                    send.close()
+
+        unsubscribe = self.bus.subscribe(deliver)
+        self._streams.add(send)  # type: ignore[arg-type]  # closed by close(), as the SDK's are
+        try:
+            await ctx.session.send_notification(
+                types.SubscriptionsAcknowledgedNotification(
+                    params=types.SubscriptionsAcknowledgedNotificationParams(
+                        notifications=honored, _meta=meta
+                    )
+                ),
+                related_request_id=subscription_id,
+            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._follow, known, member, send)
+                async for item in receive:
+                    if isinstance(item, TaskRecord):
+                        notification: Any = TaskNotification(
+                            params={**_detailed(item), "_meta": meta},
+                        )
+                    else:
+                        notification = event_to_notification(item, meta)
+                    await ctx.session.send_notification(notification, related_request_id=subscription_id)
+                group.cancel_scope.cancel()
+        finally:
+            unsubscribe()
+            self._streams.discard(send)  # type: ignore[arg-type]
+            send.close()
+            receive.close()
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _follow(
+        self, task_ids: list[str], member: str, send: MemoryObjectSendStream[ServerEvent | TaskRecord]
+    ) -> None:
+        """Put each change of the followed tasks on the stream, until each has ended."""
+        tasks = self.tasks
+        seen: dict[str, tuple[str, str | None]] = {}
+        following = list(task_ids)
+        while following:
+            for task_id in list(following):
+                try:
+                    record = await tasks._store(tasks.store.get, task_id, member)
+                except Exception:
+                    logger.warning("following task %s failed", task_id, exc_info=True)
+                    continue
+                if record is None:
+                    following.remove(task_id)  # expired
+                    continue
+                state = (record.status, record.status_message)
+                if seen.get(task_id) != state:
+                    seen[task_id] = state
+                    try:
+                        send.send_nowait(record)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.WouldBlock):
+                        return
+                if record.terminal:
+                    following.remove(task_id)
+            await anyio.sleep(POLL_INTERVAL_MS / 1000)
+
+
+def _detailed(record: TaskRecord) -> dict[str, Any]:
+    wire = task_wire(record, result_type="complete")
+    del wire["resultType"]
+    return wire
+
+
 def _member_name(request: ServerRequestContext[Any, Any]) -> str:
     member = request_member(request)
     return member.name if member is not None else ""
 
 
 def install_tasks(
-    server: Server[Any], host: Host, handlers: McpHandlers, transport: TransportConfig | None
+    server: Server[Any],
+    host: Host,
+    handlers: McpHandlers,
+    transport: TransportConfig | None,
+    subscriptions: SubscriptionService | None = None,
 ) -> TasksExtension:
     """Serve the extension on ``server``: its methods, its ``tools/call`` interceptor, its ad.
 
@@ -369,6 +523,12 @@ def install_tasks(
     )
     server.extensions[IDENTIFIER] = extension.settings()
     server.middleware.append(extension.advertise_where_served)
+    if subscriptions is not None:  # notifications/tasks ride the listen streams resources have
+        subscriptions.listen_handler = TaskListenHandler(
+            subscriptions.changes,
+            extension,
+            max_buffered_events=subscriptions.listen_handler._max_buffered_events,
+        )
     host.closers.append(extension.close)
     return extension
 

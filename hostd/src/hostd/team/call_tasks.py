@@ -279,7 +279,8 @@ class DatabaseTaskStore:
         def work(connection: Any) -> None:
             connection.execute("DELETE FROM call_tasks WHERE created_at < ?", (oldest,))
             connection.execute(
-                "INSERT INTO call_tasks (task_id, member, tool, status, created_at, updated_at, cancel_requested)"
+                "INSERT INTO call_tasks"
+                " (task_id, member, tool, status, created_at, updated_at, cancel_requested)"
                 " VALUES (?, ?, ?, ?, ?, ?, 0)",
                 (record.task_id, member, tool, "working", _stamp(now), _stamp(now)),
             )
@@ -296,7 +297,8 @@ class DatabaseTaskStore:
     def progress(self, task_id: str, message: str) -> None:
         self.database.write(
             lambda connection: connection.execute(
-                "UPDATE call_tasks SET status_message = ?, updated_at = ? WHERE task_id = ? AND status = 'working'",
+                "UPDATE call_tasks SET status_message = ?, updated_at = ?"
+                " WHERE task_id = ? AND status = 'working'",
                 (_clip(message), _stamp(_now()), task_id),
             )
         )
