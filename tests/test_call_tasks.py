@@ -41,7 +41,7 @@ MODERN = "2026-07-28"
 
 def _without_timing(envelope: dict[str, Any]) -> dict[str, Any]:
     """The envelope without what differs between two runs of the same call."""
-    copy = json.loads(json.dumps(envelope))
+    copy: dict[str, Any] = json.loads(json.dumps(envelope))
     copy["metadata"].pop("execution_time_ms", None)
     document = copy.get("document")
     if isinstance(document, dict):
@@ -257,7 +257,7 @@ async def test_two_stateless_replicas_share_tasks_in_the_team_database(
 
 
 def _modern(request_id: int, method: str, params: dict[str, Any], *, declared: bool = True) -> dict[str, Any]:
-    capabilities = {"extensions": {IDENTIFIER: {}}} if declared else {}
+    capabilities: dict[str, Any] = {"extensions": {IDENTIFIER: {}}} if declared else {}
     meta = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": capabilities,

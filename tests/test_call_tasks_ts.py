@@ -35,7 +35,7 @@ MEMORIES = {
 
 
 def _envelope(result: dict[str, Any]) -> dict[str, Any]:
-    envelope = json.loads(json.dumps(result["structuredContent"]))
+    envelope: dict[str, Any] = json.loads(json.dumps(result["structuredContent"]))
     envelope["metadata"].pop("execution_time_ms", None)
     return envelope
 

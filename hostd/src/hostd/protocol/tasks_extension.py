@@ -66,9 +66,9 @@ if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from hostd.api import SamplingResult
     from hostd.core.config import TransportConfig
     from hostd.core.host import Host
-    from hostd.core.records import SamplingResult
     from hostd.protocol.handlers import McpHandlers
     from hostd.protocol.subscriptions import SubscriptionService
 
@@ -427,7 +427,7 @@ class TaskListenHandler(ListenHandler):
                     send.close()
 
         unsubscribe = self.bus.subscribe(deliver)
-        self._streams.add(send)  # type: ignore[arg-type]  # closed by close(), as the SDK's are
+        self._streams.add(send)  # closed by close(), as the SDK's are
         try:
             await ctx.session.send_notification(
                 types.SubscriptionsAcknowledgedNotification(
@@ -450,7 +450,7 @@ class TaskListenHandler(ListenHandler):
                 group.cancel_scope.cancel()
         finally:
             unsubscribe()
-            self._streams.discard(send)  # type: ignore[arg-type]
+            self._streams.discard(send)
             send.close()
             receive.close()
         return types.SubscriptionsListenResult(_meta=meta)
