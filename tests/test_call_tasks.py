@@ -303,3 +303,26 @@ def test_notifications_tasks_follow_a_task_on_a_listen_stream(tmp_path: Path) ->
             k: v for k, v in polled.items() if k not in ("_meta", "resultType")
         }
         assert envelope_of(types.CallToolResult.model_validate(final["result"]))["created"] == 40
+
+
+async def test_stdio_cancel_stops_the_read_at_its_next_safe_point(tmp_path: Path) -> None:
+    """In one process (stdio) the task is in memory and ``tasks/cancel`` cancels the call at once."""
+    out = tmp_path / "notes" / "out"
+    with ArticleServer() as articles:
+        config = _config(tmp_path, ["wechat"], plugins=plugin_settings(articles))
+        urls = [articles.url("/s/article/1?title=First"), articles.url("/s/hang?seconds=60")]
+        arguments = {"urls": urls, "concurrency": 1, "output_dir": str(out), "fetch_strategy": "http"}
+        async with served_client(config, mode=MODERN, extensions=[TasksClient()]) as client:
+            task = await start_task(client, "read_wechat_articles", arguments)
+            with anyio.fail_after(60):
+                while not (await get_task(client.session, task.task_id)).status_message:
+                    await anyio.sleep(0.1)
+            assert await cancel_task(client.session, task.task_id) == {"resultType": "complete"}
+            ended = await wait_for_end(client.session, task.task_id, timeout=20)
+            assert ended.status == "cancelled"
+            assert ended.status_message == "Cancelled at the client's request."
+            # Cancelling an ended task is acknowledged and changes nothing.
+            assert await cancel_task(client.session, task.task_id) == {"resultType": "complete"}
+            assert (await get_task(client.session, task.task_id)).status == "cancelled"
+    written = sorted(path.name for path in out.rglob("*") if path.is_file())
+    assert len(written) == 1 and written[0].endswith(".md"), written

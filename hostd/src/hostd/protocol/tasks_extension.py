@@ -260,7 +260,11 @@ class TasksExtension(Extension):
                 if input_round.questions and _only_input_needed(exc):
                     return input_round.input_required()
                 raise
-        record = await self._store(self.store.create, _member_name(ctx), params.name)
+        try:
+            record = await self._store(self.store.create, _member_name(ctx), params.name)
+        except Exception:  # no task can be kept (the database is down): the plain call still can
+            logger.warning("keeping a task for %s failed; answering plainly", params.name, exc_info=True)
+            return await call_next(ctx)
         task_id = record.task_id
 
         async def report(message: str) -> None:
