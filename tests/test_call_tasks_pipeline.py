@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -75,12 +76,13 @@ def test_a_task_is_its_members_and_ends_once(store: TaskStore) -> None:
 
 def test_a_failed_task_keeps_its_json_rpc_error(store: TaskStore) -> None:
     task = store.create("", "export_memories")
-    error = {"code": -32602, "message": "Unknown tool: export_memories."}
-    ended = store.finish(task.task_id, "failed", message=error["message"], error=error)
+    message = "Unknown tool: export_memories."
+    error: dict[str, Any] = {"code": -32602, "message": message}
+    ended = store.finish(task.task_id, "failed", message=message, error=error)
     assert ended is not None and (ended.status, ended.error, ended.status_message) == (
         "failed",
         error,
-        error["message"],
+        message,
     )
 
 
