@@ -91,7 +91,7 @@ try {
   for await (const event of reading.updates()) {
     const message = event.task?.statusMessage ?? event.task?.raw?.statusMessage;
     if (message) report.progress.push(message);
-    if (message && message.startsWith("1/3")) break;
+    if (message && message.startsWith("1/2")) break;
     if (event.type === "outcome") break;
   }
   // Bob is another member: alice's task is unknown to him, on either replica.

@@ -151,8 +151,8 @@ class TaskChannel:
         return False
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-        await self._report(f"{done} {message}" if message else done)
+        # A plugin's message says how far it is already ("1/3 ok: ..."); else the figures do.
+        await self._report(message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"))
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult:
         raise RuntimeError("a task's call cannot sample")  # never called: can_sample is False
