@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
 CONFORMANCE = ("@modelcontextprotocol/conformance", "0.1.16")
 #: The official TypeScript SDK. Its client speaks the initialize handshake only (its newest
-#: protocol version is 2025-11-25; the 2.x split packages too): no 2026-07-28 client exists yet.
+#: protocol version is 2025-11-25); the 2.x split client (``TS_TASKS``) speaks 2026-07-28.
 TS_SDK = ("@modelcontextprotocol/sdk", "1.32.2")
 #: The split TypeScript client (2.x; it speaks 2026-07-28 with ``versionNegotiation``) and the
 #: official tasks extension's requester (``@modelcontextprotocol/ext-tasks``), for the tasks tests

@@ -25,6 +25,7 @@ would sample the client's model is answered plainly when the client can sample),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Callable
@@ -349,8 +350,12 @@ class TasksExtension(Extension):
         return result
 
     def close(self) -> None:
+        """At shut-down: calls still running are cancelled (their tasks end ``cancelled`` when the
+        loop still runs; else they stay ``working`` until they expire)."""
         for job in list(self._running):
-            job.cancel()
+            if not job.done():
+                with contextlib.suppress(RuntimeError):  # the loop is already closed
+                    job.cancel()
         self.store.close()
 
 
