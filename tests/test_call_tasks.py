@@ -242,6 +242,7 @@ async def test_two_stateless_replicas_share_tasks_in_the_data_folder(tmp_path: P
 async def test_two_stateless_replicas_share_tasks_in_the_team_database(
     tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
     monkeypatch.setenv("HOSTD_TEST_DATABASE_URL", postgres_url)
     with ArticleServer() as articles:
         config = _config(
