@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from hostd.api import SamplingResult
+    from hostd.api import Confirmation, SamplingResult
     from hostd.core.config import TransportConfig
     from hostd.core.host import Host
     from hostd.protocol.handlers import McpHandlers
@@ -157,6 +157,13 @@ class TaskChannel:
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult:
         raise RuntimeError("a task's call cannot sample")  # never called: can_sample is False
+
+    @property
+    def can_elicit(self) -> bool:
+        return False  # nobody waits on the request to be asked: the call acts as for a client without it
+
+    async def confirm(self, question: str) -> Confirmation:
+        raise RuntimeError("a task's call cannot ask")  # never called: can_elicit is False
 
 
 class TasksExtension(Extension):
