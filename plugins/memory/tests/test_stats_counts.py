@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hostd_memory.store import Change, Connection, ImportItem, ImportReport, MemoryStore, VersionRow
+from hostd_memory.store.importing import ImportStopped
 from hostd_memory.store.schema import STATUSES
 from hostd_memory.uris import MemoryUri
 from memory_support import sqlite_store, team_store
@@ -170,6 +171,28 @@ def test_a_write_that_fails_leaves_the_counts_as_they_were(store: MemoryStore) -
     with pytest.raises(Broken):
         store.access.write(broken, exclusive=True)
     assert counted(store) == before == scanned(store)
+
+
+@pytest.mark.parametrize("stop_after", [0, 3, 5])
+def test_an_import_cancelled_part_way_keeps_nothing(store: MemoryStore, stop_after: int) -> None:
+    """Cancelled before the first item, after some, or at the last safe point before the commit
+    (5 asks: one per item, then one more): the import rolls back whole."""
+    store.create(MemoryUri("proj", "a"), "alpha", 1, "", ["db"], author="ann")
+    before = counted(store)
+    asked = 0
+
+    def cancelled() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > stop_after
+
+    items = [item(f"imp://n{index}", tags=["imported"]) for index in range(4)]
+    items.append(item("proj://a", content="alpha overwritten"))
+    with pytest.raises(ImportStopped):
+        store.import_items(items, "overwrite", ImportReport(), author="ann", cancelled=cancelled)
+    assert asked == stop_after + 1
+    assert counted(store) == before == scanned(store)
+    assert store.resolve("proj://a")[0].content == "alpha"
 
 
 def test_counts_stay_exact_with_writers_on_many_connections(postgres_url: str) -> None:

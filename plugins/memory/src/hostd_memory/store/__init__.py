@@ -20,7 +20,7 @@ reads and writes in ``records``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hostd_db import Connection, Database
@@ -198,9 +198,17 @@ class MemoryStore:
     # --- importing -----------------------------------------------------------------------------
 
     def import_items(
-        self, items: Sequence[ImportItem], strategy: str, report: ImportReport, *, author: str | None
+        self,
+        items: Sequence[ImportItem],
+        strategy: str,
+        report: ImportReport,
+        *,
+        author: str | None,
+        cancelled: Callable[[], bool] = lambda: False,
     ) -> None:
-        return importing.import_items(self.access, items, strategy, report, author=author)
+        return importing.import_items(
+            self.access, items, strategy, report, author=author, cancelled=cancelled
+        )
 
 
 def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str, bool]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hostd_db import Connection, utc_stamp
 
@@ -15,13 +15,24 @@ from hostd_memory.store.access import Access
 from hostd_memory.store.rows import MAX_TAGS, Change, ImportItem, ImportReport, MemoryRow
 
 
+class ImportStopped(Exception):
+    """Raised inside the import's transaction when the caller cancelled: nothing is kept."""
+
+
 def import_items(
-    db: Access, items: Sequence[ImportItem], strategy: str, report: ImportReport, *, author: str | None
+    db: Access,
+    items: Sequence[ImportItem],
+    strategy: str,
+    report: ImportReport,
+    *,
+    author: str | None,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> None:
     """Apply validated items in one transaction (all or nothing if the database fails).
 
     A new memory keeps the authors its item carries; an overwrite or merge is a new version by
-    ``author`` (the importing member).
+    ``author`` (the importing member). ``cancelled`` is asked before each item and before the
+    commit: once it says yes, ``ImportStopped`` rolls the whole import back.
     """
     stamp = utc_stamp()
     begun = copy.deepcopy(report)
@@ -31,6 +42,8 @@ def import_items(
         for name in vars(begun):
             setattr(report, name, copy.deepcopy(getattr(begun, name)))
         for item in items:
+            if cancelled():
+                raise ImportStopped
             uri = str(item.uri)
             existing = db.memory_by_uri(conn, uri)
             if existing is None and db.alias_target(conn, uri) is not None:
@@ -59,6 +72,8 @@ def import_items(
             _import_aliases(db, conn, item, report)
         for item in items:  # links last: their targets may come later in the document
             _import_links(db, conn, item, report)
+        if cancelled():  # the last safe point: after it the transaction commits
+            raise ImportStopped
 
     db.write(work, exclusive=True)
     changed = len(report.created) + len(report.overwritten) + len(report.merged)

@@ -137,6 +137,8 @@ def _export_to_file(
             break
         last = rows[-1].id
     document["memories"] = memories
+    if ctx.cancelled:  # the last safe point: the file is written whole or not at all
+        raise _stopped("export_memories", kept=Text(en="No file was written.", zh="未写入任何文件。"))
     written = atomic_write(target, json.dumps(document, ensure_ascii=False, indent=1))
     return (
         ExportMemoriesOutput(count=len(memories), output_path=str(target), bytes_written=written)
@@ -265,6 +267,7 @@ def import_memories(
     """
     from hostd_memory import transfer
     from hostd_memory.store import ImportReport, memory_store
+    from hostd_memory.store.importing import ImportStopped
 
     if (data is None) == (input_path is None):
         raise ToolError(
@@ -318,7 +321,11 @@ def import_memories(
     if strategy == "overwrite":
         _confirm_overwrite(ctx, store, [str(item.uri) for item in items])
     report = ImportReport()
-    store.import_items(items, strategy, report, author=ctx.member)
+    try:
+        store.import_items(items, strategy, report, author=ctx.member, cancelled=lambda: ctx.cancelled)
+    except ImportStopped:
+        nothing = Text(en="Nothing was imported.", zh="未导入任何内容。")
+        raise _stopped("import_memories", kept=nothing) from None
     written = (*report.created, *report.overwritten, *report.merged)
     ctx.resource_changed(*(resource_uri(uri) for uri in written))
     found = [*problems, *report.errors]
@@ -357,6 +364,15 @@ def import_memories(
 
 #: How many of the memories an overwriting import replaces its confirmation names.
 _NAMED_IN_QUESTION = 5
+
+
+def _stopped(tool: str, *, kept: Text) -> ToolError:
+    """The answer of a call the client cancelled (no one may read it; a task shows it cancelled)."""
+    return ToolError(
+        "CANCELLED",
+        Text(en=f"{tool} was cancelled. {kept.en}", zh=f"{tool} 已取消。{kept.zh}"),
+        hint=Text(en="Call it again to do it.", zh="如仍需要，请重新调用。"),
+    )
 
 
 def _confirm_overwrite(ctx: ToolContext[Settings], store: MemoryStore, uris: list[str]) -> None:
