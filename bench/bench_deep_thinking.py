@@ -161,11 +161,14 @@ async def list_sessions_run(sessions: int, calls: int) -> tuple[list[float], lis
     async with Client(hostd_server(config)) as ours, Client(baseline) as floor:
         first = await ours.call_tool("list_sessions", {})
         page = first.structured_content
-        assert page and page["total"] == sessions and len(page["sessions"]) == min(sessions, 20)
+        assert page
+        assert page["total"] == sessions
+        assert len(page["sessions"]) == min(sessions, 20)
         if sessions > 20:  # the next page follows the opaque cursor, without overlap
             second = await ours.call_tool("list_sessions", {"cursor": page["next_cursor"]})
             more = second.structured_content
-            assert more and more["total"] == sessions
+            assert more
+            assert more["total"] == sessions
             seen = {item["session_id"] for item in page["sessions"]}
             assert not seen & {item["session_id"] for item in more["sessions"]}
         for _ in range(calls):

@@ -438,9 +438,8 @@ def use_source(source: str | None) -> None:
         sys.path.insert(0, source)
         import hostd_tasks
 
-        assert hostd_tasks.__file__ is not None and hostd_tasks.__file__.startswith(source), (
-            hostd_tasks.__file__
-        )
+        assert hostd_tasks.__file__ is not None, hostd_tasks.__file__
+        assert hostd_tasks.__file__.startswith(source), hostd_tasks.__file__
 
 
 def claim_config(data_dir: Path, backend: str) -> dict[str, Any]:

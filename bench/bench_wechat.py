@@ -246,7 +246,8 @@ async def _images_round(root: Path, article_url: str, settings: dict) -> float:
         )
         elapsed = time.perf_counter() - started
     item = envelope_of(result)["items"][0]
-    assert item["status"] == "ok" and item["images"]["saved"] == IMAGES, item
+    assert item["status"] == "ok", item
+    assert item["images"]["saved"] == IMAGES, item
     return elapsed
 
 

@@ -26,7 +26,8 @@ HEADER = "# Benchmark results\n\nWritten by the scripts in `bench/`; do not edit
 def load_module(path: Path) -> ModuleType:
     """Import a helper that lives beside a test suite, not in a package, from its file (no sys.path edits)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None, path
+    assert spec is not None, path
+    assert spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module  # dataclasses and pickling look the module up by name
     spec.loader.exec_module(module)

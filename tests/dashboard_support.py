@@ -100,7 +100,8 @@ async def call_as(host: Host, member: str, tool: str, **arguments: Any) -> dict[
     with acting_as(Member(member)):
         envelope, failed = await host.call(tool, arguments)
     answer = dict(envelope)
-    assert not failed and answer.get("status") == "success", answer
+    assert not failed, answer
+    assert answer.get("status") == "success", answer
     return answer
 
 

@@ -81,7 +81,8 @@ async def documents(client: Client) -> dict[str, str]:
     read: dict[str, str] = {}
     for uri in sorted(set(VIEWS.values())):
         contents = (await client.read_resource(uri)).contents
-        assert len(contents) == 1 and contents[0].mime_type == APP_MIME
+        assert len(contents) == 1
+        assert contents[0].mime_type == APP_MIME
         read[uri] = getattr(contents[0], "text", "")
     return read
 
@@ -91,8 +92,10 @@ async def test_each_view_is_self_contained_and_small(tmp_path: Path) -> None:
         read = await documents(client)
     for uri, html in read.items():
         head = unescape(html[: html.index("<style>")])
-        assert "connect-src 'none'" in head and "default-src 'none'" in head
-        assert "src=" not in head and "<link" not in html  # nothing fetched: scripts and styles inline
+        assert "connect-src 'none'" in head
+        assert "default-src 'none'" in head
+        assert "src=" not in head
+        assert "<link" not in html
         mermaid = "mermaid.min.js" in html or "securityLevel" in html
         assert mermaid == uri.endswith("/session"), uri  # Mermaid only where a diagram is drawn
         size = len(html.encode())
@@ -124,8 +127,10 @@ async def test_write_controls_follow_the_members_tools(tmp_path: Path) -> None:
         config_json = board[board.index('id="hostd-config"') :]
         config_json = config_json[config_json.index(">") + 1 : config_json.index("</script>")]
         tools = json.loads(config_json)["tools"]
-        assert tools["list_tasks"] == "todo_list_tasks" and tools["get_task"] == "todo_get_task"
-        assert tools.get("update_task_status") is None and tools.get("release_claim") is None
+        assert tools["list_tasks"] == "todo_list_tasks"
+        assert tools["get_task"] == "todo_get_task"
+        assert tools.get("update_task_status") is None
+        assert tools.get("release_claim") is None
         with pytest.raises(MCPError):  # its tool is not served: as if there were no such view
             await client.read_resource("ui://hostd/deep-thinking/session")
 

@@ -116,7 +116,8 @@ def frame_of(page: Any) -> Any:
 def read_view(portal: BlockingPortal, client: Client, uri: str) -> str:
     read = portal.call(client.read_resource, uri)
     content = read.contents[0]
-    assert isinstance(content, TextResourceContents) and content.mime_type == "text/html;profile=mcp-app"
+    assert isinstance(content, TextResourceContents)
+    assert content.mime_type == "text/html;profile=mcp-app"
     return content.text
 
 
@@ -448,7 +449,8 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
         sid = seed_session(portal, client)
         html = read_view(portal, client, SESSION)
         mermaid = (STATIC / "vendor" / "mermaid" / "mermaid.min.js").read_text(encoding="utf-8")
-        assert mermaid in html and len(html.replace(mermaid, "").encode()) < 150_000
+        assert mermaid in html
+        assert len(html.replace(mermaid, "").encode()) < 150_000
         for width, locale in (
             (DESKTOP["width"], "en-US"),
             (PHONE["width"], "en-US"),

@@ -76,12 +76,16 @@ async def test_stdio_import_and_export_are_tasks_with_the_plain_calls_result(tmp
     config = _config(tmp_path, ["memory"])
     async with served_client(config, mode=MODERN, extensions=[TasksClient()]) as client:
         task = await start_task(client, "import_memories", {"data": MEMORIES})
-        assert task.status == "working" and task.ttl_ms == 3_600_000 and task.poll_interval_ms == 500
+        assert task.status == "working"
+        assert task.ttl_ms == 3_600_000
+        assert task.poll_interval_ms == 500
         assert len(task.task_id) >= 22  # 128 random bits
         state = await wait_for_end(client.session, task.task_id)
-        assert state.status == "completed" and state.error is None
+        assert state.status == "completed"
+        assert state.error is None
         imported = envelope_of(types.CallToolResult.model_validate(state.result))
-        assert imported["status"] == "success" and imported["created"] == 40, imported
+        assert imported["status"] == "success", imported
+        assert imported["created"] == 40, imported
 
         # The same call again, as a task and plainly: the same answer (both skip all 40 now).
         again = await client.call_tool("import_memories", {"data": MEMORIES})  # the claim polls it
@@ -208,7 +212,8 @@ async def _cancel_mid_way_on_the_other_replica(config: Path, articles: ArticleSe
 
     # Nothing half-written: the first article's file, whole; nothing of the others, no temp file.
     written = sorted(path.name for path in out.rglob("*") if path.is_file())
-    assert len(written) == 1 and written[0].endswith(".md"), written
+    assert len(written) == 1, written
+    assert written[0].endswith(".md"), written
     assert "First" in (out / written[0]).read_text(encoding="utf-8")
 
 
@@ -273,7 +278,8 @@ def test_notifications_tasks_follow_a_task_on_a_listen_stream(tmp_path: Path) ->
             server, _modern(1, "tools/call", {"name": "import_memories", "arguments": {"data": MEMORIES}})
         )
         task = created["result"]
-        assert task["resultType"] == "task" and task["status"] == "working"
+        assert task["resultType"] == "task"
+        assert task["status"] == "working"
 
         refused = _ask(
             server,
@@ -297,7 +303,8 @@ def test_notifications_tasks_follow_a_task_on_a_listen_stream(tmp_path: Path) ->
             assert message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == subscription
             seen.append(message["params"])
         final = seen[-1]
-        assert final["status"] == "completed" and final["taskId"] == task["taskId"]
+        assert final["status"] == "completed"
+        assert final["taskId"] == task["taskId"]
         polled = _ask(server, _modern(4, "tasks/get", {"taskId": task["taskId"]}))["result"]
         assert {k: v for k, v in final.items() if k != "_meta"} == {
             k: v for k, v in polled.items() if k not in ("_meta", "resultType")
@@ -318,7 +325,8 @@ async def test_stdio_cancel_stops_the_read_at_its_next_safe_point(tmp_path: Path
                 while not (await get_task(client.session, task.task_id)).status_message:
                     await anyio.sleep(0.1)
             state = await get_task(client.session, task.task_id)
-            assert state.status_message is not None and state.status_message.startswith("1/2 ok: "), state
+            assert state.status_message is not None, state
+            assert state.status_message.startswith("1/2 ok: "), state
             assert await cancel_task(client.session, task.task_id) == {"resultType": "complete"}
             ended = await wait_for_end(client.session, task.task_id, timeout=20)
             assert ended.status == "cancelled"
@@ -327,4 +335,5 @@ async def test_stdio_cancel_stops_the_read_at_its_next_safe_point(tmp_path: Path
             assert await cancel_task(client.session, task.task_id) == {"resultType": "complete"}
             assert (await get_task(client.session, task.task_id)).status == "cancelled"
     written = sorted(path.name for path in out.rglob("*") if path.is_file())
-    assert len(written) == 1 and written[0].endswith(".md"), written
+    assert len(written) == 1, written
+    assert written[0].endswith(".md"), written

@@ -51,26 +51,34 @@ def test_a_task_is_its_members_and_ends_once(store: TaskStore) -> None:
         False,
     )
     assert store.get(task.task_id, "alice") == task
-    assert store.get(task.task_id, "bob") is None and store.get(task.task_id, "") is None
+    assert store.get(task.task_id, "bob") is None
+    assert store.get(task.task_id, "") is None
     assert store.get("no-such-task", "alice") is None
 
     store.progress(task.task_id, "1/3 ok: First")
     seen = store.get(task.task_id, "alice")
-    assert seen is not None and seen.status_message == "1/3 ok: First" and seen.updated_at >= task.updated_at
+    assert seen is not None
+    assert seen.status_message == "1/3 ok: First"
+    assert seen.updated_at >= task.updated_at
 
     assert store.request_cancel(task.task_id, "bob") is None  # not his
     assert not store.cancel_requested(task.task_id)
     asked = store.request_cancel(task.task_id, "alice")
-    assert asked is not None and asked.cancel_requested and store.cancel_requested(task.task_id)
+    assert asked is not None
+    assert asked.cancel_requested
+    assert store.cancel_requested(task.task_id)
 
     result = {"content": [{"type": "text", "text": "done"}], "isError": False}
     ended = store.finish(task.task_id, "completed", result=result)
-    assert ended is not None and (ended.status, ended.result, ended.error) == ("completed", result, None)
+    assert ended is not None
+    assert (ended.status, ended.result, ended.error) == ("completed", result, None)
     # Ended once: a late cancellation or progress line changes nothing.
     assert store.finish(task.task_id, "cancelled", message="late") is None
     store.progress(task.task_id, "2/3 late")
     final = store.get(task.task_id, "alice")
-    assert final is not None and final.status == "completed" and final.status_message is None
+    assert final is not None
+    assert final.status == "completed"
+    assert final.status_message is None
     assert store.request_cancel(task.task_id, "alice") == final  # acknowledged, nothing to stop
 
 
@@ -79,7 +87,8 @@ def test_a_failed_task_keeps_its_json_rpc_error(store: TaskStore) -> None:
     message = "Unknown tool: export_memories."
     error: dict[str, Any] = {"code": -32602, "message": message}
     ended = store.finish(task.task_id, "failed", message=message, error=error)
-    assert ended is not None and (ended.status, ended.error, ended.status_message) == (
+    assert ended is not None
+    assert (ended.status, ended.error, ended.status_message) == (
         "failed",
         error,
         message,
@@ -131,7 +140,8 @@ async def test_a_tasks_call_is_the_pipelines_quota_and_policy_included(tmp_path:
 
             second = await start_task(client, "export_memories", {})  # the quota is the pipeline's
             limited = await wait_for_end(client.session, second.task_id)
-            assert limited.status == "completed" and limited.result is not None
+            assert limited.status == "completed"
+            assert limited.result is not None
             assert limited.result["isError"] is True
             as_task = envelope_of(types.CallToolResult.model_validate(limited.result))
         async with server.client(mode="2026-07-28", headers=alice) as plain_client:
@@ -143,7 +153,8 @@ async def test_a_tasks_call_is_the_pipelines_quota_and_policy_included(tmp_path:
                 with pytest.raises(MCPError) as refused:
                     await other.session.call_tool("export_memories", {}, allow_claimed=True)
                 refusals.append((refused.value.error.code, refused.value.error.message))
-        assert refusals[0] == refusals[1] and refusals[0][0] == types.INVALID_PARAMS
+        assert refusals[0] == refusals[1]
+        assert refusals[0][0] == types.INVALID_PARAMS
         assert refusals[0][1].startswith("Unknown tool: export_memories."), refusals
     assert plain.is_error
     as_plain = envelope_of(plain)

@@ -79,10 +79,12 @@ def test_the_official_ts_tasks_requester_across_two_stateless_replicas(tmp_path:
 
         assert report["era"] == "modern"
         assert report["extensions"] == {"io.modelcontextprotocol/tasks": {}}
-        assert report["capabilities"]["execution"] is True and report["capabilities"]["cancellation"] is True
+        assert report["capabilities"]["execution"] is True
+        assert report["capabilities"]["cancellation"] is True
         assert (report["importKind"], report["importOutcome"]) == ("task", "completed")
         first = _envelope(report["importResult"])
-        assert first["status"] == "success" and first["created"] == 25, first
+        assert first["status"] == "success", first
+        assert first["created"] == 25, first
         assert report["againKind"] == "task"
         assert "resultType" not in report["plainResult"] or report["plainResult"]["resultType"] == "complete"
         assert _envelope(report["againResult"]) == _envelope(report["plainResult"])
@@ -91,12 +93,14 @@ def test_the_official_ts_tasks_requester_across_two_stateless_replicas(tmp_path:
         assert report["readKind"] == "task"
         assert report["progress"][-1].startswith("1/2 ok: First"), report["progress"]
         for refusal in (report["bobGet"], report["bobCancel"]):
-            assert refusal["code"] == -32602 and "Failed to retrieve task" in refusal["message"], refusal
+            assert refusal["code"] == -32602, refusal
+            assert "Failed to retrieve task" in refusal["message"], refusal
         assert report["cancelOutcome"] == "cancelled", report
         assert report["cancelSeconds"] < 20
         # The raw dispatch went to both replicas: tools/call and tasks/* landed on each.
         assert {step["replica"] for step in report["steps"] if step["method"] == "tasks/get"} == {0, 1}
 
     written = sorted(path.name for path in out.rglob("*") if path.is_file())
-    assert len(written) == 1 and written[0].endswith(".md"), written
+    assert len(written) == 1, written
+    assert written[0].endswith(".md"), written
     assert "First" in (out / written[0]).read_text(encoding="utf-8")

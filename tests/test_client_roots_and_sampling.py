@@ -146,10 +146,13 @@ async def test_a_client_root_narrows_writes_and_the_digest_samples(
 
     assert outside["error"]["code"] == "PATH_NOT_ALLOWED"
     assert not (configured / "outside.md").exists()
-    assert inside["status"] == "success" and Path(inside["file_path"]) == (project / "inside.md").resolve()
-    assert digest["summarizer"] == "sampling" and digest["warnings"] == []
+    assert inside["status"] == "success"
+    assert Path(inside["file_path"]) == (project / "inside.md").resolve()
+    assert digest["summarizer"] == "sampling"
+    assert digest["warnings"] == []
     assert MODEL_SUMMARY in (project / "digest.md").read_text(encoding="utf-8")
-    assert len(prompts) == 1 and "Tea Harvest Report" in prompts[0]
+    assert len(prompts) == 1
+    assert "Tea Harvest Report" in prompts[0]
     assert Path(configured_write["file_path"]) == (configured / "plain.md").resolve()
     assert extractive["summarizer"] == "extractive"
     assert MODEL_SUMMARY not in (configured / "plain-digest.md").read_text(encoding="utf-8")

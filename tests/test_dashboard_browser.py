@@ -116,7 +116,8 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
                 page.goto(f"{site.origin}/ui/?lang={language}")
                 for name, path in PAGES.items():
                     answer = page.goto(site.origin + path)
-                    assert answer is not None and answer.status == 200, (name, answer and answer.status)
+                    assert answer is not None, (name, answer and answer.status)
+                    assert answer.status == 200, (name, answer and answer.status)
                     assert page.locator("h1").is_visible()
                     if name in ("session", "session-hostile", "graph", "graph-task"):
                         page.wait_for_selector("pre.mermaid svg", timeout=15_000)
@@ -149,7 +150,8 @@ def test_a_memorys_graph_shows_every_neighbour_whole_on_a_phone(browser: Any, si
             ]
             width = page.evaluate("window.innerWidth")
             for text, left, right in boxes:
-                assert left >= 0 and right <= width, (viewport["width"], text, left, right)
+                assert left >= 0, (viewport["width"], text, left, right)
+                assert right <= width, (viewport["width"], text, left, right)
 
 
 def test_every_page_answers_its_icon(browser: Any, site: Site) -> None:
@@ -187,7 +189,8 @@ def test_a_refusal_is_the_tools_error_on_the_page(browser: Any, site: Site) -> N
         page.goto(f"{site.origin}/ui/tasks/delete?id=t-db")
         page.get_by_role("button", name="Delete", exact=True).click()
         alert = page.locator("[role=alert]").inner_text()
-        assert "t-deploy" in alert and "CONFLICT" in alert
+        assert "t-deploy" in alert
+        assert "CONFLICT" in alert
         page.goto(f"{site.origin}/ui/tasks/edit?id=t-api")
         page.get_by_label("Waits on (task ids, comma separated)").fill("t-ui")
         page.get_by_role("button", name="Save").click()

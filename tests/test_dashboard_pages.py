@@ -79,19 +79,24 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     assert '<li class="failed-blocker"><a href="/ui/tasks/view?id=t-db">t-db</a>' in page
     assert "It waits on failed work" in page
     api = client.get("/ui/tasks/view?id=t-api").text
-    assert "<strong>orders</strong>" in api and "中文验收：接口文档齐全" in api  # description, acceptance
+    assert "<strong>orders</strong>" in api
+    assert "中文验收：接口文档齐全" in api
     assert 'href="/ui/tasks/view?id=t-ui"' in api  # what waits on it
     assert '<a href="/ui/deep-thinking/view?id=plan">plan</a>' in api  # its thinking session
     ui_page = client.get("/ui/tasks/view?id=t-ui").text
-    assert "Form" in ui_page and "List" in ui_page  # its subtasks
+    assert "Form" in ui_page
+    assert "List" in ui_page
     history = re.findall(r'<td class="who"[^>]*>([^<]+)</td>', client.get("/ui/tasks/view?id=t-db").text)
     assert history == ["bob", "bob", "alice"]  # failed, claimed (in progress), created: newest first
     filtered = client.get("/ui/tasks?label=frontend").text
-    assert 'data-task="t-ui"' in filtered and 'data-task="t-api"' not in filtered
+    assert 'data-task="t-ui"' in filtered
+    assert 'data-task="t-api"' not in filtered
     mine = client.get("/ui/tasks?member=bob").text
-    assert 'data-task="t-db"' in mine and 'data-task="t-api"' not in mine
+    assert 'data-task="t-db"' in mine
+    assert 'data-task="t-api"' not in mine
     searched = client.get("/ui/tasks?q=staging").text
-    assert 'data-task="t-deploy"' in searched and 'data-task="t-db"' not in searched
+    assert 'data-task="t-deploy"' in searched
+    assert 'data-task="t-db"' not in searched
 
     sessions = client.get("/ui/deep-thinking").text
     assert 'href="/ui/deep-thinking/view?id=plan"' in sessions
@@ -100,27 +105,30 @@ def test_every_page_renders_from_the_tools(seeded: tuple[Host, Any]) -> None:
     assert 'href="/ui/deep-thinking/view?id=plan#thought-1"' in found
     session = client.get("/ui/deep-thinking/view?id=plan")
     assert session.status_code == 200
-    assert (
-        'id="branch-sqlite-first"' in session.text
-        and 'class="branch-origin" href="#thought-2"' in session.text
-    )
+    assert 'id="branch-sqlite-first"' in session.text
+    assert 'class="branch-origin" href="#thought-2"' in session.text
     assert 'class="thought card revision" id="thought-4"' in session.text
     assert '<a href="/ui/tasks/view?id=t-api">t-api</a>' in session.text  # the task linked to it
-    assert '<pre class="mermaid"' in session.text and "vendor/mermaid/mermaid.min.js" in session.text
+    assert '<pre class="mermaid"' in session.text
+    assert "vendor/mermaid/mermaid.min.js" in session.text
     assert "'unsafe-inline'" in session.headers["content-security-policy"]  # Mermaid's SVG styles
     assert "mermaid" not in client.get("/ui/tasks").text  # loaded on the diagram page only
 
     overview = client.get("/ui/").text
-    assert "claimed task t-api" in overview and "completed task t-done" in overview
-    assert "created task t-deploy" in overview and "added thought 3 to" in overview
+    assert "claimed task t-api" in overview
+    assert "completed task t-done" in overview
+    assert "created task t-deploy" in overview
+    assert "added thought 3 to" in overview
     assert "linked task t-api &#39;Build the API 接口&#39; to session plan" in overview
     members = client.get("/ui/members").text
     for name in ("alice", "bob", "reader"):
         assert f'id="member-{name}"' in members
     assert "dashboard-token" not in members  # names and profiles, never tokens
     bob = members[members.index('id="member-bob"') : members.index('id="member-reader"')]
-    assert "completed task t-done" in bob and 'href="/ui/tasks?creator=bob"' in bob
-    assert "reader" in members and ">reader</dd>" in members  # its profile
+    assert "completed task t-done" in bob
+    assert 'href="/ui/tasks?creator=bob"' in bob
+    assert "reader" in members
+    assert ">reader</dd>" in members
 
 
 def test_the_dependency_graph_page_draws_through_get_task_graph(seeded: tuple[Host, Any]) -> None:
@@ -130,14 +138,18 @@ def test_the_dependency_graph_page_draws_through_get_task_graph(seeded: tuple[Ho
     assert 'href="/ui/tasks/graph?id=t-deploy"' in client.get("/ui/tasks/view?id=t-deploy").text
     page = client.get("/ui/tasks/graph")
     assert page.status_code == 200
-    assert '<pre class="mermaid"' in page.text and "vendor/mermaid/mermaid.min.js" in page.text
+    assert '<pre class="mermaid"' in page.text
+    assert "vendor/mermaid/mermaid.min.js" in page.text
     diagram = page.text[page.text.index('<pre class="mermaid"') : page.text.index("</pre>")]
-    assert "flowchart LR" in diagram and "t-deploy: Deploy to staging" in diagram
-    assert "<script>" not in diagram and "#lt;script#gt;" in diagram  # the stored script is text
+    assert "flowchart LR" in diagram
+    assert "t-deploy: Deploy to staging" in diagram
+    assert "<script>" not in diagram
+    assert "#lt;script#gt;" in diagram
     path = page.text[page.text.index('class="critical-path"') :]
     assert re.findall(r'<span class="task-id">([^<]+)</span>', path) == ["t-api", "t-ui"]
     around = client.get("/ui/tasks/graph?id=t-deploy").text
-    assert "t-db: Database schema" in around and "t-api:" not in around
+    assert "t-db: Database schema" in around
+    assert "t-api:" not in around
     # a member whose profile does not serve get_task_graph is not offered the page
     assert 'href="/ui/tasks/graph"' not in member_client(app, "reader").get("/ui/tasks").text
 
@@ -149,21 +161,26 @@ def test_moving_a_task_is_a_history_entry_by_the_member(seeded: tuple[Host, Any]
     moved = form_post(
         client, "/ui/tasks/status", {"csrf": csrf_of(page), "task_id": "t-long", "status": "in_progress"}
     )
-    assert moved.status_code == 303 and moved.headers["location"] == "/ui/tasks/view?id=t-long"
+    assert moved.status_code == 303
+    assert moved.headers["location"] == "/ui/tasks/view?id=t-long"
     got = details(host, "t-long")
-    assert got["task"]["status"] == "in_progress" and got["task"]["claimed_by"] == "bob"
+    assert got["task"]["status"] == "in_progress"
+    assert got["task"]["claimed_by"] == "bob"
     assert got["history"][-1]["by"] == "bob"
     # Release the claim: back to pending through update_task_status, nobody holds it.
     page = client.get("/ui/tasks/view?id=t-long").text
     assert 'action="/ui/tasks/release"' in page
     form_post(client, "/ui/tasks/release", {"csrf": csrf_of(page), "task_id": "t-long"})
     got = details(host, "t-long")
-    assert got["task"]["status"] == "pending" and got["task"]["claimed_by"] is None
+    assert got["task"]["status"] == "pending"
+    assert got["task"]["claimed_by"] is None
     # A move the rules refuse: the tool's error, on the task's page.
     refused = form_post(
         client, "/ui/tasks/status", {"csrf": csrf_of(page), "task_id": "t-long", "status": "completed"}
     )
-    assert refused.status_code == 409 and "CONFLICT" in refused.text and 'id="new-status"' in refused.text
+    assert refused.status_code == 409
+    assert "CONFLICT" in refused.text
+    assert 'id="new-status"' in refused.text
     form_post(client, "/ui/tasks/priority", {"csrf": csrf_of(page), "task_id": "t-long", "priority": "P0"})
     assert details(host, "t-long")["task"]["priority"] == "P0"
 
@@ -179,7 +196,9 @@ def test_release_claim_releases_only_the_members_own_claim(seeded: tuple[Host, A
     assert details(host, "t-api")["task"]["claimed_by"] == "alice"
     assert "/ui/tasks/release" not in post_forms(page.text)
     refused = form_post(bob, "/ui/tasks/release", {"csrf": csrf_of(page.text), "task_id": "t-api"})
-    assert refused.status_code == 409 and "CONFLICT" in refused.text and 'role="alert"' in refused.text
+    assert refused.status_code == 409
+    assert "CONFLICT" in refused.text
+    assert 'role="alert"' in refused.text
     got = details(host, "t-api")
     assert (got["task"]["status"], got["task"]["claimed_by"]) == ("in_progress", "alice")
     assert [entry["by"] for entry in got["history"]].count("bob") == 0
@@ -209,7 +228,8 @@ def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) ->
     }
     # t-ui waits on t-api: t-api waiting on t-ui closes a cycle, refused with the tool's words.
     cycle = form_post(client, "/ui/tasks/edit", {**fields, "depends_on": "t-ui"})
-    assert cycle.status_code in (400, 409) and "cycle" in cycle.text.lower()
+    assert cycle.status_code in (400, 409)
+    assert "cycle" in cycle.text.lower()
     assert 'value="t-ui"' in cycle.text  # what was typed is kept
     assert details(host, "t-api")["task"]["depends_on"] == []
     saved = form_post(
@@ -219,18 +239,25 @@ def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) ->
     )
     assert saved.status_code == 303
     task = details(host, "t-api")
-    assert task["task"]["labels"] == ["api", "backend"] and task["task"]["notes"][-1]["text"] == "一条备注"
-    assert task["history"][-1]["by"] == "alice" and task["history"][-1]["event"] == "edited"
+    assert task["task"]["labels"] == ["api", "backend"]
+    assert task["task"]["notes"][-1]["text"] == "一条备注"
+    assert task["history"][-1]["by"] == "alice"
+    assert task["history"][-1]["event"] == "edited"
     # Delete refused while others depend on it: the tool's error on the delete page.
     refused = form_post(client, "/ui/tasks/delete", {"csrf": csrf, "task_id": "t-db"})
-    assert refused.status_code == 409 and "t-deploy" in refused.text and 'role="alert"' in refused.text
+    assert refused.status_code == 409
+    assert "t-deploy" in refused.text
+    assert 'role="alert"' in refused.text
     assert details(host, "t-db")["deleted_at"] is None
     dropped = form_post(
         client, "/ui/tasks/delete", {"csrf": csrf, "task_id": "t-db", "drop_dependencies": "on"}
     )
-    assert dropped.status_code == 303 and details(host, "t-db")["deleted_at"] is not None
+    assert dropped.status_code == 303
+    assert details(host, "t-db")["deleted_at"] is not None
     gone = client.get("/ui/tasks/view?id=t-db").text  # its last record and history stay readable
-    assert "This task was deleted on" in gone and post_forms(gone) == [] and "Database schema" in gone
+    assert "This task was deleted on" in gone
+    assert post_forms(gone) == []
+    assert "Database schema" in gone
     assert "t-db" not in details(host, "t-deploy")["task"]["depends_on"]
     split = form_post(
         client,
@@ -242,7 +269,8 @@ def test_edit_split_and_delete_keep_the_tools_rules(seeded: tuple[Host, Any]) ->
     empty = form_post(
         client, "/ui/tasks/split", {"csrf": csrf, "task_id": "t-long", "subtasks": " \n", "priority": "P1"}
     )
-    assert empty.status_code == 400 and "INVALID_ARGUMENT" in empty.text
+    assert empty.status_code == 400
+    assert "INVALID_ARGUMENT" in empty.text
 
 
 def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
@@ -262,7 +290,9 @@ def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
         answer = client.get(path)
         assert answer.status_code == 200, path
         assert post_forms(answer.text) == [], path
-        assert "/edit?" not in answer.text and "/delete?" not in answer.text and "/export?" not in answer.text
+        assert "/edit?" not in answer.text
+        assert "/delete?" not in answer.text
+        assert "/export?" not in answer.text
     csrf = csrf_of(client.get("/ui/tasks").text)  # the sign-out form's: a real token of this session
     for path, fields in [
         ("/ui/tasks/status", {"task_id": "t-long", "status": "in_progress"}),
@@ -290,11 +320,13 @@ def test_stored_script_stays_text(seeded: tuple[Host, Any]) -> None:
         "/ui/tasks/edit?id=t-xss",
     ):
         page = client.get(path).text
-        assert "<script>window" not in page and "<img src=x" not in page, path
+        assert "<script>window" not in page, path
+        assert "<img src=x" not in page, path
         assert 'href="javascript:' not in page, path
     task = client.get("/ui/tasks/view?id=t-xss").text
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt; 标题" in task
-    assert "&lt;img src=x onerror=" in task and "[click](javascript:window.__pwned=1)" in task
+    assert "&lt;img src=x onerror=" in task
+    assert "[click](javascript:window.__pwned=1)" in task
     for raw in (XSS_TITLE, XSS_NOTE, XSS_THOUGHT, XSS_MERMAID):
         assert raw not in client.get("/ui/").text
 
@@ -308,27 +340,30 @@ def test_downloads_restore_and_empty_store(seeded: tuple[Host, Any], tmp_path: P
         ("json", "application/json", "json"),
     ):
         answer = client.get(f"/ui/deep-thinking/export?id=plan&format={format}")
-        assert answer.status_code == 200 and answer.headers["content-type"].startswith(kind)
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith(kind)
         assert answer.headers["content-disposition"].startswith(f'attachment; filename="plan.{extension}"')
         assert "sandbox" in answer.headers["content-security-policy"]
         assert "PostgreSQL for the team." in answer.text
     assert client.get("/ui/deep-thinking/export?id=plan&format=exe").status_code == 400
     page = client.get("/ui/deep-thinking/delete?id=plan").text
     deleted = form_post(client, "/ui/deep-thinking/delete", {"csrf": csrf_of(page), "session_id": "plan"})
-    assert deleted.status_code == 303 and deleted.headers["location"].startswith(
-        "/ui/deep-thinking/restore?id=plan"
-    )
+    assert deleted.status_code == 303
+    assert deleted.headers["location"].startswith("/ui/deep-thinking/restore?id=plan")
     gone = client.get("/ui/deep-thinking/view?id=plan")
-    assert gone.status_code == 404 and 'action="/ui/deep-thinking/restore"' in gone.text
+    assert gone.status_code == 404
+    assert 'action="/ui/deep-thinking/restore"' in gone.text
     restored = form_post(
         client, "/ui/deep-thinking/restore", {"csrf": csrf_of(gone.text), "session_id": "plan", "backup": ""}
     )
-    assert restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=plan"
+    assert restored.status_code == 303
+    assert restored.headers["location"] == "/ui/deep-thinking/view?id=plan"
     assert "PostgreSQL for the team." in client.get("/ui/deep-thinking/view?id=plan").text
     again = form_post(
         client, "/ui/deep-thinking/restore", {"csrf": csrf_of(gone.text), "session_id": "nothing-here"}
     )
-    assert again.status_code == 404 and 'role="alert"' in again.text
+    assert again.status_code == 404
+    assert 'role="alert"' in again.text
 
 
 def test_an_empty_store_says_so(tmp_path: Path) -> None:
@@ -341,7 +376,8 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
         assert "暂无" in client.get("/ui/members").text
         # The overview names each plugin by its page's title in the page's language.
         shown = re.findall(r'<h3 class="counts-plugin"[^>]*>([^<]+)</h3>', client.get("/ui/").text)
-        assert shown and set(shown) <= {"记忆", "任务", "思考"}, shown
+        assert shown, shown
+        assert set(shown) <= {"记忆", "任务", "思考"}, shown
         english = TestClient(
             client.app, base_url=str(client.base_url), follow_redirects=False, cookies=client.cookies
         )
@@ -393,7 +429,8 @@ def test_the_task_feed_is_the_newest_changes_whatever_their_priority(seeded: tup
     overview = member_client(app, "alice").get("/ui/").text
     feed = overview[overview.index('<ol class="feed">') :]
     first = feed[: feed.index("</li>")]
-    assert "completed task t-long" in first and ">bob<" in first  # a P2 task, finished last
+    assert "completed task t-long" in first
+    assert ">bob<" in first
 
 
 # --- read-only profiles: every link opens (issue 32) -------------------------------------------
@@ -475,7 +512,9 @@ def test_a_read_only_member_opens_every_item_their_lists_link_to(narrow: Any) ->
     ):
         assert item in pages, sorted(pages)
     memory = pages["/ui/memory/view?uri=project%3A%2F%2Fdashboard"]
-    assert "v2" in memory and 'id="versions-title"' not in memory and "/ui/memory/diff" not in memory
+    assert "v2" in memory
+    assert 'id="versions-title"' not in memory
+    assert "/ui/memory/diff" not in memory
     for url, page in pages.items():
         assert post_forms(page) == [], url
     # Where the profile serves the lists alone, nothing links to an item.
@@ -524,8 +563,10 @@ def test_favicon_is_the_hosts_icon_without_a_token(seeded: tuple[Host, Any]) -> 
     _, app = seeded
     visitor = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
     icon = visitor.get("/favicon.ico")  # a browser asks for it before anyone signs in
-    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
-    assert icon.text == icon_svg() and icon.text.startswith("<svg")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text == icon_svg()
+    assert icon.text.startswith("<svg")
     page = member_client(app, "alice").get("/ui/tasks").text
     linked = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
     assert linked is not None
@@ -542,7 +583,9 @@ def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -
     assert rows == ["old-plan"]  # the seed's deleted session; no live one
     row = page[page.index('<tr data-session="old-plan">') :]
     row = row[: row.index("</tr>")]
-    assert "旧的会话" in row and ">bob<" in row and 'name="session_id" value="old-plan"' in row
+    assert "旧的会话" in row
+    assert ">bob<" in row
+    assert 'name="session_id" value="old-plan"' in row
     # Deleting another lists it first (newest delete first); restoring takes it off the list.
     form_post(client, "/ui/deep-thinking/delete", {"csrf": csrf_of(page), "session_id": "plan"})
     page = client.get("/ui/deep-thinking/restore").text
@@ -550,9 +593,8 @@ def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -
     restored = form_post(
         client, "/ui/deep-thinking/restore", {"csrf": csrf_of(page), "session_id": "old-plan", "backup": ""}
     )
-    assert (
-        restored.status_code == 303 and restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
-    )
+    assert restored.status_code == 303
+    assert restored.headers["location"] == "/ui/deep-thinking/view?id=old-plan"
     assert re.findall(r'<tr data-session="([^"]+)">', client.get("/ui/deep-thinking/restore").text) == [
         "plan"
     ]
@@ -562,4 +604,5 @@ def test_the_restore_page_lists_the_deleted_sessions(seeded: tuple[Host, Any]) -
     assert re.findall(r'<tr data-session="([^"]+)">', page) == []
     assert "No deleted session to restore." in page
     listed = anyio.run(lambda: call_as(host, "bob", "list_sessions", deleted=True))
-    assert listed["sessions"] == [] and listed["total"] == 0
+    assert listed["sessions"] == []
+    assert listed["total"] == 0

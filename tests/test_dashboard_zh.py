@@ -211,7 +211,8 @@ def test_the_sign_in_pages_in_chinese(tmp_path: Path) -> None:
         allowed = {word.lower() for word in LATIN}
         for client in (local, team):
             page = client.get("/ui/signin")
-            assert page.status_code == 200 and 'lang="zh-CN"' in page.text
+            assert page.status_code == 200
+            assert 'lang="zh-CN"' in page.text
             assert "`" not in page.text
             assert english_words(page.text, allowed) == []
         assert "<code>hostd web</code>" in local.get("/ui/signin").text

@@ -52,9 +52,11 @@ async def test_each_plugins_icon_is_inline_once_on_its_first_tool(
         if tool.name != first[plugin_of[tool.name]]:
             assert tool.icons is None, f"{tool.name} repeats its plugin's icon"
             continue
-        assert tool.icons and len(tool.icons) == 1, f"{tool.name} has no icon"
+        assert tool.icons, f"{tool.name} has no icon"
+        assert len(tool.icons) == 1, f"{tool.name} has no icon"
         icon = tool.icons[0]
-        assert icon.mime_type == "image/svg+xml" and icon.sizes == ["any"]
+        assert icon.mime_type == "image/svg+xml"
+        assert icon.sizes == ["any"]
         svg_of(icon.src)
         by_plugin[plugin_of[tool.name]] = icon.src
     assert set(by_plugin) == set(every_plugin)
@@ -118,4 +120,5 @@ def test_a_plugin_without_an_icon_has_tools_without_one(tmp_path: Path) -> None:
     assert [tool.icons for tool in tool_definitions(host_with(tmp_path, None))] == [None]
     painted = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2"/></svg>'
     [tool] = tool_definitions(host_with(tmp_path, painted))
-    assert tool.icons is not None and ElementTree.tostring(svg_of(tool.icons[0].src)).startswith(b"<ns0:svg")
+    assert tool.icons is not None
+    assert ElementTree.tostring(svg_of(tool.icons[0].src)).startswith(b"<ns0:svg")

@@ -142,7 +142,8 @@ async def open_session(http: httpx2.AsyncClient, url: str, token: str) -> str:
         "params": {"uri": "memory://notes/a"},
     }
     answer = await http.post(url, json=subscribe, headers=with_session)
-    assert answer.status_code == 200 and '"result"' in answer.text, answer.text
+    assert answer.status_code == 200, answer.text
+    assert '"result"' in answer.text, answer.text
     return session
 
 

@@ -230,7 +230,8 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
     assert cli == [("read_memory", "ok"), ("no_such_tool", "NOT_FOUND")]
     # Pages that were served were read through the pipeline too, as the member.
     page_reads = {(e["member"], e["tool"]) for e in entries if e["surface"] == "ui" and e["outcome"] == "ok"}
-    assert ("alice", "list_memories") in page_reads and ("tasker", "list_tasks") in page_reads
+    assert ("alice", "list_memories") in page_reads
+    assert ("tasker", "list_tasks") in page_reads
 
 
 @pytest.mark.parametrize(
@@ -281,7 +282,8 @@ def test_the_dashboard_counts_against_the_members_quotas_and_request_rate(
     entries = [(e["member"], e["surface"], e["outcome"]) for e in map(json.loads, read.stdout.splitlines())]
     if outcome == "quota":  # the board shows the tool's refusal; each call is recorded, refused ones too
         assert statuses == [200] * 4
-        assert "quota for list_tasks is used up" in pages[2].text and "quota" not in pages[1].text
+        assert "quota for list_tasks is used up" in pages[2].text
+        assert "quota" not in pages[1].text
         assert entries == [("alice", "ui", "ok")] * 2 + [("alice", "ui", "RATE_LIMITED")] * 2
     else:  # the request rate refuses the page itself
         assert statuses == [200, 200, 429, 429], statuses

@@ -49,8 +49,12 @@ async def test_each_profile_serves_exactly_its_tools(config_path: Path) -> None:
     cursor = await tool_names(config_path, "cursor")
     assert cursor == {"update_summary", "read_memory", "create_memory", "search_memory"}
     claude = await tool_names(config_path, "claude-desktop")
-    assert "sequential_thinking" in claude and "todo_create_task" in claude and "create_task" not in claude
-    assert "import_memories" not in claude and "update_summary" not in claude and "read_memory" in claude
+    assert "sequential_thinking" in claude
+    assert "todo_create_task" in claude
+    assert "create_task" not in claude
+    assert "import_memories" not in claude
+    assert "update_summary" not in claude
+    assert "read_memory" in claude
     assert not any(name.startswith("read_wechat") for name in claude | cursor)
 
 
@@ -83,7 +87,8 @@ async def test_tasks_and_thinking_link_through_services(config_path: Path) -> No
         task = envelope_of(await client.call_tool("todo_create_task", {"title": "Ship it", "priority": "P0"}))
         task_id = task["task"]["task_id"] if "task_id" in task["task"] else task["task"]["id"]
         missing = await client.call_tool("todo_link_task_session", {"task_id": task_id, "session_id": "nope"})
-        assert missing.is_error and envelope_of(missing)["error"]["code"] == "NOT_FOUND"
+        assert missing.is_error
+        assert envelope_of(missing)["error"]["code"] == "NOT_FOUND"
         linked = await client.call_tool(
             "todo_link_task_session", {"task_id": task_id, "session_id": "release-plan"}
         )

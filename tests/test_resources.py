@@ -124,7 +124,8 @@ async def test_records_are_resources_and_tools_link_to_them(
         )
         assert memory.text.endswith("---\n\nPostgres 15")
         session = await read(client, "thinking://plan")
-        assert session.text.startswith("# plan") and "Back up first." in session.text
+        assert session.text.startswith("# plan")
+        assert "Back up first." in session.text
         task_text = await read(client, f"task://{task_id}")
         assert task_text.text.startswith(f"# {task_id}: Back up the database\n\n- status: pending")
         assert "## History (1)" in task_text.text
@@ -190,11 +191,9 @@ async def test_templates_are_prompts_and_arguments_complete(
         assert isinstance(content, types.TextContent)
         text = content.text
         assert rendered.messages[0].role == "user"
-        assert (
-            "template_id 'problem_solving'" in text
-            and "session 'retro'" in text
-            and text.endswith("Slow deploys")
-        )
+        assert "template_id 'problem_solving'" in text
+        assert "session 'retro'" in text
+        assert text.endswith("Slow deploys")
         by_prompt = await client.complete(
             types.PromptReference(type="ref/prompt", name="think_problem_solving"),
             {"name": "session_id", "value": "rel"},
@@ -220,7 +219,8 @@ async def test_templates_are_prompts_and_arguments_complete(
         if mode == "legacy":  # the initialize answer names the server; 2026-07-28 has no handshake
             assert client.server_capabilities.completions is not None
             assert client.server_capabilities.prompts is not None
-            assert client.server_info is not None and client.server_info.icons
+            assert client.server_info is not None
+            assert client.server_info.icons
             assert client.server_info.icons[0].src.startswith("data:image/svg+xml;base64,")
 
 
@@ -267,7 +267,8 @@ async def test_tags_and_labels_are_templates_completed_by_recency_and_use(
     assert labelled.text.splitlines()[0] == "# Tasks labelled backend"
     assert {line.split("]")[0] for line in labelled.text.splitlines()[2:]} == {"- [t1", "- [t2"}
     assert untagged.value.error.code == missing_code(mode)
-    assert hidden == [] and bobs == ["build", "backend", "bug"]
+    assert hidden == []
+    assert bobs == ["build", "backend", "bug"]
     assert not_served.value.error.code == missing_code(mode)
 
 

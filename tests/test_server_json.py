@@ -65,9 +65,11 @@ def test_it_runs_hostd_over_stdio_and_streamable_http_as_the_cli_takes_them() ->
     assert set(packages) == {"stdio", "streamable-http"}
     parser = build_parser()
     for kind, package in packages.items():
-        assert package["registryType"] == "pypi" and package["runtimeHint"] == "uvx"
+        assert package["registryType"] == "pypi"
+        assert package["runtimeHint"] == "uvx"
         withs = {arg["value"] for arg in package["runtimeArguments"] if arg["name"] == "--with"}
-        assert withs == PLUGINS and len(package["runtimeArguments"]) == len(PLUGINS)
+        assert withs == PLUGINS
+        assert len(package["runtimeArguments"]) == len(PLUGINS)
         argv = [
             part
             for arg in package["packageArguments"]

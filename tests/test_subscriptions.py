@@ -207,7 +207,8 @@ async def test_stateless_http_listens_and_refuses_the_handshake_subscribe(
         async with http_client(http, LEGACY) as client:
             await Records(client).create("legacy")
             resources = client.server_capabilities.resources
-            assert resources is not None and not resources.subscribe
+            assert resources is not None
+            assert not resources.subscribe
             subscribe, unsubscribe = legacy_subscribe(client)
             for attempt in (subscribe, unsubscribe):
                 with pytest.raises(MCPError) as refused:
@@ -374,8 +375,10 @@ async def test_two_feeds_on_one_database_hear_each_other_once(postgres_server: A
     second.subscribe(lambda event: heard["second"].append(getattr(event, "uri", "")))
     uris = [f"task://burst-{n}" for n in range(50)]
     async with first.running(), second.running():
-        assert first.channel is not None and first.channel.listening
-        assert second.channel is not None and second.channel.listening
+        assert first.channel is not None
+        assert first.channel.listening
+        assert second.channel is not None
+        assert second.channel.listening
         await first.resources_updated([*uris, uris[0]])  # a repeat in one call is sent once
         with anyio.fail_after(20):
             while len(heard["second"]) < len(uris):

@@ -173,7 +173,8 @@ async def test_through_the_balancer_in_both_eras(team: Team) -> None:
                 await heard(subscription, uri, got)
     async with connect(team.url(), mode="legacy") as legacy:
         resources = legacy.server_capabilities.resources
-        assert resources is not None and not resources.subscribe
+        assert resources is not None
+        assert not resources.subscribe
         with pytest.raises(MCPError) as refused:
             import warnings
 

@@ -377,7 +377,8 @@ async def test_leases_through_the_balancer(cluster: Cluster) -> None:
             claimed = await clients[member].call(
                 "update_task_status", {"task_id": task_id, "new_status": "in_progress", "lease_seconds": 2}
             )
-            assert claimed["task"]["claimed_by"] == member and claimed["task"]["lease_expires_at"], claimed
+            assert claimed["task"]["claimed_by"] == member, claimed
+            assert claimed["task"]["lease_expires_at"], claimed
         started = time.monotonic()
         lapsed: dict[str, Any] = {}
         while time.monotonic() - started < 15:
@@ -387,22 +388,27 @@ async def test_leases_through_the_balancer(cluster: Cluster) -> None:
             lapsed = await clients["m3"].call("get_task", {"task_id": "lease-a"})
             if lapsed["task"]["status"] == "pending" and time.monotonic() - started > 3:
                 break
-        assert lapsed["task"]["status"] == "pending" and lapsed["task"]["expired_claims"] == 1, lapsed
+        assert lapsed["task"]["status"] == "pending", lapsed
+        assert lapsed["task"]["expired_claims"] == 1, lapsed
         assert lapsed["history"][-1]["event"] == "lease_expired"
         assert lapsed["history"][-1]["details"]["holder"] == "m1"
         taken = await clients["m3"].call(
             "update_task_status", {"task_id": "lease-a", "new_status": "in_progress", "lease_seconds": 60}
         )
-        assert taken["task"]["claimed_by"] == "m3" and taken["task"]["claim_count"] == 2, taken
+        assert taken["task"]["claimed_by"] == "m3", taken
+        assert taken["task"]["claim_count"] == 2, taken
         late = await clients["m1"].call(
             "update_task_status", {"task_id": "lease-a", "new_status": "completed"}
         )
-        assert late["status"] == "error" and late["error"]["code"] == "CONFLICT", late
-        assert late["error"]["details"]["holder"] == "m3" and "m3" in late["error"]["message"]
+        assert late["status"] == "error", late
+        assert late["error"]["code"] == "CONFLICT", late
+        assert late["error"]["details"]["holder"] == "m3"
+        assert "m3" in late["error"]["message"]
         kept = await clients["m2"].call(
             "update_task_status", {"task_id": "lease-b", "new_status": "completed"}
         )
-        assert kept["status"] == "success" and kept["previous_status"] == "in_progress", kept
+        assert kept["status"] == "success", kept
+        assert kept["previous_status"] == "in_progress", kept
         assert (kept["task"]["claimed_by"], kept["task"]["expired_claims"]) == ("m2", 0)
         done = await clients["m3"].call(
             "update_task_status", {"task_id": "lease-a", "new_status": "completed"}

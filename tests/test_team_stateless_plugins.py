@@ -88,7 +88,8 @@ async def test_roots_and_sampling_on_a_stateless_server(
         assert MODEL_SUMMARY not in (project / "digest.md").read_text(encoding="utf-8")
     else:
         # 2026-07-28 asks inside the result: it needs no session, so both still work.
-        assert "roots" in asked and "sampling" in asked
+        assert "roots" in asked
+        assert "sampling" in asked
         assert beside["error"]["code"] == "PATH_NOT_ALLOWED"  # the client's root narrows writes
         assert digest["summarizer"] == "sampling"
         assert MODEL_SUMMARY in (project / "digest.md").read_text(encoding="utf-8")

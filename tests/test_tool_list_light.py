@@ -83,12 +83,14 @@ def test_every_listed_output_schema_accepts_what_the_hosts_does_and_names_every_
 ) -> None:
     host = every_tool_host(tmp_path, every_plugin)
     listed = {tool.name: tool for tool in tool_definitions(host)}
-    assert set(listed) == set(host.tools) and len(listed) >= 45
+    assert set(listed) == set(host.tools)
+    assert len(listed) >= 45
     for name, spec in host.tools.items():
         schema = listed[name].output_schema
         assert schema is not None, f"{name} lost its output schema"
         jsonschema.Draft202012Validator.check_schema(schema)
-        assert schema["type"] == "object" and schema["required"] == ["status", "message", "metadata"]
+        assert schema["type"] == "object"
+        assert schema["required"] == ["status", "message", "metadata"]
         assert not _keywords(schema) & ANNOTATIONS, name
         whole = normal(resolved(spec.output_schema, spec.output_schema.get("$defs", {})))
         light = normal(resolved(schema, schema.get("$defs", {})))
@@ -108,7 +110,8 @@ def assert_looser(light: Any, whole: Any, where: str) -> None:
     if light == {}:
         return
     if isinstance(light, dict):
-        assert isinstance(whole, dict) and set(light) <= set(whole), (where, light, whole)
+        assert isinstance(whole, dict), (where, light, whole)
+        assert set(light) <= set(whole), (where, light, whole)
         for key, value in light.items():
             if key in ("properties", "patternProperties", "$defs"):
                 assert set(value) == set(whole[key]), (where, key)
@@ -233,7 +236,8 @@ async def test_real_answers_fit_the_listed_schemas(tmp_path: Path, every_plugin:
                 task_id = created.structured_content["task"]["task_id"]
         assert task_id is not None
         got = await client.call_tool("get_task", {"task_id": task_id})
-        assert not got.is_error and got.structured_content is not None
+        assert not got.is_error
+        assert got.structured_content is not None
         jsonschema.validate(got.structured_content, schemas["get_task"])
     assert errors == 2, "both error answers were errors, and fit"
 
@@ -248,4 +252,5 @@ def test_the_default_list_is_within_budget_and_sends_each_icon_once(
     assert len(sources) == len(set(sources)) == len(shipped_plugins)
     for source in sources:
         markup = base64.b64decode(source.removeprefix("data:image/svg+xml;base64,"))
-        assert whole.count(source) == 1 and markup.startswith(b"<svg")
+        assert whole.count(source) == 1
+        assert markup.startswith(b"<svg")

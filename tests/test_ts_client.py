@@ -136,15 +136,18 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
     ]
     reads = out["reads"]
     memory = reads["memory://ops/deploy/steps"]
-    assert len(memory) == 1 and memory[0]["mimeType"] == "text/markdown"
+    assert len(memory) == 1
+    assert memory[0]["mimeType"] == "text/markdown"
     assert memory[0]["text"].startswith(
         '---\nuri: "ops://deploy/steps"\npriority: 5\nstatus: "active"\ntags: ["ops"]'
     )
     assert memory[0]["text"].endswith("---\n\nRun the playbook.")
     task = reads["task://ts-1"][0]["text"]
-    assert task.startswith("# ts-1: Ship the release\n\n- status: pending") and "## History (1)" in task
+    assert task.startswith("# ts-1: Ship the release\n\n- status: pending")
+    assert "## History (1)" in task
     session = reads["thinking://ts-plan"][0]["text"]
-    assert session.startswith("# ts-plan") and "Ship first." in session
+    assert session.startswith("# ts-plan")
+    assert "Ship first." in session
     assert reads["test://static-binary"] == [
         {"uri": "test://static-binary", "mimeType": "image/png", "blob": base64.b64encode(PNG).decode()}
     ]
@@ -167,9 +170,11 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
     ]
     got = out["gotPrompts"]
     think = got["think"]["messages"]
-    assert len(think) == 1 and think[0]["role"] == "user"
+    assert len(think) == 1
+    assert think[0]["role"] == "user"
     text = think[0]["content"]["text"]
-    assert "session 'ts-plan'" in text and text.endswith("Topic: Slow deploys")
+    assert "session 'ts-plan'" in text
+    assert text.endswith("Topic: Slow deploys")
     png = base64.b64encode(PNG).decode()
     assert _texts(got["image"]["messages"]) == [
         ("user", {"type": "image", "data": png, "mimeType": "image/png"}),
@@ -196,7 +201,8 @@ def check_subscriptions(out: dict[str, Any], *, stateless: bool) -> None:
     if stateless:
         assert "subscribe" not in out["capabilities"]["resources"]
         refused = subscriptions["refused"]
-        assert refused["code"] == -32600 and "subscriptions/listen" in refused["message"], refused
+        assert refused["code"] == -32600, refused
+        assert "subscriptions/listen" in refused["message"], refused
         assert subscriptions["updates"] == []
         return
     assert out["capabilities"]["resources"]["subscribe"] is True

@@ -35,7 +35,8 @@ def check_typed_packages() -> None:
         build = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("hatch", {})
         for package in build.get("build", {}).get("targets", {}).get("wheel", {}).get("packages", []):
             spec = importlib.util.find_spec(Path(package).name)
-            assert spec is not None and spec.origin is not None, f"{package} is not installed"
+            assert spec is not None, f"{package} is not installed"
+            assert spec.origin is not None, f"{package} is not installed"
             folder = Path(spec.origin).resolve().parent
             assert not folder.is_relative_to(WORKSPACE), f"{package} imported from the workspace"
             assert (folder / "py.typed").is_file(), f"the wheel of {pyproject.parent.name} has no py.typed"

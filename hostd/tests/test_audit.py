@@ -89,7 +89,8 @@ def test_calls_in_process_are_recorded_and_read_back(tmp_path: Path) -> None:
     assert datetime.datetime.fromisoformat(first["time"]).tzinfo is not None
     assert first["replica"].endswith(tuple("0123456789"))  # host:pid
     files = list((tmp_path / "data" / "audit").glob("audit.jsonl*"))
-    assert files and all(SECRET not in path.read_text(encoding="utf-8") for path in files)
+    assert files
+    assert all(SECRET not in path.read_text(encoding="utf-8") for path in files)
     # Filters.
     assert [e["tool"] for e in audit_json(env, config, "--tool", "fail")] == ["fail"]
     assert audit_json(env, config, "--member", "nobody") == []
@@ -109,7 +110,8 @@ def test_calls_in_process_are_recorded_and_read_back(tmp_path: Path) -> None:
         assert row.index(entry["replica"]) == starts[6]
         assert row[starts[7] :] == entry["arguments_hmac"][:16]
     bad = hostd(env, config, "audit", "--since", "yesterday-ish")
-    assert bad.returncode == 2 and "--since expects" in bad.stderr
+    assert bad.returncode == 2
+    assert "--since expects" in bad.stderr
 
 
 async def test_served_calls_are_recorded_with_their_member_never_the_token(tmp_path: Path) -> None:
@@ -130,7 +132,8 @@ async def test_served_calls_are_recorded_with_their_member_never_the_token(tmp_p
         ("alice", "echo", "ok", "replica-a"),
     ]
     written = (tmp_path / "data" / "audit" / "audit.jsonl").read_text(encoding="utf-8")
-    assert ALICE not in written and SECRET not in written
+    assert ALICE not in written
+    assert SECRET not in written
 
 
 def test_the_file_rotates_and_keeps_its_backups(tmp_path: Path) -> None:
@@ -181,7 +184,9 @@ def test_the_observer_queues_and_the_writer_flushes_at_close(tmp_path: Path) -> 
         trail.observe(record(tool=f"t{n}"))
     trail.close()
     entries = store.read(AuditQuery(limit=5000))
-    assert len(entries) == 1000 and entries[0]["tool"] == "t0" and entries[-1]["tool"] == "t999"
+    assert len(entries) == 1000
+    assert entries[0]["tool"] == "t0"
+    assert entries[-1]["tool"] == "t999"
     assert entries[0]["arguments_hmac"] == arguments_digest({"text": SECRET}, KEY)
 
 
@@ -204,9 +209,8 @@ def test_the_team_database_table(postgres_url: str) -> None:
     day_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
     assert [e["tool"] for e in store.read(AuditQuery(since=day_ago))] == ["echo"] * 3
     entry = store.read(AuditQuery(member="bob"))[0]
-    assert entry["replica"] == "db-replica" and entry["arguments_hmac"] == arguments_digest(
-        {"text": SECRET}, KEY
-    )
+    assert entry["replica"] == "db-replica"
+    assert entry["arguments_hmac"] == arguments_digest({"text": SECRET}, KEY)
     # A trail prunes past its retention when it starts (and hourly).
     trail = AuditTrail(DatabaseTrail(database), AuditConfig(retention_days=30), KEY, replica="db-replica")
     trail.observe(record(tool="new"))
@@ -228,9 +232,8 @@ def test_with_storage_the_trail_is_a_migrated_table_that_hostd_audit_reads(
         },
     )
     check = hostd(env, config, "db", "migrate", "--check")
-    assert check.returncode == 1 and "hostd_audit: version 0 of 2" in check.stdout, (
-        check.stdout + check.stderr
-    )
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "hostd_audit: version 0 of 2" in check.stdout, check.stdout + check.stderr
     migrated = hostd(env, config, "db", "migrate")
     assert migrated.returncode == 0, migrated.stderr
     assert "hostd_audit: version 2: current" in migrated.stdout

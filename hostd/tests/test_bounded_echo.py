@@ -55,12 +55,15 @@ async def test_long_values_in_details_are_a_prefix_and_their_length(hostd_data_d
     details = envelope_of(result)["error"]["details"]
     assert json.loads(text_block)["error"]["details"] == details
     assert details["argument"] == "text"
-    assert details["value"].startswith("长xxx") and details["value"].endswith("…")
+    assert details["value"].startswith("长xxx")
+    assert details["value"].endswith("…")
     assert len(details["value"]) <= MAX_ECHO_CHARS + 1
     assert details["value_length"] == len(HUGE)
-    assert details["nested"]["path"] == details["value"] and details["nested"]["path_length"] == len(HUGE)
+    assert details["nested"]["path"] == details["value"]
+    assert details["nested"]["path_length"] == len(HUGE)
     assert details["values"][1] == "short"
-    assert details["values"][0].startswith("长xxx") and f"[{len(HUGE)}]" in details["values"][0]
+    assert details["values"][0].startswith("长xxx")
+    assert f"[{len(HUGE)}]" in details["values"][0]
     # Short values are echoed whole, with no length added.
     assert short["error"]["details"] == {
         "argument": "text",
@@ -79,7 +82,8 @@ async def test_an_unknown_tool_name_is_bounded_in_the_protocol_error(hostd_data_
         with pytest.raises(MCPError) as caught:
             await client.call_tool("n" * 1_000_000, {})
     assert len(caught.value.message) < 2 * MAX_ECHO_CHARS, len(caught.value.message)
-    assert "refuse" in caught.value.message and "nnn" in caught.value.message
+    assert "refuse" in caught.value.message
+    assert "nnn" in caught.value.message
 
 
 class Payload(BaseModel):
@@ -150,7 +154,8 @@ async def test_an_answered_call_lets_go_of_its_arguments_and_body() -> None:
 
     assert await release_call_arguments(ctx, handler) == "answer"  # type: ignore[arg-type]
     assert seen == [{"content": "x" * 1000}]
-    assert arguments == {} and http_request._body == b""
+    assert arguments == {}
+    assert http_request._body == b""
     listing = SimpleNamespace(method="tools/list", params={"arguments": {"k": "v"}}, request=None)
     await release_call_arguments(listing, handler)  # type: ignore[arg-type]
     assert listing.params == {"arguments": {"k": "v"}}  # only tools/call is released

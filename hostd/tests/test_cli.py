@@ -35,7 +35,8 @@ def config_path(tmp_path: Path) -> Path:
 def test_plugins_lists_installed_plugins(probe_install: dict[str, str]) -> None:
     done = hostd("plugins", env=probe_install)
     assert done.returncode == 0
-    assert "probe" in done.stdout and "probe_plugin 0.0.0" in done.stdout
+    assert "probe" in done.stdout
+    assert "probe_plugin 0.0.0" in done.stdout
 
 
 def test_tools_json_gives_full_definitions(config_path: Path, probe_install: dict[str, str]) -> None:
@@ -43,9 +44,11 @@ def test_tools_json_gives_full_definitions(config_path: Path, probe_install: dic
     assert done.returncode == 0, done.stderr
     tools = {tool["name"]: tool for tool in json.loads(done.stdout)}
     assert tools["echo"]["inputSchema"]["properties"]["times"]["maximum"] == 5
-    assert "outputSchema" in tools["echo"] and tools["echo"]["annotations"]["readOnlyHint"] is True
+    assert "outputSchema" in tools["echo"]
+    assert tools["echo"]["annotations"]["readOnlyHint"] is True
     plain = hostd("tools", "--config", str(config_path), env=probe_install)
-    assert "echo" in plain.stdout and "[probe]" in plain.stdout
+    assert "echo" in plain.stdout
+    assert "[probe]" in plain.stdout
 
 
 def test_call_prints_the_envelope_and_exit_codes(config_path: Path, probe_install: dict[str, str]) -> None:
@@ -100,7 +103,8 @@ def test_event_loop_choice(config_path: Path, probe_install: dict[str, str]) -> 
         env={**probe_install, "HOSTD_EVENT_LOOP": "trio"},
     )
     assert unknown.returncode == 2
-    assert "HOSTD_EVENT_LOOP" in unknown.stderr and "'uvloop' or 'asyncio'" in unknown.stderr
+    assert "HOSTD_EVENT_LOOP" in unknown.stderr
+    assert "'uvloop' or 'asyncio'" in unknown.stderr
 
 
 def test_usage_and_config_errors_exit_2(tmp_path: Path, probe_install: dict[str, str]) -> None:
@@ -110,11 +114,14 @@ def test_usage_and_config_errors_exit_2(tmp_path: Path, probe_install: dict[str,
     bad.write_text("profiles: {x: {plugins: [not-installed]}}\n")
     done = hostd("serve", "--config", str(bad), env=probe_install)
     assert done.returncode == 2
-    assert "not-installed" in done.stderr and "installed plugins:" in done.stderr and "probe" in done.stderr
+    assert "not-installed" in done.stderr
+    assert "installed plugins:" in done.stderr
+    assert "probe" in done.stderr
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("plugins: {probe: {repeat_limit: -1}}\n")
     checked = hostd("config", "check", "--config", str(wrong), env=probe_install)
-    assert checked.returncode == 2 and "plugins.probe.repeat_limit" in checked.stderr
+    assert checked.returncode == 2
+    assert "plugins.probe.repeat_limit" in checked.stderr
 
 
 def test_config_check_and_show(config_path: Path, probe_install: dict[str, str]) -> None:
@@ -122,7 +129,8 @@ def test_config_check_and_show(config_path: Path, probe_install: dict[str, str])
     assert checked.returncode == 0, checked.stderr
     assert "profile default: ok (1 plugins, 6 tools)" in checked.stdout
     shown = hostd("config", "show", "--config", str(config_path), env=probe_install)
-    assert "profile: default" in shown.stdout and "language: en" in shown.stdout
+    assert "profile: default" in shown.stdout
+    assert "language: en" in shown.stdout
 
 
 @pytest.mark.parametrize("ide", ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf"])
@@ -193,7 +201,9 @@ def test_client_config_for_http_uses_the_first_allowed_host_and_each_ides_secret
     }
     vscode, _ = http_client_config(http_config, probe_install, "vscode")
     [prompt] = vscode["inputs"]
-    assert prompt["type"] == "promptString" and prompt["password"] is True and prompt["description"]
+    assert prompt["type"] == "promptString"
+    assert prompt["password"] is True
+    assert prompt["description"]
     assert vscode["servers"] == {
         "hostd": {
             "type": "http",
@@ -207,7 +217,9 @@ def test_client_config_for_http_uses_the_first_allowed_host_and_each_ides_secret
             "hostd": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${TEAM_TOKEN}"}}
         }
     }
-    assert notes.count("or run") == 1 and "claude mcp add --transport http" in notes and url in notes
+    assert notes.count("or run") == 1
+    assert "claude mcp add --transport http" in notes
+    assert url in notes
     assert "'Authorization: Bearer ${TEAM_TOKEN}'" in notes  # quoted: the shell does not expand it
 
 
@@ -218,7 +230,8 @@ def test_client_config_url_option_is_used_exactly(http_config: Path, probe_insta
     refused = hostd(
         "client-config", "cursor", "--config", str(http_config), "--url", "mcp.example.com", env=probe_install
     )
-    assert refused.returncode == 2 and "--url" in refused.stderr
+    assert refused.returncode == 2
+    assert "--url" in refused.stderr
 
 
 def test_client_config_for_claude_desktop_over_http_points_to_connectors(
@@ -227,7 +240,8 @@ def test_client_config_for_claude_desktop_over_http_points_to_connectors(
     """Claude Desktop reads only stdio servers from its config file: a URL there is skipped."""
     done = hostd("client-config", "claude-desktop", "--config", str(http_config), env=probe_install)
     assert done.returncode == 2
-    assert "Connectors" in done.stderr and "stdio" in done.stderr
+    assert "Connectors" in done.stderr
+    assert "stdio" in done.stderr
 
 
 def test_global_options_work_before_and_after_the_command(

@@ -40,7 +40,8 @@ def test_a_closed_stdout_ends_the_command_without_a_traceback(
         os.close(read_end)  # the reader is gone: every write to stdout fails with EPIPE
     _, err = process.communicate(timeout=60)
     stderr = err.decode()
-    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert "Exception ignored" not in stderr, stderr
     assert "BrokenPipe" not in stderr, stderr
     assert process.returncode == 1  # what Python's docs recommend for EPIPE on stdout
 
@@ -76,5 +77,6 @@ def test_serve_over_stdio_ends_quietly_when_the_client_closes_stdout(
         os.close(read_end)
     _, err = process.communicate((json.dumps(initialize) + "\n").encode(), timeout=60)
     stderr = err.decode()
-    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert "BrokenPipe" not in stderr, stderr
     assert process.returncode == 0

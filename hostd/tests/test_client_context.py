@@ -92,7 +92,8 @@ async def test_sampling_asks_the_clients_model(hostd_data_dir: Path, probe: obje
         ["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe}, sampling_callback=sampling
     ) as c:
         envelope = envelope_of(await c.call_tool("ask", {"prompt": "meaning of life?"}))
-    assert envelope["available"] is True and envelope["text"] == "forty-two"
+    assert envelope["available"] is True
+    assert envelope["text"] == "forty-two"
     assert prompts == ["meaning of life?"]
 
 
@@ -103,7 +104,8 @@ async def test_sampling_without_the_capability_says_not_available(
         result = await c.call_tool("ask", {"prompt": "anyone there?"})
     envelope = envelope_of(result)
     assert result.is_error is False
-    assert envelope["available"] is False and "sampling" in envelope["reason"]
+    assert envelope["available"] is False
+    assert "sampling" in envelope["reason"]
 
 
 async def test_a_client_refusing_sampling_is_reported_cleanly(hostd_data_dir: Path, probe: object) -> None:
@@ -114,4 +116,5 @@ async def test_a_client_refusing_sampling_is_reported_cleanly(hostd_data_dir: Pa
         ["probe"], data_dir=hostd_data_dir, extra_plugins={"probe": probe}, sampling_callback=refuse
     ) as c:
         envelope = envelope_of(await c.call_tool("ask", {"prompt": "?"}))
-    assert envelope["available"] is False and "declined" in envelope["reason"]
+    assert envelope["available"] is False
+    assert "declined" in envelope["reason"]

@@ -46,7 +46,8 @@ def test_a_config_in_the_working_directory_is_never_read(
     write(repo / ".config" / "hostd" / "config.yaml", "allowed_roots: ['/']\n")
     monkeypatch.chdir(repo)
     loaded = load_config()
-    assert loaded.source is None and loaded.config.allowed_roots is None
+    assert loaded.source is None
+    assert loaded.config.allowed_roots is None
 
 
 def test_discovery_order_flag_then_env_then_user_dir(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +56,8 @@ def test_discovery_order_flag_then_env_then_user_dir(isolated: Path, monkeypatch
     flag = write(isolated / "flag.yaml", "language: en\ndata_dir: /tmp/flagdata\n")
     assert load_config().source == user
     monkeypatch.setenv("HOSTD_CONFIG", str(from_env))
-    assert load_config().source == from_env and load_config().language == "zh"
+    assert load_config().source == from_env
+    assert load_config().language == "zh"
     assert load_config(str(flag)).source == flag
 
 
@@ -144,5 +146,6 @@ def test_oauth_on_a_public_bind_needs_the_resource_url() -> None:
         update={"oauth": transport.oauth.model_copy(update={"resource": "https://mcp.example/mcp"})}  # type: ignore[union-attr]
     )
     policy = HttpPolicy(with_resource)
-    assert policy.oauth is not None and policy.oauth.audience == "https://mcp.example/mcp"
+    assert policy.oauth is not None
+    assert policy.oauth.audience == "https://mcp.example/mcp"
     assert policy.oauth.metadata_url == "https://mcp.example/.well-known/oauth-protected-resource/mcp"

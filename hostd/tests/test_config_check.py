@@ -125,7 +125,8 @@ def test_client_config_takes_the_named_profile_over_the_ides(
     args = json.loads(own.stdout)["mcpServers"]["hostd"]["args"]
     assert args[args.index("--profile") + 1] == "cursor"
     windsurf = _hostd(user_home, "client-config", "windsurf", "--config", str(config))
-    assert windsurf.returncode == 2 and "several profiles and none named 'default'" in windsurf.stderr
+    assert windsurf.returncode == 2
+    assert "several profiles and none named 'default'" in windsurf.stderr
 
 
 def test_config_check_checks_every_profile_even_without_a_default(
@@ -143,9 +144,8 @@ def test_config_check_checks_every_profile_even_without_a_default(
         "profile b: ok (1 plugins, 17 tools)",
     ]
     one = _hostd(user_home, "config", "check", "--config", str(config), "--profile", "b")
-    assert (
-        one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 17 tools)" and "profile a" not in one.stdout
-    )
+    assert one.stdout.splitlines()[0] == "profile b: ok (1 plugins, 17 tools)"
+    assert "profile a" not in one.stdout
 
 
 def _problems(stdout: str) -> list[str]:
@@ -242,7 +242,8 @@ def test_config_check_reaches_the_database(
         {**user_home, "CHECK_DATABASE_URL": postgres_url}, "config", "check", "--config", str(config)
     )
     assert reached.returncode == 0, reached.stdout + reached.stderr
-    assert _problems(reached.stdout) == [] and "tasks: version" in reached.stdout
+    assert _problems(reached.stdout) == []
+    assert "tasks: version" in reached.stdout
     down = f"postgresql://nobody@127.0.0.1:{_free_port()}/nothing"
     unreached = _hostd({**user_home, "CHECK_DATABASE_URL": down}, "config", "check", "--config", str(config))
     assert unreached.returncode == 2

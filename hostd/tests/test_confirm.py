@@ -110,7 +110,8 @@ async def test_accept_acts_and_the_answer_says_the_user_confirmed(
     )
     assert asked == ["Throw the box away?"]
     # 2026-07-28 runs the tool again with the answer: asked once, thrown once.
-    assert plugin.runs == (1 if mode == "legacy" else 2) and plugin.thrown == 1
+    assert plugin.runs == (1 if mode == "legacy" else 2)
+    assert plugin.thrown == 1
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -143,7 +144,8 @@ async def test_decline_and_cancel_do_nothing_and_say_so(
         },
         False,
     )
-    assert asked == ["Throw the box away?"] and plugin.thrown == 0
+    assert asked == ["Throw the box away?"]
+    assert plugin.thrown == 0
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -171,7 +173,8 @@ async def test_a_client_answering_an_error_has_not_said_yes(hostd_data_dir: Path
     envelope, is_error, plugin = await throw(
         hostd_data_dir, "legacy", "throw_away", elicitation_callback=refuse
     )
-    assert envelope["metadata"]["confirmation"] == "cancelled" and not is_error
+    assert envelope["metadata"]["confirmation"] == "cancelled"
+    assert not is_error
     assert plugin.thrown == 0
 
 
@@ -236,4 +239,5 @@ async def test_question_and_answer_in_the_servers_language(hostd_data_dir: Path,
         },
         False,
     )
-    assert asked == ["扔掉这个盒子？"] and plugin.thrown == 0
+    assert asked == ["扔掉这个盒子？"]
+    assert plugin.thrown == 0

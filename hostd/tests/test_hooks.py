@@ -175,7 +175,8 @@ async def test_hook_hostd_register_services(hostd_data_dir: Path) -> None:
         # Without the offering plugin the service is absent and its user degrades.
         assert await call(client, "relay", name="Ada") == envelope_ok(text="nobody to say it")
     host = make_host(hostd_data_dir, plugins)
-    assert host.services.find("greeter.say") is not None and host.services.find("greeter.other") is None
+    assert host.services.find("greeter.say") is not None
+    assert host.services.find("greeter.other") is None
     with pytest.raises(HostError, match=r"greeter\.say"):  # a name offered twice is a start-up error
         make_host(hostd_data_dir, {"greeter": Offers(), "again": Offers()})
 
@@ -246,9 +247,11 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
     ) as client:
         assert seen == ["notes"]  # called once, with the plugin's own context
         first = await client.list_resources()
-        assert [r.uri for r in first.resources] == ["note://a", "note://b"] and first.next_cursor
+        assert [r.uri for r in first.resources] == ["note://a", "note://b"]
+        assert first.next_cursor
         second = await client.list_resources(cursor=first.next_cursor)
-        assert [r.uri for r in second.resources] == ["note://c"] and second.next_cursor is None
+        assert [r.uri for r in second.resources] == ["note://c"]
+        assert second.next_cursor is None
         templates = await client.list_resource_templates()
         assert [(t.uri_template, t.name, t.mime_type) for t in templates.resource_templates] == [
             ("note://{name}", "note", "text/plain")
@@ -259,7 +262,8 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
         for missing in ("note://zzz", "other://b"):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(missing)
-            assert caught.value.error.code == -32002 and caught.value.error.data["uri"] == missing
+            assert caught.value.error.code == -32002
+            assert caught.value.error.data["uri"] == missing
         with pytest.raises(MCPError) as bad_cursor:
             await client.list_resources(cursor="not-ours")
         assert bad_cursor.value.error.code == -32602
@@ -267,14 +271,16 @@ async def test_hook_hostd_register_resources(hostd_data_dir: Path) -> None:
         shown = await client.call_tool("show_note", {"name": "a"})
         assert [block.type for block in shown.content] == ["text", "resource_link"]
         link = shown.content[1]
-        assert isinstance(link, types.ResourceLink) and str(link.uri) == "note://a"
+        assert isinstance(link, types.ResourceLink)
+        assert str(link.uri) == "note://a"
     # A profile that does not serve the kind's tool neither lists nor reads its resources.
     limited = {"plugins": ["notes"], "tools": {"notes": {"exclude": ["show_note"]}}}
     async with in_memory_client(
         ["notes"], data_dir=hostd_data_dir, extra_plugins=plugins, config={"profiles": {"default": limited}}
     ) as client:
         capabilities = client.server_capabilities
-        assert capabilities is not None and capabilities.resources is not None
+        assert capabilities is not None
+        assert capabilities.resources is not None
         assert (await client.list_resources()).resources == []
         assert (await client.list_resource_templates()).resource_templates == []
         with pytest.raises(MCPError) as caught:
@@ -523,7 +529,8 @@ async def test_hook_hostd_register_prompts(hostd_data_dir: Path) -> None:
         assert notes.completion.values == ["c", "b", "a"]
         unknown = await client.complete(template, {"name": "other", "value": ""})
         assert unknown.completion.values == []
-        assert client.server_capabilities is not None and client.server_capabilities.completions is not None
+        assert client.server_capabilities is not None
+        assert client.server_capabilities.completions is not None
     # A profile without the source's tool lists no prompts and completes nothing of theirs.
     limited = {"plugins": ["kitchen"], "tools": {"kitchen": {"exclude": ["greet", "show_note"]}}}
     async with in_memory_client(
@@ -576,7 +583,8 @@ def test_hook_hostd_database_schema(
     keeper = host.contexts["keeper"]
     assert asked == []  # nothing is asked or opened before the plugin needs its database
     database = keeper.database()
-    assert database is keeper.database() and asked == ["keeper"]  # opened once, kept
+    assert database is keeper.database()
+    assert asked == ["keeper"]
     # Without `storage`: the schema's SQLite file in the plugin's data folder, every migration applied.
     assert (database.dialect.name, database.where) == ("sqlite", str(hostd_data_dir / "keeper" / "notes.db"))
     assert _note_and_read_back(database) == [("a\x00b", "ada")]
@@ -599,8 +607,10 @@ def test_hook_hostd_database_schema(
     storage = team.contexts[
         "keeper"
     ].storage  # the resolved `storage` section, on the host's side of the context
-    assert storage is not None and (storage.url, storage.pool_size) == (postgres_url, 3)
-    assert team.contexts["keeper"].has_team_database and not keeper.has_team_database
+    assert storage is not None
+    assert (storage.url, storage.pool_size) == (postgres_url, 3)
+    assert team.contexts["keeper"].has_team_database
+    assert not keeper.has_team_database
     team.shutdown()
 
 
@@ -726,7 +736,8 @@ def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None
     page = client.get("/ui/notes")
     assert page.status_code == 200
     assert '<a href="/ui/notes" aria-current="page">Notes</a>' in page.text  # the navigation entry
-    assert "<h1>Notes</h1>" in page.text and '<ul id="notes"></ul>' in page.text
+    assert "<h1>Notes</h1>" in page.text
+    assert '<ul id="notes"></ul>' in page.text
 
     added = form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "**bold** <b>x</b>"})
     assert (added.status_code, added.headers["location"]) == (303, "/ui/notes")
@@ -737,13 +748,16 @@ def test_hook_hostd_register_views(hostd_data_dir: Path, tmp_path: Path) -> None
     assert "Added a note" not in client.get("/ui/notes").text
 
     refused = form_post(client, "/ui/notes/add", {"text": "no token"})
-    assert refused.status_code == 403 and len(plugin.notes) == 1  # the host checks CSRF first
+    assert refused.status_code == 403
+    assert len(plugin.notes) == 1
 
     failing = form_post(client, "/ui/notes/add", {"csrf": csrf_of(shown), "text": "forbidden"})
-    assert failing.status_code == 409 and "That word is not allowed." in failing.text  # the tool's error
+    assert failing.status_code == 409
+    assert "That word is not allowed." in failing.text
 
     overview = client.get("/ui/").text
-    assert "Notes" in overview and "noted **bold** &lt;b&gt;x&lt;/b&gt;" in overview
+    assert "Notes" in overview
+    assert "noted **bold** &lt;b&gt;x&lt;/b&gt;" in overview
     assert 'href="/ui/notes"' in overview
 
 

@@ -150,9 +150,8 @@ async def test_a_client_without_roots_gets_the_configured_or_working_folder(
             str(tmp_path.resolve())
         ]
         refused = await roots_seen(tmp_path / "d", probe, mode, cwd=Path("/"))
-    assert (
-        refused["error"]["code"] == "PATH_NOT_ALLOWED" and refused["error"]["details"]["reason"] == "NO_ROOT"
-    )
+    assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
+    assert refused["error"]["details"]["reason"] == "NO_ROOT"
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -166,7 +165,8 @@ async def test_sampling_reaches_the_clients_model(hostd_data_dir: Path, probe: o
         sampling_callback=sampling_callback(prompts),
     ) as client:
         envelope = envelope_of(await client.call_tool("ask", {"prompt": "meaning of life?"}))
-    assert envelope["available"] is True and envelope["text"] == "model says meaning of life?"
+    assert envelope["available"] is True
+    assert envelope["text"] == "model says meaning of life?"
     assert prompts == ["meaning of life?"]
 
 
@@ -181,7 +181,8 @@ async def test_sampling_without_the_capability_says_not_available(
             result = await c.call_tool("ask", {"prompt": "anyone there?"})
     envelope = envelope_of(result)
     assert result.is_error is False
-    assert envelope["available"] is False and "sampling" in envelope["reason"]
+    assert envelope["available"] is False
+    assert "sampling" in envelope["reason"]
 
 
 async def asked(tool: str, mode: str, data_dir: Path) -> tuple[dict[str, Any], list[str], int]:
@@ -209,7 +210,8 @@ async def test_answers_from_earlier_rounds_are_kept(hostd_data_dir: Path, mode: 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_sync_tool_samples_from_its_thread(hostd_data_dir: Path, mode: str) -> None:
     envelope, prompts, _ = await asked("ask_in_thread", mode, hostd_data_dir)
-    assert envelope["texts"] == ["model says thread: tea"] and prompts == ["thread: tea"]
+    assert envelope["texts"] == ["model says thread: tea"]
+    assert prompts == ["thread: tea"]
 
 
 @pytest.mark.parametrize("mode", ERAS)

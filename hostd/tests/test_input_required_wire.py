@@ -83,7 +83,8 @@ def test_roots_are_asked_for_in_the_result_and_used_on_the_retry(server: HttpSer
     done = call_tool(
         server, "where", {}, {"roots": {}}, inputResponses={key: answer}, requestState=first["requestState"]
     )
-    assert done.get("resultType", "complete") == "complete" and done["isError"] is False
+    assert done.get("resultType", "complete") == "complete"
+    assert done["isError"] is False
     assert done["structuredContent"]["roots"] == [str(workspace.resolve())]
 
 
@@ -122,7 +123,8 @@ def test_a_client_offering_neither_gets_its_answer_at_once(server: HttpServer) -
     assert asked.get("resultType", "complete") == "complete"
     assert asked["structuredContent"]["available"] is False
     where = call_tool(server, "where", {}, {})
-    assert where["isError"] is True and where["structuredContent"]["error"]["code"] == "PATH_NOT_ALLOWED"
+    assert where["isError"] is True
+    assert where["structuredContent"]["error"]["code"] == "PATH_NOT_ALLOWED"
 
 
 def test_a_request_state_the_server_did_not_seal_is_refused(server: HttpServer, tmp_path: Path) -> None:

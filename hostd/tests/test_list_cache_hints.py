@@ -47,14 +47,16 @@ def test_one_profile_lists_are_public_and_kept_prompts_private(tmp_path: Path) -
     cache may serve them. Prompts may be a member's own template files, so they stay private."""
     with HttpServer.start(write_config(tmp_path, PLUGINS)) as server:
         answers = {method: modern(server.url, method) for method in LISTS}
-    assert answers["tools/list"]["tools"] and answers["resources/templates/list"]["resourceTemplates"]
+    assert answers["tools/list"]["tools"]
+    assert answers["resources/templates/list"]["resourceTemplates"]
     assert answers["prompts/list"]["prompts"]
     assert {method: hints(result) for method, result in answers.items()} == {
         "tools/list": (LIST_TTL_MS, "public"),
         "resources/templates/list": (LIST_TTL_MS, "public"),
         "prompts/list": (PROMPT_LIST_TTL_MS, "private"),
     }
-    assert LIST_TTL_MS == 600_000 and PROMPT_LIST_TTL_MS == 60_000
+    assert LIST_TTL_MS == 600_000
+    assert PROMPT_LIST_TTL_MS == 60_000
 
 
 def test_a_config_with_member_profiles_keeps_every_list_private(tmp_path: Path) -> None:
@@ -77,5 +79,6 @@ def test_the_handshake_era_carries_no_hints(tmp_path: Path) -> None:
         answers = server.read_until({2, 3, 4})
         server.finish(timeout=30)
     results = [answer["result"] for answer in answers if answer.get("id") in (2, 3, 4)]
-    assert len(results) == 3 and all(result for result in results)
+    assert len(results) == 3
+    assert all(result for result in results)
     assert [hints(result) for result in results] == [(None, None)] * 3

@@ -106,7 +106,8 @@ async def test_metrics_on_the_servers_port_are_for_operators_only(tmp_path: Path
             )
             for name, token in [("alice", ALICE), ("bob", BOB), ("carol", CAROL)]
         }
-    assert scrape["bob"].status_code == 200 and 'gen_ai_tool_name="fail"' in scrape["bob"].text
+    assert scrape["bob"].status_code == 200
+    assert 'gen_ai_tool_name="fail"' in scrape["bob"].text
     for name in ("alice", "carol"):
         assert scrape[name].status_code == 403
         assert (

@@ -228,8 +228,10 @@ async def test_the_sdk_client_signs_in_through_the_provider_and_calls_tools(serv
         wrote = await client.call_tool("fail", {"kind": "tool_error"})
     assert who["member"] == "alice"
     assert len(signed_in) == 1  # one sign-in, then the token was reused
-    assert storage.client is not None and storage.client.client_id  # registered dynamically
-    assert storage.tokens is not None and storage.tokens.access_token.count(".") == 2  # a JWT (RFC 9068)
+    assert storage.client is not None
+    assert storage.client.client_id
+    assert storage.tokens is not None
+    assert storage.tokens.access_token.count(".") == 2
     # A tool that writes is reached (its own error comes back), so the write scope was granted.
     assert envelope_of(wrote)["error"]["code"] == "CONFLICT"
 
@@ -286,7 +288,8 @@ def test_an_escaped_method_is_refused_as_the_plain_spelling_is(served: Served, s
     assert plain.status_code == 403
     raw = plain.request.content.decode()
     escaped = raw.replace('"tools/call"', f'"{spelling}"', 1)
-    assert f'"{spelling}"' in escaped and '"tools/call"' not in escaped
+    assert f'"{spelling}"' in escaped
+    assert '"tools/call"' not in escaped
     headers = {k: v for k, v in plain.request.headers.items() if k.lower() not in ("content-length",)}
     response = httpx2.post(served.resource, content=escaped.encode(), headers=headers, timeout=30)
     assert response.status_code == 403, response.text
@@ -303,7 +306,8 @@ def test_a_read_scope_token_gets_what_the_policy_says_and_each_attempt_is_record
     reading = call(served, token, "whoami")
     assert reading.status_code == 200, reading.text
     writing = call(served, token, "fail", {"kind": "tool_error"})
-    assert writing.status_code == 403 and 'error="insufficient_scope"' in writing.headers["www-authenticate"]
+    assert writing.status_code == 403
+    assert 'error="insufficient_scope"' in writing.headers["www-authenticate"]
     unknown = call(served, token, "no_such_tool")
     assert unknown.status_code in (200, 400), unknown.text
     message = next(m for m in sse_messages(unknown) if m.get("id") == 1)

@@ -128,7 +128,8 @@ async def test_a_failing_key_endpoint_is_not_asked_again_for_every_token(issuer:
     expected = [FIRST_BACKOFF_SECONDS]
     while len(expected) < len(pauses):
         expected.append(min(MAX_BACKOFF_SECONDS, expected[-1] * 2))
-    assert pauses == expected and pauses[-1] == MAX_BACKOFF_SECONDS
+    assert pauses == expected
+    assert pauses[-1] == MAX_BACKOFF_SECONDS
     issuer.failing = False
     clock.now += MAX_BACKOFF_SECONDS
     assert await keys.key_for("first") is not None  # back: fetched at once, and kept
@@ -220,12 +221,14 @@ def test_a_member_removed_from_the_members_file_loses_their_open_stream(
             thread.start()
         deadline = time.monotonic() + 60
         while opened != {"alice", "bob"}:
-            assert time.monotonic() < deadline and not ended, ended
+            assert time.monotonic() < deadline, ended
+            assert not ended, ended
             time.sleep(0.05)
         members.write_text("- bob\n", encoding="utf-8")
         removed_at = time.monotonic()
         threads[0].join(timeout=10)
-        assert "alice" in ended and ended["alice"] - removed_at < 8
+        assert "alice" in ended
+        assert ended["alice"] - removed_at < 8
         assert "bob" not in ended  # bob is still listed: his stream stays
 
 

@@ -63,18 +63,19 @@ def test_a_plugin_that_is_not_installed_is_a_startup_error_listing_installed(hos
     with pytest.raises(HostError) as caught:
         make_host(hostd_data_dir, {"a": OneToolPlugin("t_a")}, profile_plugins=["a", "missing"])
     assert caught.value.exit_code == 2
-    assert (
-        "missing" in str(caught.value)
-        and "installed plugins:" in str(caught.value)
-        and "a" in str(caught.value)
-    )
+    assert "missing" in str(caught.value)
+    assert "installed plugins:" in str(caught.value)
+    assert "a" in str(caught.value)
 
 
 def test_tool_name_collision_names_both_plugins(hostd_data_dir: Path) -> None:
     with pytest.raises(HostError) as caught:
         make_host(hostd_data_dir, {"first": OneToolPlugin("same"), "second": OneToolPlugin("same")})
     message = str(caught.value)
-    assert "'same'" in message and "'first'" in message and "'second'" in message and "prefix" in message
+    assert "'same'" in message
+    assert "'first'" in message
+    assert "'second'" in message
+    assert "prefix" in message
 
 
 def test_a_prefix_resolves_a_collision(hostd_data_dir: Path) -> None:
@@ -421,6 +422,6 @@ def test_fetching_counts_downloads_in_flight_from_threads_and_after_failures(tmp
     for thread in threads:
         thread.join(10)
     assert context.fetches_in_flight == 0
-    with pytest.raises(OSError), context.fetching():
+    with pytest.raises(OSError, match="connection reset"), context.fetching():
         raise OSError("connection reset")
     assert context.fetches_in_flight == 0

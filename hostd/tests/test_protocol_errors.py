@@ -23,13 +23,15 @@ async def test_tools_list_with_an_unknown_cursor_is_invalid_params(
     config = {"language": language, "profiles": {"default": {"plugins": ["probe"]}}}
     async with in_memory_client(data_dir=hostd_data_dir, config=config, extra_plugins={"probe": probe}) as c:
         first = await c.list_tools()
-        assert first.next_cursor is None and first.tools
+        assert first.next_cursor is None
+        assert first.tools
         with pytest.raises(MCPError) as caught:
             await c.list_tools(cursor="not-a-cursor", cache_mode="bypass")
         assert envelope_of(await c.call_tool("echo", {"text": "ok"}))["text"] == "ok"
     assert caught.value.code == types.INVALID_PARAMS
     if language == "zh":
-        assert "游标" in caught.value.message and "cursor" not in caught.value.message.lower()
+        assert "游标" in caught.value.message
+        assert "cursor" not in caught.value.message.lower()
     else:
         assert "cursor" in caught.value.message
 
@@ -128,7 +130,8 @@ async def test_modern_discover_advertises_and_listen_acknowledges_only_what_is_s
 
     with HttpServer.start(write_config(tmp_path, ["memory", "tasks"])) as server:
         discovered = discover(server.url)
-        assert discovered["tools"] == {} and discovered["resources"] == {"subscribe": True}
+        assert discovered["tools"] == {}
+        assert discovered["resources"] == {"subscribe": True}
         assert "prompts" not in discovered or "listChanged" not in discovered["prompts"]
         async with server.client(mode="2026-07-28") as client:
             created = await client.call_tool("create_memory", {"uri": "door://a", "content": "a"})
@@ -140,12 +143,14 @@ async def test_modern_discover_advertises_and_listen_acknowledges_only_what_is_s
                 resource_subscriptions=["memory://door/a"],
             ) as subscription:
                 honored = subscription.honored
-        assert not honored.tools_list_changed and not honored.prompts_list_changed
+        assert not honored.tools_list_changed
+        assert not honored.prompts_list_changed
         assert not honored.resources_list_changed
         assert honored.resource_subscriptions == ["memory://door/a"]
         async with server.client(mode="legacy") as client:
             legacy = client.server_capabilities
-            assert legacy.tools is not None and not legacy.tools.list_changed
+            assert legacy.tools is not None
+            assert not legacy.tools.list_changed
 
 
 async def test_a_resources_list_cursor_with_a_forged_inner_part_is_invalid_params(

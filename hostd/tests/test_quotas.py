@@ -88,9 +88,11 @@ async def test_a_served_call_over_quota_is_rate_limited(tmp_path: Path) -> None:
         async with server.client(headers={"Authorization": f"Bearer {BOB}"}) as client:
             bobs = envelope_of(await client.call_tool("whoami", {}))
     assert first["status"] == "success"
-    assert second["status"] == "error" and second["error"]["code"] == "RATE_LIMITED"
+    assert second["status"] == "error"
+    assert second["error"]["code"] == "RATE_LIMITED"
     assert 55 <= second["error"]["details"]["retry_after"] <= 60  # one a minute
-    assert second["error"]["details"]["tool"] == "echo" and "limits" in second["error"]["hint"]
+    assert second["error"]["details"]["tool"] == "echo"
+    assert "limits" in second["error"]["hint"]
     # burst 3: echo took one, two whoami pass, the third waits ~10 s (6 a minute).
     assert [w["status"] for w in whoami] == ["success", "success", "error"]
     assert 0 < whoami[2]["error"]["details"]["retry_after"] <= 10

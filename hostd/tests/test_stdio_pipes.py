@@ -92,7 +92,8 @@ def test_output_of_tools_never_reaches_the_wire(tmp_path: Path, probe_install: d
     assert by_id[2]["result"]["isError"] is False
     assert by_id[3]["result"]["structuredContent"]["text"] == "after"
     assert rest == b""
-    assert b"stray print from a tool" in stderr and b"raw bytes on fd 1" in stderr
+    assert b"stray print from a tool" in stderr
+    assert b"raw bytes on fd 1" in stderr
 
 
 def test_served_with_stderr_closed(tmp_path: Path, probe_install: dict[str, str]) -> None:

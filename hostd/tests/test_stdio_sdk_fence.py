@@ -121,12 +121,14 @@ async def test_explicit_streams_are_read_by_line_and_written_then_flushed() -> N
             assert (fd_identity(0), fd_identity(1)) == before  # explicit streams: no descriptor claimed
             first = await read_stream.receive()
             assert isinstance(first, SessionMessage)
-            assert isinstance(first.message, types.JSONRPCRequest) and first.message.method == "ping"
+            assert isinstance(first.message, types.JSONRPCRequest)
+            assert first.message.method == "ping"
             assert hasattr(read_stream, "last_context")  # what the session reads the sender's context from
             unreadable = await read_stream.receive()
             not_a_message = await read_stream.receive()
             # The line's refusal arrives as the exception itself, telling JSON from non-JSON.
-            assert isinstance(unreadable, Exception) and isinstance(not_a_message, Exception)
+            assert isinstance(unreadable, Exception)
+            assert isinstance(not_a_message, Exception)
             assert protocol_error_for(unreadable, "en").error.code == types.PARSE_ERROR
             assert protocol_error_for(not_a_message, "en").error.code == types.INVALID_REQUEST
             answer = types.JSONRPCResponse(jsonrpc="2.0", id=1, result={})
@@ -231,5 +233,6 @@ def test_hostd_claims_stdin_and_stdout_as_the_sdk_does(tmp_path: Path) -> None:
     for report in (sdk, hostd):
         assert report["stdin"] == os.devnull, report
         assert report["stdout"] == report["stderr"], report
-        assert report["private_above_std"] and report["cloexec"], report
+        assert report["private_above_std"], report
+        assert report["cloexec"], report
     assert {k: v for k, v in sdk.items() if k != "kind"} == {k: v for k, v in hostd.items() if k != "kind"}

@@ -157,7 +157,8 @@ def test_db_migrate_check_then_apply_then_current(
     applied = _hostd(ledger_env, config, postgres_url, "db", "migrate")
     assert applied.returncode == 0, applied.stderr
     assert "ledger: version 2: current" in applied.stdout
-    assert "127.0.0.1:" in applied.stdout and "postgres@" not in applied.stdout
+    assert "127.0.0.1:" in applied.stdout
+    assert "postgres@" not in applied.stdout
     after = _hostd(ledger_env, config, postgres_url, "db", "migrate", "--check")
     assert (after.returncode, "ledger: version 2: current" in after.stdout) == (0, True)
 
@@ -183,14 +184,13 @@ def test_config_check_reports_the_database_and_its_schema(
 ) -> None:
     config = _config(tmp_path)
     pending = _hostd(ledger_env, config, postgres_url, "config", "check")
-    assert pending.returncode == 1 and "2 migration(s) pending" in pending.stdout
+    assert pending.returncode == 1
+    assert "2 migration(s) pending" in pending.stdout
     _hostd(ledger_env, config, postgres_url, "db", "migrate")
     current = _hostd(ledger_env, config, postgres_url, "config", "check")
     assert current.returncode == 0, current.stderr
-    assert (
-        "storage: team database 127.0.0.1:" in current.stdout
-        and "ledger: version 2: current" in current.stdout
-    )
+    assert "storage: team database 127.0.0.1:" in current.stdout
+    assert "ledger: version 2: current" in current.stdout
 
 
 def test_serve_migrates_at_start_up_unless_told_not_to(
@@ -200,7 +200,8 @@ def test_serve_migrates_at_start_up_unless_told_not_to(
         ledger_env, _config(tmp_path, migrate=False), postgres_url, "serve", stdin=subprocess.DEVNULL
     )
     assert refused.returncode == 2
-    assert "not current" in refused.stderr and "hostd db migrate" in refused.stderr
+    assert "not current" in refused.stderr
+    assert "hostd db migrate" in refused.stderr
     served = _hostd(ledger_env, _config(tmp_path), postgres_url, "serve", stdin=subprocess.DEVNULL)
     assert served.returncode == 0, served.stderr
     check = _hostd(ledger_env, _config(tmp_path), postgres_url, "db", "migrate", "--check")
@@ -225,7 +226,8 @@ def test_a_slow_statement_is_a_timeout_envelope(
     assert called.returncode == 1
     envelope = json.loads(called.stdout)
     assert envelope["error"]["code"] == "TIMEOUT"
-    assert "200 ms" in envelope["error"]["message"] and envelope["error"]["hint"]
+    assert "200 ms" in envelope["error"]["message"]
+    assert envelope["error"]["hint"]
 
 
 def test_a_database_down_at_start_up_is_exit_2_naming_the_host_not_the_password(
@@ -237,7 +239,8 @@ def test_a_database_down_at_start_up_is_exit_2_naming_the_host_not_the_password(
     url = f"postgresql://team:hunter2-secret@127.0.0.1:{port}/hostd"
     served = _hostd(ledger_env, _config(tmp_path), url, "serve", stdin=subprocess.DEVNULL)
     assert served.returncode == 2
-    assert f"127.0.0.1:{port}/hostd" in served.stderr and "cannot be reached" in served.stderr
+    assert f"127.0.0.1:{port}/hostd" in served.stderr
+    assert "cannot be reached" in served.stderr
     assert "hunter2" not in served.stderr + served.stdout
 
 
@@ -246,9 +249,11 @@ def test_storage_without_its_environment_variable_says_what_to_set(
 ) -> None:
     served = _hostd(ledger_env, _config(tmp_path), None, "serve", stdin=subprocess.DEVNULL)
     assert served.returncode == 2
-    assert "$TEAM_DB" in served.stderr and "postgresql://" in served.stderr
+    assert "$TEAM_DB" in served.stderr
+    assert "postgresql://" in served.stderr
     wrong = _hostd(ledger_env, _config(tmp_path), "mysql://x@y/z", "db", "migrate")
-    assert wrong.returncode == 2 and "must be a postgresql:// URL" in wrong.stderr
+    assert wrong.returncode == 2
+    assert "must be a postgresql:// URL" in wrong.stderr
 
 
 def test_without_storage_config_check_says_embedded(tmp_path: Path) -> None:
@@ -257,9 +262,11 @@ def test_without_storage_config_check_says_embedded(tmp_path: Path) -> None:
         f"data_dir: {tmp_path / 'data'}\nprofiles:\n  default:\n    plugins: []\n", encoding="utf-8"
     )
     checked = _hostd({}, config, None, "config", "check")
-    assert checked.returncode == 0 and "storage: embedded" in checked.stdout
+    assert checked.returncode == 0
+    assert "storage: embedded" in checked.stdout
     migrate = _hostd({}, config, None, "db", "migrate")
-    assert migrate.returncode == 2 and "storage: {url_env" in migrate.stderr
+    assert migrate.returncode == 2
+    assert "storage: {url_env" in migrate.stderr
 
 
 def test_db_copy_moves_the_local_store_once_and_reports_conflicts(
@@ -273,7 +280,8 @@ def test_db_copy_moves_the_local_store_once_and_reports_conflicts(
     assert first.returncode == 0, first.stderr
     assert "ledger: entries: 2 copied, 0 unchanged" in first.stdout
     again = _hostd(ledger_env, config, postgres_url, "db", "copy")
-    assert again.returncode == 0 and "ledger: entries: 0 copied, 2 unchanged" in again.stdout
+    assert again.returncode == 0
+    assert "ledger: entries: 0 copied, 2 unchanged" in again.stdout
     local.write_text(json.dumps([[1, "first"], [2, "changed locally"]]), encoding="utf-8")
     conflict = _hostd(ledger_env, config, postgres_url, "db", "copy")
     assert conflict.returncode == 1

@@ -58,8 +58,10 @@ def test_a_bad_tokens_file_names_its_line(text: str, line: int, problem: str) ->
 
 def test_short_and_long_forms() -> None:
     parsed = parse_tokens_file(f"alice: {ALICE}\nbob: {{token: {BOB}, profile: readonly}}\n", "t", PROFILES)
-    assert parsed["alice"][0] == ALICE and parsed["alice"][1].profile is None
-    assert parsed["bob"][0] == BOB and parsed["bob"][1].profile == "readonly"
+    assert parsed["alice"][0] == ALICE
+    assert parsed["alice"][1].profile is None
+    assert parsed["bob"][0] == BOB
+    assert parsed["bob"][1].profile == "readonly"
 
 
 def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +80,8 @@ def test_a_token_is_compared_with_every_token(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr("hostd.team.members.hmac.compare_digest", counting)
     member = book.identify(ALICE)
-    assert member is not None and member.name == "a"
+    assert member is not None
+    assert member.name == "a"
     assert book.identify("unknown-token-0000000") is None
     assert compared == [32, 32, 32, 32]  # both tokens both times, as digests of equal length
 
@@ -99,7 +102,8 @@ def test_the_file_is_reloaded_when_it_changes(tmp_path: Path, caplog: pytest.Log
     path.write_text("bob: short\n", encoding="utf-8")  # a bad edit keeps the members loaded before
     now[0] += 1.5
     assert directory.identify(BOB).name == "bob"  # type: ignore[union-attr]
-    assert "tokens.yaml:1:" in caplog.text and BOB not in caplog.text
+    assert "tokens.yaml:1:" in caplog.text
+    assert BOB not in caplog.text
 
 
 def test_token_env_belongs_to_the_member_default(tmp_path: Path) -> None:
@@ -138,7 +142,8 @@ def test_serve_refuses_to_start_with_a_bad_tokens_file(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2
-    assert f"{tokens}:2:" in done.stderr and "at least 16 characters" in done.stderr
+    assert f"{tokens}:2:" in done.stderr
+    assert "at least 16 characters" in done.stderr
 
 
 # --- the member in the tool context ---------------------------------------------------------------
@@ -229,14 +234,17 @@ def test_unknown_token_is_401_and_not_logged(team_server: tuple[HttpServer, Path
     assert _status(server, ALICE) == 200
     server.process.send_signal(signal.SIGINT)
     _, err = server.process.communicate(timeout=30)
-    assert b"stolen-token" not in err and ALICE.encode() not in err
+    assert b"stolen-token" not in err
+    assert ALICE.encode() not in err
 
 
 async def test_a_profile_limits_what_a_member_sees_and_calls(team_server: tuple[HttpServer, Path]) -> None:
     server, _ = team_server
     async with server.client(headers={"Authorization": f"Bearer {BOB}"}) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert "fail" not in names and "noisy" not in names and {"echo", "whoami"} <= names
+        assert "fail" not in names
+        assert "noisy" not in names
+        assert {"echo", "whoami"} <= names
         from mcp.shared.exceptions import MCPError
 
         with pytest.raises(MCPError) as limited:

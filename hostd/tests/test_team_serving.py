@@ -148,7 +148,9 @@ def test_a_short_state_secret_stops_start_up(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2 and "at least 32 bytes" in done.stderr and "too short" not in done.stderr
+    assert done.returncode == 2
+    assert "at least 32 bytes" in done.stderr
+    assert "too short" not in done.stderr
 
 
 # --- sessions ------------------------------------------------------------------------------------
@@ -172,9 +174,11 @@ def test_sessions_are_capped_with_a_clear_answer(tmp_path: Path, language: str, 
         baseline = _rss_kib(server.process.pid)
         for _ in range(200):  # far more than the cap: each refused, at no lasting cost
             refused = post(server.url, INITIALIZE)
-            assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+            assert refused.status_code == 503
+            assert refused.headers["retry-after"] == "1"
             reason = sse_messages(refused)[0]["error"]["message"]
-            assert reason.startswith(words) and "transport.max_sessions" in reason
+            assert reason.startswith(words)
+            assert "transport.max_sessions" in reason
         assert _rss_kib(server.process.pid) < baseline + 8 * 1024
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         for response in opened:  # the sessions already open are served as before
@@ -210,7 +214,8 @@ def test_health_probes_need_no_token_and_say_nothing_else(tmp_path: Path) -> Non
         assert post(server.url, INITIALIZE).status_code == 401
         for path, body in (("/healthz", "ok"), ("/readyz", "ready")):
             response = httpx2.get(server.base + path, headers={"Host": "10.1.2.3:9999"}, timeout=10)
-            assert response.status_code == 200 and response.text == body
+            assert response.status_code == 200
+            assert response.text == body
             assert set(response.headers) <= {"content-type", "content-length", "date"}
 
 
@@ -248,7 +253,8 @@ async def test_readyz_is_503_when_a_check_fails() -> None:
     app = build_http_app(Server("t"), HttpPolicy(TransportConfig(type="http")), readiness)
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://x") as client:
         response = await client.get("/readyz")
-    assert response.status_code == 503 and response.text == "not ready"
+    assert response.status_code == 503
+    assert response.text == "not ready"
 
 
 # --- SIGTERM ------------------------------------------------------------------------------------

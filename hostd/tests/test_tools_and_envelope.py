@@ -39,7 +39,8 @@ async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: 
         "minimum": 1,
         "type": "integer",
     }
-    assert props["style"]["enum"] == ["plain", "upper"] and props["style"]["default"] == "plain"
+    assert props["style"]["enum"] == ["plain", "upper"]
+    assert props["style"]["default"] == "plain"
     # A guard no model comes near is left out of the listing; the host still enforces it.
     assert "maxLength" not in props["text"]
     assert echo.input_schema["additionalProperties"] is False
@@ -49,7 +50,8 @@ async def test_tools_list_carries_complete_schemas(hostd_data_dir: Path, probe: 
         assert tool.output_schema is not None
         assert {"status", "message", "metadata"} <= set(tool.output_schema["required"])
     assert set(echo.output_schema["properties"]) >= {"text", "times", "greeting", "status", "message"}
-    assert echo.annotations.read_only_hint is True and echo.annotations.destructive_hint is False
+    assert echo.annotations.read_only_hint is True
+    assert echo.annotations.destructive_hint is False
     assert tools["fail"].annotations.read_only_hint is False
 
 
@@ -151,7 +153,8 @@ async def test_unknown_tool_is_a_protocol_error(hostd_data_dir: Path, probe: obj
         with pytest.raises(MCPError) as caught:
             await c.call_tool("no_such_tool", {})
         assert envelope_of(await c.call_tool("echo", {"text": "ok"}))["text"] == "ok"
-    assert "no_such_tool" in caught.value.message and "echo" in caught.value.message
+    assert "no_such_tool" in caught.value.message
+    assert "echo" in caught.value.message
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -168,7 +171,8 @@ async def test_fuzz_check_over_the_probe_tools(tmp_path: Path, probe: object) ->
         report = await fuzz_tools(c, skip=frozenset({"fail"}))
     assert report.calls > 80  # about 17 calls for each of the five fuzzed tools
     assert not report.failures, report.failures
-    assert report.codes.get("INVALID_ARGUMENT", 0) > 0 and report.codes.get("OK", 0) > 0
+    assert report.codes.get("INVALID_ARGUMENT", 0) > 0
+    assert report.codes.get("OK", 0) > 0
 
 
 async def test_success_and_error_envelopes_both_fit_the_output_schema(
@@ -180,7 +184,8 @@ async def test_success_and_error_envelopes_both_fit_the_output_schema(
         schema = {tool.name: tool.output_schema for tool in (await c.list_tools()).tools}["echo"]
         ok = await c.call_tool("echo", {"text": "fits"})
         bad = await c.call_tool("echo", {"text": "x", "times": 99})
-    assert bad.is_error and not ok.is_error
+    assert bad.is_error
+    assert not ok.is_error
     for result in (ok, bad):
         jsonschema.validate(result.structured_content, schema)  # clients may validate errors too
 

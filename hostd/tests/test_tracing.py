@@ -112,15 +112,18 @@ def test_one_span_per_call_continuing_the_clients_trace(tmp_path: Path, receiver
         call(server, "whoami", {}, {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"})
         call(server, "fail", {"kind": "tool_error"}, {})
     # The server exported what it had batched when it stopped.
-    assert receiver.paths and set(receiver.paths) == {"/v1/traces"}
+    assert receiver.paths
+    assert set(receiver.paths) == {"/v1/traces"}
     spans = {span.name: (service, span) for service, span in receiver.spans}
     assert set(spans) == {"tools/call whoami", "execute_tool whoami", "tools/call fail", "execute_tool fail"}
     service, request = spans["tools/call whoami"]
     assert service["service.name"] == "hostd-test"
-    assert request.trace_id.hex() == TRACE_ID and request.parent_span_id.hex() == PARENT_ID
+    assert request.trace_id.hex() == TRACE_ID
+    assert request.parent_span_id.hex() == PARENT_ID
     assert request.kind == 2  # SPAN_KIND_SERVER, the SDK's
     _, whoami = spans["execute_tool whoami"]
-    assert whoami.trace_id.hex() == TRACE_ID and whoami.parent_span_id == request.span_id
+    assert whoami.trace_id.hex() == TRACE_ID
+    assert whoami.parent_span_id == request.span_id
     assert whoami.kind == 1  # SPAN_KIND_INTERNAL
     attributes = {a.key: a.value.string_value for a in whoami.attributes}
     assert attributes == {
@@ -134,7 +137,8 @@ def test_one_span_per_call_continuing_the_clients_trace(tmp_path: Path, receiver
     _, failed_request = spans["tools/call fail"]
     _, failed = spans["execute_tool fail"]
     failed_attributes = {a.key: a.value.string_value for a in failed.attributes}
-    assert failed_attributes["error.type"] == "CONFLICT" and failed_attributes["enduser.id"] == "alice"
+    assert failed_attributes["error.type"] == "CONFLICT"
+    assert failed_attributes["enduser.id"] == "alice"
     assert failed.status.code == 2  # STATUS_CODE_ERROR
     assert failed.parent_span_id == failed_request.span_id
     assert failed.trace_id.hex() != TRACE_ID  # no trace context sent: a trace of its own
@@ -154,7 +158,8 @@ def test_without_the_variable_nothing_is_installed_or_imported(
         monkeypatch.delenv(name, raising=False)
     host = Host(config_from_mapping({"profiles": {"default": {"plugins": []}}}, data_dir=tmp_path))
     assert install_tracing(host) is None
-    assert host.observers.tracer is None and not host.observers  # calls take the path without observers
+    assert host.observers.tracer is None
+    assert not host.observers
     code = (
         "import sys, hostd.cli.main, hostd.core.host, hostd.protocol.server, hostd.team.tracing, "
         "hostd.protocol.http\n"
@@ -204,20 +209,26 @@ async def test_statements_and_fetches_are_child_spans_of_the_tool_call(
         return {a.key: a.value.string_value or a.value.int_value for a in span.attributes}
 
     statements = children(tools["execute_tool create_memory"])
-    assert statements and all(span.kind == 3 for span in statements)  # SPAN_KIND_CLIENT
+    assert statements
+    assert all(span.kind == 3 for span in statements)
     operations = [attributes(span)["db.operation.name"] for span in statements]
     write = operations[: operations.index("COMMIT") + 1]
-    assert write[0] == "BEGIN" and "INSERT" in write and write[-1] == "COMMIT"
+    assert write[0] == "BEGIN"
+    assert "INSERT" in write
+    assert write[-1] == "COMMIT"
     # Then create_memory looks for memories very like the new one: reads only.
     assert all(operation == "SELECT" for operation in operations[len(write) :])
     for span in statements:
         found = attributes(span)
-        assert found["db.system"] == "sqlite" and found["db.namespace"] == "memory.db"
+        assert found["db.system"] == "sqlite"
+        assert found["db.namespace"] == "memory.db"
         assert span.name == f"{found['db.operation.name']} {found['db.namespace']}"
         assert "secret" not in repr(span.attributes)
 
     (fetch,) = children(tools["execute_tool read_wechat_articles"])
     found = attributes(fetch)
-    assert fetch.name == "GET" and fetch.kind == 3
-    assert found["http.request.method"] == "GET" and found["http.response.status_code"] == 200
+    assert fetch.name == "GET"
+    assert fetch.kind == 3
+    assert found["http.request.method"] == "GET"
+    assert found["http.response.status_code"] == 200
     assert found["url.full"] == pages.url("/s/article/7?sn=REDACTED")

@@ -60,7 +60,8 @@ def tokens(tmp_path: Path) -> Path:
 
 def team_sign_in(client: TestClient, token: str) -> httpx.Response:
     form = client.get("/ui/signin?next=/ui/notes")
-    assert form.status_code == 200 and 'type="password"' in form.text
+    assert form.status_code == 200
+    assert 'type="password"' in form.text
     return form_post(client, "/ui/signin", {"csrf": csrf_of(form.text), "token": token, "next": "/ui/notes"})
 
 
@@ -72,15 +73,19 @@ def test_the_link_signs_in_once_and_leaves_the_address(hostd_data_dir: Path, not
     client = TestClient(app, base_url=BASE_URL, follow_redirects=False)
     assert client.get("/ui/").headers["location"] == "/ui/signin?next=%2Fui%2F"
     answer = client.get(f"/ui/signin?token={one_time.token}")
-    assert answer.status_code == 303 and answer.headers["location"] == "/ui/"  # no token left in it
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/ui/"
     cookie = answer.headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie
+    assert "Path=/ui" in cookie
     assert one_time.token not in cookie
     assert client.get("/ui/").status_code == 200
     # The same link again, from another browser: refused, and no cookie.
     other = TestClient(app, base_url=BASE_URL, follow_redirects=False)
     again = other.get(f"/ui/signin?token={one_time.token}")
-    assert again.status_code == 403 and "set-cookie" not in again.headers
+    assert again.status_code == 403
+    assert "set-cookie" not in again.headers
     assert "used already or is wrong" in again.text
     wrong = TestClient(app, base_url=BASE_URL, follow_redirects=False).get("/ui/signin?token=guess")
     assert wrong.status_code == 403
@@ -126,7 +131,8 @@ def test_headers_forbid_inline_script_and_framing(hostd_data_dir: Path, notes: N
         answer = client.get(path)
         policy = answer.headers["content-security-policy"]
         assert policy.startswith("default-src 'self'; script-src 'self';")
-        assert "'unsafe-inline'" not in policy and "frame-ancestors 'none'" in policy
+        assert "'unsafe-inline'" not in policy
+        assert "frame-ancestors 'none'" in policy
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert (
             answer.headers["referrer-policy"] == "same-origin"
@@ -145,9 +151,12 @@ def test_the_language_is_switched_and_kept(hostd_data_dir: Path, notes: NotesPlu
     client = signed_in_client(app, f"/ui/signin?token={one_time.token}")
     assert "<h1>Notes</h1>" in client.get("/ui/notes").text  # the config says en
     switched = client.get("/ui/notes?lang=zh&x=1")
-    assert switched.status_code == 303 and switched.headers["location"] == "/ui/notes?x=1"
+    assert switched.status_code == 303
+    assert switched.headers["location"] == "/ui/notes?x=1"
     page = client.get("/ui/notes").text
-    assert '<html lang="zh-CN">' in page and "<h1>笔记</h1>" in page and "退出" in page
+    assert '<html lang="zh-CN">' in page
+    assert "<h1>笔记</h1>" in page
+    assert "退出" in page
     assert client.get("/ui/notes?lang=fr").status_code == 200  # not a language: ignored
 
 
@@ -157,10 +166,12 @@ def test_the_language_is_switched_and_kept(hostd_data_dir: Path, notes: NotesPlu
 def test_members_sign_in_with_their_token(hostd_data_dir: Path, notes: NotesPlugin, tokens: Path) -> None:
     client = TestClient(team_app(hostd_data_dir, notes, tokens), base_url=BASE_URL, follow_redirects=False)
     refused = team_sign_in(client, "not-a-member-token-000")
-    assert refused.status_code == 401 and "belongs to no member" in refused.text
+    assert refused.status_code == 401
+    assert "belongs to no member" in refused.text
     assert "not-a-member-token-000" not in refused.text  # the page never shows a token
     answer = team_sign_in(client, ALICE)
-    assert answer.status_code == 303 and answer.headers["location"] == "/ui/notes"
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/ui/notes"
     assert "secure" not in answer.headers["set-cookie"].lower()  # plain HTTP: a Secure cookie would be lost
     behind_tls = TestClient(
         team_app(hostd_data_dir, notes, tokens), base_url=BASE_URL, follow_redirects=False
@@ -171,7 +182,9 @@ def test_members_sign_in_with_their_token(hostd_data_dir: Path, notes: NotesPlug
     )
     assert "; secure" in ended.headers["set-cookie"].lower()
     page = client.get("/ui/notes")
-    assert page.status_code == 200 and ALICE not in page.text and ">alice<" in page.text
+    assert page.status_code == 200
+    assert ALICE not in page.text
+    assert ">alice<" in page.text
     form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "from alice"})
     assert [(n.text, n.author) for n in notes.notes] == [("from alice", "alice")]
     # The MCP endpoint still wants a token; the dashboard's cookie is no token for it.
@@ -191,9 +204,11 @@ def test_a_read_only_member_sees_no_write_and_its_forged_post_is_refused(
     client = TestClient(team_app(hostd_data_dir, notes, tokens), base_url=BASE_URL, follow_redirects=False)
     team_sign_in(client, READER)
     page = client.get("/ui/notes")
-    assert page.status_code == 200 and '<form method="post" action="/ui/notes/add"' not in page.text
+    assert page.status_code == 200
+    assert '<form method="post" action="/ui/notes/add"' not in page.text
     forged = form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "sneaky"})
-    assert forged.status_code == 403 and notes.notes == []
+    assert forged.status_code == 403
+    assert notes.notes == []
 
 
 def test_one_cookie_for_every_replica_with_the_shared_secret(
@@ -261,10 +276,12 @@ def test_sign_out_ends_every_copy_of_the_cookie_on_every_replica(
     assert second.get("/ui/notes").status_code == 200
     page = first.get("/ui/notes")
     out = form_post(first, "/ui/signout", {"csrf": csrf_of(page.text)})
-    assert out.status_code == 303 and out.headers["location"] == "/ui/signin"
+    assert out.status_code == 303
+    assert out.headers["location"] == "/ui/signin"
     for client in (replica(copied), second):
         refused = client.get("/ui/notes")
-        assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/signin")
+        assert refused.status_code == 303
+        assert refused.headers["location"].startswith("/ui/signin")
     assert reader.get("/ui/notes").status_code == 200
     again = replica()
     team_sign_in(again, ALICE)
@@ -330,17 +347,22 @@ def test_a_served_oauth_dashboard_asks_for_a_member_token(
         httpx.Client(base_url=server.base, follow_redirects=False, timeout=30) as client,
     ):
         form = client.get("/ui/signin")
-        assert form.status_code == 200 and 'type="password"' in form.text
-        assert "Continue as" not in form.text and "Continue" not in form.text
+        assert form.status_code == 200
+        assert 'type="password"' in form.text
+        assert "Continue as" not in form.text
+        assert "Continue" not in form.text
         fields = {"csrf": csrf_of(form.text), "next": "/ui/"}
         refused = client.post("/ui/signin", data=fields)
-        assert refused.status_code == 401 and "hostd_ui" not in refused.headers.get("set-cookie", "")
+        assert refused.status_code == 401
+        assert "hostd_ui" not in refused.headers.get("set-cookie", "")
         assert client.get("/ui/").status_code == 303
         assert client.post("/mcp", json={}).status_code == 401
         signed = client.post("/ui/signin", data={**fields, "token": ALICE})
-        assert signed.status_code == 303 and "hostd_ui=" in signed.headers["set-cookie"]
+        assert signed.status_code == 303
+        assert "hostd_ui=" in signed.headers["set-cookie"]
         page = client.get("/ui/")  # the client keeps the cookie
-        assert page.status_code == 200 and ">alice<" in page.text
+        assert page.status_code == 200
+        assert ">alice<" in page.text
 
 
 def test_no_open_button_where_the_transport_knows_its_members(
@@ -363,10 +385,14 @@ def test_no_open_button_where_the_transport_knows_its_members(
             client, "/ui/signin", {"csrf": csrf_of(form.text) if kind == "open" else "", "next": "/ui/"}
         )
         if kind == "open":
-            assert "Continue as" in form.text and answer.status_code == 303
+            assert "Continue as" in form.text
+            assert answer.status_code == 303
             continue
-        assert form.status_code == 200 and "Continue" not in form.text and "no way to sign in" in form.text
-        assert answer.status_code == 403 and "set-cookie" not in answer.headers
+        assert form.status_code == 200
+        assert "Continue" not in form.text
+        assert "no way to sign in" in form.text
+        assert answer.status_code == 403
+        assert "set-cookie" not in answer.headers
         assert client.get("/ui/notes").status_code == 303
 
 
@@ -393,9 +419,11 @@ def test_hostd_web_prints_a_link_and_serves(tmp_path: Path) -> None:
         origin, link = found.group(1), found.group(0)
         with httpx.Client(base_url=origin, follow_redirects=False, timeout=30) as client:
             answer = client.get(link)
-            assert answer.status_code == 303 and answer.headers["location"] == "/ui/"
+            assert answer.status_code == 303
+            assert answer.headers["location"] == "/ui/"
             page = client.get("/ui/")
-            assert page.status_code == 200 and "概览" in page.text
+            assert page.status_code == 200
+            assert "概览" in page.text
             assert client.get("/").headers["location"] == "/ui/"
             assert httpx.get(link, follow_redirects=False).status_code == 403  # once only
     finally:

@@ -69,16 +69,19 @@ def test_members_are_listed_with_their_activity_and_never_their_tokens(
     members = client.get("/ui/members")
     assert members.status_code == 200
     text = members.text
-    assert ALICE not in text and READER not in text
+    assert ALICE not in text
+    assert READER not in text
     alice = text[text.index('id="member-alice"') : text.index('id="member-reader"')]
     assert "noted hello &lt;b&gt;team&lt;/b&gt;" in alice  # from the plugin's overview feed, escaped
     reader = text[text.index('id="member-reader"') :]
-    assert ">reader</dd>" in reader and "none seen" in reader  # its profile; no activity
+    assert ">reader</dd>" in reader
+    assert "none seen" in reader
     assert '<span class="plugin">Notes</span>' in alice  # named by its page's title, not its id
     zh = client.get("/ui/members?lang=zh")
     assert zh.status_code == 303
     in_chinese = client.get("/ui/members").text
-    assert "成员" in in_chinese and '<span class="plugin">笔记</span>' in in_chinese
+    assert "成员" in in_chinese
+    assert '<span class="plugin">笔记</span>' in in_chinese
 
 
 def test_there_is_no_members_page_for_the_local_user(hostd_data_dir: Path, tmp_path: Path) -> None:
@@ -104,10 +107,12 @@ def test_a_view_file_is_a_sandboxed_attachment(
     assert page.status_code == 200
     form_post(client, "/ui/notes/add", {"csrf": csrf_of(page.text), "text": "<script>x</script>"})
     answer = client.get("/ui/notes/download", params={"name": name})
-    assert answer.status_code == 200 and answer.text == "alice: <script>x</script>"
+    assert answer.status_code == 200
+    assert answer.text == "alice: <script>x</script>"
     disposition = answer.headers["content-disposition"]
     assert disposition.startswith(f"attachment; filename=\"{fallback}\"; filename*=UTF-8''")
-    assert "\r" not in disposition and "\n" not in disposition
+    assert "\r" not in disposition
+    assert "\n" not in disposition
     assert answer.headers["content-security-policy"] == "default-src 'none'; sandbox"
     assert answer.headers["content-type"] == "text/plain; charset=utf-8"
     assert answer.headers["x-content-type-options"] == "nosniff"

@@ -46,7 +46,8 @@ async def test_two_processes_hear_each_other_and_a_dropped_listener_comes_back(
             started = anyio.Event()
             group.start_soon(functools.partial(channel.run, started=started.set))
             await started.wait()
-        assert first.listening and second.listening
+        assert first.listening
+        assert second.listening
         assert await first.send("from the first")
         await until(lambda: "from the first" in second_heard and "from the first" in first_heard)
 

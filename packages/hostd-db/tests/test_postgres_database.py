@@ -59,7 +59,8 @@ def test_pool_stats_count_lends_and_never_open_the_pool(postgres_url: str) -> No
         with database.autocommit() as connection:
             connection.execute("SELECT 1")
         stats = database.pool_stats()
-        assert stats is not None and stats["requests_num"] - before == 4
+        assert stats is not None
+        assert stats["requests_num"] - before == 4
     finally:
         database.close()
     assert database.pool_stats() is None
@@ -123,7 +124,8 @@ def test_schema_status_and_refusing_a_newer_schema(notes: PostgresDatabase, post
         with pytest.raises(DatabaseError) as refused:
             older_code.read().__enter__()
         assert refused.value.code == "SCHEMA_TOO_NEW"
-        assert "version 2" in refused.value.message.en and "up to 1" in refused.value.message.en
+        assert "version 2" in refused.value.message.en
+        assert "up to 1" in refused.value.message.en
         assert refused.value.hint is not None
         assert "升级" in refused.value.hint.zh
     finally:
@@ -249,7 +251,8 @@ def test_an_unreachable_server_names_the_host_and_never_the_password(postgres_se
     assert error.hint is not None
     text = error.message.en + error.hint.en + error.message.zh + str(error.details)
     assert f"127.0.0.1:{closed_port}/hostd" in text
-    assert "s3cret" not in text and "team" not in text
+    assert "s3cret" not in text
+    assert "team" not in text
 
 
 def test_a_slow_statement_is_timeout(postgres_url: str) -> None:
@@ -257,7 +260,8 @@ def test_a_slow_statement_is_timeout(postgres_url: str) -> None:
     try:
         with pytest.raises(DatabaseError) as slow, database.read() as connection:
             connection.execute("SELECT pg_sleep(2)")
-        assert slow.value.code == "TIMEOUT" and "100 ms" in slow.value.message.en
+        assert slow.value.code == "TIMEOUT"
+        assert "100 ms" in slow.value.message.en
     finally:
         database.close()
 
@@ -281,7 +285,8 @@ def test_a_connection_lost_mid_call_is_unavailable_and_the_next_call_reconnects(
         connection.execute("INSERT INTO notes (body) VALUES ('never acknowledged')")
         connection.execute("SELECT pg_sleep(3)")
     killer.join()
-    assert lost.value.code == "UNAVAILABLE" and lost.value.reason == "connection_lost"
+    assert lost.value.code == "UNAVAILABLE"
+    assert lost.value.reason == "connection_lost"
     with notes.read() as connection:
         assert connection.execute("SELECT count(*) AS n FROM notes").fetchone() == {"n": 0}
 

@@ -35,7 +35,8 @@ def test_the_folder_is_created_and_the_connection_is_set_up(database: SqliteData
         "user_version": 2,
     }
     row = connection.execute("SELECT value FROM counter").fetchone()
-    assert isinstance(row, sqlite3.Row) and row["value"] == 0
+    assert isinstance(row, sqlite3.Row)
+    assert row["value"] == 0
 
 
 def test_migrations_apply_once_when_four_processes_open_at_once(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ def test_text_concatenates_and_joins_with_each_languages_separator() -> None:
     assert joined == Text(en="a; b", zh="甲；乙")
     assert Text(en="x", zh="叉") + "!" == Text(en="x!", zh="叉!")
     assert "(" + Text(en="x", zh="叉") == Text(en="(x", zh="(叉")
-    assert render("plain", "zh") == "plain" and render(None, "zh") is None
+    assert render("plain", "zh") == "plain"
+    assert render(None, "zh") is None
 
 
 def test_coded_error_renders_message_hint_and_text_in_details() -> None:
@@ -50,7 +51,8 @@ def test_coded_error_renders_message_hint_and_text_in_details() -> None:
 
 def test_a_plain_string_message_reads_the_same_in_both_languages() -> None:
     error = CodedError("CONFLICT", "v2")
-    assert error.message == Text(en="v2", zh="v2") and error.hint is None
+    assert error.message == Text(en="v2", zh="v2")
+    assert error.hint is None
 
 
 @pytest.mark.parametrize("code", ["", "lower", "HAS SPACE", "Mixed_Case"])

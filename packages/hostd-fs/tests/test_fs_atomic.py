@@ -171,7 +171,8 @@ def test_a_full_disk_is_disk_full_and_the_old_file_stays(tiny_disk: Path) -> Non
         atomic_write(target, b"x" * 2_000_000)
     error = caught.value
     assert (error.code, error.reason) == ("DISK_FULL", "NO_SPACE")
-    assert "full" in error.message.en and "磁盘已满" in error.message.zh
+    assert "full" in error.message.en
+    assert "磁盘已满" in error.message.zh
     assert target.read_text() == "old version"
     assert temp_files(tiny_disk) == []
 

@@ -70,7 +70,8 @@ def test_a_folder_swapped_for_a_symlink_after_resolving_is_refused(
     with pytest.raises(FsError) as caught:
         WRITES[operation](target, lock_dir)
     assert (caught.value.code, caught.value.reason) == ("PATH_NOT_ALLOWED", "PATH_CHANGED")
-    assert caught.value.message.zh and "符号链接" in caught.value.message.zh
+    assert caught.value.message.zh
+    assert "符号链接" in caught.value.message.zh
     assert sorted(os.listdir(outside / "deeper")) == ["a.md"]
     assert (outside / "deeper" / "a.md").read_text() == "outside, untouched"
 
@@ -103,7 +104,9 @@ def test_a_hard_link_is_never_written(
     error = caught.value
     assert (error.code, error.reason, error.details["links"]) == ("PATH_NOT_ALLOWED", "HARD_LINK", 2)
     assert error.hint is not None
-    assert "硬链接" in error.message.zh and "hard link" in error.message.en and error.hint.en
+    assert "硬链接" in error.message.zh
+    assert "hard link" in error.message.en
+    assert error.hint.en
     assert (outside / "secret.md").read_text() == "outside, untouched"
     assert sorted(os.listdir(root)) == ["x.md"]
 
@@ -126,9 +129,11 @@ def test_writers_make_missing_parent_folders_beneath_the_root(
 
 def test_create_folders_makes_a_folder_or_a_files_parents_now(root: Path, walk: str) -> None:
     folder = resolve_beneath("out/articles", [root], expect="dir", create_folders=True)
-    assert (root / "out" / "articles").is_dir() and folder.exists()
+    assert (root / "out" / "articles").is_dir()
+    assert folder.exists()
     resolve_beneath("notes/2024/a.md", [root], create_folders=True)
-    assert (root / "notes" / "2024").is_dir() and not (root / "notes" / "2024" / "a.md").exists()
+    assert (root / "notes" / "2024").is_dir()
+    assert not (root / "notes" / "2024" / "a.md").exists()
 
 
 def test_the_outermost_root_is_walked_so_a_nested_root_cannot_be_swapped(root: Path) -> None:
@@ -166,7 +171,8 @@ def test_a_path_1500_folders_deep_is_path_too_long_with_a_hint(root: Path) -> No
     error = caught.value
     assert (error.code, error.reason, error.details["depth_limit"]) == ("PATH_TOO_LONG", "TOO_LONG", 128)
     assert error.hint is not None
-    assert "128" in error.hint.en and "128" in error.hint.zh
+    assert "128" in error.hint.en
+    assert "128" in error.hint.zh
     assert list(root.iterdir()) == []
     assert resolve_beneath("a/" * 100 + "x.md", [root]).names[-1] == "x.md"
 
@@ -191,7 +197,8 @@ def test_only_broken_client_roots_refuse_instead_of_falling_back_to_the_cwd(tmp_
         "invalid_client_roots",
     )
     assert error.hint is not None
-    assert "NUL" in error.hint.en and "NUL" in error.hint.zh
+    assert "NUL" in error.hint.en
+    assert "NUL" in error.hint.zh
 
 
 def test_a_broken_configured_root_alone_is_refused_not_widened(tmp_path: Path) -> None:

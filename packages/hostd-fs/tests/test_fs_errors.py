@@ -76,8 +76,10 @@ def test_every_reason_speaks_english_and_chinese(reason: str, cause: str | None)
         assert error.hint is not None
         assert error.hint.render(language).strip()
     assert error.hint is not None
-    assert CJK.search(error.message.zh) and CJK.search(error.hint.zh)
-    assert not CJK.search(error.message.en) and not CJK.search(error.hint.en)
+    assert CJK.search(error.message.zh)
+    assert CJK.search(error.hint.zh)
+    assert not CJK.search(error.message.en)
+    assert not CJK.search(error.hint.en)
     assert "?" not in error.message.en + error.hint.en, "a placeholder was left unfilled"
     assert str(error) == error.message.en
 
@@ -104,7 +106,8 @@ def test_a_huge_path_is_abbreviated_in_messages_but_kept_whole() -> None:
     path = "a" * 5000 + ".md"
     error = path_error("TOO_LONG", path)
     assert error.path == path
-    assert len(error.message.en) < 400 and len(error.message.zh) < 400
+    assert len(error.message.en) < 400
+    assert len(error.message.zh) < 400
 
 
 def test_the_readme_documents_every_reason_with_its_code() -> None:

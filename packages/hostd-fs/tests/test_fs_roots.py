@@ -83,7 +83,8 @@ def test_root_and_home_are_never_implicit(cwd: Path) -> None:
     error = caught.value
     assert (error.code, error.reason) == ("PATH_NOT_ALLOWED", "NO_ROOT")
     assert error.hint is not None
-    assert "allowed_roots" in error.hint.en and "allowed_roots" in error.hint.zh
+    assert "allowed_roots" in error.hint.en
+    assert "allowed_roots" in error.hint.zh
 
 
 def test_root_and_home_may_still_be_configured_explicitly() -> None:

@@ -93,8 +93,10 @@ def test_make_host_calls_as_a_member_and_offers_services(hostd_data_dir: Path) -
         size = host.service("shelf.size")
         assert host.service("nobody.offers") is None
     assert answer == envelope_ok(items=ITEMS[:2], total=7, next_cursor=answer["next_cursor"], truncated=True)
-    assert is_error and refused["error"]["code"] == "INVALID_ARGUMENT"
-    assert size() == 7 and local_member()
+    assert is_error
+    assert refused["error"]["code"] == "INVALID_ARGUMENT"
+    assert size() == 7
+    assert local_member()
 
 
 @pytest.fixture
@@ -116,7 +118,8 @@ async def test_connect_starts_from_the_suites_plugins_and_config(connect_in_memo
         english = await call(client, "list_shelf", limit=0)
     assert tools == ["list_shelf"]
     assert any("\u4e00" <= ch <= "\u9fff" for ch in refused["message"]), refused  # the suite's zh
-    assert english["message"].isascii() and english["message"] != refused["message"]
+    assert english["message"].isascii()
+    assert english["message"] != refused["message"]
 
 
 SELECTION_SUITE = """

@@ -123,7 +123,8 @@ def test_mermaid_parses_and_renders_hostile_thoughts(
             diagram,
         )
         assert result["parsed"], result.get("error")
-        assert "revises" in result["text"] and "Define the goal" in result["text"]
+        assert "revises" in result["text"]
+        assert "Define the goal" in result["text"]
         assert page.evaluate("typeof window.__pwned") == "undefined"
         for text in HOSTILE_THOUGHTS[:3]:
             single = page.evaluate(
@@ -190,6 +191,7 @@ def test_markdown_in_thoughts_renders_and_runs_nothing(browser: Any, tmp_path: P
         page.get_by_text("click me").click()
         page.get_by_text("raw link").click()
         assert page.evaluate("typeof window.__pwned") == "undefined"
-        assert "<img" in content.inner_text() and "<script>" in content.inner_text()
+        assert "<img" in content.inner_text()
+        assert "<script>" in content.inner_text()
     finally:
         page.close()

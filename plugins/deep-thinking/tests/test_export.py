@@ -25,10 +25,12 @@ async def test_json_export_is_complete_and_reimportable(client: Client) -> None:
     await sample_session(client, "trip")
     exported = await ok(client, "export_session", session_id="trip", format="json")
     payload = json.loads(exported["content"])
-    assert payload["format"] == "hostd-deep-thinking-session" and payload["format_version"] == 1
+    assert payload["format"] == "hostd-deep-thinking-session"
+    assert payload["format_version"] == 1
     assert len(payload["session"]["thoughts"]) == 8
     imported = await ok(client, "import_session", path_or_data=exported["content"], session_id="trip-copy")
-    assert imported["session"]["thought_count"] == 8 and imported["replaced"] is False
+    assert imported["session"]["thought_count"] == 8
+    assert imported["replaced"] is False
     original = await ok(client, "get_session", session_id="trip")
     copy = await ok(client, "get_session", session_id="trip-copy")
     assert copy["thoughts"] == original["thoughts"]
@@ -45,7 +47,8 @@ async def test_import_over_an_existing_session_needs_overwrite_and_backs_up(
     await fails(client, "import_session", "ALREADY_EXISTS", path_or_data=data)
     backups_before = len(list((hostd_data_dir / "deep-thinking" / "backups" / "trip").glob("*.json")))
     replaced = await ok(client, "import_session", path_or_data=data, overwrite=True)
-    assert replaced["replaced"] is True and replaced["session"]["thought_count"] == 8
+    assert replaced["replaced"] is True
+    assert replaced["session"]["thought_count"] == 8
     backups = sorted((hostd_data_dir / "deep-thinking" / "backups" / "trip").glob("*.json"))
     assert len(backups) > backups_before
     assert any("one more" in path.read_text(encoding="utf-8") for path in backups)
@@ -111,7 +114,8 @@ async def test_import_a_spec_shaped_session(client: Client) -> None:
         ],
     }
     imported = await ok(client, "import_session", path_or_data=json.dumps(spec_session, ensure_ascii=False))
-    assert imported["session"]["status"] == "completed" and imported["session"]["name"] == "问题分析"
+    assert imported["session"]["status"] == "completed"
+    assert imported["session"]["name"] == "问题分析"
     page = await ok(client, "get_session", session_id="spec-1")
     assert page["thoughts"][1]["revises_sequence"] == 1
 
@@ -123,7 +127,8 @@ async def test_export_writes_inside_roots_only_and_never_overwrites_silently(
     first = await ok(client, "export_session", session_id="trip", format="markdown", output_path="trip.md")
     path = Path(first["output_path"])
     assert path.read_text(encoding="utf-8").startswith("# trip")
-    assert first["bytes_written"] == path.stat().st_size and first["content"] is None
+    assert first["bytes_written"] == path.stat().st_size
+    assert first["content"] is None
     await fails(
         client, "export_session", "ALREADY_EXISTS", session_id="trip", format="text", output_path="trip.md"
     )
@@ -188,12 +193,15 @@ async def test_markdown_export_keeps_code_verbatim_and_neutralises_raw_html(clie
     markdown = (await ok(client, "export_session", session_id="md", format="markdown"))["content"]
     assert "```python\nif a < b and c > d:\n    print('<tag> & more')\n```" in markdown
     assert "    indented <code> block" in markdown
-    assert "`x<y`" in markdown and "``a `<b>` c``" in markdown
+    assert "`x<y`" in markdown
+    assert "``a `<b>` c``" in markdown
     # Rendered as a viewer with raw HTML on would: code shows as written, no tag gets through.
     rendered = MarkdownIt("commonmark").render(markdown)
     assert "if a &lt; b and c &gt; d:\n    print('&lt;tag&gt; &amp; more')" in rendered
-    assert "<code>x&lt;y</code>" in rendered and "<code>a `&lt;b&gt;` c</code>" in rendered
-    assert "<b>" not in rendered and "<script" not in rendered
+    assert "<code>x&lt;y</code>" in rendered
+    assert "<code>a `&lt;b&gt;` c</code>" in rendered
+    assert "<b>" not in rendered
+    assert "<script" not in rendered
     assert "&lt;b&gt;raw&lt;/b&gt; &amp; &lt;script&gt;" in rendered
 
 
@@ -203,10 +211,12 @@ async def test_html_export_renders_markdown_safely(client: Client) -> None:
     assert "<strong>both</strong>" in page
     assert '<pre><code class="language-python">if a &lt; b and c &gt; d:\n    print(' in page
     assert "<code>x&lt;y</code>" in page
-    assert "&lt;b&gt;raw&lt;/b&gt;" in page and "<b>raw" not in page
+    assert "&lt;b&gt;raw&lt;/b&gt;" in page
+    assert "<b>raw" not in page
     assert "<script" not in page.lower().replace("&lt;script", "")
     assert "javascript:" not in page.replace("[click](javascript:", "")
-    assert "<img" not in page and "src=" not in page
+    assert "<img" not in page
+    assert "src=" not in page
     assert '<a href="https://example.org/"' in page
 
 
@@ -224,14 +234,18 @@ async def test_html_export_is_self_contained_and_escaped(client: Client) -> None
     assert "<script" not in page.lower().replace("&lt;script", "")
     assert re.search(r"<meta http-equiv=\"Content-Security-Policy\" content=\"[^\"]*script-src 'none'", page)
     assert "default-src 'none'" in page
-    assert "http://" not in page and "https://" not in page and "src=" not in page
+    assert "http://" not in page
+    assert "https://" not in page
+    assert "src=" not in page
     assert page.count('<li class="thought') == 9
     for seq in range(1, 10):
         assert f'id="thought-{seq}"' in page
     assert '<a class="revises" href="#thought-2">' in page
-    assert '<section class="branch" id="branch-bus"' in page and 'id="branch-stay-home"' in page
+    assert '<section class="branch" id="branch-bus"' in page
+    assert 'id="branch-stay-home"' in page
     assert "&lt;/script&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
-    assert "\x01" not in page and "\x1b" not in page
+    assert "\x01" not in page
+    assert "\x1b" not in page
 
 
 async def test_mermaid_structure(client: Client) -> None:
@@ -244,11 +258,17 @@ async def test_mermaid_structure(client: Client) -> None:
     diagram = (await ok(client, "visualize_session", session_id="trip", format="mermaid"))["diagram"]
     lines = [line.strip() for line in diagram.splitlines()]
     assert lines[0] == "flowchart TD"
-    assert "t1 --> t2" in lines and "t2 --> t3" in lines and "t3 --> t4" in lines and "t4 --> t8" in lines
+    assert "t1 --> t2" in lines
+    assert "t2 --> t3" in lines
+    assert "t3 --> t4" in lines
+    assert "t4 --> t8" in lines
     assert "t4 -.->|revises| t2" in lines
-    assert "t3 --> t5" in lines and "t1 --> t6" in lines and "t6 --> t7" in lines
+    assert "t3 --> t5" in lines
+    assert "t1 --> t6" in lines
+    assert "t6 --> t7" in lines
     assert any(line.startswith('subgraph b1["branch stay-home"]') for line in lines)
-    assert "t9 -.->|revises| m1" in lines and any(line.startswith('m1(["42 (missing)"])') for line in lines)
+    assert "t9 -.->|revises| m1" in lines
+    assert any(line.startswith('m1(["42 (missing)"])') for line in lines)
 
 
 async def test_mermaid_labels_cannot_break_out(client: Client) -> None:
@@ -470,7 +490,8 @@ def test_nan_in_metadata_is_refused_by_create_session(tmp_path: Path, hostd_root
         timeout=60,
     )
     envelope = json.loads(result.stdout)
-    assert result.returncode == 1 and envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
+    assert result.returncode == 1, envelope
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
     assert envelope["error"]["details"] == {"argument": "metadata", "problem": "not_finite"}
 
 

@@ -36,12 +36,15 @@ async def test_stage_and_tags_are_stored_and_filter_get_session(client: Client) 
     assert stored == [("problem_definition", ["perf"]), ("Analysis", ["perf", "Risk"]), (None, [])]
     assert page["matching_thoughts"] == 3
     by_stage = await ok(client, "get_session", session_id="lab", stage="problem definition")
-    assert [t["sequence"] for t in by_stage["thoughts"]] == [1] and by_stage["matching_thoughts"] == 1
+    assert [t["sequence"] for t in by_stage["thoughts"]] == [1]
+    assert by_stage["matching_thoughts"] == 1
     by_tags = await ok(client, "get_session", session_id="lab", tags=["PERF", "risk"])
     assert [t["sequence"] for t in by_tags["thoughts"]] == [2]
     assert "1 match" in by_tags["message"]
     none = await ok(client, "get_session", session_id="lab", stage="conclusion")
-    assert none["thoughts"] == [] and none["next_cursor"] is None and none["matching_thoughts"] == 0
+    assert none["thoughts"] == []
+    assert none["next_cursor"] is None
+    assert none["matching_thoughts"] == 0
 
 
 async def test_filtered_pages_follow_the_cursor(client: Client) -> None:
@@ -62,18 +65,22 @@ async def test_filtered_pages_follow_the_cursor(client: Client) -> None:
 @pytest.mark.files_only
 async def test_official_fields_only_store_exactly_what_they_did(client: Client, hostd_data_dir: Path) -> None:
     answer = await ok(client, "sequential_thinking", **thought(1, 1, session_id="plain"))
-    assert "stage" not in answer and "tags" not in answer
+    assert "stage" not in answer
+    assert "tags" not in answer
     journal = (hostd_data_dir / "deep-thinking" / "sessions" / "plain.journal").read_text(encoding="utf-8")
-    assert "stage" not in json.loads(journal)["thought"] and "tags" not in json.loads(journal)["thought"]
+    assert "stage" not in json.loads(journal)["thought"]
+    assert "tags" not in json.loads(journal)["thought"]
 
 
 async def test_labels_appear_in_exports_and_diagrams(client: Client) -> None:
     await labelled_session(client)
     for fmt in ("markdown", "text", "html"):
         content = (await ok(client, "export_session", session_id="lab", format=fmt))["content"]
-        assert "Analysis" in content and "Risk" in content, fmt
+        assert "Analysis" in content, fmt
+        assert "Risk" in content, fmt
     ascii_art = (await ok(client, "visualize_session", session_id="lab", format="ascii"))["diagram"]
-    assert "[Analysis #perf #Risk]" in ascii_art and "Cache it\n" in ascii_art
+    assert "[Analysis #perf #Risk]" in ascii_art
+    assert "Cache it\n" in ascii_art
     mermaid = (await ok(client, "visualize_session", session_id="lab"))["diagram"]
     assert "Analysis #35;perf" in mermaid
     exported = (await ok(client, "export_session", session_id="lab", format="json"))["content"]

@@ -41,7 +41,9 @@ async def test_diagrams_are_chinese_in_a_chinese_server(hostd_data_dir: Path, ho
         ascii_chart = (await ok(zh, "visualize_session", session_id="s1", format="ascii"))["diagram"]
     left = MERMAID_SYNTAX.sub("", mermaid)
     assert not re.search(r"[A-Za-z]{2,}", left), left
-    assert "修订" in mermaid and "分支" in mermaid and "缺失" in mermaid
+    assert "修订" in mermaid
+    assert "分支" in mermaid
+    assert "缺失" in mermaid
     left = re.sub(r"\bs1\b|\bside\b", "", ascii_chart)
     assert not re.search(r"[A-Za-z]{2,}", left), left
     for words in ("会话", "状态：进行中", "主线", "修订", "分支", "缺失", "总数调整", "需要更多思考"):
@@ -57,9 +59,12 @@ async def test_english_diagrams_keep_their_words(client: Client) -> None:
         **thought(2, 2, "Again", isRevision=True, revisesThought=5),
     )
     mermaid = (await ok(client, "visualize_session", session_id="s1", format="mermaid"))["diagram"]
-    assert "revision" in mermaid and "missing" in mermaid and "|revises|" in mermaid
+    assert "revision" in mermaid
+    assert "missing" in mermaid
+    assert "|revises|" in mermaid
     ascii_chart = (await ok(client, "visualize_session", session_id="s1", format="ascii"))["diagram"]
-    assert "Main line" in ascii_chart and "revises [5] (missing)" in ascii_chart
+    assert "Main line" in ascii_chart
+    assert "revises [5] (missing)" in ascii_chart
 
 
 async def test_status_changes_and_exports_say_the_status_in_chinese(
@@ -72,7 +77,8 @@ async def test_status_changes_and_exports_say_the_status_in_chinese(
         changed = await ok(zh, "update_session_status", session_id="s1", status="archived")
         assert "进行中 → 已归档" in changed["message"], changed["message"]
         text = (await ok(zh, "export_session", session_id="s1", format="text"))["content"]
-        assert "已归档" in text and "archived" not in text
+        assert "已归档" in text
+        assert "archived" not in text
 
 
 async def test_repairs_and_import_refusals_are_said_in_chinese(
@@ -87,8 +93,10 @@ async def test_repairs_and_import_refusals_are_said_in_chinese(
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as zh:
         answer = await ok(zh, "sequential_thinking", **thought(4, 4, "想法", session_id="hurt"))
         (warning,) = answer["warnings"]
-        assert warning["code"] == "RECOVERED" and "会话文档已损坏" in warning["message"]
-        assert "备份" in warning["message"] and "日志" in warning["message"]
+        assert warning["code"] == "RECOVERED"
+        assert "会话文档已损坏" in warning["message"]
+        assert "备份" in warning["message"]
+        assert "日志" in warning["message"]
         left = re.sub(r"\S+\.json", "", warning["message"])  # the backup's file name stays as it is
         assert not re.search(r"[A-Za-z]{2,}", left), warning["message"]
         refused = await call(
@@ -97,4 +105,5 @@ async def test_repairs_and_import_refusals_are_said_in_chinese(
             path_or_data='{"session_id": "x", "thoughts": [{"thought_number": 0, "content": "a"}]}',
         )
         assert refused["error"]["code"] == "INVALID_ARGUMENT", refused
-        assert "thoughts.0.thought_number" in refused["message"] and "必须大于或等于 1" in refused["message"]
+        assert "thoughts.0.thought_number" in refused["message"]
+        assert "必须大于或等于 1" in refused["message"]

@@ -36,9 +36,11 @@ async def test_every_way_of_starting_a_session_records_its_creator(client: Clien
         assert page["session"]["created_by"] == ME, session_id
         assert all(each["by"] == ME for each in page["thoughts"])
     listed = await ok(client, "list_sessions")
-    assert {row["created_by"] for row in listed["sessions"]} == {ME} and listed["total"] == 3
+    assert {row["created_by"] for row in listed["sessions"]} == {ME}
+    assert listed["total"] == 3
     resumed = await ok(client, "resume_session", session_id="by-id")
-    assert resumed["session"]["created_by"] == ME and resumed["last_thought"]["by"] == ME
+    assert resumed["session"]["created_by"] == ME
+    assert resumed["last_thought"]["by"] == ME
 
 
 async def test_an_import_keeps_the_creator_and_authors_its_document_carries(client: Client) -> None:
@@ -54,7 +56,8 @@ async def test_an_import_keeps_the_creator_and_authors_its_document_carries(clie
     # The JSON export keeps both, so a round trip changes nothing.
     exported = json.loads((await ok(client, "export_session", session_id="theirs", format="json"))["content"])
     session = exported["session"]
-    assert session["created_by"] == "alice" and session["thoughts"][0]["by"] == "alice"
+    assert session["created_by"] == "alice"
+    assert session["thoughts"][0]["by"] == "alice"
     again = await ok(client, "import_session", path_or_data=json.dumps(exported), session_id="theirs-again")
     assert again["session"]["created_by"] == "alice"
     assert (await ok(client, "get_session", session_id="theirs-again"))["thoughts"][0]["by"] == "alice"
@@ -70,7 +73,8 @@ async def test_a_bad_creator_or_author_in_an_import_is_refused(
     envelope = await fails(
         client, "import_session", "INVALID_ARGUMENT", path_or_data=spec_document("bad", **extra)
     )
-    assert envelope["error"]["details"]["field"] == field and envelope["error"]["hint"]
+    assert envelope["error"]["details"]["field"] == field
+    assert envelope["error"]["hint"]
     await fails(client, "get_session", "NOT_FOUND", session_id="bad")  # nothing stored
 
 
@@ -88,15 +92,19 @@ async def test_list_sessions_filters_by_creator(client: Client) -> None:
     await ok(client, "create_session", name="mine", session_id="mine")
     await ok(client, "update_session_status", session_id="a2", status="completed")
     theirs = await ok(client, "list_sessions", created_by="alice")
-    assert theirs["total"] == 2 and {row["session_id"] for row in theirs["sessions"]} == {"a1", "a2"}
+    assert theirs["total"] == 2
+    assert {row["session_id"] for row in theirs["sessions"]} == {"a1", "a2"}
     one = await ok(client, "list_sessions", created_by="alice", limit=1)
-    assert one["total"] == 2 and len(one["sessions"]) == 1
+    assert one["total"] == 2
+    assert len(one["sessions"]) == 1
     done = await ok(client, "list_sessions", created_by="alice", status="completed")
-    assert [row["session_id"] for row in done["sessions"]] == ["a2"] and done["total"] == 1
+    assert [row["session_id"] for row in done["sessions"]] == ["a2"]
+    assert done["total"] == 1
     mine = await ok(client, "list_sessions", created_by=ME)
     assert [row["session_id"] for row in mine["sessions"]] == ["mine"]
     nobody = await ok(client, "list_sessions", created_by="nobody")
-    assert nobody["sessions"] == [] and nobody["total"] == 0
+    assert nobody["sessions"] == []
+    assert nobody["total"] == 0
 
 
 async def test_exports_for_reading_say_who_created_and_who_thought(client: Client) -> None:
@@ -107,11 +115,14 @@ async def test_exports_for_reading_say_who_created_and_who_thought(client: Clien
         return str((await ok(client, "export_session", session_id="read", format=format))["content"])
 
     markdown = await export("markdown")
-    assert "- **Created by:** alice" in markdown and f"### Thought 2 · #2 · by {ME}" in markdown
+    assert "- **Created by:** alice" in markdown
+    assert f"### Thought 2 · #2 · by {ME}" in markdown
     assert "### Thought 1 · #1\n" in markdown  # a thought of before members: no author shown
-    assert "Created by: alice" in await export("text") and f"#2 regular by {ME}" in await export("text")
+    assert "Created by: alice" in await export("text")
+    assert f"#2 regular by {ME}" in await export("text")
     html = await export("html")
-    assert "<dt>Created by</dt><dd>alice</dd>" in html and f'<span class="by">by {ME}</span>' in html
+    assert "<dt>Created by</dt><dd>alice</dd>" in html
+    assert f'<span class="by">by {ME}</span>' in html
 
 
 async def test_exports_say_it_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> None:
@@ -119,8 +130,10 @@ async def test_exports_say_it_in_chinese(hostd_data_dir: Path, hostd_roots: Path
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config) as client:
         await ok(client, "sequential_thinking", **thought(1, 1, "想法", session_id="zh"))
         markdown = (await ok(client, "export_session", session_id="zh", format="markdown"))["content"]
-    assert "创建者" in markdown and f"作者：{ME}" in markdown
-    assert "Created by" not in markdown and " by " not in markdown
+    assert "创建者" in markdown
+    assert f"作者：{ME}" in markdown
+    assert "Created by" not in markdown
+    assert " by " not in markdown
 
 
 # --- sessions from before members were recorded -------------------------------------------------
@@ -177,7 +190,8 @@ async def test_a_team_database_from_before_members_reads_as_null(
 
 async def _reads_as_null(client: Client) -> None:
     page = await ok(client, "get_session", session_id="old")
-    assert page["session"]["created_by"] is None and page["thoughts"][0]["by"] is None
+    assert page["session"]["created_by"] is None
+    assert page["thoughts"][0]["by"] is None
     listed = await ok(client, "list_sessions")
     assert [(row["session_id"], row["created_by"]) for row in listed["sessions"]] == [("old", None)]
     assert (await ok(client, "list_sessions", created_by=ME))["total"] == 0
@@ -231,7 +245,8 @@ async def test_two_members_over_http_each_recorded_and_each_with_their_own_defau
                 (alice, "bob", theirs["session_id"]),
             ):
                 page = await ok(member, "get_session", session_id=session_id)
-                assert page["session"]["created_by"] == name and page["session"]["is_default"]
+                assert page["session"]["created_by"] == name
+                assert page["session"]["is_default"]
                 assert [each["by"] for each in page["thoughts"]] == [name, name]
                 assert [each["content"] for each in page["thoughts"]] == [f"{name} starts", f"{name} goes on"]
             by_bob = await ok(alice, "list_sessions", created_by="bob")

@@ -44,7 +44,9 @@ async def test_list_sessions_pages_newest_first_without_overlap(client: Client) 
     ids = [session["session_id"] for page in listed for session in page]
     assert ids == [f"s{index:02d}" for index in reversed(range(25))]  # newest first, each once
     whole = await ok(client, "list_sessions", limit=100)
-    assert whole["next_cursor"] is None and not whole["truncated"] and len(whole["sessions"]) == 25
+    assert whole["next_cursor"] is None
+    assert not whole["truncated"]
+    assert len(whole["sessions"]) == 25
 
 
 async def test_list_sessions_cursor_is_bound_to_its_filters(client: Client) -> None:
@@ -52,10 +54,12 @@ async def test_list_sessions_cursor_is_bound_to_its_filters(client: Client) -> N
         await ok(client, "sequential_thinking", **thought(1, 1, session_id=f"a{index}"))
     await ok(client, "update_session_status", session_id="a0", status="archived")
     active = await ok(client, "list_sessions", status="active", limit=1)
-    assert active["total"] == 2 and active["next_cursor"]
+    assert active["total"] == 2
+    assert active["next_cursor"]
     cursor = active["next_cursor"]
     second = await ok(client, "list_sessions", status="active", limit=1, cursor=cursor)
-    assert [s["session_id"] for s in second["sessions"]] == ["a1"] and second["next_cursor"] is None
+    assert [s["session_id"] for s in second["sessions"]] == ["a1"]
+    assert second["next_cursor"] is None
     # The limit is not a filter: another page size may follow the same cursor.
     await ok(client, "list_sessions", status="active", limit=5, cursor=cursor)
     other = await fails(client, "list_sessions", "INVALID_ARGUMENT", status="archived", cursor=cursor)
@@ -63,14 +67,16 @@ async def test_list_sessions_cursor_is_bound_to_its_filters(client: Client) -> N
     foreign = await fails(client, "get_session", "INVALID_ARGUMENT", session_id="a1", cursor=cursor)
     assert foreign["error"]["details"] == {"argument": "cursor", "reason": "other_listing"}
     junk = await fails(client, "list_sessions", "INVALID_ARGUMENT", cursor="50")
-    assert junk["error"]["details"]["argument"] == "cursor" and junk["error"]["hint"]
+    assert junk["error"]["details"]["argument"] == "cursor"
+    assert junk["error"]["hint"]
 
 
 async def test_get_session_pages_follow_sequence_numbers(client: Client) -> None:
     for number in range(1, 46):
         await ok(client, "sequential_thinking", **thought(number, 45, session_id="long"))
     first = await ok(client, "get_session", session_id="long")
-    assert len(first["thoughts"]) == 20 and first["truncated"]
+    assert len(first["thoughts"]) == 20
+    assert first["truncated"]
     listed = await pages(client, "get_session", "thoughts", session_id="long", limit=100)
     assert [len(page) for page in listed] == [45]
     listed = await pages(client, "get_session", "thoughts", session_id="long", limit=16)

@@ -40,7 +40,8 @@ async def test_built_in_and_user_templates_are_prompts(client: Client, hostd_dat
     assert got.description == "Before a release goes out."
     assert "1. Read the changelog: What changed since the last release?" in content.text
     assert "2. Decide: Ship, or say what blocks it." in content.text
-    assert "in a new session" in content.text and content.text.endswith("v2.1")
+    assert "in a new session" in content.text
+    assert content.text.endswith("v2.1")
     for arguments in ({}, {"topic": "   "}):
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("think_release_check", arguments)

@@ -27,16 +27,21 @@ async def test_english_and_chinese_hits_name_session_and_thought(client: Client)
     await add(client, "db", "The database index is missing", "数据库连接池耗尽了", "Check the cache hit rate")
     await add(client, "ops", "Restart the cache servers", "缓存命中率下降，数据不一致")
     english = await ok(client, "search_thoughts", query="cache")
-    assert sorted(found(english)) == [("db", 3), ("ops", 1)] and english["matched"] == "all_terms"
+    assert sorted(found(english)) == [("db", 3), ("ops", 1)]
+    assert english["matched"] == "all_terms"
     hit = english["hits"][0]
-    assert hit["sequence"] >= 1 and "cache" in hit["snippet"].lower() and hit["session_name"]
+    assert hit["sequence"] >= 1
+    assert "cache" in hit["snippet"].lower()
+    assert hit["session_name"]
     assert found(await ok(client, "search_thoughts", query="数据库")) == [("db", 2)]
     assert sorted(found(await ok(client, "search_thoughts", query="数据"))) == [("db", 2), ("ops", 2)]
     assert found(await ok(client, "search_thoughts", query="池")) == [("db", 2)]  # one character
     both = await ok(client, "search_thoughts", query="cache hit")
-    assert found(both) == [("db", 3)] and both["matched"] == "all_terms"
+    assert found(both) == [("db", 3)]
+    assert both["matched"] == "all_terms"
     some = await ok(client, "search_thoughts", query="cache nonexistentword")
-    assert sorted(found(some)) == [("db", 3), ("ops", 1)] and some["matched"] == "any_term"
+    assert sorted(found(some)) == [("db", 3), ("ops", 1)]
+    assert some["matched"] == "any_term"
     assert found(await ok(client, "search_thoughts", query="cache", session_id="ops")) == [("ops", 1)]
 
 
@@ -52,7 +57,8 @@ async def test_ranking_prefers_the_thought_about_the_query(client: Client) -> No
     assert found(answer) == [("rank", 2), ("rank", 1)]
     assert answer["hits"][0]["score"] > answer["hits"][1]["score"]
     limited = await ok(client, "search_thoughts", query="latency", limit=1)
-    assert found(limited) == [("rank", 2)] and limited["truncated"] is True
+    assert found(limited) == [("rank", 2)]
+    assert limited["truncated"] is True
 
 
 async def test_index_follows_new_thoughts_compaction_delete_and_restore(
@@ -111,7 +117,8 @@ async def test_labels_are_searchable(client: Client) -> None:
     await add(client, "lab", "plain words", stage="synthesis", tags=["budget"])
     assert found(await ok(client, "search_thoughts", query="budget")) == [("lab", 1)]
     hit = (await ok(client, "search_thoughts", query="synthesis"))["hits"][0]
-    assert hit["stage"] == "synthesis" and hit["tags"] == ["budget"]
+    assert hit["stage"] == "synthesis"
+    assert hit["tags"] == ["budget"]
 
 
 async def test_hostile_queries(client: Client) -> None:
@@ -124,7 +131,8 @@ async def test_hostile_queries(client: Client) -> None:
     await fails(client, "search_thoughts", "INVALID_ARGUMENT", query='"')
     await fails(client, "search_thoughts", "INVALID_ARGUMENT", query="")
     huge = await fails(client, "search_thoughts", "TOO_LONG", query="x" * 1_000_000)
-    assert huge["error"]["details"]["limit_chars"] == 1000 and huge["error"]["hint"]
+    assert huge["error"]["details"]["limit_chars"] == 1000
+    assert huge["error"]["hint"]
     await fails(client, "search_thoughts", "NOT_FOUND", query="x", session_id="nope")
     await fails(client, "search_thoughts", "INVALID_ARGUMENT", query="x", session_id="../etc")
 
@@ -137,7 +145,8 @@ async def test_chinese_server_messages(hostd_data_dir: Path, hostd_roots: Path) 
         answer = await ok(client, "search_thoughts", query="缓存")
         assert answer["message"].startswith("找到 1 条")
         error = await fails(client, "search_thoughts", "TOO_LONG", query="字" * 1001)
-        assert "characters" not in error["message"] and "query" in error["message"]
+        assert "characters" not in error["message"]
+        assert "query" in error["message"]
 
 
 @pytest.mark.files_only
@@ -165,7 +174,8 @@ async def test_a_quiet_folder_is_not_scanned_but_every_change_is_seen(
     monkeypatch.setattr(os, "scandir", real_scandir)
     await ok(client, "sequential_thinking", **thought(2, 2, "second", session_id="q"))  # an append
     grown = store.file_signatures()["q"]
-    assert grown.journal_size > before["q"].journal_size and grown.document == before["q"].document
+    assert grown.journal_size > before["q"].journal_size
+    assert grown.document == before["q"].document
     quiet()
     store.file_signatures()
     await ok(client, "update_session_status", session_id="q", status="completed")  # a new document

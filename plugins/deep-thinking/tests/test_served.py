@@ -28,8 +28,10 @@ async def test_fuzz_every_tool(hostd_data_dir: Path, hostd_roots: Path) -> None:
     async with in_memory_client([PLUGIN], data_dir=hostd_data_dir, config=config_for(hostd_roots)) as client:
         await sample_session(client, "a")  # so generated session ids sometimes hit a real session
         report = await fuzz_tools(client, seed=7, rounds=8)
-        assert report.calls > 0 and not report.failures, report.failures
-        assert report.codes.get("OK", 0) > 0 and report.codes.get("INVALID_ARGUMENT", 0) > 0
+        assert report.calls > 0, report.failures
+        assert not report.failures, report.failures
+        assert report.codes.get("OK", 0) > 0
+        assert report.codes.get("INVALID_ARGUMENT", 0) > 0
 
 
 async def test_fuzz_the_new_tools_harder(hostd_data_dir: Path, hostd_roots: Path) -> None:
@@ -56,8 +58,10 @@ async def test_fuzz_the_new_tools_harder(hostd_data_dir: Path, hostd_roots: Path
             "list_templates",
         }
         report = await fuzz_tools(client, seed=15, rounds=40, skip=frozenset(old_tools))
-        assert report.calls > 200 and not report.failures, report.failures
-        assert report.codes.get("OK", 0) > 0 and report.codes.get("INVALID_ARGUMENT", 0) > 0
+        assert report.calls > 200, report.failures
+        assert not report.failures, report.failures
+        assert report.codes.get("OK", 0) > 0
+        assert report.codes.get("INVALID_ARGUMENT", 0) > 0
         assert (await ok(client, "search_thoughts", query="trip"))["hits"]  # the server and index still work
 
 
@@ -94,7 +98,8 @@ async def test_real_server_over_stdio(tmp_path: Path, hostd_roots: Path, mode: s
         page = await ok(client, "get_session", session_id="trip")
         assert page["session"]["thought_count"] == 8
         second = await ok(client, "sequential_thinking", **thought(2, 2))
-        assert second["session_id"] == first["session_id"] and second["thoughtHistoryLength"] == 2
+        assert second["session_id"] == first["session_id"]
+        assert second["thoughtHistoryLength"] == 2
 
 
 def summary_model(prompts: list[str]) -> Any:
@@ -150,18 +155,22 @@ async def test_new_tools_and_fields_over_stdio(tmp_path: Path, hostd_roots: Path
         page = await ok(client, "get_session", session_id="pager", tags=["ops"])
         assert [t["sequence"] for t in page["thoughts"]] == [1]
         sampled = await ok(client, "summarize_session", session_id="pager")
-        assert sampled["summarizer"] == "sampling" and sampled["summary"].strip() == "Served summary."
-    assert len(prompts) == 1 and "disk full" in prompts[0]
+        assert sampled["summarizer"] == "sampling"
+        assert sampled["summary"].strip() == "Served summary."
+    assert len(prompts) == 1
+    assert "disk full" in prompts[0]
     async with served_client(config, mode=mode) as plain:
         structural = await ok(plain, "summarize_session", session_id="pager")
-        assert structural["summarizer"] == "structural" and structural["stages"][0]["stage"] == "analysis"
+        assert structural["summarizer"] == "structural"
+        assert structural["stages"][0]["stage"] == "analysis"
         assert [h["session_id"] for h in (await ok(plain, "search_thoughts", query="resize"))["hits"]] == [
             "pager"
         ]
         await ok(plain, "delete_session", session_id="pager")
         assert (await ok(plain, "search_thoughts", query="resize"))["hits"] == []
         huge = await plain.call_tool("search_thoughts", {"query": "x" * 1_000_000})
-        assert huge.is_error and huge.structured_content["error"]["code"] == "TOO_LONG"
+        assert huge.is_error
+        assert huge.structured_content["error"]["code"] == "TOO_LONG"
 
 
 async def test_served_list_sessions_reflects_the_journal(tmp_path: Path, hostd_roots: Path) -> None:
@@ -255,7 +264,8 @@ async def test_two_server_processes_add_200_thoughts_each(
             cursor = page["next_cursor"]
             if cursor is None:
                 break
-    assert len(contents) == 400 and len(set(contents)) == 400
+    assert len(contents) == 400
+    assert len(set(contents)) == 400
     assert sequences == list(range(1, 401))  # unique and without gaps
     for index in (0, 1):
         assert [c for c in contents if c.startswith(f"w{index}-")] == [f"w{index}-{n}" for n in range(1, 201)]

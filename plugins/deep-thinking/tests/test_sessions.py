@@ -19,15 +19,14 @@ pytestmark = pytest.mark.anyio
 async def test_create_then_get_session(client: Client) -> None:
     created = await ok(client, "create_session", name="Plan", description="why", metadata={"k": [1, "二"]})
     session = created["session"]
-    assert (
-        session["name"] == "Plan"
-        and session["status"] == "active"
-        and session["metadata"] == {"k": [1, "二"]}
-    )
+    assert session["name"] == "Plan"
+    assert session["status"] == "active"
+    assert session["metadata"] == {"k": [1, "二"]}
     session_id = session["session_id"]
     await ok(client, "sequential_thinking", **thought(1, 2, session_id=session_id))
     page = await ok(client, "get_session", session_id=session_id)
-    assert page["session"]["thought_count"] == 1 and page["thoughts"][0]["content"] == "Thought number 1"
+    assert page["session"]["thought_count"] == 1
+    assert page["thoughts"][0]["content"] == "Thought number 1"
     assert page["next_cursor"] is None
 
 
@@ -63,7 +62,8 @@ async def test_list_sessions_filters_by_status_and_limits(client: Client) -> Non
     completed = await ok(client, "list_sessions", status="completed")
     assert [s["session_id"] for s in completed["sessions"]] == ["s1"]
     limited = await ok(client, "list_sessions", limit=2)
-    assert len(limited["sessions"]) == 2 and limited["total"] == 5
+    assert len(limited["sessions"]) == 2
+    assert limited["total"] == 5
 
 
 async def test_list_sessions_counts_thoughts_not_yet_compacted(client: Client) -> None:
@@ -92,7 +92,8 @@ async def list_reflects_the_journal(client: Client) -> None:
     assert older == shown["session"]
     assert older["updated_at"] == shown["thoughts"][-1]["timestamp"]
     newest = await ok(client, "list_sessions", limit=1)
-    assert [s["session_id"] for s in newest["sessions"]] == ["older"] and newest["total"] == 2
+    assert [s["session_id"] for s in newest["sessions"]] == ["older"]
+    assert newest["total"] == 2
     default = await ok(client, "sequential_thinking", **thought(1, 4))
     listed = await ok(client, "list_sessions")
     first = listed["sessions"][0]
@@ -110,7 +111,8 @@ async def test_delete_session_keeps_a_backup(client: Client, hostd_data_dir: Pat
     deleted = await ok(client, "delete_session", session_id="gone")
     assert deleted["deleted"] is True
     backup = Path(deleted["backup"])
-    assert backup.exists() and '"Decide: Lyon by car-share on Sunday"' in backup.read_text(encoding="utf-8")
+    assert backup.exists()
+    assert '"Decide: Lyon by car-share on Sunday"' in backup.read_text(encoding="utf-8")
     await fails(client, "get_session", "NOT_FOUND", session_id="gone")
     await fails(client, "delete_session", "NOT_FOUND", session_id="gone")
     assert (await ok(client, "list_sessions"))["total"] == 0
@@ -123,14 +125,16 @@ async def test_a_deleted_session_is_restored_from_its_backup(client: Client) -> 
     assert deleted["backup"].endswith(deleted["backup_id"])
     assert "restore_session" in deleted["message"]
     restored = await ok(client, "restore_session", session_id="gone")
-    assert restored["restored_from"] == deleted["backup_id"] and restored["replaced"] is False
+    assert restored["restored_from"] == deleted["backup_id"]
+    assert restored["replaced"] is False
     assert restored["session"]["thought_count"] == 8
     assert restored["session"]["branches"] == ["stay-home", "bus"]
     page = await ok(client, "get_session", session_id="gone")
     assert page["thoughts"][-1]["content"] == "Decide: Lyon by car-share on Sunday"
     assert [s["session_id"] for s in (await ok(client, "list_sessions"))["sessions"]] == ["gone"]
     answer = await ok(client, "sequential_thinking", **thought(6, 6, session_id="gone"))
-    assert answer["thoughtHistoryLength"] == 9 and answer["sequence"] == 9
+    assert answer["thoughtHistoryLength"] == 9
+    assert answer["sequence"] == 9
 
 
 @pytest.mark.files_only
@@ -145,7 +149,8 @@ async def test_restore_refuses_a_live_session_unless_told_to_overwrite(
     page = await ok(client, "get_session", session_id="twice")
     assert [t["content"] for t in page["thoughts"]] == ["new"]
     restored = await ok(client, "restore_session", session_id="twice", overwrite=True)
-    assert restored["replaced"] is True and restored["restored_from"].endswith("-deleted.json")
+    assert restored["replaced"] is True
+    assert restored["restored_from"].endswith("-deleted.json")
     assert [t["content"] for t in (await ok(client, "get_session", session_id="twice"))["thoughts"]] == [
         "old"
     ]
@@ -166,7 +171,8 @@ async def test_restore_a_chosen_backup(client: Client) -> None:
     ]
     assert older, restored["backups"]
     again = await ok(client, "restore_session", session_id="pick", backup=older[0], overwrite=True)
-    assert again["restored_from"] == older[0] and again["session"]["thought_count"] == 1
+    assert again["restored_from"] == older[0]
+    assert again["session"]["thought_count"] == 1
 
 
 async def test_restore_errors_are_clear(client: Client) -> None:
@@ -188,7 +194,8 @@ async def test_restore_session_annotations_say_it_can_replace(client: Client) ->
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     hints = tools["restore_session"].annotations
     assert hints is not None
-    assert hints.read_only_hint is False and hints.destructive_hint is True
+    assert hints.read_only_hint is False
+    assert hints.destructive_hint is True
 
 
 async def test_restore_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> None:
@@ -197,17 +204,20 @@ async def test_restore_in_chinese(hostd_data_dir: Path, hostd_roots: Path) -> No
     ) as zh:
         await ok(zh, "sequential_thinking", **thought(1, 1, session_id="z"))
         deleted = await ok(zh, "delete_session", session_id="z")
-        assert "restore_session" in deleted["message"] and "已删除" in deleted["message"]
+        assert "restore_session" in deleted["message"]
+        assert "已删除" in deleted["message"]
         restored = await ok(zh, "restore_session", session_id="z")
         assert "恢复会话" in restored["message"]
         envelope = await fails(zh, "restore_session", "ALREADY_EXISTS", session_id="z")
-        assert "已存在" in envelope["message"] and "overwrite" in envelope["error"]["hint"]
+        assert "已存在" in envelope["message"]
+        assert "overwrite" in envelope["error"]["hint"]
 
 
 async def test_update_status_reports_previous(client: Client) -> None:
     await ok(client, "create_session", name="x", session_id="x")
     changed = await ok(client, "update_session_status", session_id="x", status="completed")
-    assert changed["previous_status"] == "active" and changed["session"]["status"] == "completed"
+    assert changed["previous_status"] == "active"
+    assert changed["session"]["status"] == "completed"
     await fails(client, "update_session_status", "INVALID_ARGUMENT", session_id="x", status="paused")
     await fails(client, "update_session_status", "NOT_FOUND", session_id="nope", status="active")
 
@@ -224,7 +234,8 @@ async def test_resume_session_gives_the_exact_next_call(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(4, 3, session_id="res"))
     await ok(client, "update_session_status", session_id="res", status="completed")
     resumed = await ok(client, "resume_session", session_id="res")
-    assert resumed["reactivated"] is True and resumed["session"]["status"] == "active"
+    assert resumed["reactivated"] is True
+    assert resumed["session"]["status"] == "active"
     assert resumed["last_thought"]["thought_number"] == 4
     assert resumed["progress"] == {
         "thought_count": 2,
@@ -243,7 +254,8 @@ async def test_resume_session_gives_the_exact_next_call(client: Client) -> None:
         "nextThoughtNeeded": True,
     }
     answer = await ok(client, "sequential_thinking", **next_call)
-    assert answer["thoughtNumber"] == 5 and answer["session_id"] == "res"
+    assert answer["thoughtNumber"] == 5
+    assert answer["session_id"] == "res"
 
 
 async def test_resume_inside_a_branch_continues_the_branch(client: Client) -> None:
@@ -252,7 +264,8 @@ async def test_resume_inside_a_branch_continues_the_branch(client: Client) -> No
         client, "sequential_thinking", **thought(2, 3, session_id="rb", branchFromThought=1, branchId="alt")
     )
     resumed = await ok(client, "resume_session", session_id="rb")
-    assert resumed["next_call"]["branchId"] == "alt" and resumed["next_call"]["branchFromThought"] == 1
+    assert resumed["next_call"]["branchId"] == "alt"
+    assert resumed["next_call"]["branchFromThought"] == 1
     await ok(client, "sequential_thinking", **resumed["next_call"])
 
 
@@ -426,7 +439,8 @@ async def test_restore_names_the_backup_it_cannot_find(client: Client) -> None:
     await ok(client, "sequential_thinking", **thought(1, 1, session_id="gone"))
     deleted = await ok(client, "delete_session", session_id="gone")
     missing = await fails(client, "restore_session", "NOT_FOUND", session_id="gone", backup="nope.json")
-    assert "'nope.json'" in missing["message"] and "'gone'" in missing["message"]
+    assert "'nope.json'" in missing["message"]
+    assert "'gone'" in missing["message"]
     assert missing["error"]["details"]["backups"][0] == deleted["backup_id"]  # newest first
 
 
@@ -459,13 +473,16 @@ async def test_list_sessions_deleted_lists_what_restore_brings_back(client: Clie
     assert [s["session_id"] for s in live["sessions"]] == ["kept"]
     first = await ok(client, "list_sessions", deleted=True, limit=2)
     assert [s["session_id"] for s in first["sessions"]] == ["gone-2", "gone-1"]  # newest delete first
-    assert first["total"] == 3 and first["sessions"][0]["thought_count"] == 1
+    assert first["total"] == 3
+    assert first["sessions"][0]["thought_count"] == 1
     rest = await ok(client, "list_sessions", deleted=True, limit=2, cursor=first["next_cursor"])
-    assert [s["session_id"] for s in rest["sessions"]] == ["gone-0"] and rest["next_cursor"] is None
+    assert [s["session_id"] for s in rest["sessions"]] == ["gone-0"]
+    assert rest["next_cursor"] is None
     # A cursor of one listing is refused by the other.
     await fails(client, "list_sessions", "INVALID_ARGUMENT", cursor=first["next_cursor"])
     await ok(client, "restore_session", session_id="gone-1")
     after = await ok(client, "list_sessions", deleted=True)
     assert [s["session_id"] for s in after["sessions"]] == ["gone-2", "gone-0"]
     mine = await ok(client, "list_sessions", deleted=True, created_by="nobody")
-    assert mine["sessions"] == [] and mine["total"] == 0
+    assert mine["sessions"] == []
+    assert mine["total"] == 0

@@ -73,7 +73,8 @@ def test_compaction_folds_the_journal_and_keeps_ten_backups(tmp_path: Path) -> N
         add(store, "s", number)
     assert len(store.backups("s")) == BACKUPS_KEPT
     document = json.loads(store.document_path("s").read_text(encoding="utf-8"))
-    assert document["last_seq"] == 150 and len(document["thoughts"]) == 150
+    assert document["last_seq"] == 150
+    assert len(document["thoughts"]) == 150
     assert store.journal_path("s").read_bytes() == b""
     store.close()
 
@@ -116,7 +117,8 @@ def test_corrupt_document_is_recovered_from_backup_and_journal(tmp_path: Path) -
     state = _loaded(reopened, "s")
     assert [t["content"] for t in state.thoughts] == [f"text {n}" for n in range(1, 13)]
     log = state.meta["recovery_log"]
-    assert "damaged" in log[-1]["problem"] and "backup" in log[-1]["recovered_from"]
+    assert "damaged" in log[-1]["problem"]
+    assert "backup" in log[-1]["recovered_from"]
     corrupt_copy = Path(log[-1]["corrupt_copy"])
     assert corrupt_copy.read_bytes().endswith(b"trunc")  # never silently thrown away
     reopened.close()
@@ -169,7 +171,8 @@ def test_lost_index_is_rebuilt_from_the_documents(tmp_path: Path) -> None:
     reopened = SessionStore(tmp_path)
     listed = reopened.list_summaries(None, 50)
     rows, total = listed.rows, listed.total
-    assert total == 3 and {row["session_id"] for row in rows} == {"a", "b", "c"}
+    assert total == 3
+    assert {row["session_id"] for row in rows} == {"a", "b", "c"}
 
 
 def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
@@ -182,7 +185,8 @@ def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
     assert lines < 300
     listed = store.list_summaries(None, 50)
     rows, total = listed.rows, listed.total
-    assert total == 1 and rows[0]["session_id"] == "keep"
+    assert total == 1
+    assert rows[0]["session_id"] == "keep"
 
 
 @pytest.mark.slow
@@ -245,7 +249,8 @@ def test_two_processes_on_a_barrier_lose_nothing(tmp_path: Path) -> None:
         assert worker.exitcode == 0
     state = _loaded(SessionStore(tmp_path), "shared")
     contents = [t["content"] for t in state.thoughts]
-    assert len(contents) == 400 and len(set(contents)) == 400
+    assert len(contents) == 400
+    assert len(set(contents)) == 400
     assert [t["seq"] for t in state.thoughts] == list(range(1, 401))
     for who in ("a", "b"):
         assert [c for c in contents if c.startswith(who)] == [f"{who}-{n}" for n in range(1, 201)]
@@ -412,12 +417,15 @@ def test_a_settled_listing_is_reused_until_a_watched_file_changes(
 
     monkeypatch.setattr(os, "scandir", scandir)
     settle()
-    assert counts() == {"a": 1, "b": 1} and len(scans) == 1
+    assert counts() == {"a": 1, "b": 1}
+    assert len(scans) == 1
     page = store.list_summaries(None, 50)
     page.rows[0].pop("thought_count")  # the caller trims its rows: the kept listing stays whole
-    assert counts() == {"a": 1, "b": 1} and len(scans) == 1
+    assert counts() == {"a": 1, "b": 1}
+    assert len(scans) == 1
     add(other, "a", 2)
-    assert counts() == {"a": 2, "b": 1} and len(scans) == 2
+    assert counts() == {"a": 2, "b": 1}
+    assert len(scans) == 2
     settle()
     assert counts() == {"a": 2, "b": 1}
     other.delete("b")

@@ -81,7 +81,9 @@ def test_create_then_load_gives_the_same_document(store: Any) -> None:
     assert {k: v for k, v in loaded.to_document().items() if k != "format_version"} == {
         k: v for k, v in document.items() if k != "format_version"
     }
-    assert store.load("missing") is None and store.exists("a") and not store.exists("missing")
+    assert store.load("missing") is None
+    assert store.exists("a")
+    assert not store.exists("missing")
     with pytest.raises(SessionExists):
         store.create(new_document("a", name="again"))
 
@@ -98,7 +100,8 @@ def test_appends_are_numbered_in_order_and_the_plan_sees_the_session(store: Any)
     assert seen == list(range(12))
     state = store.load("s")
     assert [t["seq"] for t in state.thoughts] == list(range(1, 13))
-    assert state.summary()["thought_count"] == 12 and state.meta["total_thoughts"] == 12
+    assert state.summary()["thought_count"] == 12
+    assert state.meta["total_thoughts"] == 12
     with pytest.raises(SessionNotFound):
         store.append("nope", _plan(1))
 
@@ -109,7 +112,7 @@ def test_a_refusing_plan_leaves_nothing_behind(store: Any) -> None:
     def refuse(state: SessionState) -> tuple[dict[str, Any], None]:
         raise ValueError("no")
 
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no"):
         store.append("s", refuse)
     assert add(store, "s", 2) == 2
     assert [t["seq"] for t in store.load("s").thoughts] == [1, 2]
@@ -120,7 +123,8 @@ def test_branches_and_labels_survive_a_reload(store: Any) -> None:
     add(store, "s", 2, branch_id="b", branch_from_thought=1, type="branch")
     add(store, "s", 2)
     state = store.load("s")
-    assert list(state.branches) == ["b"] and state.max_regular_label == 2
+    assert list(state.branches) == ["b"]
+    assert state.max_regular_label == 2
     assert state.latest_by_label == {1: 1, 2: 3}
     assert state.summary()["branches"] == ["b"]
 
@@ -135,7 +139,8 @@ def test_status_changes_are_kept_and_backed_up(store: Any) -> None:
         return previous
 
     state, previous = store.update_meta("s", archive)
-    assert previous == "active" and state.meta["status"] == "archived"
+    assert previous == "active"
+    assert state.meta["status"] == "archived"
     assert store.load("s").meta["status"] == "archived"
     assert len(store.backups("s")) == before + 1
     with pytest.raises(SessionNotFound):
@@ -147,13 +152,15 @@ def test_delete_then_restore_brings_back_every_thought(store: Any) -> None:
         add(store, "s", number, f"thought {number}")
     kept = store.load("s").to_document()
     store.delete("s")
-    assert store.load("s") is None and not store.exists("s")
+    assert store.load("s") is None
+    assert not store.exists("s")
     assert str(store.backups("s")[-1]).endswith("-deleted.json")
     add(store, "s", 1, "a new session under the same id")
     with pytest.raises(SessionExists):
         store.restore("s")
     state, name, replaced = store.restore("s", replace=True)
-    assert name.endswith("-deleted.json") and replaced
+    assert name.endswith("-deleted.json")
+    assert replaced
     assert state.to_document()["thoughts"] == kept["thoughts"]
     assert store.load("s").to_document()["thoughts"] == kept["thoughts"]
     with pytest.raises(BackupNotFound):
@@ -167,7 +174,8 @@ def test_only_the_newest_backups_are_kept(store: Any) -> None:
     for _ in range(BACKUPS_KEPT + 3):
         store.update_meta("s", lambda state: None)
     names = [str(name).rsplit("/", 1)[-1] for name in store.backups("s")]
-    assert len(names) == BACKUPS_KEPT and names == sorted(names)
+    assert len(names) == BACKUPS_KEPT
+    assert names == sorted(names)
 
 
 def test_listing_is_newest_first_filtered_and_counted(store: Any) -> None:
@@ -175,14 +183,20 @@ def test_listing_is_newest_first_filtered_and_counted(store: Any) -> None:
         add(store, session_id, number)
     store.update_meta("mid", lambda state: state.meta.update(status="completed"))
     first = store.list_summaries(None, 2)
-    assert first.total == 3 and [row["session_id"] for row in first.rows] == ["mid", "new"] and first.more
+    assert first.total == 3
+    assert [row["session_id"] for row in first.rows] == ["mid", "new"]
+    assert first.more
     last = first.rows[-1]
     rest = store.list_summaries(None, 2, after=(str(last["updated_at"]), str(last["session_id"])))
-    assert rest.total == 3 and [row["session_id"] for row in rest.rows] == ["old"] and not rest.more
+    assert rest.total == 3
+    assert [row["session_id"] for row in rest.rows] == ["old"]
+    assert not rest.more
     active = store.list_summaries("active", 10)
-    assert active.total == 2 and [row["session_id"] for row in active.rows] == ["new", "old"]
+    assert active.total == 2
+    assert [row["session_id"] for row in active.rows] == ["new", "old"]
     assert not active.more
-    assert active.rows[0]["thought_count"] == 1 and active.rows[0]["status"] == "active"
+    assert active.rows[0]["thought_count"] == 1
+    assert active.rows[0]["status"] == "active"
 
 
 def test_the_default_session_is_remembered_per_member(store: Any) -> None:
@@ -210,9 +224,11 @@ def _write_shared_default(store: Any, session_id: str) -> None:
 def test_the_default_of_before_members_is_kept_by_members_without_their_own(store: Any) -> None:
     """An upgraded store goes on with the session the default pointed at, until a member starts anew."""
     _write_shared_default(store, "old")
-    assert store.default_session("alice") == "old" and store.default_session("bob") == "old"
+    assert store.default_session("alice") == "old"
+    assert store.default_session("bob") == "old"
     store.set_default_session("alice", "new")
-    assert store.default_session("alice") == "new" and store.default_session("bob") == "old"
+    assert store.default_session("alice") == "new"
+    assert store.default_session("bob") == "old"
 
 
 def _writer(url: str, barrier: Any, who: str, count: int) -> None:
@@ -301,7 +317,8 @@ def test_search_requires_every_term_then_falls_back_to_any(store: Any, search: A
     hits, truncated, strict = search("apples pears")
     assert [(hit.sequence, strict, truncated) for hit in hits] == [(1, True, False)]
     hits, _, strict = search("pears bananas")
-    assert [hit.sequence for hit in hits] == [1] and not strict
+    assert [hit.sequence for hit in hits] == [1]
+    assert not strict
 
 
 def test_search_ranks_scopes_labels_limits_and_forgets_deleted_sessions(store: Any, search: Any) -> None:
@@ -309,9 +326,11 @@ def test_search_ranks_scopes_labels_limits_and_forgets_deleted_sessions(store: A
     add(store, "a", 2, "river river river")
     add(store, "b", 1, "river crossing", stage="analysis", tags=["渡河"])
     hits, truncated, _ = search("river", limit=2)
-    assert truncated and (hits[0].session_id, hits[0].sequence) == ("a", 2)
+    assert truncated
+    assert (hits[0].session_id, hits[0].sequence) == ("a", 2)
     assert _found(search("river", session_id="b")) == [("b", 1)]
-    assert _found(search("analysis")) == [("b", 1)] and _found(search("渡河")) == [("b", 1)]
+    assert _found(search("analysis")) == [("b", 1)]
+    assert _found(search("渡河")) == [("b", 1)]
     store.delete("b")
     assert _found(search("river")) == [("a", 1), ("a", 2)]
 

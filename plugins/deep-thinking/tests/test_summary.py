@@ -29,7 +29,9 @@ def model(prompts: list[str]) -> Any:
 async def test_structural_summary_of_revisions_branches_and_conclusions(client: Client) -> None:
     await sample_session(client, "trip")
     answer = await ok(client, "summarize_session", session_id="trip")
-    assert answer["summarizer"] == "structural" and answer["model"] is None and answer["warnings"] == []
+    assert answer["summarizer"] == "structural"
+    assert answer["model"] is None
+    assert answer["warnings"] == []
     assert answer["counts"] == {
         "thoughts": 8,
         "main_line": 5,
@@ -39,11 +41,14 @@ async def test_structural_summary_of_revisions_branches_and_conclusions(client: 
         "adjustments": 1,
     }
     ends = {end["branch_id"]: end for end in answer["conclusions"]}
-    assert ends[None]["text"] == "Decide: Lyon by car-share on Sunday" and ends[None]["final"] is True
-    assert ends["bus"]["thought_number"] == 3 and ends["bus"]["final"] is False
+    assert ends[None]["text"] == "Decide: Lyon by car-share on Sunday"
+    assert ends[None]["final"] is True
+    assert ends["bus"]["thought_number"] == 3
+    assert ends["bus"]["final"] is False
     assert answer["open_branches"] == ["stay-home", "bus"]
     (revision,) = answer["revisions"]
-    assert revision["revises_thought"] == 2 and revision["original"].startswith("Gather the facts")
+    assert revision["revises_thought"] == 2
+    assert revision["original"].startswith("Gather the facts")
     assert revision["replacement"].startswith("Recheck the facts")
     text = answer["summary"]
     for heading in ("## Conclusions", "## Revisions", "## Open branches"):
@@ -90,7 +95,8 @@ async def test_chinese_summary_has_no_english_words(hostd_data_dir: Path, hostd_
     # Only the session's own words, ids and status values may be Latin.
     leftover = re.sub(r"b1|active|z\b|#\d+", "", answer["summary"] + answer["message"])
     assert not re.search(r"[A-Za-z]{2,}", leftover), leftover
-    assert "## 结论" in answer["summary"] and "## 修订" in answer["summary"]
+    assert "## 结论" in answer["summary"]
+    assert "## 修订" in answer["summary"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -108,12 +114,16 @@ async def test_the_clients_model_writes_it_when_offered(
         await sample_session(client, "trip")
         answer = await ok(client, "summarize_session", session_id="trip")
         structural = await ok(client, "summarize_session", session_id="trip", use_sampling=False)
-    assert answer["summarizer"] == "sampling" and answer["model"] == "test-model"
-    assert answer["summary"].strip() == MODEL_TEXT and "client's model" in answer["message"]
-    assert answer["counts"] == structural["counts"] and answer["conclusions"] == structural["conclusions"]
+    assert answer["summarizer"] == "sampling"
+    assert answer["model"] == "test-model"
+    assert answer["summary"].strip() == MODEL_TEXT
+    assert "client's model" in answer["message"]
+    assert answer["counts"] == structural["counts"]
+    assert answer["conclusions"] == structural["conclusions"]
     assert structural["summarizer"] == "structural"
     assert len(prompts) == 1  # asked once, even where the tool runs again with the answer
-    assert "Lyon by car-share" in prompts[0] and "branch bus from thought 1" in prompts[0]
+    assert "Lyon by car-share" in prompts[0]
+    assert "branch bus from thought 1" in prompts[0]
 
 
 async def test_a_refusing_client_gets_the_structural_summary_with_a_warning(
@@ -127,7 +137,8 @@ async def test_a_refusing_client_gets_the_structural_summary_with_a_warning(
     ) as client:
         await sample_session(client, "trip")
         answer = await ok(client, "summarize_session", session_id="trip")
-    assert answer["summarizer"] == "structural" and "## Conclusions" in answer["summary"]
+    assert answer["summarizer"] == "structural"
+    assert "## Conclusions" in answer["summary"]
     assert [w["code"] for w in answer["warnings"]] == ["SAMPLING_FAILED"]
     assert "declined" in answer["warnings"][0]["message"]
 
@@ -135,10 +146,8 @@ async def test_a_refusing_client_gets_the_structural_summary_with_a_warning(
 async def test_empty_missing_and_bad_sessions(client: Client) -> None:
     await ok(client, "create_session", name="Empty", session_id="empty")
     empty = await ok(client, "summarize_session", session_id="empty")
-    assert (
-        empty["counts"]["thoughts"] == 0
-        and empty["conclusions"] == []
-        and "No thoughts yet" in empty["summary"]
-    )
+    assert empty["counts"]["thoughts"] == 0
+    assert empty["conclusions"] == []
+    assert "No thoughts yet" in empty["summary"]
     await fails(client, "summarize_session", "NOT_FOUND", session_id="nope")
     await fails(client, "summarize_session", "INVALID_ARGUMENT", session_id="../x")

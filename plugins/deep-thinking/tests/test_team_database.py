@@ -60,7 +60,8 @@ async def test_a_session_locked_past_the_statement_timeout_is_a_timeout_error(
             envelope = await fails(
                 client, "sequential_thinking", "TIMEOUT", **thought(2, 3, session_id="busy")
             )
-        assert "300" in envelope["error"]["message"] and envelope["error"]["hint"]
+        assert "300" in envelope["error"]["message"]
+        assert envelope["error"]["hint"]
         if language == "zh":
             assert "毫秒" in envelope["error"]["message"]
         answer = await ok(client, "sequential_thinking", **thought(2, 3, session_id="busy"))
@@ -117,14 +118,16 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
 
         again = _hostd(tmp_path, postgres_url, "db", "copy")
         assert again.returncode == 0, again.stdout + again.stderr
-        assert "0 copied" in again.stdout and "sessions: 0 copied, 2 unchanged" in again.stdout
+        assert "0 copied" in again.stdout
+        assert "sessions: 0 copied, 2 unchanged" in again.stdout
 
         team.append("trip", lambda state: ({**state.thoughts[-1], "content": "team-only"}, None))
         conflict = _hostd(tmp_path, postgres_url, "db", "copy")
         assert conflict.returncode == 1
         assert "deep-thinking: CONFLICT session 'trip' differs in the team database" in conflict.stdout
         trip = team.load("trip")
-        assert trip is not None and trip.thoughts[-1]["content"] == "team-only"  # never overwritten
+        assert trip is not None
+        assert trip.thoughts[-1]["content"] == "team-only"
     finally:
         local.close()
         team.close()

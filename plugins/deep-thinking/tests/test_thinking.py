@@ -135,7 +135,8 @@ async def test_needs_more_thoughts_adds_ten_and_records_it(client: Client) -> No
         }
     ]
     nxt = await ok(client, "sequential_thinking", **thought(4, 13))
-    assert nxt["totalThoughts"] == 13 and nxt["adjustments"] == []
+    assert nxt["totalThoughts"] == 13
+    assert nxt["adjustments"] == []
 
 
 async def test_strings_for_numbers_and_booleans_are_accepted(client: Client) -> None:
@@ -197,7 +198,8 @@ async def test_client_raising_its_total_is_recorded(client: Client) -> None:
     answer = await ok(client, "sequential_thinking", **thought(2, 6, session_id="s"))
     assert answer["adjustments"][0]["reason"] == "client_raised_total"
     lower = await ok(client, "sequential_thinking", **thought(3, 4, session_id="s"))
-    assert lower["adjustments"] == [] and lower["totalThoughts"] == 4
+    assert lower["adjustments"] == []
+    assert lower["totalThoughts"] == 4
     resumed = await ok(client, "resume_session", session_id="s")
     assert [(a["from_total"], a["to_total"]) for a in resumed["adjustments"]] == [(3, 6)]
     assert resumed["session"]["total_thoughts"] == 4
@@ -223,7 +225,8 @@ async def test_dangling_reference_is_accepted_with_a_warning(client: Client) -> 
     assert [w["code"] for w in answer["warnings"]] == ["DANGLING_REFERENCE"]
     assert "revisesThought=7" in answer["warnings"][0]["message"]
     page = await ok(client, "get_session", session_id="d")
-    assert page["thoughts"][1]["revises_thought"] == 7 and page["thoughts"][1]["revises_sequence"] is None
+    assert page["thoughts"][1]["revises_thought"] == 7
+    assert page["thoughts"][1]["revises_sequence"] is None
 
 
 async def test_a_session_holds_at_most_1000_thoughts(client: Client) -> None:
@@ -247,7 +250,8 @@ async def test_a_session_holds_at_most_1000_thoughts(client: Client) -> None:
 async def test_named_session_is_created_on_first_use(client: Client) -> None:
     first = await ok(client, "sequential_thinking", **thought(1, 2, session_id="named-1"))
     second = await ok(client, "sequential_thinking", **thought(2, 2, session_id="named-1"))
-    assert first["session_created"] is True and second["session_created"] is False
+    assert first["session_created"] is True
+    assert second["session_created"] is False
     assert second["session_id"] == "named-1"
 
 
@@ -267,15 +271,18 @@ async def test_archived_default_session_is_left_alone(client: Client) -> None:
     first = await ok(client, "sequential_thinking", **thought(1, 3))
     await ok(client, "update_session_status", session_id=first["session_id"], status="archived")
     nxt = await ok(client, "sequential_thinking", **thought(2, 3))
-    assert nxt["session_id"] != first["session_id"] and nxt["session_created"]
+    assert nxt["session_id"] != first["session_id"]
+    assert nxt["session_created"]
     assert nxt["default_session_changed"] == {
         "previous_session_id": first["session_id"],
         "reason": "archived",
     }
     assert "DEFAULT_SESSION_ARCHIVED" in [w["code"] for w in nxt["warnings"]]
-    assert first["session_id"] in nxt["message"] and "archived" in nxt["message"]
+    assert first["session_id"] in nxt["message"]
+    assert "archived" in nxt["message"]
     after = await ok(client, "sequential_thinking", **thought(3, 3))
-    assert after["session_id"] == nxt["session_id"] and after["default_session_changed"] is None
+    assert after["session_id"] == nxt["session_id"]
+    assert after["default_session_changed"] is None
 
 
 async def test_deleted_default_session_is_not_brought_back(client: Client) -> None:
@@ -283,10 +290,12 @@ async def test_deleted_default_session_is_not_brought_back(client: Client) -> No
     await ok(client, "sequential_thinking", **thought(2, 3))
     await ok(client, "delete_session", session_id=first["session_id"])
     nxt = await ok(client, "sequential_thinking", **thought(3, 3))
-    assert nxt["session_id"] != first["session_id"] and nxt["session_created"]
+    assert nxt["session_id"] != first["session_id"]
+    assert nxt["session_created"]
     assert nxt["default_session_changed"] == {"previous_session_id": first["session_id"], "reason": "deleted"}
     assert "DEFAULT_SESSION_DELETED" in [w["code"] for w in nxt["warnings"]]
-    assert "deleted" in nxt["message"] and "restore_session" in nxt["message"]
+    assert "deleted" in nxt["message"]
+    assert "restore_session" in nxt["message"]
     await fails(client, "get_session", "NOT_FOUND", session_id=first["session_id"])
 
 
@@ -328,6 +337,7 @@ async def test_messages_follow_the_host_language(hostd_data_dir: Path, hostd_roo
         answer = await ok(zh, "sequential_thinking", **thought(1, 2, session_id="zh"))
         assert "已保存" in answer["message"]
         envelope = await call(zh, "get_session", session_id="missing")
-        assert envelope["error"]["code"] == "NOT_FOUND" and "没有会话" in envelope["message"]
+        assert envelope["error"]["code"] == "NOT_FOUND"
+        assert "没有会话" in envelope["message"]
         bad = await call(zh, "sequential_thinking", **thought(2, 2, isRevision=True))
         assert "缺少 revisesThought" in bad["message"]

@@ -37,11 +37,14 @@ async def test_a_yaml_template_is_listed_and_plans_a_session(client: Client, hos
     ids = [t["template_id"] for t in listed["templates"]]
     assert ids[:4] == ["problem_solving", "root_cause_analysis", "decision_making", "research_plan"]
     review = next(t for t in listed["templates"] if t["template_id"] == "code_review")
-    assert review["source"] == "user" and review["file"].endswith("code_review.yaml")
+    assert review["source"] == "user"
+    assert review["file"].endswith("code_review.yaml")
     assert [s["title"] for s in review["steps"]] == ["Understand the goal", "Read the tests", "Decide"]
-    assert listed["invalid_templates"] == [] and listed["templates_folder"].endswith("templates")
+    assert listed["invalid_templates"] == []
+    assert listed["templates_folder"].endswith("templates")
     created = await ok(client, "create_session", name="PR 12", template_id="code_review", session_id="pr")
-    assert created["session"]["total_thoughts"] == 3 and "Understand the goal" in created["message"]
+    assert created["session"]["total_thoughts"] == 3
+    assert "Understand the goal" in created["message"]
     first = await ok(client, "sequential_thinking", **thought(1, 3, "It adds search", session_id="pr"))
     assert first["next_step"] == {
         "index": 2,
@@ -69,7 +72,8 @@ async def test_json_template_in_chinese_and_a_configured_folder(
     ) as zh:
         listed = await ok(zh, "list_templates")
         retro = next(t for t in listed["templates"] if t["template_id"] == "retro")
-        assert retro["name"] == "复盘" and listed["templates_folder"] == str(custom)
+        assert retro["name"] == "复盘"
+        assert listed["templates_folder"] == str(custom)
         await ok(zh, "create_session", name="复盘", template_id="retro")
 
 
@@ -111,11 +115,13 @@ async def test_bad_template_files_are_named_with_their_field(
     listed = await ok(client, "list_templates")
     assert [problem["file"] for problem in listed["invalid_templates"]] == [str(path)]
     problem = listed["invalid_templates"][0]
-    assert problem["field"] == field and words in problem["problem"], problem
+    assert problem["field"] == field, problem
+    assert words in problem["problem"], problem
     assert "1 template file(s) left out" in listed["message"]
     assert "good" in [t["template_id"] for t in listed["templates"]]  # a broken file hides no other
     builtin = next(t for t in listed["templates"] if t["template_id"] == "problem_solving")
-    assert builtin["source"] == "built_in" and builtin["steps"][0]["title"] == "Define the problem"
+    assert builtin["source"] == "built_in"
+    assert builtin["steps"][0]["title"] == "Define the problem"
     template_id = path.stem if field != "template_id" or "built-in" in words else None
     if template_id and " " not in template_id and template_id != "problem_solving":
         refused = await fails(client, "create_session", "INVALID_ARGUMENT", name="x", template_id=template_id)
@@ -128,7 +134,8 @@ async def test_a_duplicate_id_keeps_the_first_file(client: Client, hostd_data_di
     (folder(hostd_data_dir) / "b.yaml").write_text("template_id: same\n" + REVIEW_YAML, encoding="utf-8")
     listed = await ok(client, "list_templates")
     same = [t for t in listed["templates"] if t["template_id"] == "same"]
-    assert len(same) == 1 and same[0]["file"].endswith("a.yaml")
+    assert len(same) == 1
+    assert same[0]["file"].endswith("a.yaml")
     assert listed["invalid_templates"][0]["file"].endswith("b.yaml")
     assert "already defined" in listed["invalid_templates"][0]["problem"]
 

@@ -65,7 +65,8 @@ def test_four_processes_creating_250_each_lose_nothing(tmp_path: Path) -> None:
         indexed = conn.execute(
             "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH '\"from p3\"'"
         ).fetchone()[0]
-    assert count == 1000 and indexed == 250
+    assert count == 1000
+    assert indexed == 250
 
 
 @pytest.mark.slow
@@ -85,8 +86,10 @@ def test_two_processes_updating_one_memory_100_times_each_make_versions_1_to_201
         ).fetchall()
     assert sorted([*older, current]) == list(range(1, 202))
     # Each version names the process that appended its last line.
-    assert len(appends) == 200 and all(text.splitlines()[-1].split()[0] == author for text, author in appends)
-    assert len(set(older)) == len(older) and current == 201
+    assert len(appends) == 200
+    assert all(text.splitlines()[-1].split()[0] == author for text, author in appends)
+    assert len(set(older)) == len(older)
+    assert current == 201
     lines = content.splitlines()[1:]
     assert sorted(lines) == sorted([f"a edit {i}" for i in range(100)] + [f"b edit {i}" for i in range(100)])
 
@@ -105,7 +108,8 @@ def test_threads_of_one_process_share_the_store_safely(tmp_path: Path) -> None:
         list(pool.map(work, range(80)))
     memory, versions, total = store.versions("shared://target")
     store.close()
-    assert total == 81 and [v.version for v in versions] == list(range(81, 0, -1))
+    assert total == 81
+    assert [v.version for v in versions] == list(range(81, 0, -1))
     assert sorted(int(x) for x in memory.content.splitlines()[1:]) == list(range(80))
 
 
@@ -162,7 +166,8 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
         # The rounds it printed are committed; the one it was in may or may not be, never half.
         assert edits == [f"{name} edit {i}" for i in range(len(edits))]
         assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
-        assert created in (len(edits), len(edits) + 1) and indexed == created
+        assert created in (len(edits), len(edits) + 1)
+        assert indexed == created
         kills_between_the_two_writes += created - len(edits)
 
     # Proof the kills landed inside the work: some rounds have their memory but not yet their edit.
@@ -211,7 +216,8 @@ def test_a_write_to_a_file_another_process_holds_is_file_locked(
             text=True,
         )
         try:
-            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == "held\n"
             with pytest.raises(DatabaseError) as refused:
                 store.update("busy://a", edit=None, change=Change(priority=2), author=None)
         finally:

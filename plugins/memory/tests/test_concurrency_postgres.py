@@ -59,8 +59,10 @@ def test_two_processes_appending_100_times_each_make_versions_1_to_201(
         "SELECT content, author FROM memory_versions WHERE version > 1 "
         "UNION ALL SELECT content, author FROM memories",
     )
-    assert [*older, current] == list(range(1, 202)) and current == 201  # no gap, none doubled
-    assert len(appends) == 200 and all(text.splitlines()[-1].split()[0] == author for text, author in appends)
+    assert [*older, current] == list(range(1, 202))
+    assert current == 201
+    assert len(appends) == 200
+    assert all(text.splitlines()[-1].split()[0] == author for text, author in appends)
     lines = content.splitlines()[1:]
     assert sorted(lines) == sorted([f"a edit {i}" for i in range(100)] + [f"b edit {i}" for i in range(100)])
 
@@ -72,15 +74,18 @@ def test_of_concurrent_creates_of_one_uri_one_succeeds_the_others_already_exist(
         try:
             team_store.create(MemoryUri("race", "one"), f"writer {n}", 5, "", author=f"w{n}")
         except ToolError as exc:
-            assert exc.code == "ALREADY_EXISTS" and exc.details["existing"] == "memory", exc
+            assert exc.code == "ALREADY_EXISTS", exc
+            assert exc.details["existing"] == "memory", exc
             return "exists"
         return "created"
 
     with ThreadPoolExecutor(8) as pool:
         outcomes = list(pool.map(create, range(16)))
-    assert outcomes.count("created") == 1 and outcomes.count("exists") == 15
+    assert outcomes.count("created") == 1
+    assert outcomes.count("exists") == 15
     memory, _versions, total = team_store.versions("race://one")
-    assert total == 1 and memory.version == 1
+    assert total == 1
+    assert memory.version == 1
 
 
 def test_a_deadlock_between_two_memory_writes_is_run_again_and_both_succeed(
@@ -168,7 +173,8 @@ def test_writers_of_different_memories_do_not_wait_for_each_other(
                     waited = True
                     break
                 time.sleep(0.01)
-            assert waited and not same.done()
+            assert waited
+            assert not same.done()
             release.set()
             assert same.result(timeout=30)[0].version == 2
     finally:
@@ -230,7 +236,9 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_write_on_postgre
         # The rounds it printed are committed; the one it was in may or may not be, never half.
         assert edits == [f"{name} edit {i}" for i in range(len(edits))]
         assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
-        assert created in (len(edits), len(edits) + 1) and indexed == created and unindexed == 0
+        assert created in (len(edits), len(edits) + 1)
+        assert indexed == created
+        assert unindexed == 0
         kills_between_the_two_writes += created - len(edits)
 
     assert kills_between_the_two_writes >= 1  # the kills landed inside the work
@@ -269,4 +277,5 @@ def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
         postgres_only_columns=POSTGRES_ONLY_COLUMNS,
     )
     assert {"memory_fts", "memory_words", "memory_words_vocab"} <= set(held["sqlite"])
-    assert "memory_lexemes" in held["postgres"] and "words" in held["postgres"]["memories"]
+    assert "memory_lexemes" in held["postgres"]
+    assert "words" in held["postgres"]["memories"]

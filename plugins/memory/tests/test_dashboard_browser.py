@@ -187,7 +187,8 @@ def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site
                 page.goto(f"{site.origin}/ui/?lang={language}")
                 for name, url in pages.items():
                     answer = page.goto(url)
-                    assert answer is not None and answer.status == 200, (name, answer and answer.status)
+                    assert answer is not None, (name, answer and answer.status)
+                    assert answer.status == 200, (name, answer and answer.status)
                     assert page.locator("h1").is_visible()
                     width = page.evaluate("document.documentElement.scrollWidth")
                     assert width <= viewport["width"] + 1, (
@@ -215,7 +216,8 @@ def test_overview_counts_and_feed_link_to_items(browser: Any, site: Site) -> Non
         assert feed.count() >= 20
         first = feed.first.locator("a")
         target = first.get_attribute("href")
-        assert target is not None and target.startswith("/ui/memory/view?uri=")
+        assert target is not None
+        assert target.startswith("/ui/memory/view?uri=")
         first.click()
         assert page.locator(".meta").is_visible()
 
@@ -244,7 +246,8 @@ def test_paging_and_filters(browser: Any, site: Site) -> None:
         first_page = rows.locator("a.uri").all_inner_texts()
         page.get_by_role("link", name="Next page »").click()
         second_page = page.locator("table.memories a.uri").all_inner_texts()
-        assert second_page and not set(first_page) & set(second_page)
+        assert second_page
+        assert not set(first_page) & set(second_page)
         listed = site.call("list_memories", author="bob", tags=["t0"], limit=50)["memories"]
         assert [m["memory"]["uri"] for m in listed] == (first_page + second_page)[: len(listed)]
         page.goto(f"{site.origin}/ui/memory?updated_after=not-a-date")
@@ -295,7 +298,8 @@ def test_roll_back_and_delete_from_the_page(browser: Any, site: Site) -> None:
         assert f"Deleted {uri}." in page.locator(".notice").inner_text()
     assert site.call("list_memories", domain="notes", limit=100)["memories"]  # others untouched
     envelope, is_error = site.answer("read_memory", uri=uri)
-    assert is_error and envelope["error"]["code"] == "NOT_FOUND"
+    assert is_error
+    assert envelope["error"]["code"] == "NOT_FOUND"
 
 
 def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
@@ -319,7 +323,8 @@ def test_a_read_only_member_sees_no_write_action_and_a_forged_post_is_refused(
             answer = page.request.post(f"{site.origin}/ui/memory/{action}", form={**fields, "csrf": csrf})
             assert answer.status == 403, action
         refused = page.goto(memory_url(site, uri, "/edit"))
-        assert refused is not None and refused.status == 403
+        assert refused is not None
+        assert refused.status == 403
     assert site.call("read_memory", uri=uri)["memory"]["version"] == before
 
 
@@ -355,7 +360,8 @@ def test_stored_payloads_stay_inert_everywhere(browser: Any, site: Site) -> None
             assert page.evaluate("document.querySelectorAll('main img, main iframe').length") == 0
         page.goto(memory_url(site, HOSTILE_URI))
         text = page.locator(".markdown").inner_text()
-        assert "<script>alert('script')</script>" in text and "onerror" in text  # shown as text
+        assert "<script>alert('script')</script>" in text
+        assert "onerror" in text
         page.get_by_role("link", name="elsewhere").focus()  # a link is no request until followed
         escapes.assert_none()
 
@@ -406,7 +412,8 @@ def test_an_empty_store(browser: Any, tmp_path: Path) -> None:
             page.get_by_label("你的成员令牌").fill(ALICE)
             page.get_by_role("button", name="登录").click()
             page.wait_for_url(f"{origin}/ui/")
-            assert page.locator(".feed").count() == 0 and "暂无动态" in page.content()
+            assert page.locator(".feed").count() == 0
+            assert "暂无动态" in page.content()
             page.screenshot(path=str(shots / f"empty-zh-overview-{viewport['width']}.png"))
             page.goto(f"{origin}/ui/memory")
             assert "还没有记忆" in page.content()

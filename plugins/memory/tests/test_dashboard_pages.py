@@ -85,23 +85,29 @@ def test_the_pages_show_what_the_tools_return(pages: Pages) -> None:
     pages.call("update_memory", "alice", uri="project://deploy", content="# 回滚步骤\n\n先冻结发布，再回滚。")
     client = pages.client(ALICE)
     listing = client.get("/ui/memory").text
-    assert "project://deploy" in listing and "project://other" in listing
+    assert "project://deploy" in listing
+    assert "project://other" in listing
     found = client.get("/ui/memory?" + urllib.parse.urlencode({"q": "回滚"})).text
-    assert "project://deploy" in found and "project://other" not in found
+    assert "project://deploy" in found
+    assert "project://other" not in found
     by_author = client.get("/ui/memory?author=bob").text
-    assert "project://other" in by_author and "project://deploy" not in by_author
+    assert "project://other" in by_author
+    assert "project://deploy" not in by_author
     page = client.get(view("project://deploy")).text
-    assert "<h3>回滚步骤</h3>" in page and "先冻结发布，再回滚。" in page
-    assert (
-        '<svg class="graph wide"' in page and '<svg class="graph narrow"' in page and ">uses<" in page
-    )  # the link and its graph
+    assert "<h3>回滚步骤</h3>" in page
+    assert "先冻结发布，再回滚。" in page
+    assert '<svg class="graph wide"' in page
+    assert '<svg class="graph narrow"' in page
+    assert ">uses<" in page
     assert "Other &lt;b&gt;text&lt;/b&gt;" in client.get(view("project://other")).text
     diff = client.get("/ui/memory/diff?uri=project://deploy&v1=1&v2=2").text
     assert '<span class="add">+先冻结发布，再回滚。</span>' in diff
     overview = client.get("/ui/").text
-    assert "wrote version 2 of project://deploy" in overview and ">alice<" in overview
+    assert "wrote version 2 of project://deploy" in overview
+    assert ">alice<" in overview
     missing = client.get(view("project://none"))
-    assert missing.status_code == 404 and "NOT_FOUND" in missing.text
+    assert missing.status_code == 404
+    assert "NOT_FOUND" in missing.text
 
 
 def test_edit_roll_back_and_delete_write_as_the_member(pages: Pages) -> None:
@@ -121,14 +127,17 @@ def test_edit_roll_back_and_delete_write_as_the_member(pages: Pages) -> None:
     )
     assert saved.status_code == 303
     read = pages.call("read_memory", uri="notes://a")
-    assert read["content"] == "second\nline" and read["memory"]["author"] == "alice"
-    assert read["memory"]["version"] == 2 and read["memory"]["tags"] == sorted(["y", "中文"])
+    assert read["content"] == "second\nline"
+    assert read["memory"]["author"] == "alice"
+    assert read["memory"]["version"] == 2
+    assert read["memory"]["tags"] == sorted(["y", "中文"])
     stale = post(
         client,
         "/ui/memory/edit",
         {"csrf": csrf_of(form), "uri": "notes://a", "version": "1", "content": "late", "tags": ""},
     )
-    assert stale.status_code == 409 and "late</textarea>" in stale.text
+    assert stale.status_code == 409
+    assert "late</textarea>" in stale.text
     rolled = post(client, "/ui/memory/rollback", {"csrf": csrf_of(form), "uri": "notes://a", "version": "1"})
     assert rolled.status_code == 303
     after = pages.call("read_memory", uri="notes://a")["memory"]
@@ -144,8 +153,10 @@ def test_a_read_only_member_gets_no_write_control_and_no_write(pages: Pages) -> 
     client = pages.client(READER)
     page = client.get(view("notes://b"))
     assert page.status_code == 200
-    assert "/ui/memory/edit" not in page.text and "/ui/memory/delete" not in page.text
-    assert "/ui/memory/rollback" not in page.text and "/ui/memory/diff" not in page.text
+    assert "/ui/memory/edit" not in page.text
+    assert "/ui/memory/delete" not in page.text
+    assert "/ui/memory/rollback" not in page.text
+    assert "/ui/memory/diff" not in page.text
     token = csrf_of(page.text)
     for action, fields in (
         ("edit", {"uri": "notes://b", "version": "1", "content": "forged", "tags": ""}),

@@ -54,22 +54,31 @@ async def test_an_official_graph_file_imports_as_memories_and_links_and_twice_ch
         people = await ok(client, "list_memories", tags=["person"])
         versions = await ok(client, "get_memory_versions", uri="entity://张三")
         stats = await ok(client, "get_memory_stats")
-    assert first["source"] == "official-memory-graph" and first["input_path"] == str(
-        hostd_roots / "memory.jsonl"
-    )
-    assert first["created"] == 4 and first["links_added"] == 3 and first["errors"] == []
-    assert second["created"] == 0 and second["skipped"] == 4 and second["links_added"] == 0
-    assert merged["unchanged"] == 4 and merged["merged"] == 0 and merged["links_added"] == 0
-    assert john["content"] == "Speaks Spanish\n喜欢咖啡" and john["memory"]["tags"] == ["person"]
+    assert first["source"] == "official-memory-graph"
+    assert first["input_path"] == str(hostd_roots / "memory.jsonl")
+    assert first["created"] == 4
+    assert first["links_added"] == 3
+    assert first["errors"] == []
+    assert second["created"] == 0
+    assert second["skipped"] == 4
+    assert second["links_added"] == 0
+    assert merged["unchanged"] == 4
+    assert merged["merged"] == 0
+    assert merged["links_added"] == 0
+    assert john["content"] == "Speaks Spanish\n喜欢咖啡"
+    assert john["memory"]["tags"] == ["person"]
     assert john["relations"]["links_to"] == [
         {"uri": "entity://Anthropic", "relation": "works_at"},
         {"uri": "entity://张三", "relation": "knows"},
     ]
     assert john["relations"]["linked_from"] == [{"uri": "entity://张三", "relation": "knows"}]
-    assert odd["content"] == "a/b?c%d" and odd["memory"]["tags"] == ["odd name"]  # no observations: the name
+    assert odd["content"] == "a/b?c%d"
+    assert odd["memory"]["tags"] == ["odd name"]
     assert [m["memory"]["uri"] for m in people["memories"]] == ["entity://John%20Smith"]
     assert versions["current_version"] == 1  # nothing rewritten by the second and third imports
-    assert stats["total"] == 4 and stats["link_count"] == 3 and stats["by_tag"]["人物"] == 1
+    assert stats["total"] == 4
+    assert stats["link_count"] == 3
+    assert stats["by_tag"]["人物"] == 1
 
 
 async def test_malformed_graph_lines_are_reported_by_line_and_nothing_is_imported(
@@ -94,7 +103,8 @@ async def test_malformed_graph_lines_are_reported_by_line_and_nothing_is_importe
         refused = await call(client, "import_memories", input_path="broken.jsonl")
         stats = await ok(client, "get_memory_stats")
     error = refused["error"]
-    assert error["code"] == "INVALID_ARGUMENT" and error["details"]["argument"] == "input_path"
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert error["details"]["argument"] == "input_path"
     assert [(p["line"], p["problem"]) for p in error["details"]["lines"]] == [
         (2, "not_json"),
         (4, "bad_observations"),
@@ -102,8 +112,10 @@ async def test_malformed_graph_lines_are_reported_by_line_and_nothing_is_importe
         (6, "not_entity_or_relation"),
         (8, "bad_label:bad_character"),
     ]
-    assert "2, 4, 5, 6, 8" in error["message"] and "nothing was imported" in error["message"]
-    assert stats["total"] == 0 and stats["link_count"] == 0
+    assert "2, 4, 5, 6, 8" in error["message"]
+    assert "nothing was imported" in error["message"]
+    assert stats["total"] == 0
+    assert stats["link_count"] == 0
 
 
 async def test_graph_items_that_cannot_be_placed_are_reported_with_their_line(
@@ -145,8 +157,10 @@ async def test_an_export_file_imports_back_through_input_path(
     async with in_memory_client(["memory"], data_dir=other, config=config) as target:
         imported = await ok(target, "import_memories", input_path="all.json")
         read = await ok(target, "read_memory", uri="a://1")
-    assert imported["source"] == "hostd-memory-export" and imported["created"] == 2
-    assert imported["links_added"] == 1 and read["memory"]["tags"] == ["t"]
+    assert imported["source"] == "hostd-memory-export"
+    assert imported["created"] == 2
+    assert imported["links_added"] == 1
+    assert read["memory"]["tags"] == ["t"]
 
 
 async def test_input_path_refuses_what_it_must_not_read(
@@ -190,7 +204,8 @@ async def test_input_path_refuses_what_it_must_not_read(
         "both": "INVALID_ARGUMENT",
         "neither": "INVALID_ARGUMENT",
     }
-    assert too_big["error"]["code"] == "TOO_LONG" and too_big["error"]["details"]["limit"] == 100
+    assert too_big["error"]["code"] == "TOO_LONG"
+    assert too_big["error"]["details"]["limit"] == 100
     assert stats["total"] == 0
 
 
@@ -268,18 +283,24 @@ async def test_a_file_written_by_the_real_official_server_imports_and_a_second_i
             answer = await theirs.call_tool(tool, arguments)
             assert not answer.is_error, answer
     written = graph_file.read_text(encoding="utf-8")
-    assert '"type":"entity"' in written and '"type":"relation"' in written, written
+    assert '"type":"entity"' in written, written
+    assert '"type":"relation"' in written, written
     async with memory_client() as client:
         first = await ok(client, "import_memories", input_path="official/memory.jsonl")
         second = await ok(client, "import_memories", input_path="official/memory.jsonl", strategy="merge")
         alice = await ok(client, "read_memory", uri="entity://Alice")
         wang = await ok(client, "read_memory", uri="entity://王五")
         services = await ok(client, "list_memories", tags=["service"])
-    assert first["source"] == "official-memory-graph" and first["errors"] == [], first
-    assert first["created"] == 3 and first["links_added"] == 2
-    assert second["unchanged"] == 3 and second["created"] == second["links_added"] == 0
-    assert alice["content"] == "Leads the payments team\n喜欢茶" and alice["memory"]["tags"] == ["person"]
+    assert first["source"] == "official-memory-graph", first
+    assert first["errors"] == [], first
+    assert first["created"] == 3
+    assert first["links_added"] == 2
+    assert second["unchanged"] == 3
+    assert second["created"] == second["links_added"] == 0
+    assert alice["content"] == "Leads the payments team\n喜欢茶"
+    assert alice["memory"]["tags"] == ["person"]
     assert alice["relations"]["links_to"] == [{"uri": "entity://payments%20service", "relation": "owns"}]
     assert alice["relations"]["linked_from"] == [{"uri": "entity://王五", "relation": "reports to"}]
-    assert wang["content"] == "新来的工程师" and wang["memory"]["version"] == 1
+    assert wang["content"] == "新来的工程师"
+    assert wang["memory"]["version"] == 1
     assert [m["memory"]["uri"] for m in services["memories"]] == ["entity://payments%20service"]

@@ -69,10 +69,12 @@ async def test_every_versioned_change_names_the_member_who_made_it(
         diff = await ok(client, "diff_versions", uri="team://plan", version1=1, version2=2)
         rollbacks = await ok(client, "list_rollbacks", uri="team://plan")
         session = await ok(client, "save_session", title="standup", summary="plan reviewed")
-    assert created["memory"]["author"] == "alice" and rolled["memory"]["author"] == "frank"
+    assert created["memory"]["author"] == "alice"
+    assert rolled["memory"]["author"] == "frank"
     expected = [(6, "frank"), (5, "erin"), (4, "dave"), (3, "carol"), (2, "bob"), (1, "alice")]
     assert _authors(versions["versions"]) == expected
-    assert read["memory"]["author"] == "frank" and read["memory"]["version"] == 6
+    assert read["memory"]["author"] == "frank"
+    assert read["memory"]["version"] == 6
     assert _authors(read["recent_versions"]) == expected[:5]
     assert (diff["author1"], diff["author2"]) == ("alice", "bob")
     assert _authors(rollbacks["rollbacks"]) == expected[1:]
@@ -95,7 +97,8 @@ async def test_list_memories_filters_by_the_author_of_the_current_version(
         first = await ok(client, "list_memories", author="alice", limit=1)
         second = await ok(client, "list_memories", author="alice", limit=1, cursor=first["next_cursor"])
     assert sorted(m["memory"]["uri"] for m in alice["memories"]) == ["list://a", "list://c"]
-    assert bob["count"] == 0 and [m["memory"]["uri"] for m in bob_all["memories"]] == ["list://b"]
+    assert bob["count"] == 0
+    assert [m["memory"]["uri"] for m in bob_all["memories"]] == ["list://b"]
     assert nobody["count"] == 0
     assert {m["memory"]["uri"] for m in first["memories"] + second["memories"]} == {"list://a", "list://c"}
 
@@ -117,9 +120,8 @@ async def test_search_memory_filters_by_the_author_of_the_current_version(
     assert sorted(hit["uri"] for hit in alice["hits"]) == ["find://a", "find://c"]
     assert [hit["uri"] for hit in bob["hits"]] == ["find://b"]
     assert everyone["count"] == 3
-    assert (
-        refused["error"]["code"] == "INVALID_ARGUMENT" and refused["error"]["details"]["argument"] == "author"
-    )
+    assert refused["error"]["code"] == "INVALID_ARGUMENT"
+    assert refused["error"]["details"]["argument"] == "author"
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -128,13 +130,16 @@ async def test_a_bad_author_filter_is_invalid_argument_naming_it(
 ) -> None:
     async with memory_client(language=language) as client:
         envelope = await call(client, "list_memories", author="../alice")
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["details"]["argument"] == "author"
     assert "'../alice'" in envelope["error"]["message"]
     assert envelope["error"]["hint"]
     if language == "zh":
         text = envelope["error"]["message"] + envelope["error"]["hint"]
-        assert "member" not in text and "not" not in text and "成员名" in text
+        assert "member" not in text
+        assert "not" not in text
+        assert "成员名" in text
 
 
 async def test_export_carries_authors_and_import_keeps_them(
@@ -158,7 +163,8 @@ async def test_export_carries_authors_and_import_keeps_them(
     memory = exported["document"]["memories"][0]
     assert memory["author"] == "bob"
     assert [(v["version"], v["author"]) for v in memory["versions"]] == [(1, "alice"), (2, "bob")]
-    assert imported["created"] == 1 and _authors(versions["versions"]) == [(2, "bob"), (1, "alice")]
+    assert imported["created"] == 1
+    assert _authors(versions["versions"]) == [(2, "bob"), (1, "alice")]
     assert overwritten["overwritten"] == 1
     assert _authors(after["versions"]) == [(3, "dave"), (2, "bob"), (1, "alice")]
 
@@ -197,9 +203,12 @@ async def test_import_without_authors_credits_the_importer_and_keeps_unknown_one
         credited = await ok(client, "get_memory_versions", uri="old://export")
         unknown = await ok(client, "get_memory_versions", uri="old://unknown")
         missing = await call(client, "read_memory", uri="old://bad")
-    assert imported["created"] == 2 and missing["error"]["code"] == "NOT_FOUND"
+    assert imported["created"] == 2
+    assert missing["error"]["code"] == "NOT_FOUND"
     [problem] = imported["errors"]
-    assert problem["index"] == 2 and problem["field"] == "author" and problem["code"] == "INVALID_ARGUMENT"
+    assert problem["index"] == 2
+    assert problem["field"] == "author"
+    assert problem["code"] == "INVALID_ARGUMENT"
     assert problem["problem"] == "invalid_member_name:author"
     if language == "zh":
         assert problem["message"] == "author 不是有效的成员名（字母、数字、'_'、'-'、'.'）"
@@ -247,7 +256,8 @@ async def test_a_database_of_the_schema_before_members_upgrades_with_null_author
     with sqlite3.connect(path) as check:
         # the release's 4 migrations, then the statistics' counts (5) and the completion index (6)
         assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 2 == 6
-    assert before["memory"]["author"] is None and before["memory"]["tags"] == ["kept"]
+    assert before["memory"]["author"] is None
+    assert before["memory"]["tags"] == ["kept"]
     assert _authors(versions["versions"]) == [(3, "alice"), (2, None), (1, None)]
     assert [m["memory"]["uri"] for m in by_alice["memories"]] == ["old://note"]
     exported_versions = exported["document"]["memories"][0]["versions"]
@@ -293,7 +303,8 @@ async def test_two_members_appending_over_http_each_version_names_its_author(tmp
     [memory] = exported["document"]["memories"]
     versions = memory["versions"]
     assert [v["version"] for v in versions] == list(range(1, 2 * APPENDS + 2))
-    assert memory["version"] == 2 * APPENDS + 1 and versions[0]["author"] == "alice"
+    assert memory["version"] == 2 * APPENDS + 1
+    assert versions[0]["author"] == "alice"
     for previous, version in itertools.pairwise(versions):
         appended = version["content"][len(previous["content"]) :]
         assert appended.split()[0] == version["author"], version

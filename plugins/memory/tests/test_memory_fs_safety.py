@@ -35,7 +35,8 @@ async def test_export_over_a_hard_link_is_refused_and_the_outside_file_kept(
     async with memory_client(language="zh") as client:
         refused = await call(client, "export_memories", output_path="linked.json", overwrite=True)
     assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
-    assert refused["error"]["details"]["reason"] == "HARD_LINK" and refused["error"]["hint"]
+    assert refused["error"]["details"]["reason"] == "HARD_LINK"
+    assert refused["error"]["hint"]
     assert outside.read_text() == "outside, untouched"
 
 
@@ -44,5 +45,6 @@ async def test_export_to_a_path_1500_folders_deep_is_path_too_long(
 ) -> None:
     async with memory_client() as client:
         refused = await call(client, "export_memories", output_path="a/" * 1500 + "m.json")
-    assert refused["error"]["code"] == "PATH_TOO_LONG" and refused["error"]["hint"]
+    assert refused["error"]["code"] == "PATH_TOO_LONG"
+    assert refused["error"]["hint"]
     assert list(hostd_roots.iterdir()) == []

@@ -35,11 +35,18 @@ async def test_every_tool_through_a_real_stdio_server(tmp_path: Path, mode: str)
         rolled = await ok(client, "rollback_memory", uri="core://me", version=1)
         await ok(client, "delete_memory", uri=session["memory"]["uri"])
         imported = await ok(client, "import_memories", data=exported, strategy="skip")
-    assert read["content"] == "服务进程里的记忆\n 追加" and read["via_alias"] == "user://me"
-    assert found["hits"][0]["uri"] == "core://me" and short["hits"][0]["uri"] == "core://me"
-    assert listed["count"] == 2 and stats["total"] == 2 and versions["current_version"] == 2
-    assert rollbacks["rollbacks"][-1]["version"] == 1 and "+服务进程里的记忆" in diff["diff"]
-    assert rolled["new_version"] == 3 and imported["skipped"] == 2 and imported["created"] == 0
+    assert read["content"] == "服务进程里的记忆\n 追加"
+    assert read["via_alias"] == "user://me"
+    assert found["hits"][0]["uri"] == "core://me"
+    assert short["hits"][0]["uri"] == "core://me"
+    assert listed["count"] == 2
+    assert stats["total"] == 2
+    assert versions["current_version"] == 2
+    assert rollbacks["rollbacks"][-1]["version"] == 1
+    assert "+服务进程里的记忆" in diff["diff"]
+    assert rolled["new_version"] == 3
+    assert imported["skipped"] == 2
+    assert imported["created"] == 0
 
 
 async def test_twenty_http_clients_at_once_against_one_server(tmp_path: Path) -> None:
@@ -68,22 +75,26 @@ async def test_twenty_http_clients_at_once_against_one_server(tmp_path: Path) ->
         async with server.client() as check:
             stats = await ok(check, "get_memory_stats")
             versions = await ok(check, "get_memory_versions", uri="shared://counter", limit=100)
-    assert len(results) == 20 and stats["by_domain"] == {"http": 100, "shared": 1}
-    assert versions["current_version"] == 21 and versions["total"] == 21
+    assert len(results) == 20
+    assert stats["by_domain"] == {"http": 100, "shared": 1}
+    assert versions["current_version"] == 21
+    assert versions["total"] == 21
 
 
 async def test_fuzz_check_never_answers_internal(memory_client: MemoryClient) -> None:
     async with memory_client() as client:
         await ok(client, "create_memory", uri="a://b", content="seed")
         report = await fuzz_tools(client, seed=7, rounds=8)
-    assert report.calls > 0 and not report.failures, report.failures
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures
 
 
 async def test_fuzz_check_in_chinese_with_another_seed(memory_client: MemoryClient) -> None:
     async with memory_client(language="zh") as client:
         report = await fuzz_tools(client, seed=20260, rounds=6)
         envelope = envelope_of(await client.call_tool("get_memory_stats", {}))
-    assert report.calls > 0 and not report.failures, report.failures
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures
     assert envelope["status"] == "success"
 
 
@@ -121,15 +132,21 @@ async def test_tags_times_links_and_graph_import_through_a_real_stdio_server(tmp
         imported = await ok(client, "import_memories", input_path="memory.jsonl")
         again = await ok(client, "import_memories", input_path="memory.jsonl")
         stats = await ok(client, "get_memory_stats")
-    assert linked["created"] is True and [h["uri"] for h in found["hits"]] == ["ops://deploy"]
+    assert linked["created"] is True
+    assert [h["uri"] for h in found["hits"]] == ["ops://deploy"]
     assert [m["memory"]["uri"] for m in listed["memories"]] == ["ops://rollback"]
-    assert bad["error"]["code"] == "INVALID_ARGUMENT" and "2026-05-01" in bad["error"]["hint"]
+    assert bad["error"]["code"] == "INVALID_ARGUMENT"
+    assert "2026-05-01" in bad["error"]["hint"]
     assert read["relations"]["linked_from"] == [{"uri": "ops://rollback", "relation": "依赖"}]
     assert read["relations"]["related"][0]["uri"] == "ops://rollback"
-    assert retagged["memory"]["tags"] == ["回滚", "运维"] and retagged["memory"]["version"] == 2
+    assert retagged["memory"]["tags"] == ["回滚", "运维"]
+    assert retagged["memory"]["version"] == 2
     assert [m["memory"]["uri"] for m in by_tags["memories"]] == ["ops://rollback"]
     assert {h["uri"] for h in windowed["hits"]} == {"ops://deploy", "ops://rollback"}
-    assert unlinked["removed"] == ["依赖"] and imported["created"] == 2 and imported["links_added"] == 1
-    assert again["skipped"] == 2 and again["links_added"] == 0
+    assert unlinked["removed"] == ["依赖"]
+    assert imported["created"] == 2
+    assert imported["links_added"] == 1
+    assert again["skipped"] == 2
+    assert again["links_added"] == 0
     assert stats["by_tag"] == {"运维": 2, "deploy": 1, "回滚": 1, "人物": 1, "项目": 1}
     assert stats["link_count"] == 1

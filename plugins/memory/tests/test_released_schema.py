@@ -76,4 +76,5 @@ def test_a_team_database_made_by_the_release_is_current_and_keeps_working(postgr
     # the stored memory) and version 6 (the completion index).
     assert (status.current, status.known) == (4, 6)
     assert (stats["by_status"]["active"], stats["by_domain"], stats["version_count"]) == (1, {"proj": 1}, 2)
-    assert found == ["proj://old"] and (memory.version, memory.author) == (2, "ann")
+    assert found == ["proj://old"]
+    assert (memory.version, memory.author) == (2, "ann")

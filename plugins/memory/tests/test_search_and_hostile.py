@@ -70,9 +70,10 @@ async def test_snippet_is_cut_around_the_match(memory_client: MemoryClient) -> N
         await ok(client, "create_memory", uri="n://long", content=long_text)
         found = await ok(client, "search_memory", query="部署在周五")
     snippet = found["hits"][0]["snippet"]
-    assert (
-        "部署在周五" in snippet and snippet.startswith("…") and snippet.endswith("…") and len(snippet) < 200
-    )
+    assert "部署在周五" in snippet
+    assert snippet.startswith("…")
+    assert snippet.endswith("…")
+    assert len(snippet) < 200
 
 
 async def test_filters_domain_priority_bounds_inclusive_and_limit(memory_client: MemoryClient) -> None:
@@ -86,9 +87,8 @@ async def test_filters_domain_priority_bounds_inclusive_and_limit(memory_client:
     assert uris(domain) == ["notes://tea"]
     assert uris(bounded) == ["user://lang"]
     assert len(limited["hits"]) == 2
-    assert (
-        too_many["error"]["code"] == "INVALID_ARGUMENT" and bad_domain["error"]["code"] == "INVALID_ARGUMENT"
-    )
+    assert too_many["error"]["code"] == "INVALID_ARGUMENT"
+    assert bad_domain["error"]["code"] == "INVALID_ARGUMENT"
 
 
 @pytest.mark.parametrize(
@@ -140,7 +140,8 @@ async def test_the_query_description_states_the_length_the_tool_accepts(memory_c
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         query = tools["search_memory"].input_schema["properties"]["query"]
         stated = re.search(r"(\d[\d,]*) characters", query["description"])
-        assert stated is not None and "any length" not in query["description"], query
+        assert stated is not None, query
+        assert "any length" not in query["description"], query
         longest = int(stated.group(1).replace(",", ""))
         await seeded(client)
         await ok(client, "search_memory", query="缓存" * (longest // 2))
@@ -156,7 +157,9 @@ async def test_sql_in_arguments_is_data(memory_client: MemoryClient) -> None:
         listed = await ok(client, "list_memories", domain="notes")
         read = await ok(client, "read_memory", uri="n://evil")
         stats = await ok(client, "get_memory_stats")
-    assert read["content"] == evil and stats["total"] == len(MEMORIES) + 1 and listed["count"] == 1
+    assert read["content"] == evil
+    assert stats["total"] == len(MEMORIES) + 1
+    assert listed["count"] == 1
 
 
 async def test_one_megabyte_content_and_every_unicode_plane_round_trip(memory_client: MemoryClient) -> None:
@@ -169,7 +172,8 @@ async def test_one_megabyte_content_and_every_unicode_plane_round_trip(memory_cl
         found = await ok(client, "search_memory", query=planes[1:4])
         updated = await ok(client, "update_memory", uri="big://one", content=planes, append=True)
     assert read["content"] == big
-    assert "big://one" in uris(found) and f"planes://{planes[:4]}" in uris(found)
+    assert "big://one" in uris(found)
+    assert f"planes://{planes[:4]}" in uris(found)
     assert updated["memory"]["version"] == 2
 
 
@@ -200,7 +204,8 @@ async def test_a_memory_of_two_million_characters_is_stored_whole_and_found(
         read = await ok(client, "read_memory", uri="big://one")
         for query in ("开头标记", "标记", "needle-word"):
             assert uris(await ok(client, "search_memory", query=query))[:1] == ["big://one"], query
-    assert read["content_length"] == 2_000_000 and read["content"].startswith(head)
+    assert read["content_length"] == 2_000_000
+    assert read["content"].startswith(head)
 
 
 async def test_a_word_new_to_the_store_is_found_as_soon_as_its_memory_is_created(
@@ -237,5 +242,6 @@ async def test_a_made_up_cursor_with_a_position_of_the_wrong_kind_is_invalid_arg
                 json.dumps({"l": "search_memory", "f": real["f"], "p": position}).encode()
             ).decode()
             refused = await call(client, "search_memory", query="the", limit=1, cursor=forged)
-            assert refused["status"] == "error" and refused["error"]["code"] == "INVALID_ARGUMENT", refused
+            assert refused["status"] == "error", refused
+            assert refused["error"]["code"] == "INVALID_ARGUMENT", refused
             assert refused["error"]["details"]["argument"] == "cursor", refused

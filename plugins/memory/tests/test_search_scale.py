@@ -55,8 +55,10 @@ def test_tokens_in_most_memories_are_dropped_but_rare_ones_still_rank(tmp_path: 
     kept = [p.expression for p in ranking.useful_pieces(memories.access, plan.relaxed)]
     hits = memories.search(plan, Filters(), 10)
     memories.close()
-    assert '"服务"' not in kept and '"限流"' in kept
-    assert hits[0].memory.uri == "target://limit" and hits[0].stage == "any_term"
+    assert '"服务"' not in kept
+    assert '"限流"' in kept
+    assert hits[0].memory.uri == "target://limit"
+    assert hits[0].stage == "any_term"
 
 
 def test_only_common_tokens_keep_the_rarest(tmp_path: Path) -> None:
@@ -75,9 +77,11 @@ def test_capped_ranking_still_returns_matches_and_honours_filters(
     narrow = memories.search(search.plan_query("common words"), Filters(domain="bulk", priority_max=5), 10)
     missing_domain = memories.search(search.plan_query("common words"), Filters(domain="target"), 10)
     memories.close()
-    assert len(broad) == 10 and all(h.stage == "all_terms" for h in broad)
+    assert len(broad) == 10
+    assert all(h.stage == "all_terms" for h in broad)
     assert min(int(h.memory.path[1:]) for h in broad) >= 300 - 20  # the newest were ranked
-    assert len(narrow) == 10 and missing_domain == []
+    assert len(narrow) == 10
+    assert missing_domain == []
 
 
 def bulk(
@@ -106,7 +110,8 @@ def test_rare_pieces_rank_their_memories_however_old_they_are(
     memories.import_items(items, "skip", ImportReport(), author="test")
     hits = memories.search(search.plan_query("限流 words"), Filters(), 10)
     memories.close()
-    assert hits[0].memory.uri == "target://oldest" and hits[0].stage == "any_term"
+    assert hits[0].memory.uri == "target://oldest"
+    assert hits[0].stage == "any_term"
     assert len(hits) == 10  # topped up with the newest memories holding the broad piece
 
 
@@ -141,7 +146,8 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
     memories.close()
     # 'limited' is in every memory: 'limit' is looked up as its forms, not as 'limit*'
     assert expression == '("limit" OR "limited") AND "deploy" *'
-    assert found[0].memory.uri == "target://deploy" and found[0].stage == "all_terms"
+    assert found[0].memory.uri == "target://deploy"
+    assert found[0].stage == "all_terms"
 
 
 def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: Path) -> None:
@@ -159,6 +165,8 @@ def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: P
     sharded = memories.search(search.plan_query("sharding"), Filters(), 10)
     memories.close()
     assert structure[5] == 1  # FTS5's structure record: a 4-byte cookie, levels, then segments
-    assert updated.version == 2 and purged[0].uri == "bulk://n8"
-    assert len(cached) == 100 and {"bulk://n7", "bulk://n8"}.isdisjoint(h.memory.uri for h in cached)
+    assert updated.version == 2
+    assert purged[0].uri == "bulk://n8"
+    assert len(cached) == 100
+    assert {"bulk://n7", "bulk://n8"}.isdisjoint(h.memory.uri for h in cached)
     assert [h.memory.uri for h in sharded] == ["bulk://n7"]

@@ -142,7 +142,9 @@ def test_counts_stay_exact_through_every_kind_of_write(store: MemoryStore) -> No
         report,
         author="ann",
     )
-    assert report.errors == [] and len(report.created) == 3 and report.overwritten == ["proj://b"]
+    assert report.errors == []
+    assert len(report.created) == 3
+    assert report.overwritten == ["proj://b"]
     check("import (create and overwrite)")
     store.remove_alias("proj://alias")
     store.unlink("proj://a", "notes://c", None)
@@ -150,7 +152,9 @@ def test_counts_stay_exact_through_every_kind_of_write(store: MemoryStore) -> No
     store.purge("imp://gone")
     check("purge, unlink, alias removed")
     stats = store.stats()
-    assert stats["by_status"]["active"] >= 1 and stats["link_count"] == 1 and stats["tag_count"] >= 1
+    assert stats["by_status"]["active"] >= 1
+    assert stats["link_count"] == 1
+    assert stats["tag_count"] >= 1
     assert len(checks) == 10
 
 
@@ -221,7 +225,8 @@ def test_counts_stay_exact_with_writers_on_many_connections(postgres_url: str) -
         assert errors == []
         stats = counted(store)
         assert stats == scanned(store)
-        assert sum(stats["by_status"].values()) == 150 and stats["by_tag"]["shared"] == 120
+        assert sum(stats["by_status"].values()) == 150
+        assert stats["by_tag"]["shared"] == 120
         shards = store.access.rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
         assert shards > 1  # the writers added to rows of their own, not all to one
     finally:

@@ -28,12 +28,19 @@ async def test_search_pages_with_a_cursor_bound_to_the_query_and_filters(memory_
         )
         garbage = await call(client, "search_memory", query="alpha", cursor="not-a-cursor")
     # A search pages 10 hits by default (search_memory's own default within the paging rule).
-    assert first["count"] == 10 and first["truncated"] and first["next_cursor"]
-    assert second["count"] == 10 and second["truncated"] and second["next_cursor"]
-    assert third["count"] == 5 and not third["truncated"] and third["next_cursor"] is None
+    assert first["count"] == 10
+    assert first["truncated"]
+    assert first["next_cursor"]
+    assert second["count"] == 10
+    assert second["truncated"]
+    assert second["next_cursor"]
+    assert third["count"] == 5
+    assert not third["truncated"]
+    assert third["next_cursor"] is None
     uris = [hit["uri"] for page in (first, second, third) for hit in page["hits"]]
     assert sorted(uris) == sorted(f"s{i % 2}://m{i}" for i in range(25))
-    assert [hit["uri"] for hit in resized["hits"]] == uris[10:12] and resized["truncated"]
+    assert [hit["uri"] for hit in resized["hits"]] == uris[10:12]
+    assert resized["truncated"]
     for refused, reason in (
         (other_query, "other_filters"),
         (other_domain, "other_filters"),
@@ -89,10 +96,12 @@ async def test_version_listings_page_newest_first_without_gaps(memory_client: Me
         foreign = await call(client, "list_rollbacks", uri="v://one", cursor=versions[0]["next_cursor"])
     assert [len(p["versions"]) for p in versions] == [10, 10, 5]
     assert [v["version"] for p in versions for v in p["versions"]] == list(range(25, 0, -1))
-    assert versions[0]["versions"][0]["current"] and all(p["total"] == 25 for p in versions)
+    assert versions[0]["versions"][0]["current"]
+    assert all(p["total"] == 25 for p in versions)
     assert [len(p["rollbacks"]) for p in rollbacks] == [10, 10, 4]
     assert [v["version"] for p in rollbacks for v in p["rollbacks"]] == list(range(24, 0, -1))
-    assert len(default["versions"]) == 20 and default["truncated"]  # the default limit is the host's 20
+    assert len(default["versions"]) == 20
+    assert default["truncated"]
     assert foreign["error"]["details"] == {"argument": "cursor", "reason": "other_listing"}
 
 
@@ -136,7 +145,8 @@ async def test_the_stores_refusals_speak_the_servers_language(
                 prose = re.sub(
                     r"[a-z_]+://\w+|[a-z]+_[a-z_]+|\d+|read_memory|search_memory", "", error["message"]
                 )
-                assert re.search("[\u4e00-\u9fff]", prose) and not re.search("[A-Za-z]{3,}", prose), error
+                assert re.search("[\u4e00-\u9fff]", prose), error
+                assert not re.search("[A-Za-z]{3,}", prose), error
     assert taken["error"]["details"] == {"uri": "r://a", "existing": "memory", "target": None}
     assert no_version["error"]["details"] == {"uri": "r://a", "version": 7, "current_version": 1}
 
@@ -149,9 +159,11 @@ async def test_a_document_that_is_not_importable_is_named_in_chinese(memory_clie
         version = await call(client, "import_memories", data={"format": "hostd-memory-export", "version": 99})
     for envelope, field in ((shape, "memories"), (version, "version")):
         error = envelope["error"]
-        assert error["code"] == "INVALID_ARGUMENT" and field in error["message"], error
+        assert error["code"] == "INVALID_ARGUMENT", error
+        assert field in error["message"], error
         prose = error["message"].replace(field, "").replace("data", "")
-        assert re.search("[\u4e00-\u9fff]", prose) and not re.search("[A-Za-z]{3,}", prose), error
+        assert re.search("[\u4e00-\u9fff]", prose), error
+        assert not re.search("[A-Za-z]{3,}", prose), error
     assert shape["error"]["details"]["problem"] == "list_type"
 
 

@@ -61,9 +61,12 @@ async def test_tag_changes_are_versioned_and_rolled_back_like_content(memory_cli
         offered = await ok(client, "list_rollbacks", uri="a://x")
         rolled = await ok(client, "rollback_memory", uri="a://x", version=2)
         filtered = await ok(client, "list_memories", tags=["three"])
-    assert changed["mode"] == "metadata" and changed["memory"]["tags"] == ["three", "two"]
-    assert same["memory"]["version"] == 2 and "nothing changed" in same["message"]
-    assert cleared["memory"]["tags"] == [] and cleared["memory"]["version"] == 3
+    assert changed["mode"] == "metadata"
+    assert changed["memory"]["tags"] == ["three", "two"]
+    assert same["memory"]["version"] == 2
+    assert "nothing changed" in same["message"]
+    assert cleared["memory"]["tags"] == []
+    assert cleared["memory"]["version"] == 3
     assert [(v["version"], v["tags"]) for v in versions["versions"]] == [
         (3, []),
         (2, ["three", "two"]),
@@ -73,7 +76,8 @@ async def test_tag_changes_are_versioned_and_rolled_back_like_content(memory_cli
         (2, True, False),
         (1, True, False),
     ]
-    assert rolled["changed"] is True and rolled["memory"]["tags"] == ["three", "two"]
+    assert rolled["changed"] is True
+    assert rolled["memory"]["tags"] == ["three", "two"]
     assert [m["memory"]["uri"] for m in filtered["memories"]] == ["a://x"]
 
 
@@ -95,7 +99,8 @@ async def test_list_and_search_keep_memories_carrying_every_given_tag(memory_cli
     assert none["count"] == 0
     assert {h["uri"] for h in searched["hits"]} == {"n://1", "n://3"}
     assert [h["uri"] for h in searched_one["hits"]] == ["n://3"]
-    assert stats["by_tag"] == {"ops": 3, "rust": 2, "部署": 1} and stats["tag_count"] == 3
+    assert stats["by_tag"] == {"ops": 3, "rust": 2, "部署": 1}
+    assert stats["tag_count"] == 3
 
 
 @pytest.mark.parametrize(
@@ -119,14 +124,18 @@ async def test_hostile_tags_are_invalid_argument_and_write_nothing(
         updated = await call(client, "update_memory", uri="h://y", tags=tags)
         versions = await ok(client, "get_memory_versions", uri="h://y")
     if len(set(tags)) == 32 and reason is None:
-        assert envelope["status"] == "success" and updated["status"] == "success"
+        assert envelope["status"] == "success"
+        assert updated["status"] == "success"
         return
     for answer in (envelope, updated):
-        assert answer["status"] == "error" and answer["error"]["code"] == "INVALID_ARGUMENT", answer
-        assert answer["error"]["details"]["argument"].startswith("tags") and answer["error"]["hint"]
+        assert answer["status"] == "error", answer
+        assert answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert answer["error"]["details"]["argument"].startswith("tags")
+        assert answer["error"]["hint"]
         if reason is not None:
             assert answer["error"]["details"]["reason"] == reason
-    assert listed["count"] == 0 and versions["current_version"] == 1
+    assert listed["count"] == 0
+    assert versions["current_version"] == 1
 
 
 async def test_a_bad_tag_answers_in_chinese_without_english(memory_client: MemoryClient) -> None:
@@ -197,9 +206,13 @@ async def test_time_filters_take_iso_dates_with_or_without_a_zone(
         reversed_range = await call(
             client, "list_memories", created_after="2026-05-01", created_before="2026-01-01"
         )
-    assert after_feb == {"t://mar", "t://jun"} and before_feb == {"t://jan"}
-    assert window == {"t://mar"} and zoned == {"t://jun"} and zoned_out == set()
-    assert changed_late == {"t://jan", "t://jun"} and changed_window == {"t://mar"}
+    assert after_feb == {"t://mar", "t://jun"}
+    assert before_feb == {"t://jan"}
+    assert window == {"t://mar"}
+    assert zoned == {"t://jun"}
+    assert zoned_out == set()
+    assert changed_late == {"t://jan", "t://jun"}
+    assert changed_window == {"t://mar"}
     for answer, argument in ((year_99999, "created_after"), (garbage, "updated_before")):
         assert answer["error"]["code"] == "INVALID_ARGUMENT"
         assert answer["error"]["details"]["argument"] == argument
@@ -232,8 +245,11 @@ async def test_links_show_both_ways_follow_aliases_and_list_by_neighbour(memory_
         of_db = await ok(client, "list_memories", linked_to="old://database")
         stats = await ok(client, "get_memory_stats")
         missing = await error_code(client, "list_memories", linked_to="svc://nothing")
-    assert linked["created"] is True and linked["relation"] == "depends on" and linked["to_uri"] == "svc://db"
-    assert again["created"] is False and "nothing changed" in again["message"]
+    assert linked["created"] is True
+    assert linked["relation"] == "depends on"
+    assert linked["to_uri"] == "svc://db"
+    assert again["created"] is False
+    assert "nothing changed" in again["message"]
     assert api["relations"]["links_to"] == [
         {"uri": "svc://cache", "relation": "uses"},
         {"uri": "svc://db", "relation": "depends on"},
@@ -242,7 +258,8 @@ async def test_links_show_both_ways_follow_aliases_and_list_by_neighbour(memory_
     assert db["relations"]["linked_from"] == [{"uri": "svc://api", "relation": "depends on"}]
     assert {m["memory"]["uri"] for m in neighbours["memories"]} == {"svc://db", "svc://cache"}
     assert [m["memory"]["uri"] for m in of_db["memories"]] == ["svc://api"]
-    assert stats["link_count"] == 3 and missing == "NOT_FOUND"
+    assert stats["link_count"] == 3
+    assert missing == "NOT_FOUND"
 
 
 async def test_a_link_to_itself_is_refused_even_through_an_alias(memory_client: MemoryClient) -> None:
@@ -255,8 +272,10 @@ async def test_a_link_to_itself_is_refused_even_through_an_alias(memory_client: 
         missing = await error_code(client, "link_memories", from_uri="a://x", to_uri="b://none", relation="r")
         stats = await ok(client, "get_memory_stats")
     for answer in (direct, via_alias, blank):
-        assert answer["error"]["code"] == "INVALID_ARGUMENT" and answer["error"]["hint"], answer
-    assert missing == "NOT_FOUND" and stats["link_count"] == 0
+        assert answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert answer["error"]["hint"], answer
+    assert missing == "NOT_FOUND"
+    assert stats["link_count"] == 0
 
 
 async def test_links_across_soft_delete_rollback_unlink_and_purge(memory_client: MemoryClient) -> None:
@@ -277,9 +296,12 @@ async def test_links_across_soft_delete_rollback_unlink_and_purge(memory_client:
         await ok(client, "delete_memory", uri="a://2", force=True)
         after_purge = await ok(client, "read_memory", uri="a://1")
         stats = await ok(client, "get_memory_stats")
-    assert hidden["relations"]["links_to"] == [] and to_deleted == "NOT_FOUND"
+    assert hidden["relations"]["links_to"] == []
+    assert to_deleted == "NOT_FOUND"
     assert [link["relation"] for link in back["relations"]["links_to"]] == ["cites", "next"]
-    assert one["removed"] == ["next"] and gone == "NOT_FOUND" and wrong_way == "NOT_FOUND"
+    assert one["removed"] == ["next"]
+    assert gone == "NOT_FOUND"
+    assert wrong_way == "NOT_FOUND"
     assert after_purge["relations"]["links_to"] == after_purge["relations"]["linked_from"] == []
     assert stats["link_count"] == 0
 
@@ -298,7 +320,8 @@ async def test_tags_and_links_travel_in_export_and_import_and_a_second_import_ch
         exported = await ok(client, "export_memories", include_versions=True)
     document = exported["document"]
     first = next(m for m in document["memories"] if m["uri"] == "a://1")
-    assert first["tags"] == ["x"] and first["links"] == [{"to": "a://2", "relation": "next"}]
+    assert first["tags"] == ["x"]
+    assert first["links"] == [{"to": "a://2", "relation": "next"}]
     assert [v["tags"] for v in first["versions"]] == [["x", "共享"], ["x"]]
     other = tmp_path / "other"
     other.mkdir()
@@ -307,11 +330,14 @@ async def test_tags_and_links_travel_in_export_and_import_and_a_second_import_ch
         again = await ok(target, "import_memories", data=document, strategy="merge")
         read = await ok(target, "read_memory", uri="a://1")
         versions = await ok(target, "get_memory_versions", uri="a://1")
-    assert imported["created"] == 2 and imported["links_added"] == 2 and imported["errors"] == []
-    assert again["unchanged"] == 2 and again["links_added"] == 0 and again["created"] == 0
-    assert read["memory"]["tags"] == ["x"] and read["relations"]["linked_from"] == [
-        {"uri": "a://2", "relation": "back"}
-    ]
+    assert imported["created"] == 2
+    assert imported["links_added"] == 2
+    assert imported["errors"] == []
+    assert again["unchanged"] == 2
+    assert again["links_added"] == 0
+    assert again["created"] == 0
+    assert read["memory"]["tags"] == ["x"]
+    assert read["relations"]["linked_from"] == [{"uri": "a://2", "relation": "back"}]
     assert [v["tags"] for v in versions["versions"]] == [["x"], ["x", "共享"]]
 
 
@@ -360,9 +386,11 @@ async def test_read_memory_lists_memories_sharing_rare_terms_or_tags(memory_clie
     related = read["relations"]["related"]
     uris = [r["uri"] for r in related]
     assert uris[:2] == ["k://flink", "k://lag"], related
-    assert related[0]["shared_tags"] == ["流处理"] and related[0]["tags"] == ["流处理"]
+    assert related[0]["shared_tags"] == ["流处理"]
+    assert related[0]["tags"] == ["流处理"]
     assert {"kafka", "consumer", "lag"} <= set(related[1]["shared_terms"]), related
-    assert "k://kafka" not in uris and len(related) <= 5
+    assert "k://kafka" not in uris
+    assert len(related) <= 5
 
 
 # --- schema upgrade ------------------------------------------------------------------------------
@@ -409,11 +437,12 @@ async def test_a_database_of_the_previous_schema_upgrades_in_place(
     with sqlite3.connect(path) as check:
         # the release's 4 migrations, then the statistics' counts (5) and the completion index (6)
         assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 2 == 6
-    assert (
-        read["content"] == "旧的笔记 v2" and read["memory"]["tags"] == [] and read["memory"]["version"] == 2
-    )
+    assert read["content"] == "旧的笔记 v2"
+    assert read["memory"]["tags"] == []
+    assert read["memory"]["version"] == 2
     assert [h["uri"] for h in found["hits"]] == ["old://note"]
-    assert tagged["memory"]["version"] == 3 and linked["created"] is True
+    assert tagged["memory"]["version"] == 3
+    assert linked["created"] is True
     assert [m["memory"]["uri"] for m in listed["memories"]] == ["old://note"]
     assert [(v["version"], v["tags"]) for v in versions["versions"]] == [(3, ["迁移"]), (2, []), (1, [])]
 
@@ -444,4 +473,5 @@ async def test_filtered_listings_page_the_same_whichever_way_they_are_read(
             if not cursor:
                 break
         none = await ok(client, "list_memories", tags=["odd", "third"], created_before="2020-01-01")
-    assert pages == expected and none["count"] == 0
+    assert pages == expected
+    assert none["count"] == 0

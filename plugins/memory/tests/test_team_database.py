@@ -67,7 +67,8 @@ async def test_a_write_waiting_past_the_statement_timeout_is_a_timeout_error(
             other.execute("SELECT pg_advisory_xact_lock(%s)", (store_lock_key("memory"),))
             envelope = await call(client, "update_memory", uri="busy://a", content="v2")
         assert envelope["error"]["code"] == "TIMEOUT", envelope
-        assert "300" in envelope["error"]["message"] and envelope["error"]["hint"]
+        assert "300" in envelope["error"]["message"]
+        assert envelope["error"]["hint"]
         if language == "zh":
             assert "毫秒" in envelope["error"]["message"]
         await ok(client, "update_memory", uri="busy://a", content="v2")
@@ -112,7 +113,8 @@ async def test_a_connection_lost_mid_write_is_unavailable_and_leaves_no_gap(
         (envelope,) = answers
         assert envelope == envelope_error("UNAVAILABLE", hint=IsStr(min_length=1))
         read = await ok(client, "read_memory", uri="cut://a")
-        assert read["content"] == "v1" and read["memory"]["version"] == 1  # nothing half-applied
+        assert read["content"] == "v1"
+        assert read["memory"]["version"] == 1
         await ok(client, "update_memory", uri="cut://a", content="v2")
         versions = await ok(client, "get_memory_versions", uri="cut://a")
         assert [v["version"] for v in versions["versions"]] == [2, 1]
@@ -158,7 +160,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         for uri in uris:
             mine = local.access.read(partial(snapshot, uri=uri))
             theirs = team.access.read(partial(snapshot, uri=uri))
-            assert mine is not None and theirs is not None
+            assert mine is not None
+            assert theirs is not None
             assert theirs == mine, uri  # state, every version, tags, aliases, authors
         (cache,), _ = team.links_of(team.resolve("proj://cache")[0].id)
         assert cache == ("proj://db", "depends on")
@@ -189,7 +192,9 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
             local.access.read(partial(snapshot, uri="proj://db")),
             team.access.read(partial(snapshot, uri="proj://db")),
         )
-        assert mine is not None and theirs is not None and theirs == mine
+        assert mine is not None
+        assert theirs is not None
+        assert theirs == mine
         assert (team.resolve("proj://db")[0].author, team.resolve("new://alias")[0].uri) == (
             "alice",
             "proj://db",
@@ -199,7 +204,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         # The team went on from there: the local memory has nothing new, so it is already there.
         team.update("proj://db", edit=None, change=Change(priority=9), author="team")
         behind = _hostd(tmp_path, postgres_url, "db", "copy")
-        assert behind.returncode == 0 and "CONFLICT" not in behind.stdout, behind.stdout
+        assert behind.returncode == 0, behind.stdout
+        assert "CONFLICT" not in behind.stdout, behind.stdout
         assert "memories: 0 copied, 4 unchanged" in behind.stdout, behind.stdout
 
         # Both went on from the same version: the histories diverge, a conflict left as it is.

@@ -105,13 +105,17 @@ async def test_create_then_read_returns_content_record_versions_and_counts_acces
             priority=2,
             disclosure="when editing the server",
         )
-        assert created["uri"] == "project://config" and created["id"] >= 1 and created["created_at"]
+        assert created["uri"] == "project://config"
+        assert created["id"] >= 1
+        assert created["created_at"]
         assert created["memory"]["version"] == 1
         first = await ok(client, "read_memory", uri="project://config")
         second = await ok(client, "read_memory", uri="project://config/")
     assert first["content"] == "port 8080"
-    assert first["memory"]["priority"] == 2 and first["memory"]["disclosure"] == "when editing the server"
-    assert first["memory"]["access_count"] == 1 and second["memory"]["access_count"] == 2
+    assert first["memory"]["priority"] == 2
+    assert first["memory"]["disclosure"] == "when editing the server"
+    assert first["memory"]["access_count"] == 1
+    assert second["memory"]["access_count"] == 2
     assert [v["version"] for v in first["recent_versions"]] == [1]
     assert first["recent_versions"][0]["change"] == "created"
 
@@ -185,11 +189,9 @@ async def test_update_modes_patch_append_replace_metadata_and_status(memory_clie
         "replace",
     ]
     assert append["memory"]["version"] == 3
-    assert (
-        read["content"] == "new"
-        and read["memory"]["priority"] == 3
-        and read["memory"]["status"] == "deprecated"
-    )
+    assert read["content"] == "new"
+    assert read["memory"]["priority"] == 3
+    assert read["memory"]["status"] == "deprecated"
     assert [v["change"] for v in versions["versions"]] == [
         "replace",
         "status",
@@ -198,7 +200,8 @@ async def test_update_modes_patch_append_replace_metadata_and_status(memory_clie
         "patch",
         "created",
     ]
-    assert versions["current_version"] == 6 and versions["total"] == 6
+    assert versions["current_version"] == 6
+    assert versions["total"] == 6
 
 
 async def test_patch_must_match_exactly_once_else_conflict_with_the_count(
@@ -209,10 +212,13 @@ async def test_patch_must_match_exactly_once_else_conflict_with_the_count(
         twice = await call(client, "update_memory", uri="n://t", old_string="ab", new_string="x")
         never = await call(client, "update_memory", uri="n://t", old_string="zz", new_string="x")
         read = await ok(client, "read_memory", uri="n://t")
-    assert twice["error"]["code"] == "CONFLICT" and twice["error"]["details"]["occurrences"] == 3
+    assert twice["error"]["code"] == "CONFLICT"
+    assert twice["error"]["details"]["occurrences"] == 3
     assert "3" in twice["message"]
-    assert never["error"]["code"] == "CONFLICT" and never["error"]["details"]["occurrences"] == 0
-    assert read["content"] == "ab ab ab" and read["memory"]["version"] == 1
+    assert never["error"]["code"] == "CONFLICT"
+    assert never["error"]["details"]["occurrences"] == 0
+    assert read["content"] == "ab ab ab"
+    assert read["memory"]["version"] == 1
 
 
 @pytest.mark.parametrize(
@@ -239,7 +245,8 @@ async def test_update_that_changes_nothing_keeps_the_version(memory_client: Memo
     async with memory_client() as client:
         await ok(client, "create_memory", uri="n://t", content="same", priority=4)
         same = await ok(client, "update_memory", uri="n://t", content="same", priority=4)
-    assert same["memory"]["version"] == 1 and "nothing changed" in same["message"]
+    assert same["memory"]["version"] == 1
+    assert "nothing changed" in same["message"]
 
 
 async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores(
@@ -248,7 +255,8 @@ async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores
     async with memory_client() as client:
         await ok(client, "create_memory", uri="n://gone", content="secret marmalade", priority=0)
         deleted = await ok(client, "delete_memory", uri="n://gone")
-        assert deleted["action"] == "soft_deleted" and deleted["memory"]["status"] == "deleted"
+        assert deleted["action"] == "soft_deleted"
+        assert deleted["memory"]["status"] == "deleted"
         missing = await call(client, "read_memory", uri="n://gone")
         search = await ok(client, "search_memory", query="marmalade")
         listed = await ok(client, "list_memories")
@@ -256,11 +264,16 @@ async def test_soft_delete_hides_everywhere_keeps_versions_and_rollback_restores
         rollbacks = await ok(client, "list_rollbacks", uri="n://gone")
         restored = await ok(client, "rollback_memory", uri="n://gone", version=1)
         again = await ok(client, "read_memory", uri="n://gone")
-    assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["deleted"] is True
+    assert missing["error"]["code"] == "NOT_FOUND"
+    assert missing["error"]["details"]["deleted"] is True
     assert "rollback_memory" in missing["error"]["hint"]
-    assert search["hits"] == [] and listed["memories"] == [] and boot["memories"] == []
-    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
-    assert restored["new_version"] == 3 and again["memory"]["status"] == "active"
+    assert search["hits"] == []
+    assert listed["memories"] == []
+    assert boot["memories"] == []
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1]
+    assert rollbacks["current_version"] == 2
+    assert restored["new_version"] == 3
+    assert again["memory"]["status"] == "active"
     assert again["content"] == "secret marmalade"
 
 
@@ -273,8 +286,10 @@ async def test_force_delete_removes_memory_versions_and_aliases(memory_client: M
         assert await error_code(client, "read_memory", uri="n://y") == "NOT_FOUND"
         assert await error_code(client, "get_memory_versions", uri="n://x") == "NOT_FOUND"
         recreated = await ok(client, "create_memory", uri="n://y", content="free again")
-    assert removed["action"] == "removed" and removed["removed_versions"] == 2
-    assert removed["removed_aliases"] == ["n://y"] and recreated["memory"]["version"] == 1
+    assert removed["action"] == "removed"
+    assert removed["removed_versions"] == 2
+    assert removed["removed_aliases"] == ["n://y"]
+    assert recreated["memory"]["version"] == 1
 
 
 async def test_deleting_an_alias_removes_only_the_alias(memory_client: MemoryClient) -> None:
@@ -283,9 +298,11 @@ async def test_deleting_an_alias_removes_only_the_alias(memory_client: MemoryCli
         await ok(client, "add_alias", target_uri="core://agent/my_user", alias_uri="user://profile")
         deleted = await ok(client, "delete_memory", uri="user://profile")
         still = await ok(client, "read_memory", uri="core://agent/my_user")
-    assert deleted["action"] == "alias_removed" and deleted["target_uri"] == "core://agent/my_user"
+    assert deleted["action"] == "alias_removed"
+    assert deleted["target_uri"] == "core://agent/my_user"
     assert "alias" in deleted["message"]
-    assert still["memory"]["aliases"] == [] and still["memory"]["status"] == "active"
+    assert still["memory"]["aliases"] == []
+    assert still["memory"]["status"] == "active"
 
 
 async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycle(
@@ -302,12 +319,14 @@ async def test_aliases_read_their_target_chain_to_the_real_memory_and_never_cycl
         same = await call(client, "add_alias", target_uri="project://config", alias_uri="project://config/")
         create_on_alias = await call(client, "create_memory", uri="config://main", content="dup")
     assert chained["target_uri"] == "project://config"
-    assert (
-        read["uri"] == "project://config" and read["via_alias"] == "cfg://short" and read["content"] == "cfg"
-    )
+    assert read["uri"] == "project://config"
+    assert read["via_alias"] == "cfg://short"
+    assert read["content"] == "cfg"
     assert sorted(read["relations"]["aliases"]) == ["cfg://short", "config://main"]
-    assert cycle["error"]["code"] == "ALREADY_EXISTS" and taken["error"]["code"] == "ALREADY_EXISTS"
-    assert missing["error"]["code"] == "NOT_FOUND" and same["error"]["code"] == "INVALID_ARGUMENT"
+    assert cycle["error"]["code"] == "ALREADY_EXISTS"
+    assert taken["error"]["code"] == "ALREADY_EXISTS"
+    assert missing["error"]["code"] == "NOT_FOUND"
+    assert same["error"]["code"] == "INVALID_ARGUMENT"
     assert create_on_alias["error"]["code"] == "ALREADY_EXISTS"
     assert create_on_alias["error"]["details"]["target"] == "project://config"
 
@@ -346,21 +365,35 @@ async def test_versions_diff_and_rollback_of_an_earlier_version_and_of_a_rollbac
         read = await ok(client, "read_memory", uri="v://m")
         missing = await call(client, "rollback_memory", uri="v://m", version=99)
         versions = await ok(client, "get_memory_versions", uri="v://m", limit=2)
-    assert diff["content1"] == "line one\nline two\n" and diff["content2"] == "line one\nline 2\n"
-    assert "-line two" in diff["diff"] and "+line 2" in diff["diff"] and diff["identical"] is False
+    assert diff["content1"] == "line one\nline two\n"
+    assert diff["content2"] == "line one\nline 2\n"
+    assert "-line two" in diff["diff"]
+    assert "+line 2" in diff["diff"]
+    assert diff["identical"] is False
     assert current["identical"] is True
     oldest = rollbacks["rollbacks"][-1]
-    assert oldest["version"] == 1 and oldest["lines_added"] == 1 and oldest["lines_removed"] == 1
-    assert oldest["priority_change"] == "1 -> 5" and oldest["disclosure_changed"] is True
-    assert [r["version"] for r in rollbacks["rollbacks"]] == [1] and rollbacks["current_version"] == 2
-    assert rollbacks["rollbacks"][0]["current"] is False and rollbacks["rollbacks"][0]["content_changed"]
-    assert rolled["new_version"] == 3 and again["new_version"] == 4
-    assert rolled["changed"] is True and again["changed"] is True
-    assert read["content"] == "line one\nline 2\n" and read["memory"]["priority"] == 1
+    assert oldest["version"] == 1
+    assert oldest["lines_added"] == 1
+    assert oldest["lines_removed"] == 1
+    assert oldest["priority_change"] == "1 -> 5"
+    assert oldest["disclosure_changed"] is True
+    assert [r["version"] for r in rollbacks["rollbacks"]] == [1]
+    assert rollbacks["current_version"] == 2
+    assert rollbacks["rollbacks"][0]["current"] is False
+    assert rollbacks["rollbacks"][0]["content_changed"]
+    assert rolled["new_version"] == 3
+    assert again["new_version"] == 4
+    assert rolled["changed"] is True
+    assert again["changed"] is True
+    assert read["content"] == "line one\nline 2\n"
+    assert read["memory"]["priority"] == 1
     assert read["memory"]["disclosure"] == "d"
-    assert missing["error"]["code"] == "NOT_FOUND" and missing["error"]["details"]["current_version"] == 4
-    assert [v["version"] for v in versions["versions"]] == [4, 3] and versions["total"] == 4
-    assert versions["versions"][0]["change"] == "rollback" and versions["versions"][0]["size"] == 16
+    assert missing["error"]["code"] == "NOT_FOUND"
+    assert missing["error"]["details"]["current_version"] == 4
+    assert [v["version"] for v in versions["versions"]] == [4, 3]
+    assert versions["total"] == 4
+    assert versions["versions"][0]["change"] == "rollback"
+    assert versions["versions"][0]["size"] == 16
 
 
 async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_client: MemoryClient) -> None:
@@ -386,9 +419,13 @@ async def test_list_orders_by_importance_then_recency_filters_and_pages(memory_c
     assert [m["memory"]["uri"] for m in archived["memories"]] == ["d0://m2"]
     assert [m["memory"]["uri"] for m in ranged["memories"]] == ["d0://m4", "d0://m2", "d0://m0"]
     paged = [m["memory"]["uri"] for p in (page1, page2, page3) for m in p["memories"]]
-    assert paged == uris and page1["truncated"] and not page3["truncated"] and page3["next_cursor"] is None
+    assert paged == uris
+    assert page1["truncated"]
+    assert not page3["truncated"]
+    assert page3["next_cursor"] is None
     assert [m["memory"]["uri"] for m in resized["memories"]] == uris[2:]
-    assert wrong["error"]["code"] == "INVALID_ARGUMENT" and bad_range["error"]["code"] == "INVALID_ARGUMENT"
+    assert wrong["error"]["code"] == "INVALID_ARGUMENT"
+    assert bad_range["error"]["code"] == "INVALID_ARGUMENT"
     assert wrong["error"]["details"] == {"argument": "cursor", "reason": "other_filters"}
     assert foreign["error"]["details"] == {"argument": "cursor", "reason": "other_listing"}
 
@@ -415,7 +452,8 @@ async def test_boot_index_and_recent_views(memory_client: MemoryClient) -> None:
         },
         {"domain": "project", "memories": [{"uri": "project://low", "priority": 7}]},
     ]
-    assert recent["memories"][0]["memory"]["uri"] == "project://low" and len(recent["memories"]) == 3
+    assert recent["memories"][0]["memory"]["uri"] == "project://low"
+    assert len(recent["memories"]) == 3
     assert [m["memory"]["uri"] for m in recent2["memories"]] == ["project://low", "core://user"]
     assert too_many["error"]["code"] == "INVALID_ARGUMENT"
 
@@ -453,9 +491,14 @@ async def test_large_views_stay_within_the_budget_and_page_with_a_cursor(memory_
         boot1 = await ok(client, "read_memory", uri="system://boot")
         boot2 = await ok(client, "read_memory", uri="system://boot", cursor=boot1["next_cursor"])
         export1 = await client.call_tool("export_memories", {})
-    assert pages > 1 and seen == sorted(seen) and len(seen) == 60
-    assert boot1["truncated"] and boot2["memories"] and boot1["memories"][-1] != boot2["memories"][0]
-    assert len(_text_block(export1)) <= 2_000 and export1.structured_content["truncated"]
+    assert pages > 1
+    assert seen == sorted(seen)
+    assert len(seen) == 60
+    assert boot1["truncated"]
+    assert boot2["memories"]
+    assert boot1["memories"][-1] != boot2["memories"][0]
+    assert len(_text_block(export1)) <= 2_000
+    assert export1.structured_content["truncated"]
 
 
 async def test_long_content_reads_in_pages(memory_client: MemoryClient) -> None:
@@ -471,7 +514,8 @@ async def test_long_content_reads_in_pages(memory_client: MemoryClient) -> None:
             if cursor is None:
                 break
         stats = await ok(client, "get_memory_stats")
-    assert "".join(parts) == content and len(parts) > 2
+    assert "".join(parts) == content
+    assert len(parts) > 2
     assert stats["most_read"] == [{"uri": "big://doc", "access_count": 1}]
 
 
@@ -484,10 +528,13 @@ async def test_save_session_records_and_creates_a_dated_session_memory(memory_cl
         bare = await ok(client, "save_session")
         read = await ok(client, "read_memory", uri=with_summary["memory"]["uri"])
     uri = with_summary["session"]["memory_uri"]
-    assert uri.startswith("session://") and uri.endswith("/refactor-auth-模块")
+    assert uri.startswith("session://")
+    assert uri.endswith("/refactor-auth-模块")
     assert len(uri.split("://")[1].split("/")[0]) == 10
     assert same_title["memory"]["uri"] == uri + "-2"
-    assert bare["memory"] is None and bare["session"]["memory_uri"] is None and bare["session"]["title"]
+    assert bare["memory"] is None
+    assert bare["session"]["memory_uri"] is None
+    assert bare["session"]["title"]
     assert "moved login to auth/" in read["content"]
     assert with_summary["session"]["id"] < same_title["session"]["id"] < bare["session"]["id"]
 
@@ -506,8 +553,11 @@ async def test_stats_count_statuses_domains_accesses_versions_and_size(memory_cl
     assert stats["total"] == 2
     assert stats["by_status"] == {"active": 1, "deprecated": 0, "archived": 1, "deleted": 1}
     assert stats["by_domain"] == {"a": 2}
-    assert stats["total_accesses"] == 2 and stats["most_read"] == [{"uri": "a://1", "access_count": 2}]
-    assert stats["version_count"] == 5 and stats["alias_count"] == 1 and stats["database_bytes"] > 0
+    assert stats["total_accesses"] == 2
+    assert stats["most_read"] == [{"uri": "a://1", "access_count": 2}]
+    assert stats["version_count"] == 5
+    assert stats["alias_count"] == 1
+    assert stats["database_bytes"] > 0
 
 
 async def test_preload_finds_core_and_related_memories_with_reasons(memory_client: MemoryClient) -> None:
@@ -550,10 +600,12 @@ async def test_preload_finds_core_and_related_memories_with_reasons(memory_clien
     related = {r["uri"]: r["reasons"] for r in file["related"]}
     assert next(iter(related)) == "project://auth"
     assert any("auth/login.py" in reason for reason in related["project://auth"])
-    assert "project://folder" in related and "notes://other" not in related
+    assert "project://folder" in related
+    assert "notes://other" not in related
     assert [r["uri"] for r in folder["related"]][:2] == ["project://auth", "project://folder"]
     assert error["related"][0]["uri"] == "debug://econn"
-    assert "111" not in error["search_terms"] and "6379" not in " ".join(error["search_terms"])
+    assert "111" not in error["search_terms"]
+    assert "6379" not in " ".join(error["search_terms"])
     deploy = next(r for r in intent["related"] if r["uri"] == "tips://deploy")
     assert any("disclosure" in reason for reason in deploy["reasons"])
 
@@ -564,7 +616,8 @@ async def test_messages_follow_the_host_language(memory_client: MemoryClient) ->
         missing = await call(client, "read_memory", uri="a://none")
         conflict = await call(client, "update_memory", uri="a://b", old_string="q", new_string="r")
     assert "已创建" in created["message"]
-    assert "没有记忆" in missing["message"] and "search_memory" in missing["error"]["hint"]
+    assert "没有记忆" in missing["message"]
+    assert "search_memory" in missing["error"]["hint"]
     assert "次" in conflict["message"]
 
 
@@ -622,7 +675,8 @@ async def test_read_reports_the_access_it_counts_with_its_time(memory_client: Me
         first = await ok(client, "read_memory", uri="n://t")
         second = await ok(client, "read_memory", uri="n://t")
         listed = await ok(client, "list_memories")
-    assert created["memory"]["access_count"] == 0 and created["memory"]["last_accessed_at"] is None
+    assert created["memory"]["access_count"] == 0
+    assert created["memory"]["last_accessed_at"] is None
     assert first["memory"]["access_count"] == 1
     assert first["memory"]["last_accessed_at"] is not None
     assert first["memory"]["last_accessed_at"] >= created["memory"]["created_at"]
@@ -644,15 +698,21 @@ async def test_rollback_to_the_current_state_changes_nothing_and_is_not_offered(
         to_first_again = await ok(client, "rollback_memory", uri="r://m", version=1)
         offered_later = await ok(client, "list_rollbacks", uri="r://m", limit=1)
         versions = await ok(client, "get_memory_versions", uri="r://m")
-    assert [r["version"] for r in offered["rollbacks"]] == [1] and offered["current_version"] == 2
+    assert [r["version"] for r in offered["rollbacks"]] == [1]
+    assert offered["current_version"] == 2
     assert not any(r["current"] for r in offered["rollbacks"])
-    assert to_current["changed"] is False and to_current["new_version"] == 2
-    assert to_current["restored_version"] == 2 and "nothing changed" in to_current["message"]
-    assert to_first["changed"] is True and to_first["new_version"] == 3
-    assert to_first_again["changed"] is False and to_first_again["new_version"] == 3
+    assert to_current["changed"] is False
+    assert to_current["new_version"] == 2
+    assert to_current["restored_version"] == 2
+    assert "nothing changed" in to_current["message"]
+    assert to_first["changed"] is True
+    assert to_first["new_version"] == 3
+    assert to_first_again["changed"] is False
+    assert to_first_again["new_version"] == 3
     assert to_first_again["memory"]["version"] == 3
     assert [r["version"] for r in offered_later["rollbacks"]] == [2]
-    assert versions["total"] == 3 and [v["change"] for v in versions["versions"]] == [
+    assert versions["total"] == 3
+    assert [v["change"] for v in versions["versions"]] == [
         "rollback",
         "replace",
         "created",
@@ -663,7 +723,8 @@ async def test_rollback_that_changes_nothing_says_so_in_chinese(memory_client: M
     async with memory_client(language="zh") as client:
         await ok(client, "create_memory", uri="r://m", content="一")
         same = await ok(client, "rollback_memory", uri="r://m", version=1)
-    assert same["changed"] is False and "未作改动" in same["message"]
+    assert same["changed"] is False
+    assert "未作改动" in same["message"]
     assert not re.search("[A-Za-z]{3,}", same["message"].replace("r://m", ""))
 
 
@@ -681,18 +742,22 @@ async def test_blank_content_is_refused_on_create_replace_and_patch(
         read = await ok(client, "read_memory", uri="n://t")
     for envelope, argument in ((created, "content"), (replaced, "content"), (emptied, "content")):
         assert envelope["error"]["code"] == "INVALID_ARGUMENT", envelope
-        assert envelope["error"]["details"]["argument"] == argument and envelope["error"]["hint"]
+        assert envelope["error"]["details"]["argument"] == argument
+        assert envelope["error"]["hint"]
     assert patched["error"]["code"] == "INVALID_ARGUMENT"
-    assert patched["error"]["details"]["argument"] == "new_string" and patched["error"]["hint"]
+    assert patched["error"]["details"]["argument"] == "new_string"
+    assert patched["error"]["hint"]
     assert missing == "NOT_FOUND"
-    assert read["content"] == "keep me" and read["memory"]["version"] == 1
+    assert read["content"] == "keep me"
+    assert read["memory"]["version"] == 1
 
 
 async def test_blank_content_is_refused_in_chinese(memory_client: MemoryClient) -> None:
     async with memory_client(language="zh") as client:
         refused = await call(client, "create_memory", uri="n://blank", content=" \n ")
     assert refused["error"]["code"] == "INVALID_ARGUMENT"
-    assert "空白" in refused["message"] and "空白" in refused["error"]["message"]
+    assert "空白" in refused["message"]
+    assert "空白" in refused["error"]["message"]
     words = refused["message"] + refused["error"]["hint"]
     assert not re.search("[A-Za-z]{3,}", words.replace("content", "").replace("delete_memory", ""))
 

@@ -37,9 +37,8 @@ async def test_export_then_import_into_an_empty_store_reproduces_everything(
         await fill(client)
         exported = await ok(client, "export_memories", include_versions=True, include_relations=True)
     document = exported["document"]
-    assert (
-        document["format"] == "hostd-memory-export" and document["version"] == 3
-    )  # tags and links made it 3; version 2 documents still import (below)
+    assert document["format"] == "hostd-memory-export"
+    assert document["version"] == 3
     assert {m["uri"] for m in document["memories"]} == {"core://me", "project://api", "other://x"}
     second = tmp_path / "second"
     second.mkdir()
@@ -47,7 +46,8 @@ async def test_export_then_import_into_an_empty_store_reproduces_everything(
         imported = await ok(other, "import_memories", data=exported)  # the whole answer works too
         again = await ok(other, "export_memories", include_versions=True, include_relations=True)
         versions = await ok(other, "get_memory_versions", uri="user://self")
-    assert imported["created"] == 3 and imported["errors"] == []
+    assert imported["created"] == 3
+    assert imported["errors"] == []
     assert comparable(again["document"]) == comparable(document)
     assert [v["version"] for v in versions["versions"]] == [2, 1]
 
@@ -70,8 +70,10 @@ async def test_import_strategies_skip_overwrite_merge(memory_client: MemoryClien
     assert (skipped["skipped"], merged["merged"], overwritten["overwritten"]) == (1, 1, 1)
     # The second merge finds the incoming text already there: it changes nothing, so no version.
     assert (merged_twice["merged"], merged_twice["unchanged"]) == (0, 1)
-    assert after_merge["content"] == "existing text\nincoming text" and after_merge["memory"]["priority"] == 1
-    assert after_overwrite["content"] == "incoming text" and after_overwrite["memory"]["disclosure"] == "new"
+    assert after_merge["content"] == "existing text\nincoming text"
+    assert after_merge["memory"]["priority"] == 1
+    assert after_overwrite["content"] == "incoming text"
+    assert after_overwrite["memory"]["disclosure"] == "new"
     assert [v["change"] for v in versions["versions"]] == ["import", "import", "created"]
     assert [v["change_note"] for v in versions["versions"]][:2] == ["overwrite", "merge"]
 
@@ -104,10 +106,8 @@ async def test_import_validates_first_and_reports_per_item_errors(memory_client:
     assert [e["index"] for e in result["errors"]] == [1, 2, 3, 4, 5, 6]
     assert all(e["message"] for e in result["errors"])
     for envelope in (bad_format, bad_version, not_list, empty):
-        assert (
-            envelope["error"]["code"] == "INVALID_ARGUMENT"
-            and envelope["error"]["details"]["argument"] == "data"
-        )
+        assert envelope["error"]["code"] == "INVALID_ARGUMENT"
+        assert envelope["error"]["details"]["argument"] == "data"
 
 
 async def test_older_format_version_is_migrated(memory_client: MemoryClient) -> None:
@@ -127,7 +127,8 @@ async def test_older_format_version_is_migrated(memory_client: MemoryClient) -> 
     async with memory_client() as client:
         result = await ok(client, "import_memories", data=version1)
         read = await ok(client, "read_memory", uri="old://one")
-    assert result["format_version"] == 1 and result["created"] == 1
+    assert result["format_version"] == 1
+    assert result["created"] == 1
     assert read["memory"]["created_at"] == "2024-01-01T19:04:05.000000Z"
     assert read["memory"]["updated_at"] == "2024-01-03T00:00:00.000000Z"
 
@@ -141,7 +142,8 @@ async def test_aliases_that_are_taken_are_reported_not_fatal(memory_client: Memo
     async with memory_client() as client:
         await ok(client, "create_memory", uri="a://taken", content="y")
         result = await ok(client, "import_memories", data=document)
-    assert result["created"] == 1 and result["errors"][0]["problem"] == "alias_taken"
+    assert result["created"] == 1
+    assert result["errors"][0]["problem"] == "alias_taken"
 
 
 async def test_an_alias_naming_its_own_memory_is_reported_with_its_index(memory_client: MemoryClient) -> None:
@@ -159,8 +161,10 @@ async def test_an_alias_naming_its_own_memory_is_reported_with_its_index(memory_
     assert result["created"] == 2
     assert read["memory"]["uri"] == "a://self"
     [error] = result["errors"]
-    assert error["index"] == 1 and error["problem"] == "alias_to_itself", error
-    assert error["field"] == "aliases.1" and error["code"] == "INVALID_ARGUMENT"
+    assert error["index"] == 1, error
+    assert error["problem"] == "alias_to_itself", error
+    assert error["field"] == "aliases.1"
+    assert error["code"] == "INVALID_ARGUMENT"
     assert "own URI" in error["message"]
 
 
@@ -186,10 +190,14 @@ async def test_export_to_a_file_inside_the_roots_only_and_overwrite_rules(
         absolute = await error_code(client, "export_memories", output_path="/etc/passwd", overwrite=True)
         folder = await call(client, "export_memories", output_path="backups", overwrite=True)
     target = hostd_roots / "backups" / "memories.json"
-    assert written["output_path"] == str(target) and written["document"] is None and written["count"] == 3
+    assert written["output_path"] == str(target)
+    assert written["document"] is None
+    assert written["count"] == 3
     assert json.loads(target.read_text(encoding="utf-8"))["format"] == "hostd-memory-export"
-    assert exists["error"]["code"] == "ALREADY_EXISTS" and replaced["bytes_written"] > 0
-    assert outside == "PATH_NOT_ALLOWED" and absolute == "PATH_NOT_ALLOWED"
+    assert exists["error"]["code"] == "ALREADY_EXISTS"
+    assert replaced["bytes_written"] > 0
+    assert outside == "PATH_NOT_ALLOWED"
+    assert absolute == "PATH_NOT_ALLOWED"
     assert folder["status"] == "error"
     assert not (hostd_roots.parent / "outside.json").exists()
 
@@ -203,10 +211,13 @@ async def test_importing_an_item_identical_to_the_memory_changes_nothing(
         exported = await ok(client, "export_memories")
         imported = await ok(client, "import_memories", data=exported, strategy=strategy)
         versions = await ok(client, "get_memory_versions", uri="rep://d")
-    assert imported["unchanged"] == 1 and (imported["merged"], imported["overwritten"]) == (0, 0)
-    assert imported["created"] == imported["skipped"] == 0 and imported["errors"] == []
+    assert imported["unchanged"] == 1
+    assert (imported["merged"], imported["overwritten"]) == (0, 0)
+    assert imported["created"] == imported["skipped"] == 0
+    assert imported["errors"] == []
     assert "1 unchanged" in imported["message"]
-    assert versions["current_version"] == 1 and versions["total"] == 1
+    assert versions["current_version"] == 1
+    assert versions["total"] == 1
 
 
 async def test_import_counts_changed_and_unchanged_items_apart(memory_client: MemoryClient) -> None:
@@ -272,14 +283,19 @@ async def test_hostile_item_is_invalid_argument_naming_index_and_field_and_store
         kept = await ok(client, "read_memory", uri="h://kept")
         stats = await ok(client, "get_memory_stats")
     assert result["status"] == "success", result
-    assert result["created"] == 1 and result["overwritten"] == result["skipped"] == 0
+    assert result["created"] == 1
+    assert result["overwritten"] == result["skipped"] == 0
     assert [(e["index"], e["uri"], e["code"], e["field"]) for e in result["errors"]] == [
         (1, "h://bad", "INVALID_ARGUMENT", field),
         (2, "h://kept", "INVALID_ARGUMENT", field),
     ]
     assert all(field in e["message"] for e in result["errors"])
-    assert missing == "NOT_FOUND" and stats["total"] == 2 and stats["alias_count"] == 0
-    assert kept["content"] == "kept" and kept["memory"]["version"] == 1 and kept["memory"]["priority"] == 5
+    assert missing == "NOT_FOUND"
+    assert stats["total"] == 2
+    assert stats["alias_count"] == 0
+    assert kept["content"] == "kept"
+    assert kept["memory"]["version"] == 1
+    assert kept["memory"]["priority"] == 5
 
 
 async def test_hostile_uri_is_reported_without_breaking_the_answer(memory_client: MemoryClient) -> None:
@@ -292,7 +308,8 @@ async def test_hostile_uri_is_reported_without_breaking_the_answer(memory_client
         result = await ok(client, "import_memories", data=document)
     [problem] = result["errors"]
     assert (problem["index"], problem["code"], problem["field"]) == (0, "INVALID_ARGUMENT", "uri")
-    assert "uri" in problem["message"] and "代理" in problem["message"]
+    assert "uri" in problem["message"]
+    assert "代理" in problem["message"]
     assert not re.search("[A-Za-z]{4,}", problem["message"].replace("Unicode", ""))
 
 
@@ -334,7 +351,8 @@ async def test_alias_cycle_in_a_document_names_every_item_of_the_cycle(memory_cl
         "ALREADY_EXISTS",
         "alias_exists",
     )
-    assert result["created"] == 2 and missing == ["NOT_FOUND"] * 3
+    assert result["created"] == 2
+    assert missing == ["NOT_FOUND"] * 3
 
 
 async def test_alias_cycle_is_reported_in_chinese(memory_client: MemoryClient) -> None:
@@ -348,9 +366,11 @@ async def test_alias_cycle_is_reported_in_chinese(memory_client: MemoryClient) -
     }
     async with memory_client(language="zh") as client:
         result = await ok(client, "import_memories", data=document)
-    assert result["created"] == 0 and [e["index"] for e in result["errors"]] == [0, 1]
+    assert result["created"] == 0
+    assert [e["index"] for e in result["errors"]] == [0, 1]
     message = result["errors"][0]["message"]
-    assert "循环" in message and "0 (cy://a), 1 (cy://b)" in message
+    assert "循环" in message
+    assert "0 (cy://a), 1 (cy://b)" in message
     assert not re.search("[A-Za-z]{3,}", re.sub(r"cy://\w", "", message))
 
 
@@ -375,4 +395,5 @@ async def test_wrongly_typed_fields_are_named_in_plain_words(
         (2, "t://2", "status"),
     ]
     for error in result["errors"]:
-        assert error["field"] in error["message"] and "_" not in error["message"], error
+        assert error["field"] in error["message"], error
+        assert "_" not in error["message"], error

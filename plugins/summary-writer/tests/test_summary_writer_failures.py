@@ -25,7 +25,8 @@ OLD_TEXT = "# 旧的总结\n\nold summary that must survive\n"
 def assert_error(envelope: dict[str, Any], code: str) -> None:
     assert envelope["status"] == "error", envelope
     assert envelope["error"]["code"] == code, envelope["error"]
-    assert envelope["message"] and envelope["error"]["hint"], envelope["error"]
+    assert envelope["message"], envelope["error"]
+    assert envelope["error"]["hint"], envelope["error"]
 
 
 @pytest.fixture
@@ -93,8 +94,10 @@ async def test_disk_full_is_reported_and_the_old_file_survives(
     if language == "zh":
         assert any("\u4e00" <= ch <= "\u9fff" for ch in overwrite["message"] + overwrite["error"]["hint"])
     text = (small_disk / "notes.md").read_text(encoding="utf-8")
-    assert text.startswith(OLD_TEXT) and text.endswith("still works")
-    assert after["status"] == "success" and after["separator_added"] is True
+    assert text.startswith(OLD_TEXT)
+    assert text.endswith("still works")
+    assert after["status"] == "success"
+    assert after["separator_added"] is True
     leftovers = [p.name for p in small_disk.iterdir() if p.name not in {"notes.md", "fresh"}]
     assert leftovers == [], "temporary files left behind"
 
@@ -146,7 +149,8 @@ async def test_parent_that_is_a_file_is_refused_cleanly(connect: Connect, hostd_
     (hostd_roots / "plain").write_text("a file, not a folder")
     async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="plain/a.md")
-    assert envelope["status"] == "error" and envelope["error"]["code"] != "INTERNAL"
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] != "INTERNAL"
     assert envelope["error"]["hint"]
     assert (hostd_roots / "plain").read_text() == "a file, not a folder"
 

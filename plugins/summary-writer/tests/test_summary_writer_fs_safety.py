@@ -46,7 +46,8 @@ async def test_a_folder_swapped_for_a_symlink_never_gets_a_write_outside(
     real_root = root.resolve()
     for answer in succeeded:
         written = Path(answer["file_path"])
-        assert written.is_relative_to(real_root) and ".." not in written.parts
+        assert written.is_relative_to(real_root)
+        assert ".." not in written.parts
     for answer in answers:
         if answer["status"] == "error":
             assert answer["error"]["code"] == "PATH_NOT_ALLOWED", answer["error"]
@@ -71,7 +72,8 @@ async def test_a_hard_link_to_a_file_outside_is_refused(
     assert answer["status"] == "error"
     assert answer["error"]["code"] == "PATH_NOT_ALLOWED"
     assert answer["error"]["details"]["reason"] == "HARD_LINK"
-    assert "硬链接" in answer["error"]["message"] and answer["error"]["hint"]
+    assert "硬链接" in answer["error"]["message"]
+    assert answer["error"]["hint"]
     assert (outside / "secret.md").read_text() == "outside, untouched"
     assert (root / "x.md").read_text() == "outside, untouched"
 
@@ -140,11 +142,14 @@ async def test_appending_to_a_new_file_says_created_not_appended(
             second = envelope_of(
                 await client.call_tool(TOOL, {"content": "y", "file_path": f"{language}.md"})
             )
-        assert first["created"] is True and second["created"] is False
+        assert first["created"] is True
+        assert second["created"] is False
         messages[language] = (first["message"], second["message"])
-    assert "追加" not in messages["zh"][0] and "创建" in messages["zh"][0]
+    assert "追加" not in messages["zh"][0]
+    assert "创建" in messages["zh"][0]
     assert "追加至" in messages["zh"][1]
-    assert "appended" not in messages["en"][0] and "created" in messages["en"][0]
+    assert "appended" not in messages["en"][0]
+    assert "created" in messages["en"][0]
     assert "appended" in messages["en"][1]
 
 
@@ -165,9 +170,11 @@ async def test_broken_client_roots_and_deep_paths_over_a_real_server_too(
         deep = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "a/" * 1500 + "x.md"}))
     assert written["status"] == "success", written
     assert Path(written["file_path"]) == root.resolve() / "a.md"
-    assert deep["status"] == "error" and deep["error"]["code"] == "PATH_TOO_LONG", deep
+    assert deep["status"] == "error", deep
+    assert deep["error"]["code"] == "PATH_TOO_LONG", deep
     offered.pop()
     async with connect(config=host_config(None), cwd=tmp_path, list_roots_callback=list_roots) as client:
         refused = envelope_of(await client.call_tool(TOOL, {"content": "x", "file_path": "b.md"}))
-    assert refused["status"] == "error" and refused["error"]["details"]["reason"] == "NO_ROOT", refused
+    assert refused["status"] == "error", refused
+    assert refused["error"]["details"]["reason"] == "NO_ROOT", refused
     assert not (tmp_path / "b.md").exists()

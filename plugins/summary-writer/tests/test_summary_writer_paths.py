@@ -132,7 +132,8 @@ async def test_absolute_path_inside_the_root_is_accepted(connect: Connect, sandb
     target = root / "deep" / "er" / "abs.md"
     async with connect(config=host_config([root])) as client:
         envelope = await update(client, content="abs", file_path=str(target))
-    assert envelope["status"] == "success" and envelope["file_path"] == str(target.resolve())
+    assert envelope["status"] == "success"
+    assert envelope["file_path"] == str(target.resolve())
     assert target.read_text() == "abs"
 
 
@@ -144,7 +145,8 @@ async def test_relative_paths_start_at_the_first_root(connect: Connect, tmp_path
         relative = await update(client, content="r", file_path="r.md")
         in_second = await update(client, content="s", file_path=str(second / "s.md"))
     assert relative["file_path"] == str((first / "r.md").resolve())
-    assert in_second["status"] == "success" and (second / "s.md").read_text() == "s"
+    assert in_second["status"] == "success"
+    assert (second / "s.md").read_text() == "s"
 
 
 # --- client roots ---------------------------------------------------------------------------
@@ -160,11 +162,13 @@ async def test_client_roots_narrow_the_allowed_roots(connect: Connect, tmp_path:
         relative = await update(client, content="rel", file_path="rel.md")
         refused = await update(client, content="no", file_path=str(other / "b.md"))
         refused_above = await update(client, content="no", file_path=str(allowed / "c.md"))
-    assert inside["status"] == "success" and (project / "a.md").read_text() == "ok"
+    assert inside["status"] == "success"
+    assert (project / "a.md").read_text() == "ok"
     assert relative["file_path"] == str((project / "rel.md").resolve())
     assert refused["error"]["code"] == "PATH_NOT_ALLOWED"
     assert refused_above["error"]["code"] == "PATH_NOT_ALLOWED"
-    assert not (other / "b.md").exists() and not (allowed / "c.md").exists()
+    assert not (other / "b.md").exists()
+    assert not (allowed / "c.md").exists()
 
 
 async def test_client_roots_alone_bound_writes_when_nothing_is_configured(
@@ -192,7 +196,8 @@ async def test_client_root_outside_the_allowed_roots_allows_nothing(connect: Con
         in_foreign = await update(client, content="x", file_path=str(foreign / "a.md"))
     assert in_allowed["error"]["code"] == "PATH_NOT_ALLOWED"
     assert in_foreign["error"]["code"] == "PATH_NOT_ALLOWED"
-    assert tree(allowed) == [] and tree(foreign) == []
+    assert tree(allowed) == []
+    assert tree(foreign) == []
 
 
 # --- the working folder as the implicit root ---------------------------------------------------

@@ -144,7 +144,8 @@ def test_hostd_call_writes_relative_to_the_working_folder(tmp_path: Path) -> Non
     assert envelope["file_path"] == str((workdir / "notes" / "a.md").resolve())
     assert (workdir / "notes" / "a.md").read_text() == "hello"
     code, envelope = _hostd_call(workdir, tmp_path, "--arg", "content=again", "--arg", "file_path=notes/a.md")
-    assert code == 0 and envelope["separator_added"] is True
+    assert code == 0
+    assert envelope["separator_added"] is True
 
 
 def test_hostd_call_refuses_the_filesystem_root_as_implicit_root(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ async def test_tool_is_listed_with_annotations_true_to_it(connect: Connect, host
     async with connect(config=host_config([hostd_roots])) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     tool = tools[TOOL]
-    assert tool.annotations is not None and tool.description is not None
+    assert tool.annotations is not None
+    assert tool.description is not None
     assert tool.annotations.read_only_hint is False
     assert tool.annotations.destructive_hint is True
     assert tool.annotations.idempotent_hint is False
@@ -69,11 +70,13 @@ async def test_append_to_existing_file_adds_timestamped_separator(
     async with connect(config=host_config([hostd_roots], language)) as client:
         envelope = await update(client, content="新的总结", file_path=str(target), mode="append")
     text = target.read_text(encoding="utf-8")
-    assert text.startswith("旧内容") and text.endswith("新的总结")
+    assert text.startswith("旧内容")
+    assert text.endswith("新的总结")
     separator = text[len("旧内容") : -len("新的总结")]
     assert separator_pattern(HEADINGS[language]).fullmatch(separator), repr(separator)
     assert envelope["bytes_written"] == len(separator.encode()) + len("新的总结".encode())
-    assert envelope["created"] is False and envelope["separator_added"] is True
+    assert envelope["created"] is False
+    assert envelope["separator_added"] is True
     expected = {"zh": f"总结已成功追加至文件：{target}", "en": f"Summary appended to file: {target}"}
     assert envelope["message"] == expected[language]
 
@@ -84,7 +87,8 @@ async def test_append_to_empty_file_writes_content_alone(connect: Connect, hostd
     async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="only this", file_path="empty.md")
     assert target.read_text() == "only this"
-    assert envelope["created"] is False and envelope["separator_added"] is False
+    assert envelope["created"] is False
+    assert envelope["separator_added"] is False
 
 
 async def test_overwrite_replaces_the_whole_file(connect: Connect, hostd_roots: Path) -> None:
@@ -94,10 +98,13 @@ async def test_overwrite_replaces_the_whole_file(connect: Connect, hostd_roots: 
         envelope = await update(client, content="new", file_path="a.markdown", mode="overwrite")
         created = await update(client, content="fresh", file_path="b.MD", mode="overwrite")
     assert target.read_text() == "new"
-    assert envelope["mode"] == "overwrite" and envelope["bytes_written"] == 3
-    assert envelope["created"] is False and envelope["separator_added"] is False
+    assert envelope["mode"] == "overwrite"
+    assert envelope["bytes_written"] == 3
+    assert envelope["created"] is False
+    assert envelope["separator_added"] is False
     assert envelope["message"] == f"总结已成功覆盖写入文件：{target}"
-    assert (hostd_roots / "b.MD").read_text() == "fresh" and created["created"] is True
+    assert (hostd_roots / "b.MD").read_text() == "fresh"
+    assert created["created"] is True
 
 
 async def test_separator_heading_comes_from_settings(connect: Connect, hostd_roots: Path) -> None:
@@ -148,7 +155,8 @@ async def test_file_path_must_be_markdown(
         accepted = [await update(client, content="x", file_path=path) for path in ["A.MD", "b.Markdown"]]
     for path, envelope in zip(bad_paths, envelopes, strict=True):
         assert envelope["error"]["code"] == "INVALID_ARGUMENT", path
-        assert envelope["message"] == message and envelope["error"]["message"] == message
+        assert envelope["message"] == message
+        assert envelope["error"]["message"] == message
         assert envelope["error"]["hint"]
     assert [e["status"] for e in accepted] == ["success", "success"]
     assert sorted(os.listdir(hostd_roots)) == ["A.MD", "b.Markdown"]
@@ -172,7 +180,8 @@ async def test_default_cap_is_one_mebibyte(hostd_data_dir: Path, hostd_roots: Pa
     async with in_memory_client(data_dir=hostd_data_dir, config=host_config([hostd_roots])) as client:
         at_cap = await update(client, content="x" * (1 << 20), file_path="big.md", mode="overwrite")
         over = await update(client, content="x" * ((1 << 20) + 1), file_path="big.md", mode="overwrite")
-    assert at_cap["status"] == "success" and at_cap["bytes_written"] == 1 << 20
+    assert at_cap["status"] == "success"
+    assert at_cap["bytes_written"] == 1 << 20
     assert over["error"]["code"] == "TOO_LONG"
 
 
@@ -180,7 +189,8 @@ async def test_directory_at_the_path_is_invalid_argument(connect: Connect, hostd
     (hostd_roots / "folder.md").mkdir()
     async with connect(config=host_config([hostd_roots])) as client:
         envelope = await update(client, content="x", file_path="folder.md")
-    assert envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["hint"]
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["hint"]
     assert (hostd_roots / "folder.md").is_dir()
 
 
@@ -200,7 +210,8 @@ async def test_lone_surrogates_are_invalid_argument(hostd_data_dir: Path, hostd_
 async def test_fuzz(connect: Connect, hostd_roots: Path) -> None:
     async with connect(config=host_config([hostd_roots])) as client:
         report = await fuzz_tools(client, seed=3, rounds=40)
-    assert report.calls > 0 and not report.failures, report.failures
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures
     assert report.codes.get("OK", 0) > 0, report.codes
 
 

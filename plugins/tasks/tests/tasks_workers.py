@@ -232,7 +232,8 @@ def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_se
 
     async def run() -> None:
         claimed, is_error = await host.call("get_next_task", {"claim": True, "lease_seconds": lease_seconds})
-        assert not is_error and claimed["task"] is not None, claimed
+        assert not is_error, claimed
+        assert claimed["task"] is not None, claimed
         print(json.dumps({"task_id": claimed["task"]["task_id"]}), flush=True)
         await anyio.sleep(3600)
 

@@ -44,4 +44,5 @@ async def test_the_newest_changes_across_tasks_newest_first(connect: Connect) ->
     assert times == sorted(times, reverse=True)
     titles = {e["task_id"]: e["title"] for e in everything["entries"]}
     assert titles == {"a": "first", "b": "second 第二", "c": None}  # c was deleted since
-    assert mine["entries"] == everything["entries"][:20] and nobody["entries"] == []
+    assert mine["entries"] == everything["entries"][:20]
+    assert nobody["entries"] == []

@@ -44,9 +44,11 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
     assert code == 0, second
     assert second["task"]["depends_on"] == [first["task"]["task_id"]]
     code, listed = hostd_call(config, "list_tasks", "--arg", "limit=10")
-    assert code == 0 and listed["total"] == 2
+    assert code == 0
+    assert listed["total"] == 2
     code, claimed = hostd_call(config, "get_next_task", "--arg", "claim=true")
-    assert code == 0 and claimed["task"]["task_id"] == first["task"]["task_id"]
+    assert code == 0
+    assert claimed["task"]["task_id"] == first["task"]["task_id"]
     code, done = hostd_call(
         config,
         "update_task_status",
@@ -55,7 +57,8 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
         "--arg",
         "new_status=completed",
     )
-    assert code == 0 and done["task"]["status"] == "completed"
+    assert code == 0
+    assert done["task"]["status"] == "completed"
     code, refused_move = hostd_call(
         config,
         "update_task_status",
@@ -64,9 +67,11 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
         "--arg",
         "new_status=failed",
     )
-    assert code == 1 and refused_move["error"]["code"] == "CONFLICT"
+    assert code == 1
+    assert refused_move["error"]["code"] == "CONFLICT"
     code, stats = hostd_call(config, "get_task_stats")
-    assert code == 0 and stats["by_status"]["completed"] == 1
+    assert code == 0
+    assert stats["by_status"]["completed"] == 1
     code, linked = hostd_call(
         config,
         "link_task_session",
@@ -76,9 +81,11 @@ def test_every_tool_through_hostd_call(tmp_path: Path, plugins: list[str]) -> No
         "session_id=s-1",
     )
     if "deep-thinking" in plugins:
-        assert code == 1 and linked["error"]["code"] == "NOT_FOUND"
+        assert code == 1
+        assert linked["error"]["code"] == "NOT_FOUND"
     else:
-        assert code == 0 and linked["session_checked"] is False
+        assert code == 0
+        assert linked["session_checked"] is False
 
 
 @pytest.mark.anyio
@@ -106,7 +113,8 @@ async def test_messages_follow_the_host_language(connect: Connect) -> None:
     assert "没有待执行的任务" in empty["message"]
     assert "无法核实该会话" in linked["message"]
     assert "完成率 100.0%" in stats["message"]
-    assert "不存在" in missing["message"] and "list_tasks" in missing["hint"]
+    assert "不存在" in missing["message"]
+    assert "list_tasks" in missing["hint"]
 
 
 @pytest.mark.anyio

@@ -58,7 +58,8 @@ def test_an_export_imports_into_another_data_folder_once(tmp_path: Path) -> None
     assert imported.stdout.startswith("Imported 2 tasks: 2 created"), imported.stdout
     again = hostd(there, "tasks", "import", str(target))
     assert again.returncode == 0, again.stderr
-    assert "0 created" in again.stdout and "2 already here" in again.stdout, again.stdout
+    assert "0 created" in again.stdout, again.stdout
+    assert "2 already here" in again.stdout, again.stdout
 
     printed = hostd(there, "tasks", "export")  # no -o: the document on stdout
     assert printed.returncode == 0, printed.stderr
@@ -71,7 +72,8 @@ def test_an_export_imports_into_another_data_folder_once(tmp_path: Path) -> None
 
     markdown = hostd(there, "tasks", "export", "--format", "markdown", "--status", "pending")
     assert markdown.returncode == 0, markdown.stderr
-    assert "Plan" in markdown.stdout and "Build" in markdown.stdout
+    assert "Plan" in markdown.stdout
+    assert "Build" in markdown.stdout
 
 
 def test_a_file_that_is_not_an_export_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

@@ -30,16 +30,20 @@ async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(
         again = await refused(client, "delete_task", "NOT_FOUND", task_id="doomed")
         edit = await refused(client, "update_task", "NOT_FOUND", task_id="doomed", title="x")
         reuse = await refused(client, "create_task", "ALREADY_EXISTS", title="x", task_id="doomed")
-    assert answer["task"]["task_id"] == "doomed" and answer["dropped_from"] == []
-    assert [t["task_id"] for t in listed["tasks"]] == ["keep"] and listed["total"] == 1
-    assert searched["total"] == 0 and labelled["total"] == 0
+    assert answer["task"]["task_id"] == "doomed"
+    assert answer["dropped_from"] == []
+    assert [t["task_id"] for t in listed["tasks"]] == ["keep"]
+    assert listed["total"] == 1
+    assert searched["total"] == 0
+    assert labelled["total"] == 0
     assert following["task"]["task_id"] == "keep"
     assert stats["total"] == 1
     assert details["deleted_at"] is not None
     assert details["task"]["title"] == doomed["title"]
     assert [entry["event"] for entry in details["history"]] == ["created", "edited", "deleted"]
     assert details["history"][-1]["by"] == getpass.getuser()  # the local member
-    assert "deleted" in again["message"] and "get_task" in again["hint"]
+    assert "deleted" in again["message"]
+    assert "get_task" in again["hint"]
     assert again["details"]["deleted_at"]
     assert edit["details"]["task_id"] == "doomed"
     assert reuse["details"]["deleted"] is True
@@ -56,7 +60,8 @@ async def test_dependents_block_deletion_unless_their_dependencies_are_dropped(c
         answer = await ok(client, "delete_task", task_id="base", drop_dependencies=True)
         a = await ok(client, "get_task", task_id="a")
     assert error["details"]["dependents"] == ["a", "b"]
-    assert "a, b" in error["message"] and "drop_dependencies=true" in error["hint"]
+    assert "a, b" in error["message"]
+    assert "drop_dependencies=true" in error["hint"]
     assert still["total"] == 4
     assert answer["dropped_from"] == ["a", "b"]
     assert a["task"]["depends_on"] == ["other"]

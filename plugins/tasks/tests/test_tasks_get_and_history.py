@@ -43,10 +43,12 @@ async def test_history_records_every_kind_of_change_in_order(connect: Connect) -
         ("split", {"subtasks": ["part"]}),
     ]
     stamps = [datetime.fromisoformat(entry["at"]) for entry in details["history"]]
-    assert stamps == sorted(stamps) and all(stamp.utcoffset() is not None for stamp in stamps)
+    assert stamps == sorted(stamps)
+    assert all(stamp.utcoffset() is not None for stamp in stamps)
     assert all(entry["by"] == getpass.getuser() for entry in details["history"])  # the local member
     assert details["history_total"] == len(events)
-    assert details["task"]["status"] == "blocked" and details["deleted_at"] is None
+    assert details["task"]["status"] == "blocked"
+    assert details["deleted_at"] is None
 
 
 async def test_dependencies_both_ways_and_subtasks(connect: Connect) -> None:
@@ -75,7 +77,8 @@ async def test_the_linked_session_comes_from_deep_thinking(connect_in_memory: Co
         alone = await ok(client, "get_task", task_id="a")
     assert linked["session_checked"] is True
     assert linked["session"] == SUMMARY
-    assert alone["session"] is None and alone["session_checked"] is False
+    assert alone["session"] is None
+    assert alone["session_checked"] is False
 
 
 async def test_without_deep_thinking_the_link_is_shown_unchecked(connect_in_memory: Connect) -> None:
@@ -84,7 +87,8 @@ async def test_without_deep_thinking_the_link_is_shown_unchecked(connect_in_memo
         await ok(client, "link_task_session", task_id="l", session_id="s-9")
         linked = await ok(client, "get_task", task_id="l")
     assert linked["task"]["linked_session_id"] == "s-9"
-    assert linked["session"] is None and linked["session_checked"] is False
+    assert linked["session"] is None
+    assert linked["session_checked"] is False
 
 
 async def test_an_unknown_task_is_not_found(connect: Connect) -> None:

@@ -63,7 +63,8 @@ async def test_the_critical_path_and_what_unblocks_the_most(connect_in_memory: C
     assert [t["task_id"] for t in of_p["critical_path"]] == ["s1", "s2", "p"]
     assert of_c["critical_path"] == [_item("b", 1), _item("c", 0)]
     assert [t["task_id"] for t in of_c["unblocks_most"]] == ["s1", "b", "e", "d"]  # then the most urgent
-    assert done["critical_path"] == [] and done["steps"] == 0
+    assert done["critical_path"] == []
+    assert done["steps"] == 0
     assert done["message"].startswith("Task a has no unfinished work.")
 
 
@@ -75,8 +76,10 @@ async def test_get_next_task_can_prefer_what_unblocks_the_most(connect: Connect)
         claimed = await ok(client, "get_next_task", prefer="unblocks_most", claim=True)
         after = await ok(client, "get_next_task", prefer="unblocks_most")
     assert usual["task"]["task_id"] == "e"
-    assert preferred["task"]["task_id"] == "a" and preferred["claimed"] is False
-    assert claimed["task"]["task_id"] == "a" and claimed["task"]["status"] == "in_progress"
+    assert preferred["task"]["task_id"] == "a"
+    assert preferred["claimed"] is False
+    assert claimed["task"]["task_id"] == "a"
+    assert claimed["task"]["status"] == "in_progress"
     assert after["task"]["task_id"] == "s1"  # a is taken; s1 unblocks s2 and p
 
 
@@ -86,7 +89,8 @@ async def test_prefer_unblocks_most_with_nothing_ready_says_why(connect_in_memor
         await create(client, "b", task_id="b", depends_on=["a"])
         await walk_to(client, "a", "in_progress")
         answer = await ok(client, "get_next_task", prefer="unblocks_most")
-    assert answer["task"] is None and answer["reason"] == "waiting_on_dependencies"
+    assert answer["task"] is None
+    assert answer["reason"] == "waiting_on_dependencies"
 
 
 @pytest.mark.served
@@ -108,7 +112,8 @@ async def test_the_graph_as_mermaid(connect: Connect) -> None:
     )
     assert '["d: d"]:::blocked' in mermaid
     assert '["s2: s2 #quot;#lt;b#gt;#quot;"]' in mermaid  # quotes and brackets cannot break out
-    assert "  n1 --> n2\n" in mermaid and "  n2 --> n3\n" in mermaid
+    assert "  n1 --> n2\n" in mermaid
+    assert "  n2 --> n3\n" in mermaid
     assert " -.-> " in mermaid  # a subtask to its parent
     assert "  class n1,n2,n3 critical\n" in mermaid
     assert whole == envelope_ok(
@@ -120,5 +125,6 @@ async def test_the_graph_as_mermaid(connect: Connect) -> None:
         critical_path=[_item("a", 3), _item("b", 1), _item("c", 0)],
     )
     assert (around_b["tasks_shown"], [t["task_id"] for t in around_b["critical_path"]]) == (3, ["a", "b"])
-    assert without["tasks_total"] == 7 and with_done["tasks_total"] == 8
+    assert without["tasks_total"] == 7
+    assert with_done["tasks_total"] == 8
     assert '["e: e"]:::completed' in with_done["mermaid"]

@@ -114,7 +114,8 @@ async def test_a_one_megabyte_note_is_refused_and_nothing_is_stored(connect: Con
         task = (await ok(client, "get_task", task_id="n"))["task"]
     assert error["details"]["argument"] == "append_note"
     assert "5000" in error["hint"]
-    assert task["notes"] == [] and task["title"] == "noted"
+    assert task["notes"] == []
+    assert task["title"] == "noted"
 
 
 async def test_notes_past_the_total_cap_are_too_long_and_nothing_is_stored(connect: Connect) -> None:
@@ -134,7 +135,8 @@ async def test_notes_past_the_total_cap_are_too_long_and_nothing_is_stored(conne
         "limit": 20_000,
     }
     assert "description" in error["hint"]
-    assert len(task["notes"]) == 4 and task["priority"] == "P2"
+    assert len(task["notes"]) == 4
+    assert task["priority"] == "P2"
 
 
 async def test_too_long_in_chinese(connect_in_memory: Connect) -> None:
@@ -144,7 +146,8 @@ async def test_too_long_in_chinese(connect_in_memory: Connect) -> None:
             await ok(client, "update_task", task_id="n", append_note=str(n) * 5_000)
         error = await refused(client, "update_task", "TOO_LONG", task_id="n", append_note="再来")
     assert error["message"].startswith("任务 'n' 的备注已有 20000 个字符")
-    assert "description" in error["hint"] and "Put" not in error["hint"]
+    assert "description" in error["hint"]
+    assert "Put" not in error["hint"]
 
 
 @pytest.mark.parametrize(
@@ -169,8 +172,10 @@ async def test_fuzz_in_memory(connect_in_memory: Connect) -> None:
     async with connect_in_memory() as client:
         await create(client, "seed", task_id="task-1")
         report = await fuzz_tools(client, seed=6, rounds=8)
-    assert report.calls > 0 and not report.failures, report.failures
-    assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures
+    assert "INVALID_ARGUMENT" in report.codes
+    assert "OK" in report.codes
 
 
 async def test_fuzz_with_subtasks_labels_and_notes_in_the_list(connect_in_memory: Connect) -> None:
@@ -180,12 +185,15 @@ async def test_fuzz_with_subtasks_labels_and_notes_in_the_list(connect_in_memory
         await create(client, "child", task_id="task-2", parent_id="task-1")
         await ok(client, "update_task", task_id="task-2", append_note="note")
         report = await fuzz_tools(client, seed=15, rounds=12)
-    assert report.calls > 0 and not report.failures, report.failures
-    assert "INVALID_ARGUMENT" in report.codes and "OK" in report.codes
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures
+    assert "INVALID_ARGUMENT" in report.codes
+    assert "OK" in report.codes
 
 
 async def test_fuzz_through_a_real_server(connect_served: Connect) -> None:
     async with connect_served() as client:
         await create(client, "seed", task_id="task-1")
         report = await fuzz_tools(client, seed=61, rounds=4)
-    assert report.calls > 0 and not report.failures, report.failures
+    assert report.calls > 0, report.failures
+    assert not report.failures, report.failures

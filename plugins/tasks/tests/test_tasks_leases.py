@@ -62,7 +62,8 @@ async def test_a_claim_says_until_when_and_bad_lease_lengths_are_refused(
     # The database's clock set it (SQLite: this machine's), 600 s from the claim
     assert before + timedelta(seconds=599) <= expires <= datetime.now(UTC) + timedelta(seconds=601)
     assert (task["claimed_by"], task["claim_count"], task["expired_claims"]) == ("alice", 1, 0)
-    assert task["lease_expires_at"] in claimed["message"] and "renew_claim" in claimed["message"]
+    assert task["lease_expires_at"] in claimed["message"]
+    assert "renew_claim" in claimed["message"]
     assert listed["tasks"][0]["lease_expires_at"] == task["lease_expires_at"]
     assert shown["task"]["lease_expires_at"] == task["lease_expires_at"]
     assert f"Held by alice until {task['lease_expires_at']}" in shown["message"]
@@ -90,7 +91,8 @@ async def test_a_lapsed_lease_returns_the_task_to_pending_counted_and_in_history
     assert last["details"] == {"holder": "alice", "from": "in_progress", "to": "pending"}
     assert moment(last["at"]) == moment(claimed["lease_expires_at"]), "dated when the lease lapsed"
     assert [t["task_id"] for t in listed["tasks"]] == ["w"]
-    assert stats["by_status"]["pending"] == 1 and stats["by_status"]["in_progress"] == 0
+    assert stats["by_status"]["pending"] == 1
+    assert stats["by_status"]["in_progress"] == 0
 
 
 async def test_a_late_update_is_refused_naming_the_holder_and_nothing_is_applied(
@@ -115,11 +117,15 @@ async def test_a_late_update_is_refused_naming_the_holder_and_nothing_is_applied
         finished = await ok(client, "update_task_status", task_id="w", new_status="completed")
         act_as("alice")
         after_done = await refused(client, "update_task", "CONFLICT", task_id="w", title="mine")
-    assert bobs["task_id"] == "w" and bobs["claim_count"] == 2
+    assert bobs["task_id"] == "w"
+    assert bobs["claim_count"] == 2
     for error in (late_status, late_note, late_renew, late_release, after_done):
-        assert error["details"]["holder"] == "bob" and error["details"]["member"] == "alice"
-        assert "bob" in error["message"] and "expired" in error["message"]
-    assert after["task"]["notes"] == [] and after["task"]["status"] == "in_progress"
+        assert error["details"]["holder"] == "bob"
+        assert error["details"]["member"] == "alice"
+        assert "bob" in error["message"]
+        assert "expired" in error["message"]
+    assert after["task"]["notes"] == []
+    assert after["task"]["status"] == "in_progress"
     assert after["task"]["claimed_by"] == "bob"
     assert after["task"]["lease_expires_at"] == bobs["lease_expires_at"], "alice renewed nothing"
     assert finished["task"]["status"] == "completed"
@@ -139,10 +145,13 @@ async def test_after_a_lapse_nobody_took_the_holder_may_claim_again_but_not_fini
             client, "update_task_status", task_id="w", new_status="in_progress", lease_seconds=600
         )
         done = await ok(client, "update_task_status", task_id="w", new_status="completed")
-    assert finish["details"]["holder"] is None and "pending again" in finish["message"]
+    assert finish["details"]["holder"] is None
+    assert "pending again" in finish["message"]
     assert noted["task"]["notes"][0]["text"] == "still on it"
-    assert again["task"]["claimed_by"] == "alice" and again["task"]["claim_count"] == 2
-    assert done["task"]["status"] == "completed" and done["task"]["lease_expires_at"] is None
+    assert again["task"]["claimed_by"] == "alice"
+    assert again["task"]["claim_count"] == 2
+    assert done["task"]["status"] == "completed"
+    assert done["task"]["lease_expires_at"] is None
 
 
 async def test_renewals_keep_a_slow_task(connect_in_memory: Connect, act_as: Any) -> None:
@@ -169,7 +178,8 @@ async def test_renewals_keep_a_slow_task(connect_in_memory: Connect, act_as: Any
         offered = await ok(client, "get_next_task", claim=True)
         held = await ok(client, "get_task", task_id="slow")
     assert all(moment(b) > moment(a) for a, b in itertools.pairwise(seen)), seen
-    assert offered["task"] is None and offered["reason"] == "none_pending"
+    assert offered["task"] is None
+    assert offered["reason"] == "none_pending"
     task = held["task"]
     assert (task["status"], task["claimed_by"], task["expired_claims"]) == ("in_progress", "alice", 0)
     assert [h["event"] for h in held["history"]].count("lease_expired") == 0
@@ -189,9 +199,11 @@ async def test_release_gives_the_task_back_and_only_the_holder_may(
         released = await ok(client, "release_claim", task_id="w")
         again = await refused(client, "release_claim", "CONFLICT", task_id="w")
         details = await ok(client, "get_task", task_id="w")
-    assert not_bobs["details"]["holder"] == "alice" and "alice holds it" in not_bobs["message"]
+    assert not_bobs["details"]["holder"] == "alice"
+    assert "alice holds it" in not_bobs["message"]
     assert not_renewed["details"]["holder"] == "alice"
-    assert released["task"]["status"] == "pending" and released["lease_expires_at"] is None
+    assert released["task"]["status"] == "pending"
+    assert released["lease_expires_at"] is None
     assert released["task"]["claimed_by"] is None
     assert "nobody holds it" in again["message"]
     assert (details["history"][-1]["event"], details["history"][-1]["by"]) == ("released", "alice")
@@ -219,7 +231,9 @@ async def test_the_lease_tools_are_described_and_annotated_as_what_they_do(
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     for name, idempotent in (("renew_claim", False), ("release_claim", True)):
         tool = tools[name]
-        assert tool.title and tool.description and tool.annotations is not None
+        assert tool.title
+        assert tool.description
+        assert tool.annotations is not None
         hints = tool.annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
             False,

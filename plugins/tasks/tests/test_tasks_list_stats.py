@@ -35,7 +35,8 @@ async def test_list_is_most_urgent_first_then_oldest(connect: Connect) -> None:
         listed = await ok(client, "list_tasks")
     assert [t["title"] for t in listed["tasks"]] == ["b", "d", "c", "f", "a", "e"]
     assert listed["total"] == 6
-    assert listed["next_cursor"] is None and listed["truncated"] is False
+    assert listed["next_cursor"] is None
+    assert listed["truncated"] is False
 
 
 async def test_list_filters_by_status_and_priority(connect: Connect) -> None:
@@ -119,7 +120,8 @@ async def test_a_cursor_from_other_filters_or_another_listing_is_refused(
             await create(client, f"t{n}", priority=f"P{n % 2}", labels=["x"])
         first = await ok(client, "list_tasks", limit=1, priority="P0")
         cursor = first["next_cursor"]
-        assert cursor and first["truncated"] is True
+        assert cursor
+        assert first["truncated"] is True
         other_filters = [
             {"priority": "P1"},
             {},

@@ -44,7 +44,8 @@ async def test_every_change_records_the_calling_member(connect: Connect) -> None
         part = await ok(client, "get_task", task_id="p")
         gone = await ok(client, "get_task", task_id="dep")
     assert (dep["created_by"], dep["claimed_by"]) == (me, None)
-    assert claimed["task"]["task_id"] == "w" and claimed["task"]["claimed_by"] == me
+    assert claimed["task"]["task_id"] == "w"
+    assert claimed["task"]["claimed_by"] == me
     assert split["subtasks"][0]["created_by"] == me
     assert (work["task"]["created_by"], work["task"]["claimed_by"]) == (me, me)  # blocked keeps its claimer
     assert _events(work) == [
@@ -149,7 +150,9 @@ async def test_list_tasks_filters_by_creator_and_claimer(
     assert bobs_claims == (["a1"], 1)
     assert alice_both == ([], 0)
     assert alice_pending == (["a2"], 1)
-    assert [t["task_id"] for t in paged["tasks"]] == ["a1"] and paged["total"] == 2 and paged["next_cursor"]
+    assert [t["task_id"] for t in paged["tasks"]] == ["a1"]
+    assert paged["total"] == 2
+    assert paged["next_cursor"]
     assert nobody == ([], 0)
     assert case_differs == ([], 0)  # exact member names
 

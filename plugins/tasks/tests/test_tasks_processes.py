@@ -237,7 +237,8 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         printed = []
         seen_at = []
         for _ in range(chance.randint(2, 15)):  # let it finish a random number of rounds
@@ -263,7 +264,8 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
         tasks = list_all(hostd_data_dir, backend)
         mine = sorted(int(t["title"].split()[1]) for t in tasks if t["title"].startswith(f"{name} "))
         # Every printed round is stored; the round it was in is stored whole or not at all.
-        assert mine == list(range(len(mine))) and len(mine) in (len(rounds), len(rounds) + 1)
+        assert mine == list(range(len(mine)))
+        assert len(mine) in (len(rounds), len(rounds) + 1)
         titles_written += [f"{name} {n}" for n in mine]
         unprinted_writes += len(mine) - len(rounds)
         by_id = {t["task_id"]: t for t in tasks}
@@ -304,7 +306,8 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert crashed.stdout is not None and crashed.stderr is not None
+    assert crashed.stdout is not None
+    assert crashed.stderr is not None
     line = crashed.stdout.readline()
     crashed.send_signal(signal.SIGKILL)
     crashed.wait(timeout=30)
@@ -316,7 +319,8 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
     results = run_workers(tasks_workers.claim_when_free, lambda n: (str(hostd_data_dir), backend, n, 20.0))
     assert all(not r["errors"] for r in results), [r["errors"] for r in results]
     claims = [(r["worker"], c["task_id"]) for r in results for c in r["claimed"]]
-    assert len(claims) == 1 and claims[0][1] == "job", claims
+    assert len(claims) == 1, claims
+    assert claims[0][1] == "job", claims
 
     async def read(host: PluginHost) -> Any:
         envelope, is_error = await host.call("get_task", {"task_id": "job"})

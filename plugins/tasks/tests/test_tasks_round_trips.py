@@ -66,8 +66,11 @@ def test_notes_and_labels_come_back_exactly_in_lists_and_details(store: TaskStor
     for record in (by_id["a"], got, details.task):
         assert record.labels == ["alpha", "zeta", "中文"]
         assert [note.text for note in record.notes] == [note or " " for note in ODD_NOTES]
-        assert record.subtasks is not None and record.subtasks.total == 1
-    assert by_id["b"].depends_on == ["a"] and by_id["b"].labels == [] and by_id["b"].notes == []
+        assert record.subtasks is not None
+        assert record.subtasks.total == 1
+    assert by_id["b"].depends_on == ["a"]
+    assert by_id["b"].labels == []
+    assert by_id["b"].notes == []
     assert [t.task_id for t in details.dependents] == ["b"]
     assert [t.task_id for t in details.subtasks] == ["c"]
     assert [(t.task_id, t.status) for t in store.details("b").depends_on] == [("a", "pending")]
@@ -114,7 +117,8 @@ READS: dict[str, Callable[[TaskStore], TaskRecord]] = {
 def test_the_first_read_after_a_lease_lapsed_shows_the_task_pending(store: TaskStore, read: str) -> None:
     _create(store, "w")
     claimed = store.next_task(claim=True, by="alice", lease_seconds=600).task
-    assert claimed is not None and claimed.status == "in_progress"
+    assert claimed is not None
+    assert claimed.status == "in_progress"
     past = "2000-01-01T00:00:00.000000+00:00"
     store.database.write(lambda conn: conn.execute("UPDATE tasks SET lease_expires_at = ?", (past,)))
     shown = READS[read](store)
@@ -129,7 +133,8 @@ def test_stats_and_activity_after_a_lapse_see_the_task_pending(store: TaskStore)
     _create(store, "broken", priority="P1")
     _create(store, "stuck", depends_on=["broken"])
     claimed = store.next_task(claim=True, by="alice", lease_seconds=600).task
-    assert claimed is not None and claimed.task_id == "w"
+    assert claimed is not None
+    assert claimed.task_id == "w"
     store.set_status("broken", "in_progress", by="bob")
     store.set_status("broken", "failed", by="bob")
     past = "2000-01-01T00:00:00.000000+00:00"
@@ -202,4 +207,5 @@ def test_on_postgresql_a_page_a_task_and_its_details_are_one_statement_each(
         ["list", "list by label and parent", "get", "details", "stats", "activity"], 1
     )
     # A read of several statements: BEGIN (its options inside it), the lapsed-lease check, its own.
-    assert statements[:2] == ["BEGIN", statements[1]] and "min(x.lease_expires_at)" in statements[1]
+    assert statements[:2] == ["BEGIN", statements[1]]
+    assert "min(x.lease_expires_at)" in statements[1]

@@ -66,7 +66,8 @@ async def test_search_combines_with_the_other_filters_and_pages(connect_in_memor
         second = await ok(client, "list_tasks", query="fix", limit=2, cursor=first["next_cursor"])
         urgent = await ids(client, query="bug", priority="P0")
         labelled = await ids(client, query="fix", label="BUG", status="pending")
-    assert first["total"] == 5 and [t["task_id"] for t in first["tasks"]] == ["bug0", "bug3"]
+    assert first["total"] == 5
+    assert [t["task_id"] for t in first["tasks"]] == ["bug0", "bug3"]
     assert [t["task_id"] for t in second["tasks"]] == ["bug1", "bug4"]
     assert urgent == ["bug0", "bug3"]
     assert sorted(labelled) == [f"bug{n}" for n in range(5)]
@@ -79,7 +80,8 @@ async def test_labels_filter_case_insensitively_and_an_unknown_label_lists_nothi
         assert await ids(client, label="BACKEND") == ["deploy"]
         assert await ids(client, label="后端") == ["db"]
         unknown = await ok(client, "list_tasks", label="no-such-label")
-    assert unknown["total"] == 0 and unknown["tasks"] == []
+    assert unknown["total"] == 0
+    assert unknown["tasks"] == []
 
 
 async def test_editing_reindexes_the_task(connect_in_memory: Connect) -> None:
@@ -133,7 +135,8 @@ async def test_search_messages_in_chinese(connect_in_memory: Connect) -> None:
     async with connect_in_memory(language="zh") as client:
         error = await refused(client, "list_tasks", "INVALID_ARGUMENT", query="!!!")
     assert error["message"] == "参数 'query' 无效：其中没有可搜索的文字或数字。"
-    assert "数据库" in error["hint"] and "omit" not in error["hint"]
+    assert "数据库" in error["hint"]
+    assert "omit" not in error["hint"]
 
 
 async def test_a_one_letter_query_is_a_word_prefix(connect_in_memory: Connect) -> None:

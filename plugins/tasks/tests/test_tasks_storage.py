@@ -35,9 +35,11 @@ async def test_a_busy_sqlite_file_is_file_locked_with_a_hint_and_nothing_written
             other.close()
         listed = await ok(client, "list_tasks")
     assert [t["title"] for t in listed["tasks"]] == ["first"]
-    assert error["hint"] and "200" in error["message"]
+    assert error["hint"]
+    assert "200" in error["message"]
     if language == "zh":
-        assert "锁定" in error["message"] and "locked" not in error["message"]
+        assert "锁定" in error["message"]
+        assert "locked" not in error["message"]
 
 
 # --- the team database failing mid-call --------------------------------------------------------
@@ -81,7 +83,8 @@ async def test_a_statement_past_the_timeout_is_timeout_and_changes_nothing(
 
         error = await _with_row_held(postgres_url, "held", move)
         task = (await ok(client, "get_task", task_id="held"))["task"]
-    assert "300 ms" in error["message"] and error["hint"]
+    assert "300 ms" in error["message"]
+    assert error["hint"]
     assert task["status"] == "pending"
 
 
@@ -120,7 +123,8 @@ async def test_a_connection_lost_mid_call_is_unavailable_and_changes_nothing(
 
         envelope = await _with_row_held(postgres_url, "held", move_while_cut_off)
         task = (await ok(client, "get_task", task_id="held"))["task"]
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "UNAVAILABLE", envelope
+    assert envelope["status"] == "error", envelope
+    assert envelope["error"]["code"] == "UNAVAILABLE", envelope
     assert envelope["error"]["hint"]
     assert task["status"] == "pending"
 
@@ -391,13 +395,17 @@ async def test_db_copy_renumbers_a_second_members_tasks_whose_ids_the_team_holds
         assert (await ok(client, "get_task", task_id="t-1"))["task"]["title"] == "alice: first"
         assert (await ok(client, "get_task", task_id="t-2"))["task"]["depends_on"] == ["t-1"]
         listed = [(t["task_id"], t["title"]) for t in (await ok(client, "list_tasks", limit=100))["tasks"]]
-    assert len(listed) == 7 and ("t-2", "alice: second") in listed and ("t-8", "bob: draft") in listed
+    assert len(listed) == 7
+    assert ("t-2", "alice: second") in listed
+    assert ("t-8", "bob: draft") in listed
 
     for name in ("bob", "alice", "bob"):
         again = _db_copy(configs[name], postgres_url)
         assert again.returncode == 0, again.stdout + again.stderr
-        assert "RENUMBERED" not in again.stdout and "CONFLICT" not in again.stdout, again.stdout
-        assert " 0 copied" in again.stdout and "1 copied" not in again.stdout, again.stdout
+        assert "RENUMBERED" not in again.stdout, again.stdout
+        assert "CONFLICT" not in again.stdout, again.stdout
+        assert " 0 copied" in again.stdout, again.stdout
+        assert "1 copied" not in again.stdout, again.stdout
     async with in_memory_client(["tasks"], data_dir=tmp_path / "team-data", config=team) as client:
         assert (await ok(client, "get_task_stats"))["total"] == 7
 
@@ -440,7 +448,8 @@ def test_a_version_1_team_database_upgrades_with_its_members_unknown(postgres_ur
         database.close()
     assert (before.created_by, before.claimed_by) == (None, None)
     assert [(h.event, h.by) for h in history] == [("created", None)]
-    assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
+    assert claimed is not None
+    assert (claimed.created_by, claimed.claimed_by) == (None, "erin")
     assert [t.task_id for t in mine.tasks] == ["old"]
     # The release's version 1 stands for version 2 of the shared schema; version 3 added the members,
     # version 4 the leases, version 5 the task id in the status index, version 6 the ids copies gave,

@@ -199,13 +199,17 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
         "completed",
         "P0",
     )
-    assert base.linked_session_id == "s-1" and base.created_at.isoformat() == stamp
-    assert following.depends_on == ["base"] and following.parent_id is None
+    assert base.linked_session_id == "s-1"
+    assert base.created_at.isoformat() == stamp
+    assert following.depends_on == ["base"]
+    assert following.parent_id is None
     assert (following.labels, following.notes, following.acceptance, following.subtasks) == ([], [], "", None)
     assert [t.task_id for t in found.tasks] == ["base"]
     assert [(h.event, h.at.isoformat()) for h in history] == [("created", stamp)]
-    assert offered.task is not None and offered.task.task_id == "next"
-    assert after.labels == ["upgrade"] and [n.text for n in after.notes] == ["went fine"]
+    assert offered.task is not None
+    assert offered.task.task_id == "next"
+    assert after.labels == ["upgrade"]
+    assert [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
         # leases, index, copied ids, origins
         assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
@@ -255,8 +259,10 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
     assert [(h.event, h.by) for h in history] == [("created", None), ("claimed", None)]
     assert (gone.created_by, gone.claimed_by) == (None, None)
     assert released.claimed_by is None
-    assert claimed is not None and (claimed.created_by, claimed.claimed_by) == (None, "erin")
-    assert unknown.total == 0 and [t.task_id for t in mine.tasks] == ["old"]
+    assert claimed is not None
+    assert (claimed.created_by, claimed.claimed_by) == (None, "erin")
+    assert unknown.total == 0
+    assert [t.task_id for t in mine.tasks] == ["old"]
     with sqlite3.connect(path) as raw:
         # leases, index, copied ids, origins
         assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
@@ -307,8 +313,11 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     assert 1799 <= (held.lease_expires_at - upgraded_at).total_seconds() <= 1801 + 60
     assert (held.claim_count, held.expired_claims, done.claim_count) == (1, 0, 2)
     assert done.lease_expires_at is None
-    assert renewed.lease_expires_at is not None and renewed.lease_expires_at < held.lease_expires_at
-    assert offered is not None and offered.task_id == "held" and offered.claimed_by == "erin"
+    assert renewed.lease_expires_at is not None
+    assert renewed.lease_expires_at < held.lease_expires_at
+    assert offered is not None
+    assert offered.task_id == "held"
+    assert offered.claimed_by == "erin"
     assert (offered.claim_count, offered.expired_claims) == (2, 1)
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 7
@@ -356,4 +365,5 @@ def test_the_schema_makes_the_same_tables_and_columns_on_sqlite_and_postgresql(
         postgres_only_columns=POSTGRES_ONLY_COLUMNS,
     )
     assert set(held["sqlite"]) - set(held["postgres"]) >= {"task_search"}  # FTS5: SQLite's own
-    assert "search" in held["postgres"]["tasks"] and "search" not in held["sqlite"]["tasks"]
+    assert "search" in held["postgres"]["tasks"]
+    assert "search" not in held["sqlite"]["tasks"]

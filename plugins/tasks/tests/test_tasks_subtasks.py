@@ -31,14 +31,16 @@ async def test_split_creates_the_children_and_the_parent_shows_their_progress(co
     assert [s["title"] for s in subtasks] == ["build", "test", "announce"]
     assert all(s["parent_id"] == "rel" and s["status"] == "pending" for s in subtasks)
     assert subtasks[0]["labels"] == ["ci"]
-    assert subtasks[1]["depends_on"] == ["build"] and subtasks[1]["acceptance"] == "all green"
+    assert subtasks[1]["depends_on"] == ["build"]
+    assert subtasks[1]["acceptance"] == "all green"
     assert answer["task"]["subtasks"] == {
         "total": 3,
         "by_status": {"pending": 3, "in_progress": 0, "completed": 0, "failed": 0, "blocked": 0},
     }
     assert children["total"] == 3
     assert parent["subtasks"]["by_status"]["completed"] == 1
-    assert "3" in answer["message"] and "build" in answer["message"]
+    assert "3" in answer["message"]
+    assert "build" in answer["message"]
 
 
 async def test_a_split_with_one_bad_subtask_creates_none(connect: Connect) -> None:
@@ -117,7 +119,8 @@ async def test_next_task_hands_out_leaf_work_not_a_parent_with_open_children(con
             await ok(client, "update_task_status", task_id=task_id, new_status="completed")
         last = await ok(client, "get_next_task", claim=True)
     assert order == ["c1", "c2"]
-    assert nothing["task"] is None and nothing["reason"] == "waiting_on_dependencies"
+    assert nothing["task"] is None
+    assert nothing["reason"] == "waiting_on_dependencies"
     assert last["task"]["task_id"] == "p"
 
 
@@ -146,7 +149,8 @@ async def test_tasks_stuck_behind_failed_work_are_named_and_counted(connect: Con
         {"task_id": "deploy", "title": "deploy", "failed": ["migrate"], "via_parent": None},
         {"task_id": "umb", "title": "umbrella", "failed": ["part"], "via_parent": None},
     ]
-    assert "deploy (migrate)" in answer["message"] and "umb (part)" in answer["message"]
+    assert "deploy (migrate)" in answer["message"]
+    assert "umb (part)" in answer["message"]
     assert stats["stuck_behind_failed"] == 2
     assert "2 pending tasks are stuck" in stats["message"]
     assert retried["stuck_behind_failed"] == 1
@@ -160,7 +164,8 @@ async def test_stuck_messages_in_chinese(connect_in_memory: Connect) -> None:
         answer = await ok(client, "get_next_task")
         stats = await ok(client, "get_task_stats")
         split = await ok(client, "split_task", task_id="b", subtasks=[{"title": "子任务", "task_id": "s"}])
-    assert "卡在失败的任务之后" in answer["message"] and "b (a)" in answer["message"]
+    assert "卡在失败的任务之后" in answer["message"]
+    assert "b (a)" in answer["message"]
     assert "1 个待执行任务卡在失败的任务之后" in stats["message"]
     assert split["message"] == "已将任务 b 拆分为 1 个子任务：s。"
     assert "Stuck" not in answer["message"]
@@ -183,12 +188,12 @@ async def test_get_next_task_names_stuck_work_even_when_it_offers_a_task(connect
         {"task_id": "notes", "title": "write notes", "failed": ["migrate"], "via_parent": "release"},
     ]
     for answer in (offered, claimed):
-        assert answer["task"] is not None and answer["task"]["task_id"] in {"free", "notes"}
+        assert answer["task"] is not None
+        assert answer["task"]["task_id"] in {"free", "notes"}
         assert answer["stuck"] == expected
         assert "2 pending tasks are stuck behind failed work" in answer["message"]
-        assert (
-            "release (migrate)" in answer["message"] and "notes (via release: migrate)" in answer["message"]
-        )
+        assert "release (migrate)" in answer["message"]
+        assert "notes (via release: migrate)" in answer["message"]
     assert stats["stuck_behind_failed"] == 2
 
 

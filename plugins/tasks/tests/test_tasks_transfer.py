@@ -94,7 +94,8 @@ async def test_a_round_trip_into_an_empty_store_keeps_everything(stores: Stores)
         output_path=None,
         bytes_written=None,
     )
-    assert document["format"] == "hostd-tasks-export" and document["version"] == 1
+    assert document["format"] == "hostd-tasks-export"
+    assert document["version"] == 1
     async with stores("b") as b:
         imported = await ok(b, "import_tasks", data=document)
         after = await _everything(b)
@@ -114,7 +115,8 @@ async def test_a_round_trip_into_an_empty_store_keeps_everything(stores: Stores)
     # links, members, times) and history; the new store adds one 'imported' entry per task.
     assert _without_import_entries(after) == before
     imports = [h for t in after for h in t["history"] if h["event"] == "imported"]
-    assert len(imports) == 7 and all(set(h["details"]) == {"origin"} for h in imports)
+    assert len(imports) == 7
+    assert all(set(h["details"]) == {"origin"} for h in imports)
 
 
 async def test_importing_the_same_document_twice_changes_nothing(stores: Stores) -> None:
@@ -122,7 +124,8 @@ async def test_importing_the_same_document_twice_changes_nothing(stores: Stores)
         await _fill(a)
         document = (await ok(a, "export_tasks"))["document"]
         again_here = await ok(a, "import_tasks", data=document)  # into the store it came from
-        assert again_here["created"] == 0 and again_here["already_present"] == 7
+        assert again_here["created"] == 0
+        assert again_here["already_present"] == 7
     async with stores("b") as b:
         await ok(b, "import_tasks", data=document)
         first = await _everything(b)
@@ -130,7 +133,9 @@ async def test_importing_the_same_document_twice_changes_nothing(stores: Stores)
         assert await _everything(b) == first
         # and what b exports, imported into a, is recognised there too (the origins travel)
         from_b = (await ok(b, "export_tasks"))["document"]
-    assert second["created"] == 0 and second["already_present"] == 7 and second["renumbered"] == {}
+    assert second["created"] == 0
+    assert second["already_present"] == 7
+    assert second["renumbered"] == {}
     async with stores("a") as a:
         back = await ok(a, "import_tasks", data=from_b)
     assert (back["created"], back["already_present"]) == (0, 7)
@@ -149,25 +154,29 @@ async def test_clashing_ids_are_renumbered_and_every_reference_follows(stores: S
         renumbered = imported["renumbered"]
         assert set(renumbered) == {"design", "ship"}
         new_design, new_ship = renumbered["design"], renumbered["ship"]
-        assert new_design.startswith("t-") and new_ship.startswith("t-") and new_design != new_ship
+        assert new_design.startswith("t-")
+        assert new_ship.startswith("t-")
+        assert new_design != new_ship
         build = await ok(b, "get_task", task_id="build")
         ship = await ok(b, "get_task", task_id=new_ship)
         design = await ok(b, "get_task", task_id=new_design)
         theirs = await ok(b, "get_task", task_id="design")
     assert build["task"]["depends_on"] == [new_design]
-    assert ship["task"]["depends_on"] == ["build"] and ship["task"]["linked_session_id"] == "plan-1"
+    assert ship["task"]["depends_on"] == ["build"]
+    assert ship["task"]["linked_session_id"] == "plan-1"
     parts = [t["task_id"] for t in document["tasks"] if t["parent_id"] == "build"]
-    assert len(parts) == 2 and [s["task_id"] for s in build["subtasks"]] == [
-        imported["ids"][t] for t in parts
-    ]
-    assert design["task"]["title"] == "design" and theirs["task"]["title"] == "someone else's design"
+    assert len(parts) == 2
+    assert [s["task_id"] for s in build["subtasks"]] == [imported["ids"][t] for t in parts]
+    assert design["task"]["title"] == "design"
+    assert theirs["task"]["title"] == "someone else's design"
     assert [d["task_id"] for d in design["dependents"]] == ["build"]
     # history names the new ids: build's creation said it depends on design
     created = next(h for h in build["history"] if h["event"] == "created")
     assert created["details"]["depends_on"] == [new_design]
     ship_imported = next(h for h in ship["history"] if h["event"] == "imported")
     assert ship_imported["details"]["renumbered_from"] == "ship"
-    assert imported["ids"]["design"] == new_design and imported["ids"]["build"] == "build"
+    assert imported["ids"]["design"] == new_design
+    assert imported["ids"]["build"] == "build"
 
 
 async def test_a_renumbered_parent_takes_its_subtasks_and_dependents_along(stores: Stores) -> None:
@@ -186,10 +195,12 @@ async def test_a_renumbered_parent_takes_its_subtasks_and_dependents_along(store
         theirs = await ok(b, "get_task", task_id="build")
     assert set(imported["renumbered"]) == {"build", parts[0]}
     assert [s["task_id"] for s in build["subtasks"]] == [new_part, parts[1]]
-    assert part["task"]["parent_id"] == new_build and ship["task"]["depends_on"] == [new_build]
+    assert part["task"]["parent_id"] == new_build
+    assert ship["task"]["depends_on"] == [new_build]
     split = next(h for h in build["history"] if h["event"] == "split")
     assert split["details"] == {"subtasks": [new_part, parts[1]]}
-    assert theirs["task"]["title"] == "their build" and theirs["subtasks"] == []
+    assert theirs["task"]["title"] == "their build"
+    assert theirs["subtasks"] == []
 
 
 async def test_a_filtered_export_brings_what_it_waits_on(stores: Stores) -> None:
@@ -199,7 +210,8 @@ async def test_a_filtered_export_brings_what_it_waits_on(stores: Stores) -> None
     tasks = exported["document"]["tasks"]
     # ship waits on build, build on design and on its two subtasks' parent link (the subtasks name build)
     assert sorted(t["task_id"] for t in tasks) == ["build", "design", "ship"]
-    assert exported["count"] == 3 and exported["brought_along"] == 2
+    assert exported["count"] == 3
+    assert exported["brought_along"] == 2
     async with stores("b") as b:
         imported = await ok(b, "import_tasks", data=exported["document"])
     assert imported["created"] == 3
@@ -226,13 +238,17 @@ async def test_export_to_a_file_and_import_from_it(stores: Stores, tmp_path: Pat
     assert refused["error"]["details"] == {"argument": "output_path", "path": str(path)}
     text = (tmp_path / "root" / "tasks.md").read_text(encoding="utf-8")
     assert markdown["bytes_written"] == len(text.encode("utf-8"))
-    assert "## build: build" in text and "- depends on: design" in text and "first note 😀" in text
-    assert inline["markdown"].startswith("# Tasks\n") and "## design: design" in inline["markdown"]
+    assert "## build: build" in text
+    assert "- depends on: design" in text
+    assert "first note 😀" in text
+    assert inline["markdown"].startswith("# Tasks\n")
+    assert "## design: design" in inline["markdown"]
     assert inline["count"] == 1
     async with stores("b") as b:
         imported = await ok(b, "import_tasks", input_path="tasks.json")
         md = await fails(b, "import_tasks", "INVALID_ARGUMENT", input_path="tasks.md")
-    assert imported["created"] == 7 and imported["input_path"] == str(path)
+    assert imported["created"] == 7
+    assert imported["input_path"] == str(path)
     assert md["error"]["details"] == {"argument": "input_path", "problem": "not_json"}
 
 
@@ -339,7 +355,8 @@ async def test_a_hostile_document_is_refused_whole(stores: Stores, case: str) ->
     error = refused["error"]
     assert error["code"] == "INVALID_ARGUMENT"
     assert error["message"] == f"data cannot be imported: {sentence}. Nothing was imported."
-    assert error["details"]["problem"] == problem and error["details"]["argument"] == "data"
+    assert error["details"]["problem"] == problem
+    assert error["details"]["argument"] == "data"
     assert error["hint"].startswith("Pass a document export_tasks wrote")
 
 
@@ -432,8 +449,10 @@ def test_export_and_import_through_hostd_call(tmp_path: Path) -> None:
     exported = hostd_call(source, "export_tasks", {"output_path": "tasks.json"})
     first = hostd_call(target, "import_tasks", {"input_path": "tasks.json"})
     second = hostd_call(target, "import_tasks", {"input_path": "tasks.json"})
-    assert exported["count"] == 2 and exported["output_path"] == str(root / "tasks.json")
-    assert first["created"] == 2 and set(first["renumbered"]) == {"one"}
+    assert exported["count"] == 2
+    assert exported["output_path"] == str(root / "tasks.json")
+    assert first["created"] == 2
+    assert set(first["renumbered"]) == {"one"}
     assert (second["created"], second["already_present"]) == (0, 2)
 
 

@@ -41,7 +41,8 @@ async def test_every_field_changes_and_the_whole_task_comes_back(connect: Connec
     assert updated["acceptance"] == "the tests pass"
     assert [note["text"] for note in updated["notes"]] == ["started looking"]
     assert updated["status"] == task["status"] == "pending"
-    assert updated["created_at"] == task["created_at"] and updated["updated_at"] > task["updated_at"]
+    assert updated["created_at"] == task["created_at"]
+    assert updated["updated_at"] > task["updated_at"]
     assert answer["changed"] == sorted(
         ["title", "description", "priority", "depends_on", "parent_id", "labels", "acceptance", "append_note"]
     )
@@ -61,7 +62,8 @@ async def test_only_what_is_given_changes(connect_in_memory: Connect) -> None:
         ["x"],
         "a",
     )
-    assert task["priority"] == "P0" and answer["changed"] == ["priority"]
+    assert task["priority"] == "P0"
+    assert answer["changed"] == ["priority"]
 
 
 async def test_the_same_values_again_change_nothing(connect_in_memory: Connect) -> None:
@@ -69,7 +71,8 @@ async def test_the_same_values_again_change_nothing(connect_in_memory: Connect) 
         before = await create(client, "same", task_id="s", priority="P1")
         answer = await ok(client, "update_task", task_id="s", title="same", priority="P1")
         details = await ok(client, "get_task", task_id="s")
-    assert answer["changed"] == [] and answer["task"] == before
+    assert answer["changed"] == []
+    assert answer["task"] == before
     assert "nothing changed" in answer["message"]
     assert [entry["event"] for entry in details["history"]] == ["created"]
 
@@ -94,7 +97,8 @@ async def test_an_empty_list_drops_dependencies_and_labels_and_empty_parent_deta
         await create(client, "child", task_id="c", depends_on=["dep"], parent_id="p", labels=["x"])
         answer = await ok(client, "update_task", task_id="c", depends_on=[], labels=[], parent_id="")
         parent = (await ok(client, "get_task", task_id="p"))["task"]
-    assert answer["task"]["depends_on"] == [] and answer["task"]["labels"] == []
+    assert answer["task"]["depends_on"] == []
+    assert answer["task"]["labels"] == []
     assert answer["task"]["parent_id"] is None
     assert parent["subtasks"] is None
 
@@ -127,7 +131,8 @@ async def test_an_unknown_dependency_is_invalid_and_named(connect: Connect) -> N
         after = (await ok(client, "get_task", task_id="b"))["task"]
     assert error["details"] == {"argument": "depends_on", "missing": ["ghost"]}
     assert "ghost" in error["message"]
-    assert after["depends_on"] == [] and after["title"] == "b", "nothing is half-written"
+    assert after["depends_on"] == [], "nothing is half-written"
+    assert after["title"] == "b", "nothing is half-written"
 
 
 async def test_a_dependency_cycle_through_several_tasks_is_refused_with_its_path(connect: Connect) -> None:
@@ -141,7 +146,8 @@ async def test_a_dependency_cycle_through_several_tasks_is_refused_with_its_path
         after = (await ok(client, "get_task", task_id="a"))["task"]
     assert error["details"] == {"argument": "depends_on", "cycle": ["a", "c", "b", "a"]}
     assert "a -> c -> b -> a" in error["message"]
-    assert after["depends_on"] == [] and after["priority"] == "P2", "nothing is half-written"
+    assert after["depends_on"] == [], "nothing is half-written"
+    assert after["priority"] == "P2", "nothing is half-written"
 
 
 async def test_a_task_depending_on_itself_through_update_is_a_cycle(connect_in_memory: Connect) -> None:
@@ -227,8 +233,10 @@ async def test_messages_in_chinese(connect_in_memory: Connect) -> None:
         missing = await refused(client, "update_task", "INVALID_ARGUMENT", task_id="a", depends_on=["x"])
         nothing = await refused(client, "update_task", "INVALID_ARGUMENT", task_id="a")
     assert updated["message"] == "已更新任务 a：title。"
-    assert "依赖环" in cycle["message"] and "父任务" in cycle["hint"]
+    assert "依赖环" in cycle["message"]
+    assert "父任务" in cycle["hint"]
     assert "不存在" in missing["message"]
-    assert "没有要更改的内容" in nothing["message"] and "update_task_status" in nothing["hint"]
+    assert "没有要更改的内容" in nothing["message"]
+    assert "update_task_status" in nothing["hint"]
     for text in (cycle["message"], cycle["hint"], missing["hint"]):
         assert not any(word in text for word in ("cannot", "task waits", "Create", "would")), text

@@ -92,26 +92,35 @@ async def test_the_weekly_gets_its_prose_not_its_footnotes(hostd_data_dir: Path,
     points = _lines(key_points)
     assert 2 <= len(points) <= 5
     for point in points:
-        assert "github.com" not in point and not point.startswith("[")
-        assert len(point) >= 15 and re.search(r"[\u4e00-\u9fff]{6}", point), point
+        assert "github.com" not in point
+        assert not point.startswith("[")
+        assert len(point) >= 15, point
+        assert re.search(r"[\u4e00-\u9fff]{6}", point), point
     outline = (await _digest(hostd_data_dir, hostd_roots, "outline"))["article_2025_long_weekly_ruanyifeng"]
-    assert "- **软件界面如何设计**: " in outline and "- **言论**: " in outline
-    assert "References" not in outline and "往年回顾" not in outline and "NPC 演员" not in outline
+    assert "- **软件界面如何设计**: " in outline
+    assert "- **言论**: " in outline
+    assert "References" not in outline
+    assert "往年回顾" not in outline
+    assert "NPC 演员" not in outline
 
 
 async def test_a_video_post_is_not_summarized_as_its_expand_button(
     hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     brief = (await _digest(hostd_data_dir, hostd_roots, "brief"))["video_post_2019_legacy"]
-    assert "展开" not in brief and brief == "_未知_"
+    assert "展开" not in brief
+    assert brief == "_未知_"
 
 
 async def test_the_outline_leaves_out_the_further_reading_block(
     hostd_data_dir: Path, hostd_roots: Path
 ) -> None:
     outline = (await _digest(hostd_data_dir, hostd_roots, "outline"))["article_2025_tech_code_xuanyuan"]
-    assert "- **尝试定位**: " in outline and "- **寻找Bug**: " in outline
-    assert "往期推荐" not in outline and "VMProtect" not in outline and "Wireshark" not in outline
+    assert "- **尝试定位**: " in outline
+    assert "- **寻找Bug**: " in outline
+    assert "往期推荐" not in outline
+    assert "VMProtect" not in outline
+    assert "Wireshark" not in outline
 
 
 async def test_key_points_are_whole_sentences_and_never_repeat(
@@ -123,7 +132,8 @@ async def test_key_points_are_whole_sentences_and_never_repeat(
         assert len(points) == len(set(points)), (stem, points)
     # A page of bank tables: list entries such as "1、工行高管团队及其他重要人员" are labels, not points.
     bank = _lines(sections["article_2020_qingjinrong"])
-    assert bank and not any(re.fullmatch(r"\d、.{2,20}", point) for point in bank), bank
+    assert bank, bank
+    assert not any(re.fullmatch(r"\d、.{2,20}", point) for point in bank), bank
     assert any("谷澍" in point for point in bank)
 
 

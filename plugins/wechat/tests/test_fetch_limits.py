@@ -43,7 +43,8 @@ async def test_a_user_agent_that_cannot_be_a_header_is_an_argument_error(
         article_server,
         {"urls": [article_server.url("/s/article/1")], "user_agent": user_agent},
     )
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert "user_agent" in envelope["error"]["message"]
     assert article_server.requests == []
 

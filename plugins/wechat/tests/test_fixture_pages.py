@@ -114,7 +114,8 @@ def test_unlabelled_page_is_classified_and_ok_ones_get_complete_front_matter(nam
     for key in ("title", "account_name", "publish_time", "canonical_url", "source_url", "article_id"):
         assert metadata[key], key
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00", metadata["publish_time"])
-    assert metadata["word_count"] > 0 and body.strip()
+    assert metadata["word_count"] > 0
+    assert body.strip()
 
 
 def test_deleted_pages_in_both_languages_and_violation_are_told_apart() -> None:
@@ -134,13 +135,18 @@ def test_markdown_keeps_code_lists_quotes_links_and_images() -> None:
     article = _parse(LABELLED, "article_2024_reprint_codeblocks_vue2react.html")
     text = article_markdown(article, source_url=URL, retrieved_at="x")
     assert text.count("```") >= 2 * 60  # 63 <pre> blocks, each fenced
-    assert "\n> " in text and "\n# " in text and "\n## " in text and "\n### " in text
+    assert "\n> " in text
+    assert "\n# " in text
+    assert "\n## " in text
+    assert "\n### " in text
     assert text.count("![](https://mmbiz.qpic.cn/") == article.images == 20
-    assert "<script" not in text and "function(" not in text.replace("function App", "")
+    assert "<script" not in text
+    assert "function(" not in text.replace("function App", "")
     legacy = article_markdown(
         _parse(LABELLED, "article_2017_legacy_code_lists.html"), source_url=URL, retrieved_at="x"
     )
-    assert re.search(r"^- ", legacy, re.MULTILINE) and "](http" in legacy
+    assert re.search(r"^- ", legacy, re.MULTILINE)
+    assert "](http" in legacy
 
 
 def test_picture_post_images_become_markdown_image_links() -> None:
@@ -156,7 +162,8 @@ def test_front_matter_keeps_the_raw_time_and_counts_words() -> None:
     assert metadata["publish_time"] == "2025-11-10T12:00:10+08:00"
     assert metadata["publish_time_raw"] == "1762747210"
     assert metadata["canonical_url"] == "https://mp.weixin.qq.com/s/KDWh_qGpFN5Vu1TR9t30Mw"
-    assert metadata["article_id"] == "AbCdEf123" and metadata["images"] == 10
+    assert metadata["article_id"] == "AbCdEf123"
+    assert metadata["images"] == 10
     assert metadata["word_count"] > 1000
 
 

@@ -16,7 +16,8 @@ async def test_fuzz_never_answers_internal(
 ) -> None:
     async with wechat_client(hostd_data_dir, hostd_roots, settings=plugin_settings(article_server)) as client:
         report = await fuzz_tools(client, seed=7, rounds=8)
-        assert report.calls > 0 and not report.failures, report.failures
+        assert report.calls > 0, report.failures
+        assert not report.failures, report.failures
         assert (await client.list_tools()).tools  # still serving
     assert all(not path.startswith(("/outside", "/mp")) for path in article_server.requests)
 
@@ -31,7 +32,8 @@ async def test_tools_are_listed_with_described_parameters_and_true_annotations(
     for tool in tools.values():
         for name, schema in tool.input_schema["properties"].items():
             assert schema.get("description"), f"{tool.name}.{name}"
-        assert tool.output_schema and tool.annotations.read_only_hint is False
+        assert tool.output_schema
+        assert tool.annotations.read_only_hint is False
     read = tools["read_wechat_articles"]
     assert read.input_schema["required"] == ["urls"]
     assert read.input_schema["properties"]["urls"]["maxItems"] == 50

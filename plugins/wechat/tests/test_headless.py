@@ -38,9 +38,11 @@ async def test_script_rendered_page_is_read_by_headless_and_not_by_http(
     assert (plain["items"][0]["error_code"], plain["items"][0]["reason"]) == ("CHALLENGE", "scripts_required")
     item = rendered["items"][0]
     assert item["status"] == "ok", item
-    assert item["title"] == "Rendered by script" and item["account_name"] == "Script Account"
+    assert item["title"] == "Rendered by script"
+    assert item["account_name"] == "Script Account"
     assert "Only a browser sees this paragraph." in Path(item["saved_path"]).read_text(encoding="utf-8")
-    assert automatic["items"][0]["status"] == "ok" and automatic["items"][0]["strategy"] == "headless"
+    assert automatic["items"][0]["status"] == "ok"
+    assert automatic["items"][0]["strategy"] == "headless"
 
 
 async def test_headless_navigation_outside_the_prefix_is_refused(
@@ -74,5 +76,6 @@ async def test_headless_asked_for_without_a_browser_is_an_argument_error(
             urls=[article_server.url("/s/article/1")],
             fetch_strategy="headless",
         )
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["details"]["argument"] == "fetch_strategy"

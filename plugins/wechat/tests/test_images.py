@@ -123,7 +123,8 @@ async def test_fixture_articles_store_their_images_beside_the_markdown(
         assert all(CONTENT_NAME.match(path.name) for path in stored)
         assert item["images"]["bytes_written"] == sum(path.stat().st_size for path in stored)
         linked = _local_links(markdown)
-        assert linked and all(path.is_file() and path.parent == folder for path in linked)
+        assert linked
+        assert all(path.is_file() and path.parent == folder for path in linked)
         assert set(linked) == set(stored)
         assert cdn_server.base not in markdown.read_text(encoding="utf-8")
     # The real type names the file (the CDN answers each wx_fmt with that type).
@@ -141,7 +142,8 @@ async def test_remote_stays_the_default_and_fetches_no_image(
     ) as client:
         envelope = await call(client, "read_wechat_articles", urls=[_gallery(article_server, count=3)])
     item = envelope["items"][0]
-    assert item["status"] == "ok" and "images" not in item
+    assert item["status"] == "ok"
+    assert "images" not in item
     assert cdn_server.requests == []
     assert not list(Path(item["saved_path"]).parent.glob("*.assets"))
     assert Path(item["saved_path"]).read_text(encoding="utf-8").count(cdn_server.base) == 3
@@ -164,7 +166,8 @@ async def test_the_same_image_twice_is_stored_once(
     again = await _read(
         hostd_data_dir, hostd_roots, article_server, cdn_server, {"urls": [url], "overwrite": True}
     )
-    assert again["items"][0]["images"]["saved"] == 2 and again["items"][0]["images"]["bytes_written"] == 0
+    assert again["items"][0]["images"]["saved"] == 2
+    assert again["items"][0]["images"]["bytes_written"] == 0
 
 
 async def test_hostile_images_stay_remote_with_their_reasons(
@@ -211,7 +214,8 @@ async def test_hostile_images_stay_remote_with_their_reasons(
     written = {path for path in hostd_roots.rglob("*") if path.is_file()}
     assert written == {Path(item["saved_path"]), *folder.iterdir()}
     text = Path(item["saved_path"]).read_text(encoding="utf-8")
-    assert cdn_server.url("/bad/svg") in text and "file:///etc/passwd" in text
+    assert cdn_server.url("/bad/svg") in text
+    assert "file:///etc/passwd" in text
 
 
 async def test_a_trickling_image_ends_at_the_time_limit(
@@ -254,9 +258,11 @@ async def test_a_thousand_images_are_bounded_by_count_with_a_warning(
     )
     images = envelope["items"][0]["images"]
     assert (images["found"], images["saved"], images["remote"]) == (1000, 25, 975)
-    assert len(images["problems"]) == 20 and {p["reason"] for p in images["problems"]} == {"article_limit"}
+    assert len(images["problems"]) == 20
+    assert {p["reason"] for p in images["problems"]} == {"article_limit"}
     assert len(cdn_server.requests) == 25
-    assert "1000" in images["warning"] and "max_images_per_article" in images["warning"]
+    assert "1000" in images["warning"]
+    assert "max_images_per_article" in images["warning"]
     if language == "zh":
         # Nothing English but the setting's name.
         assert not re.search(r"[A-Za-z]{3,}", images["warning"].replace("max_images_per_article", ""))
@@ -350,7 +356,8 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
             for item in read["items"] if images == "local" else []:
                 # One link token per image, each resolving to its file despite the spaces and brackets.
                 linked = _local_links(Path(item["saved_path"]))
-                assert len(set(linked)) == item["images"]["saved"] > 0 and all(p.is_file() for p in linked)
+                assert len(set(linked)) == item["images"]["saved"] > 0
+                assert all(p.is_file() for p in linked)
             digest = await call(
                 client,
                 "summarize_articles",
@@ -358,7 +365,9 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
                 output_path=f"digest-{images}.md",
                 response_format="detailed",
             )
-            assert digest["status"] == "success" and digest["errors"] == [] and digest["warnings"] == []
+            assert digest["status"] == "success"
+            assert digest["errors"] == []
+            assert digest["warnings"] == []
             assert digest["article_count"] == 2
             text = GENERATED_AT.sub("", Path(digest["path"]).read_text(encoding="utf-8"))
             digests[images] = (text.replace("remote/", "DIR/"), digest["sections_overview"])
@@ -368,7 +377,8 @@ async def test_the_digest_reads_articles_with_local_images_unchanged(
     assert [{**s, "source_file": ""} for s in local_sections] == [
         {**s, "source_file": ""} for s in remote_sections
     ]
-    assert "assets" not in local_text and ".png" not in local_text
+    assert "assets" not in local_text
+    assert ".png" not in local_text
 
 
 async def test_a_real_server_process_stores_images(
@@ -386,9 +396,11 @@ async def test_a_real_server_process_stores_images(
         )
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     item = envelope["items"][0]
-    assert item["images"]["saved"] == 3 and len(_local_links(Path(item["saved_path"]))) == 3
+    assert item["images"]["saved"] == 3
+    assert len(_local_links(Path(item["saved_path"]))) == 3
     schema = tools["read_wechat_articles"].input_schema["properties"]["images"]
-    assert schema["enum"] == ["remote", "local"] and schema["default"] == "remote"
+    assert schema["enum"] == ["remote", "local"]
+    assert schema["default"] == "remote"
 
 
 def test_only_bitmap_magic_bytes_make_an_image() -> None:
@@ -402,7 +414,8 @@ def test_only_bitmap_magic_bytes_make_an_image() -> None:
     for not_an_image in (b"", b"<html><body>", b"RIFF\x10\x00\x00\x00WAVEfmt ", b"\x89PNG", b"GIF90a"):
         assert image_extension(not_an_image) is None
     assert looks_like_svg(b'\xef\xbb\xbf <?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>')
-    assert looks_like_svg(b"<svg onload='x'/>") and not looks_like_svg(b"<html></html>")
+    assert looks_like_svg(b"<svg onload='x'/>")
+    assert not looks_like_svg(b"<html></html>")
 
 
 def test_links_to_stored_images_are_one_token_and_http_is_upgraded_only_to_a_listed_https() -> None:
@@ -465,7 +478,8 @@ async def test_fuzz_with_image_settings_never_answers_internal(
         hostd_data_dir, hostd_roots, settings=image_settings(article_server, cdn_server, max_retries=0)
     ) as client:
         report = await fuzz_tools(client, seed=16, rounds=12, skip=frozenset({"summarize_articles"}))
-        assert report.calls > 0 and not report.failures, report.failures
+        assert report.calls > 0, report.failures
+        assert not report.failures, report.failures
         for round_number in range(6):
             url = _gallery(article_server, *_hostile_sources(rng, cdn_server), title=f"Fuzz {round_number}")
             envelope = await call(client, "read_wechat_articles", urls=[url], images="local")
@@ -502,7 +516,8 @@ def test_a_served_process_exits_promptly_when_stdin_closes_during_image_download
     with raw_stdio_server(config, cwd=hostd_roots, capture_stdout=False, capture_stderr=False) as server:
         server.send(*handshake("c"), tools_call(2, "read_wechat_articles", arguments))
         # A guard, not a speed check: a loaded machine took over 20 s to get this far.
-        assert cdn_server.trickle_started.wait(90) and server.process.poll() is None
+        assert cdn_server.trickle_started.wait(90)
+        assert server.process.poll() is None
         server.close_stdin()
         # The trickled image takes 20 s and then never completes (60 s limit): exiting within
         # 15 s means the download was abandoned, not waited for. The exit latency is benchmarked.

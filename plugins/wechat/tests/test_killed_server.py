@@ -50,7 +50,8 @@ async def test_a_server_killed_mid_batch_leaves_whole_files_and_the_next_run_com
         server.process.wait(timeout=30)
     fetched_before_the_kill = len(article_server.requests)
     written = _assert_only_whole_articles(folder)
-    assert 3 <= len(written) < len(urls) and fetched_before_the_kill < len(urls)
+    assert 3 <= len(written) < len(urls)
+    assert fetched_before_the_kill < len(urls)
 
     # A new server takes the same batch again: every article whole, the old ones replaced.
     async with served_client(config, cwd=hostd_roots) as client:

@@ -168,11 +168,14 @@ async def test_a_proxy_that_is_down_is_a_proxy_error_with_a_hint(
         "PROXY_ERROR",
         "proxy_unreachable",
     )
-    assert f"127.0.0.1:{down}" in item["hint"] and "hunter2" not in item["hint"]
+    assert f"127.0.0.1:{down}" in item["hint"]
+    assert "hunter2" not in item["hint"]
     if language == "en":
-        assert "HTTP_PROXY" in item["hint"] and "cannot be reached" in item["hint"]
+        assert "HTTP_PROXY" in item["hint"]
+        assert "cannot be reached" in item["hint"]
     else:
-        assert "代理" in item["hint"] and "无法连接代理" in item["hint"]
+        assert "代理" in item["hint"]
+        assert "无法连接代理" in item["hint"]
     assert article_server.requests == []
 
 
@@ -190,7 +193,8 @@ async def test_a_proxy_that_refuses_is_a_proxy_error_and_is_not_retried(
     )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("PROXY_ERROR", "proxy_refused")
-    assert "HTTP 407" in item["hint"] and "proxy" in item["hint"]
+    assert "HTTP 407" in item["hint"]
+    assert "proxy" in item["hint"]
     assert article_server.requests == []
     assert len(proxy.forwarded()) - before == 1  # one try: a refusal is not retried
 
@@ -286,7 +290,8 @@ async def test_a_refused_connect_tunnel_is_a_proxy_error(
     )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("PROXY_ERROR", "proxy_refused")
-    assert "407" in item["hint"] and f"127.0.0.1:{proxy.port}" in item["hint"]
+    assert "407" in item["hint"]
+    assert f"127.0.0.1:{proxy.port}" in item["hint"]
     assert tls_server.requests == []
 
 
@@ -325,7 +330,8 @@ async def test_headless_fetches_go_through_the_proxy_too(
         chromium_path=chromium,
     )
     item = envelope["items"][0]
-    assert item["status"] == "ok" and item["title"] == "Rendered by script", item
+    assert item["status"] == "ok", item
+    assert item["title"] == "Rendered by script", item
     url = article_server.url("/s/js-only")
     through = {f"GET {url} HTTP/1.1", f"CONNECT 127.0.0.1:{article_server.port} HTTP/1.1"}
     assert through & set(proxy.forwarded()), proxy.forwarded()

@@ -37,7 +37,8 @@ async def test_three_good_urls_and_one_invalid_fail_alone(
     assert envelope["summary"] == {"total": 4, "succeeded": 3, "failed": 1}
     items = envelope["items"]
     assert [i["status"] for i in items] == ["ok", "ok", "ok", "error"]
-    assert items[3]["error_code"] == "INVALID_URL" and items[3]["hint"]
+    assert items[3]["error_code"] == "INVALID_URL"
+    assert items[3]["hint"]
     assert article_server.count("example.com") == 0
     for item in items[:3]:
         path = Path(item["saved_path"])
@@ -45,9 +46,12 @@ async def test_three_good_urls_and_one_invalid_fail_alone(
         text = path.read_text(encoding="utf-8")
         assert len(text.encode("utf-8")) == item["bytes_written"]
         metadata, _body, form = split_front_matter(text)
-        assert form == "yaml" and set(FIELDS) <= set(metadata)
-        assert metadata["source_url"] == item["url"] and metadata["title"] == item["title"]
-        assert "duration_ms" not in item and "preview_snippet" not in item  # concise
+        assert form == "yaml"
+        assert set(FIELDS) <= set(metadata)
+        assert metadata["source_url"] == item["url"]
+        assert metadata["title"] == item["title"]
+        assert "duration_ms" not in item
+        assert "preview_snippet" not in item
     assert items[0]["title"] == "AI编程害死我了，给我的抓包软件埋了一个大雷！"
     assert items[0]["account_name"] == "轩辕的编程宇宙"
 
@@ -62,8 +66,10 @@ async def test_detailed_answers_carry_durations_and_previews(
         {"urls": [article_server.url("/s/article/1")], "response_format": "detailed"},
     )
     item = envelope["items"][0]
-    assert item["status"] == "ok" and item["strategy"] == "http"
-    assert item["duration_ms"] >= 0 and item["preview_snippet"].startswith("第0段")
+    assert item["status"] == "ok"
+    assert item["strategy"] == "http"
+    assert item["duration_ms"] >= 0
+    assert item["preview_snippet"].startswith("第0段")
 
 
 async def test_missing_and_challenge_pages_are_error_items_with_reasons(
@@ -101,7 +107,8 @@ async def test_auto_meets_a_challenge_without_a_browser_and_says_how_to_enable_i
     )
     item = envelope["items"][0]
     assert (item["error_code"], item["reason"]) == ("CHALLENGE", "verification")
-    assert "headless" in item["hint"] and "chromium" in item["hint"].lower()
+    assert "headless" in item["hint"]
+    assert "chromium" in item["hint"].lower()
 
 
 async def test_redirects_inside_the_prefix_are_followed_others_refused(
@@ -138,8 +145,10 @@ async def test_a_5xx_is_retried_with_backoff_at_most_twice(
     urls = [article_server.url("/s/flaky/a/2"), article_server.url("/s/flaky/b/3")]
     envelope = await _read(hostd_data_dir, hostd_roots, article_server, {"urls": urls})
     first, second = envelope["items"]
-    assert first["status"] == "ok" and article_server.count("/s/flaky/a/") == 3
-    assert second["status"] == "error" and article_server.count("/s/flaky/b/") == 3
+    assert first["status"] == "ok"
+    assert article_server.count("/s/flaky/a/") == 3
+    assert second["status"] == "error"
+    assert article_server.count("/s/flaky/b/") == 3
     assert second["reason"] == "server_error"
 
 
@@ -191,7 +200,8 @@ async def test_fetching_is_truly_concurrent_and_reports_progress(
     # Four pages in flight at once (each answer takes 300 ms), never more; the speed-up itself is
     # measured in bench/bench_wechat.py (30 articles, concurrency 5), not asserted on a shared CPU.
     assert article_server.max_in_flight == 4
-    assert [p[0] for p in progress] == [float(n) for n in range(1, 9)] and progress[-1][1] == 8
+    assert [p[0] for p in progress] == [float(n) for n in range(1, 9)]
+    assert progress[-1][1] == 8
 
 
 async def test_same_titles_get_suffixes_and_overwrite_replaces(
@@ -226,7 +236,8 @@ async def test_filename_pattern_placeholders(
         article_server,
         {"urls": [article_server.url("/s/article/1")], "filename_pattern": "{title}-{id}"},
     )
-    assert bad["status"] == "error" and bad["error"]["code"] == "INVALID_ARGUMENT"
+    assert bad["status"] == "error"
+    assert bad["error"]["code"] == "INVALID_ARGUMENT"
     assert "{id}" in bad["error"]["message"]
 
 
@@ -242,7 +253,8 @@ async def test_hostile_titles_give_safe_file_names(
     for item in envelope["items"]:
         assert item["status"] == "ok", item
         path = Path(item["saved_path"])
-        assert path.parent == folder and path.is_file()
+        assert path.parent == folder
+        assert path.is_file()
         assert len(path.name.encode("utf-8")) <= 255
         assert not set(path.name) & set('/\\:*?"<>|')
         assert path.stem.upper() not in {"CON", "NUL", ".."}
@@ -282,7 +294,8 @@ async def test_output_folder_outside_the_roots_is_a_call_error(
             article_server,
             {"urls": [article_server.url("/s/article/1")], "output_dir": output_dir},
         )
-        assert envelope["status"] == "error" and envelope["error"]["code"] == "PATH_NOT_ALLOWED", output_dir
+        assert envelope["status"] == "error", output_dir
+        assert envelope["error"]["code"] == "PATH_NOT_ALLOWED", output_dir
     assert article_server.requests == []
     assert not (tmp_path / "elsewhere").exists()
 
@@ -305,8 +318,11 @@ async def test_a_failed_write_is_a_write_error_item(
         },
     )
     blocked, fine = envelope["items"]
-    assert blocked["status"] == "error" and blocked["error_code"] == "WRITE_ERROR" and blocked["hint"]
-    assert fine["status"] == "ok" and envelope["summary"]["failed"] == 1
+    assert blocked["status"] == "error"
+    assert blocked["error_code"] == "WRITE_ERROR"
+    assert blocked["hint"]
+    assert fine["status"] == "ok"
+    assert envelope["summary"]["failed"] == 1
 
 
 async def test_cancelling_mid_batch_stops_fetching_and_leaves_no_half_written_file(
@@ -363,8 +379,12 @@ async def test_a_zh_server_explains_refused_links_and_a_bad_pattern_in_chinese(
             client, "read_wechat_articles", urls=["https://example.com/s/x"], filename_pattern="{id}"
         )
     hints = [item["hint"] for item in envelope["items"]]
-    assert "不在允许的 URL 前缀之下" in hints[0] and "缺少协议" in hints[1]
+    assert "不在允许的 URL 前缀之下" in hints[0]
+    assert "缺少协议" in hints[1]
     for hint in hints:
-        assert "not under" not in hint and "scheme" not in hint and "Only links" not in hint
+        assert "not under" not in hint
+        assert "scheme" not in hint
+        assert "Only links" not in hint
     assert bad["error"]["code"] == "INVALID_ARGUMENT"
-    assert "未知的占位符 {id}" in bad["error"]["message"] and "unknown" not in bad["error"]["message"]
+    assert "未知的占位符 {id}" in bad["error"]["message"]
+    assert "unknown" not in bad["error"]["message"]

@@ -43,17 +43,21 @@ async def test_an_existing_digest_is_refused_unless_overwrite(
     refused = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md"}
     )
-    assert refused["status"] == "error" and refused["error"]["code"] == "ALREADY_EXISTS"
-    assert "overwrite" in refused["error"]["hint"] and refused["error"]["details"]["path"] == str(existing)
+    assert refused["status"] == "error"
+    assert refused["error"]["code"] == "ALREADY_EXISTS"
+    assert "overwrite" in refused["error"]["hint"]
+    assert refused["error"]["details"]["path"] == str(existing)
     assert existing.read_text(encoding="utf-8") == "KEEP ME\n"
     replaced = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md", "overwrite": True}
     )
-    assert replaced["status"] == "success" and "Plain Article" in existing.read_text(encoding="utf-8")
+    assert replaced["status"] == "success"
+    assert "Plain Article" in existing.read_text(encoding="utf-8")
     zh = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "out/digest.md"}, language="zh"
     )
-    assert zh["error"]["code"] == "ALREADY_EXISTS" and "overwrite" in zh["error"]["hint"]
+    assert zh["error"]["code"] == "ALREADY_EXISTS"
+    assert "overwrite" in zh["error"]["hint"]
     assert "already" not in zh["error"]["message"] + zh["error"]["hint"]
 
 
@@ -63,10 +67,8 @@ async def test_a_digest_name_that_is_not_markdown_is_refused(
 ) -> None:
     _write(hostd_roots, "in/a.md")
     refused = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": name})
-    assert (
-        refused["error"]["code"] == "INVALID_ARGUMENT"
-        and refused["error"]["details"]["argument"] == "output_path"
-    )
+    assert refused["error"]["code"] == "INVALID_ARGUMENT"
+    assert refused["error"]["details"]["argument"] == "output_path"
     assert ".md" in refused["error"]["hint"]
     assert not (hostd_roots / "out").exists()
 
@@ -90,19 +92,22 @@ async def test_files_outside_the_roots_are_each_refused_as_path_not_allowed(
     started = time.monotonic()
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": refused_files})
     assert time.monotonic() - started < 5
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "PATH_NOT_ALLOWED"
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
     listed = envelope["error"]["details"]["problems"]
     assert [p["path"] for p in listed] == refused_files
     assert {p["code"] for p in listed} == {"PATH_NOT_ALLOWED"}
     mixed = await _summarize(
         hostd_data_dir, hostd_roots, {"files": ["in/a.md", *refused_files], "output_path": "d.md"}
     )
-    assert mixed["status"] == "success" and mixed["article_count"] == 1
+    assert mixed["status"] == "success"
+    assert mixed["article_count"] == 1
     assert [(e["path"], e["code"]) for e in mixed["errors"]] == [
         (p, "PATH_NOT_ALLOWED") for p in refused_files
     ]
     digest = (hostd_roots / "d.md").read_text(encoding="utf-8")
-    assert "secret" not in digest.lower() and "Plain Article" in digest
+    assert "secret" not in digest.lower()
+    assert "Plain Article" in digest
 
 
 async def test_refused_files_are_explained_in_chinese(
@@ -112,7 +117,8 @@ async def test_refused_files_are_explained_in_chinese(
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"files": [str(outside)]}, language="zh")
     assert envelope["error"]["code"] == "PATH_NOT_ALLOWED"
     text = envelope["error"]["message"] + envelope["error"]["hint"]
-    assert "允许" in text and str(outside) not in text
+    assert "允许" in text
+    assert str(outside) not in text
     assert not any(word in text for word in ("None of", "refused", "allowed", "Give "))
     assert "允许" in envelope["error"]["details"]["problems"][0]["message"]
 
@@ -179,7 +185,8 @@ def test_a_device_swapped_in_after_the_check_is_never_read(tmp_path: Path) -> No
     thread, outcome = _read_in_thread(link)
     thread.join(timeout=3)
     assert not thread.is_alive()
-    assert outcome["article"] is None and [p.code for p in outcome["problems"]] == ["PATH_NOT_ALLOWED"]
+    assert outcome["article"] is None
+    assert [p.code for p in outcome["problems"]] == ["PATH_NOT_ALLOWED"]
 
 
 @pytest.mark.parametrize(
@@ -193,9 +200,8 @@ async def test_a_glob_with_more_than_one_double_star_is_refused(
     started = time.monotonic()
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "glob": pattern})
     assert time.monotonic() - started < 3
-    assert (
-        envelope["error"]["code"] == "INVALID_ARGUMENT" and envelope["error"]["details"]["argument"] == "glob"
-    )
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["details"]["argument"] == "glob"
     assert "**" in envelope["error"]["hint"]
 
 
@@ -236,12 +242,15 @@ async def test_a_walk_past_its_bound_stops_and_says_which_bound(
         _write(hostd_roots, f"in/d{index:02}/a.md")
     monkeypatch.setattr(tool, "MAX_WALK_ENTRIES", 40)
     envelope = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "o.md"})
-    assert envelope["status"] == "success" and 0 < envelope["article_count"] < 30
+    assert envelope["status"] == "success"
+    assert 0 < envelope["article_count"] < 30
     assert any("40" in warning and "entries" in warning for warning in envelope["warnings"])
     monkeypatch.setattr(tool, "GLOB_DEADLINE_S", 0.0)
     late = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "p.md"})
-    assert late["status"] == "error" and late["error"]["code"] == "EMPTY_INPUT"
-    assert late["error"]["details"]["bound"] == "time" and "input_dir" in late["error"]["hint"]
+    assert late["status"] == "error"
+    assert late["error"]["code"] == "EMPTY_INPUT"
+    assert late["error"]["details"]["bound"] == "time"
+    assert "input_dir" in late["error"]["hint"]
 
 
 def test_a_cancelled_call_stops_walking(tmp_path: Path) -> None:

@@ -77,13 +77,18 @@ async def test_outline_in_english_over_every_markdown_file(hostd_data_dir: Path,
             "response_format": "detailed",
         },
     )
-    assert envelope["status"] == "success" and envelope["article_count"] == 2
-    assert envelope["summarizer"] == "extractive" and envelope["saved"] is True
+    assert envelope["status"] == "success"
+    assert envelope["article_count"] == 2
+    assert envelope["summarizer"] == "extractive"
+    assert envelope["saved"] is True
     text = (hostd_roots / "out" / "digest.md").read_text(encoding="utf-8")
     assert len(text.encode("utf-8")) == envelope["bytes_written"]
-    assert "- Source: <https://mp.weixin.qq.com/s/solar>" in text and "- Account: Energy Weekly" in text
-    assert "- Published: 2025-03-01T08:00:00+08:00" in text and "## Metadata manifest" in text
-    assert "- **Market**: " in text and "- **Outlook**: " in text
+    assert "- Source: <https://mp.weixin.qq.com/s/solar>" in text
+    assert "- Account: Energy Weekly" in text
+    assert "- Published: 2025-03-01T08:00:00+08:00" in text
+    assert "## Metadata manifest" in text
+    assert "- **Market**: " in text
+    assert "- **Outlook**: " in text
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
     for link_text, anchor in re.findall(r"^- \[(.+?)\]\(#(.+?)\)$", text, re.MULTILINE):
         assert link_text in headings
@@ -120,11 +125,17 @@ async def test_front_matter_missing_or_not_yaml_is_still_summarized(
     envelope = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "d.md", "language": "en"}
     )
-    assert envelope["article_count"] == 3 and envelope["errors"] == []
+    assert envelope["article_count"] == 3
+    assert envelope["errors"] == []
     text = (hostd_roots / "d.md").read_text(encoding="utf-8")
-    assert "Only a heading" in text and "- Account: Unknown" in text and "- Published: Unknown" in text
-    assert "Lines Title" in text and "Lines Account" in text and "<https://mp.weixin.qq.com/s/lines>" in text
-    assert "Broken Account" in text and "The body survives broken YAML." in text
+    assert "Only a heading" in text
+    assert "- Account: Unknown" in text
+    assert "- Published: Unknown" in text
+    assert "Lines Title" in text
+    assert "Lines Account" in text
+    assert "<https://mp.weixin.qq.com/s/lines>" in text
+    assert "Broken Account" in text
+    assert "The body survives broken YAML." in text
 
 
 async def test_chinese_labels_follow_the_language_and_auto_detects_chinese(
@@ -140,7 +151,9 @@ async def test_chinese_labels_follow_the_language_and_auto_detects_chinese(
     )
     text = (hostd_roots / "zh.md").read_text(encoding="utf-8")
     assert "- 来源：" in text or "- 来源:" in text
-    assert "- 账号: 某公众号" in text and "- 发布时间: 未知" in text and "## 元数据清单" in text
+    assert "- 账号: 某公众号" in text
+    assert "- 发布时间: 未知" in text
+    assert "## 元数据清单" in text
     assert envelope["article_count"] == 1
 
 
@@ -177,7 +190,8 @@ async def test_key_points_find_the_key_sentence_that_is_not_first(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "b.md", "style": "brief"}
     )
     brief = (hostd_roots / "b.md").read_text(encoding="utf-8").split("## 1. Lab notes")[1].split("## 2.")[0]
-    assert "Quantum error correction with surface codes reached" in brief and "coffee" not in brief
+    assert "Quantum error correction with surface codes reached" in brief
+    assert "coffee" not in brief
 
 
 async def test_brief_and_narrative_styles_and_truncation(hostd_data_dir: Path, hostd_roots: Path) -> None:
@@ -225,10 +239,14 @@ async def test_sampling_lets_the_clients_model_write_the_summaries(
     envelope = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "s.md"}, sampling_callback=sampling
     )
-    assert envelope["summarizer"] == "sampling" and envelope["warnings"] == []
-    assert len(prompts) == 1 and "Solar Storage Grows" in prompts[0] and "Second" in prompts[0]
+    assert envelope["summarizer"] == "sampling"
+    assert envelope["warnings"] == []
+    assert len(prompts) == 1
+    assert "Solar Storage Grows" in prompts[0]
+    assert "Second" in prompts[0]
     text = (hostd_roots / "s.md").read_text(encoding="utf-8")
-    assert "MODEL ONE" in text and "MODEL TWO" in text
+    assert "MODEL ONE" in text
+    assert "MODEL TWO" in text
 
 
 async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir: Path, hostd_roots: Path) -> None:
@@ -240,7 +258,8 @@ async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir: Path, 
     envelope = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "f.md"}, sampling_callback=refuse
     )
-    assert envelope["summarizer"] == "extractive" and envelope["warnings"]
+    assert envelope["summarizer"] == "extractive"
+    assert envelope["warnings"]
     assert "extractive" in envelope["warnings"][0]
     never = await _summarize(
         hostd_data_dir,
@@ -249,18 +268,22 @@ async def test_refused_sampling_falls_back_with_a_warning(hostd_data_dir: Path, 
         settings={"wechat": {"use_sampling": "never"}},
         sampling_callback=refuse,
     )
-    assert never["summarizer"] == "extractive" and never["warnings"] == []
+    assert never["summarizer"] == "extractive"
+    assert never["warnings"] == []
 
 
 async def test_empty_input_read_errors_and_too_long(hostd_data_dir: Path, hostd_roots: Path) -> None:
     (hostd_roots / "empty").mkdir()
     empty = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "empty"})
-    assert empty["status"] == "error" and empty["error"]["code"] == "EMPTY_INPUT"
+    assert empty["status"] == "error"
+    assert empty["error"]["code"] == "EMPTY_INPUT"
     _write(hostd_roots, "in/good.md", ENGLISH_ARTICLE)
     _write(hostd_roots, "in/bad.md", b"\xff\xfe\x00garbage\x80")
     mixed = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "m.md"})
-    assert mixed["status"] == "success" and mixed["article_count"] == 1
-    assert [e["code"] for e in mixed["errors"]] == ["READ_ERROR"] and mixed["warnings"]
+    assert mixed["status"] == "success"
+    assert mixed["article_count"] == 1
+    assert [e["code"] for e in mixed["errors"]] == ["READ_ERROR"]
+    assert mixed["warnings"]
     for copy in range(3):
         _write(hostd_roots, f"in/copy{copy}.md", ENGLISH_ARTICLE)
     too_long = await _summarize(
@@ -269,7 +292,8 @@ async def test_empty_input_read_errors_and_too_long(hostd_data_dir: Path, hostd_
         {"input_dir": "in", "output_path": "t.md"},
         settings={"wechat": {"summary_max_output_chars": 1000}},
     )
-    assert too_long["error"]["code"] == "TOO_LONG" and "brief" in too_long["error"]["hint"]
+    assert too_long["error"]["code"] == "TOO_LONG"
+    assert "brief" in too_long["error"]["hint"]
     assert not (hostd_roots / "t.md").exists()
 
 
@@ -285,7 +309,8 @@ async def test_paths_outside_the_roots_are_refused(
     assert by_files["error"]["code"] == "PATH_NOT_ALLOWED"
     assert [p["code"] for p in by_files["error"]["details"]["problems"]] == ["PATH_NOT_ALLOWED"] * 2
     linked = await _summarize(hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "l.md"})
-    assert linked["article_count"] == 1 and linked["errors"][0]["code"] == "PATH_NOT_ALLOWED"
+    assert linked["article_count"] == 1
+    assert linked["errors"][0]["code"] == "PATH_NOT_ALLOWED"
     for bad_output in ["../x.md", str(tmp_path / "x.md"), "/etc/x.md"]:
         refused = await _summarize(
             hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": bad_output}
@@ -317,7 +342,8 @@ async def test_a_zh_server_says_why_a_file_was_skipped_in_chinese(
     mixed = await _summarize(
         hostd_data_dir, hostd_roots, {"input_dir": "in", "output_path": "m.md"}, language="zh"
     )
-    assert mixed["status"] == "success" and mixed["article_count"] == 1
+    assert mixed["status"] == "success"
+    assert mixed["article_count"] == 1
     assert [e["code"] for e in mixed["errors"]] == ["READ_ERROR"]
     assert mixed["errors"][0]["message"] == "无法读取：不是 UTF-8 文本"
     assert mixed["warnings"] == ["已跳过 bad.md：不是 UTF-8 文本。"]
@@ -342,6 +368,8 @@ async def test_the_digest_limits_take_their_new_and_their_first_spelling(
         settings={"wechat": {"max_digest_chars": 1000}},
         language="zh",
     )
-    assert too_long["error"]["code"] == "TOO_LONG" and too_long["error"]["details"]["budget"] == 1000
-    assert "max_digest_chars" in too_long["error"]["message"] and "brief" in too_long["error"]["hint"]
+    assert too_long["error"]["code"] == "TOO_LONG"
+    assert too_long["error"]["details"]["budget"] == 1000
+    assert "max_digest_chars" in too_long["error"]["message"]
+    assert "brief" in too_long["error"]["hint"]
     assert "characters" not in too_long["error"]["message"]

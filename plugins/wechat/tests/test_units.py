@@ -53,7 +53,9 @@ def test_other_links_are_refused(url: str) -> None:
     assert refusal is not None
     # Said in both languages: the item's hint carries it into a zh server's answer.
     words = re.sub(r"'[^']*'|URL|https://", "", refusal.zh)  # quoted values, URL, https:// read the same
-    assert refusal.en and refusal.zh and not re.search(r"[A-Za-z]{3,}", words)
+    assert refusal.en
+    assert refusal.zh
+    assert not re.search(r"[A-Za-z]{3,}", words)
 
 
 def test_bad_prefixes_are_refused_by_the_settings() -> None:
@@ -84,12 +86,14 @@ def test_pattern_accepts_only_the_three_placeholders() -> None:
     assert pattern_problem("{title}{id}") == Text(en="unknown placeholder {id}", zh="未知的占位符 {id}")
     assert pattern_problem("{title") == Text(en="unbalanced braces", zh="花括号不成对")
     assert pattern_problem("  ") == Text(en="empty pattern", zh="模式为空")
-    assert pattern_problem("{0}") is not None and pattern_problem("{title.__class__}") is not None
+    assert pattern_problem("{0}") is not None
+    assert pattern_problem("{title.__class__}") is not None
 
 
 def test_names_are_safe_and_long_titles_fit() -> None:
     name = file_name("{title}", date="20250101", title="标题" * 200, account_name="")
-    assert name.endswith(".md") and len(name.encode("utf-8")) <= 240
+    assert name.endswith(".md")
+    assert len(name.encode("utf-8")) <= 240
     assert file_name("{title}", date="d", title="", account_name="") == "untitled.md"
     assert "/" not in file_name("{account_name}/{title}", date="d", title="../x", account_name="a")
 
@@ -116,7 +120,8 @@ def test_front_matter_round_trip_and_fallbacks() -> None:
     assert (lines, body, form) == ({"title": "T", "account_name": "A"}, "Text", "lines")
     assert split_front_matter("Just text: with a colon\n") == ({}, "Just text: with a colon\n", "none")
     broken, _, form = split_front_matter("---\ntitle: [x\nauthor: B\n---\nBody")
-    assert form == "lines" and broken["author"] == "B"
+    assert form == "lines"
+    assert broken["author"] == "B"
 
 
 def test_page_data_reads_object_fields_but_not_nested_ones() -> None:
@@ -136,10 +141,13 @@ def test_page_data_reads_object_fields_but_not_nested_ones() -> None:
     album = { title: 'not ours' };
     """
     data = read_page_data([script])
-    assert data.cgi["nick_name"] == "Acc&Co" and data.cgi["title"] == "It's"
-    assert data.cgi["ori_create_time"] == "1762338600" and "errmsg" not in data.cgi
+    assert data.cgi["nick_name"] == "Acc&Co"
+    assert data.cgi["title"] == "It's"
+    assert data.cgi["ori_create_time"] == "1762338600"
+    assert "errmsg" not in data.cgi
     assert data.picture_urls == ["https://img/1?a=1&b=2", "https://img/2"]
-    assert data.first("ct") == "1501502740" and data.first("title") == "legacy"
+    assert data.first("ct") == "1501502740"
+    assert data.first("title") == "legacy"
 
 
 def test_js_strings_decode_like_the_page_would() -> None:

@@ -274,7 +274,8 @@ def _count(
         count(report.copied, kind.name)
         count(report.copied, kind.parts, mine_parts)
     elif outcome is Merge.AHEAD:
-        assert theirs is not None and kind.parts is not None
+        assert theirs is not None
+        assert kind.parts is not None
         team_parts = len(_parts(theirs, kind.parts))
         count(report.updated, kind.name)
         count(report.copied, kind.parts, mine_parts - team_parts)

@@ -55,7 +55,8 @@ def signed_in(browser: Any, origin: str, token: str, viewport: dict[str, int] = 
         page.get_by_label(re.compile("Your member token|你的成员令牌")).fill(token)
         page.get_by_role("button", name=re.compile("Sign in|登录")).click()
         page.wait_for_url(f"{origin}/ui/")
-        assert token not in page.url and token not in page.content()
+        assert token not in page.url
+        assert token not in page.content()
         yield page
     finally:
         context.close()

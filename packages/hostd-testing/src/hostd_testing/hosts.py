@@ -55,7 +55,8 @@ class PluginHost:
     ) -> Envelope:
         """Call a tool that must succeed; return its envelope."""
         envelope, is_error = await self.call(tool, arguments, member=member)
-        assert not is_error and envelope.get("status") == "success", envelope
+        assert not is_error, envelope
+        assert envelope.get("status") == "success", envelope
         return envelope
 
     def shutdown(self) -> None:

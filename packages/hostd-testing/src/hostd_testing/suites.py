@@ -45,7 +45,8 @@ async def check_paging(
 
     given = dict(arguments or {})
     whole = await ok(client, tool, **given, limit=100)
-    assert whole["next_cursor"] is None and whole["truncated"] is False, whole
+    assert whole["next_cursor"] is None, whole
+    assert whole["truncated"] is False, whole
     expected = whole[items]
     assert len(expected) > page_size, f"seed {tool} with more than {page_size} items to check its paging"
 
@@ -97,7 +98,11 @@ async def check_paging(
 
 async def _refused(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     envelope = await call(client, tool, **arguments)
-    assert envelope["status"] == "error" and envelope["error"]["code"] == "INVALID_ARGUMENT", (
+    assert envelope["status"] == "error", (
+        arguments,
+        envelope,
+    )
+    assert envelope["error"]["code"] == "INVALID_ARGUMENT", (
         arguments,
         envelope,
     )
@@ -149,7 +154,8 @@ def check_team_database(folder: Path, plugin: str, *, postgres_url: str, version
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert f"{plugin}: version {version}: current" in applied.stdout, applied.stdout
     again = run_hostd(folder, [plugin], "db", "migrate", "--check", url=postgres_url)
-    assert again.returncode == 0 and f"{plugin}: version {version}: current" in again.stdout, again.stdout
+    assert again.returncode == 0, again.stdout
+    assert f"{plugin}: version {version}: current" in again.stdout, again.stdout
 
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
@@ -157,8 +163,10 @@ def check_team_database(folder: Path, plugin: str, *, postgres_url: str, version
     password = secrets.token_hex(8)
     down = run_hostd(folder, [plugin], "serve", url=f"postgresql://hostd:{password}@127.0.0.1:{port}/team")
     assert down.returncode == 2, down.stdout + down.stderr
-    assert f"{plugin}: " in down.stderr and f"127.0.0.1:{port}/team" in down.stderr, down.stderr
-    assert password not in down.stderr + down.stdout and "Traceback" not in down.stderr, down.stderr
+    assert f"{plugin}: " in down.stderr, down.stderr
+    assert f"127.0.0.1:{port}/team" in down.stderr, down.stderr
+    assert password not in down.stderr + down.stdout, down.stderr
+    assert "Traceback" not in down.stderr, down.stderr
 
 
 __all__ = ["Envelope", "check_paging", "check_team_database", "run_hostd"]

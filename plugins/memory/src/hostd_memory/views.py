@@ -217,7 +217,8 @@ async def _read_whole(request: ViewRequest, uri: str) -> tuple[ReadMemoryOutput,
 async def memory_page(request: ViewRequest) -> ViewPage:
     uri = request.query.get("uri", "")
     read, content = await _read_whole(request, uri)
-    assert read.memory is not None and read.relations is not None
+    assert read.memory is not None
+    assert read.relations is not None
     memory = read.memory
     versions: MemoryVersionsOutput | None = None
     if request.can("get_memory_versions"):  # the page stands for read_memory; versions are extra

@@ -188,7 +188,8 @@ def update_memory(
     new_tags = tag_list(tags)
     edit: Callable[[str], tuple[str, str]] | None = None
     if mode == "patch":
-        assert old_string is not None and new_string is not None
+        assert old_string is not None
+        assert new_string is not None
 
         def edit(current: str) -> tuple[str, str]:
             occurrences = current.count(old_string)
