@@ -1,4 +1,5 @@
-"""One test per tool, in-memory and served, on SQLite and PostgreSQL; the refusal in both languages."""
+"""One test per tool on SQLite and PostgreSQL (the first also through a real ``hostd serve``: mark one
+test per tool ``served``, no more); the refusal in both languages."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ pytestmark = pytest.mark.anyio
 NOTE = {"id": 1, "title": "Groceries", "body": "milk", "created_by": IsStr, "created_at": IsStr(regex=r".+Z")}
 
 
+@pytest.mark.served
 async def test_add_note_answers_the_note(connect: Connect) -> None:
     async with connect() as client:
         assert await call(client, "add_note", title="Groceries", body="milk") == envelope_ok(
