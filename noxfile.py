@@ -159,14 +159,14 @@ def tests(session: nox.Session) -> None:
 def external(session: nox.Session) -> None:
     """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium.
 
-    The npm tests run in one process: some install into one shared npm cache folder, which two
-    concurrent installs would corrupt. The browser tests run on the xdist workers, each worker
-    with a Chromium of its own.
+    Both runs use the xdist workers: every npm folder is installed under a lock of its own
+    (``hostd_testing.npm_installed``), one folder per set of packages, so no test runs a program
+    from a folder another worker is installing into; each worker has a Chromium of its own.
     """
     sync_workspace(session)
     # With a filter after --, one of the two runs may select nothing (pytest's exit code 5).
     codes = [0, 5] if session.posargs else [0]
-    npm = pytest_args("npm", session.posargs, parallel=False)
+    npm = pytest_args("npm", session.posargs)
     session.run(*PYTEST, *suites(plugins=True), *npm, success_codes=codes)
     browser = pytest_args("browser and not npm", session.posargs)
     session.run(*PYTEST, *suites(plugins=True), *browser, success_codes=codes)

@@ -6,12 +6,11 @@ in a sandboxed frame as clients do, handing its ``tools/call`` requests to the t
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
-from conformance_support import NPM_CACHE, require_or_skip
+from hostd_testing import npm_installed
 
 #: The npm packages the host side needs (ext-apps' own peers), and the bundler.
 PACKAGES = (
@@ -23,37 +22,18 @@ PACKAGES = (
 )
 #: The extension's protocol version that ext-apps 2.0.4 speaks (its LATEST_PROTOCOL_VERSION).
 SPEC_VERSION = "2026-01-26"
-
-
-def _installed(name: str) -> str | None:
-    manifest = NPM_CACHE / "node_modules" / name / "package.json"
-    if not manifest.exists():
-        return None
-    version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-    return version if isinstance(version, str) else None
+#: Their npm folder (of their own: a folder another test installs into is never run from).
+NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm-apps"
 
 
 def bridge_bundle() -> str:
     """``AppBridge`` and ``PostMessageTransport`` as one script defining ``window.ExtApps``."""
     from filelock import FileLock
 
-    NPM_CACHE.mkdir(parents=True, exist_ok=True)
-    bundle = NPM_CACHE / "hostd-ext-apps-bridge.js"
-    with FileLock(str(NPM_CACHE / ".install.lock")):
-        missing = [f"{name}@{version}" for name, version in PACKAGES if _installed(name) != version]
-        if missing:
-            npm = shutil.which("npm")
-            if npm is None:
-                require_or_skip(f"npm is not installed, so {', '.join(missing)} cannot be fetched")
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE), *missing],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if done.returncode != 0:
-                require_or_skip(f"npm install {' '.join(missing)} failed: {done.stderr[-1000:]}")
-            bundle.unlink(missing_ok=True)
+    npm_installed(NPM_CACHE, *(f"{name}@{version}" for name, version in PACKAGES))
+    built_from = "-".join(version for _, version in PACKAGES)
+    bundle = NPM_CACHE / f"hostd-ext-apps-bridge-{built_from}.js"
+    with FileLock(str(NPM_CACHE / ".bundle.lock")):
         if not bundle.exists():
             entry = NPM_CACHE / "hostd-ext-apps-entry.mjs"
             entry.write_text(

@@ -8,18 +8,17 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
-from hostd_testing import install_plugin_source, pythonpath_with
+from hostd_testing import install_plugin_source, npm_installed, pythonpath_with
 
 HERE = Path(__file__).resolve().parent
-#: The npm cache folder the other npm tests install into (the official servers, mermaid): a
-#: package installed there stays between runs, so a run downloads nothing it already has.
+#: The npm folder of the conformance suite and the TypeScript clients (other npm tests have their
+#: own): what is installed there stays between runs, so a run downloads nothing it already has.
 NPM_CACHE = Path.home() / ".cache" / "hostd-tests" / "npm"
 CONFORMANCE = ("@modelcontextprotocol/conformance", "0.1.16")
 #: The official TypeScript SDK. Its client speaks the initialize handshake only (its newest
@@ -43,48 +42,18 @@ def require_or_skip(what: str) -> NoReturn:
     pytest.skip(what)
 
 
-def _installed_version(name: str) -> str | None:
-    manifest = NPM_CACHE / "node_modules" / name / "package.json"
-    if not manifest.exists():
-        return None
-    version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-    return version if isinstance(version, str) else None
-
-
 def node_22_bin() -> Path:
     return NPM_CACHE / "node_modules" / NODE_22[0] / "bin"
 
 
-def install_npm_packages(*extra: tuple[str, str]) -> Path:
-    """The shared cache's ``node_modules``, with the conformance suite, the TypeScript SDK and
-    Node.js 22 installed (once: later runs find them there), and the ``extra`` ``(name, version)``."""
-    from filelock import FileLock
-
+def install_npm_packages() -> Path:
+    """The cache's ``node_modules``: the conformance suite, both TypeScript clients, the tasks
+    requester and Node.js 22, installed together once (a folder that is never changed while a
+    test runs a program from it)."""
     if sys.platform != "linux" or platform.machine() != "x86_64":
         pytest.skip(f"{NODE_22[0]} (Node.js 22 from npm) is for Linux x86-64 only")
-    NPM_CACHE.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(NPM_CACHE / ".install.lock")):
-        node = _installed_version(NODE_22[0])
-        missing = [
-            f"{name}@{version}"
-            for name, version in (CONFORMANCE, TS_SDK, *extra)
-            if _installed_version(name) != version
-        ]
-        if node is None or not node.startswith(NODE_22[1] + "."):
-            missing.append(f"{NODE_22[0]}@{NODE_22[1]}")
-        if missing:
-            npm = shutil.which("npm")
-            if npm is None:
-                require_or_skip(f"npm is not installed, so {', '.join(missing)} cannot be fetched")
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE), *missing],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if done.returncode != 0:
-                require_or_skip(f"npm install {' '.join(missing)} failed: {done.stderr[-1000:]}")
-    return NPM_CACHE / "node_modules"
+    wanted = (CONFORMANCE, TS_SDK, *TS_TASKS, NODE_22)
+    return npm_installed(NPM_CACHE, *(f"{name}@{version}" for name, version in wanted))
 
 
 def node_env() -> dict[str, str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_support import TS_TASKS, install_npm_packages, run_json
+from conformance_support import install_npm_packages, run_json
 from hostd_testing import HttpServer, write_config
 from wechat_testlib import ArticleServer, plugin_settings
 
@@ -41,7 +41,7 @@ def _envelope(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_official_ts_tasks_requester_across_two_stateless_replicas(tmp_path: Path) -> None:
-    install_npm_packages(*TS_TASKS)
+    install_npm_packages()
     notes = tmp_path / "notes"
     notes.mkdir()
     tokens = tmp_path / "tokens.yaml"
@@ -78,7 +78,8 @@ def test_the_official_ts_tasks_requester_across_two_stateless_replicas(tmp_path:
         report = run_json(["node", str(HERE / "ts_tasks_client.mjs"), json.dumps(setup)], cwd=tmp_path)
 
         assert report["era"] == "modern"
-        assert report["extensions"] == {"io.modelcontextprotocol/tasks": {}}
+        # The profile serves memory, whose views (MCP Apps) are the other extension.
+        assert report["extensions"] == {"io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/ui": {}}
         assert report["capabilities"]["execution"] is True
         assert report["capabilities"]["cancellation"] is True
         assert (report["importKind"], report["importOutcome"]) == ("task", "completed")

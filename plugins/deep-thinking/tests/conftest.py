@@ -6,15 +6,13 @@ Helpers the tests import live in ``deep_thinking_support``; tool calls (``call``
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip
-from hostd_testing import Client, Connect, backend_config, mark_external
+from hostd_testing import Client, Connect, backend_config, mark_external, npm_installed
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,20 +63,10 @@ async def client(connect_in_memory: Connect) -> AsyncIterator[Client]:
 @pytest.fixture(scope="session")
 def mermaid_js() -> Path:
     """mermaid's browser bundle, installed with npm into the shared test cache when missing."""
-    bundle = NPM_CACHE / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
+    modules = npm_installed(NPM_CACHE.with_name("npm-mermaid"), "mermaid")
+    bundle = modules / "mermaid" / "dist" / "mermaid.min.js"
     if not bundle.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            require_or_skip("npm is not installed, so mermaid cannot be fetched")
-        NPM_CACHE.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            [str(npm), "install", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE), "mermaid"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if result.returncode != 0 or not bundle.exists():
-            require_or_skip(f"npm install mermaid failed: {result.stderr[-500:]}")
+        require_or_skip(f"mermaid's browser bundle is not where it was: {bundle}")
     return bundle
 
 

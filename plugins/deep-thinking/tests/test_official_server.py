@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deep_thinking_support import NPM_CACHE, PLUGIN, config_for, require_or_skip, thought
-from hostd_testing import Client, StdioServerParameters, in_memory_client, ok
+from hostd_testing import Client, StdioServerParameters, in_memory_client, npm_installed, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -41,19 +40,7 @@ FLOWS: dict[str, list[dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def official_script() -> Path:
-    package = NPM_CACHE / "node_modules" / OFFICIAL
-    if not (package / "package.json").exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            require_or_skip("npm is not installed, so the official server cannot be fetched")
-        result = subprocess.run(
-            [str(npm), "install", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE), OFFICIAL],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if result.returncode != 0:
-            require_or_skip(f"npm install {OFFICIAL} failed: {result.stderr[-500:]}")
+    package = npm_installed(NPM_CACHE.with_name("npm-official-thinking"), OFFICIAL) / OFFICIAL
     if shutil.which("node") is None:
         require_or_skip("node is not installed")
     manifest = json.loads((package / "package.json").read_text(encoding="utf-8"))

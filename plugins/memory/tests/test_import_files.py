@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import call, error_code, ok
+from hostd_testing import call, error_code, npm_installed, ok, require_or_skip
 from memory_support import MemoryClient
 
 pytestmark = pytest.mark.anyio
@@ -238,15 +237,9 @@ def official_server(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are not installed: the official memory server cannot run")
     folder = tmp_path_factory.mktemp("server-memory")
-    installed = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), OFFICIAL_PACKAGE],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    entry = folder / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
-    if installed.returncode != 0 or not entry.exists():
-        pytest.skip(f"npm could not install {OFFICIAL_PACKAGE}: {installed.stderr.strip()[-300:]}")
+    entry = npm_installed(folder, OFFICIAL_PACKAGE) / OFFICIAL_PACKAGE / "dist" / "index.js"
+    if not entry.exists():
+        require_or_skip(f"{OFFICIAL_PACKAGE} has no {entry}")
     return entry
 
 

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import write_config
+from hostd_testing import inspector_cli, write_config
 from summary_writer_support import host_config
 
-INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+INSPECTOR = "0.15.0"
 
 
 def inspector(config: Path, *method: str) -> dict[str, Any]:
-    if shutil.which("npx") is None:
-        pytest.skip("npx (Node.js) is not installed: the Inspector CLI cannot run")
     hostd = str(Path(sys.executable).with_name("hostd"))
     done = subprocess.run(
-        ["npx", "-y", INSPECTOR, "--cli", "-e", f"HOSTD_CONFIG={config}", hostd, "serve", *method],
+        [*inspector_cli(INSPECTOR), "--cli", "-e", f"HOSTD_CONFIG={config}", hostd, "serve", *method],
         capture_output=True,
         text=True,
         timeout=600,

@@ -52,6 +52,7 @@ from hostd_testing.fake_install import install_plugin_source, pythonpath_with
 from hostd_testing.fuzz import FuzzReport, fuzz_tools
 from hostd_testing.hosts import HostError, PluginHost, local_member, make_host, shared_lock_dir, start_host
 from hostd_testing.markers import mark_external
+from hostd_testing.npm import NPM_HOME, inspector_cli, npm_installed
 from hostd_testing.proxy import VIA_NAME, Tinyproxy, self_signed_certificate, tinyproxy
 from hostd_testing.raw_stdio import handshake, raw_stdio_server, tools_call
 from hostd_testing.schemas import ReleasedSqliteMigration, check_schema_parity, released_sqlite_file
@@ -63,6 +64,7 @@ __all__ = [
     "ANY_MS",
     "CHROMIUM",
     "DESKTOP",
+    "NPM_HOME",
     "PHONE",
     "TEAM_DATABASE_ENV",
     "VIA_NAME",
@@ -95,10 +97,12 @@ __all__ = [
     "fuzz_tools",
     "handshake",
     "in_memory_client",
+    "inspector_cli",
     "install_plugin_source",
     "local_member",
     "make_host",
     "mark_external",
+    "npm_installed",
     "ok",
     "prompt_text",
     "pythonpath_with",
