@@ -108,6 +108,8 @@ PAGES = {
 }
 
 
+# Drawing a page does not depend on the store: the page tests without a browser cover PostgreSQL.
+@pytest.mark.parametrize("site", ["sqlite"], indirect=True)
 def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site) -> None:
     for viewport in (DESKTOP, PHONE):
         with signed_in(browser, site.origin, TOKENS["alice"], viewport) as page:

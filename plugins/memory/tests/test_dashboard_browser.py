@@ -167,6 +167,8 @@ def memory_url(site: Site, uri: str, path: str = "/view") -> str:
     return f"{site.origin}/ui/memory{path}?{urlencode({'uri': uri})}"
 
 
+# Drawing a page does not depend on the store: the page tests without a browser cover PostgreSQL.
+@pytest.mark.parametrize("site", ["sqlite"], indirect=True)
 def test_every_page_renders_in_both_languages_and_sizes(browser: Any, site: Site) -> None:
     pages = {
         "overview": f"{site.origin}/ui/",
