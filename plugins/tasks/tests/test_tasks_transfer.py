@@ -405,57 +405,6 @@ async def test_exactly_one_of_data_and_input_path(stores: Stores) -> None:
     assert both["error"]["details"] == {"argument": "input_path"}
 
 
-def test_export_and_import_through_hostd_call(tmp_path: Path) -> None:
-    """What the plugin README shows: ``hostd call export_tasks --json`` / ``import_tasks`` with files
-    inside allowed_roots, each call a clean process, between two data folders."""
-    import subprocess
-    import sys
-
-    from hostd_testing import write_config
-
-    root = tmp_path / "root"
-    root.mkdir()
-
-    def hostd_call(config: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        completed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "hostd",
-                "call",
-                "--config",
-                str(config),
-                tool,
-                "--json",
-                json.dumps(arguments),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert completed.returncode == 0, completed.stdout + completed.stderr
-        answer: dict[str, Any] = json.loads(completed.stdout)
-        return answer
-
-    shared = {"language": "en", "allowed_roots": [str(root)]}
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    source = write_config(tmp_path / "a", ["tasks"], config=shared)
-    target = write_config(tmp_path / "b", ["tasks"], config=shared)
-    hostd_call(source, "create_task", {"title": "one", "task_id": "one"})
-    hostd_call(source, "create_task", {"title": "two", "depends_on": ["one"]})
-    hostd_call(target, "create_task", {"title": "theirs", "task_id": "one"})
-    exported = hostd_call(source, "export_tasks", {"output_path": "tasks.json"})
-    first = hostd_call(target, "import_tasks", {"input_path": "tasks.json"})
-    second = hostd_call(target, "import_tasks", {"input_path": "tasks.json"})
-    assert exported["count"] == 2
-    assert exported["output_path"] == str(root / "tasks.json")
-    assert first["created"] == 2
-    assert set(first["renumbered"]) == {"one"}
-    assert (second["created"], second["already_present"]) == (0, 2)
-
-
 async def test_messages_in_chinese(stores: Stores) -> None:
     async with stores("a", language="zh") as a:
         await _fill(a)
