@@ -55,6 +55,16 @@ class CancelTaskRequest(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
     name_param: ClassVar[str | None] = "taskId"
 
 
+class TaskUpdateParams(TaskIdParams):
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+class UpdateTaskRequest(types.Request[TaskUpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: TaskUpdateParams
+    name_param: ClassVar[str | None] = "taskId"
+
+
 class TaskState(types.Result):
     """A ``tasks/get`` answer (a ``DetailedTask``): the raw fields are kept (``extra``)."""
 
@@ -79,6 +89,25 @@ async def cancel_task(session: ClientSession, task_id: str) -> dict[str, Any]:
     request = CancelTaskRequest(params=TaskIdParams(taskId=task_id))
     answer = await session.send_request(request, AnyResult)
     return answer.model_dump(by_alias=True, exclude_none=True, exclude={"meta"})  # the serverInfo stamp
+
+
+async def answer_task(session: ClientSession, task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
+    """``tasks/update``: the answers to the task's questions (``inputRequests``), by their keys."""
+    request = UpdateTaskRequest(params=TaskUpdateParams(taskId=task_id, inputResponses=responses))
+    answer = await session.send_request(request, AnyResult)
+    return answer.model_dump(by_alias=True, exclude_none=True, exclude={"meta"})
+
+
+async def wait_for_question(session: ClientSession, task_id: str, timeout: float = 60) -> dict[str, Any]:
+    """The task's outstanding questions once it is ``input_required`` (its ``inputRequests``)."""
+    with anyio.fail_after(timeout):
+        while True:
+            state = await get_task(session, task_id)
+            assert state.status in ("working", "input_required"), state
+            if state.status == "input_required":
+                questions: dict[str, Any] = (state.model_extra or {})["inputRequests"]
+                return questions
+            await anyio.sleep(0.1)
 
 
 async def wait_for_end(session: ClientSession, task_id: str, timeout: float = 120) -> TaskState:

@@ -127,7 +127,9 @@ def test_discover_advertises_the_extension_and_initialize_does_not(tmp_path: Pat
         discovered = _ask(
             server, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
         )
-        assert discovered["result"]["capabilities"]["extensions"] == {IDENTIFIER: {}}
+        # Beside the views' extension (MCP Apps: memory has views).
+        extensions = discovered["result"]["capabilities"]["extensions"]
+        assert extensions == {IDENTIFIER: {}, "io.modelcontextprotocol/ui": {}}
         missing = _ask(
             server,
             {

@@ -82,6 +82,26 @@ def test_a_task_is_its_members_and_ends_once(store: TaskStore) -> None:
     assert store.request_cancel(task.task_id, "alice") == final  # acknowledged, nothing to stop
 
 
+def test_a_question_makes_the_task_wait_until_its_member_answers_it(store: TaskStore) -> None:
+    task = store.create("alice", "import_memories")
+    question = {"method": "elicitation/create", "params": {"message": "Replace?"}}
+    store.ask(task.task_id, "confirm-1", question)
+    waiting = store.get(task.task_id, "alice")
+    assert waiting is not None
+    assert (waiting.status, waiting.outstanding) == ("input_required", {"confirm-1": question})
+    assert store.response(task.task_id, "confirm-1") is None
+    assert store.respond(task.task_id, "bob", {"confirm-1": {"action": "accept"}}) is None  # not bob's
+    # An answer to a question never asked is left out; the task still waits.
+    unasked = store.respond(task.task_id, "alice", {"other": {"action": "accept"}})
+    assert unasked is not None
+    assert (unasked.status, unasked.input_responses) == ("input_required", {})
+    answered = store.respond(task.task_id, "alice", {"confirm-1": {"action": "accept"}})
+    assert answered is not None
+    assert (answered.status, answered.outstanding) == ("working", {})
+    assert store.response(task.task_id, "confirm-1") == {"action": "accept"}
+    assert store.finish(task.task_id, "completed", result={"content": []}) is not None
+
+
 def test_a_failed_task_keeps_its_json_rpc_error(store: TaskStore) -> None:
     task = store.create("", "export_memories")
     message = "Unknown tool: export_memories."

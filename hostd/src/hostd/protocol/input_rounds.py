@@ -63,7 +63,7 @@ class InputRound:
         for key, response in (params.input_responses or {}).items():
             if key not in asked:
                 continue  # only questions this server asked are answered
-            if not isinstance(response, _answer_models(key)):
+            if not isinstance(response, answer_models(key)):
                 raise MCPError(
                     types.INVALID_PARAMS,
                     Text(
@@ -109,7 +109,7 @@ def _decode_state(request_state: str | None) -> tuple[dict[str, Any], set[str]]:
     return answers, {key for key in asked if isinstance(key, str)}
 
 
-def _answer_models(key: str) -> tuple[type[BaseModel], ...]:
+def answer_models(key: str) -> tuple[type[BaseModel], ...]:
     """What may answer the question under ``key`` (a model's content may be one block or a list)."""
     if key == ROOTS_KEY:
         return (types.ListRootsResult,)
@@ -133,14 +133,18 @@ class ConfirmForm(BaseModel):
 #: The form a confirmation shows, rendered once by the SDK's own elicitation helper.
 CONFIRM_SCHEMA: dict[str, Any] = render_elicitation_schema(ConfirmForm)
 
-_ANSWERS: dict[str, Confirmation] = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+CONFIRMATION_OF: dict[str, Confirmation] = {
+    "accept": "accepted",
+    "decline": "declined",
+    "cancel": "cancelled",
+}
 
 
-def _confirm_params(question: str) -> types.ElicitRequestFormParams:
+def confirm_params(question: str) -> types.ElicitRequestFormParams:
     return types.ElicitRequestFormParams(message=question, requested_schema=CONFIRM_SCHEMA)
 
 
-def _confirm_key(question: str) -> str:
+def confirm_key(question: str) -> str:
     """The same question gets the same key each round; another question (another record) another."""
     return CONFIRM_PREFIX + hashlib.sha256(question.encode()).hexdigest()[:32]
 
@@ -159,18 +163,18 @@ def speaks_input_required(request: ServerRequestContext[Any, Any]) -> bool:
     return is_version_at_least(request.session.protocol_version, INPUT_REQUIRED_VERSION)
 
 
-def _sampling_params(prompt: str, system: str | None, max_tokens: int) -> types.CreateMessageRequestParams:
+def sampling_params(prompt: str, system: str | None, max_tokens: int) -> types.CreateMessageRequestParams:
     message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
     return types.CreateMessageRequestParams(messages=[message], system_prompt=system, max_tokens=max_tokens)
 
 
-def _sampling_key(params: types.CreateMessageRequestParams) -> str:
+def sampling_key(params: types.CreateMessageRequestParams) -> str:
     """The same question gets the same key in every round, so its answer is found again."""
     rendered = json.dumps(params.model_dump(by_alias=True, mode="json", exclude_none=True), sort_keys=True)
     return "sample-" + hashlib.sha256(rendered.encode()).hexdigest()[:32]
 
 
-def _sampling_result(
+def sampling_result(
     result: types.CreateMessageResult | types.CreateMessageResultWithTools,
 ) -> SamplingResult:
     blocks = result.content if isinstance(result.content, list) else [result.content]
@@ -212,12 +216,12 @@ class SdkChannel:
         ``elicitation/create`` request on this call's own stream; from it on, a question in the
         call's result (``ClientInputNeeded`` until the client calls again with the answer)."""
         if self._round is not None:
-            key = _confirm_key(question)
+            key = confirm_key(question)
             answer = self._round.answer(key, types.ElicitResult)
             if answer is None:
-                self._round.ask(key, types.ElicitRequest(params=_confirm_params(question)))
+                self._round.ask(key, types.ElicitRequest(params=confirm_params(question)))
                 raise ClientInputNeeded(key)
-            return _ANSWERS[answer.action]
+            return CONFIRMATION_OF[answer.action]
         try:
             result = await self._request.session.elicit_form(
                 question, CONFIRM_SCHEMA, related_request_id=self._request.request_id
@@ -227,7 +231,7 @@ class SdkChannel:
             # yes, so nothing is done (as when the person dismisses the question).
             logger.warning("confirmation request failed: %s", exc)
             return "cancelled"
-        return _ANSWERS[result.action]
+        return CONFIRMATION_OF[result.action]
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         try:
@@ -236,14 +240,14 @@ class SdkChannel:
             logger.debug("progress notification not delivered", exc_info=True)
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult:
-        params = _sampling_params(prompt, system, max_tokens)
+        params = sampling_params(prompt, system, max_tokens)
         if self._round is not None:
-            key = _sampling_key(params)
+            key = sampling_key(params)
             answer = self._round.answer(key, types.CreateMessageResultWithTools)
             if answer is None:
                 self._round.ask(key, types.CreateMessageRequest(params=params))
                 raise ClientInputNeeded(key)
-            return _sampling_result(answer)
+            return sampling_result(answer)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -265,7 +269,7 @@ class SdkChannel:
                     kind=type(exc).__name__
                 ),
             )
-        return _sampling_result(result)
+        return sampling_result(result)
 
 
 async def client_roots(request: ServerRequestContext[Any, Any]) -> list[str] | None:

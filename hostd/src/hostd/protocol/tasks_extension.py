@@ -17,9 +17,13 @@ HTTP), in a database the stateless replicas share, so any replica answers ``task
 replica running the call sees a cancellation asked of another (it looks every
 ``POLL_INTERVAL_MS``). A task is its member's: another member's task id is not found.
 
-Not served: ``tasks/update`` (no task here asks the client for input mid-way: a summary that
-would sample the client's model is answered plainly when the client can sample), and the
-2025-11-25 era's tasks (there the extension is not advertised).
+A call that asks the client mid-way (a summary sampling the client's model, a destructive call
+asking the person to confirm) puts its question on the task: the task is ``input_required``,
+``tasks/get`` shows the question in ``inputRequests``, and the client answers it with
+``tasks/update`` (``inputResponses``, the answers keyed as the questions); the call goes on where
+it waited, on whichever replica runs it (it looks for the answer every ``POLL_INTERVAL_MS``).
+
+Not served: the 2025-11-25 era's tasks (there the extension is not advertised).
 """
 
 from __future__ import annotations
@@ -44,14 +48,22 @@ from mcp.shared.subscriptions import (
     event_matches,
     event_to_notification,
 )
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from hostd.core.pipeline import ToolCall
 from hostd.protocol.adapters import request_member
 from hostd.protocol.input_rounds import (
+    CONFIRMATION_OF,
     InputRound,
     _only_input_needed,
+    answer_models,
+    can_confirm,
+    confirm_key,
+    confirm_params,
     roots_from_round,
+    sampling_key,
+    sampling_params,
+    sampling_result,
     speaks_input_required,
 )
 from hostd.team.call_tasks import (
@@ -91,18 +103,18 @@ LONG_CALLS: frozenset[tuple[str, str]] = frozenset(
         ("deep-thinking", "summarize_session"),
     }
 )
-#: Of those, the ones that may ask the client's model (sampling): a task cannot ask the client
-#: mid-way here, so they become tasks only for a client that does not offer sampling (the answer
-#: is then the same as the plain call's).
-SAMPLING_CALLS: frozenset[tuple[str, str]] = frozenset(
-    {("wechat", "summarize_articles"), ("deep-thinking", "summarize_session")}
-)
 
 
 class TaskIdParams(types.RequestParams):
     """``tasks/get`` and ``tasks/cancel``: the task's id."""
 
     task_id: str = Field(alias="taskId", max_length=200)
+
+
+class TaskUpdateParams(TaskIdParams):
+    """``tasks/update``: the client's answers to the task's questions, keyed as they were asked."""
+
+    input_responses: dict[str, Any] = Field(alias="inputResponses", max_length=100)
 
 
 def _stamp(record: TaskRecord, at: str) -> str:
@@ -124,6 +136,8 @@ def task_wire(record: TaskRecord, *, result_type: str) -> dict[str, Any]:
     }
     if record.status_message:
         wire["statusMessage"] = record.status_message
+    if record.status == "input_required":
+        wire["inputRequests"] = record.outstanding
     if record.status == "completed" and record.result is not None:
         wire["result"] = record.result
     if record.status == "failed":
@@ -141,29 +155,49 @@ def declares_tasks(request: ServerRequestContext[Any, Any]) -> bool:
 
 
 class TaskChannel:
-    """The client as a task's call sees it: progress becomes the task's status message; it cannot
-    sample (nobody waits on the request any more)."""
+    """The client as a task's call sees it: progress becomes the task's status message; a
+    question (sampling, a confirmation) becomes one of the task's ``inputRequests``, and the call
+    waits for the client's ``tasks/update``."""
 
-    def __init__(self, report: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        report: Callable[[str], Any],
+        ask: Callable[[str, types.InputRequest], Any],
+        capabilities: types.ClientCapabilities | None,
+    ) -> None:
         self._report = report
+        self._ask = ask
+        self._capabilities = capabilities
 
     @property
     def can_sample(self) -> bool:
-        return False
+        return self._capabilities is not None and self._capabilities.sampling is not None
+
+    @property
+    def can_elicit(self) -> bool:
+        return can_confirm(self._capabilities)
 
     async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         # A plugin's message says how far it is already ("1/3 ok: ..."); else the figures do.
         await self._report(message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"))
 
     async def sample(self, prompt: str, system: str | None, max_tokens: int) -> SamplingResult:
-        raise RuntimeError("a task's call cannot sample")  # never called: can_sample is False
-
-    @property
-    def can_elicit(self) -> bool:
-        return False  # nobody waits on the request to be asked: the call acts as for a client without it
+        params = sampling_params(prompt, system, max_tokens)
+        answer = await self._ask(sampling_key(params), types.CreateMessageRequest(params=params))
+        try:
+            return sampling_result(types.CreateMessageResultWithTools.model_validate(answer))
+        except ValidationError:
+            return SamplingResult(
+                available=False,
+                reason=Text(en="the client's answer was not a message", zh="客户端的回答不是一条消息"),
+            )
 
     async def confirm(self, question: str) -> Confirmation:
-        raise RuntimeError("a task's call cannot ask")  # never called: can_elicit is False
+        answer = await self._ask(confirm_key(question), types.ElicitRequest(params=confirm_params(question)))
+        try:
+            return CONFIRMATION_OF[types.ElicitResult.model_validate(answer).action]
+        except ValidationError:
+            return "cancelled"  # no one said yes
 
 
 class TasksExtension(Extension):
@@ -215,6 +249,7 @@ class TasksExtension(Extension):
         return [
             MethodBinding("tasks/get", TaskIdParams, self.on_get, protocol_versions=versions),
             MethodBinding("tasks/cancel", TaskIdParams, self.on_cancel, protocol_versions=versions),
+            MethodBinding("tasks/update", TaskUpdateParams, self.on_update, protocol_versions=versions),
         ]
 
     async def on_get(self, request: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
@@ -234,6 +269,38 @@ class TasksExtension(Extension):
             scope.cancel()
         return {"resultType": "complete"}
 
+    async def on_update(
+        self, request: ServerRequestContext[Any, Any], params: TaskUpdateParams
+    ) -> HandlerResult:
+        self._require_declared(request)
+        for key, response in params.input_responses.items():
+            try:
+                answers = answer_models(key)
+                if not any(_fits(model, response) for model in answers):
+                    raise ValueError(key)
+            except ValueError:
+                text = Text(
+                    en=f"inputResponses[{key[:100]!r}] does not answer a question of this task.",
+                    zh=f"inputResponses[{key[:100]!r}] 不是对该任务所提问题的回答。",
+                )
+                raise MCPError(types.INVALID_PARAMS, text.render(self.host.language)) from None
+        record = await self._store(
+            self.store.respond, params.task_id, _member_name(request), params.input_responses
+        )
+        if record is None:
+            raise self._not_found(params.task_id)
+        return {"resultType": "complete"}
+
+    async def _wait_for_answer(self, task_id: str, key: str, request: types.InputRequest) -> dict[str, Any]:
+        """Ask the client ``request`` through the task, then wait (cancellable) for its answer."""
+        wire = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        await self._store(self.store.ask, task_id, key, wire)
+        while True:
+            answer = await self._store(self.store.response, task_id, key)
+            if answer is not None:
+                return answer
+            await anyio.sleep(POLL_INTERVAL_MS / 1000)
+
     # --- tools/call -----------------------------------------------------------------------------
 
     def _runs_as_task(self, request: ServerRequestContext[Any, Any], name: str) -> bool:
@@ -242,13 +309,8 @@ class TasksExtension(Extension):
             return False
         if not declares_tasks(request):
             return False
-        if not self.handlers.policy.may(request_member(request), name):
-            return False  # answered plainly: the same refusal as today
-        if (spec.plugin, spec.registered_name) in SAMPLING_CALLS:
-            capabilities = request.session.client_capabilities
-            if capabilities is not None and capabilities.sampling is not None:
-                return False
-        return True
+        # A refusal is answered plainly, as today.
+        return self.handlers.policy.may(request_member(request), name)
 
     async def intercept_tool_call(
         self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -278,7 +340,10 @@ class TasksExtension(Extension):
         async def report(message: str) -> None:
             await self._store(self.store.progress, task_id, message)
 
-        call.channel = TaskChannel(report)
+        async def ask(key: str, request: types.InputRequest) -> dict[str, Any]:
+            return await self._wait_for_answer(task_id, key, request)
+
+        call.channel = TaskChannel(report, ask, ctx.session.client_capabilities)
         scope = anyio.CancelScope()
         self._scopes[task_id] = scope
         # Its own asyncio task: the request is answered now, the call goes on after it. The
@@ -498,6 +563,14 @@ class TaskListenHandler(ListenHandler):
                 if record.terminal:
                     following.remove(task_id)
             await anyio.sleep(POLL_INTERVAL_MS / 1000)
+
+
+def _fits(model: type[BaseModel], value: Any) -> bool:
+    try:
+        model.model_validate(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def _detailed(record: TaskRecord) -> dict[str, Any]:

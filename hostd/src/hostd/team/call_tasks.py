@@ -1,8 +1,9 @@
 """Where the state of a tool call run as a task lives (the MCP tasks extension).
 
-A task is one member's tool call answered later: its status (``working``, then ``completed``,
-``failed`` or ``cancelled``), the last progress message, the final result or error, and whether
-its member asked to cancel it. Two stores keep it:
+A task is one member's tool call answered later: its status (``working``, ``input_required``
+while it waits for the client to answer a question, then ``completed``, ``failed`` or
+``cancelled``), the last progress message, the questions asked and their answers, the final result
+or error, and whether its member asked to cancel it. Two stores keep it:
 
 - ``MemoryTaskStore``: one process (stdio, stateful HTTP), where the call runs on the process
   that is asked about it.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from hostd_db import Database, TeamDatabaseSettings
 
-TaskStatus = Literal["working", "completed", "failed", "cancelled"]
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 #: How long a task is kept after it was created (its ``ttlMs``).
@@ -56,6 +57,15 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     cancel_requested: bool = False
+    #: Questions for the client (``inputRequests``: key -> the request), answered or not.
+    input_requests: dict[str, Any] = field(default_factory=dict)
+    #: The client's answers by the questions' keys (``tasks/update``'s ``inputResponses``).
+    input_responses: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def outstanding(self) -> dict[str, Any]:
+        """The questions still without an answer."""
+        return {key: value for key, value in self.input_requests.items() if key not in self.input_responses}
 
     @property
     def terminal(self) -> bool:
@@ -92,6 +102,16 @@ class TaskStore(Protocol):
         """Note the member's wish to cancel; ``None`` when the member has no such task."""
 
     def cancel_requested(self, task_id: str) -> bool: ...
+
+    def ask(self, task_id: str, key: str, request: dict[str, Any]) -> None:
+        """Put a question to the client: the task is ``input_required`` until it is answered."""
+
+    def respond(self, task_id: str, member: str, responses: dict[str, Any]) -> TaskRecord | None:
+        """Keep the member's answers to outstanding questions (others are ignored); the task works
+        again once none is left. ``None`` when the member has no such task."""
+
+    def response(self, task_id: str, key: str) -> dict[str, Any] | None:
+        """The answer to the question ``key``, once there is one."""
 
     def close(self) -> None: ...
 
@@ -179,13 +199,61 @@ class MemoryTaskStore:
             record = self._tasks.get(task_id)
         return record is not None and record.cancel_requested
 
+    def ask(self, task_id: str, key: str, request: dict[str, Any]) -> None:
+        with self._lock:
+            record = self._tasks.get(task_id)
+            if record is not None and not record.terminal:
+                self._tasks[task_id] = _asked(record, key, request)
+
+    def respond(self, task_id: str, member: str, responses: dict[str, Any]) -> TaskRecord | None:
+        with self._lock:
+            record = self._tasks.get(task_id)
+            if record is None or record.member != member or record.expired:
+                return None
+            record = _answered(record, responses)
+            self._tasks[task_id] = record
+            return record
+
+    def response(self, task_id: str, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            record = self._tasks.get(task_id)
+        answer = None if record is None else record.input_responses.get(key)
+        return answer if isinstance(answer, dict) else None
+
     def close(self) -> None:
         return None
 
 
+def _asked(record: TaskRecord, key: str, request: dict[str, Any]) -> TaskRecord:
+    return replace(
+        record,
+        status="input_required",
+        input_requests={**record.input_requests, key: request},
+        updated_at=_now(),
+    )
+
+
+def _answered(record: TaskRecord, responses: dict[str, Any]) -> TaskRecord:
+    """``record`` with the answers to its outstanding questions; working again once all are."""
+    if record.terminal:
+        return record
+    outstanding = record.outstanding
+    kept = {key: value for key, value in responses.items() if key in outstanding}
+    if not kept:
+        return record
+    answers = {**record.input_responses, **kept}
+    done = all(key in answers for key in record.input_requests)
+    return replace(
+        record,
+        input_responses=answers,
+        status="working" if done else "input_required",
+        updated_at=_now(),
+    )
+
+
 def task_schema() -> Any:
     """The table of tasks, the same on SQLite and PostgreSQL (``hostd_db.Schema``)."""
-    from hostd_db import Column, ColumnType, Index, Schema, Table
+    from hostd_db import AddColumn, Column, ColumnType, Index, Schema, Table
 
     return Schema(
         sqlite_file="call_tasks.db",
@@ -208,13 +276,18 @@ def task_schema() -> Any:
                     ),
                 ),
                 Index("call_tasks_created", "call_tasks", "created_at"),
-            ]
+            ],
+            [  # questions to the client mid-way (input_required) and its answers
+                AddColumn("call_tasks", Column("input_requests", ColumnType.JSON)),
+                AddColumn("call_tasks", Column("input_responses", ColumnType.JSON)),
+            ],
         ],
     )
 
 
 _COLUMNS = (
-    "task_id, member, tool, status, status_message, created_at, updated_at, result, error, cancel_requested"
+    "task_id, member, tool, status, status_message, created_at, updated_at, result, error, cancel_requested,"
+    " input_requests, input_responses"
 )
 
 
@@ -245,6 +318,8 @@ def _record(row: Any) -> TaskRecord:
         result=_json(row[7]),
         error=_json(row[8]),
         cancel_requested=bool(row[9]),
+        input_requests=_json(row[10]) or {},
+        input_responses=_json(row[11]) or {},
     )
 
 
@@ -298,7 +373,7 @@ class DatabaseTaskStore:
         self.database.write(
             lambda connection: connection.execute(
                 "UPDATE call_tasks SET status_message = ?, updated_at = ?"
-                " WHERE task_id = ? AND status = 'working'",
+                " WHERE task_id = ? AND status IN ('working', 'input_required')",
                 (_clip(message), _stamp(_now()), task_id),
             )
         )
@@ -315,7 +390,7 @@ class DatabaseTaskStore:
         def work(connection: Any) -> TaskRecord | None:
             changed = connection.execute(
                 "UPDATE call_tasks SET status = ?, status_message = ?, result = ?, error = ?, updated_at = ?"
-                " WHERE task_id = ? AND status = 'working'",
+                " WHERE task_id = ? AND status IN ('working', 'input_required')",
                 (
                     status,
                     _clip(message),
@@ -349,6 +424,44 @@ class DatabaseTaskStore:
             snapshot=False,
         )
         return row is not None and bool(row[0])
+
+    def _store_questions(self, connection: Any, record: TaskRecord) -> None:
+        connection.execute(
+            "UPDATE call_tasks SET status = ?, input_requests = ?, input_responses = ?, updated_at = ?"
+            " WHERE task_id = ?",
+            (
+                record.status,
+                json.dumps(record.input_requests),
+                json.dumps(record.input_responses),
+                _stamp(record.updated_at),
+                record.task_id,
+            ),
+        )
+
+    def ask(self, task_id: str, key: str, request: dict[str, Any]) -> None:
+        def work(connection: Any) -> None:
+            record = self._select(connection, task_id)
+            if record is not None and not record.terminal:
+                self._store_questions(connection, _asked(record, key, request))
+
+        self.database.write(work, lock=task_id)
+
+    def respond(self, task_id: str, member: str, responses: dict[str, Any]) -> TaskRecord | None:
+        def work(connection: Any) -> TaskRecord | None:
+            record = self._select(connection, task_id)
+            if record is None or record.member != member or record.expired:
+                return None
+            answered = _answered(record, responses)
+            if answered is not record:
+                self._store_questions(connection, answered)
+            return answered
+
+        return self.database.write(work, lock=task_id)
+
+    def response(self, task_id: str, key: str) -> dict[str, Any] | None:
+        record = self.database.read(lambda connection: self._select(connection, task_id), snapshot=False)
+        answer = None if record is None else record.input_responses.get(key)
+        return answer if isinstance(answer, dict) else None
 
     def close(self) -> None:
         self.database.close()
