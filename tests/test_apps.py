@@ -61,7 +61,11 @@ async def test_tools_name_their_views_and_nothing_else_changes(tmp_path: Path) -
 
 def test_the_server_declares_the_extension(tmp_path: Path) -> None:
     """SEP-2133's ``extensions`` map (sent where the negotiated revision has it); not with apps: false."""
-    cases: list[tuple[bool, dict[str, Any]]] = [(True, {"io.modelcontextprotocol/ui": {}}), (False, {})]
+    tasks: dict[str, Any] = {"io.modelcontextprotocol/tasks": {}}  # long calls as tasks: declared either way
+    cases: list[tuple[bool, dict[str, Any]]] = [
+        (True, {"io.modelcontextprotocol/ui": {}, **tasks}),
+        (False, tasks),
+    ]
     for apps, expected in cases:
         loaded = config_from_mapping(
             {"profiles": {"default": {"plugins": ["tasks"], "apps": apps}}},

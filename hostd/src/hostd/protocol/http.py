@@ -286,10 +286,18 @@ async def serve_http(
     if hasattr(signal, "SIGHUP"):
         loop.add_signal_handler(signal.SIGHUP, policy.members.reload)
     # uvicorn handles SIGTERM itself (graceful shutdown), then raises it again for the handler it
-    # found: with the default one the process would die there, before the plugins shut down.
+    # found: with the default one the process would die there, before the plugins shut down. Ours
+    # also stops a server that is not serving yet: a SIGTERM between "listening" and uvicorn's own
+    # handlers would otherwise be lost, and the process would never stop.
     bound = listener.getsockname()[1]
+    http_server = _GracefulServer(config, app.in_flight)
+
+    def stop_on_signal(signum: int, frame: Any) -> None:
+        logger.info("shut down on signal %d", signum)
+        http_server.should_exit = True
+
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous_sigterm = signal.signal(signal.SIGTERM, _already_handled) if in_main_thread else None
+    previous_sigterm = signal.signal(signal.SIGTERM, stop_on_signal) if in_main_thread else None
     logger.info(
         "hostd listening on http://%s:%s/mcp (Streamable HTTP%s) and /sse (legacy SSE)%s",
         transport.host,
@@ -304,7 +312,7 @@ async def serve_http(
     if dashboard is not None:
         logger.info("dashboard at http://%s:%s/ui/", transport.host, bound)
     try:
-        await _GracefulServer(config, app.in_flight).serve([listener])
+        await http_server.serve([listener])
     finally:
         listener.close()
         if stop_metrics is not None:
@@ -371,8 +379,3 @@ def _graceful_server_class() -> type[Any]:
             AppStatus.should_exit = True
 
     return GracefulServer
-
-
-def _already_handled(signum: int, frame: Any) -> None:
-    """The SIGTERM uvicorn replays after its graceful shutdown: serving is over, nothing to do."""
-    logger.info("shut down on signal %d", signum)
