@@ -195,13 +195,14 @@ class Host:
         if schema is None:
             return None
         context = self.contexts[name]
-        team = self._team_settings()
+        team = self.team_settings()
         if team is None and schema.sqlite_file is None:
             return None
         # The folder, not ``context.data_dir`` (which makes it): with a team database nothing is kept here.
         return open_database(schema, name, data_dir=context.host_data_dir / name, team=team)
 
-    def _team_settings(self) -> TeamDatabaseSettings | None:
+    def team_settings(self) -> TeamDatabaseSettings | None:
+        """The team database's settings (``storage``), or ``None`` when each store is a local file."""
         storage = self._team_storage()
         if storage is None:
             return None

@@ -28,8 +28,8 @@ from hostd.protocol.adapters import (
 from hostd.protocol.input_rounds import (
     InputRound,
     SdkChannel,
-    _only_input_needed,
     client_roots,
+    only_input_needed,
     roots_from_round,
     speaks_input_required,
 )
@@ -120,7 +120,7 @@ class McpHandlers:
                 call.client_roots = roots_from_round(request, input_round)
             answer = await self.host.pipeline.call_tool(call)
         except BaseException as exc:
-            if input_round is None or not (input_round.questions and _only_input_needed(exc)):
+            if input_round is None or not (input_round.questions and only_input_needed(exc)):
                 raise
             return input_round.input_required()
         return self.result_of(call, answer)

@@ -300,7 +300,7 @@ def roots_from_round(request: ServerRequestContext[Any, Any], input_round: Input
     return [str(root.uri) for root in answer.roots]
 
 
-def _only_input_needed(exc: BaseException) -> bool:
+def only_input_needed(exc: BaseException) -> bool:
     """True when everything that ended the call was a question for the client (also in groups)."""
     if isinstance(exc, BaseExceptionGroup):
         _, rest = exc.split(ClientInputNeeded)

@@ -55,11 +55,11 @@ from hostd.protocol.adapters import request_member
 from hostd.protocol.input_rounds import (
     CONFIRMATION_OF,
     InputRound,
-    _only_input_needed,
     answer_models,
     can_confirm,
     confirm_key,
     confirm_params,
+    only_input_needed,
     roots_from_round,
     sampling_key,
     sampling_params,
@@ -327,7 +327,7 @@ class TasksExtension(Extension):
                 if speaks_input_required(ctx):
                     call.client_roots = roots_from_round(ctx, input_round)
             except BaseException as exc:
-                if input_round.questions and _only_input_needed(exc):
+                if input_round.questions and only_input_needed(exc):
                     return input_round.input_required()
                 raise
         try:
@@ -599,7 +599,7 @@ def install_tasks(
     shared = transport is not None and transport.type == "http" and transport.stateless
     store: TaskStore
     if shared:
-        store = DatabaseTaskStore.open(host.loaded.data_dir, host._team_settings())
+        store = DatabaseTaskStore.open(host.loaded.data_dir, host.team_settings())
     else:
         store = MemoryTaskStore()
     extension = TasksExtension(host, handlers, store, shared=shared)
