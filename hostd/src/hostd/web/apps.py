@@ -24,7 +24,7 @@ from markupsafe import Markup
 
 from hostd.core.i18n import Language
 from hostd.core.identity import Member
-from hostd.web.rendering import STATIC, environment, page_style
+from hostd.web.rendering import STATIC, Slot, environment, page_style
 
 if TYPE_CHECKING:
     from hostd.core.host import Host
@@ -126,6 +126,9 @@ class AppViews:
         def t(en: str, zh: str) -> str:
             return render(Text(en=en, zh=zh), language) or ""
 
+        def speak(lang: Language) -> Any:
+            return lambda en, zh: render(Text(en=en, zh=zh), lang) or ""
+
         template = self._environment.get_template(f"{plugin}/{view.template}")
         body = template.render(
             data=view.data,
@@ -134,10 +137,18 @@ class AppViews:
             strings=_strings,
             as_json=_script_json,
             both=lambda en, zh: Text(en=en, zh=zh),
+            # The dashboard's macros, drawn as <template>s (see host/macros.html's part and each):
+            # once per language, for a slot record, with no dashboard links (a view has no pages).
+            languages=("en", "zh"),
+            speak=speak,
+            slot=Slot,
+            opens=lambda path="", other=None: False,
+            url=lambda path="", **query: "#",
         )
         style, _ = page_style()
         config = {
             "plugin": plugin,
+            "root": view.name,
             "language": language,
             "tools": {name: served(name) for name in _tool_names(self.host, plugin)},
         }
@@ -147,6 +158,8 @@ class AppViews:
                 csp=APP_CSP,
                 language=language,
                 title=render(view.title, language) or view.name,
+                name=view.name,
+                waiting=t(en="Waiting for the tool's answer…", zh="等待工具的回答……"),
                 style=style + Markup(_static("view.css")),
                 runtime=Markup(_static("view.js")),
                 diagram=Markup(_static("vendor/mermaid/mermaid.min.js") + "\n" + _static("diagram.js"))

@@ -59,9 +59,11 @@ def _markdown() -> Any:
     return renderer
 
 
-def markdown(text: str) -> Markup:
+def markdown(text: str | Slot) -> Markup:
     """Markdown as HTML that runs nothing: raw HTML escaped, unsafe link targets left as text;
     headings two levels down (the page has its own h1 and h2)."""
+    if isinstance(text, Slot):
+        return text.piped("markdown")
     return Markup(_markdown().render(text or ""))  # markdown-it escapes, html is off
 
 
@@ -81,8 +83,55 @@ def mermaid_text(value: str) -> str:
     return "".join(replaced)
 
 
-def when(value: str | None) -> str:
+class Slot:
+    """A record's field in a view's ``<template>`` (MCP Apps): the dashboard's macro is called with
+    a slot for its record, so the markup a view fills in is the dashboard's, drawn once.
+
+    A slot renders as ``⟦path⟧`` in text and attributes (``⟦task.title⟧``, with filters
+    ``⟦thought.timestamp|when⟧``); ``static/view.js`` puts each field's value there as text. A
+    slot is true, so a conditional part is always drawn; ``host/macros.html``'s ``part`` and
+    ``each`` mark conditional and repeated parts as nested ``<template>`` elements."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+
+    def __getattr__(self, name: str) -> Slot:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Slot(f"{self.path}.{name}" if self.path else name)
+
+    def __getitem__(self, key: object) -> Slot:
+        return self.__getattr__(str(key))
+
+    def get(self, key: str, default: object = None) -> Slot:
+        return self.__getattr__(key)
+
+    def item(self) -> Slot:
+        """One element of the list at this path (inside ``each``)."""
+        return Slot(self.path + "[]")
+
+    def piped(self, name: str, argument: str = "") -> Markup:
+        return Markup(f"⟦{self.path}|{name}{':' + argument if argument else ''}⟧")
+
+    def __html__(self) -> str:
+        return f"⟦{self.path}⟧"
+
+    def __str__(self) -> str:
+        return self.__html__()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __iter__(self) -> Any:
+        yield self
+
+
+def when(value: str | Slot | None) -> str:
     """An ISO 8601 time as ``2026-11-27 07:30 UTC``; empty for none; the raw text if unreadable."""
+    if isinstance(value, Slot):
+        return value.piped("when")
     if not value:
         return ""
     try:
@@ -109,4 +158,31 @@ def environment(plugin_templates: dict[str, Path]) -> Any:
     env.filters["markdown"] = markdown
     env.filters["when"] = when
     env.filters["mermaid_text"] = mermaid_text
+    _slot_aware_filters(env)
+    env.tests["slot"] = lambda value: isinstance(value, Slot)
+    env.globals["as_piece"] = False  # True where a view draws a macro as a <template>
     return env
+
+
+def _slot_aware_filters(env: Any) -> None:
+    """``length``, ``join`` and ``default`` as Jinja has them, but a slot stays a slot (with the
+    filter named in its marker), so a macro reads the same for a record and for a slot."""
+    from jinja2.filters import do_default, do_join, pass_eval_context
+
+    def length(value: Any) -> Any:
+        return value.piped("length") if isinstance(value, Slot) else len(value)
+
+    @pass_eval_context
+    def join(context: Any, value: Any, d: str = "", attribute: Any = None) -> Any:
+        if isinstance(value, Slot):
+            return value.piped("join", d)
+        return do_join(context, value, d, attribute)
+
+    def default(value: Any, default_value: Any = "", boolean: bool = False) -> Any:
+        if isinstance(value, Slot):
+            return value.piped("default", str(default_value))
+        return do_default(value, default_value, boolean)
+
+    env.filters["length"] = env.filters["count"] = length
+    env.filters["join"] = join
+    env.filters["default"] = env.filters["d"] = default

@@ -8,6 +8,7 @@
   var pending = {};
   var handlers = { input: [], result: [], context: [] };
   var state = { language: config.language, context: {}, input: null, result: null };
+  var data = null;
 
   function send(message) { window.parent.postMessage(message, "*"); }
   function request(method, params) {
@@ -86,7 +87,22 @@
         return envelope;
       }, function (error) { throw refusal(error); });
     },
+    /* The view's own data (its template's #view-data) and its words in the reader's language. */
+    get data() {
+      if (!data) data = JSON.parse(document.getElementById("view-data").textContent);
+      return data;
+    },
+    word: function (key) { return view.text(view.data.words, key); },
+    /* Where the view draws (#<name>) and says what it is doing (#<name>-status); both from the shell. */
+    get root() { return document.getElementById(config.root); },
+    get status() { return document.getElementById(config.root + "-status"); },
+    busy: function () { view.status.textContent = view.word("working"); },
+    done: function (message) {
+      view.status.textContent = "";
+      if (message) view.status.appendChild(view.el("p", { class: "notice", role: "status", text: message }));
+    },
     showError: function (element, error) {
+      if (error === undefined) { error = element; element = view.status; }
       element.textContent = "";
       var p = document.createElement("p");
       p.className = "error";
@@ -170,6 +186,90 @@
       i++;
     }
     return root;
+  };
+
+  /* The dashboard's markup, drawn once: apps.py renders the dashboard's macros as <template
+     data-piece="name" data-lang="en|zh"> with ⟦path|filter⟧ where a record's field goes and
+     nested <template data-if|data-each> around conditional and repeated parts. view.piece(name,
+     record, options) clones one in the reader's language and fills it: every value goes in as
+     text (a text node's data or an attribute's value), never as markup; links only within the
+     view (#...). options.tests names the tests of parts whose condition is not a field;
+     options.formats the filters besides when, length, join, default and markdown. */
+  var MARK = /\u27e6([^\u27e7]*)\u27e7/g;
+  var WHOLE_MARKDOWN = /^\s*\u27e6([^\u27e7|]*)\|markdown\u27e7\s*$/;
+  function present(value) {
+    return !(value === null || value === undefined || value === "" || value === false || value === 0 ||
+      (Array.isArray(value) && !value.length));
+  }
+  function lookup(scope, path) {
+    var cut = path.lastIndexOf("[]");
+    var value = cut < 0 ? scope[""] : scope[path.slice(0, cut + 2)];
+    var rest = cut < 0 ? path : path.slice(cut + 3);
+    if (rest) rest.split(".").forEach(function (key) { value = value === null || value === undefined ? undefined : value[key]; });
+    return value;
+  }
+  function shown(scope, spec, formats) {
+    var pipes = spec.split("|");
+    var value = lookup(scope, pipes[0]);
+    pipes.slice(1).forEach(function (pipe) {
+      var colon = pipe.indexOf(":");
+      var name = colon < 0 ? pipe : pipe.slice(0, colon), argument = colon < 0 ? "" : pipe.slice(colon + 1);
+      if (name === "when") value = view.when(value);
+      else if (name === "length") value = value ? value.length : 0;
+      else if (name === "join") value = (value || []).join(argument);
+      else if (name === "default") value = present(value) ? value : argument;
+      else if (formats[name]) value = formats[name](value);
+    });
+    if (Array.isArray(value)) value = value.join(", ");
+    return value === null || value === undefined ? "" : String(value);
+  }
+  function fill(node, scope, options) {
+    var child = node.firstChild;
+    while (child) {
+      var next = child.nextSibling;
+      if (child.nodeType === 1 && child.tagName === "TEMPLATE") {
+        var out = document.createDocumentFragment();
+        var test = child.getAttribute("data-if"), each = child.getAttribute("data-each");
+        if (test !== null) {
+          var holds = options.tests[test] ? options.tests[test](scope[""]) : present(lookup(scope, test));
+          if (holds) { out = child.content.cloneNode(true); fill(out, scope, options); }
+        } else if (each !== null) {
+          (lookup(scope, each) || []).forEach(function (item) {
+            var inner = Object.create(scope);
+            inner[each + "[]"] = item;
+            var copy = child.content.cloneNode(true);
+            fill(copy, inner, options);
+            out.appendChild(copy);
+          });
+        }
+        node.replaceChild(out, child);
+      } else if (child.nodeType === 1) {
+        Array.prototype.slice.call(child.attributes).forEach(function (attribute) {
+          if (attribute.value.indexOf("\u27e6") < 0) return;
+          var value = attribute.value.replace(MARK, function (m, spec) { return shown(scope, spec, options.formats); });
+          var name = attribute.name.toLowerCase();
+          if (name.indexOf("on") === 0 || ((name === "href" || name === "src" || name === "action") && value.charAt(0) !== "#")) child.removeAttribute(attribute.name);
+          else child.setAttribute(attribute.name, value);
+        });
+        fill(child, scope, options);
+      } else if (child.nodeType === 3 && child.nodeValue.indexOf("\u27e6") >= 0) {
+        var whole = WHOLE_MARKDOWN.exec(child.nodeValue);
+        if (whole) {
+          var drawn = view.markdown(lookup(scope, whole[1]));
+          var parts = document.createDocumentFragment();
+          while (drawn.firstChild) parts.appendChild(drawn.firstChild);
+          node.replaceChild(parts, child);
+        } else child.nodeValue = child.nodeValue.replace(MARK, function (m, spec) { return shown(scope, spec, options.formats); });
+      }
+      child = next;
+    }
+  }
+  view.piece = function (name, record, options) {
+    var template = document.querySelector('template[data-piece="' + name + '"][data-lang="' + state.language + '"]') ||
+      document.querySelector('template[data-piece="' + name + '"]');
+    var copy = template.content.cloneNode(true);
+    fill(copy, { "": record }, { tests: (options && options.tests) || {}, formats: (options && options.formats) || {} });
+    return copy.firstElementChild;
   };
 
   window.hostd = { view: view };
