@@ -24,7 +24,7 @@ from markupsafe import Markup
 
 from hostd.core.i18n import Language
 from hostd.core.identity import Member
-from hostd.web.rendering import STATIC, Slot, environment, page_style
+from hostd.web.rendering import STATIC, Slot, SlotNames, environment, page_style
 
 if TYPE_CHECKING:
     from hostd.core.host import Host
@@ -142,6 +142,7 @@ class AppViews:
             languages=("en", "zh"),
             speak=speak,
             slot=Slot,
+            names=SlotNames,
             opens=lambda path="", other=None: False,
             url=lambda path="", **query: "#",
         )

@@ -128,6 +128,28 @@ class Slot:
         yield self
 
 
+class SlotNames:
+    """A table of names for slots: ``names[slot]`` is ``⟦path|kind⟧``, the view looks the name up
+    (a status's words, say) where the dashboard's page hands the macro a dict."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __getitem__(self, key: Slot) -> Markup:
+        return key.piped(self.kind)
+
+    def get(self, key: Slot, default: object = None) -> Markup:
+        return key.piped(self.kind)
+
+
+def flag(value: object, text: str) -> str:
+    """``text`` when ``value`` holds, else nothing: a class that comes and goes with a field
+    (``class="thought{{ thought.is_revision | flag(' revision') }}"``)."""
+    if isinstance(value, Slot):
+        return value.piped("flag", text)
+    return text if value else ""
+
+
 def when(value: str | Slot | None) -> str:
     """An ISO 8601 time as ``2026-11-27 07:30 UTC``; empty for none; the raw text if unreadable."""
     if isinstance(value, Slot):
@@ -158,6 +180,7 @@ def environment(plugin_templates: dict[str, Path]) -> Any:
     env.filters["markdown"] = markdown
     env.filters["when"] = when
     env.filters["mermaid_text"] = mermaid_text
+    env.filters["flag"] = flag
     _slot_aware_filters(env)
     env.tests["slot"] = lambda value: isinstance(value, Slot)
     env.globals["as_piece"] = False  # True where a view draws a macro as a <template>

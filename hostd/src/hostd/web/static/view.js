@@ -218,6 +218,7 @@
       else if (name === "length") value = value ? value.length : 0;
       else if (name === "join") value = (value || []).join(argument);
       else if (name === "default") value = present(value) ? value : argument;
+      else if (name === "flag") value = present(value) ? argument : "";
       else if (formats[name]) value = formats[name](value);
     });
     if (Array.isArray(value)) value = value.join(", ");
@@ -231,7 +232,9 @@
         var out = document.createDocumentFragment();
         var test = child.getAttribute("data-if"), each = child.getAttribute("data-each");
         if (test !== null) {
-          var holds = options.tests[test] ? options.tests[test](scope[""]) : present(lookup(scope, test));
+          var negated = test.charAt(0) === "!", name = negated ? test.slice(1) : test;
+          var holds = options.tests[name] ? options.tests[name](scope[""]) : present(lookup(scope, name));
+          if (negated) holds = !holds;
           if (holds) { out = child.content.cloneNode(true); fill(out, scope, options); }
         } else if (each !== null) {
           (lookup(scope, each) || []).forEach(function (item) {
