@@ -8,7 +8,8 @@ The views in Chromium, under ext-apps' host side: ``test_apps_browser.py``.
 from __future__ import annotations
 
 import json
-from html import unescape
+import re
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,210 @@ async def test_answers_are_unchanged(tmp_path: Path) -> None:
         result = await client.call_tool("list_tasks", {})
         assert result.meta is None
         assert [block.type for block in result.content] == ["text"]
+
+
+# --- one source: a view's pieces are the dashboard's macros ------------------------------------
+
+PIECE_TAG = re.compile(r'<template data-(piece|if|each)="([^"]*)"(?: data-lang="(\w+)")?>|</template>')
+MARK = re.compile(r"⟦([^⟧]*)⟧")
+
+
+def _closing(text: str, start: re.Match[str]) -> re.Match[str]:
+    """The ``</template>`` that closes the one ``start`` opens."""
+    depth, at = 1, start.end()
+    while True:
+        found = PIECE_TAG.search(text, at)
+        assert found is not None, text[start.start() : start.start() + 200]
+        depth += 1 if found.group(1) else -1
+        at = found.end()
+        if depth == 0:
+            return found
+
+
+def piece_of(document: str, name: str, language: str = "en") -> str:
+    for found in PIECE_TAG.finditer(document):
+        if found.group(1) == "piece" and found.group(2) == name and found.group(3) == language:
+            return document[found.end() : _closing(document, found).start()]
+    raise AssertionError(f"no <template data-piece={name!r}> in {language}")
+
+
+def _present(value: Any) -> bool:
+    return value not in (None, "", False, 0, [], {})
+
+
+def _lookup(scope: dict[str, Any], path: str) -> Any:
+    cut = path.rfind("[]")
+    value = scope[""] if cut < 0 else scope[path[: cut + 2]]
+    rest = path if cut < 0 else path[cut + 3 :]
+    for key in rest.split(".") if rest else []:
+        value = None if value is None else (value[int(key)] if isinstance(value, list) else value.get(key))
+    return value
+
+
+def _shown(scope: dict[str, Any], spec: str) -> str:
+    from hostd.web.rendering import markdown, when
+
+    path, *pipes = spec.split("|")
+    value = _lookup(scope, path)
+    for pipe in pipes:
+        name, _, argument = pipe.partition(":")
+        if name == "markdown":
+            return str(markdown(value))
+        if name == "when":
+            value = when(value)
+        elif name == "length":
+            value = len(value or [])
+        elif name == "join":
+            value = argument.join(value or [])
+        elif name == "default":
+            value = value if _present(value) else argument
+        else:
+            assert name == "flag", name
+            value = argument if _present(value) else ""
+    if isinstance(value, list):
+        value = ", ".join(value)
+    return "" if value is None else escape(str(value))
+
+
+def fill(text: str, scope: dict[str, Any], tests: dict[str, Any]) -> str:
+    """What ``view.js``'s ``view.piece`` makes of a piece for a record, as HTML text: parts kept
+    where their field (or named test) holds, repeated parts once per item, each mark its value."""
+    drawn: list[str] = []
+    at = 0
+    while (found := PIECE_TAG.search(text, at)) is not None:
+        drawn.append(MARK.sub(lambda m: _shown(scope, m.group(1)), text[at : found.start()]))
+        end = _closing(text, found)
+        inner, kind, name = text[found.end() : end.start()], found.group(1), found.group(2)
+        if kind == "if":
+            negated, name = name.startswith("!"), name.lstrip("!")
+            holds = tests[name](scope[""]) if name in tests else _present(_lookup(scope, name))
+            if holds != negated:
+                drawn.append(fill(inner, scope, tests))
+        else:
+            for item in _lookup(scope, name) or []:
+                drawn.append(fill(inner, {**scope, name + "[]": item}, tests))
+        at = end.end()
+    drawn.append(MARK.sub(lambda m: _shown(scope, m.group(1)), text[at:]))
+    return "".join(drawn)
+
+
+def same_markup(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r">\s+<", "><", html)).strip()
+
+
+def dashboard_macros(plugin: str, module: str, template: str) -> Any:
+    """The dashboard's macros of a plugin, as its pages call them, for a member who opens no page
+    (a view links to none) reading English."""
+    import importlib
+
+    from hostd.web.rendering import environment
+    from hostd_errors import Text
+
+    folder = Path(importlib.import_module(module).__file__ or "").parent / "templates"
+    env = environment({plugin: folder})
+    return env.get_template(f"{plugin}/{template}").make_module(
+        {
+            "t": lambda en, zh: Text(en=en, zh=zh).render("en"),
+            "opens": lambda path="", other=None: False,
+            "url": lambda path="", **query: "#",
+            "can": lambda tool: True,
+        }
+    )
+
+
+async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
+    """One source: the board's card, the session's thought and the memory's links in the view
+    document are the dashboard's macros (drawn with slots); filled with a record, each is the
+    markup the dashboard's macro draws for that record."""
+    async with in_memory_client(PLUGINS, data_dir=tmp_path) as client:
+        read = await documents(client)
+        broken = (await ok(client, "create_task", title="Nightly <b>backup</b>", priority="P1"))["task"]
+        blocked = await ok(
+            client,
+            "create_task",
+            title="Ship",
+            priority="P0",
+            labels=["ops", "发布"],
+            depends_on=[broken["task_id"]],
+        )
+        await ok(client, "create_task", title="Waits", depends_on=[blocked["task"]["task_id"]])
+        await ok(client, "create_task", title="Part", parent_id=blocked["task"]["task_id"])
+        await ok(client, "update_task_status", task_id=broken["task_id"], new_status="in_progress")
+        await ok(client, "update_task_status", task_id=broken["task_id"], new_status="failed")
+        tasks = (await ok(client, "list_tasks", limit=50))["tasks"]
+        first = await ok(
+            client,
+            "sequential_thinking",
+            thought="Frame **it**",
+            thoughtNumber=1,
+            totalThoughts=2,
+            nextThoughtNeeded=True,
+        )
+        sid = first["session_id"]
+        await ok(
+            client,
+            "sequential_thinking",
+            thought="<i>x</i>",
+            thoughtNumber=2,
+            totalThoughts=2,
+            nextThoughtNeeded=True,
+            session_id=sid,
+            stage="analysis",
+            tags=["perf"],
+        )
+        await ok(
+            client,
+            "sequential_thinking",
+            thought="Again",
+            thoughtNumber=1,
+            totalThoughts=2,
+            nextThoughtNeeded=False,
+            session_id=sid,
+            isRevision=True,
+            revisesThought=1,
+        )
+        thoughts = (await ok(client, "get_session", session_id=sid))["thoughts"]
+        await ok(client, "create_memory", uri="project://beta", content="Beta")
+        await ok(
+            client, "create_memory", uri="project://alpha", content="See project://beta and project://nowhere"
+        )
+        await ok(
+            client,
+            "link_memories",
+            from_uri="project://alpha",
+            to_uri="project://beta",
+            relation="depends_on",
+        )
+        relations = [
+            (await ok(client, "read_memory", uri=uri))["relations"]
+            for uri in ("project://alpha", "project://beta")
+        ]
+    assert len(tasks) == 4
+    assert len(thoughts) == 3
+    failed = {task["task_id"] for task in tasks if task["status"] == "failed"}
+    tasks_macros = dashboard_macros("tasks", "hostd_tasks", "_macros.html")
+    card = piece_of(read["ui://hostd/tasks/board"], "card")
+    waits_on = {
+        "waits_on": lambda c: (
+            not c["waits_on_failed"] and bool(c["task"]["depends_on"]) and c["task"]["status"] == "pending"
+        )
+    }
+    for task in tasks:
+        record = {"task": task, "waits_on_failed": [d for d in task["depends_on"] if d in failed]}
+        expected = same_markup(str(tasks_macros.task_card(record, lease=True)))
+        assert same_markup(fill(card, {"": record}, waits_on)) == expected, task["title"]
+    assert "failed-blocker" in card  # every part is in the piece, drawn or not
+
+    thought_macros = dashboard_macros("deep-thinking", "hostd_deep_thinking", "_macros.html")
+    thought = piece_of(read["ui://hostd/deep-thinking/session"], "thought")
+    for record in thoughts:
+        expected = same_markup(str(thought_macros.thought_item(record)))
+        assert same_markup(fill(thought, {"": record}, {})) == expected
+
+    memory_macros = dashboard_macros("memory", "hostd_memory", "_macros.html")
+    links = piece_of(read["ui://hostd/memory/memory"], "links")
+    for found in relations:
+        expected = same_markup(str(memory_macros.memory_links(found, None)))
+        assert same_markup(fill(links, {"": {"relations": found, "graph": None}}, {})) == expected
+    # and the pieces are in both languages
+    assert "领取人" in piece_of(read["ui://hostd/tasks/board"], "card", "zh")
