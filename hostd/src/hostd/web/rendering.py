@@ -190,7 +190,8 @@ def environment(plugin_templates: dict[str, Path]) -> Any:
 def _slot_aware_filters(env: Any) -> None:
     """``length``, ``join`` and ``default`` as Jinja has them, but a slot stays a slot (with the
     filter named in its marker), so a macro reads the same for a record and for a slot."""
-    from jinja2.filters import do_default, do_join, pass_eval_context
+    from jinja2 import pass_eval_context
+    from jinja2.filters import do_default, do_join
 
     def length(value: Any) -> Any:
         return value.piped("length") if isinstance(value, Slot) else len(value)
