@@ -258,7 +258,7 @@ def dashboard_macros(plugin: str, module: str, template: str) -> Any:
 
 
 async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
-    """One source: the board's card, the session's thought and the memory's links in the view
+    """One source: the board's card, the session's timeline and the memory's links in the view
     document are the dashboard's macros (drawn with slots); filled with a record, each is the
     markup the dashboard's macro draws for that record."""
     async with in_memory_client(PLUGINS, data_dir=tmp_path) as client:
@@ -308,6 +308,17 @@ async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
             isRevision=True,
             revisesThought=1,
         )
+        await ok(
+            client,
+            "sequential_thinking",
+            thought="分支：另一条路",
+            thoughtNumber=2,
+            totalThoughts=2,
+            nextThoughtNeeded=False,
+            session_id=sid,
+            branchFromThought=1,
+            branchId="other-way",
+        )
         thoughts = (await ok(client, "get_session", session_id=sid))["thoughts"]
         await ok(client, "create_memory", uri="project://beta", content="Beta")
         await ok(
@@ -325,7 +336,7 @@ async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
             for uri in ("project://alpha", "project://beta")
         ]
     assert len(tasks) == 4
-    assert len(thoughts) == 3
+    assert len(thoughts) == 4
     failed = {task["task_id"] for task in tasks if task["status"] == "failed"}
     tasks_macros = dashboard_macros("tasks", "hostd_tasks", "_macros.html")
     card = piece_of(read["ui://hostd/tasks/board"], "card")
@@ -341,10 +352,24 @@ async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
     assert "failed-blocker" in card  # every part is in the piece, drawn or not
 
     thought_macros = dashboard_macros("deep-thinking", "hostd_deep_thinking", "_macros.html")
-    thought = piece_of(read["ui://hostd/deep-thinking/session"], "thought")
-    for record in thoughts:
-        expected = same_markup(str(thought_macros.thought_item(record)))
-        assert same_markup(fill(thought, {"": record}, {})) == expected
+    timeline = piece_of(read["ui://hostd/deep-thinking/session"], "timeline")
+    main = [t for t in thoughts if not t["branch_id"]]
+    branches: dict[str, dict[str, Any]] = {}
+    for t in thoughts:
+        if t["branch_id"]:
+            branch = branches.setdefault(
+                t["branch_id"],
+                {"id": t["branch_id"], "from_sequence": t["branch_from_sequence"], "thoughts": []},
+            )
+            branch["thoughts"].append(t)
+    expected = same_markup(
+        str(thought_macros.timeline_section(len(thoughts), main, list(branches.values()), caller=lambda: ""))
+    )
+    record = {"matching_thoughts": len(thoughts), "main": main, "branches": list(branches.values())}
+    no_thoughts = {"no_thoughts": lambda r: not r["main"] and not r["branches"]}
+    assert same_markup(fill(timeline, {"": record}, no_thoughts)) == expected
+    assert 'class="thought card revision"' in expected  # a revision, a stage, tags and a branch are drawn
+    assert "branch-other-way" in expected
 
     memory_macros = dashboard_macros("memory", "hostd_memory", "_macros.html")
     links = piece_of(read["ui://hostd/memory/memory"], "links")

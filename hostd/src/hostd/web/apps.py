@@ -152,6 +152,7 @@ class AppViews:
             "root": view.name,
             "language": language,
             "tools": {name: served(name) for name in _tool_names(self.host, plugin)},
+            "working": {lang: speak(lang)(en="Working…", zh="处理中……") for lang in ("en", "zh")},
         }
         shell = self._environment.get_template("host/app.html")
         return str(

@@ -96,7 +96,7 @@
     /* Where the view draws (#<name>) and says what it is doing (#<name>-status); both from the shell. */
     get root() { return document.getElementById(config.root); },
     get status() { return document.getElementById(config.root + "-status"); },
-    busy: function () { view.status.textContent = view.word("working"); },
+    busy: function () { view.status.textContent = config.working[state.language] || config.working.en; },
     done: function (message) {
       view.status.textContent = "";
       if (message) view.status.appendChild(view.el("p", { class: "notice", role: "status", text: message }));
