@@ -178,7 +178,8 @@ def read_view(door: Door, token: str, uri: str) -> dict[str, str | None] | None:
         return None
     document = answer["result"]["contents"][0]["text"]
     config = document[document.index('id="hostd-config"') :]
-    tools: dict[str, str | None] = json.loads(config[config.index(">") + 1 : config.index("</script>")])["tools"]
+    settings = json.loads(config[config.index(">") + 1 : config.index("</script>")])
+    tools: dict[str, str | None] = settings["tools"]
     return tools
 
 
