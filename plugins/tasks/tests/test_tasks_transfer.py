@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostd_testing import ANY, Client, envelope_error, envelope_ok, fails, in_memory_client, ok
+from dirty_equals import IsDatetime, IsPartialDict, IsStr
+from hostd_testing import Client, envelope_error, envelope_ok, fails, in_memory_client, ok
 from tasks_support import create, walk_to
 
 pytestmark = pytest.mark.anyio
@@ -350,14 +352,14 @@ async def test_a_hostile_document_is_refused_whole(stores: Stores, case: str) ->
     async with stores("b") as b:
         await create(b, "already here", task_id="x")
         before = await _everything(b)
-        refused = await fails(b, "import_tasks", ANY, data=_spoiled(change))
+        refused = await fails(b, "import_tasks", "INVALID_ARGUMENT", data=_spoiled(change))
         assert await _everything(b) == before  # nothing half-written
-    error = refused["error"]
-    assert error["code"] == "INVALID_ARGUMENT"
-    assert error["message"] == f"data cannot be imported: {sentence}. Nothing was imported."
-    assert error["details"]["problem"] == problem
-    assert error["details"]["argument"] == "data"
-    assert error["hint"].startswith("Pass a document export_tasks wrote")
+    assert refused == envelope_error(
+        "INVALID_ARGUMENT",
+        f"data cannot be imported: {sentence}. Nothing was imported.",
+        hint=IsStr(regex=r"Pass a document export_tasks wrote.*", regex_flags=re.DOTALL),
+        details=IsPartialDict(problem=problem, argument="data"),
+    )
 
 
 async def test_a_cycle_with_the_stores_own_tasks_rolls_everything_back(stores: Stores) -> None:
@@ -499,6 +501,15 @@ async def test_exporting_an_unknown_or_deleted_task_is_not_found(stores: Stores)
         await ok(a, "delete_task", task_id="gone")
         unknown = await fails(a, "export_tasks", "NOT_FOUND", task_ids=["nope"])
         deleted = await fails(a, "export_tasks", "NOT_FOUND", task_ids=["gone"])
-    assert unknown["error"]["details"] == {"task_id": "nope", "argument": "task_ids"}
-    assert deleted["error"]["details"] == {"task_id": "gone", "argument": "task_ids", "deleted_at": ANY}
-    assert deleted["error"]["message"] == "Task 'gone' was deleted."
+    assert unknown == envelope_error(
+        "NOT_FOUND",
+        "Task 'nope' does not exist.",
+        hint="list_tasks shows the existing task ids.",
+        details={"task_id": "nope", "argument": "task_ids"},
+    )
+    assert deleted == envelope_error(
+        "NOT_FOUND",
+        "Task 'gone' was deleted.",
+        hint="get_task shows its last record and history; list_tasks shows the existing tasks.",
+        details={"task_id": "gone", "argument": "task_ids", "deleted_at": IsDatetime(iso_string=True)},
+    )

@@ -27,8 +27,6 @@ from hostd_testing.browser import (
     signed_in,
 )
 from hostd_testing.calls import (
-    ANY,
-    ANY_MS,
     Envelope,
     call,
     envelope_error,
@@ -60,8 +58,6 @@ from hostd_testing.suites import check_paging, check_team_database, run_hostd
 from hostd_testing.symlink_swap import swapping
 
 __all__ = [
-    "ANY",
-    "ANY_MS",
     "CHROMIUM",
     "DESKTOP",
     "NPM_HOME",
