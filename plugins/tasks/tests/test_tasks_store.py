@@ -211,8 +211,8 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     assert after.labels == ["upgrade"]
     assert [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
-        # leases, index, copied ids, origins
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
+        # leases, index, copied ids, origins, one spelling of times
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 5 == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -264,8 +264,8 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
     assert unknown.total == 0
     assert [t.task_id for t in mine.tasks] == ["old"]
     with sqlite3.connect(path) as raw:
-        # leases, index, copied ids, origins
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
+        # leases, index, copied ids, origins, one spelling of times
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 5 == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -320,7 +320,7 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     assert offered.claimed_by == "erin"
     assert (offered.claim_count, offered.expired_claims) == (2, 1)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
