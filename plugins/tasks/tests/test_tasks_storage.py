@@ -483,7 +483,7 @@ def test_postgres_hot_statements_are_index_walks_at_10000_tasks(postgres_url: st
         database.write(bulk)
         statements = {
             "claim": (NEXT_READY + store.claim_lock, ()),
-            "lapsed leases": (_LAPSED + " LIMIT 1", ("2026-01-01T00:00:00.000000+00:00",)),
+            "lapsed leases": (_LAPSED + " LIMIT 1", ("2026-01-01T00:00:00.000000Z",)),
             "by id": (f"SELECT {store.record_columns} FROM tasks AS t WHERE t.task_id = ?", ("b-5000",)),
             "first page": (
                 f"SELECT {store.record_columns} FROM tasks AS t ORDER BY t.priority, t.seq LIMIT 100",
