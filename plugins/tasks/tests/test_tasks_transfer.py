@@ -14,12 +14,9 @@ from typing import Any, cast
 import pytest
 from dirty_equals import IsPartialDict, IsStr
 from hostd_testing import Client, envelope_error, envelope_ok, fails, in_memory_client, ok
-from tasks_support import create, walk_to
+from tasks_support import STAMP, create, walk_to
 
 pytestmark = pytest.mark.anyio
-
-#: A time as every answer spells it (``hostd_db.utc_stamp``).
-STAMP = IsStr(regex=r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 Stores = Callable[..., AbstractAsyncContextManager[Client]]
 
