@@ -342,9 +342,9 @@ def _one_time_spelling(conn: Connection, dialect: Dialect) -> None:
     for task_id, record in conn.execute(
         "SELECT task_id, record FROM deleted_tasks WHERE record LIKE '%+00:00%'"
     ).fetchall():
-        rewritten = _record_in_one_spelling(str(record))
-        if rewritten is not None:
-            conn.execute("UPDATE deleted_tasks SET record = ? WHERE task_id = ?", (rewritten, task_id))
+        record_now = _record_in_one_spelling(str(record))
+        if record_now is not None:
+            conn.execute("UPDATE deleted_tasks SET record = ? WHERE task_id = ?", (record_now, task_id))
 
 
 # One spelling of a time in every store and answer (``hostd_db.utc_stamp``'s ``Z``, issue 37): the
