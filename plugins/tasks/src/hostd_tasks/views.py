@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from hostd_db import utc_stamp
 
 from hostd import (
     ActivityItem,
@@ -540,7 +541,7 @@ async def task_activity(request: ViewRequest, limit: int, member: str | None = N
     found = await request.call(list_task_activity, limit=max(1, min(limit, 100)), member=member)
     return [
         ActivityItem(
-            entry.at.isoformat(timespec="microseconds").replace("+00:00", "Z"),
+            utc_stamp(entry.at),
             entry.by,
             _summary(entry.event, entry.details, entry.task_id, entry.title or ""),
             "/view",
