@@ -52,6 +52,8 @@ from hostd.core.view_api import (
     ViewPage,
     ViewRedirect,
     ViewRequest,
+    error_fields,
+    given,
 )
 
 if TYPE_CHECKING:
@@ -376,6 +378,8 @@ __all__ = [
     "ViewPage",
     "ViewRedirect",
     "ViewRequest",
+    "error_fields",
+    "given",
     "hookimpl",
     "pages",
     "trace_span",
