@@ -52,9 +52,8 @@ from hostd.core.view_api import (
     ViewPage,
     ViewRedirect,
     ViewRequest,
-    error_fields,
-    given,
 )
+from hostd.core.view_forms import error_fields, given
 
 if TYPE_CHECKING:
     from hostd_db import Database

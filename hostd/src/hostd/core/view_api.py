@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from hostd_errors import CodedError, Message
+from hostd_errors import Message
 
 from hostd.core.i18n import Language
 
@@ -193,19 +193,6 @@ class RegisterViews(Protocol):
         """
 
 
-def given(value: str | None) -> str | None:
-    """A query or form value, ``None`` when missing or blank: an empty field means "not given"."""
-    value = (value or "").strip()
-    return value or None
-
-
-def error_fields(request: ViewRequest, exc: CodedError) -> dict[str, str | None]:
-    """A refused tool call as a page's error box shows it: message and hint in the reader's
-    language, and the code (the ``error`` a plugin's template receives)."""
-    message, hint, _ = exc.rendered(request.language)
-    return {"message": message, "hint": hint, "code": exc.code}
-
-
 __all__ = [
     "ActionHandler",
     "ActivityItem",
@@ -218,6 +205,4 @@ __all__ = [
     "ViewPage",
     "ViewRedirect",
     "ViewRequest",
-    "error_fields",
-    "given",
 ]
