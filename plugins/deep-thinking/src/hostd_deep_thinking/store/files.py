@@ -36,8 +36,8 @@ from hostd_deep_thinking.store.backend import (
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
-    ListingKey,
     Plan,
+    SessionListing,
     SummaryPage,
     WouldBlock,
 )
@@ -654,15 +654,9 @@ class SessionStore:
 
     # --- listing, search, default sessions: the store's parts ------------------------------
 
-    def list_summaries(
-        self,
-        status: str | None,
-        limit: int,
-        created_by: str | None = None,
-        after: ListingKey | None = None,
-    ) -> SummaryPage:
+    def list_summaries(self, listing: SessionListing) -> SummaryPage:
         """Sessions newest first, from the index plus what their journals added since compaction."""
-        return self._index.list_summaries(status, limit, created_by, after)
+        return self._index.list_summaries(listing)
 
     def file_signatures(self) -> dict[str, FileSignature]:
         """Every session on disk with its files' signature (see ``changes.ChangeScanner``)."""
