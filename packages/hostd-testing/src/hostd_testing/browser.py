@@ -19,17 +19,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from hostd_errors.chromium import CHROMIUM_FLAGS, CHROMIUM_PATH
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM = Path(CHROMIUM_PATH)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -72,7 +64,9 @@ def chromium() -> Iterator[Any]:
     except ImportError:
         require_or_skip("the playwright package is not installed")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=list(CHROMIUM_FLAGS), headless=True
+        )
         try:
             yield browser
         finally:
