@@ -20,15 +20,15 @@ reads and writes in ``records``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Concatenate, Generic, ParamSpec, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from hostd_db import Connection, Database
 
 from hostd import PluginContext, ToolContext
 from hostd_memory import search as search_text
 from hostd_memory.models import Settings
-from hostd_memory.store import importing, listings, ranking, writes
+from hostd_memory.store import importing, listings, ranking, tuning, writes
 from hostd_memory.store.access import Access
 from hostd_memory.store.postgres import PostgresEngine
 from hostd_memory.store.rows import (
@@ -46,34 +46,13 @@ from hostd_memory.store.rows import (
 )
 from hostd_memory.store.schema import VISIBLE
 from hostd_memory.store.sqlite import SqliteEngine
-from hostd_memory.uris import mentioned_uris
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-class _Part(Generic[_P, _R]):
-    """A store method that is a part's function handed the store's ``Access``: its signature and
-    docstring are the function's, written once, in the part."""
-
-    def __init__(self, function: Callable[Concatenate[Access, _P], _R]) -> None:
-        self.function = function
-        self.__doc__ = function.__doc__
-
-    def __get__(self, store: MemoryStore, owner: type[MemoryStore] | None = None) -> Callable[_P, _R]:
-        function, access = self.function, store.access
-
-        def method(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            return function(access, *args, **kwargs)
-
-        return method
+from hostd_memory.uris import MemoryUri, mentioned_uris
 
 
 class MemoryStore:
     """Every read and write of the memory database, SQLite file or team database; safe to share
     between threads. The SQL is written once, in the parts' functions; ``engine`` holds what the
-    two engines do apart. Each method is one function of a part (its docstring says the rules),
-    most bound by ``_Part``."""
+    two engines do apart. Each method is one function of a part (its docstring says the rules)."""
 
     def __init__(self, database: Database) -> None:
         self.access = Access(database)
@@ -95,50 +74,141 @@ class MemoryStore:
 
     # --- writes --------------------------------------------------------------------------------
 
-    create = _Part(writes.create)
-    update = _Part(writes.update)
-    soft_delete = _Part(writes.soft_delete)
-    remove_alias = _Part(writes.remove_alias)
-    purge = _Part(writes.purge)
-    add_alias = _Part(writes.add_alias)
-    count_access = _Part(writes.count_access)
-    versions = _Part(writes.versions)
-    version_pair = _Part(writes.version_pair)
-    rollback = _Part(writes.rollback)
-    save_session = _Part(writes.save_session)
+    def create(
+        self,
+        uri: MemoryUri,
+        content: str,
+        priority: int,
+        disclosure: str,
+        tags: Sequence[str] = (),
+        *,
+        author: str | None,
+    ) -> MemoryRow:
+        return writes.create(self.access, uri, content, priority, disclosure, tags, author=author)
+
+    def update(
+        self, uri: str, *, edit: Any, change: Change, author: str | None
+    ) -> tuple[MemoryRow, str | None]:
+        return writes.update(self.access, uri, edit=edit, change=change, author=author)
+
+    def soft_delete(self, uri: str, *, author: str | None) -> MemoryRow:
+        return writes.soft_delete(self.access, uri, author=author)
+
+    def remove_alias(self, alias_uri: str) -> str | None:
+        return writes.remove_alias(self.access, alias_uri)
+
+    def purge(self, uri: str) -> tuple[MemoryRow, int, list[str]]:
+        return writes.purge(self.access, uri)
+
+    def add_alias(self, target_uri: str, alias_uri: str) -> MemoryRow:
+        return writes.add_alias(self.access, target_uri, alias_uri)
+
+    def count_access(self, memory_id: int) -> tuple[int, str]:
+        return writes.count_access(self.access, memory_id)
+
+    def versions(
+        self, uri: str, limit: int | None = None, *, before: int | None = None, include_current: bool = True
+    ) -> tuple[MemoryRow, list[VersionRow], int]:
+        return writes.versions(self.access, uri, limit, before=before, include_current=include_current)
+
+    def version_pair(self, uri: str, first: int, second: int) -> tuple[MemoryRow, VersionRow, VersionRow]:
+        return writes.version_pair(self.access, uri, first, second)
+
+    def rollback(self, uri: str, version: int, *, author: str | None) -> tuple[MemoryRow, VersionRow, bool]:
+        return writes.rollback(self.access, uri, version, author=author)
+
+    def save_session(
+        self, title: str, summary: str, memory: tuple[MemoryUri, str, int] | None, *, author: str | None
+    ) -> tuple[int, str, MemoryRow | None]:
+        return writes.save_session(self.access, title, summary, memory, author=author)
 
     # --- listings ------------------------------------------------------------------------------
 
-    existing_uris = _Part(listings.existing_uris)
-    mentioned_by = _Part(listings.mentioned_by)
-    list_page = _Part(listings.list_page)
-    recent_page = _Part(listings.recent_page)
-    index_page = _Part(listings.index_page)
-    recent_paths = _Part(listings.recent_paths)
-    recent_domains = _Part(listings.recent_domains)
-    recent_tags = _Part(listings.recent_tags)
-    export_page = _Part(listings.export_page)
-    all_versions = _Part(listings.all_versions)
-    memories_for = _Part(listings.memories_for)
-    stats = _Part(listings.stats)
-    link = _Part(listings.link)
-    unlink = _Part(listings.unlink)
-    links_of = _Part(listings.links_of)
-    outgoing_links = _Part(listings.outgoing_links)
+    def existing_uris(self, uris: Sequence[str]) -> set[str]:
+        return listings.existing_uris(self.access, uris)
+
+    def mentioned_by(self, memory: MemoryRow, limit: int = 20) -> list[str]:
+        return listings.mentioned_by(self.access, memory, limit)
+
+    def list_page(self, filters: Filters, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        return listings.list_page(self.access, filters, after, limit)
+
+    def recent_page(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        return listings.recent_page(self.access, after, limit)
+
+    def index_page(self, after: str | None, limit: int) -> list[tuple[str, str, int]]:
+        return listings.index_page(self.access, after, limit)
+
+    def recent_paths(self, domain: str, prefix: str, limit: int) -> list[str]:
+        return listings.recent_paths(self.access, domain, prefix, limit)
+
+    def recent_domains(self, prefix: str, limit: int) -> list[str]:
+        return listings.recent_domains(self.access, prefix, limit)
+
+    def recent_tags(self, prefix: str, limit: int) -> list[str]:
+        return listings.recent_tags(self.access, prefix, limit)
+
+    def export_page(self, filters: Filters, after: int, limit: int) -> list[MemoryRow]:
+        return listings.export_page(self.access, filters, after, limit)
+
+    def all_versions(self, memory: MemoryRow) -> list[VersionRow]:
+        return listings.all_versions(self.access, memory)
+
+    def memories_for(self, ids: Sequence[int]) -> dict[int, MemoryRow]:
+        return listings.memories_for(self.access, ids)
+
+    def stats(self) -> dict[str, Any]:
+        return listings.stats(self.access)
+
+    def link(self, from_uri: str, to_uri: str, relation: str) -> tuple[MemoryRow, MemoryRow, bool]:
+        return listings.link(self.access, from_uri, to_uri, relation)
+
+    def unlink(
+        self, from_uri: str, to_uri: str, relation: str | None
+    ) -> tuple[MemoryRow, MemoryRow, list[str]]:
+        return listings.unlink(self.access, from_uri, to_uri, relation)
+
+    def links_of(
+        self, memory_id: int, limit: int = 50
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        return listings.links_of(self.access, memory_id, limit)
+
+    def outgoing_links(self, memory_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        return listings.outgoing_links(self.access, memory_ids)
 
     # --- ranking -------------------------------------------------------------------------------
 
     def search(self, plan: search_text.QueryPlan, filters: Filters, limit: int) -> list[Hit]:
         return ranking.search(self.access, plan, filters, limit)
 
-    similar = _Part(ranking.similar)
-    match_ids = _Part(ranking.match_ids)
-    core_memories = _Part(ranking.core_memories)
-    related = _Part(ranking.related)
+    def similar(self, memory: MemoryRow) -> list[tuple[MemoryRow, float]]:
+        return ranking.similar(self.access, memory)
+
+    def match_ids(self, table: str, expression: str, limit: int) -> list[tuple[int, float]]:
+        return ranking.match_ids(self.access, table, expression, limit)
+
+    def core_memories(self, after: list[Any] | None, limit: int) -> list[MemoryRow]:
+        return ranking.core_memories(self.access, after, limit)
+
+    def related(
+        self, memory: MemoryRow, limit: int = tuning.RELATED_LIMIT
+    ) -> list[tuple[MemoryRow, list[str], list[str]]]:
+        return ranking.related(self.access, memory, limit)
 
     # --- importing -----------------------------------------------------------------------------
 
-    import_items = _Part(importing.import_items)
+    def import_items(
+        self,
+        items: Sequence[ImportItem],
+        strategy: str,
+        report: ImportReport,
+        *,
+        author: str | None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
+        return importing.import_items(
+            self.access, items, strategy, report, author=author, cancelled=cancelled
+        )
 
 
 def mentioned_relations(store: MemoryStore, memory: MemoryRow) -> list[tuple[str, bool]]:
