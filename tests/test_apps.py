@@ -145,3 +145,55 @@ async def test_answers_are_unchanged(tmp_path: Path) -> None:
         result = await client.call_tool("list_tasks", {})
         assert result.meta is None
         assert [block.type for block in result.content] == ["text"]
+
+
+#: How wide a character of the graph's labels is drawn, in px per font px: a Chinese one a whole
+#: em, a Latin one about half (0.55 em, DejaVu Sans' letters on average).
+def _drawn_width(text: str, font_size: float) -> float:
+    import unicodedata
+
+    wide = sum(unicodedata.east_asian_width(char) in ("W", "F") for char in text)
+    return (wide + (len(text) - wide) * 0.55) * font_size
+
+
+async def test_graph_labels_stay_inside_their_boxes_in_chinese() -> None:
+    """A memory's neighbourhood with long Chinese URIs and relation names: every URI fits its box
+    and every relation the drawing, on the wide drawing and on the phone's (a Chinese character
+    takes about two Latin letters' room)."""
+    import re
+
+    from hostd_memory.view_graph import NARROW_WIDTH, WIDTH, neighbourhood_svg
+
+    long_uri = "project://客户反馈/按产品线分类的问题清单与影响范围评估摘要"
+    relation = "依赖其中列出的全部迁移步骤和回滚方案都已经完成并经过负责人审阅"
+    svg = str(
+        neighbourhood_svg(
+            long_uri,
+            outgoing=[(long_uri + "/一", relation), ("project://beta", "depends_on")],
+            incoming=[(long_uri + "/二", relation)],
+            mentions=[],
+            mentioned_by=["project://gamma"],
+            url_of=lambda uri: "#" + uri,
+            label="链接",
+        )
+    )
+    for drawing, width in (("wide", WIDTH), ("narrow", NARROW_WIDTH)):
+        body = svg[svg.index(f'class="graph {drawing}"') :]
+        body = body[: body.index("</svg>")]
+        boxes = re.findall(
+            r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"[^>]*/><text x="([\d.]+)"[^>]*>([^<]*)<', body
+        )
+        assert len(boxes) == 5
+        for x, box_width, middle, text in boxes:
+            assert float(middle) == float(x) + float(box_width) / 2
+            assert _drawn_width(text, 12) <= float(box_width) - 6, (drawing, text)
+        relations = re.findall(
+            r'<text x="([\d.]+)" y="[\d.]+"(?: text-anchor="(\w+)")? font-size="10"[^>]*>([^<]*)<', body
+        )
+        assert len(relations) == 4
+        for x, anchor, text in relations:
+            drawn = _drawn_width(text, 10)
+            start = float(x) - (drawn if anchor == "end" else 0)
+            assert start >= 0, (drawing, text)
+            assert start + drawn <= width, (drawing, text)
+        assert any(text.endswith("…") for _, _, text in relations)
