@@ -197,3 +197,40 @@ async def test_graph_labels_stay_inside_their_boxes_in_chinese() -> None:
             assert start >= 0, (drawing, text)
             assert start + drawn <= width, (drawing, text)
         assert any(text.endswith("…") for _, _, text in relations)
+
+
+async def test_a_view_larger_than_one_event_reads_whole_over_stateless_http(tmp_path: Path) -> None:
+    """The session view (Mermaid inside) is over 1 MiB, more than the SDK's client takes in one
+    server-sent event: a stateless server answers ``resources/read`` as plain JSON, and every other
+    request as before (a tool call still streams)."""
+    import httpx2
+    from hostd_testing import HttpServer, write_config
+
+    config = write_config(
+        tmp_path,
+        config={"profiles": {"default": {"plugins": ["deep-thinking"], "transport": {"stateless": True}}}},
+    )
+    with HttpServer.start(config) as server:
+        async with server.client() as client:
+            read = await client.read_resource("ui://hostd/deep-thinking/session")
+            (content,) = read.contents
+            assert content.mime_type == APP_MIME
+            assert len(getattr(content, "text", "").encode()) > 1 << 20
+            thought = {"thought": "One.", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False}
+            answered = await ok(client, "sequential_thinking", **thought)
+            assert answered["thoughtNumber"] == 1
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        kinds = {}
+        for method, params in (
+            ("resources/read", {"uri": "ui://hostd/deep-thinking/session"}),
+            ("tools/list", {}),
+        ):
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            answer = httpx2.post(server.url, content=json.dumps(body), headers=headers, timeout=60)
+            assert answer.status_code == 200, answer.text[:300]
+            kinds[method] = answer.headers["content-type"].split(";")[0]
+    assert kinds == {"resources/read": "application/json", "tools/list": "text/event-stream"}
