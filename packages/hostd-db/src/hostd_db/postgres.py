@@ -315,7 +315,7 @@ class PostgresDatabase:
                 stack.enter_context(connection.transaction())
             except psycopg.Error as exc:
                 if isinstance(exc, psycopg.OperationalError) and not _is_connection_failure(exc):
-                    raise  # the server refused the BEGIN itself (a session limit): not this connection's fault
+                    raise  # the server refused the BEGIN itself (a limit): not this connection's fault
                 # Dead, or left in a state no BEGIN can start from: closed, so the pool never lends it again.
                 with contextlib.suppress(Exception):
                     connection.close()
