@@ -505,11 +505,11 @@ def test_a_write_never_begins_read_only_on_a_pooled_connection_left_so(postgres_
         with database.pool().connection() as connection:
             connection.read_only = True  # as a read whose clearing did not happen leaves it
         for body in ("first", "second"):
-            database.run(
-                lambda connection, body=body: connection.execute(
-                    "INSERT INTO notes (body) VALUES (%s)", (body,)
-                )
-            )
+
+            def insert(connection: Any, body: str = body) -> None:
+                connection.execute("INSERT INTO notes (body) VALUES (%s)", (body,))
+
+            database.run(insert)
         with database.read() as connection:
             bodies = [row["body"] for row in connection.execute("SELECT body FROM notes ORDER BY id")]
     finally:
