@@ -15,6 +15,10 @@ Why it is built this way:
   every call). A pooled connection the server has dropped since (a restart, an idle timeout,
   ``pg_terminate_backend``) fails at ``BEGIN``, before anything of the work was sent: ``run``
   then drops the pool's other dead connections and runs the work once more on a fresh one.
+- A first call that fails while the pool is opened or the schema checked (a server too busy or
+  away) keeps nothing: the pool is closed and forgotten, and the next call starts afresh. A
+  write begins read-write whatever a read left on the pooled connection, and a lent connection
+  that cannot BEGIN is closed and replaced; a deadlock outside ``run`` is CONFLICT, to retry.
 - Migrations run under one transaction-scoped advisory lock and re-read the recorded version
   after taking it, so processes starting together apply each migration exactly once. DDL is
   transactional in PostgreSQL: a failed migration leaves nothing behind.
