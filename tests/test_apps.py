@@ -378,3 +378,92 @@ async def test_a_views_pieces_are_the_dashboards_macros(tmp_path: Path) -> None:
         assert same_markup(fill(links, {"": {"relations": found, "graph": None}}, {})) == expected
     # and the pieces are in both languages
     assert "领取人" in piece_of(read["ui://hostd/tasks/board"], "card", "zh")
+
+
+#: How wide a character of the graph's labels is drawn, in px per font px: a Chinese one a whole
+#: em, a Latin one about half (0.55 em, DejaVu Sans' letters on average).
+def _drawn_width(text: str, font_size: float) -> float:
+    import unicodedata
+
+    wide = sum(unicodedata.east_asian_width(char) in ("W", "F") for char in text)
+    return (wide + (len(text) - wide) * 0.55) * font_size
+
+
+async def test_graph_labels_stay_inside_their_boxes_in_chinese() -> None:
+    """A memory's neighbourhood with long Chinese URIs and relation names: every URI fits its box
+    and every relation the drawing, on the wide drawing and on the phone's (a Chinese character
+    takes about two Latin letters' room)."""
+    import re
+
+    from hostd_memory.view_graph import NARROW_WIDTH, WIDTH, neighbourhood_svg
+
+    long_uri = "project://客户反馈/按产品线分类的问题清单与影响范围评估摘要"
+    relation = "依赖其中列出的全部迁移步骤和回滚方案都已经完成并经过负责人审阅"
+    svg = str(
+        neighbourhood_svg(
+            long_uri,
+            outgoing=[(long_uri + "/一", relation), ("project://beta", "depends_on")],
+            incoming=[(long_uri + "/二", relation)],
+            mentions=[],
+            mentioned_by=["project://gamma"],
+            url_of=lambda uri: "#" + uri,
+            label="链接",
+        )
+    )
+    for drawing, width in (("wide", WIDTH), ("narrow", NARROW_WIDTH)):
+        body = svg[svg.index(f'class="graph {drawing}"') :]
+        body = body[: body.index("</svg>")]
+        boxes = re.findall(
+            r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"[^>]*/><text x="([\d.]+)"[^>]*>([^<]*)<', body
+        )
+        assert len(boxes) == 5
+        for x, box_width, middle, text in boxes:
+            assert float(middle) == float(x) + float(box_width) / 2
+            assert _drawn_width(text, 12) <= float(box_width) - 6, (drawing, text)
+        relations = re.findall(
+            r'<text x="([\d.]+)" y="[\d.]+"(?: text-anchor="(\w+)")? font-size="10"[^>]*>([^<]*)<', body
+        )
+        assert len(relations) == 4
+        for x, anchor, text in relations:
+            drawn = _drawn_width(text, 10)
+            start = float(x) - (drawn if anchor == "end" else 0)
+            assert start >= 0, (drawing, text)
+            assert start + drawn <= width, (drawing, text)
+        assert any(text.endswith("…") for _, _, text in relations)
+
+
+async def test_a_view_larger_than_one_event_reads_whole_over_stateless_http(tmp_path: Path) -> None:
+    """The session view (Mermaid inside) is over 1 MiB, more than the SDK's client takes in one
+    server-sent event: a stateless server answers ``resources/read`` as plain JSON, and every other
+    request as before (a tool call still streams)."""
+    import httpx2
+    from hostd_testing import HttpServer, write_config
+
+    config = write_config(
+        tmp_path,
+        config={"profiles": {"default": {"plugins": ["deep-thinking"], "transport": {"stateless": True}}}},
+    )
+    with HttpServer.start(config) as server:
+        async with server.client() as client:
+            read = await client.read_resource("ui://hostd/deep-thinking/session")
+            (content,) = read.contents
+            assert content.mime_type == APP_MIME
+            assert len(getattr(content, "text", "").encode()) > 1 << 20
+            thought = {"thought": "One.", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False}
+            answered = await ok(client, "sequential_thinking", **thought)
+            assert answered["thoughtNumber"] == 1
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        kinds = {}
+        for method, params in (
+            ("resources/read", {"uri": "ui://hostd/deep-thinking/session"}),
+            ("tools/list", {}),
+        ):
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            answer = httpx2.post(server.url, content=json.dumps(body), headers=headers, timeout=60)
+            assert answer.status_code == 200, answer.text[:300]
+            kinds[method] = answer.headers["content-type"].split(";")[0]
+    assert kinds == {"resources/read": "application/json", "tools/list": "text/event-stream"}

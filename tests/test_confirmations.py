@@ -27,8 +27,9 @@ from typing import Any, Literal, cast
 import anyio
 import mcp_types as types
 import pytest
+from dirty_equals import IsFloat, IsPartialDict, IsStr
 from hostd_testing import HttpServer, envelope_of, served_client, write_config
-from hostd_testing.calls import ANY, ANY_MS, call, ok
+from hostd_testing.calls import call, ok
 from hostd_testing.hosts import make_host
 from mcp import Client
 
@@ -133,7 +134,7 @@ def acted(tag: str, metadata: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "status": "success",
             "message": f"Deleted task base-{tag} 'base {tag}'. It was dropped from the dependencies "
             f"of: waits-{tag}.",
-            "task": ANY,
+            "task": IsPartialDict(task_id=f"base-{tag}", title=f"base {tag}", status="pending"),
             "dropped_from": [f"waits-{tag}"],
             "metadata": metadata,
         },
@@ -143,9 +144,9 @@ def acted(tag: str, metadata: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "brings it back.",
             "session_id": f"s-{tag}",
             "deleted": True,
-            "backup": ANY,
-            "backup_id": ANY,
-            "restore_call": {"session_id": f"s-{tag}", "backup": ANY},
+            "backup": IsStr(min_length=1),
+            "backup_id": IsStr(min_length=1),
+            "restore_call": {"session_id": f"s-{tag}", "backup": IsStr(min_length=1)},
             "metadata": metadata,
         },
     }
@@ -159,7 +160,7 @@ def not_done(tag: str, answer: Answer) -> dict[str, dict[str, Any]]:
         "delete_task": f"Task base-{tag} and the dependencies on it are kept.",
         "delete_session": f"Session 's-{tag}' is kept as it was.",
     }
-    metadata = {"execution_time_ms": ANY_MS, "confirmation": RECORDED[answer]}
+    metadata = {"execution_time_ms": IsFloat(ge=0), "confirmation": RECORDED[answer]}
     return {
         tool: {"status": "success", "message": NOT_DONE[answer] + text, "metadata": metadata}
         for tool, text in kept.items()
@@ -190,7 +191,7 @@ async def answer_in_turn(client: Client, person: Person, prefix: str) -> dict[st
         assert person.asked == questions(tag)
         assert person.answers == []
         if answer == "accept":
-            metadata = {"execution_time_ms": ANY_MS, "confirmation": "accepted"}
+            metadata = {"execution_time_ms": IsFloat(ge=0), "confirmation": "accepted"}
             assert answers == acted(tag, metadata)
         else:
             assert answers == not_done(tag, answer)
@@ -201,7 +202,7 @@ async def without_asking(client: Client, tag: str) -> None:
     """A client that cannot be asked: today's answers exactly (no ``confirmation`` in metadata)."""
     with anyio.fail_after(120):
         answers = await run_calls(client, tag)
-    assert answers == acted(tag, {"execution_time_ms": ANY_MS})
+    assert answers == acted(tag, {"execution_time_ms": IsFloat(ge=0)})
 
 
 async def in_the_store(data_dir: Path, tag: str) -> dict[str, bool]:
@@ -298,7 +299,7 @@ def test_hostd_call_acts_as_typed(tmp_path: Path) -> None:
     config = write_config(tmp_path, PLUGINS, config=CONFIG)
     hostd_call("create_session", {"name": "terminal", "session_id": "s-cli"})
     deleted = hostd_call("delete_session", {"session_id": "s-cli"})
-    assert deleted == acted("cli", {"execution_time_ms": ANY_MS})["delete_session"]
+    assert deleted == acted("cli", {"execution_time_ms": IsFloat(ge=0)})["delete_session"]
 
 
 async def test_a_stateful_http_session_asks_on_the_calls_own_stream(tmp_path: Path) -> None:
@@ -314,6 +315,6 @@ async def test_a_stateful_http_session_asks_on_the_calls_own_stream(tmp_path: Pa
                 kept = await call(client, "delete_session", session_id="s-http-sticky")
                 deleted = await call(client, "delete_session", session_id="s-http-sticky")
     assert kept == not_done("http-sticky", "decline")["delete_session"]
-    accepted = {"execution_time_ms": ANY_MS, "confirmation": "accepted"}
+    accepted = {"execution_time_ms": IsFloat(ge=0), "confirmation": "accepted"}
     assert deleted == acted("http-sticky", accepted)["delete_session"]
     assert person.asked == [questions("http-sticky")[3]] * 2

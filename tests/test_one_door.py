@@ -25,7 +25,7 @@ from hostd.core.config import load_config
 from hostd.core.host import Host
 from hostd.core.identity import Member
 from hostd_testing import HttpServer, write_config
-from team_support import call_modern
+from team_support import MODERN, call_modern, post, sse_messages
 
 TOKENS = {
     "alice": "alice-one-door-token-0123456789",
@@ -44,6 +44,9 @@ TOOLS: dict[str, dict[str, Any]] = {
     "create_task": {"title": "a task of {member}"},
     "no_such_tool": {},
 }
+#: Views inside the chat (``ui://`` documents) and the tool each stands for: a member may open a
+#: view exactly when they may call that tool, and its write controls are the tools they may call.
+VIEWS = {"ui://hostd/tasks/board": "list_tasks", "ui://hostd/memory/memory": "read_memory"}
 #: Dashboard pages (path -> the tool each stands for) and one action.
 PAGES = {"/ui/memory": "list_memories", "/ui/tasks": "list_tasks"}
 
@@ -146,6 +149,52 @@ def mcp_attempt(door: Door, token: str, tool: str, member: str) -> bool:
     return True
 
 
+def read_view(door: Door, token: str, uri: str) -> dict[str, str | None] | None:
+    """A view document as a 2026-07-28 client reads it (``resources/read``): the tools its write
+    controls may call (the document's config), or None when the door refused it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/read",
+        "params": {
+            "uri": uri,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "resources/read",
+        "Mcp-Name": uri,
+        "Authorization": f"Bearer {token}",
+    }
+    response = post(door.server.url, body, headers)
+    answer = next(message for message in sse_messages(response) if message.get("id") == 1)
+    if "error" in answer:  # as if there were no such view (-32602 from 2026-07-28 on)
+        assert (answer["error"]["code"], answer["error"]["data"]["code"]) == (-32602, "NOT_FOUND"), answer
+        return None
+    document = answer["result"]["contents"][0]["text"]
+    config = document[document.index('id="hostd-config"') :]
+    settings = json.loads(config[config.index(">") + 1 : config.index("</script>")])
+    tools: dict[str, str | None] = settings["tools"]
+    return tools
+
+
+def test_a_view_opens_and_offers_write_controls_exactly_as_the_policy_says(door: Door) -> None:
+    for member, token in TOKENS.items():
+        who = Member(member, PROFILES[member])
+        for uri, tool in VIEWS.items():
+            tools = read_view(door, token, uri)
+            assert (tools is not None) == door.host.access.may(who, tool), (member, uri)
+            if tools is not None:
+                assert {name for name, served in tools.items() if served} == {
+                    name for name in tools if door.host.access.may(who, name)
+                }, (member, uri)
+
+
 def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_recorded_once(
     door: Door,
 ) -> None:
@@ -212,6 +261,14 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
         envelope = json.loads(done.stdout)
         allowed = door.host.access.may(None, tool)
         assert (envelope["status"] == "success") == allowed, envelope
+    # A plugin's command (``hostd tasks export``) is a call of the local user's like ``hostd call``.
+    exported = subprocess.run(
+        [sys.executable, "-m", "hostd", "tasks", "export", "--config", str(door.config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert exported.returncode == 0, exported.stderr
     entries = [e for e in audit(door) if e["surface"] != "cli" or e["tool"] != "create_memory"]  # the seed
     mcp_and_actions = Counter(
         (e["member"], e["surface"], e["tool"])
@@ -227,7 +284,7 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
     )
     assert refusals == refused
     cli = [(e["tool"], e["outcome"]) for e in entries if e["surface"] == "cli"]
-    assert cli == [("read_memory", "ok"), ("no_such_tool", "NOT_FOUND")]
+    assert cli == [("read_memory", "ok"), ("no_such_tool", "NOT_FOUND"), ("export_tasks", "ok")]
     # Pages that were served were read through the pipeline too, as the member.
     page_reads = {(e["member"], e["tool"]) for e in entries if e["surface"] == "ui" and e["outcome"] == "ok"}
     assert ("alice", "list_memories") in page_reads

@@ -23,7 +23,7 @@ from hostd.core.host import Host
 from hostd.core.plugins import make_plugin_manager
 from hostd_db import AddColumn, Column, ColumnType, Database, Schema, Table, describe_url
 from hostd_testing import in_memory_client
-from hostd_testing.calls import ANY, call, envelope_error, envelope_ok
+from hostd_testing.calls import call, envelope_error, envelope_ok
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -129,7 +129,9 @@ async def test_hook_hostd_register_tools(hostd_data_dir: Path) -> None:
         assert tools["greet"].annotations.read_only_hint is True
         assert tools["greet"].annotations.idempotent_hint is True
         assert await call(client, "greet", name="Ada") == envelope_ok(text="hello, Ada!!")
-        assert await call(client, "greet") == envelope_error("INVALID_ARGUMENT", hint=ANY)
+        assert await call(client, "greet") == envelope_error(
+            "INVALID_ARGUMENT", "Missing required argument 'name'.", hint="'name' expects string: who"
+        )
 
 
 # --- hostd_register_services ---------------------------------------------------------------

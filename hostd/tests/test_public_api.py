@@ -118,6 +118,7 @@ def test_the_api_module_and_the_host_modules_that_implement_it_form_no_import_ci
         "hostd.core.resources",
         "hostd.core.textlength",
         "hostd.core.view_api",
+        "hostd.core.view_forms",
     }, _reachable(graph, "hostd.api")
 
 

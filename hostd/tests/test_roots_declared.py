@@ -14,7 +14,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from hostd_testing import in_memory_client
-from hostd_testing.calls import ANY, call, envelope_ok
+from hostd_testing.calls import call, envelope_ok
 from hostd_testing.clients import root_for
 
 from hostd import RegisterTool, Roots, ToolContext, ToolOutput, hookimpl
@@ -64,9 +64,9 @@ async def test_only_a_tool_with_a_roots_parameter_asks_the_client(
         list_roots_callback=list_roots,
     ) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert await call(client, "undeclared") == envelope_ok(roots=[], message=ANY)
+        assert await call(client, "undeclared") == envelope_ok(roots=[])
         assert asked == []  # never asked for a tool that cannot use them
-        assert await call(client, "declared") == envelope_ok(roots=[str(project.resolve())], message=ANY)
+        assert await call(client, "declared") == envelope_ok(roots=[str(project.resolve())])
         assert asked == ["roots/list"]  # the client's roots narrowed the configured ones
     # The parameter is the host's to fill, like the context: it is no argument of the tool.
     assert set(tools["declared"].input_schema.get("properties", {})) == set()

@@ -53,6 +53,7 @@ from hostd.core.view_api import (
     ViewRedirect,
     ViewRequest,
 )
+from hostd.core.view_forms import error_fields, given
 
 if TYPE_CHECKING:
     from hostd_db import Database
@@ -376,6 +377,8 @@ __all__ = [
     "ViewPage",
     "ViewRedirect",
     "ViewRequest",
+    "error_fields",
+    "given",
     "hookimpl",
     "pages",
     "trace_span",

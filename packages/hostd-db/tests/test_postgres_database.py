@@ -421,3 +421,97 @@ def test_a_lock_not_available_is_unavailable_to_retry_never_the_drivers_error(
     notes.run(change)
     with notes.read() as connection:
         assert connection.execute("SELECT body FROM notes").fetchall() == [{"body": "changed"}]
+
+
+# --- a busy or briefly unavailable database: a retry or a retryable error, and nothing kept -----
+
+
+def test_a_deadlock_in_a_write_outside_run_is_conflict_never_the_drivers_error(
+    notes: PostgresDatabase,
+) -> None:
+    """Two ``write()`` blocks (the context manager, which cannot run its block again) taking two
+    locks in opposite orders: PostgreSQL breaks the deadlock by failing one of them, which is
+    CONFLICT with a retry hint (the driver's DeadlockDetected was answered INTERNAL); the other
+    commits."""
+    barrier = threading.Barrier(2, timeout=30)
+    outcomes: dict[str, object] = {}
+
+    def take(name: str, first: int, second: int) -> None:
+        try:
+            with notes.write() as connection:
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (first,))
+                barrier.wait()
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (second,))
+            outcomes[name] = "committed"
+        except Exception as exc:
+            outcomes[name] = exc
+
+    threads = [
+        threading.Thread(target=take, args=("a", 1, 2)),
+        threading.Thread(target=take, args=("b", 2, 1)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    failed = [outcome for outcome in outcomes.values() if outcome != "committed"]
+    assert len(outcomes) == 2
+    assert len(failed) == 1, outcomes
+    refused = failed[0]
+    assert isinstance(refused, DatabaseError), repr(refused)
+    assert (refused.code, refused.details) == (
+        "CONFLICT",
+        {"where": notes.where, "attempts": 1, "reason": "contention"},
+    )
+    assert refused.hint is not None
+    assert refused.hint.en.startswith("Retry the call")
+
+
+def test_a_first_call_that_fails_while_the_schema_is_checked_keeps_nothing_and_the_next_works(
+    postgres_url: str,
+) -> None:
+    """A process whose first call finds the database too busy to check its schema (here: another
+    process holds the migration lock past the statement timeout) answers a retryable error and
+    keeps nothing of the failed start (pool, connections): its next call opens and checks
+    afresh and works, instead of living on with what the failure left."""
+    import psycopg
+    from hostd_db.postgres import MIGRATION_LOCK_KEY
+
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS, statement_timeout_ms=300)
+    try:
+        with psycopg.connect(postgres_url) as other, other.transaction():
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            with pytest.raises(DatabaseError) as busy:
+                database.run(lambda connection: connection.execute("SELECT 1"))
+            assert database.pool_stats() is None  # nothing of the failed start is kept
+        assert (busy.value.code, busy.value.details) == (
+            "TIMEOUT",
+            {"where": describe_url(postgres_url), "timeout_ms": 300, "reason": "statement_timeout"},
+        )
+        database.run(lambda connection: connection.execute("INSERT INTO notes (body) VALUES ('after')"))
+        with database.read() as connection:
+            assert connection.execute("SELECT body FROM notes").fetchall() == [{"body": "after"}]
+    finally:
+        database.close()
+
+
+def test_a_write_never_begins_read_only_on_a_pooled_connection_left_so(postgres_url: str) -> None:
+    """The one pooled connection a process reuses for every call keeps the driver's read-only and
+    isolation settings between lends. Left read-only (a read whose clearing failed), every later
+    write on it failed with the server's 'read-only transaction' (answered INTERNAL, call after
+    call); a write now begins read-write on it whatever it was left with."""
+    database = PostgresDatabase(postgres_url, "notes", NOTES_MIGRATIONS, max_connections=1)
+    try:
+        with database.pool().connection() as connection:
+            connection.read_only = True  # as a read whose clearing did not happen leaves it
+        for body in ("first", "second"):
+
+            def insert(connection: Any, body: str = body) -> None:
+                connection.execute("INSERT INTO notes (body) VALUES (%s)", (body,))
+
+            database.run(insert)
+        with database.read() as connection:
+            bodies = [row["body"] for row in connection.execute("SELECT body FROM notes ORDER BY id")]
+    finally:
+        database.close()
+    assert bodies == ["first", "second"]

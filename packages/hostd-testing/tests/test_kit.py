@@ -175,3 +175,35 @@ def test_connect_serves_only_the_marked_tests_and_only_on_the_embedded_store(tmp
         "test_selection.py::test_plain[in-memory-postgres]",
         "test_selection.py::test_plain[in-memory-sqlite]",
     ], collected.stdout + collected.stderr
+
+
+def test_a_capture_chromium_had_no_frame_for_is_tried_again_and_other_errors_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    from hostd_testing.browser import _retry_empty_captures
+
+    answers: list[object] = [
+        playwright.Error("Protocol error (Page.captureScreenshot): Unable to capture screenshot"),
+        b"png",
+        playwright.Error("Target page, context or browser has been closed"),
+    ]
+    calls: list[object] = []
+
+    def capture(self: object, **kwargs: object) -> bytes:
+        calls.append(self)
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        assert isinstance(answer, bytes)
+        return answer
+
+    monkeypatch.setattr(playwright.Page, "screenshot", capture)
+    monkeypatch.setattr("hostd_testing.browser.time.sleep", lambda seconds: None)
+    _retry_empty_captures()
+    page = object()
+    assert playwright.Page.screenshot(page, path="x.png") == b"png"
+    assert calls == [page, page]
+    with pytest.raises(playwright.Error, match="has been closed"):
+        playwright.Page.screenshot(page)
+    assert calls == [page, page, page]

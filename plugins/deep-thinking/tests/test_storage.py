@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from deep_thinking_support import PLUGIN, config_for, thought
-from hostd_deep_thinking.store import BACKUPS_KEPT, SessionState, SessionStore, new_document
+from hostd_deep_thinking.store import BACKUPS_KEPT, SessionListing, SessionState, SessionStore, new_document
 from hostd_testing import fails, in_memory_client, ok
 
 
@@ -169,7 +169,7 @@ def test_lost_index_is_rebuilt_from_the_documents(tmp_path: Path) -> None:
     store.close()
     store.index_path.unlink()
     reopened = SessionStore(tmp_path)
-    listed = reopened.list_summaries(None, 50)
+    listed = reopened.list_summaries(SessionListing(limit=50))
     rows, total = listed.rows, listed.total
     assert total == 3
     assert {row["session_id"] for row in rows} == {"a", "b", "c"}
@@ -183,7 +183,7 @@ def test_index_is_compacted_when_it_grows(tmp_path: Path) -> None:
         store.delete(f"tmp{round_number}")
     lines = store.index_path.read_bytes().count(b"\n")
     assert lines < 300
-    listed = store.list_summaries(None, 50)
+    listed = store.list_summaries(SessionListing(limit=50))
     rows, total = listed.rows, listed.total
     assert total == 1
     assert rows[0]["session_id"] == "keep"
@@ -199,7 +199,7 @@ def test_list_sessions_reads_only_the_index(tmp_path: Path, monkeypatch: pytest.
         store.create(new_document(f"s{index:04d}", name=f"session {index}"))
     store.close()
     fresh = SessionStore(tmp_path)
-    fresh.list_summaries(None, 50)  # first read of the index
+    fresh.list_summaries(SessionListing(limit=50))  # first read of the index
     touched: set[tuple[str, str]] = set()
     for module, name in [
         (builtins, "open"),
@@ -219,7 +219,7 @@ def test_list_sessions_reads_only_the_index(tmp_path: Path, monkeypatch: pytest.
 
         monkeypatch.setattr(module, name, recording)
     for _ in range(20):
-        listed = fresh.list_summaries(None, 50)
+        listed = fresh.list_summaries(SessionListing(limit=50))
     monkeypatch.undo()
     assert (listed.total, len(listed.rows)) == (1000, 50)
     assert {path for call, path in touched if call == "open"} <= {str(tmp_path / "index.jsonl")}
@@ -406,7 +406,10 @@ def test_a_settled_listing_is_reused_until_a_watched_file_changes(
             os.utime(path, ns=(past, past))
 
     def counts() -> dict[str, int]:
-        return {row["session_id"]: row["thought_count"] for row in store.list_summaries(None, 50).rows}
+        return {
+            row["session_id"]: row["thought_count"]
+            for row in store.list_summaries(SessionListing(limit=50)).rows
+        }
 
     scans: list[Any] = []
     real_scandir = os.scandir
@@ -419,7 +422,7 @@ def test_a_settled_listing_is_reused_until_a_watched_file_changes(
     settle()
     assert counts() == {"a": 1, "b": 1}
     assert len(scans) == 1
-    page = store.list_summaries(None, 50)
+    page = store.list_summaries(SessionListing(limit=50))
     page.rows[0].pop("thought_count")  # the caller trims its rows: the kept listing stays whole
     assert counts() == {"a": 1, "b": 1}
     assert len(scans) == 1

@@ -17,6 +17,7 @@ from hostd_deep_thinking.store import (
     BACKUPS_KEPT,
     BackupNotFound,
     SessionExists,
+    SessionListing,
     SessionNotFound,
     SessionState,
     SessionStore,
@@ -182,16 +183,18 @@ def test_listing_is_newest_first_filtered_and_counted(store: Any) -> None:
     for session_id, number in (("old", 1), ("mid", 2), ("new", 3)):
         add(store, session_id, number)
     store.update_meta("mid", lambda state: state.meta.update(status="completed"))
-    first = store.list_summaries(None, 2)
+    first = store.list_summaries(SessionListing(limit=2))
     assert first.total == 3
     assert [row["session_id"] for row in first.rows] == ["mid", "new"]
     assert first.more
     last = first.rows[-1]
-    rest = store.list_summaries(None, 2, after=(str(last["updated_at"]), str(last["session_id"])))
+    rest = store.list_summaries(
+        SessionListing(limit=2, after=(str(last["updated_at"]), str(last["session_id"])))
+    )
     assert rest.total == 3
     assert [row["session_id"] for row in rest.rows] == ["old"]
     assert not rest.more
-    active = store.list_summaries("active", 10)
+    active = store.list_summaries(SessionListing(status="active", limit=10))
     assert active.total == 2
     assert [row["session_id"] for row in active.rows] == ["new", "old"]
     assert not active.more

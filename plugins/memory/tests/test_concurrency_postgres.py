@@ -111,7 +111,7 @@ def test_a_deadlock_between_two_memory_writes_is_run_again_and_both_succeed(
             )
             return name
 
-        return team_store.access.write(work)
+        return team_store.write(work)
 
     with ThreadPoolExecutor(2) as pool:
         done = [
@@ -141,11 +141,11 @@ def test_writers_of_different_memories_do_not_wait_for_each_other(
 
     def hold_a() -> None:
         def work(conn: Connection) -> None:
-            team_store.access.resolve_locked(conn, "team://a")
+            team_store.resolve_locked(conn, "team://a")
             held.set()
             release.wait(60)
 
-        team_store.access.write(work, "team://a")
+        team_store.write(work, "team://a")
 
     holder = threading.Thread(target=hold_a)
     holder.start()

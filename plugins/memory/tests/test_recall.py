@@ -6,9 +6,9 @@ Every test runs on both stores (``backend``): the final ranking is the same on b
 from __future__ import annotations
 
 from typing import Any
-from unittest.mock import ANY
 
 import pytest
+from dirty_equals import IsDatetime, IsFloat, IsPartialDict, IsStr
 from hostd_testing import call, envelope_ok, ok
 from memory_support import MemoryClient
 
@@ -120,8 +120,8 @@ async def test_create_memory_names_a_very_similar_memory_and_still_creates_it(
             "update it rather than keep two.",
             uri="notes://deploys-again",
             id=3,
-            created_at=ANY,
-            memory=ANY,
+            created_at=IsDatetime(iso_string=True),
+            memory=IsPartialDict(id=3, uri="notes://deploys-again", priority=5, status="active", version=1),
             similar=[{"uri": "notes://deploys", "similarity": 0.966}],
         )
         read = await ok(client, "read_memory", uri="notes://deploys-again")
@@ -139,8 +139,8 @@ async def test_create_memory_names_a_very_similar_memory_and_still_creates_it(
             "Created notes://deploys-third (priority 5).",
             uri="notes://deploys-third",
             id=4,
-            created_at=ANY,
-            memory=ANY,
+            created_at=IsDatetime(iso_string=True),
+            memory=IsPartialDict(id=4, uri="notes://deploys-third", priority=5, status="active", version=1),
             similar=[],
         )
 
@@ -156,9 +156,14 @@ async def test_create_memory_says_so_in_chinese_too(memory_client: MemoryClient)
             uri="notes://db-2",
             content="订单服务的数据库连接池上限是 50，超过就排队。",
         )
-    assert created["similar"] == [{"uri": "notes://db", "similarity": ANY}]
-    assert created["similar"][0]["similarity"] >= 0.8
-    assert created["message"].startswith("已创建 notes://db-2（优先级 5）。notes://db 的内容几乎相同")
+    assert created == envelope_ok(
+        IsStr(regex=r"已创建 notes://db-2（优先级 5）。notes://db 的内容几乎相同.*"),
+        uri="notes://db-2",
+        id=2,
+        created_at=IsDatetime(iso_string=True),
+        memory=IsPartialDict(id=2, uri="notes://db-2", priority=5, status="active", version=1),
+        similar=[{"uri": "notes://db", "similarity": IsFloat(ge=0.8, le=1)}],
+    )
 
 
 async def test_a_date_is_found_however_the_query_writes_it(memory_client: MemoryClient) -> None:

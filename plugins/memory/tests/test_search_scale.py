@@ -52,7 +52,7 @@ def filled(tmp_path: Path, count: int) -> MemoryStore:
 def test_tokens_in_most_memories_are_dropped_but_rare_ones_still_rank(tmp_path: Path) -> None:
     memories = filled(tmp_path, 1_200)
     plan = search.plan_query("服务限流配置")
-    kept = [p.expression for p in ranking.useful_pieces(memories.access, plan.relaxed)]
+    kept = [p.expression for p in memories.useful_pieces(plan.relaxed)]
     hits = memories.search(plan, Filters(), 10)
     memories.close()
     assert '"服务"' not in kept
@@ -63,7 +63,7 @@ def test_tokens_in_most_memories_are_dropped_but_rare_ones_still_rank(tmp_path: 
 
 def test_only_common_tokens_keep_the_rarest(tmp_path: Path) -> None:
     memories = filled(tmp_path, 1_200)
-    kept = ranking.useful_pieces(memories.access, search.plan_query("服务").relaxed)
+    kept = memories.useful_pieces(search.plan_query("服务").relaxed)
     memories.close()
     assert [p.expression for p in kept] == ['"服务"']
 
@@ -136,10 +136,10 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
     memories = sqlite_store(tmp_path / "memory.db")
     items = bulk(1_200, "memory {i}: limited edition", last=[("target://deploy", "Deploying the rate limit")])
     memories.import_items(items, "skip", ImportReport(), author="test")
-    total = memories.access.read(ranking.memory_total)
-    expression, _ = memories.access.read(
-        lambda conn: ranking._strict_expression(
-            memories.access, conn, search.plan_query("limit deployment").strict_pieces, total, {}
+    total = memories.read(ranking.memory_total)
+    expression, _ = memories.read(
+        lambda conn: memories._strict_expression(
+            conn, search.plan_query("limit deployment").strict_pieces, total, {}
         )
     )
     found = memories.search(search.plan_query("deployment limits"), Filters(), 10)
@@ -153,7 +153,7 @@ def test_words_match_their_forms_and_common_forms_are_not_read_as_a_prefix(tmp_p
 def test_a_large_import_compacts_the_word_index_and_it_stays_in_step(tmp_path: Path) -> None:
     memories = sqlite_store(tmp_path / "memory.db")
     memories.import_items(bulk(1_000, "entry {i} about caching"), "skip", ImportReport(), author="test")
-    structure = memories.access.rows("SELECT block FROM memory_words_data WHERE id = 10")[0][0]
+    structure = memories.rows("SELECT block FROM memory_words_data WHERE id = 10")[0][0]
     updated, _ = memories.update(
         "bulk://n7",
         edit=lambda content: ("now about sharding", "replace"),

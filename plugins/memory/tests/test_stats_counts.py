@@ -32,7 +32,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
 
 def scanned(store: MemoryStore) -> dict[str, Any]:
     """The counted statistics by scanning every table (what ``stats`` computed before the counts)."""
-    scan: dict[str, Any] = store.access.read(_scanned)
+    scan: dict[str, Any] = store.read(_scanned)
     return scan
 
 
@@ -173,7 +173,7 @@ def test_a_write_that_fails_leaves_the_counts_as_they_were(store: MemoryStore) -
         raise Broken
 
     with pytest.raises(Broken):
-        store.access.write(broken, exclusive=True)
+        store.write(broken, exclusive=True)
     assert counted(store) == before == scanned(store)
 
 
@@ -227,7 +227,7 @@ def test_counts_stay_exact_with_writers_on_many_connections(postgres_url: str) -
         assert stats == scanned(store)
         assert sum(stats["by_status"].values()) == 150
         assert stats["by_tag"]["shared"] == 120
-        shards = store.access.rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
+        shards = store.rows("SELECT count(DISTINCT shard) FROM memory_counts")[0][0]
         assert shards > 1  # the writers added to rows of their own, not all to one
     finally:
         store.close()

@@ -155,11 +155,11 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
     local = sqlite_store(data_dir / "memory" / "memory.db")
     team = team_store(postgres_url)
     try:
-        uris = [r[0] for r in local.access.rows("SELECT uri FROM memories ORDER BY id")]
+        uris = [r[0] for r in local.rows("SELECT uri FROM memories ORDER BY id")]
         assert len(uris) == 4  # the session's memory too
         for uri in uris:
-            mine = local.access.read(partial(snapshot, uri=uri))
-            theirs = team.access.read(partial(snapshot, uri=uri))
+            mine = local.read(partial(snapshot, uri=uri))
+            theirs = team.read(partial(snapshot, uri=uri))
             assert mine is not None
             assert theirs is not None
             assert theirs == mine, uri  # state, every version, tags, aliases, authors
@@ -189,8 +189,8 @@ async def test_db_copy_copies_every_field_once_and_never_overwrites(
         ), forward.stdout
         assert "CONFLICT" not in forward.stdout
         mine, theirs = (
-            local.access.read(partial(snapshot, uri="proj://db")),
-            team.access.read(partial(snapshot, uri="proj://db")),
+            local.read(partial(snapshot, uri="proj://db")),
+            team.read(partial(snapshot, uri="proj://db")),
         )
         assert mine is not None
         assert theirs is not None
@@ -261,7 +261,7 @@ async def test_db_copy_reports_a_hand_edited_memory_as_a_conflict_and_copies_the
     ], copied.stdout
     team = team_store(postgres_url)
     try:
-        assert team.access.read(partial(snapshot, uri="proj://cache")) is None
+        assert team.read(partial(snapshot, uri="proj://cache")) is None
         assert team.resolve("proj://db")[0].content == "数据库 v2"
     finally:
         team.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dirty_equals import IsStr
 from hostd_testing import TEAM_DATABASE_ENV as BACKEND_DATABASE_ENV
 from hostd_testing import Client, fails, ok
 
@@ -19,6 +20,9 @@ from hostd import hookimpl
 #: The environment variable the PostgreSQL test configs name in ``storage.url_env`` (the
 #: ``backend`` fixture's).
 TEAM_DATABASE_ENV = BACKEND_DATABASE_ENV
+
+#: A time as every answer spells it (``hostd_db.utc_stamp``: UTC, microseconds, ``Z``).
+STAMP = IsStr(regex=r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
 STATUSES = ("pending", "in_progress", "completed", "failed", "blocked")

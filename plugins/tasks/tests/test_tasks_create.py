@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import getpass
 import re
 
 import pytest
-from hostd_testing import Connect, ok
-from tasks_support import RECORD_KEYS, create, refused
+from dirty_equals import IsStr
+from hostd_testing import Connect, envelope_ok, ok
+from tasks_support import RECORD_KEYS, STAMP, create, refused
 
 pytestmark = pytest.mark.anyio
 
@@ -16,16 +18,32 @@ pytestmark = pytest.mark.anyio
 async def test_create_answers_the_full_record(connect: Connect) -> None:
     async with connect() as client:
         envelope = await ok(client, "create_task", title="Write the report", description="two pages")
-    task = envelope["task"]
-    assert set(task) == RECORD_KEYS
-    assert task["title"] == "Write the report"
-    assert task["description"] == "two pages"
-    assert task["status"] == "pending"
-    assert task["priority"] == "P2"
-    assert task["depends_on"] == []
-    assert task["linked_session_id"] is None
-    assert task["created_at"] == task["updated_at"]
-    assert task["task_id"] in envelope["message"]
+    task_id = envelope["task"]["task_id"]
+    assert envelope == envelope_ok(
+        f"Created task {task_id} 'Write the report' (P2, pending).",
+        task={
+            "task_id": IsStr(regex=r"t-[0-9]{1,6}"),
+            "title": "Write the report",
+            "description": "two pages",
+            "status": "pending",
+            "priority": "P2",
+            "depends_on": [],
+            "linked_session_id": None,
+            "parent_id": None,
+            "labels": [],
+            "acceptance": "",
+            "notes": [],
+            "subtasks": None,
+            "created_at": STAMP,
+            "updated_at": envelope["task"]["created_at"],
+            "created_by": getpass.getuser(),
+            "claimed_by": None,
+            "lease_expires_at": None,
+            "claim_count": 0,
+            "expired_claims": 0,
+        },
+    )
+    assert set(envelope["task"]) == RECORD_KEYS
 
 
 async def test_generated_ids_are_short_readable_and_distinct(connect: Connect) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from hostd_testing import Connect, make_host, ok
-from tasks_support import create, refused, walk_to
+from tasks_support import STAMP, create, refused, walk_to
 
 pytestmark = pytest.mark.anyio
 
@@ -38,13 +38,16 @@ async def test_a_deleted_task_leaves_lists_next_and_stats_but_keeps_its_history(
     assert labelled["total"] == 0
     assert following["task"]["task_id"] == "keep"
     assert stats["total"] == 1
-    assert details["deleted_at"] is not None
+    assert details["deleted_at"] == STAMP
     assert details["task"]["title"] == doomed["title"]
     assert [entry["event"] for entry in details["history"]] == ["created", "edited", "deleted"]
     assert details["history"][-1]["by"] == getpass.getuser()  # the local member
-    assert "deleted" in again["message"]
-    assert "get_task" in again["hint"]
-    assert again["details"]["deleted_at"]
+    assert again == {
+        "code": "NOT_FOUND",
+        "message": "Task 'doomed' was deleted.",
+        "details": {"task_id": "doomed", "deleted_at": details["deleted_at"]},
+        "hint": "get_task shows its last record and history; list_tasks shows the existing tasks.",
+    }
     assert edit["details"]["task_id"] == "doomed"
     assert reuse["details"]["deleted"] is True
 

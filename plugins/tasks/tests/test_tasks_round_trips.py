@@ -119,7 +119,7 @@ def test_the_first_read_after_a_lease_lapsed_shows_the_task_pending(store: TaskS
     claimed = store.next_task(claim=True, by="alice", lease_seconds=600).task
     assert claimed is not None
     assert claimed.status == "in_progress"
-    past = "2000-01-01T00:00:00.000000+00:00"
+    past = "2000-01-01T00:00:00.000000Z"
     store.database.write(lambda conn: conn.execute("UPDATE tasks SET lease_expires_at = ?", (past,)))
     shown = READS[read](store)
     assert (shown.status, shown.claimed_by, shown.lease_expires_at) == ("pending", None, None)
@@ -137,7 +137,7 @@ def test_stats_and_activity_after_a_lapse_see_the_task_pending(store: TaskStore)
     assert claimed.task_id == "w"
     store.set_status("broken", "in_progress", by="bob")
     store.set_status("broken", "failed", by="bob")
-    past = "2000-01-01T00:00:00.000000+00:00"
+    past = "2000-01-01T00:00:00.000000Z"
     store.database.write(
         lambda conn: conn.execute("UPDATE tasks SET lease_expires_at = ? WHERE task_id = 'w'", (past,))
     )

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("hostd_fs")
 
-from hostd_db import Connection, open_database
+from hostd_db import Connection, Database, Schema, TeamDatabaseSettings, open_database, utc_stamp
 from hostd_tasks.store import TaskStore
 from hostd_tasks.store.results import TaskEdit
 from hostd_tasks.store.schema import schema
@@ -50,7 +50,7 @@ def store(tmp_path: Path) -> Iterator[SqliteTaskStore]:
 
 def fill(store: SqliteTaskStore, count: int) -> None:
     """Add ``count`` tasks in one transaction: a realistic mix, a third done, some with dependencies."""
-    stamp = datetime.now(UTC).isoformat(timespec="microseconds")
+    stamp = utc_stamp()
     statuses = ["completed", "completed", "in_progress", "blocked", "failed", "pending"]
 
     def work(conn: Connection) -> None:
@@ -211,8 +211,8 @@ def test_a_version_1_database_upgrades_in_place_with_its_tasks_intact(tmp_path: 
     assert after.labels == ["upgrade"]
     assert [n.text for n in after.notes] == ["went fine"]
     with sqlite3.connect(path) as raw:
-        # leases, index, copied ids, origins
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
+        # leases, index, copied ids, origins, one spelling of times
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 5 == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -264,8 +264,8 @@ def test_a_version_2_database_upgrades_with_its_members_unknown(tmp_path: Path) 
     assert unknown.total == 0
     assert [t.task_id for t in mine.tasks] == ["old"]
     with sqlite3.connect(path) as raw:
-        # leases, index, copied ids, origins
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 4 == 7
+        # leases, index, copied ids, origins, one spelling of times
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 5 == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -320,8 +320,134 @@ def test_a_version_3_database_upgrades_with_leases_on_the_work_in_progress(tmp_p
     assert offered.claimed_by == "erin"
     assert (offered.claim_count, offered.expired_claims) == (2, 1)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 8
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+#: Times as stores wrote them before version 8, and as version 8 spells them.
+OLD, NEW = "2026-01-02T03:04:05.123456+00:00", "2026-01-02T03:04:05.123456Z"
+LAPSED, LATER = "2026-01-02T04:00:00.000000+00:00", "2999-01-01T00:00:00.000000+00:00"
+
+
+def _store_at_version(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[[int], Database]:
+    """Opens the tasks' database with its first ``n`` migrations: a SQLite file, or a PostgreSQL one."""
+    team = None
+    if engine == "postgres":
+        pytest.importorskip("psycopg")
+        team = TeamDatabaseSettings(request.getfixturevalue("postgres_url"))
+    full = schema("tasks.db")
+
+    def opened(count: int) -> Database:
+        migrations = full.migrations[:count]
+        part = Schema(migrations, full.sqlite_file, full.postgres_versions, full.sqlite_functions)
+        return open_database(part, "tasks", data_dir=tmp_path, team=team)
+
+    return opened
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_a_version_7_store_has_every_time_rewritten_and_its_leases_still_compare(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Version 8 spells every stored time as ``hostd_db.utc_stamp`` does (``...Z``): SQLite's time
+    columns, and on both databases the text that holds a time (``hostd db copy``'s keys, imported
+    tasks' origins and their history, deleted tasks' records). A lease that lapsed in the old
+    spelling still lapses, one that has not still holds."""
+    opened = _store_at_version(engine, tmp_path, request)
+    record = {
+        "task_id": "gone", "title": "gone", "description": "", "status": "pending", "priority": "P2",
+        "depends_on": [], "linked_session_id": None, "parent_id": None, "labels": [], "acceptance": "",
+        "notes": [{"text": "n", "at": OLD}], "subtasks": None, "created_at": OLD, "updated_at": OLD,
+        "created_by": None, "claimed_by": None, "lease_expires_at": None, "claim_count": 0,
+        "expired_claims": 0,
+    }  # fmt: skip
+
+    def written_by_version_7(conn: Connection) -> None:
+        conn.executemany(
+            "INSERT INTO tasks (task_id, title, status, priority, created_at, updated_at, claimed_by, "
+            "lease_expires_at, lease_seconds, claim_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                ("held", "lapsed lease", "in_progress", 0, OLD, OLD, "dora", LAPSED, 60, 1),
+                ("kept", "lease holds", "in_progress", 0, OLD, OLD, "dora", LATER, 60, 1),
+                ("plain", "imported", "pending", 2, OLD, OLD, None, None, None, 0),
+            ],
+        )
+        conn.execute("INSERT INTO task_notes (task_id, text, at) VALUES ('plain', 'a note', ?)", (OLD,))
+        conn.executemany(
+            "INSERT INTO task_history (task_id, event, at, details) VALUES (?, ?, ?, ?)",
+            [
+                ("plain", "imported", OLD, json.dumps({"origin": f"t-9@{OLD}"})),
+                ("gone", "deleted", OLD, "{}"),
+            ],
+        )
+        conn.execute(
+            "INSERT INTO deleted_tasks (task_id, record, deleted_at) VALUES ('gone', ?, ?)",
+            (json.dumps(record), OLD),
+        )
+        conn.execute("INSERT INTO task_origins (origin, task_id) VALUES (?, 'plain')", (f"t-9@{OLD}",))
+        conn.execute(
+            "INSERT INTO copied_tasks (local_id, created_at, task_id) VALUES ('t-1', ?, 'kept')", (OLD,)
+        )
+
+    old = opened(7)
+    try:
+        old.write(written_by_version_7)
+    finally:
+        old.close()
+
+    database = opened(8)
+    store = TaskStore(database)
+    try:
+
+        def stored(conn: Connection) -> dict[str, Any]:
+            def rows(sql: str) -> list[tuple[Any, ...]]:
+                return [tuple(row) for row in conn.execute(sql).fetchall()]
+
+            return {
+                "tasks": rows(
+                    "SELECT task_id, created_at, updated_at, lease_expires_at FROM tasks ORDER BY seq"
+                ),
+                "notes": rows("SELECT at FROM task_notes"),
+                "history": rows("SELECT task_id, at, details FROM task_history ORDER BY seq"),
+                "deleted": rows("SELECT deleted_at, record FROM deleted_tasks"),
+                "origins": rows("SELECT origin, task_id FROM task_origins"),
+                "copied": rows("SELECT local_id, created_at, task_id FROM copied_tasks"),
+            }
+
+        after = database.read(stored)
+        gone = store.details("gone").task
+        offered = store.next_task(claim=True, by="erin").task
+        kept = store.get("kept")
+        status = database.schema_status()
+    finally:
+        database.close()
+    # Text that holds a time, the same on both databases.
+    assert after["origins"] == [(f"t-9@{NEW}", "plain")]
+    assert after["copied"] == [("t-1", NEW, "kept")]
+    assert [json.loads(details) for _, _, details in after["history"]] == [{"origin": f"t-9@{NEW}"}, {}]
+    (deleted_at, stored_record) = after["deleted"][0]
+    rewritten = {**record, "notes": [{"text": "n", "at": NEW}], "created_at": NEW, "updated_at": NEW}
+    assert json.loads(stored_record) == rewritten
+    if engine == "sqlite":  # PostgreSQL keeps these as timestamptz: instants, not text
+        assert after["tasks"] == [
+            ("held", NEW, NEW, "2026-01-02T04:00:00.000000Z"),
+            ("kept", NEW, NEW, "2999-01-01T00:00:00.000000Z"),
+            ("plain", NEW, NEW, None),
+        ]
+        assert after["notes"] == [(NEW,)]
+        assert [at for _, at, _ in after["history"]] == [NEW, NEW]
+        assert deleted_at == NEW
+    assert gone.created_at == datetime.fromisoformat(OLD)
+    assert offered is not None
+    assert (offered.task_id, offered.claimed_by, offered.expired_claims) == ("held", "erin", 1)
+    assert (kept.status, kept.claimed_by, kept.lease_expires_at) == (
+        "in_progress",
+        "dora",
+        datetime.fromisoformat(LATER),
+    )
+    assert (status.current, status.known) == (8, 8)
 
 
 def test_update_and_delete_stay_index_seeks_at_10000_tasks(store: SqliteTaskStore) -> None:

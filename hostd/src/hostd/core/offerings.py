@@ -71,15 +71,14 @@ class Offerings:
         prefix: str,
         arguments: dict[str, str],
     ) -> list[str]:
+        """Values for an argument of a served resource template or prompt, best first (none when unknown)."""
         with acting_as(member):
-            return await self._complete(
-                self.policy.tools_for(member),
-                template=template,
-                prompt=prompt,
-                argument=argument,
-                prefix=prefix,
-                arguments=arguments,
-            )
+            if template is not None:
+                return await self._complete_template(
+                    self.resource_kinds(member), template, argument, prefix, arguments
+                )
+            sources = self._prompt_sources(self.policy.tools_for(member))
+            return await self._complete_prompt(sources, prompt, argument, prefix, arguments)
 
     # --- the implementations ----------------------------------------------------------------
 
@@ -120,29 +119,37 @@ class Offerings:
                 return rendered
         raise KeyError(name)
 
-    async def _complete(
+    async def _complete_template(
         self,
-        allowed_tools: frozenset[str] | None,
-        *,
-        template: str | None,
+        kinds: Sequence[ResourceKind],
+        template: str,
+        argument: str,
+        prefix: str,
+        arguments: dict[str, str],
+    ) -> list[str]:
+        """Values for an argument of the served resource template ``template`` (none when unknown)."""
+        import anyio
+
+        for kind in kinds:
+            if kind.uri_template == template and kind.complete is not None and argument in kind.arguments:
+                call = functools.partial(
+                    kind.complete, self._resource_context(kind.plugin), argument, prefix, arguments
+                )
+                values: list[str] = await anyio.to_thread.run_sync(call)
+                return values
+        return []
+
+    async def _complete_prompt(
+        self,
+        sources: Sequence[PromptSource],
         prompt: str | None,
         argument: str,
         prefix: str,
         arguments: dict[str, str],
     ) -> list[str]:
-        """Values for an argument of a served resource template or prompt, best first (none when unknown)."""
+        """Values for an argument of the served prompt ``prompt`` (none when unknown)."""
         import anyio
 
-        if template is not None:
-            for kind in self._resource_kinds(allowed_tools):
-                if kind.uri_template == template and kind.complete is not None and argument in kind.arguments:
-                    call = functools.partial(
-                        kind.complete, self._resource_context(kind.plugin), argument, prefix, arguments
-                    )
-                    values: list[str] = await anyio.to_thread.run_sync(call)
-                    return values
-            return []
-        sources = self._prompt_sources(allowed_tools)
         for source, info in await self._list_prompts(sources):
             if info.name == prompt and source.complete is not None:
                 if argument not in {a.name for a in info.arguments}:

@@ -6,9 +6,11 @@ uvicorn's h11 protocol; SIGTERM stops in order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from hostd.core.errors import HostError
@@ -16,6 +18,7 @@ from hostd.core.icon import favicon_route
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from hostd.team.health import Readiness
@@ -26,17 +29,40 @@ from hostd.protocol.stdio import return_large_blocks_to_the_system
 logger = logging.getLogger("hostd.transport")
 
 
+def reads_a_resource(body: bytes) -> bool:
+    """Whether a POST's body is one JSON-RPC ``resources/read`` request (parsed, not guessed from
+    the bytes; the bytes only spare the parse for every other request)."""
+    if b"resources/read" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False  # the SDK answers the parse error
+    return isinstance(message, dict) and message.get("method") == "resources/read"
+
+
 class McpEndpoint:
     """The SDK's Streamable HTTP, with its answer at the session cap made clear (and translated).
+
+    On a stateless server a ``resources/read`` is answered as plain JSON (``plain_endpoint``)
+    instead of one server-sent event: a document such as the session view (Mermaid inside, about
+    5 MB) is larger than clients take in one event (the Python SDK's client: 1 MiB), and a read
+    has nothing to stream before its answer.
 
     A class: Starlette calls a plain function endpoint with a ``Request``, an object as ASGI.
     """
 
-    def __init__(self, sdk_endpoint: ASGIApp, policy: HttpPolicy) -> None:
+    def __init__(
+        self, sdk_endpoint: ASGIApp, policy: HttpPolicy, plain_endpoint: ASGIApp | None = None
+    ) -> None:
         self.sdk_endpoint = sdk_endpoint
+        self.plain_endpoint = plain_endpoint
         self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.plain_endpoint is not None and scope["method"] == "POST":
+            await self._routed(scope, receive, send, self.plain_endpoint)
+            return
         headers = scope["headers"]
         stateless = self.policy.transport.stateless
         opening = not stateless and not any(key == b"mcp-session-id" for key, _ in headers)
@@ -55,6 +81,18 @@ class McpEndpoint:
         await self.sdk_endpoint(scope, receive, unless_refused)
         if refused:
             await self.policy.too_many_sessions()(scope, receive, send)
+
+    async def _routed(self, scope: Scope, receive: Receive, send: Send, plain_endpoint: ASGIApp) -> None:
+        """A stateless POST to the endpoint its request needs (the guard has read the whole body
+        into its first message; it is handed on unchanged)."""
+        first = await receive()
+        pending = [first]
+
+        async def replay() -> Message:
+            return pending.pop(0) if pending else await receive()
+
+        plain = first["type"] == "http.request" and reads_a_resource(first.get("body", b""))
+        await (plain_endpoint if plain else self.sdk_endpoint)(scope, replay, send)
 
 
 def build_http_app(
@@ -78,17 +116,25 @@ def build_http_app(
     transport = policy.transport
     if policy.oauth is not None and policy.pipeline is None:
         raise HostError("an OAuth bind needs the host's call pipeline (HttpPolicy.pipeline)")
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        max_request_body_size=policy.max_body_bytes,
-        stateless=transport.stateless,
-        max_sessions=transport.max_sessions,
-        session_idle_timeout=transport.session_idle_timeout,
-    )
-    if isinstance(manager.asgi_app, RequestBodyLimitMiddleware):
-        # GuardMiddleware already capped and read the body; the SDK's own limiter would copy it
-        # twice more (a bytearray and bytes of it) and hold both for the whole request.
-        manager.asgi_app = manager.asgi_app.app  # type: ignore[assignment]
+
+    def session_manager(*, json_response: bool = False) -> StreamableHTTPSessionManager:
+        made = StreamableHTTPSessionManager(
+            app=server,
+            max_request_body_size=policy.max_body_bytes,
+            stateless=transport.stateless,
+            max_sessions=transport.max_sessions,
+            session_idle_timeout=transport.session_idle_timeout,
+            json_response=json_response,
+        )
+        if isinstance(made.asgi_app, RequestBodyLimitMiddleware):
+            # GuardMiddleware already capped and read the body; the SDK's own limiter would copy it
+            # twice more (a bytearray and bytes of it) and hold both for the whole request.
+            made.asgi_app = made.asgi_app.app  # type: ignore[assignment]
+        return made
+
+    manager = session_manager()
+    # Stateless: reads answered as plain JSON (McpEndpoint). A stateful session lives in one manager.
+    plain_manager = session_manager(json_response=True) if transport.stateless else None
     sse = SseServerTransport("/messages/", max_request_body_size=policy.max_body_bytes)
 
     async def sse_endpoint(request: Request) -> Response:
@@ -119,7 +165,14 @@ def build_http_app(
 
     app = Starlette(
         routes=[
-            Route("/mcp", endpoint=McpEndpoint(StreamableHTTPASGIApp(manager), policy)),
+            Route(
+                "/mcp",
+                endpoint=McpEndpoint(
+                    StreamableHTTPASGIApp(manager),
+                    policy,
+                    StreamableHTTPASGIApp(plain_manager) if plain_manager is not None else None,
+                ),
+            ),
             Route("/sse", endpoint=sse_endpoint, methods=["GET"]),
             Mount("/messages/", app=sse.handle_post_message),
             Route("/healthz", endpoint=healthz, methods=["GET", "HEAD"]),
@@ -127,9 +180,19 @@ def build_http_app(
             *([favicon_route(), Mount("/ui", app=dashboard)] if dashboard is not None else []),
             *extra_routes,
         ],
-        lifespan=lambda _app: manager.run(),
+        lifespan=lambda _app: _running(manager, plain_manager),
     )
     return GuardMiddleware(app, policy, cookie_prefix="/ui" if dashboard is not None else None)
+
+
+@contextlib.asynccontextmanager
+async def _running(*managers: StreamableHTTPSessionManager | None) -> AsyncIterator[None]:
+    """The session managers' task groups, for the app's lifespan."""
+    async with contextlib.AsyncExitStack() as stack:
+        for manager in managers:
+            if manager is not None:
+                await stack.enter_async_context(manager.run())
+        yield
 
 
 def _raw_response(status: str, reason: str, *extra_headers: str) -> bytes:

@@ -15,6 +15,10 @@ Why it is built this way:
   every call). A pooled connection the server has dropped since (a restart, an idle timeout,
   ``pg_terminate_backend``) fails at ``BEGIN``, before anything of the work was sent: ``run``
   then drops the pool's other dead connections and runs the work once more on a fresh one.
+- A first call that fails while the pool is opened or the schema checked (a server too busy or
+  away) keeps nothing: the pool is closed and forgotten, and the next call starts afresh. A
+  write begins read-write whatever a read left on the pooled connection, and a lent connection
+  that cannot BEGIN is closed and replaced; a deadlock outside ``run`` is CONFLICT, to retry.
 - Migrations run under one transaction-scoped advisory lock and re-read the recorded version
   after taking it, so processes starting together apply each migration exactly once. DDL is
   transactional in PostgreSQL: a failed migration leaves nothing behind.
@@ -28,6 +32,7 @@ extra, and a single user on SQLite never installs it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -192,20 +197,42 @@ class PostgresDatabase:
         if self._ready and self._pool is not None:
             return self._pool
         with self._lock:
-            if self._pool is None:
-                self._pool = self._open_pool()
-            if not self._ready:
+            if self._ready and self._pool is not None:
+                return self._pool
+            try:
+                if self._pool is None:
+                    self._pool = self._open_pool()
                 status = self.migrate() if self._auto_migrate else self.schema_status()
-                if status.pending:
-                    raise DatabaseError(
-                        "schema_outdated",
-                        where=self.where,
-                        component=self.component,
-                        current=status.current,
-                        known=status.known,
-                    )
-                self._ready = True
+            except Exception as exc:
+                # Nothing of a failed start is kept (the pool, its connections, a half-checked
+                # schema): the next call opens and checks afresh, so a process that found the
+                # database busy or away once is not left answering every later call with it.
+                logger.warning(
+                    "database %s: opening the %s tables failed (%s: %s); the next call starts afresh",
+                    self.where,
+                    self.component,
+                    type(exc).__name__,
+                    exc,
+                )
+                self._forget_pool()
+                raise
+            if status.pending:
+                raise DatabaseError(
+                    "schema_outdated",
+                    where=self.where,
+                    component=self.component,
+                    current=status.current,
+                    known=status.known,
+                )
+            self._ready = True
         return self._pool
+
+    def _forget_pool(self) -> None:
+        """Close the pool and forget it (the caller holds ``_lock``); a later call opens a new one."""
+        pool, self._pool, self._ready = self._pool, None, False
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                pool.close(timeout=0)
 
     def pool_stats(self) -> dict[str, int] | None:
         """The pool's counters (psycopg_pool's ``get_stats``: lends, waits, sizes), or None before
@@ -229,8 +256,12 @@ class PostgresDatabase:
     # -- transactions --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _translated(self) -> Iterator[None]:
-        """Driver failures a person can act on become a ``DatabaseError``."""
+    def _translated(self, *, retried: bool = False) -> Iterator[None]:
+        """Driver failures a person can act on become a ``DatabaseError``.
+
+        A serialization failure or deadlock goes through as it is only when ``retried`` (``run``
+        and ``migrate`` run the work again); anywhere else it is CONFLICT, to retry.
+        """
         import psycopg
         from psycopg import errors as pg_errors
         from psycopg_pool import PoolTimeout
@@ -243,9 +274,15 @@ class PostgresDatabase:
             raise DatabaseError(
                 "statement_timeout", where=self.where, timeout_ms=self._statement_timeout_ms
             ) from None
+        except psycopg.InterfaceError as exc:  # the driver's side of a broken link
+            logger.warning("database %s: connection lost: %s", self.where, exc)
+            raise DatabaseError("connection_lost", where=self.where) from None
         except psycopg.OperationalError as exc:
             if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
-                raise  # run() runs the work again
+                if retried:
+                    raise  # run() and migrate() run the work again
+                logger.warning("database %s: %s", self.where, exc)
+                raise DatabaseError("contention", where=self.where, attempts=1) from None
             if _is_not_now(exc):  # busy, not broken: the caller may retry (never INTERNAL)
                 logger.warning("database %s: could not take the call now: %s", self.where, exc)
                 raise DatabaseError("refused_now", where=self.where, state=exc.sqlstate) from None
@@ -255,24 +292,38 @@ class PostgresDatabase:
             raise DatabaseError("connection_lost", where=self.where) from None
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool, repeatable: bool) -> Iterator[Connection[dict[str, Any]]]:
+    def _transaction(
+        self, *, write: bool, repeatable: bool, retried: bool
+    ) -> Iterator[Connection[dict[str, Any]]]:
         import psycopg
         from psycopg import IsolationLevel
 
-        with self._translated(), self.pool().connection() as connection, contextlib.ExitStack() as stack:
-            if not write or repeatable:
-                # Spelled into the BEGIN itself (``BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY``):
-                # one round trip, where a ``SET TRANSACTION`` after it costs one more each. Setting
-                # them sends nothing; they are cleared before the connection goes back to the pool.
-                connection.read_only = None if write else True
-                connection.isolation_level = IsolationLevel.REPEATABLE_READ if repeatable else None
-                stack.callback(self._plain_begin, connection)
+        with (
+            self._translated(retried=retried),
+            self.pool().connection() as connection,
+            contextlib.ExitStack() as stack,
+        ):
+            read_only = None if write else True
+            isolation = IsolationLevel.REPEATABLE_READ if repeatable else None
             try:  # the first use of the lent connection: nothing of the work has been sent yet
+                if connection.read_only != read_only or connection.isolation_level != isolation:
+                    # Spelled into the BEGIN itself (``BEGIN ISOLATION LEVEL REPEATABLE READ READ
+                    # ONLY``): one round trip, where a ``SET TRANSACTION`` after it costs one more
+                    # each. Setting them sends nothing; they are cleared before the connection goes
+                    # back to the pool, and set here again whenever a clearing failed, so a write
+                    # never begins read-only on a connection a read left so.
+                    connection.read_only = read_only
+                    connection.isolation_level = isolation
+                if read_only or isolation is not None:
+                    stack.callback(self._plain_begin, connection)
                 stack.enter_context(connection.transaction())
-            except psycopg.OperationalError as exc:
-                if _is_connection_failure(exc):
-                    raise _StaleConnection from exc
-                raise
+            except psycopg.Error as exc:
+                if isinstance(exc, psycopg.OperationalError) and not _is_connection_failure(exc):
+                    raise  # the server refused the BEGIN itself (a limit): not this connection's fault
+                # Dead, or left in a state no BEGIN can start from: closed, so the pool never lends it again.
+                with contextlib.suppress(Exception):
+                    connection.close()
+                raise _StaleConnection from exc
             yield connection
 
     @staticmethod
@@ -283,16 +334,23 @@ class PostgresDatabase:
             connection.isolation_level = None
 
     @contextlib.contextmanager
-    def _begun(self, *, write: bool, repeatable: bool = False) -> Iterator[Connection[dict[str, Any]]]:
-        """A transaction on a lent connection; one found dead at BEGIN is replaced once."""
+    def _begun(
+        self, *, write: bool, repeatable: bool = False, retried: bool = False
+    ) -> Iterator[Connection[dict[str, Any]]]:
+        """A transaction on a lent connection; one found dead (or unusable) at BEGIN is replaced once."""
+        begin = functools.partial(self._transaction, write=write, repeatable=repeatable, retried=retried)
         with contextlib.ExitStack() as stack:
             try:
-                connection = stack.enter_context(self._transaction(write=write, repeatable=repeatable))
-            except _StaleConnection:
-                logger.info("database %s: a pooled connection was dead; using a fresh one", self.where)
+                connection = stack.enter_context(begin())
+            except _StaleConnection as exc:
+                logger.info(
+                    "database %s: a pooled connection could not begin (%s); using a fresh one",
+                    self.where,
+                    exc.__cause__,
+                )
                 self._drop_dead_connections()
                 try:
-                    connection = stack.enter_context(self._transaction(write=write, repeatable=repeatable))
+                    connection = stack.enter_context(begin())
                 except _StaleConnection as exc:  # a fresh one failed too: the server is gone
                     logger.warning("database %s: connection lost: %s", self.where, exc.__cause__)
                     raise DatabaseError("connection_lost", where=self.where) from None
@@ -332,7 +390,7 @@ class PostgresDatabase:
         while True:
             attempt += 1
             try:
-                with self._begun(write=write, repeatable=repeatable) as connection:
+                with self._begun(write=write, repeatable=repeatable, retried=True) as connection:
                     return work(connection)
             except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
                 if attempt >= self._attempts:
@@ -368,9 +426,27 @@ class PostgresDatabase:
             return self._pool
 
     def migrate(self) -> SchemaStatus:
-        """Apply the pending migrations once, whoever else is starting; refuse a newer schema."""
+        """Apply the pending migrations once, whoever else is starting; refuse a newer schema.
+
+        Run again on a serialization failure or deadlock (DDL is transactional: nothing was kept).
+        """
+        from psycopg import errors as pg_errors
+
+        delay = _FIRST_BACKOFF_S
+        for attempt in range(1, max(self._attempts, 1) + 1):
+            try:
+                return self._migrate_once()
+            except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
+                if attempt >= self._attempts:
+                    logger.warning("database %s: giving up after %d attempts: %s", self.where, attempt, exc)
+                    raise DatabaseError("contention", where=self.where, attempts=attempt) from None
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, _LONGEST_BACKOFF_S)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _migrate_once(self) -> SchemaStatus:
         pool = self._open_pool_only()
-        with self._translated(), pool.connection() as connection, connection.transaction():
+        with self._translated(retried=True), pool.connection() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
             connection.execute(
                 f"CREATE TABLE IF NOT EXISTS {_VERSIONS_TABLE} ("

@@ -13,6 +13,7 @@ from hostd_fs.errors import REASONS, FsError, fs_error_from_os
 from hostd_fs.filenames import clean_filename
 from hostd_fs.kept_locks import KeptLock, close_kept_locks, kept_lock
 from hostd_fs.locking import AppendResult, locked_append, locked_overwrite, path_lock
+from hostd_fs.outputs import output_target
 from hostd_fs.paths import HOSTILE_PATHS, Expectation, resolve_in_roots
 from hostd_fs.roots import effective_roots
 
@@ -32,6 +33,7 @@ __all__ = [
     "kept_lock",
     "locked_append",
     "locked_overwrite",
+    "output_target",
     "path_lock",
     "read_beneath",
     "resolve_beneath",

@@ -8,6 +8,7 @@ Screenshots go to ``$HOSTD_SCREENSHOTS`` when set, else to the given folder (a p
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import threading
@@ -19,17 +20,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from hostd_errors.chromium import CHROMIUM_FLAGS, CHROMIUM_PATH
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM = Path(CHROMIUM_PATH)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -71,12 +64,44 @@ def chromium() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         require_or_skip("the playwright package is not installed")
+    _retry_empty_captures()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=list(CHROMIUM_FLAGS), headless=True
+        )
         try:
             yield browser
         finally:
             browser.close()
+
+
+#: What Chromium answers a capture for which no frame was ready (a loaded machine): worth a retry.
+_NO_FRAME = "Unable to capture screenshot"
+
+
+def _retry_empty_captures() -> None:
+    """Make ``Page.screenshot`` try again (three times, half a second apart) when Chromium had no
+    frame to capture: on a machine at full load its compositor can miss the capture, which says
+    nothing about the page. Any other error is raised at once. Installed once per process."""
+    from playwright.sync_api import Error, Page
+
+    capture = Page.screenshot
+    if getattr(capture, "retries_empty_captures", False):
+        return
+
+    @functools.wraps(capture)
+    def screenshot(self: Any, *args: Any, **kwargs: Any) -> bytes:
+        for attempt in range(3):
+            try:
+                return capture(self, *args, **kwargs)
+            except Error as exc:
+                if _NO_FRAME not in str(exc) or attempt == 2:
+                    raise
+                time.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    screenshot.retries_empty_captures = True  # type: ignore[attr-defined]
+    Page.screenshot = screenshot  # type: ignore[method-assign]
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dirty_equals import IsFloat, IsInstance, IsStr
 from mcp import Client
 
 from hostd_testing.clients import envelope_of
@@ -44,69 +45,41 @@ async def error_code(client: Client, tool: str, **arguments: Any) -> str:
     return str(envelope["error"]["code"])
 
 
-class _AnyMilliseconds:
-    """Equal to any duration the host can report: a non-negative int or float (not a bool)."""
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, int | float) and not isinstance(other, bool) and other >= 0
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:  # pragma: no cover - matchers are not dictionary keys
-        return id(self)
-
-    def __repr__(self) -> str:
-        return "ANY_MS"
+def _metadata() -> Envelope:
+    """The metadata of any answer: ``execution_time_ms`` is a rounded float, never negative.
+    Tests that spell an answer's metadata by hand (a confirmation's) write ``IsFloat(ge=0)`` too."""
+    return {"execution_time_ms": IsFloat(ge=0)}
 
 
-class _Anything:
-    """Equal to any value: for a field whose presence matters but whose value does not."""
-
-    def __eq__(self, other: object) -> bool:
-        return True
-
-    def __ne__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:  # pragma: no cover
-        return id(self)
-
-    def __repr__(self) -> str:
-        return "ANY"
-
-
-#: Matches the ``metadata.execution_time_ms`` of any envelope.
-ANY_MS: Any = _AnyMilliseconds()
-#: Matches any value (``unittest.mock.ANY`` with a shorter repr).
-ANY: Any = _Anything()
-
-
-def envelope_ok(message: Any = ANY, **fields: Any) -> Envelope:
+def envelope_ok(message: Any = IsStr, **fields: Any) -> Envelope:
     """The whole success envelope of a tool whose output is ``fields``.
 
-    ``message`` defaults to any message; pass the expected text to check it too.
+    ``message`` defaults to any text; pass the expected text (or a ``dirty_equals`` matcher) to
+    check it too. A field whose value varies takes a ``dirty_equals`` matcher (``IsStr``,
+    ``IsDatetime(iso_string=True)``, ``IsList(length=20)``...), never a bare "anything".
     """
-    return {"status": "success", "message": message, **fields, "metadata": {"execution_time_ms": ANY_MS}}
+    return {"status": "success", "message": message, **fields, "metadata": _metadata()}
 
 
 def envelope_error(
     code: str,
-    message: Any = ANY,
+    message: Any = IsStr,
     *,
     hint: Any = None,
-    details: Any = ANY,
+    details: Any = IsInstance(dict),
 ) -> Envelope:
-    """The whole error envelope for ``code``; ``hint=None`` means the envelope carries no hint."""
+    """The whole error envelope for ``code``; ``hint=None`` means the envelope carries no hint.
+
+    ``message`` defaults to any text and ``details`` to any mapping; ``hint=IsStr`` asks for a hint
+    whatever its words.
+    """
     error: Envelope = {"code": code, "message": message, "details": details}
     if hint is not None:
         error["hint"] = hint
-    return {"status": "error", "message": message, "error": error, "metadata": {"execution_time_ms": ANY_MS}}
+    return {"status": "error", "message": message, "error": error, "metadata": _metadata()}
 
 
 __all__ = [
-    "ANY",
-    "ANY_MS",
     "Envelope",
     "call",
     "envelope_error",

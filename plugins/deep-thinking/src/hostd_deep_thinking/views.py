@@ -29,6 +29,8 @@ from hostd import (
     ViewPage,
     ViewRedirect,
     ViewRequest,
+    error_fields,
+    given,
 )
 from hostd_deep_thinking.models import SessionSummary, ThoughtRecord
 from hostd_deep_thinking.tools import (
@@ -93,16 +95,6 @@ def register_views(register: RegisterViews) -> None:
     )
 
 
-def _optional(value: str | None) -> str | None:
-    value = (value or "").strip()
-    return value or None
-
-
-def _error(request: ViewRequest, exc: CodedError) -> dict[str, Any]:
-    message, hint, _ = exc.rendered(request.language)
-    return {"message": message, "hint": hint, "code": exc.code}
-
-
 # --- the list --------------------------------------------------------------------------------
 
 
@@ -120,15 +112,13 @@ async def session_list(request: ViewRequest) -> ViewPage:
         templates = list((await _template_names(request)).items())
         if filters["q"].strip():
             found = await request.call(
-                search_thoughts, query=filters["q"], limit=PAGE_SIZE, cursor=_optional(query.get("cursor"))
+                search_thoughts, query=filters["q"], limit=PAGE_SIZE, cursor=given(query.get("cursor"))
             )
             hits, next_cursor = found.hits, found.next_cursor
         else:
-            sessions, total, next_cursor = await _sessions_page(
-                request, filters, _optional(query.get("cursor"))
-            )
+            sessions, total, next_cursor = await _sessions_page(request, filters, given(query.get("cursor")))
     except CodedError as exc:
-        error = _error(request, exc)
+        error = error_fields(request, exc)
     return ViewPage(
         title=Text(en="Thinking sessions", zh="思考会话"),
         template="list.html",
@@ -163,10 +153,10 @@ async def _sessions_page(
     """One page of sessions; with a template filter, list_sessions' pages are read (up to
     ``TEMPLATE_SCAN_PAGES``) until a page of that template's sessions is found."""
     arguments: dict[str, Any] = {
-        "status": _optional(filters["status"]),
-        "created_by": _optional(filters["member"]),
+        "status": given(filters["status"]),
+        "created_by": given(filters["member"]),
     }
-    template = _optional(filters["template"])
+    template = given(filters["template"])
     if template is None:
         listed = await request.call(list_sessions, limit=PAGE_SIZE, cursor=cursor, **arguments)
         return listed.sessions, listed.total, listed.next_cursor
@@ -190,12 +180,12 @@ async def session_page(request: ViewRequest) -> ViewPage:
             get_session,
             session_id=session_id,
             limit=THOUGHTS_PAGE,
-            cursor=_optional(request.query.get("tcursor")),
+            cursor=given(request.query.get("tcursor")),
         )
     except CodedError as exc:
         if exc.code != "NOT_FOUND" or not request.can("restore_session"):
             raise
-        return await _restore_page(request, session_id, _error(request, exc), status=404)
+        return await _restore_page(request, session_id, error_fields(request, exc), status=404)
     diagram = None
     if request.can("visualize_session"):
         diagram = (await request.call(visualize_session, session_id=session_id, format="mermaid")).diagram
@@ -298,7 +288,7 @@ async def _restore_page(
     total, next_cursor = 0, None
     if request.can("list_sessions"):
         listed = await request.call(
-            list_sessions, deleted=True, limit=PAGE_SIZE, cursor=_optional(request.query.get("cursor"))
+            list_sessions, deleted=True, limit=PAGE_SIZE, cursor=given(request.query.get("cursor"))
         )
         deleted, total, next_cursor = listed.sessions, listed.total, listed.next_cursor
     return ViewPage(
@@ -322,11 +312,11 @@ async def _restore_page(
 
 async def restore(request: ViewRequest) -> ViewPage | ViewRedirect:
     session_id = request.form.get("session_id", "").strip()
-    backup = _optional(request.form.get("backup"))
+    backup = given(request.form.get("backup"))
     try:
         result = await request.call(restore_session, session_id=session_id, backup=backup)
     except CodedError as exc:
-        page = await _restore_page(request, session_id, _error(request, exc), backup=backup or "")
+        page = await _restore_page(request, session_id, error_fields(request, exc), backup=backup or "")
         return ViewPage(page.title, page.template, page.data, status=404 if exc.code == "NOT_FOUND" else 409)
     return ViewRedirect(
         "/view",

@@ -8,6 +8,7 @@ Mermaid: no script to load on every memory's page, and every label is escaped te
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 
 from markupsafe import Markup, escape
@@ -15,11 +16,26 @@ from markupsafe import Markup, escape
 MAX_SIDE = 8  # neighbours drawn on each side; the lists below the graph have them all
 WIDTH = 900
 ROW = 34
-LABEL_CHARS = 30
+LABEL_CHARS = 28  # in Latin letters: a 200 px box at 12 px, with room at its ends
+
+
+def _width(char: str) -> int:
+    """How many Latin letters' room a character takes: a Chinese (wide) one about two."""
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _short(text: str, limit: int = LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` in at most ``limit`` Latin letters' room (a Chinese character counts two), cut
+    with an ellipsis: a long Chinese URI or relation stays inside its box and the drawing."""
+    if sum(_width(char) for char in text) <= limit:
+        return text
+    room, kept = limit - 1, []
+    for char in text:
+        room -= _width(char)
+        if room < 0:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
 
 
 def neighbourhood_svg(

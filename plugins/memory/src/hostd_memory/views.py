@@ -26,6 +26,7 @@ from hostd import (
     ViewPage,
     ViewRedirect,
     ViewRequest,
+    given,
 )
 from hostd_memory.models import MemoryVersionsOutput, ReadMemoryOutput
 from hostd_memory.tools.reading import get_memory_stats, list_memories, read_memory
@@ -121,11 +122,6 @@ def _tags(raw: str) -> list[str]:
     return [tag.strip() for tag in raw.replace("，", ",").split(",") if tag.strip()]
 
 
-def _optional(value: str | None) -> str | None:
-    value = (value or "").strip()
-    return value or None
-
-
 # --- the list --------------------------------------------------------------------------------
 
 
@@ -135,11 +131,11 @@ async def memory_list(request: ViewRequest) -> ViewPage:
     filters = {key: query.get(key, "") for key in FILTER_KEYS}
     common: dict[str, Any] = {
         "tags": _tags(filters["tags"]) or None,
-        "author": _optional(filters["author"]),
-        "domain": _optional(filters["domain"]),
-        "updated_after": _optional(filters["updated_after"]),
-        "updated_before": _optional(filters["updated_before"]),
-        "cursor": _optional(query.get("cursor")),
+        "author": given(filters["author"]),
+        "domain": given(filters["domain"]),
+        "updated_after": given(filters["updated_after"]),
+        "updated_before": given(filters["updated_before"]),
+        "cursor": given(query.get("cursor")),
         "limit": PAGE_SIZE,
     }
     rows: list[dict[str, Any]] = []
@@ -164,7 +160,7 @@ async def memory_list(request: ViewRequest) -> ViewPage:
                 for hit in found.hits
             ]
         else:
-            listed = await request.call(list_memories, status=_optional(filters["status"]), **common)
+            listed = await request.call(list_memories, status=given(filters["status"]), **common)
             next_cursor = listed.next_cursor
             rows = [
                 {
@@ -226,7 +222,7 @@ async def memory_page(request: ViewRequest) -> ViewPage:
             get_memory_versions,
             uri=memory.uri,
             limit=VERSIONS_PAGE,
-            cursor=_optional(request.query.get("vcursor")),
+            cursor=given(request.query.get("vcursor")),
         )
     relations = read.relations
     graph = neighbourhood_svg(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hostd_db import utc_stamp
+
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, Text, ToolContext, ToolError
 from hostd_tasks.models import RelatedTask, Settings, TaskDetailsOutput, TaskRecord
 
@@ -49,7 +51,7 @@ def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePa
                 title=task.title,
                 description=f"{task.status}, {task.priority}",
                 mime_type=MIME_TYPE,
-                updated_at=task.updated_at.isoformat(),
+                updated_at=utc_stamp(task.updated_at),
             )
             for task in page.tasks
         ],
@@ -68,14 +70,14 @@ def as_text(details: TaskDetailsOutput) -> str:
         f"# {task.task_id}: {task.title}",
         "",
         f"- status: {task.status}"
-        + (f", deleted {details.deleted_at.isoformat()}" if details.deleted_at else ""),
+        + (f", deleted {utc_stamp(details.deleted_at)}" if details.deleted_at else ""),
         f"- priority: {task.priority}",
         f"- depends on: {_related(details.depends_on)}",
         f"- dependents: {_related(details.dependents)}",
         f"- subtasks: {_related(details.subtasks)}",
         f"- parent: {task.parent_id or '-'}",
         f"- labels: {', '.join(task.labels) or '-'}",
-        f"- created: {task.created_at.isoformat()} by {task.created_by or '?'}",
+        f"- created: {utc_stamp(task.created_at)} by {task.created_by or '?'}",
         f"- claimed by: {task.claimed_by or '-'}",
         f"- linked session: {task.linked_session_id or '-'}",
     ]
@@ -87,7 +89,7 @@ def as_text(details: TaskDetailsOutput) -> str:
         lines += ["", "## Notes", ""] + [f"- {note.model_dump(mode='json')}" for note in task.notes]
     lines += ["", f"## History ({details.history_total})", ""]
     lines += [
-        f"- {entry.at.isoformat()} {entry.event} by {entry.by or '?'}"
+        f"- {utc_stamp(entry.at)} {entry.event} by {entry.by or '?'}"
         + (f": {entry.details}" if entry.details else "")
         for entry in details.history
     ]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
+from hostd_db import utc_stamp
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -115,9 +116,21 @@ def _moment(value: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
-        return moment.astimezone(UTC).isoformat(timespec="microseconds")
+        return utc_stamp(moment)
     except (OverflowError, ValueError):
         raise PydanticCustomError("invalid_time", "not an ISO 8601 time within years 1-9999") from None
+
+
+#: A native origin as stores spelled it before version 8 of the schema (``t-1@...123456+00:00``).
+_OLD_NATIVE_ORIGIN = re.compile(r"(.+@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})\+00:00")
+
+
+def stored_origin(origin: str) -> str:
+    """``origin`` as stores spell it now: a native origin written before version 8 of the schema
+    (documents exported then, the ``task_origins`` rows version 8 rewrites) ends ``Z`` instead of
+    ``+00:00``, so an old document still finds the tasks imported from it; any other origin as given."""
+    old = _OLD_NATIVE_ORIGIN.fullmatch(origin)
+    return origin if old is None else f"{old.group(1)}Z"
 
 
 def _not_blank(text: str) -> str:
@@ -128,6 +141,7 @@ def _not_blank(text: str) -> str:
 
 StoredText = Annotated[str, AfterValidator(_encodable)]
 Moment = Annotated[str, Field(max_length=64), AfterValidator(_moment)]
+Origin = Annotated[StoredText, Field(min_length=1, max_length=ORIGIN_MAX), AfterValidator(stored_origin)]
 TaskId = Annotated[str, Field(pattern=ID_PATTERN)]
 Member = Annotated[str, Field(pattern=ID_PATTERN)]
 Label = Annotated[str, Field(pattern=LABEL_PATTERN)]
@@ -169,7 +183,7 @@ class ImportedTask(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     task_id: TaskId
-    origin: Annotated[StoredText, Field(min_length=1, max_length=ORIGIN_MAX)] | None = None
+    origin: Origin | None = None
     title: Annotated[StoredText, TextLength(min_length=1, max_length=TITLE_MAX), AfterValidator(_not_blank)]
     description: Annotated[StoredText, TextLength(max_length=DESCRIPTION_MAX)] = ""
     status: Status = "pending"

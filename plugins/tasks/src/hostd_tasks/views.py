@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from hostd_db import utc_stamp
 
 from hostd import (
     ActivityItem,
@@ -26,6 +27,8 @@ from hostd import (
     ViewPage,
     ViewRedirect,
     ViewRequest,
+    error_fields,
+    given,
 )
 from hostd_tasks.models import TaskDetailsOutput, TaskListOutput, TaskRecord
 from hostd_tasks.rules import PRIORITIES, STATUSES, Status, allowed_next
@@ -95,19 +98,9 @@ def register_views(register: RegisterViews) -> None:
     )
 
 
-def _optional(value: str | None) -> str | None:
-    value = (value or "").strip()
-    return value or None
-
-
 def _words(raw: str) -> list[str]:
     """A list typed as ``a, b`` (commas, the Chinese comma or spaces) into its items."""
     return [item for item in raw.replace("，", ",").replace(",", " ").split() if item]
-
-
-def _error(request: ViewRequest, exc: CodedError) -> dict[str, Any]:
-    message, hint, _ = exc.rendered(request.language)
-    return {"message": message, "hint": hint, "code": exc.code}
 
 
 def _status_of(code: str) -> int:
@@ -120,7 +113,7 @@ def _status_of(code: str) -> int:
 async def graph_page(request: ViewRequest) -> ViewPage:
     """``get_task_graph``: the unfinished tasks (``?completed=1``: every task), or one task's
     neighbourhood (``?id=``), as a Mermaid diagram with the critical path listed beneath."""
-    task_id = _optional(request.query.get("id"))
+    task_id = given(request.query.get("id"))
     completed = request.query.get("completed") == "1"
     drawn = await request.call(get_task_graph, task_id=task_id, include_completed=completed)
     return ViewPage(
@@ -145,11 +138,11 @@ async def board(request: ViewRequest) -> ViewPage:
     query = request.query
     filters = {key: query.get(key, "") for key in FILTER_KEYS}
     common: dict[str, Any] = {
-        "query": _optional(filters["q"]),
-        "label": _optional(filters["label"]),
-        "claimed_by": _optional(filters["member"]),
-        "created_by": _optional(filters["creator"]),
-        "priority": _optional(filters["priority"]),
+        "query": given(filters["q"]),
+        "label": given(filters["label"]),
+        "claimed_by": given(filters["member"]),
+        "created_by": given(filters["creator"]),
+        "priority": given(filters["priority"]),
     }
     only = query.get("status", "")
     error = None
@@ -157,14 +150,14 @@ async def board(request: ViewRequest) -> ViewPage:
     try:
         if only in STATUSES:
             listed = await request.call(
-                list_tasks, status=only, limit=PAGE_SIZE, cursor=_optional(query.get("cursor")), **common
+                list_tasks, status=only, limit=PAGE_SIZE, cursor=given(query.get("cursor")), **common
             )
             columns.append(_column(request, only, listed.tasks, listed.total, listed.next_cursor))
         else:
             for status, listed in zip(BOARD_ORDER, await _board_lists(request, common), strict=True):
                 columns.append(_column(request, status, listed.tasks, listed.total, None))
     except CodedError as exc:
-        error = _error(request, exc)
+        error = error_fields(request, exc)
     failed_ids = {
         card["task"].task_id for column in columns if column["status"] == "failed" for card in column["cards"]
     }
@@ -344,7 +337,7 @@ async def _act_on_task(
         if exc.code == "NOT_FOUND" or exc.code == "PERMISSION_DENIED":
             raise
         details = await _details(request, task_id)
-        return _task_view(request, details, _error(request, exc), _status_of(exc.code))
+        return _task_view(request, details, error_fields(request, exc), _status_of(exc.code))
     return ViewRedirect("/view", {"id": task_id}, notice)
 
 
@@ -426,7 +419,7 @@ async def save_edit(request: ViewRequest) -> ViewPage | ViewRedirect:
             return ViewRedirect("/view", {"id": task_id}, Text(en="Nothing changed.", zh="没有改动。"))
         updated = await request.call(update_task, task_id=task_id, **arguments)
     except CodedError as exc:
-        return _edit_page(task_id, fields, _error(request, exc))
+        return _edit_page(task_id, fields, error_fields(request, exc))
     return ViewRedirect(
         "/view",
         {"id": task_id},
@@ -470,7 +463,7 @@ async def split(request: ViewRequest) -> ViewPage | ViewRedirect:
             split_task, task_id=task_id, subtasks=[{"title": title, "priority": priority} for title in titles]
         )
     except CodedError as exc:
-        return _split_page(task_id, "", lines, priority, _error(request, exc))
+        return _split_page(task_id, "", lines, priority, error_fields(request, exc))
     return ViewRedirect(
         "/view",
         {"id": task_id},
@@ -505,7 +498,7 @@ async def delete(request: ViewRequest) -> ViewPage | ViewRedirect:
     except CodedError as exc:
         if exc.code in ("NOT_FOUND", "PERMISSION_DENIED"):
             raise
-        return _delete_page(request, await _details(request, task_id), _error(request, exc))
+        return _delete_page(request, await _details(request, task_id), error_fields(request, exc))
     return ViewRedirect(
         "",
         {},
@@ -540,7 +533,7 @@ async def task_activity(request: ViewRequest, limit: int, member: str | None = N
     found = await request.call(list_task_activity, limit=max(1, min(limit, 100)), member=member)
     return [
         ActivityItem(
-            entry.at.isoformat(timespec="microseconds").replace("+00:00", "Z"),
+            utc_stamp(entry.at),
             entry.by,
             _summary(entry.event, entry.details, entry.task_id, entry.title or ""),
             "/view",

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urljoin
 
+from hostd_errors.chromium import CHROMIUM_FLAGS
+
 from hostd import Text
 from hostd_wechat.classify import CAPTCHA_PATH
 from hostd_wechat.fetch import (
@@ -28,16 +30,6 @@ from hostd_wechat.fetch import (
 )
 from hostd_wechat.urls import check_url, redirect_is_captcha
 
-CHROMIUM_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
 _SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
 _ONE_BROWSER = threading.Lock()
 _CONTENT_READY = """() => {
@@ -83,7 +75,7 @@ def render_page(
                 browser = playwright.chromium.launch(
                     executable_path=chromium_path,
                     headless=True,
-                    args=[*CHROMIUM_ARGS, *([] if proxy else ["--no-proxy-server"])],
+                    args=[*CHROMIUM_FLAGS, *([] if proxy else ["--no-proxy-server"])],
                     timeout=timeout_ms * 3,
                     proxy=cast(Any, proxy),
                 )

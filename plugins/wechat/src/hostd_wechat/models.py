@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from hostd_errors.chromium import CHROMIUM_PATH
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hostd import Text, ToolOutput
@@ -42,9 +43,7 @@ class Settings(BaseModel):
     retry_backoff_ms: int = Field(
         default=500, ge=0, le=10_000, description="First retry delay; doubles each time."
     )
-    chromium_path: str = Field(
-        default="/usr/bin/chromium", description="The system Chromium for headless fetches."
-    )
+    chromium_path: str = Field(default=CHROMIUM_PATH, description="The system Chromium for headless fetches.")
     default_user_agent: UserAgent = Field(
         default=DEFAULT_USER_AGENT, description="User-Agent header: printable Latin-1 characters."
     )

@@ -76,6 +76,13 @@ def _skip_string(text: str, start: int) -> int:
     return match.end() if match else len(text)
 
 
+def _code_at(text: str, index: int) -> int:
+    """The first index at or after ``index`` outside any string literal: what the scanners look at."""
+    while index < len(text) and text[index] in "\"'`":
+        index = _skip_string(text, index)
+    return index
+
+
 def literal_after(text: str, marker: str) -> str | None:
     """The ``{...}`` or ``[...]`` literal that follows the first ``marker`` in ``text``."""
     position = text.find(marker)
@@ -130,11 +137,8 @@ def top_level_fields(literal: str) -> dict[str, str]:
     depth = 0
     index = 0
     length = len(literal)
-    while index < length:
+    while (index := _code_at(literal, index)) < length:
         char = literal[index]
-        if char in "\"'`":
-            index = _skip_string(literal, index)
-            continue
         if char in "{[(":
             depth += 1
         elif char in "}])":
@@ -162,11 +166,8 @@ def array_items(literal: str) -> list[str]:
     items: list[str] = []
     index = 1
     length = len(literal)
-    while index < length:
+    while (index := _code_at(literal, index)) < length:
         char = literal[index]
-        if char in "\"'`":
-            index = _skip_string(literal, index)
-            continue
         if char == "{":
             item = _balanced(literal, index)
             if item is None:

@@ -22,6 +22,7 @@ from hostd_deep_thinking.store.backend import (
     Appended,
     Searcher,
     SessionBackend,
+    SessionListing,
     SummaryPage,
     WouldBlock,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "Searcher",
     "SessionBackend",
     "SessionExists",
+    "SessionListing",
     "SessionNotFound",
     "SessionState",
     "SessionStore",

@@ -77,6 +77,17 @@ class Appended:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionListing:
+    """What ``list_summaries`` is asked: the filters and the page, one value every store layer passes on."""
+
+    limit: int
+    status: str | None = None
+    created_by: str | None = None
+    after: ListingKey | None = None
+    """The (updated_at, session_id) the previous page ended at; ``None`` for the first page."""
+
+
 @dataclass(frozen=True)
 class SummaryPage:
     """One page of ``list_summaries``: session summaries newest first, after the position asked for."""
@@ -114,13 +125,7 @@ class SessionBackend(Protocol):
     def restore(
         self, session_id: str, backup_name: str | None = None, *, replace: bool = False
     ) -> tuple[SessionState, str, bool]: ...
-    def list_summaries(
-        self,
-        status: str | None,
-        limit: int,
-        created_by: str | None = None,
-        after: ListingKey | None = None,
-    ) -> SummaryPage:
+    def list_summaries(self, listing: SessionListing) -> SummaryPage:
         """Sessions newest first (by update time, then id) that come after ``after``, at most ``limit``."""
         ...
 

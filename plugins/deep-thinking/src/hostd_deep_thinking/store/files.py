@@ -36,8 +36,8 @@ from hostd_deep_thinking.store.backend import (
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
-    ListingKey,
     Plan,
+    SessionListing,
     SummaryPage,
     WouldBlock,
 )
@@ -530,25 +530,26 @@ class SessionStore:
             self._remember(state)
         self._index.put(index_entry(state, doc_stat.st_size))
 
-    def compact(self, session_id: str) -> SessionState:
+    @contextlib.contextmanager
+    def _locked_state(self, session_id: str) -> Iterator[SessionState]:
+        """The session as it is on disk, held under its lock; ``SessionNotFound`` when there is none."""
         if not self.exists(session_id):
             raise SessionNotFound(session_id)
         with self.session_lock(session_id):
             state = self._refresh(session_id)
             if state is None:
                 raise SessionNotFound(session_id)
+            yield state
+
+    def compact(self, session_id: str) -> SessionState:
+        with self._locked_state(session_id) as state:
             if state.last_seq != state.compacted_seq:
                 self._compact(state)
             return state
 
     def update_meta(self, session_id: str, change: Callable[[SessionState], Any]) -> tuple[SessionState, Any]:
         """Change a session's metadata (status, ...) and compact, so the change is in the document."""
-        if not self.exists(session_id):
-            raise SessionNotFound(session_id)
-        with self.session_lock(session_id):
-            state = self._refresh(session_id)
-            if state is None:
-                raise SessionNotFound(session_id)
+        with self._locked_state(session_id) as state:
             result = change(state)
             state.meta["updated_at"] = utc_stamp()
             self._compact(state)
@@ -653,15 +654,9 @@ class SessionStore:
 
     # --- listing, search, default sessions: the store's parts ------------------------------
 
-    def list_summaries(
-        self,
-        status: str | None,
-        limit: int,
-        created_by: str | None = None,
-        after: ListingKey | None = None,
-    ) -> SummaryPage:
+    def list_summaries(self, listing: SessionListing) -> SummaryPage:
         """Sessions newest first, from the index plus what their journals added since compaction."""
-        return self._index.list_summaries(status, limit, created_by, after)
+        return self._index.list_summaries(listing)
 
     def file_signatures(self) -> dict[str, FileSignature]:
         """Every session on disk with its files' signature (see ``changes.ChangeScanner``)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from hostd_fs.durable import write_all
 
-from hostd_deep_thinking.store.backend import ListingKey, SummaryPage
+from hostd_deep_thinking.store.backend import ListingKey, SessionListing, SummaryPage
 from hostd_deep_thinking.store.changes import RACY_NS
 from hostd_deep_thinking.store.documents import SessionState, check_document, check_thought, encode_line
 from hostd_deep_thinking.store.layout import Layout, read_from, stat_or_none
@@ -184,13 +184,7 @@ class SessionIndex:
         self._verdicts[session_id] = (signature, problem)
         return problem
 
-    def list_summaries(
-        self,
-        status: str | None,
-        limit: int,
-        created_by: str | None = None,
-        after: ListingKey | None = None,
-    ) -> SummaryPage:
+    def list_summaries(self, listing: SessionListing) -> SummaryPage:
         """Sessions newest first, from the index plus what their journals added since compaction.
 
         The index is written at compaction only (adding a thought never touches it), so each
@@ -198,6 +192,7 @@ class SessionIndex:
         time. Journals are read incrementally and documents only when their size differs from
         the one the index recorded; a document found damaged is listed with ``unreadable``.
         """
+        status, limit, created_by, after = listing.status, listing.limit, listing.created_by, listing.after
         rows = self._current_rows()
         if status is not None:
             rows = [row for row in rows if row.get("status") == status]

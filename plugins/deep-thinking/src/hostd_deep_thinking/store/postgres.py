@@ -50,8 +50,8 @@ from hostd_deep_thinking.store.backend import (
     CACHED_SESSIONS,
     DELETED_LABEL,
     Appended,
-    ListingKey,
     Plan,
+    SessionListing,
     SummaryPage,
     WouldBlock,
 )
@@ -476,16 +476,11 @@ class PostgresSessionStore:
             (session_id, name, _json(document)),
         )
 
-    def list_summaries(
-        self,
-        status: str | None,
-        limit: int,
-        created_by: str | None = None,
-        after: ListingKey | None = None,
-    ) -> SummaryPage:
+    def list_summaries(self, listing: SessionListing) -> SummaryPage:
         """Sessions newest first with how many match, from the summary column (no thought is read);
         ``after`` is the (updated_at, session_id) the previous page ended at."""
-        filters = (("status", status), ("created_by", created_by))
+        limit, after = listing.limit, listing.after
+        filters = (("status", listing.status), ("created_by", listing.created_by))
         chosen = [(column, value) for column, value in filters if value is not None]
         where = ("WHERE " + " AND ".join(f"{column} = ?" for column, _ in chosen)) if chosen else ""
         parameters: list[Any] = [value for _, value in chosen]

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from hostd_db import Connection
 
 from hostd import Record, RecordData, RecordKind, Text
-from hostd_deep_thinking.store.backend import SessionBackend
+from hostd_deep_thinking.store.backend import SessionBackend, SessionListing
 from hostd_deep_thinking.store.documents import check_document
 from hostd_deep_thinking.store.files import SessionStore
 from hostd_deep_thinking.store.postgres import PostgresSessionStore
@@ -62,7 +62,9 @@ class SessionRecords:
             if backups_dir.is_dir()
             else set()
         )
-        live = sorted(str(row["session_id"]) for row in files.list_summaries(None, sys.maxsize).rows)
+        live = sorted(
+            str(row["session_id"]) for row in files.list_summaries(SessionListing(limit=sys.maxsize)).rows
+        )
         for session_id in live:
             try:
                 state = files.load(session_id)

@@ -39,7 +39,7 @@ from hostd_deep_thinking.models import (
     SessionSummary,
     UpdateStatusOutput,
 )
-from hostd_deep_thinking.store import SessionExists, SessionState, new_document, session_store
+from hostd_deep_thinking.store import SessionExists, SessionListing, SessionState, new_document, session_store
 from hostd_deep_thinking.store.index import listing_key
 from hostd_deep_thinking.thinking import label_key
 from hostd_deep_thinking.thinking_templates import step_after
@@ -227,7 +227,9 @@ def list_sessions(
     after = (
         (str(position[0]), str(position[1])) if isinstance(position, list) and len(position) == 2 else None
     )
-    listed = session_store(ctx).list_summaries(status, limit, created_by, after)
+    listed = session_store(ctx).list_summaries(
+        SessionListing(status=status, limit=limit, created_by=created_by, after=after)
+    )
     rows, total = listed.rows, listed.total
     last = listing_key(rows[-1]) if rows else None
     sessions = []

@@ -1,10 +1,11 @@
-"""The store's database and what every part of the store builds on: reads, the write transaction,
-lookups of a memory by URI or alias.
+"""What every class of the memory store builds on: the database, reads, the write transaction,
+and the lookups of a memory by URI or alias that run inside them.
 
-``Access`` is the one collaborator the store's parts (``writes``, ``listings``, ``ranking``,
-``importing``: modules of functions) are given. It runs on the ``hostd_db.Database`` the host
-opened from the plugin's schema, one class for both engines: reads go through
-``Database.read``, and what an engine does its own way is a part it holds, ``engine``
+``Access`` is the base of the store's parts (``MemoryWrites``, ``MemoryListings``,
+``MemoryRanking``, ``MemoryImports``), which ``MemoryStore`` joins: each of their methods is
+one unit of work, a ``work(conn)`` run by ``read`` or ``write``. It runs on the
+``hostd_db.Database`` the host opened from the plugin's schema, one class for both engines, so
+the SQL is written once: what an engine does its own way is a part it holds, ``engine``
 (``sqlite.SqliteEngine``, ``postgres.PostgresEngine``): the write transaction and its locks,
 the full-text indexes, upkeep. On the SQLite file, writes run in ``BEGIN IMMEDIATE``
 transactions, so threads and processes sharing the file serialise their read-modify-write
@@ -30,7 +31,8 @@ T = TypeVar("T")
 
 
 class Access:
-    """The database, its engine, and the reads, writes and lookups every part of the store uses."""
+    """The database, its engine, and the reads, writes and lookups every part of the store uses:
+    the base its classes build on, never used alone."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -42,7 +44,7 @@ class Access:
             self.engine = SqliteEngine(database)
         #: Tokens in many memories, and how many (a lower bound: ``ranking``; ``purge`` forgets them).
         self.large_counts: dict[str, int] = {}
-        #: Tokens too common to relate memories by (``ranking.related``).
+        #: Tokens too common to relate memories by (``MemoryRanking.related``).
         self.common_tokens: set[str] = set()
         self._reading = threading.local()  # the connection of this thread's read in progress
 
@@ -95,13 +97,13 @@ class Access:
     def resolve_locked(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
-        """``resolve`` inside a write that will change the memory: its row held until the end."""
-        memory, via = self.resolve(conn, uri, include_deleted=include_deleted)
+        """``resolve_in`` inside a write that will change the memory: its row held until the end."""
+        memory, via = self.resolve_in(conn, uri, include_deleted=include_deleted)
         if not self.database.dialect.locks_rows:
             return memory, via  # SQLite's write transaction already holds everything
         conn.execute("SELECT 1 FROM memories WHERE id = ? FOR NO KEY UPDATE", (memory.id,))
         # As it is now: another writer may have made a version while this one waited for the row.
-        return self.resolve(conn, uri, include_deleted=include_deleted)
+        return self.resolve_in(conn, uri, include_deleted=include_deleted)
 
     # --- lookups ------------------------------------------------------------------------
 
@@ -117,13 +119,18 @@ class Access:
         row = conn.execute("SELECT memory_id FROM aliases WHERE alias_uri = ?", (uri,)).fetchone()
         return int(row[0]) if row else None
 
+    def memory_id_of(self, conn: Connection, uri: str) -> int | None:
+        """The id of the memory ``uri`` names, directly or as an alias (deleted ones too)."""
+        row = conn.execute("SELECT id FROM memories WHERE uri = ?", (uri,)).fetchone()
+        return int(row[0]) if row else self.alias_target(conn, uri)
+
     def aliases_of(self, conn: Connection, memory_id: int) -> list[str]:
         rows = conn.execute(
             "SELECT alias_uri FROM aliases WHERE memory_id = ? ORDER BY alias_uri", (memory_id,)
         )
         return [r[0] for r in rows]
 
-    def resolve(
+    def resolve_in(
         self, conn: Connection, uri: str, *, include_deleted: bool = False
     ) -> tuple[MemoryRow, str | None]:
         """The memory ``uri`` names, directly or through an alias, and the alias used if any."""

@@ -1,6 +1,6 @@
 """What the SQLite file does its own way, as a part the store holds (``MemoryStore.engine``).
 
-The store's rules and their SQL are written once (``base``, ``writes``, ``listings``,
+The store's rules and their SQL are written once (``access``, ``writes``, ``listings``,
 ``ranking``, ``importing``); the engine supplies what differs: the write transaction (SQLite's
 ``BEGIN IMMEDIATE`` already holds the whole file, so no lock is taken), the FTS5 indexes
 (BM25 ranking, bounded token counts, trigram substring terms), index hints, the size on disk

@@ -115,19 +115,9 @@ def _export_to_file(
     output_path: str,
     overwrite: bool,
 ) -> ExportMemoriesOutput:
-    from hostd_fs import atomic_write, resolve_beneath
+    from hostd_fs import atomic_write, output_target
 
-    target = resolve_beneath(output_path, roots(), allow_missing=True, expect="file")
-    if target.exists() and not overwrite:
-        raise ToolError(
-            "ALREADY_EXISTS",
-            Text(en=f"{target} already exists.", zh=f"{target} 已存在。"),
-            hint=Text(
-                en="Pass overwrite=true to replace it, or choose another output_path.",
-                zh="传入 overwrite=true 以覆盖，或换一个 output_path。",
-            ),
-            details={"argument": "output_path", "path": str(target)},
-        )
+    target = output_target(output_path, roots(), overwrite=overwrite)
     memories: list[Any] = []
     last = 0
     while True:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar, cast
 
-from hostd_db import Connection, Database, utc_now
+from hostd_db import Connection, Database, utc_now, utc_stamp
 
 from hostd_tasks.models import Note, TaskRecord
 from hostd_tasks.search import indexed_text, match_expression, ts_query, ts_vector
@@ -24,7 +24,6 @@ from hostd_tasks.store.rows import (
     is_live,
     record_from_row,
     stored_moment,
-    stored_stamp,
 )
 
 T = TypeVar("T")
@@ -161,7 +160,7 @@ class StoreBase:
         if self.postgres:
             (lapsed,) = conn.execute(f"SELECT {LAPSED_COLUMN}").fetchone()
             return bool(lapsed)
-        return conn.execute(_LAPSED + " LIMIT 1", (stored_stamp(self._clock(conn)),)).fetchone() is not None
+        return conn.execute(_LAPSED + " LIMIT 1", (utc_stamp(self._clock(conn)),)).fetchone() is not None
 
     def _sweep_lapsed(self) -> None:
         """Return every lapsed claim to pending (``_expire_leases``), a sweep at a time."""
@@ -189,7 +188,7 @@ class StoreBase:
         have happened to it in between. PostgreSQL skips rows another transaction holds (that one
         sweeps or changes them). Answers how many were returned.
         """
-        sql, parameters = _LAPSED, [stored_stamp(now)]
+        sql, parameters = _LAPSED, [utc_stamp(now)]
         if task_id is not None:
             sql += " AND t.task_id = ?"
             parameters.append(task_id)
@@ -199,7 +198,7 @@ class StoreBase:
         for lapsed_id, holder, expired_at, status in rows:
             if status != "in_progress":  # never written so; skipped rather than trusted
                 continue
-            at = stored_stamp(stored_moment(expired_at))
+            at = utc_stamp(stored_moment(expired_at))
             conn.execute(
                 "UPDATE tasks SET status = 'pending', claimed_by = NULL, lease_expires_at = NULL, "
                 "lease_seconds = NULL, expired_claims = expired_claims + 1, lease_lost_by = ?, "

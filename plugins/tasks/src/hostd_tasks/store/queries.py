@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from hostd_db import Connection
+from hostd_db import Connection, utc_stamp
 
 from hostd_tasks.graph import TaskGraph
 from hostd_tasks.models import ActivityEntry, NoTaskReason, RelatedTask, StuckTask, TaskRecord
@@ -45,7 +45,6 @@ from hostd_tasks.store.rows import (
     json_or,
     related_tasks,
     stored_moment,
-    stored_stamp,
 )
 
 #: One index seek (``tasks_by_status``): has any task failed?
@@ -422,7 +421,7 @@ class TaskQueries(StoreBase):
                     str(task_id),
                     "claimed",
                     {"from": "pending", "to": "in_progress"},
-                    stored_stamp(now),
+                    utc_stamp(now),
                     by,
                 )
             found = NextTask(self._fetch(conn, str(task_id)), claimed=claim, reason=None)
@@ -469,9 +468,9 @@ class TaskQueries(StoreBase):
             "lease_seconds = ?, claim_count = claim_count + 1, "
             "lease_lost_by = CASE WHEN lease_lost_by = ? THEN NULL ELSE lease_lost_by END WHERE task_id = ?",
             (
-                stored_stamp(now),
+                utc_stamp(now),
                 claimer_after("in_progress", None, by),
-                stored_stamp(now + timedelta(seconds=lease_seconds)),
+                utc_stamp(now + timedelta(seconds=lease_seconds)),
                 lease_seconds,
                 by,
                 task_id,

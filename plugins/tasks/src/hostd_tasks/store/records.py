@@ -34,13 +34,13 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, NotRequired
 
-from hostd_db import Connection
+from hostd_db import Connection, utc_stamp
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from hostd import Record, RecordData, RecordKind, Text, pages, validation_reason
 from hostd_tasks.store.base import GENERATED_ID_PREFIX, LIST_LOCK
-from hostd_tasks.store.rows import deletion_time, history_of, is_live, stored_moment, stored_stamp
+from hostd_tasks.store.rows import deletion_time, history_of, is_live, stored_moment
 from hostd_tasks.store.writes import TaskStore
 
 #: How many tasks one read of the local file returns.
@@ -105,12 +105,12 @@ _TASK, _DELETED = TypeAdapter(TaskData), TypeAdapter(DeletedTaskData)
 
 
 def _stamp(value: object) -> str | None:
-    return None if value is None else stored_stamp(stored_moment(value))
+    return None if value is None else utc_stamp(stored_moment(value))
 
 
 def _history(conn: Connection, task_id: str) -> list[dict[str, Any]]:
     return [
-        {"event": entry.event, "at": stored_stamp(entry.at), "by": entry.by, "details": entry.details}
+        {"event": entry.event, "at": utc_stamp(entry.at), "by": entry.by, "details": entry.details}
         for entry in history_of(conn, task_id)
     ]
 

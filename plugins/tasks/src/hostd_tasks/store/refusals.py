@@ -168,7 +168,7 @@ def task_not_found(
     if argument != "task_id":
         details["argument"] = argument
     if deleted_at is not None:
-        details["deleted_at"] = deleted_at.isoformat()
+        details["deleted_at"] = utc_stamp(deleted_at)
         return refusal("task_deleted", details, task_id=task_id)
     return refusal("task_not_found", details, task_id=task_id)
 

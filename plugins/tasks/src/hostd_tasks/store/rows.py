@@ -18,17 +18,12 @@ from hostd_tasks.models import HistoryEntry, Note, RelatedTask, SubtaskProgress,
 from hostd_tasks.rules import STATUSES, priority_name
 
 
-def stored_stamp(moment: datetime) -> str:
-    """A time as the store writes it: fixed-width ISO text, so stored stamps also sort as text.
-
-    ``+00:00``, not ``hostd_db.utc_stamp``'s ``Z``: every existing tasks.db (and each deleted
-    task's stored record) holds this spelling, and one spelling keeps comparisons of the text exact.
-    """
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
-
-
 def stored_moment(value: object) -> datetime:
-    """A stored time as an aware UTC datetime: ISO text (SQLite) or a timestamptz value (PostgreSQL)."""
+    """A stored time as an aware UTC datetime: ISO text (SQLite) or a timestamptz value (PostgreSQL).
+
+    Times are written in ``hostd_db.utc_stamp``'s spelling (``...Z``), the one every store and answer
+    uses; stores written before version 8 spelled them ``+00:00``, which version 8 rewrote.
+    """
     if isinstance(value, datetime):
         return value.astimezone(UTC)
     return datetime.fromisoformat(str(value))

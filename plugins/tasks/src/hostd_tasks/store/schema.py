@@ -24,7 +24,7 @@ is never handed out again.
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hostd_db import (
     AddColumn,
@@ -38,11 +38,12 @@ from hostd_db import (
     Schema,
     Table,
     utc_now,
+    utc_stamp,
 )
 
 from hostd_tasks.rules import LEASE_SECONDS_DEFAULT
 from hostd_tasks.search import indexed_text
-from hostd_tasks.store.rows import stored_stamp
+from hostd_tasks.transfer import stored_origin
 
 TEXT, KEY, MOMENT = ColumnType.TEXT, ColumnType.KEY, ColumnType.MOMENT
 STATUS_CHECK = "status IN ('pending', 'in_progress', 'completed', 'failed', 'blocked')"
@@ -185,7 +186,7 @@ def _leases_of_tasks_already_claimed(conn: Connection, dialect: Dialect) -> None
     else:
         conn.execute(
             "UPDATE tasks SET lease_expires_at = ?, lease_seconds = ? WHERE status = 'in_progress'",
-            (stored_stamp(utc_now() + timedelta(seconds=LEASE_SECONDS_DEFAULT)), LEASE_SECONDS_DEFAULT),
+            (utc_stamp(utc_now() + timedelta(seconds=LEASE_SECONDS_DEFAULT)), LEASE_SECONDS_DEFAULT),
         )
     claims: dict[str, int] = {}
     for task_id, event, details in conn.execute(
@@ -249,6 +250,107 @@ _VERSION_7: list[Operation] = [
     Index("task_origins_by_task", "task_origins", "task_id"),
 ]
 
+#: Columns whose times SQLite keeps as text (PostgreSQL's are ``timestamptz``, which has no spelling).
+_STAMP_COLUMNS = (
+    ("tasks", "created_at"),
+    ("tasks", "updated_at"),
+    ("tasks", "lease_expires_at"),
+    ("task_notes", "at"),
+    ("task_history", "at"),
+    ("deleted_tasks", "deleted_at"),
+)
+#: A deleted task's stored record: its times, and each note's.
+_RECORD_STAMPS = ("created_at", "updated_at", "lease_expires_at")
+
+
+def _old_stamp(value: object) -> str | None:
+    """``value`` in ``hostd_db.utc_stamp``'s spelling when it is a time spelled ``+00:00``, else None."""
+    if not isinstance(value, str) or not value.endswith("+00:00"):
+        return None
+    try:
+        return utc_stamp(datetime.fromisoformat(value))
+    except ValueError:
+        return None
+
+
+def _record_in_one_spelling(text: str) -> str | None:
+    """A deleted task's record (JSON) with its times rewritten; None when none needed it."""
+    try:
+        record = json.loads(text)
+    except ValueError:  # a damaged record is reported when it is read, as before
+        return None
+    if not isinstance(record, dict):
+        return None
+    changed = False
+    for holder, key in [
+        *((record, name) for name in _RECORD_STAMPS),
+        *((note, "at") for note in record.get("notes") or [] if isinstance(note, dict)),
+    ]:
+        stamp = _old_stamp(holder.get(key))
+        if stamp is not None:
+            holder[key] = stamp
+            changed = True
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) if changed else None
+
+
+def _one_time_spelling(conn: Connection, dialect: Dialect) -> None:
+    """Every stored time in ``hostd_db.utc_stamp``'s spelling (``...Z``): the store compares and
+    orders times as text on SQLite (``lease_expires_at < ?``), so the old ``+00:00`` ones are
+    rewritten, not mixed. Text columns holding a time are text on both databases: the creation
+    times ``hostd db copy`` keyed the ids it gave by, the native origins of imported tasks (and the
+    history entries naming them) and the times in deleted tasks' records."""
+    if not dialect.is_postgres:
+        for table, column in _STAMP_COLUMNS:
+            conn.execute(
+                f"UPDATE {table} SET {column} = substr({column}, 1, length({column}) - 6) || 'Z' "
+                f"WHERE {column} LIKE '%+00:00'"
+            )
+    # Primary keys: a row whose rewritten key another row holds already is the same entry twice.
+    for local_id, created in conn.execute(
+        "SELECT local_id, created_at FROM copied_tasks WHERE created_at LIKE '%+00:00'"
+    ).fetchall():
+        stamp = _old_stamp(created)
+        if stamp is None:
+            continue
+        if conn.execute(
+            "SELECT 1 FROM copied_tasks WHERE local_id = ? AND created_at = ?", (local_id, stamp)
+        ).fetchone():
+            conn.execute(
+                "DELETE FROM copied_tasks WHERE local_id = ? AND created_at = ?", (local_id, created)
+            )
+        else:
+            conn.execute(
+                "UPDATE copied_tasks SET created_at = ? WHERE local_id = ? AND created_at = ?",
+                (stamp, local_id, created),
+            )
+    for (origin,) in conn.execute("SELECT origin FROM task_origins WHERE origin LIKE '%+00:00'").fetchall():
+        new = stored_origin(str(origin))
+        if new == origin:
+            continue
+        if conn.execute("SELECT 1 FROM task_origins WHERE origin = ?", (new,)).fetchone() is not None:
+            conn.execute("DELETE FROM task_origins WHERE origin = ?", (origin,))
+        else:
+            conn.execute("UPDATE task_origins SET origin = ? WHERE origin = ?", (new, origin))
+    for seq, details in conn.execute(
+        "SELECT seq, details FROM task_history WHERE event = 'imported' AND details LIKE '%+00:00%'"
+    ).fetchall():
+        entry = json.loads(str(details))
+        if isinstance(entry, dict) and isinstance(entry.get("origin"), str):
+            entry["origin"] = stored_origin(entry["origin"])
+            rewritten = json.dumps(entry, ensure_ascii=False)
+            conn.execute("UPDATE task_history SET details = ? WHERE seq = ?", (rewritten, seq))
+    for task_id, record in conn.execute(
+        "SELECT task_id, record FROM deleted_tasks WHERE record LIKE '%+00:00%'"
+    ).fetchall():
+        record_now = _record_in_one_spelling(str(record))
+        if record_now is not None:
+            conn.execute("UPDATE deleted_tasks SET record = ? WHERE task_id = ?", (record_now, task_id))
+
+
+# One spelling of a time in every store and answer (``hostd_db.utc_stamp``'s ``Z``, issue 37): the
+# times stored before, spelled ``+00:00``, are rewritten (``_one_time_spelling``).
+_VERSION_8: list[Operation] = [_one_time_spelling]
+
 #: What only one database holds: SQLite's FTS5 table (and the tables FTS5 keeps it in), PostgreSQL's
 #: ``tsvector`` column. Everything else is the same on both (``test_tasks_schema``).
 SQLITE_ONLY_TABLES = "task_search"
@@ -262,7 +364,16 @@ def schema(database_file: str) -> Schema:
     since existing tasks.db files and team databases have already run it.
     """
     return Schema(
-        migrations=[_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5, _VERSION_6, _VERSION_7],
+        migrations=[
+            _VERSION_1,
+            _VERSION_2,
+            _VERSION_3,
+            _VERSION_4,
+            _VERSION_5,
+            _VERSION_6,
+            _VERSION_7,
+            _VERSION_8,
+        ],
         sqlite_file=database_file,
         # Releases before the shared schema numbered the team database's migrations on their own:
         # their 1 is version 2 here (everything up to search), their 2 is version 3 (members).

@@ -19,12 +19,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from hostd_db import Connection
+from hostd_db import Connection, utc_stamp
 
 from hostd_tasks.rules import PRIORITIES, Priority, Status, priority_rank
 from hostd_tasks.store import refusals
 from hostd_tasks.store.base import GENERATED_ID_PREFIX, LIST_LOCK
-from hostd_tasks.store.rows import deletion_time, stored_moment, stored_stamp, wait_path
+from hostd_tasks.store.rows import deletion_time, stored_moment, wait_path
 from hostd_tasks.store.writes import TaskStore
 from hostd_tasks.transfer import ImportedTask, native_origin, rewrite_references, split_origin
 
@@ -66,10 +66,10 @@ class ImportResult:
 
 def _stamp(value: object) -> str | None:
     """A stored time in the store's spelling: SQLite keeps that text already (every write spells it
-    with ``stored_stamp``), PostgreSQL answers a ``datetime``."""
+    with ``hostd_db.utc_stamp``), PostgreSQL answers a ``datetime``."""
     if value is None or isinstance(value, str):
         return value
-    return stored_stamp(stored_moment(value))
+    return utc_stamp(stored_moment(value))
 
 
 def export_tasks(store: TaskStore, selection: Selection) -> Exported:
@@ -207,7 +207,7 @@ def import_tasks(store: TaskStore, tasks: list[ImportedTask], *, by: str | None)
         _choose_ids(store, conn, new, result)
         ids = {**result.already_present, **result.created}
         renamed = {old: fresh for old, fresh in ids.items() if old != fresh}
-        stamp = stored_stamp(store._clock(conn))
+        stamp = utc_stamp(store._clock(conn))
         _insert_all(conn, new, ids, renamed, stamp, by)
         conn.executemany(
             "UPDATE tasks SET parent_id = ? WHERE task_id = ?",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from hostd_db import Connection, utc_now
+from hostd_db import Connection, utc_now, utc_stamp
 
 from hostd_tasks.models import TaskRecord
 from hostd_tasks.rules import (
@@ -34,7 +34,7 @@ from hostd_tasks.store.results import (
     TaskEdit,
     Update,
 )
-from hostd_tasks.store.rows import append_history, deletion_time, is_live, stored_stamp, wait_path
+from hostd_tasks.store.rows import append_history, deletion_time, is_live, wait_path
 
 
 class TaskStore(TaskQueries):
@@ -72,7 +72,7 @@ class TaskStore(TaskQueries):
                 parent_id=parent_id,
                 labels=labels,
                 acceptance=acceptance,
-                stamp=stored_stamp(utc_now()),
+                stamp=utc_stamp(utc_now()),
                 by=by,
             )
             return self._fetch(conn, created)
@@ -90,7 +90,7 @@ class TaskStore(TaskQueries):
 
         def work(conn: Connection) -> tuple[TaskRecord, list[TaskRecord]]:
             self._fetch_locked(conn, task_id)
-            stamp = stored_stamp(utc_now())
+            stamp = utc_stamp(utc_now())
             created = [
                 self._insert(conn, **{**spec, "parent_id": task_id, "stamp": stamp, "by": by})  # type: ignore[arg-type]
                 for spec in subtasks
@@ -193,7 +193,7 @@ class TaskStore(TaskQueries):
             before = self._fetch_locked(conn, task_id)
             self._refuse_late(conn, before, by)
             now = self._clock(conn)
-            stamp = stored_stamp(now)
+            stamp = utc_stamp(now)
             changes: dict[str, object] = {}
             scalar = {"title": edit.title, "description": edit.description, "acceptance": edit.acceptance}
             for field, value in scalar.items():
@@ -309,7 +309,7 @@ class TaskStore(TaskQueries):
             ]
             if dependents and not drop_dependencies:
                 raise refusals.delete_refused_dependents(task_id, dependents)
-            stamp = stored_stamp(utc_now())
+            stamp = utc_stamp(utc_now())
             for dependent in dependents:
                 conn.execute(
                     "DELETE FROM task_dependencies WHERE task_id = ? AND depends_on = ?", (dependent, task_id)
@@ -374,7 +374,7 @@ class TaskStore(TaskQueries):
                 return StatusChange(current, current.status, changed=False)
             if new_status not in allowed_next(current.status):
                 raise refusals.transition_refused(task_id, current.status, new_status)
-            stamp = stored_stamp(now)
+            stamp = utc_stamp(now)
             if new_status == "in_progress":
                 self._claim(conn, task_id, by=by, now=now, lease_seconds=lease_seconds)
             else:
@@ -406,7 +406,7 @@ class TaskStore(TaskQueries):
 
         def work(conn: Connection) -> TaskRecord:
             self._held_by(conn, task_id, by)
-            stamp = stored_stamp(self._clock(conn))
+            stamp = utc_stamp(self._clock(conn))
             conn.execute(
                 "UPDATE tasks SET status = 'pending', updated_at = ?, claimed_by = NULL, "
                 "lease_expires_at = NULL, lease_seconds = NULL WHERE task_id = ?",
@@ -454,7 +454,7 @@ class TaskStore(TaskQueries):
             lease_seconds = LEASE_SECONDS_DEFAULT if stored is None else int(stored)
         conn.execute(
             "UPDATE tasks SET lease_expires_at = ?, lease_seconds = ? WHERE task_id = ?",
-            (stored_stamp(now + timedelta(seconds=lease_seconds)), lease_seconds, task_id),
+            (utc_stamp(now + timedelta(seconds=lease_seconds)), lease_seconds, task_id),
         )
 
     # --- sessions ------------------------------------------------------------------------
@@ -466,7 +466,7 @@ class TaskStore(TaskQueries):
             before = self._fetch_locked(conn, task_id)
             if before.linked_session_id == session_id:
                 return SessionLink(before, before.linked_session_id)
-            stamp = stored_stamp(utc_now())
+            stamp = utc_stamp(utc_now())
             conn.execute(
                 "UPDATE tasks SET linked_session_id = ?, updated_at = ? WHERE task_id = ?",
                 (session_id, stamp, task_id),

@@ -134,19 +134,9 @@ def export_tasks(
 
 
 def _write(roots: Roots, output_path: str, overwrite: bool, text: str | Iterable[bytes]) -> tuple[Path, int]:
-    from hostd_fs import atomic_write, resolve_beneath
+    from hostd_fs import atomic_write, output_target
 
-    target = resolve_beneath(output_path, roots(), allow_missing=True, expect="file")
-    if target.exists() and not overwrite:
-        raise ToolError(
-            "ALREADY_EXISTS",
-            Text(en=f"{target} already exists.", zh=f"{target} 已存在。"),
-            hint=Text(
-                en="Pass overwrite=true to replace it, or choose another output_path.",
-                zh="传入 overwrite=true 以覆盖，或换一个 output_path。",
-            ),
-            details={"argument": "output_path", "path": str(target)},
-        )
+    target = output_target(output_path, roots(), overwrite=overwrite)
     return target.path, atomic_write(target, text)
 
 
