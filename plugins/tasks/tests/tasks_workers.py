@@ -241,9 +241,19 @@ def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_se
 
 
 def claim_when_free(
-    data_dir: str, backend: dict[str, Any], worker: int, deadline_s: float, barrier: Any, results: Any
+    data_dir: str,
+    backend: dict[str, Any],
+    worker: int,
+    deadline_s: float,
+    taken: Any,
+    settle_s: float,
+    barrier: Any,
+    results: Any,
 ) -> None:
-    """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes."""
+    """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes.
+
+    The worker that claims sets ``taken`` (a multiprocessing Event); the others go on asking for
+    ``settle_s`` after they see it, then stop (instead of waiting out ``deadline_s``)."""
     import anyio
 
     keep_log(data_dir, worker)
@@ -255,12 +265,15 @@ def claim_when_free(
     async def run() -> None:
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
+            if taken.is_set():
+                give_up = min(give_up, time.monotonic() + settle_s)
             envelope, is_error = await host.call("get_next_task", {"claim": True, "lease_seconds": 60})
             if is_error:
                 errors.append(str(envelope["error"]))
                 return
             if envelope["task"] is not None:
                 claimed.append({"task_id": envelope["task"]["task_id"], "at": time.time()})
+                taken.set()
                 return
             await anyio.sleep(0.05)
 

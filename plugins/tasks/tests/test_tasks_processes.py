@@ -285,7 +285,8 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
     hostd_data_dir: Path, backend: dict[str, Any]
 ) -> None:
     """An agent process claims with a 2 s lease and is SIGKILLed; four agent processes asking every
-    50 ms get its task once the lease has lapsed, and only one of them gets it."""
+    50 ms get its task once the lease has lapsed, and only one of them gets it (the others go on
+    asking for 3 s after it has)."""
 
     async def seed(host: PluginHost) -> None:
         envelope, is_error = await host.call("create_task", {"title": "the only task", "task_id": "job"})
@@ -316,7 +317,12 @@ def test_a_claim_of_a_killed_agent_lapses_and_goes_to_exactly_one_other_agent(
     crashed.stderr.close()
     assert json.loads(line or "null") == {"task_id": "job"}, stderr
 
-    results = run_workers(tasks_workers.claim_when_free, lambda n: (str(hostd_data_dir), backend, n, 20.0))
+    # Once one agent has the task, the others ask for 3 s more (60 asks each), longer than the
+    # lapsed claim's 2 s lease: a winner's claim given that lease would lapse while they ask.
+    taken = multiprocessing.get_context("spawn").Event()
+    results = run_workers(
+        tasks_workers.claim_when_free, lambda n: (str(hostd_data_dir), backend, n, 20.0, taken, 3.0)
+    )
     assert all(not r["errors"] for r in results), [r["errors"] for r in results]
     claims = [(r["worker"], c["task_id"]) for r in results for c in r["claimed"]]
     assert len(claims) == 1, claims
