@@ -220,6 +220,30 @@ def write_until_killed(data_dir: str, name: str, backend: dict[str, Any]) -> Non
     anyio.run(run)
 
 
+def fork_writers(data_dir: str, backend: dict[str, Any]) -> None:
+    """For each name read on stdin, fork a child that runs ``write_until_killed`` under that name;
+    print "ready PID" before the child starts its host (afresh, as a new process would) and
+    "exit STATUS" once it is dead. The killed-process test starts dozens of writers, and
+    importing the host costs a new process about a second on a busy machine: here it is paid once.
+    """
+    import anyio  # noqa: F401  (imported once here, not in every child)
+    import hostd_tasks  # noqa: F401
+    import hostd_testing  # noqa: F401
+
+    for command in sys.stdin:
+        name = command.strip()
+        sys.stdout.flush()
+        pid = os.fork()  # this process runs no thread and holds no store open: safe to fork
+        if pid == 0:
+            try:
+                print("ready", os.getpid(), flush=True)
+                write_until_killed(data_dir, name, backend)
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        print("exit", status, flush=True)
+
+
 def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_seconds: int) -> None:
     """Claim the next task as ``member`` with a short lease, print it, then hang until killed.
 
@@ -290,5 +314,7 @@ def claim_when_free(
 if __name__ == "__main__":
     if sys.argv[1] == "claim-and-hang":
         claim_and_hang(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "zygote":
+        fork_writers(sys.argv[2], json.loads(sys.argv[3]))
     else:
         write_until_killed(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import multiprocessing
+import os
 import random
 import signal
 import sqlite3
@@ -39,34 +40,41 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
     claimed_by_round: dict[str, str] = {}
     titles_written: list[str] = []
     unprinted_writes = 0  # rounds whose task was stored when the kill came before their print
+    # The writers are forked one after another from one process that imported the host once.
+    zygote = subprocess.Popen(
+        [sys.executable, str(worker), "zygote", str(hostd_data_dir), json.dumps(backend)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert zygote.stdin is not None
+    assert zygote.stdout is not None
     for run in range(40):
         if run >= 10 and unprinted_writes >= 1:
             break
         name = f"run{run}"
-        process = subprocess.Popen(
-            [sys.executable, str(worker), str(hostd_data_dir), name, json.dumps(backend)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stdout is not None
-        assert process.stderr is not None
+        zygote.stdin.write(f"{name}\n")
+        zygote.stdin.flush()
+        ready, pid = zygote.stdout.readline().split()
+        assert ready == "ready"
         printed = []
         seen_at = []
         for _ in range(chance.randint(2, 15)):  # let it finish a random number of rounds
-            printed.append(process.stdout.readline())
+            printed.append(zygote.stdout.readline())
             seen_at.append(time.monotonic())
-            assert printed[-1], process.stderr.read()
+            assert printed[-1], "the writers' zygote ended"
+            assert not printed[-1].startswith("exit"), f"the writer died by itself: {printed[-1]}"
         # Land the kill anywhere inside the next round: a round's length is what the last ones took
         # (a PostgreSQL round is several times a SQLite one).
         round_seconds = (seen_at[-1] - seen_at[0]) / (len(seen_at) - 1)
         time.sleep(chance.uniform(0, max(0.004, round_seconds)))
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-        # What it printed before the kill landed, the reader's buffer included.
-        rounds = [json.loads(line) for line in ("".join(printed) + process.stdout.read()).splitlines()]
-        process.stdout.close()
-        process.stderr.close()
+        os.kill(int(pid), signal.SIGKILL)
+        # What it printed before the kill landed, its output buffer included.
+        while not (line := zygote.stdout.readline()).startswith("exit"):
+            assert line, "the writers' zygote ended"
+            printed.append(line)
+        assert line.split() == ["exit", str(signal.SIGKILL)], line  # waitpid's status: killed
+        rounds = [json.loads(line) for line in printed]
         for finished in rounds:
             claimed_by_round[f"{name} {finished['round']}"] = finished["claimed"]
 
@@ -87,6 +95,9 @@ def test_a_process_killed_at_random_points_leaves_a_whole_task_list(
         assert len(set(claimed_by_round.values())) == len(claimed_by_round)
         assert len(claimed_by_round) <= len(in_progress) <= len(claimed_by_round) + run + 1
         assert {t["status"] for t in tasks} <= {"pending", "in_progress"}
+    zygote.stdin.close()
+    zygote.wait(30)
+    zygote.stdout.close()
     assert sorted(t["title"] for t in list_all(hostd_data_dir, backend)) == sorted(titles_written)
     # Proof the kills landed inside the work, not only between finished rounds.
     assert unprinted_writes >= 1
