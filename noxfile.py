@@ -42,6 +42,12 @@ import nox
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
+# Every session's Python processes write and reuse bytecode (.pyc) in its fresh venv, whatever the
+# machine's environment says: uv installs none, and under PYTHONDONTWRITEBYTECODE (set in some CI
+# images) every one of the suites' many processes (servers, `hostd call`, workers) compiled mcp,
+# pydantic and hostd from source again, about 1.5 s of CPU each. hostd/tests/test_team_database.py
+# took 84 s that way and 27 s with bytecode, on the 2-core machine at load 5.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ROOT = Path(__file__).resolve().parent
 PYTHON = "3.11"
