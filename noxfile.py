@@ -42,6 +42,12 @@ import nox
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
+# Every session's Python processes write and reuse bytecode (.pyc) in its fresh venv, whatever the
+# machine's environment says: uv installs none, and under PYTHONDONTWRITEBYTECODE (set in some CI
+# images) every one of the suites' many processes (servers, `hostd call`, workers) compiled mcp,
+# pydantic and hostd from source again, about 1.5 s of CPU each. hostd/tests/test_team_database.py
+# took 84 s that way and 27 s with bytecode, on the 2-core machine at load 5.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ROOT = Path(__file__).resolve().parent
 PYTHON = "3.11"
@@ -159,17 +165,17 @@ def tests(session: nox.Session) -> None:
 def external(session: nox.Session) -> None:
     """Only the tests that reach npm (official servers, the Inspector, mermaid) or drive Chromium.
 
-    Both runs use the xdist workers: every npm folder is installed under a lock of its own
-    (``hostd_testing.npm_installed``), one folder per set of packages, so no test runs a program
-    from a folder another worker is installing into; each worker has a Chromium of its own.
+    One run on the xdist workers, the npm and the browser tests together: every npm folder is
+    installed under a lock of its own (``hostd_testing.npm_installed``), one folder per set of
+    packages, so no test runs a program from a folder another worker is installing into; each
+    worker has a Chromium of its own. (Two runs, one per kind, each waited on its own slowest
+    module at the end with the other workers idle.)
     """
     sync_workspace(session)
-    # With a filter after --, one of the two runs may select nothing (pytest's exit code 5).
+    # With a filter after --, the run may select nothing (pytest's exit code 5).
     codes = [0, 5] if session.posargs else [0]
-    npm = pytest_args("npm", session.posargs)
-    session.run(*PYTEST, *suites(plugins=True), *npm, success_codes=codes)
-    browser = pytest_args("browser and not npm", session.posargs)
-    session.run(*PYTEST, *suites(plugins=True), *browser, success_codes=codes)
+    external_tests = pytest_args("(npm or browser)", session.posargs)
+    session.run(*PYTEST, *suites(plugins=True), *external_tests, success_codes=codes)
 
 
 @nox.session(python=PYTHON)

@@ -173,46 +173,51 @@ def _bearer(member: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[member]}"}
 
 
-async def _cancel_mid_way_on_the_other_replica(config: Path, articles: ArticleServer, out: Path) -> None:
+async def _cancel_mid_way_on_the_other_replica(
+    first: HttpServer, second: HttpServer, articles: ArticleServer, out: Path
+) -> None:
+    """A task made on ``first`` followed and cancelled on ``second``; the caller checks ``out``
+    with :func:`_only_the_first_article_written` once both replicas have stopped."""
     urls = [
         articles.url("/s/article/1?title=First"),
         articles.url("/s/hang?seconds=60"),
     ]
     # Both fetched at once: the first answers, the second hangs.
     arguments = {"urls": urls, "concurrency": 2, "output_dir": str(out), "fetch_strategy": "http"}
-    with two_replicas(config) as (first, second):
-        async with (
-            first.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as alice_a,
-            second.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as alice_b,
-            second.client(mode=MODERN, headers=_bearer("bob"), extensions=[TasksClient()]) as bob,
-        ):
-            task = await start_task(alice_a, "read_wechat_articles", arguments)
-            # Progress, seen from the other replica: the first article is read, the second hangs.
-            with anyio.fail_after(60):
-                while True:
-                    state = await get_task(alice_b.session, task.task_id)
-                    assert state.status == "working", state
-                    if state.status_message and state.status_message.startswith("1/2"):
-                        break
-                    await anyio.sleep(0.1)
-            assert state.status_message.startswith("1/2 ok: First"), state.status_message
+    async with (
+        first.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as alice_a,
+        second.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as alice_b,
+        second.client(mode=MODERN, headers=_bearer("bob"), extensions=[TasksClient()]) as bob,
+    ):
+        task = await start_task(alice_a, "read_wechat_articles", arguments)
+        # Progress, seen from the other replica: the first article is read, the second hangs.
+        with anyio.fail_after(60):
+            while True:
+                state = await get_task(alice_b.session, task.task_id)
+                assert state.status == "working", state
+                if state.status_message and state.status_message.startswith("1/2"):
+                    break
+                await anyio.sleep(0.1)
+        assert state.status_message.startswith("1/2 ok: First"), state.status_message
 
-            # Bob knows nothing of it: neither get nor cancel finds it.
-            for ask in (get_task, cancel_task):
-                with pytest.raises(MCPError) as unknown:
-                    await ask(bob.session, task.task_id)
-                assert unknown.value.error.code == types.INVALID_PARAMS
-                assert "Failed to retrieve task" in unknown.value.error.message
-            assert (await get_task(alice_b.session, task.task_id)).status == "working"
+        # Bob knows nothing of it: neither get nor cancel finds it.
+        for ask in (get_task, cancel_task):
+            with pytest.raises(MCPError) as unknown:
+                await ask(bob.session, task.task_id)
+            assert unknown.value.error.code == types.INVALID_PARAMS
+            assert "Failed to retrieve task" in unknown.value.error.message
+        assert (await get_task(alice_b.session, task.task_id)).status == "working"
 
-            assert await cancel_task(alice_b.session, task.task_id) == {"resultType": "complete"}
-            started = anyio.current_time()
-            ended = await wait_for_end(alice_a.session, task.task_id, timeout=30)
-            assert ended.status == "cancelled", ended
-            assert anyio.current_time() - started < 20  # not the 60 s the page hangs
-            assert ended.result is None
+        assert await cancel_task(alice_b.session, task.task_id) == {"resultType": "complete"}
+        started = anyio.current_time()
+        ended = await wait_for_end(alice_a.session, task.task_id, timeout=30)
+        assert ended.status == "cancelled", ended
+        assert anyio.current_time() - started < 20  # not the 60 s the page hangs
+        assert ended.result is None
 
-    # Nothing half-written: the first article's file, whole; nothing of the others, no temp file.
+
+def _only_the_first_article_written(out: Path) -> None:
+    """Nothing half-written: the first article's file, whole; nothing of the others, no temp file."""
     written = sorted(path.name for path in out.rglob("*") if path.is_file())
     assert len(written) == 1, written
     assert written[0].endswith(".md"), written
@@ -227,11 +232,13 @@ async def test_two_stateless_replicas_share_tasks_in_the_data_folder(tmp_path: P
             transport={"type": "http", "stateless": True},
             plugins=plugin_settings(articles),
         )
-        await _cancel_mid_way_on_the_other_replica(config, articles, tmp_path / "notes" / "out")
-        assert (tmp_path / "data" / "hostd" / "call_tasks.db").is_file()
-
-        # A task that completes: made on one replica, its result read on the other.
+        out = tmp_path / "notes" / "out"
+        # The same two replicas serve both tasks (each pair of starts costs seconds).
         with two_replicas(config) as (first, second):
+            await _cancel_mid_way_on_the_other_replica(first, second, articles, out)
+            assert (tmp_path / "data" / "hostd" / "call_tasks.db").is_file()
+
+            # A task that completes: made on one replica, its result read on the other.
             async with (
                 first.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as on_a,
                 second.client(mode=MODERN, headers=_bearer("alice"), extensions=[TasksClient()]) as on_b,
@@ -244,6 +251,7 @@ async def test_two_stateless_replicas_share_tasks_in_the_data_folder(tmp_path: P
                 as_task = await on_b.call_tool("import_memories", {"data": MEMORIES})
                 as_plain = await plain.call_tool("import_memories", {"data": MEMORIES})
                 assert _without_timing(envelope_of(as_task)) == _without_timing(envelope_of(as_plain))
+        _only_the_first_article_written(out)
 
 
 async def test_two_stateless_replicas_share_tasks_in_the_team_database(
@@ -259,7 +267,10 @@ async def test_two_stateless_replicas_share_tasks_in_the_team_database(
             plugins=plugin_settings(articles),
             storage={"url_env": "HOSTD_TEST_DATABASE_URL"},
         )
-        await _cancel_mid_way_on_the_other_replica(config, articles, tmp_path / "notes" / "out")
+        out = tmp_path / "notes" / "out"
+        with two_replicas(config) as (first, second):
+            await _cancel_mid_way_on_the_other_replica(first, second, articles, out)
+        _only_the_first_article_written(out)
         assert not (tmp_path / "data" / "hostd" / "call_tasks.db").exists()
 
 

@@ -24,7 +24,7 @@ from hostd_testing.postgres import PostgresServer
 from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated, Subscription
 from mcp.shared.exceptions import MCPError
-from team_cluster import NGINX_INSTALL, Balancer, Replica, find_nginx, free_port
+from team_cluster import NGINX_INSTALL, Balancer, Replica, find_nginx, free_port, start_together
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a database, two servers and nginx
 MODERN = "2026-07-28"
@@ -84,8 +84,7 @@ def team(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFacto
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(2)]
     balancer = Balancer(nginx, folder / "nginx", free_port())
     try:
-        for replica in replicas:
-            replica.start()
+        start_together(replicas)
         # The template names three upstreams: the first replica twice.
         balancer.start([replicas[0].port, replicas[1].port, replicas[0].port])
         yield Team(balancer, replicas, postgres_server, url.rsplit("/", 1)[1])

@@ -17,7 +17,7 @@ import httpx2 as httpx
 import pytest
 import yaml
 from hostd_testing.postgres import PostgresServer
-from team_cluster import NGINX_INSTALL, Balancer, Replica, find_nginx, free_port
+from team_cluster import NGINX_INSTALL, Balancer, Replica, find_nginx, free_port, start_together
 
 pytestmark = pytest.mark.slow
 ALICE = "alice-dashboard-token-0123456789"
@@ -64,8 +64,7 @@ def deployment(
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
     balancer = Balancer(binary, folder / "nginx", free_port())
     try:
-        for replica in replicas:
-            replica.start()
+        start_together(replicas)
         balancer.start([replica.port for replica in replicas])
         yield balancer, replicas
     finally:

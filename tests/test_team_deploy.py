@@ -75,6 +75,7 @@ from team_cluster import (
     find_nginx,
     free_port,
     render_nginx_conf,
+    start_together,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -169,8 +170,7 @@ def cluster(
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
     balancer = Balancer(nginx_binary, folder / "nginx", balancer_port)
     try:
-        for replica in replicas:
-            replica.start()
+        start_together(replicas)
         balancer.start([replica.port for replica in replicas])
         yield Cluster(balancer, replicas, store_backend)
     finally:
@@ -236,8 +236,7 @@ async def chaos(cluster: Cluster, ledger: Ledger, total: int, exit_codes: list[i
     ledger.phase = "sigkill"
     killed.signal(signal.SIGKILL)
     await anyio.to_thread.run_sync(killed.wait, 30)
-    await anyio.to_thread.run_sync(stopped.start)
-    await anyio.to_thread.run_sync(killed.start)
+    await anyio.to_thread.run_sync(start_together, [stopped, killed])
 
 
 @pytest.mark.parametrize("era", [HANDSHAKE, MODERN])

@@ -21,7 +21,16 @@ import anyio
 import pytest
 import yaml
 from hostd_testing.postgres import PostgresServer
-from team_cluster import MODERN, NGINX_INSTALL, Balancer, Replica, TeamClient, find_nginx, free_port
+from team_cluster import (
+    MODERN,
+    NGINX_INSTALL,
+    Balancer,
+    Replica,
+    TeamClient,
+    find_nginx,
+    free_port,
+    start_together,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -66,8 +75,7 @@ def _cluster(
     replicas = [Replica(config, free_port(), env, folder / f"replica-{i}.log") for i in range(3)]
     balancer = Balancer(nginx, folder / "nginx", free_port())
     try:
-        for replica in replicas:
-            replica.start()
+        start_together(replicas)
         balancer.start([replica.port for replica in replicas])
         yield balancer.url
     finally:

@@ -39,10 +39,13 @@ def write_tokens(path: Path, members: dict[str, Any]) -> Path:
     return path
 
 
-def post(url: str, body: Any, headers: dict[str, str] | None = None) -> Any:
+def post(url: str, body: Any, headers: dict[str, str] | None = None, *, client: Any = None) -> Any:
+    """POST one JSON-RPC message; with ``client`` (an ``httpx2.Client``) on its connections, which
+    saves the 50 ms of making a client in a test that posts hundreds of times."""
     import httpx2
 
-    return httpx2.post(url, content=json.dumps(body), headers={**MCP_HEADERS, **(headers or {})}, timeout=30)
+    send = httpx2.post if client is None else client.post
+    return send(url, content=json.dumps(body), headers={**MCP_HEADERS, **(headers or {})}, timeout=30)
 
 
 def sse_messages(response: Any) -> list[dict[str, Any]]:

@@ -6,11 +6,17 @@ Waits for BARRIER_DIR/go before writing, then prints its start and end times as 
 
 `forever` (COUNT ignored, no barrier) creates a memory and appends a line to shared://target
 in turn until it is killed, printing each finished round's number: the killed-process test.
+
+`zygote` (BARRIER_DIR, NAME and COUNT ignored) does what `forever` does once per name it reads on
+stdin, in a child it forks: the killed-process tests start a dozen writers, and importing the
+store costs a new process about a second on a busy machine. It prints "ready PID" before a child
+opens the store (afresh, as a new process would) and "exit STATUS" once the child is dead.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,6 +36,9 @@ def open_store(target: str) -> MemoryStore:
 
 def main() -> None:
     db_path, barrier, name, action, count = sys.argv[1:6]
+    if action == "zygote":
+        fork_writers(db_path)
+        return
     store = open_store(db_path)
     if action == "forever":
         write_until_killed(store, name)
@@ -69,6 +78,23 @@ def write_until_killed(store: MemoryStore, name: str) -> None:
             author=name,
         )
         print(i, flush=True)
+
+
+def fork_writers(target: str) -> None:
+    import memory_support  # noqa: F401  (imported here once, not in every child)
+
+    for command in sys.stdin:
+        name = command.strip()
+        sys.stdout.flush()
+        pid = os.fork()  # this process runs no thread and holds no connection: safe to fork
+        if pid == 0:
+            try:
+                print("ready", os.getpid(), flush=True)
+                write_until_killed(open_store(target), name)
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        print("exit", status, flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import sqlite3
@@ -18,6 +19,52 @@ from hostd_memory.uris import MemoryUri
 from memory_support import sqlite_store
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
+
+
+class ForkedWriters:
+    """``concurrency_worker.py zygote``: writers forked one after another from one process that
+    imported the store once, each SIGKILLed at a chosen point."""
+
+    def __init__(self, target: Path | str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(WORKER), str(target), "-", "-", "zygote", "0"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self) -> ForkedWriters:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait(30)
+        self.process.stdout.close()
+
+    def kill_after(self, name: str, wanted: int, pause: float) -> int:
+        """Start writer ``name``, let it finish ``wanted`` rounds, SIGKILL it ``pause`` seconds later
+        (mid-work); the rounds it printed before it died, its output buffer included."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(f"{name}\n")
+        self.process.stdin.flush()
+        ready, pid = self.process.stdout.readline().split()
+        assert ready == "ready"
+        printed = -1
+        while printed + 1 < wanted:
+            line = self.process.stdout.readline()
+            assert line, "the writer's zygote ended"
+            assert not line.startswith("exit"), f"the writer died by itself: {line}"
+            printed = int(line)
+        time.sleep(pause)
+        os.kill(int(pid), signal.SIGKILL)
+        while not (line := self.process.stdout.readline()).startswith("exit"):
+            assert line, "the writer's zygote ended"
+            printed = max(printed, int(line))
+        assert line.split() == ["exit", str(signal.SIGKILL)], line  # waitpid's status: killed
+        return printed + 1
 
 
 def run_on_barrier(
@@ -123,30 +170,10 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
     chance = random.Random(20261123)
     rounds_done: dict[str, int] = {}
     kills_between_the_two_writes = 0
-    for run in range(12):
-        name = f"k{run}"
-        worker = subprocess.Popen(
-            [sys.executable, str(WORKER), str(db), str(tmp_path), name, "forever", "0"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert worker.stdout is not None
-        wanted = chance.randint(1, 25)
-        printed = -1
-        while printed + 1 < wanted:  # let it write a random number of rounds, then kill it mid-work
-            line = worker.stdout.readline()
-            assert line, worker.communicate()[1]
-            printed = int(line)
-        time.sleep(chance.uniform(0, 0.004))
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-        rest = worker.stdout.read()  # what it printed before the kill landed (the buffer included)
-        worker.stdout.close()
-        worker.stderr.close()  # type: ignore[union-attr]
-        printed = max([printed, *(int(n) for n in rest.split())])
-        rounds_done[name] = printed + 1
 
+    def check(name: str) -> None:
+        """After writer ``name`` was killed: the file is whole and agrees with what it printed."""
+        nonlocal kills_between_the_two_writes
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             # Raises if the trigram index disagrees with the memories it indexes.
@@ -169,6 +196,13 @@ def test_a_writer_killed_at_random_points_leaves_a_whole_consistent_store(tmp_pa
         assert created in (len(edits), len(edits) + 1)
         assert indexed == created
         kills_between_the_two_writes += created - len(edits)
+
+    with ForkedWriters(db) as writers:
+        for run in range(12):
+            name = f"k{run}"
+            wanted = chance.randint(1, 25)  # let it write a random number of rounds, then kill it mid-work
+            rounds_done[name] = writers.kill_after(name, wanted, chance.uniform(0, 0.004))
+            check(name)
 
     # Proof the kills landed inside the work: some rounds have their memory but not yet their edit.
     assert kills_between_the_two_writes >= 1

@@ -7,9 +7,6 @@ the checks read the ``memory`` schema directly.
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_concurrency import WORKER, assert_overlapped, run_on_barrier
+from test_concurrency import ForkedWriters, assert_overlapped, run_on_barrier
 
 psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL driver (hostd-db[postgres]) is not installed")
 
@@ -192,54 +189,37 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_write_on_postgre
     chance = random.Random(20261124)
     rounds_done: dict[str, int] = {}
     kills_between_the_two_writes = 0
-    for run in range(12):
-        name = f"k{run}"
-        worker = subprocess.Popen(
-            [sys.executable, str(WORKER), postgres_url, str(tmp_path), name, "forever", "0"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert worker.stdout is not None
-        wanted = chance.randint(1, 25)
-        printed = -1
-        while printed + 1 < wanted:  # let it write a random number of rounds, then kill it mid-work
-            line = worker.stdout.readline()
-            assert line, worker.communicate()[1]
-            printed = int(line)
-        time.sleep(chance.uniform(0, 0.004))
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-        rest = worker.stdout.read()
-        worker.stdout.close()
-        worker.stderr.close()  # type: ignore[union-attr]
-        printed = max([printed, *(int(n) for n in rest.split())])
-        rounds_done[name] = printed + 1
+    with ForkedWriters(postgres_url) as writers:
+        for run in range(12):
+            name = f"k{run}"
+            wanted = chance.randint(1, 25)  # let it write a random number of rounds, then kill it mid-work
+            rounds_done[name] = writers.kill_after(name, wanted, chance.uniform(0, 0.004))
 
-        older = [r[0] for r in _rows(postgres_url, "SELECT version FROM memory_versions ORDER BY version")]
-        ((current, content),) = _rows(
-            postgres_url, "SELECT version, content FROM memories WHERE domain = 'shared'"
-        )
-        ((created,),) = _rows(
-            postgres_url,
-            "SELECT count(*) FROM memories WHERE domain = 'load' AND path LIKE %s",
-            (f"{name}/%",),
-        )
-        ((indexed,),) = _rows(
-            postgres_url,
-            "SELECT count(*) FROM memories WHERE words @@ %s::tsquery",
-            (f"'from' <-> '{name}'",),
-        )
-        ((unindexed,),) = _rows(postgres_url, "SELECT count(*) FROM memories WHERE words IS NULL")
-        assert [*older, current] == list(range(1, current + 1)), "a version is missing or doubled"
-        edits = [line for line in content.splitlines()[1:] if line.startswith(f"{name} ")]
-        # The rounds it printed are committed; the one it was in may or may not be, never half.
-        assert edits == [f"{name} edit {i}" for i in range(len(edits))]
-        assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
-        assert created in (len(edits), len(edits) + 1)
-        assert indexed == created
-        assert unindexed == 0
-        kills_between_the_two_writes += created - len(edits)
+            versions = _rows(postgres_url, "SELECT version FROM memory_versions ORDER BY version")
+            older = [r[0] for r in versions]
+            ((current, content),) = _rows(
+                postgres_url, "SELECT version, content FROM memories WHERE domain = 'shared'"
+            )
+            ((created,),) = _rows(
+                postgres_url,
+                "SELECT count(*) FROM memories WHERE domain = 'load' AND path LIKE %s",
+                (f"{name}/%",),
+            )
+            ((indexed,),) = _rows(
+                postgres_url,
+                "SELECT count(*) FROM memories WHERE words @@ %s::tsquery",
+                (f"'from' <-> '{name}'",),
+            )
+            ((unindexed,),) = _rows(postgres_url, "SELECT count(*) FROM memories WHERE words IS NULL")
+            assert [*older, current] == list(range(1, current + 1)), "a version is missing or doubled"
+            edits = [line for line in content.splitlines()[1:] if line.startswith(f"{name} ")]
+            # The rounds it printed are committed; the one it was in may or may not be, never half.
+            assert edits == [f"{name} edit {i}" for i in range(len(edits))]
+            assert len(edits) in (rounds_done[name], rounds_done[name] + 1)
+            assert created in (len(edits), len(edits) + 1)
+            assert indexed == created
+            assert unindexed == 0
+            kills_between_the_two_writes += created - len(edits)
 
     assert kills_between_the_two_writes >= 1  # the kills landed inside the work
     # The killed writers left no lock behind: the next write goes through at once.

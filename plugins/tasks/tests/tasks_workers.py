@@ -220,6 +220,30 @@ def write_until_killed(data_dir: str, name: str, backend: dict[str, Any]) -> Non
     anyio.run(run)
 
 
+def fork_writers(data_dir: str, backend: dict[str, Any]) -> None:
+    """For each name read on stdin, fork a child that runs ``write_until_killed`` under that name;
+    print "ready PID" before the child starts its host (afresh, as a new process would) and
+    "exit STATUS" once it is dead. The killed-process test starts dozens of writers, and
+    importing the host costs a new process about a second on a busy machine: here it is paid once.
+    """
+    import anyio  # noqa: F401  (imported once here, not in every child)
+    import hostd_tasks  # noqa: F401
+    import hostd_testing  # noqa: F401
+
+    for command in sys.stdin:
+        name = command.strip()
+        sys.stdout.flush()
+        pid = os.fork()  # this process runs no thread and holds no store open: safe to fork
+        if pid == 0:
+            try:
+                print("ready", os.getpid(), flush=True)
+                write_until_killed(data_dir, name, backend)
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        print("exit", status, flush=True)
+
+
 def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_seconds: int) -> None:
     """Claim the next task as ``member`` with a short lease, print it, then hang until killed.
 
@@ -241,9 +265,19 @@ def claim_and_hang(data_dir: str, member: str, backend: dict[str, Any], lease_se
 
 
 def claim_when_free(
-    data_dir: str, backend: dict[str, Any], worker: int, deadline_s: float, barrier: Any, results: Any
+    data_dir: str,
+    backend: dict[str, Any],
+    worker: int,
+    deadline_s: float,
+    taken: Any,
+    settle_s: float,
+    barrier: Any,
+    results: Any,
 ) -> None:
-    """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes."""
+    """Ask for a task again and again (every 50 ms) until one is claimed or ``deadline_s`` passes.
+
+    The worker that claims sets ``taken`` (a multiprocessing Event); the others go on asking for
+    ``settle_s`` after they see it, then stop (instead of waiting out ``deadline_s``)."""
     import anyio
 
     keep_log(data_dir, worker)
@@ -255,12 +289,15 @@ def claim_when_free(
     async def run() -> None:
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
+            if taken.is_set():
+                give_up = min(give_up, time.monotonic() + settle_s)
             envelope, is_error = await host.call("get_next_task", {"claim": True, "lease_seconds": 60})
             if is_error:
                 errors.append(str(envelope["error"]))
                 return
             if envelope["task"] is not None:
                 claimed.append({"task_id": envelope["task"]["task_id"], "at": time.time()})
+                taken.set()
                 return
             await anyio.sleep(0.05)
 
@@ -277,5 +314,7 @@ def claim_when_free(
 if __name__ == "__main__":
     if sys.argv[1] == "claim-and-hang":
         claim_and_hang(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "zygote":
+        fork_writers(sys.argv[2], json.loads(sys.argv[3]))
     else:
         write_until_killed(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))
