@@ -511,6 +511,10 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
     config = write_config(tmp_path, ["deep-thinking"])
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         sid = seed_session(portal, client)
+        session = call(portal, client, "get_session", session_id=sid)["session"]
+        # the default session, named in the server's language (en) when it was started
+        stamp = session["created_at"][:16].replace("T", " ") + " UTC"
+        assert (session["is_default"], session["name"]) == (True, f"Thinking session {stamp}")
         html = read_view(portal, client, SESSION)
         mermaid = (STATIC / "vendor" / "mermaid" / "mermaid.min.js").read_text(encoding="utf-8")
         assert mermaid in html
@@ -532,6 +536,8 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
                 assert frame_of(page).evaluate("window.__pwned") is None
                 assert frame.locator(".timeline img, .timeline b").count() == 0
                 check_diagram_words(frame, locale)
+                named = "思考会话" if locale.startswith("zh") else "Thinking session"
+                assert frame.locator("#session h1").inner_text() == f"{named} {stamp}"
                 fits_the_width(page)
                 shoot(page, shots, f"session-stdio-{locale[:2]}-{width}")
                 escapes.assert_none()
@@ -646,8 +652,15 @@ def show_more_memories(portal: BlockingPortal, client: Client, bundle: str, html
         width=PHONE["width"],
         locale="zh-CN",
     ) as (page, frame, escapes):
-        frame.locator("#memory .empty").wait_for()
-        assert frame.locator("#memory .empty").inner_text() == "这个回答中没有记忆。"
+        # the tool's refusal, shown as the dashboard shows one: message, hint, code
+        refused = portal.call(client.call_tool, "read_memory", {"uri": "project://missing"})
+        assert refused.is_error
+        error = refused.structured_content["error"]
+        alert = frame.locator('#memory-status .error[role="alert"]')
+        alert.wait_for()
+        assert alert.locator("p").all_inner_texts() == [error["message"], error["hint"], error["code"]]
+        assert error["code"] == "NOT_FOUND" and "project://missing" in error["message"]
+        assert frame.locator("#memory").inner_text() == ""
         fits_the_width(page)
         shoot(page, shots, "memory-notfound-zh-390")
         escapes.assert_none()

@@ -46,7 +46,15 @@
     }
     var params = message.params || {};
     if (message.method === "ui/notifications/tool-input") { state.input = params.arguments || {}; emit("input", state.input); }
-    else if (message.method === "ui/notifications/tool-result") { state.result = params; emit("result", params); }
+    else if (message.method === "ui/notifications/tool-result") {
+      state.result = params;
+      // the tool refused (an error envelope): every view shows the refusal, not its own drawing
+      var answer = envelopeOf(params);
+      if (params.isError || (answer && answer.status === "error")) {
+        view.root.textContent = "";
+        view.showError(refusal(answer || {}));
+      } else emit("result", params);
+    }
     else if (message.method === "ui/notifications/host-context-changed") applyContext(params);
     if (message.id !== undefined && message.method !== undefined) {
       // ping, ui/resource-teardown: nothing to keep, answer at once
@@ -101,14 +109,15 @@
       view.status.textContent = "";
       if (message) view.status.appendChild(view.el("p", { class: "notice", role: "status", text: message }));
     },
+    /* A refusal as the dashboard shows one: its message, its hint, its code. */
     showError: function (element, error) {
       if (error === undefined) { error = element; element = view.status; }
       element.textContent = "";
-      var p = document.createElement("p");
-      p.className = "error";
-      p.setAttribute("role", "alert");
-      p.textContent = error.message + (error.hint ? " " + error.hint : "");
-      element.appendChild(p);
+      element.appendChild(view.el("div", { class: "error", role: "alert" }, [
+        view.el("p", { text: error.message }),
+        error.hint ? view.el("p", { class: "hint", text: error.hint }) : null,
+        error.code ? view.el("p", { class: "code" }, [view.el("code", { text: error.code })]) : null
+      ]));
     },
     el: function (tag, attributes, children) {
       var node = document.createElement(tag);
