@@ -9,6 +9,7 @@ Screenshots (1280 and 390 px, en and zh, one dark) go to ``$HOSTD_SCREENSHOTS`` 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -103,10 +104,15 @@ def shown(
         answer = portal.call(client.call_tool, asked["name"], asked.get("arguments") or {})
         return json.dumps(result_json(answer))
 
+    def host_read_resource(params: str) -> str:
+        asked = json.loads(params)
+        return json.dumps(result_json(portal.call(client.read_resource, asked["uri"])))
+
     with chromium() as browser:
         page = browser.new_page(viewport={"width": width, "height": DESKTOP["height"]})
         escapes = Escapes(page, "http://127.0.0.1:1")  # the view may reach nothing at all
         page.expose_function("hostCallTool", host_call_tool)
+        page.expose_function("hostReadResource", host_read_resource)
         page.set_content(host_page(bundle))
         context = {
             "theme": theme,
@@ -659,7 +665,8 @@ def show_more_memories(portal: BlockingPortal, client: Client, bundle: str, html
         alert = frame.locator('#memory-status .error[role="alert"]')
         alert.wait_for()
         assert alert.locator("p").all_inner_texts() == [error["message"], error["hint"], error["code"]]
-        assert error["code"] == "NOT_FOUND" and "project://missing" in error["message"]
+        assert error["code"] == "NOT_FOUND"
+        assert "project://missing" in error["message"]
         assert frame.locator("#memory").inner_text() == ""
         fits_the_width(page)
         shoot(page, shots, "memory-notfound-zh-390")
@@ -739,8 +746,9 @@ def show_sessions_over_http(
 
 def graph_problems(frame: Any) -> list[str]:
     """What makes the memory view's link graph hard to read: a URI outside its box, a relation
-    under a box or over another label, anything outside the drawing."""
-    problems: list[str] = frame.locator("svg.neighbourhood").evaluate(
+    under a box or over another label, anything outside the drawing (the drawing on screen: the
+    wide one, or the narrow one on a phone)."""
+    problems: list[str] = frame.locator("svg.graph:visible").evaluate(
         """(svg) => {
             const edge = svg.getBoundingClientRect();
             const box = (e) => e.getBoundingClientRect();
@@ -767,20 +775,47 @@ def graph_problems(frame: Any) -> list[str]:
     return problems
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app_memory.html's graph() puts each relation at the middle of its edge (under the memory's "
-    "box on a phone) and cuts labels by characters, not by their width: the fix is to draw the layout "
-    "of hostd_memory/view_graph.py (wide and narrow) in the view",
-)
-def test_memory_graph_is_legible_with_long_chinese_labels(bundle: str, tmp_path: Path) -> None:
-    shots = screenshot_dir(tmp_path / "shots")
+def drawn_texts(markup: str) -> dict[str, list[str]]:
+    """The words of each drawing (``wide``, ``narrow``) in ``memory-graph://``'s answer."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(f'<svg xmlns="http://www.w3.org/2000/svg">{markup}</svg>')
+    svg = "{http://www.w3.org/2000/svg}"
+    return {
+        drawing.get("class", "").split()[-1]: [text.text or "" for text in drawing.iter(f"{svg}text")]
+        for drawing in root.findall(f"{svg}svg")
+    }
+
+
+def test_memory_graph_is_the_dashboards_drawing_and_legible(bundle: str, tmp_path: Path) -> None:
+    """The memory view draws the neighbourhood the dashboard's page draws (view_graph.py's, read
+    as the memory's memory-graph:// resource through the client), so long Chinese URIs and
+    relations stay inside their boxes, relations beside the lines and nothing past the frame."""
+    shots = Path(os.environ.get("HOSTD_GRAPH_SHOTS") or screenshot_dir(tmp_path / "shots"))
+    shots.mkdir(parents=True, exist_ok=True)
     config = write_config(tmp_path, ["memory"])
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         seed_memories(portal, client)
         html = read_view(portal, client, MEMORY)
         problems = {}
-        for width in (PHONE["width"], DESKTOP["width"]):
+        for width, locale in (
+            (PHONE["width"], "zh-CN"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "en"),
+            (DESKTOP["width"], "en"),
+        ):
+            language = locale[:2]
+            read = portal.call(client.read_resource, f"memory-graph://project/alpha?lang={language}")
+            content = read.contents[0]
+            assert isinstance(content, TextResourceContents)
+            assert (content.uri, content.mime_type) == (
+                f"memory-graph://project/alpha?lang={language}",
+                "text/html",
+            )
+            expected = drawn_texts(content.text)
+            assert sorted(expected) == ["narrow", "wide"]
+            mentioned_by = "被提及" if language == "zh" else "mentioned by"
+            assert mentioned_by in expected["wide"]
             with shown(
                 portal,
                 client,
@@ -789,10 +824,23 @@ def test_memory_graph_is_legible_with_long_chinese_labels(bundle: str, tmp_path:
                 "read_memory",
                 {"uri": "project://alpha"},
                 width=width,
-                locale="zh-CN",
+                locale=locale,
             ) as (page, frame, escapes):
-                frame.locator("svg.neighbourhood").wait_for()
-                problems[width] = graph_problems(frame)
-                shoot(page, shots, f"memory-graph-zh-{width}")
+                frame.locator("svg.graph:visible").wait_for()
+                visible = frame.locator("svg.graph:visible")
+                layout = "narrow" if width == PHONE["width"] else "wide"
+                assert visible.get_attribute("class") == f"graph {layout}"
+                for drawing in ("wide", "narrow"):  # the dashboard's two drawings, word for word
+                    drawn = frame.locator(f"svg.graph.{drawing} text").all_text_contents()
+                    assert drawn == expected[drawing]
+                assert page.evaluate("window.viewReads") == [f"memory-graph://project/alpha?lang={language}"]
+                assert frame.locator(".graph-box script, .graph-box foreignObject").count() == 0
+                problems[(width, language)] = graph_problems(frame)
+                fits_the_width(page)
+                frame.locator(".versions").wait_for()
+                shoot(page, shots, f"memory-graph-{language}-{width}")
+                # a neighbour in the drawing opens in the view, through read_memory
+                frame.locator('svg.graph:visible a:has(title:text-is("project://beta"))').click()
+                frame.locator("#memory h1", has_text="project://beta").wait_for()
                 escapes.assert_none()
-        assert problems == {PHONE["width"]: [], DESKTOP["width"]: []}
+        assert problems == {key: [] for key in problems}

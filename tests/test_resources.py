@@ -113,6 +113,7 @@ async def test_records_are_resources_and_tools_link_to_them(
         assert [t.uri_template for t in templates.resource_templates] == [
             "memory://{domain}/{+path}",
             "memory-tag://{tag}",
+            "memory-graph://{domain}/{+path}",
             "thinking://{session_id}",
             "task://{task_id}",
             "task-label://{label}",

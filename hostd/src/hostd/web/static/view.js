@@ -1,6 +1,7 @@
 /* hostd's view runtime inside a chat client (MCP Apps, io.modelcontextprotocol/ui, 2026-01-26):
    JSON-RPC over postMessage with the client's frame. The view learns the tool's input and result
-   from the client and asks the client to call tools (tools/call): it reaches nothing else. */
+   from the client and asks the client to call tools (tools/call) and read resources
+   (resources/read): it reaches nothing else. */
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("hostd-config").textContent);
@@ -93,6 +94,14 @@
         var envelope = envelopeOf(result);
         if (result.isError) throw refusal(envelope);
         return envelope;
+      }, function (error) { throw refusal(error); });
+    },
+    /* resources/read through the client (the server serves a resource where the tool it follows
+       is served to this member); resolves with its first text, rejects with {message, hint, code}. */
+    readResource: function (uri) {
+      return request("resources/read", { uri: uri }).then(function (result) {
+        var first = result && result.contents && result.contents[0];
+        return first && typeof first.text === "string" ? first.text : "";
       }, function (error) { throw refusal(error); });
     },
     /* The view's own data (its template's #view-data) and its words in the reader's language. */
