@@ -95,8 +95,11 @@ def shown(
     width: int,
     locale: str,
     theme: str = "light",
+    resources: dict[str, str] | None = None,
 ) -> Iterator[tuple[Any, Any, Escapes]]:
-    """The page, the view's frame and what escaped, with ``tool``'s answer handed to the view."""
+    """The page, the view's frame and what escaped, with ``tool``'s answer handed to the view
+    (``resources``: texts the host answers the view's reads of those URIs with, as a hostile
+    server might, instead of asking the server)."""
     result = result_json(portal.call(client.call_tool, tool, arguments))
 
     def host_call_tool(params: str) -> str:
@@ -106,6 +109,8 @@ def shown(
 
     def host_read_resource(params: str) -> str:
         asked = json.loads(params)
+        if resources and asked["uri"] in resources:
+            return json.dumps({"contents": [{"uri": asked["uri"], "text": resources[asked["uri"]]}]})
         return json.dumps(result_json(portal.call(client.read_resource, asked["uri"])))
 
     with chromium() as browser:
@@ -844,3 +849,74 @@ def test_memory_graph_is_the_dashboards_drawing_and_legible(bundle: str, tmp_pat
                 frame.locator("#memory h1", has_text="project://beta").wait_for()
                 escapes.assert_none()
         assert problems == {key: [] for key in problems}
+
+
+#: A drawing no server of ours answers: what the view must keep inert if one did.
+HOSTILE_GRAPH = (
+    '<svg class="graph wide" viewBox="0 0 300 100" xmlns="http://www.w3.org/2000/svg"'
+    ' xmlns:xlink="http://www.w3.org/1999/xlink" onload="window.__pwned=1">'
+    "<script>window.__pwned=2</script>"
+    '<foreignObject width="100" height="50"><img xmlns="http://www.w3.org/1999/xhtml" src="x"'
+    ' onerror="window.__pwned=3"/></foreignObject>'
+    '<a href="javascript:window.__pwned=4"><rect x="0" y="0" width="50" height="20"/><text>js</text></a>'
+    '<a xlink:href="https://198.51.100.1/away"><text y="40">away</text></a>'
+    '<a href="memory://project/beta"><title>project://beta</title><rect x="100" y="0" width="90"'
+    ' height="20" onclick="window.__pwned=5"/><text x="110" y="15">beta</text></a>'
+    '<image href="https://198.51.100.1/pixel.png" width="10" height="10"/>'
+    '<use href="data:image/svg+xml,%3Csvg%3E%3C/svg%3E"/>'
+    '<set attributeName="href" to="javascript:window.__pwned=6"/>'
+    "<style>@import url(https://198.51.100.1/style.css);</style>"
+    '<rect x="200" y="0" width="10" height="10" fill="url(https://198.51.100.1/p)" style="fill:red"/>'
+    "</svg>"
+)
+
+
+def test_memory_graph_from_a_hostile_answer_stays_inert(bundle: str, tmp_path: Path) -> None:
+    """The view takes a drawing's shapes, text and links to memories only: no script, event
+    handler, foreign content, image, style or link elsewhere survives, and a memory link still
+    opens that memory in the view through read_memory."""
+    config = write_config(tmp_path, ["memory"])
+    with start_blocking_portal() as portal, stdio_client(portal, config) as client:
+        seed_memories(portal, client)
+        html = read_view(portal, client, MEMORY)
+        uri = "memory-graph://project/alpha?lang=en"
+        with shown(
+            portal,
+            client,
+            bundle,
+            html,
+            "read_memory",
+            {"uri": "project://alpha"},
+            width=DESKTOP["width"],
+            locale="en",
+            resources={uri: HOSTILE_GRAPH},
+        ) as (page, frame, escapes):
+            box = frame.locator(".graph-box")
+            box.locator("svg.graph").wait_for()
+            assert box.locator("text").all_text_contents() == ["js", "away", "beta"]
+            kept = box.evaluate(
+                """(box) => Array.from(box.querySelectorAll('*')).map((e) => e.localName + ':' +
+                    Array.from(e.attributes).map((a) => a.name + '=' + a.value).sort().join(','))"""
+            )
+            assert kept == [
+                "svg:class=graph wide,viewBox=0 0 300 100,xmlns:xlink=http://www.w3.org/1999/xlink,"
+                "xmlns=http://www.w3.org/2000/svg",
+                "a:",
+                "rect:height=20,width=50,x=0,y=0",
+                "text:",
+                "a:",
+                "text:y=40",
+                "a:href=#",
+                "title:",
+                "rect:height=20,width=90,x=100,y=0",
+                "text:x=110,y=15",
+                "rect:height=10,width=10,x=200,y=0",
+            ], kept
+            for text in ("js", "away"):
+                box.locator("a", has_text=text).click(force=True)
+            box.locator("a", has_text="beta").click()
+            frame.locator("#memory h1", has_text="project://beta").wait_for()
+            assert frame_of(page).evaluate("window.__pwned") is None
+            calls = page.evaluate("window.viewCalls")
+            assert [name for name in calls if name != "get_memory_versions"] == ["read_memory"], calls
+            escapes.assert_none()
