@@ -1,7 +1,8 @@
 """What the views-inside-the-chat browser tests share: the reference host side of MCP Apps
 (``@modelcontextprotocol/ext-apps``'s ``AppBridge`` and ``PostMessageTransport``, from npm into the
 shared npm test cache, bundled once for the page with esbuild), and a host page that shows a view
-in a sandboxed frame as clients do, handing its ``tools/call`` requests to the test's MCP client.
+in a sandboxed frame as clients do, handing its ``tools/call`` and ``resources/read`` requests to
+the test's MCP client.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def bridge_bundle() -> str:
 
 #: The host page: one sandboxed frame (scripts only: an opaque origin, as a client's separate
 #: origin is), the view's HTML as its document, the AppBridge on the frame's window. Tool calls
-#: go to ``hostCallTool``, which the test binds to its MCP client.
+#: go to ``hostCallTool`` and resource reads to ``hostReadResource``, both bound by the test to
+#: its MCP client.
 HOST_SCRIPT = """
 window.showView = async function (html, input, result, context) {
   const frame = document.createElement("iframe");
@@ -78,6 +80,11 @@ window.showView = async function (html, input, result, context) {
   bridge.oncalltool = async (params) => {
     window.viewCalls.push(params.name);
     return JSON.parse(await window.hostCallTool(JSON.stringify(params)));
+  };
+  window.viewReads = [];
+  bridge.onreadresource = async (params) => {
+    window.viewReads.push(params.uri);
+    return JSON.parse(await window.hostReadResource(JSON.stringify(params)));
   };
   bridge.onsizechange = (size) => { if (size.height) frame.style.height = size.height + "px"; };
   window.viewReady = new Promise((resolve) => {

@@ -9,6 +9,7 @@ Screenshots (1280 and 390 px, en and zh, one dark) go to ``$HOSTD_SCREENSHOTS`` 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -94,8 +95,11 @@ def shown(
     width: int,
     locale: str,
     theme: str = "light",
+    resources: dict[str, str] | None = None,
 ) -> Iterator[tuple[Any, Any, Escapes]]:
-    """The page, the view's frame and what escaped, with ``tool``'s answer handed to the view."""
+    """The page, the view's frame and what escaped, with ``tool``'s answer handed to the view
+    (``resources``: texts the host answers the view's reads of those URIs with, as a hostile
+    server might, instead of asking the server)."""
     result = result_json(portal.call(client.call_tool, tool, arguments))
 
     def host_call_tool(params: str) -> str:
@@ -103,10 +107,17 @@ def shown(
         answer = portal.call(client.call_tool, asked["name"], asked.get("arguments") or {})
         return json.dumps(result_json(answer))
 
+    def host_read_resource(params: str) -> str:
+        asked = json.loads(params)
+        if resources and asked["uri"] in resources:
+            return json.dumps({"contents": [{"uri": asked["uri"], "text": resources[asked["uri"]]}]})
+        return json.dumps(result_json(portal.call(client.read_resource, asked["uri"])))
+
     with chromium() as browser:
         page = browser.new_page(viewport={"width": width, "height": DESKTOP["height"]})
         escapes = Escapes(page, "http://127.0.0.1:1")  # the view may reach nothing at all
         page.expose_function("hostCallTool", host_call_tool)
+        page.expose_function("hostReadResource", host_read_resource)
         page.set_content(host_page(bundle))
         context = {
             "theme": theme,
@@ -511,6 +522,10 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
     config = write_config(tmp_path, ["deep-thinking"])
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         sid = seed_session(portal, client)
+        session = call(portal, client, "get_session", session_id=sid)["session"]
+        # the default session, named in the server's language (en) when it was started
+        stamp = session["created_at"][:16].replace("T", " ") + " UTC"
+        assert (session["is_default"], session["name"]) == (True, f"Thinking session {stamp}")
         html = read_view(portal, client, SESSION)
         mermaid = (STATIC / "vendor" / "mermaid" / "mermaid.min.js").read_text(encoding="utf-8")
         assert mermaid in html
@@ -532,6 +547,8 @@ def test_session_over_stdio(bundle: str, tmp_path: Path) -> None:
                 assert frame_of(page).evaluate("window.__pwned") is None
                 assert frame.locator(".timeline img, .timeline b").count() == 0
                 check_diagram_words(frame, locale)
+                named = "思考会话" if locale.startswith("zh") else "Thinking session"
+                assert frame.locator("#session h1").inner_text() == f"{named} {stamp}"
                 fits_the_width(page)
                 shoot(page, shots, f"session-stdio-{locale[:2]}-{width}")
                 escapes.assert_none()
@@ -646,8 +663,16 @@ def show_more_memories(portal: BlockingPortal, client: Client, bundle: str, html
         width=PHONE["width"],
         locale="zh-CN",
     ) as (page, frame, escapes):
-        frame.locator("#memory .empty").wait_for()
-        assert frame.locator("#memory .empty").inner_text() == "这个回答中没有记忆。"
+        # the tool's refusal, shown as the dashboard shows one: message, hint, code
+        refused = portal.call(client.call_tool, "read_memory", {"uri": "project://missing"})
+        assert refused.is_error
+        error = refused.structured_content["error"]
+        alert = frame.locator('#memory-status .error[role="alert"]')
+        alert.wait_for()
+        assert alert.locator("p").all_inner_texts() == [error["message"], error["hint"], error["code"]]
+        assert error["code"] == "NOT_FOUND"
+        assert "project://missing" in error["message"]
+        assert frame.locator("#memory").inner_text() == ""
         fits_the_width(page)
         shoot(page, shots, "memory-notfound-zh-390")
         escapes.assert_none()
@@ -726,8 +751,9 @@ def show_sessions_over_http(
 
 def graph_problems(frame: Any) -> list[str]:
     """What makes the memory view's link graph hard to read: a URI outside its box, a relation
-    under a box or over another label, anything outside the drawing."""
-    problems: list[str] = frame.locator("svg.neighbourhood").evaluate(
+    under a box or over another label, anything outside the drawing (the drawing on screen: the
+    wide one, or the narrow one on a phone)."""
+    problems: list[str] = frame.locator("svg.graph:visible").evaluate(
         """(svg) => {
             const edge = svg.getBoundingClientRect();
             const box = (e) => e.getBoundingClientRect();
@@ -754,20 +780,47 @@ def graph_problems(frame: Any) -> list[str]:
     return problems
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app_memory.html's graph() puts each relation at the middle of its edge (under the memory's "
-    "box on a phone) and cuts labels by characters, not by their width: the fix is to draw the layout "
-    "of hostd_memory/view_graph.py (wide and narrow) in the view",
-)
-def test_memory_graph_is_legible_with_long_chinese_labels(bundle: str, tmp_path: Path) -> None:
-    shots = screenshot_dir(tmp_path / "shots")
+def drawn_texts(markup: str) -> dict[str, list[str]]:
+    """The words of each drawing (``wide``, ``narrow``) in ``memory-graph://``'s answer."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(f'<svg xmlns="http://www.w3.org/2000/svg">{markup}</svg>')
+    svg = "{http://www.w3.org/2000/svg}"
+    return {
+        drawing.get("class", "").split()[-1]: [text.text or "" for text in drawing.iter(f"{svg}text")]
+        for drawing in root.findall(f"{svg}svg")
+    }
+
+
+def test_memory_graph_is_the_dashboards_drawing_and_legible(bundle: str, tmp_path: Path) -> None:
+    """The memory view draws the neighbourhood the dashboard's page draws (view_graph.py's, read
+    as the memory's memory-graph:// resource through the client), so long Chinese URIs and
+    relations stay inside their boxes, relations beside the lines and nothing past the frame."""
+    shots = Path(os.environ.get("HOSTD_GRAPH_SHOTS") or screenshot_dir(tmp_path / "shots"))
+    shots.mkdir(parents=True, exist_ok=True)
     config = write_config(tmp_path, ["memory"])
     with start_blocking_portal() as portal, stdio_client(portal, config) as client:
         seed_memories(portal, client)
         html = read_view(portal, client, MEMORY)
         problems = {}
-        for width in (PHONE["width"], DESKTOP["width"]):
+        for width, locale in (
+            (PHONE["width"], "zh-CN"),
+            (DESKTOP["width"], "zh-CN"),
+            (PHONE["width"], "en"),
+            (DESKTOP["width"], "en"),
+        ):
+            language = locale[:2]
+            read = portal.call(client.read_resource, f"memory-graph://project/alpha?lang={language}")
+            content = read.contents[0]
+            assert isinstance(content, TextResourceContents)
+            assert (content.uri, content.mime_type) == (
+                f"memory-graph://project/alpha?lang={language}",
+                "text/html",
+            )
+            expected = drawn_texts(content.text)
+            assert sorted(expected) == ["narrow", "wide"]
+            mentioned_by = "被提及" if language == "zh" else "mentioned by"
+            assert mentioned_by in expected["wide"]
             with shown(
                 portal,
                 client,
@@ -776,10 +829,94 @@ def test_memory_graph_is_legible_with_long_chinese_labels(bundle: str, tmp_path:
                 "read_memory",
                 {"uri": "project://alpha"},
                 width=width,
-                locale="zh-CN",
+                locale=locale,
             ) as (page, frame, escapes):
-                frame.locator("svg.neighbourhood").wait_for()
-                problems[width] = graph_problems(frame)
-                shoot(page, shots, f"memory-graph-zh-{width}")
+                frame.locator("svg.graph:visible").wait_for()
+                visible = frame.locator("svg.graph:visible")
+                layout = "narrow" if width == PHONE["width"] else "wide"
+                assert visible.get_attribute("class") == f"graph {layout}"
+                for drawing in ("wide", "narrow"):  # the dashboard's two drawings, word for word
+                    drawn = frame.locator(f"svg.graph.{drawing} text").all_text_contents()
+                    assert drawn == expected[drawing]
+                assert page.evaluate("window.viewReads") == [f"memory-graph://project/alpha?lang={language}"]
+                assert frame.locator(".graph-box script, .graph-box foreignObject").count() == 0
+                problems[(width, language)] = graph_problems(frame)
+                fits_the_width(page)
+                frame.locator(".versions").wait_for()
+                shoot(page, shots, f"memory-graph-{language}-{width}")
+                # a neighbour in the drawing opens in the view, through read_memory
+                frame.locator('svg.graph:visible a:has(title:text-is("project://beta"))').click()
+                frame.locator("#memory h1", has_text="project://beta").wait_for()
                 escapes.assert_none()
-        assert problems == {PHONE["width"]: [], DESKTOP["width"]: []}
+        assert problems == {key: [] for key in problems}
+
+
+#: A drawing no server of ours answers: what the view must keep inert if one did.
+HOSTILE_GRAPH = (
+    '<svg class="graph wide" viewBox="0 0 300 100" xmlns="http://www.w3.org/2000/svg"'
+    ' xmlns:xlink="http://www.w3.org/1999/xlink" onload="window.__pwned=1">'
+    "<script>window.__pwned=2</script>"
+    '<foreignObject width="100" height="50"><img xmlns="http://www.w3.org/1999/xhtml" src="x"'
+    ' onerror="window.__pwned=3"/></foreignObject>'
+    '<a href="javascript:window.__pwned=4"><rect x="0" y="0" width="50" height="20"/><text>js</text></a>'
+    '<a xlink:href="https://198.51.100.1/away"><text y="40">away</text></a>'
+    '<a href="memory://project/beta"><title>project://beta</title><rect x="100" y="0" width="90"'
+    ' height="20" onclick="window.__pwned=5"/><text x="110" y="15">beta</text></a>'
+    '<image href="https://198.51.100.1/pixel.png" width="10" height="10"/>'
+    '<use href="data:image/svg+xml,%3Csvg%3E%3C/svg%3E"/>'
+    '<set attributeName="href" to="javascript:window.__pwned=6"/>'
+    "<style>@import url(https://198.51.100.1/style.css);</style>"
+    '<rect x="200" y="0" width="10" height="10" fill="url(https://198.51.100.1/p)" style="fill:red"/>'
+    "</svg>"
+)
+
+
+def test_memory_graph_from_a_hostile_answer_stays_inert(bundle: str, tmp_path: Path) -> None:
+    """The view takes a drawing's shapes, text and links to memories only: no script, event
+    handler, foreign content, image, style or link elsewhere survives, and a memory link still
+    opens that memory in the view through read_memory."""
+    config = write_config(tmp_path, ["memory"])
+    with start_blocking_portal() as portal, stdio_client(portal, config) as client:
+        seed_memories(portal, client)
+        html = read_view(portal, client, MEMORY)
+        uri = "memory-graph://project/alpha?lang=en"
+        with shown(
+            portal,
+            client,
+            bundle,
+            html,
+            "read_memory",
+            {"uri": "project://alpha"},
+            width=DESKTOP["width"],
+            locale="en",
+            resources={uri: HOSTILE_GRAPH},
+        ) as (page, frame, escapes):
+            box = frame.locator(".graph-box")
+            box.locator("svg.graph").wait_for()
+            assert box.locator("text").all_text_contents() == ["js", "away", "beta"]
+            kept = box.evaluate(
+                """(box) => Array.from(box.querySelectorAll('*')).map((e) => e.localName + ':' +
+                    Array.from(e.attributes).map((a) => a.name + '=' + a.value).sort().join(','))"""
+            )
+            assert kept == [
+                "svg:class=graph wide,viewBox=0 0 300 100,xmlns:xlink=http://www.w3.org/1999/xlink,"
+                "xmlns=http://www.w3.org/2000/svg",
+                "a:",
+                "rect:height=20,width=50,x=0,y=0",
+                "text:",
+                "a:",
+                "text:y=40",
+                "a:href=#",
+                "title:",
+                "rect:height=20,width=90,x=100,y=0",
+                "text:x=110,y=15",
+                "rect:height=10,width=10,x=200,y=0",
+            ], kept
+            for text in ("js", "away"):
+                box.locator("a", has_text=text).click(force=True)
+            box.locator("a", has_text="beta").click()
+            frame.locator("#memory h1", has_text="project://beta").wait_for()
+            assert frame_of(page).evaluate("window.__pwned") is None
+            calls = page.evaluate("window.viewCalls")
+            assert [name for name in calls if name != "get_memory_versions"] == ["read_memory"], calls
+            escapes.assert_none()

@@ -113,6 +113,7 @@ async def test_records_are_resources_and_tools_link_to_them(
         assert [t.uri_template for t in templates.resource_templates] == [
             "memory://{domain}/{+path}",
             "memory-tag://{tag}",
+            "memory-graph://{domain}/{+path}",
             "thinking://{session_id}",
             "task://{task_id}",
             "task-label://{label}",
@@ -308,3 +309,55 @@ async def test_thinking_resource_refuses_the_ids_the_tools_refuse(
         -32002,
         {"code": "NOT_FOUND", "session_id": "no-such-session", "uri": "thinking://no-such-session"},
     )
+
+
+async def test_memory_graph_is_the_dashboards_drawing_served_where_read_memory_is(
+    tmp_path: Path, every_plugin: list[str]
+) -> None:
+    """memory-graph://{domain}/{+path}: a memory's neighbourhood as its dashboard page draws it
+    (``view_graph.memory_graph`` on read_memory's relations), links to the memory:// resources, in
+    the server's language or the one ``?lang=`` asks for; empty for a memory nothing links; served
+    only to a member whose profile serves read_memory."""
+    from hostd_errors import Text
+    from hostd_memory.models import Relations
+    from hostd_memory.resources import resource_uri
+    from hostd_memory.view_graph import memory_graph
+
+    mode = ERAS[-1]
+    config_path = config(tmp_path)
+    with HttpServer.start(config_path) as http:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        async with http.client(mode=mode, headers=headers) as alice:
+            await call(alice, "create_memory", {"uri": "a://hub", "content": "see b://spoke"})
+            await call(alice, "create_memory", {"uri": "b://spoke", "content": "the spoke"})
+            await call(alice, "create_memory", {"uri": "c://alone", "content": "nothing here"})
+            await call(
+                alice, "link_memories", {"from_uri": "b://spoke", "to_uri": "a://hub", "relation": "依赖"}
+            )
+            answer, _ = await call(alice, "read_memory", {"uri": "a://hub"})
+            drawn = {lang: await read(alice, f"memory-graph://a/hub{lang}") for lang in ("", "?lang=zh")}
+            alone = await read(alice, "memory-graph://c/alone")
+            with pytest.raises(MCPError) as missing:
+                await alice.read_resource("memory-graph://a/nothing")
+        async with http.client(mode=mode, headers={"Authorization": f"Bearer {TOKENS['bob']}"}) as bob:
+            with pytest.raises(MCPError) as not_served:
+                await bob.read_resource("memory-graph://a/hub")
+    relations = Relations.model_validate(answer["relations"])
+    for lang, language in (("", "en"), ("?lang=zh", "zh")):
+
+        def say(text: Text, language: str = language) -> str:
+            return text.render(language)
+
+        expected = memory_graph("a://hub", relations, url_of=resource_uri, say=say)
+        assert expected is not None
+        assert (drawn[lang].uri, drawn[lang].mime_type, drawn[lang].text) == (
+            f"memory-graph://a/hub{lang}",
+            "text/html",
+            str(expected),
+        )
+    assert "mentions" in drawn[""].text
+    assert "提及" in drawn["?lang=zh"].text
+    assert 'href="memory://b/spoke"' in drawn[""].text
+    assert (alone.uri, alone.text) == ("memory-graph://c/alone", "")
+    assert missing.value.error.code == missing_code(mode)
+    assert not_served.value.error.code == missing_code(mode)

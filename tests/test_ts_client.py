@@ -130,6 +130,7 @@ def check_what_the_client_saw(out: dict[str, Any]) -> None:
         "test://{name}",
         "memory://{domain}/{+path}",
         "memory-tag://{tag}",
+        "memory-graph://{domain}/{+path}",
         "thinking://{session_id}",
         "task://{task_id}",
         "task-label://{label}",

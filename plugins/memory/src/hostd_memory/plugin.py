@@ -115,6 +115,17 @@ def hostd_register_resources(register: RegisterResource, context: PluginContext[
         complete=resources.complete_tag,
         tool="list_memories",
     )
+    register(
+        resources.GRAPH_TEMPLATE,
+        name="memory-graph",
+        title="Memory links",
+        description="A memory's neighbourhood (what links to it and what it links to) drawn as SVG, "
+        "as its dashboard page draws it; ?lang=en|zh for its words",
+        mime_type=resources.GRAPH_MIME_TYPE,
+        read=resources.read_graph_resource,
+        complete=resources.complete_argument,
+        tool="read_memory",
+    )
 
 
 #: The plugin's icon (a stack of records): the host serves it inline on each of its tools.

@@ -8,6 +8,7 @@ access, unlike ``read_memory``). The text is the content under a front matter of
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hostd import ResourceInfo, ResourceLink, ResourcePage, ResourceText, Text, ToolContext, ToolError
@@ -18,6 +19,13 @@ TEMPLATE = "memory://{domain}/{+path}"
 #: The memories carrying one tag (offered as a template: tags are completed, not listed).
 TAG_TEMPLATE = "memory-tag://{tag}"
 MIME_TYPE = "text/markdown"
+#: A memory's neighbourhood drawn as its dashboard page draws it (``view_graph.memory_graph``):
+#: what the memory view inside a chat client shows, read through the client. ``?lang=en|zh`` asks
+#: for its words in that language (the server's otherwise); a memory's path never holds a ``?``.
+GRAPH_TEMPLATE = "memory-graph://{domain}/{+path}"
+#: The two drawings (wide, and narrow for phones) one after the other, as on the page.
+GRAPH_MIME_TYPE = "text/html"
+_LANGUAGE = re.compile(r"\?lang=(en|zh)$")
 PAGE = 50
 
 
@@ -93,6 +101,45 @@ def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> Resourc
     )
     return ResourceText(
         uri=resource_uri(memory.uri), text=f"---\n{front}\n---\n\n{memory.content}", mime_type=MIME_TYPE
+    )
+
+
+def graph_uri(memory_uri: str, language: str | None = None) -> str:
+    """The resource URI of the drawing of ``memory_uri``'s neighbourhood."""
+    domain, path = memory_uri.split("://", 1)
+    return f"memory-graph://{domain}/{path}" + (f"?lang={language}" if language else "")
+
+
+def read_graph_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
+    """The drawing of a memory's neighbourhood: the same function and arguments as its dashboard
+    page, links to the memories' ``memory://`` resources; empty when nothing links to or from it."""
+    from hostd_memory.store import memory_store
+    from hostd_memory.tools.reading import relations_of
+    from hostd_memory.view_graph import memory_graph
+
+    path, language = params["path"], str(ctx.language)
+    asked = _LANGUAGE.search(path)
+    if asked:
+        path, language = path[: asked.start()], asked.group(1)
+    wanted = f"{params['domain']}://{path}"
+    try:
+        memory_uri = str(parse_uri(wanted))
+    except InvalidUri:
+        raise ToolError(
+            "NOT_FOUND", Text(en=f"No memory {wanted}.", zh=f"没有记忆 {wanted}。"), details={"uri": wanted}
+        ) from None
+    store = memory_store(ctx)
+    memory, _ = store.resolve(memory_uri)
+    drawing = memory_graph(
+        memory.uri,
+        relations_of(store, memory, related=False),
+        url_of=resource_uri,
+        say=lambda text: text.render(language),
+    )
+    return ResourceText(
+        uri=graph_uri(memory.uri, language if asked else None),
+        text=str(drawing or ""),
+        mime_type=GRAPH_MIME_TYPE,
     )
 
 

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
+
+from hostd import Text
+
+if TYPE_CHECKING:
+    from hostd_memory.models import Relations
 
 MAX_SIDE = 8  # neighbours drawn on each side; the lists below the graph have them all
 WIDTH = 900
@@ -60,6 +66,24 @@ def neighbourhood_svg(
     wide = _wide(uri, left, right, url_of, label)
     narrow = _narrow(uri, left, right, url_of, label)
     return Markup(wide + narrow)  # every value in them went through escape()
+
+
+def memory_graph(
+    uri: str, relations: Relations, *, url_of: Callable[[str], str], say: Callable[[Text], str]
+) -> Markup | None:
+    """The drawing of ``uri``'s neighbourhood from ``read_memory``'s relations, its words said by
+    ``say`` (in the reader's language): what the dashboard's memory page shows and what the
+    memory's ``memory-graph://`` resource answers (for the view inside a chat client)."""
+    return neighbourhood_svg(
+        uri,
+        outgoing=[(link.uri, link.relation) for link in relations.links_to],
+        incoming=[(link.uri, link.relation) for link in relations.linked_from],
+        mentions=[m.uri for m in relations.mentions if m.exists],
+        mentioned_by=relations.mentioned_by,
+        url_of=url_of,
+        label=say(Text(en="Links around {uri}", zh="{uri} 周围的链接").format(uri=uri)),
+        mention_words=(say(Text(en="mentions", zh="提及")), say(Text(en="mentioned by", zh="被提及"))),
+    )
 
 
 #: Arrowheads, one definition per drawing (ids are the document's: each SVG its own).

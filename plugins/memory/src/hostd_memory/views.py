@@ -33,7 +33,7 @@ from hostd_memory.tools.reading import get_memory_stats, list_memories, read_mem
 from hostd_memory.tools.searching import search_memory
 from hostd_memory.tools.versions import diff_versions, get_memory_versions, rollback_memory
 from hostd_memory.tools.writing import delete_memory, update_memory
-from hostd_memory.view_graph import neighbourhood_svg
+from hostd_memory.view_graph import memory_graph
 
 HERE = Path(__file__).parent
 PAGE_SIZE = 25
@@ -225,18 +225,8 @@ async def memory_page(request: ViewRequest) -> ViewPage:
             cursor=given(request.query.get("vcursor")),
         )
     relations = read.relations
-    graph = neighbourhood_svg(
-        memory.uri,
-        outgoing=[(link.uri, link.relation) for link in relations.links_to],
-        incoming=[(link.uri, link.relation) for link in relations.linked_from],
-        mentions=[m.uri for m in relations.mentions if m.exists],
-        mentioned_by=relations.mentioned_by,
-        url_of=lambda target: request.url("/view", uri=target),
-        label=request.text(Text(en="Links around {uri}", zh="{uri} 周围的链接").format(uri=memory.uri)),
-        mention_words=(
-            request.text(Text(en="mentions", zh="提及")),
-            request.text(Text(en="mentioned by", zh="被提及")),
-        ),
+    graph = memory_graph(
+        memory.uri, relations, url_of=lambda target: request.url("/view", uri=target), say=request.text
     )
     return ViewPage(
         title=memory.uri,

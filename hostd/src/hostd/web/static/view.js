@@ -1,6 +1,7 @@
 /* hostd's view runtime inside a chat client (MCP Apps, io.modelcontextprotocol/ui, 2026-01-26):
    JSON-RPC over postMessage with the client's frame. The view learns the tool's input and result
-   from the client and asks the client to call tools (tools/call): it reaches nothing else. */
+   from the client and asks the client to call tools (tools/call) and read resources
+   (resources/read): it reaches nothing else. */
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("hostd-config").textContent);
@@ -46,7 +47,15 @@
     }
     var params = message.params || {};
     if (message.method === "ui/notifications/tool-input") { state.input = params.arguments || {}; emit("input", state.input); }
-    else if (message.method === "ui/notifications/tool-result") { state.result = params; emit("result", params); }
+    else if (message.method === "ui/notifications/tool-result") {
+      state.result = params;
+      // the tool refused (an error envelope): every view shows the refusal, not its own drawing
+      var answer = envelopeOf(params);
+      if (params.isError || (answer && answer.status === "error")) {
+        view.root.textContent = "";
+        view.showError(refusal(answer || {}));
+      } else emit("result", params);
+    }
     else if (message.method === "ui/notifications/host-context-changed") applyContext(params);
     if (message.id !== undefined && message.method !== undefined) {
       // ping, ui/resource-teardown: nothing to keep, answer at once
@@ -87,6 +96,14 @@
         return envelope;
       }, function (error) { throw refusal(error); });
     },
+    /* resources/read through the client (the server serves a resource where the tool it follows
+       is served to this member); resolves with its first text, rejects with {message, hint, code}. */
+    readResource: function (uri) {
+      return request("resources/read", { uri: uri }).then(function (result) {
+        var first = result && result.contents && result.contents[0];
+        return first && typeof first.text === "string" ? first.text : "";
+      }, function (error) { throw refusal(error); });
+    },
     /* The view's own data (its template's #view-data) and its words in the reader's language. */
     get data() {
       if (!data) data = JSON.parse(document.getElementById("view-data").textContent);
@@ -101,14 +118,15 @@
       view.status.textContent = "";
       if (message) view.status.appendChild(view.el("p", { class: "notice", role: "status", text: message }));
     },
+    /* A refusal as the dashboard shows one: its message, its hint, its code. */
     showError: function (element, error) {
       if (error === undefined) { error = element; element = view.status; }
       element.textContent = "";
-      var p = document.createElement("p");
-      p.className = "error";
-      p.setAttribute("role", "alert");
-      p.textContent = error.message + (error.hint ? " " + error.hint : "");
-      element.appendChild(p);
+      element.appendChild(view.el("div", { class: "error", role: "alert" }, [
+        view.el("p", { text: error.message }),
+        error.hint ? view.el("p", { class: "hint", text: error.hint }) : null,
+        error.code ? view.el("p", { class: "code" }, [view.el("code", { text: error.code })]) : null
+      ]));
     },
     el: function (tag, attributes, children) {
       var node = document.createElement(tag);

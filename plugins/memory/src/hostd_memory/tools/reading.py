@@ -54,6 +54,7 @@ from hostd_memory.uris import MemoryUri
 
 if TYPE_CHECKING:
     from hostd_memory.store import MemoryStore
+    from hostd_memory.store.rows import MemoryRow
 
 RECENT_DEFAULT = 10
 RECENT_MAX = 100
@@ -76,24 +77,13 @@ def read_memory(
     return _read_one(ctx, store, str(parsed), cursor)
 
 
-def _read_one(
-    ctx: ToolContext[Settings], store: MemoryStore, uri: str, cursor: str | None
-) -> ReadMemoryOutput:
+def relations_of(store: MemoryStore, memory: MemoryRow, *, related: bool) -> Relations:
+    """What ``read_memory`` says links to and from ``memory`` (with ``related``, the memories
+    sharing rare tags or terms with it too)."""
     from hostd_memory.store import mentioned_relations
 
-    memory, via = store.resolve(uri)
-    # Bound to the version read: a cursor from before a change would cut the new content anywhere.
-    pages_of = {"uri": uri, "memory": memory.id, "version": memory.version}
-    position = decode_cursor(cursor, "read_memory", pages_of)
-    offset = int(position) if isinstance(position, int) and position >= 0 else 0
-    if cursor is None:
-        memory.access_count, memory.last_accessed_at = store.count_access(memory.id)
-    page_size = max(1_000, budget_of(ctx) - 6_000)
-    page = memory.content[offset : offset + page_size]
-    more = offset + page_size < len(memory.content)
-    _, versions, _ = store.versions(memory.uri, limit=5)
     links_to, linked_from = store.links_of(memory.id)
-    relations = Relations(
+    return Relations(
         aliases=list(memory.aliases),
         mentions=[MentionedUri(uri=u, exists=e) for u, e in mentioned_relations(store, memory)][:20],
         mentioned_by=store.mentioned_by(memory),
@@ -110,9 +100,26 @@ def _read_one(
             )
             for other, tags, terms in store.related(memory)
         ]
-        if cursor is None
+        if related
         else [],
     )
+
+
+def _read_one(
+    ctx: ToolContext[Settings], store: MemoryStore, uri: str, cursor: str | None
+) -> ReadMemoryOutput:
+    memory, via = store.resolve(uri)
+    # Bound to the version read: a cursor from before a change would cut the new content anywhere.
+    pages_of = {"uri": uri, "memory": memory.id, "version": memory.version}
+    position = decode_cursor(cursor, "read_memory", pages_of)
+    offset = int(position) if isinstance(position, int) and position >= 0 else 0
+    if cursor is None:
+        memory.access_count, memory.last_accessed_at = store.count_access(memory.id)
+    page_size = max(1_000, budget_of(ctx) - 6_000)
+    page = memory.content[offset : offset + page_size]
+    more = offset + page_size < len(memory.content)
+    _, versions, _ = store.versions(memory.uri, limit=5)
+    relations = relations_of(store, memory, related=cursor is None)
     result = ReadMemoryOutput(
         uri=memory.uri,
         kind="memory",
