@@ -149,9 +149,8 @@ def mcp_attempt(door: Door, token: str, tool: str, member: str) -> bool:
     return True
 
 
-def read_view(door: Door, token: str, uri: str) -> dict[str, str | None] | None:
-    """A view document as a 2026-07-28 client reads it (``resources/read``): the tools its write
-    controls may call (the document's config), or None when the door refused it."""
+def read_resource(url: str, token: str, uri: str) -> dict[str, Any]:
+    """One 2026-07-28 ``resources/read`` as plain JSON-RPC over HTTP; the whole JSON-RPC answer."""
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -171,8 +170,15 @@ def read_view(door: Door, token: str, uri: str) -> dict[str, str | None] | None:
         "Mcp-Name": uri,
         "Authorization": f"Bearer {token}",
     }
-    response = post(door.server.url, body, headers)
-    answer = next(message for message in sse_messages(response) if message.get("id") == 1)
+    response = post(url, body, headers)
+    answer: dict[str, Any] = next(message for message in sse_messages(response) if message.get("id") == 1)
+    return answer
+
+
+def read_view(door: Door, token: str, uri: str) -> dict[str, str | None] | None:
+    """A view document as a 2026-07-28 client reads it: the tools its write controls may call (the
+    document's config), or None when the door refused it."""
+    answer = read_resource(door.server.url, token, uri)
     if "error" in answer:  # as if there were no such view (-32602 from 2026-07-28 on)
         assert (answer["error"]["code"], answer["error"]["data"]["code"]) == (-32602, "NOT_FOUND"), answer
         return None
@@ -209,6 +215,13 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
             expected[(member, "mcp", tool)] += 1
             if not allowed:
                 refused[(member, "mcp", tool)] += 1
+    # A resource read is the member's call of the tool its kind follows (memory://: read_memory).
+    for member, token in TOKENS.items():
+        answer = read_resource(door.server.url, token, "memory://door/seed")
+        allowed = door.host.access.may(Member(member, PROFILES[member]), "read_memory")
+        assert ("result" in answer) == allowed, (member, answer)
+        if allowed:
+            expected[(member, "mcp", "read_memory")] += 1
     for tool in ("read_memory", "create_task"):  # a removed member: refused at the door, every time
         assert not mcp_attempt(door, GONE_TOKEN, tool, "gone")
         expected[("-", "mcp", "-")] += 1
@@ -346,3 +359,35 @@ def test_the_dashboard_counts_against_the_members_quotas_and_request_rate(
         assert statuses == [200, 200, 429, 429], statuses
         assert int(pages[2].headers["retry-after"]) >= 1
         assert entries == [("alice", "ui", "ok")] * 2
+
+
+def test_a_resource_read_counts_against_the_quota_of_the_tool_its_kind_follows(tmp_path: Path) -> None:
+    """Reading ``memory://`` is reading a memory: read_memory's quota answers RATE_LIMITED (its
+    retry time in the error's data) and each read is recorded as that tool's call, refused or not."""
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(f"alice: {TOKENS['alice']}\n", encoding="utf-8")
+    config = write_config(
+        tmp_path,
+        config={
+            "audit": {},
+            "limits": {"tools": {"read_memory": {"calls_per_minute": 2, "burst": 2}}},
+            "profiles": {"default": {"plugins": ["memory"], "transport": {"tokens_file": str(tokens)}}},
+        },
+    )
+    with HttpServer.start(config) as server:
+        created = call_modern(
+            server.url, "create_memory", {"uri": "door://quota", "content": "x"}, {}, token=TOKENS["alice"]
+        )
+        assert created["result"]["structuredContent"]["status"] == "success", created
+        answers = [read_resource(server.url, TOKENS["alice"], "memory://door/quota") for _ in range(3)]
+    assert ["result" in answer for answer in answers] == [True, True, False]
+    assert answers[2]["error"]["data"]["code"] == "RATE_LIMITED", answers[2]
+    assert answers[2]["error"]["data"]["retry_after"] > 0
+    read = subprocess.run(
+        [sys.executable, "-m", "hostd", "audit", "--json", "--tool", "read_memory", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    entries = [(e["member"], e["surface"], e["outcome"]) for e in map(json.loads, read.stdout.splitlines())]
+    assert entries == [("alice", "mcp", "ok")] * 2 + [("alice", "mcp", "RATE_LIMITED")]

@@ -49,8 +49,18 @@ class Offerings:
             return await self._list_resources(self.resource_kinds(member), cursor)
 
     async def read_resource(self, member: Member | None, uri: str) -> ResourceText | ResourceBlob:
+        """The resource ``uri`` names, read as the member's call of the tool its kind follows (the
+        call pipeline's quota and audit trail); NOT_FOUND when no kind they are served has it."""
         with acting_as(member):
-            return await self._read_resource(self.resource_kinds(member), uri)
+            allowed = self.policy.tools_for(member)
+            matched = find_kind(self._resource_kinds(allowed), uri)
+            if matched is None:
+                raise not_found(uri)
+            kind, _ = matched
+            tool = self._served_tool(kind, allowed)
+            return await self.host.pipeline.read_for_resource(
+                member, tool, uri, functools.partial(self._read_resource, [kind], uri)
+            )
 
     async def list_prompts(self, member: Member | None) -> list[tuple[PromptSource, PromptInfo]]:
         with acting_as(member):
@@ -175,6 +185,16 @@ class Offerings:
             if allowed_tools is None or spec.name in allowed_tools
         }
         return [kind for kind in self.host.resource_kinds if (kind.plugin, kind.tool) in served]
+
+    def _served_tool(self, kind: ResourceKind, allowed_tools: frozenset[str] | None) -> str:
+        """The served name of the tool ``kind`` follows (a profile may prefix it)."""
+        return next(
+            spec.name
+            for spec in self.host.tools.values()
+            if spec.plugin == kind.plugin
+            and spec.registered_name == kind.tool
+            and (allowed_tools is None or spec.name in allowed_tools)
+        )
 
     def _resource_context(self, plugin: str) -> CallContext[Any]:
         return CallContext(self.host.contexts[plugin], cwd=self.host.cwd)

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
 
 from hostd_errors import CodedError, Text, render
 
@@ -44,6 +44,7 @@ from hostd.core.tools import (
 if TYPE_CHECKING:
     from hostd.core.host import Host
 
+T = TypeVar("T")
 logger = logging.getLogger("hostd")
 
 Envelope = dict[str, Any]
@@ -225,6 +226,30 @@ class CallPipeline:
             attempt.outcome = "ok"
             assert output is not None
             return output
+
+    async def read_for_resource(
+        self, member: Member | None, tool: str, uri: str, read: Callable[[], Awaitable[T]]
+    ) -> T:
+        """A resource read, as the member's call of the tool its kind follows (``tool``, served
+        name): the same quota and one record in the audit trail (arguments: the URI). Which kinds
+        the member may read at all is the policy's (``Offerings``); a refusal is raised."""
+        call = ToolCall(tool=tool, arguments={"uri": uri}, member=member, surface="mcp")
+        async with self._attempt(call) as attempt:
+            if self.host.quotas is not None:
+                refused = await self._over_quota(tool)
+                if refused is not None:
+                    attempt.outcome = refused.code
+                    raise refused
+            try:
+                result = await read()
+            except CodedError as exc:
+                attempt.outcome = exc.code
+                raise
+            except Exception:
+                attempt.outcome = "INTERNAL"
+                raise
+            attempt.outcome = "ok"
+            return result
 
     async def request_wait(self, member: Member) -> int:
         """Seconds until ``member`` may make another request (0: now), from their request rate."""
