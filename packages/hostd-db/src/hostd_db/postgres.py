@@ -383,6 +383,17 @@ class PostgresDatabase:
     ) -> T:
         """``work(connection)`` in one transaction (REPEATABLE READ when ``repeatable``), run again on a
         serialization failure or deadlock."""
+
+        def once() -> T:
+            with self._begun(write=write, repeatable=repeatable, retried=True) as connection:
+                return work(connection)
+
+        return self._run_again_on_contention(once)
+
+    def _run_again_on_contention(self, once: Callable[[], T]) -> T:
+        """``once()``, run again on a serialization failure or a deadlock (the database rolled it
+        back, so nothing of it was kept), a bounded number of times with jittered backoff; after the
+        last, CONFLICT (``contention``), which asks the caller to retry."""
         from psycopg import errors as pg_errors
 
         delay = _FIRST_BACKOFF_S
@@ -390,8 +401,7 @@ class PostgresDatabase:
         while True:
             attempt += 1
             try:
-                with self._begun(write=write, repeatable=repeatable, retried=True) as connection:
-                    return work(connection)
+                return once()
             except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
                 if attempt >= self._attempts:
                     logger.warning("database %s: giving up after %d attempts: %s", self.where, attempt, exc)
@@ -430,19 +440,7 @@ class PostgresDatabase:
 
         Run again on a serialization failure or deadlock (DDL is transactional: nothing was kept).
         """
-        from psycopg import errors as pg_errors
-
-        delay = _FIRST_BACKOFF_S
-        for attempt in range(1, max(self._attempts, 1) + 1):
-            try:
-                return self._migrate_once()
-            except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
-                if attempt >= self._attempts:
-                    logger.warning("database %s: giving up after %d attempts: %s", self.where, attempt, exc)
-                    raise DatabaseError("contention", where=self.where, attempts=attempt) from None
-            time.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, _LONGEST_BACKOFF_S)
-        raise AssertionError("unreachable")  # the loop returns or raises
+        return self._run_again_on_contention(self._migrate_once)
 
     def _migrate_once(self) -> SchemaStatus:
         pool = self._open_pool_only()

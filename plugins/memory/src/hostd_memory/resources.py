@@ -71,17 +71,22 @@ def list_resources(ctx: ToolContext[Settings], cursor: str | None) -> ResourcePa
     )
 
 
-def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
-    from hostd_memory.store import memory_store
-
-    wanted = f"{params['domain']}://{params['path']}"
+def _memory_uri(domain: str, path: str) -> str:
+    """The memory URI a resource URI's parts name; NOT_FOUND (as for a missing memory) when they
+    do not make one."""
+    wanted = f"{domain}://{path}"
     try:
-        memory_uri = str(parse_uri(wanted))
+        return str(parse_uri(wanted))
     except InvalidUri:
         raise ToolError(
             "NOT_FOUND", Text(en=f"No memory {wanted}.", zh=f"没有记忆 {wanted}。"), details={"uri": wanted}
         ) from None
-    memory, _ = memory_store(ctx).resolve(memory_uri)
+
+
+def read_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> ResourceText:
+    from hostd_memory.store import memory_store
+
+    memory, _ = memory_store(ctx).resolve(_memory_uri(params["domain"], params["path"]))
     record = {
         "uri": memory.uri,
         "priority": memory.priority,
@@ -121,13 +126,7 @@ def read_graph_resource(ctx: ToolContext[Settings], params: dict[str, str]) -> R
     asked = _LANGUAGE.search(path)
     if asked:
         path, language = path[: asked.start()], asked.group(1)
-    wanted = f"{params['domain']}://{path}"
-    try:
-        memory_uri = str(parse_uri(wanted))
-    except InvalidUri:
-        raise ToolError(
-            "NOT_FOUND", Text(en=f"No memory {wanted}.", zh=f"没有记忆 {wanted}。"), details={"uri": wanted}
-        ) from None
+    memory_uri = _memory_uri(params["domain"], path)
     store = memory_store(ctx)
     memory, _ = store.resolve(memory_uri)
     drawing = memory_graph(
