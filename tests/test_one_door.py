@@ -217,9 +217,9 @@ def test_every_surface_and_member_gets_what_the_policy_says_and_each_attempt_is_
                 refused[(member, "mcp", tool)] += 1
     # A resource read is the member's call of the tool its kind follows (memory://: read_memory).
     for member, token in TOKENS.items():
-        answer = read_resource(door.server.url, token, "memory://door/seed")
+        resource = read_resource(door.server.url, token, "memory://door/seed")
         allowed = door.host.access.may(Member(member, PROFILES[member]), "read_memory")
-        assert ("result" in answer) == allowed, (member, answer)
+        assert ("result" in resource) == allowed, (member, resource)
         if allowed:
             expected[(member, "mcp", "read_memory")] += 1
     for tool in ("read_memory", "create_task"):  # a removed member: refused at the door, every time
