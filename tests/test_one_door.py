@@ -391,3 +391,53 @@ def test_a_resource_read_counts_against_the_quota_of_the_tool_its_kind_follows(t
     )
     entries = [(e["member"], e["surface"], e["outcome"]) for e in map(json.loads, read.stdout.splitlines())]
     assert entries == [("alice", "mcp", "ok")] * 2 + [("alice", "mcp", "RATE_LIMITED")]
+
+
+async def _prompt_and_completions(server: HttpServer) -> None:
+    import mcp_types as types
+
+    headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+    async with server.client(headers=headers) as client:
+        prompt = await client.get_prompt("think_problem_solving", {"topic": "the door"})
+        assert prompt.messages
+        ref = types.PromptReference(type="ref/prompt", name="think_problem_solving")
+        await client.complete(ref, {"name": "session_id", "value": "a"})
+        template = types.ResourceTemplateReference(type="ref/resource", uri="memory://{domain}/{+path}")
+        await client.complete(template, {"name": "domain", "value": "d"})
+
+
+def test_a_prompt_and_completions_are_calls_of_the_tools_they_follow(tmp_path: Path) -> None:
+    """Prompts and completions are ways in too: each is recorded once as the member's call of the
+    tool its source follows (deep-thinking's prompts: create_session; memory's URIs: read_memory)."""
+    import anyio
+
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(f"alice: {TOKENS['alice']}\n", encoding="utf-8")
+    config = write_config(
+        tmp_path,
+        config={
+            "audit": {},
+            "profiles": {
+                "default": {"plugins": ["memory", "deep-thinking"], "transport": {"tokens_file": str(tokens)}}
+            },
+        },
+    )
+    with HttpServer.start(config) as server:
+        anyio.run(_prompt_and_completions, server)
+    read = subprocess.run(
+        [sys.executable, "-m", "hostd", "audit", "--json", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    entries = [
+        (e["member"], e["surface"], e["tool"], e["outcome"])
+        for e in map(json.loads, read.stdout.splitlines())
+    ]
+    assert sorted(entries) == sorted(
+        [
+            ("alice", "mcp", "create_session", "ok"),
+            ("alice", "mcp", "create_session", "ok"),
+            ("alice", "mcp", "read_memory", "ok"),
+        ]
+    )

@@ -8,7 +8,7 @@ worker thread for the member of the request (``hostd.core.identity``), as tools 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostd.core.access import AccessPolicy
@@ -57,9 +57,11 @@ class Offerings:
             if matched is None:
                 raise not_found(uri)
             kind, _ = matched
-            tool = self._served_tool(kind, allowed)
-            return await self.host.pipeline.read_for_resource(
-                member, tool, uri, functools.partial(self._read_resource, [kind], uri)
+            return await self.host.pipeline.call_for_offering(
+                member,
+                self._served_tool(kind.plugin, kind.tool, allowed),
+                {"uri": uri},
+                functools.partial(self._read_resource, [kind], uri),
             )
 
     async def list_prompts(self, member: Member | None) -> list[tuple[PromptSource, PromptInfo]]:
@@ -67,9 +69,19 @@ class Offerings:
             return await self._list_prompts(self._prompt_sources(self.policy.tools_for(member)))
 
     async def get_prompt(self, member: Member | None, name: str, arguments: dict[str, str]) -> PromptText:
+        """The prompt rendered, as the member's call of the tool its source follows (quota, audit);
+        ``KeyError`` when no source they are served has it, ``CodedError`` from the plugin."""
         with acting_as(member):
-            sources = self._prompt_sources(self.policy.tools_for(member))
-            return await self._get_prompt(sources, name, arguments)
+            allowed = self.policy.tools_for(member)
+            for source, prompt in await self._list_prompts(self._prompt_sources(allowed)):
+                if prompt.name == name:
+                    return await self.host.pipeline.call_for_offering(
+                        member,
+                        self._served_tool(source.plugin, source.tool, allowed),
+                        {"prompt": name},
+                        functools.partial(self._render_prompt, source, name, arguments),
+                    )
+            raise KeyError(name)
 
     async def complete(
         self,
@@ -83,12 +95,10 @@ class Offerings:
     ) -> list[str]:
         """Values for an argument of a served resource template or prompt, best first (none when unknown)."""
         with acting_as(member):
+            allowed = self.policy.tools_for(member)
             if template is not None:
-                return await self._complete_template(
-                    self.resource_kinds(member), template, argument, prefix, arguments
-                )
-            sources = self._prompt_sources(self.policy.tools_for(member))
-            return await self._complete_prompt(sources, prompt, argument, prefix, arguments)
+                return await self._complete_template(member, allowed, template, argument, prefix, arguments)
+            return await self._complete_prompt(member, allowed, prompt, argument, prefix, arguments)
 
     # --- the implementations ----------------------------------------------------------------
 
@@ -115,56 +125,48 @@ class Offerings:
                 found.setdefault(prompt.name, (source, prompt))
         return list(found.values())
 
-    async def _get_prompt(
-        self, sources: Sequence[PromptSource], name: str, arguments: dict[str, str]
-    ) -> PromptText:
-        """The prompt rendered; ``KeyError`` when no served source has it, ``CodedError`` from the plugin."""
+    async def _render_prompt(self, source: PromptSource, name: str, arguments: dict[str, str]) -> PromptText:
         import anyio
 
-        for source, prompt in await self._list_prompts(sources):
-            if prompt.name == name:
-                rendered: PromptText = await anyio.to_thread.run_sync(
-                    functools.partial(source.get, self._resource_context(source.plugin), name, arguments)
-                )
-                return rendered
-        raise KeyError(name)
+        rendered: PromptText = await anyio.to_thread.run_sync(
+            functools.partial(source.get, self._resource_context(source.plugin), name, arguments)
+        )
+        return rendered
 
     async def _complete_template(
         self,
-        kinds: Sequence[ResourceKind],
+        member: Member | None,
+        allowed: frozenset[str] | None,
         template: str,
         argument: str,
         prefix: str,
         arguments: dict[str, str],
     ) -> list[str]:
         """Values for an argument of the served resource template ``template`` (none when unknown)."""
-        import anyio
-
-        for kind in kinds:
+        for kind in self._resource_kinds(allowed):
             if kind.uri_template == template and kind.complete is not None and argument in kind.arguments:
-                call = functools.partial(
+                work = functools.partial(
                     kind.complete, self._resource_context(kind.plugin), argument, prefix, arguments
                 )
-                values: list[str] = await anyio.to_thread.run_sync(call)
-                return values
+                asked = {"template": template, "argument": argument}
+                return await self._as_call(member, allowed, kind.plugin, kind.tool, asked, work)
         return []
 
     async def _complete_prompt(
         self,
-        sources: Sequence[PromptSource],
+        member: Member | None,
+        allowed: frozenset[str] | None,
         prompt: str | None,
         argument: str,
         prefix: str,
         arguments: dict[str, str],
     ) -> list[str]:
         """Values for an argument of the served prompt ``prompt`` (none when unknown)."""
-        import anyio
-
-        for source, info in await self._list_prompts(sources):
+        for source, info in await self._list_prompts(self._prompt_sources(allowed)):
             if info.name == prompt and source.complete is not None:
                 if argument not in {a.name for a in info.arguments}:
                     return []
-                call = functools.partial(
+                work = functools.partial(
                     source.complete,
                     self._resource_context(source.plugin),
                     prompt,
@@ -172,9 +174,29 @@ class Offerings:
                     prefix,
                     arguments,
                 )
-                found: list[str] = await anyio.to_thread.run_sync(call)
-                return found
+                asked = {"prompt": prompt, "argument": argument}
+                return await self._as_call(member, allowed, source.plugin, source.tool, asked, work)
         return []
+
+    async def _as_call(
+        self,
+        member: Member | None,
+        allowed: frozenset[str] | None,
+        plugin: str,
+        tool: str,
+        asked: dict[str, str],
+        work: Callable[[], list[str]],
+    ) -> list[str]:
+        """A plugin's completion function in a worker thread, as the member's call of ``tool``
+        through the call pipeline (its quota, one record in the audit trail)."""
+        import anyio
+
+        async def run() -> list[str]:
+            return await anyio.to_thread.run_sync(work)
+
+        return await self.host.pipeline.call_for_offering(
+            member, self._served_tool(plugin, tool, allowed), asked, run
+        )
 
     def _resource_kinds(self, allowed_tools: frozenset[str] | None) -> list[ResourceKind]:
         """The kinds of resource this profile serves (for a member limited to ``allowed_tools``, fewer):
@@ -186,13 +208,13 @@ class Offerings:
         }
         return [kind for kind in self.host.resource_kinds if (kind.plugin, kind.tool) in served]
 
-    def _served_tool(self, kind: ResourceKind, allowed_tools: frozenset[str] | None) -> str:
-        """The served name of the tool ``kind`` follows (a profile may prefix it)."""
+    def _served_tool(self, plugin: str, tool: str, allowed_tools: frozenset[str] | None) -> str:
+        """The served name of ``plugin``'s tool ``tool`` (a profile may prefix it)."""
         return next(
             spec.name
             for spec in self.host.tools.values()
-            if spec.plugin == kind.plugin
-            and spec.registered_name == kind.tool
+            if spec.plugin == plugin
+            and spec.registered_name == tool
             and (allowed_tools is None or spec.name in allowed_tools)
         )
 

@@ -227,13 +227,14 @@ class CallPipeline:
             assert output is not None
             return output
 
-    async def read_for_resource(
-        self, member: Member | None, tool: str, uri: str, read: Callable[[], Awaitable[T]]
+    async def call_for_offering(
+        self, member: Member | None, tool: str, arguments: Mapping[str, Any], work: Callable[[], Awaitable[T]]
     ) -> T:
-        """A resource read, as the member's call of the tool its kind follows (``tool``, served
-        name): the same quota and one record in the audit trail (arguments: the URI). Which kinds
-        the member may read at all is the policy's (``Offerings``); a refusal is raised."""
-        call = ToolCall(tool=tool, arguments={"uri": uri}, member=member, surface="mcp")
+        """A resource read, a prompt or a completion, as the member's call of the tool its kind or
+        source follows (``tool``, served name): the same quota and one record in the audit trail
+        (``arguments``: what was asked, e.g. the URI). Which kinds and sources the member is served
+        at all is the policy's (``Offerings``); a refusal is raised."""
+        call = ToolCall(tool=tool, arguments=arguments, member=member, surface="mcp")
         async with self._attempt(call) as attempt:
             if self.host.quotas is not None:
                 refused = await self._over_quota(tool)
@@ -241,7 +242,7 @@ class CallPipeline:
                     attempt.outcome = refused.code
                     raise refused
             try:
-                result = await read()
+                result = await work()
             except CodedError as exc:
                 attempt.outcome = exc.code
                 raise
